@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+// apkpatch: patch, align, sign and verify Android APKs. The targets read as the pipeline:
+// Unpack → Overlay → Repack → Align → Sign → Verify → Install, run together by Pipeline.
+import PackageDescription
+
+let package = Package(
+    name: "apkpatch",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "apkpatch", targets: ["apkpatch"]),
+        .library(name: "Pipeline", targets: ["Pipeline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+    ],
+    targets: [
+        // C libraries: a module map and a shim each, nothing else.
+        .systemLibrary(name: "CLibzip", pkgConfig: "libzip", providers: [.apt(["libzip-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The only modules that import a C module.
+        .target(name: "LibzipWrapper", dependencies: ["CLibzip"]),
+        .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
+        .target(name: "ZlibWrapper", dependencies: ["CZlib"]),
+        // Pure Swift: byte sources, ZIP records, the APK Signing Block codec.
+        .target(name: "APKCore"),
+        // The stages.
+        .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
+        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "ZlibWrapper", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Align", dependencies: ["APKCore"]),
+        .target(name: "Repack", dependencies: ["APKCore", "Align", "ZlibWrapper"]),
+        .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper"]),
+        .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper"]),
+        .target(name: "Install", dependencies: [.product(name: "Mustache", package: "swift-mustache")], resources: []),
+        .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install"]),
+        .executableTarget(name: "apkpatch", dependencies: [
+            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // Tests.
+        .target(name: "TestSupport", dependencies: ["APKCore"], path: "Tests/TestSupport"),
+        .testTarget(name: "APKCoreTests", dependencies: ["APKCore", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "APKCore", "TestSupport"]),
+    ]
+)

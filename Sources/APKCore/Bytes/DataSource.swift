@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Random-access bytes: a memory-mapped APK, an in-memory buffer, a slice of either, or a chain of them.
+///
+/// Modelled on apksig's `util/DataSource`: stages take sources rather than paths so that one mapping of the
+/// input serves every stage (raw copies, digests, parsing) and nothing is read or copied twice by accident.
+/// `withBytes` gives zero-copy access where the backing store is contiguous (every source here except a chain
+/// spanning pieces, which copies); `feed` streams a range in chunks into a `DataSink`.
+public protocol DataSource: Sendable {
+    /// Number of bytes in the source.
+    var count: Int64 { get }
+    /// Calls `body` with the bytes in `range`; the pointer must not escape the closure.
+    func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R
+}
+
+/// Receives bytes streamed from a `DataSource` (a digest, a file, a CRC).
+public protocol DataSink {
+    mutating func consume(_ bytes: UnsafeRawBufferPointer) throws
+}
+
+/// A range outside a source's bounds: always a malformed input or a bug, never a trap.
+public struct DataSourceRangeError: Error, CustomStringConvertible {
+    public let range: Range<Int64>
+    public let count: Int64
+    public var description: String { "read of bytes \(range.lowerBound)..<\(range.upperBound) is outside the data (\(count) bytes)" }
+}
+
+extension DataSource {
+    /// Throws unless `range` lies inside `0..<count`.
+    public func checkRange(_ range: Range<Int64>) throws {
+        guard range.lowerBound >= 0, range.upperBound <= count else {
+            throw DataSourceRangeError(range: range, count: count)
+        }
+    }
+
+    /// A view of `range` that shares storage with this source.
+    public func slice(_ range: Range<Int64>) throws -> any DataSource {
+        try checkRange(range)
+        if range.lowerBound == 0 && range.upperBound == count { return self }
+        return SliceDataSource(base: self, offset: range.lowerBound, count: range.count64)
+    }
+
+    /// Copies `range` into a new array. Use for small records; stream large ranges with `feed`.
+    public func bytes(in range: Range<Int64>) throws -> [UInt8] {
+        try withBytes(in: range) { Array($0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// Copies the whole source into a new array.
+    public func allBytes() throws -> [UInt8] { try bytes(in: 0..<count) }
+
+    /// Streams `range` into `sink` in chunks of at most `chunkSize` bytes.
+    public func feed<S: DataSink>(_ range: Range<Int64>, into sink: inout S, chunkSize: Int64 = 1 << 20) throws {
+        try checkRange(range)
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let end = min(range.upperBound, position + chunkSize)
+            try withBytes(in: position..<end) { try sink.consume($0) }
+            position = end
+        }
+    }
+}
+
+extension Range where Bound == Int64 {
+    /// The number of elements, as an `Int64` (`count` on a `Range<Int64>` is an `Int`).
+    @inlinable public var count64: Int64 { upperBound - lowerBound }
+}
+
+/// Bytes held in memory.
+public struct ByteArrayDataSource: DataSource {
+    public let storage: [UInt8]
+    public init(_ bytes: [UInt8]) { storage = bytes }
+    public var count: Int64 { Int64(storage.count) }
+    public func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try checkRange(range)
+        return try storage.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[Int(range.lowerBound)..<Int(range.upperBound)]))
+        }
+    }
+}
+
+/// A window onto another source; shares its storage (and keeps a mapping alive).
+public struct SliceDataSource: DataSource {
+    let base: any DataSource
+    let offset: Int64
+    public let count: Int64
+    init(base: any DataSource, offset: Int64, count: Int64) {
+        self.base = base; self.offset = offset; self.count = count
+    }
+    public func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try checkRange(range)
+        return try base.withBytes(in: (range.lowerBound + offset)..<(range.upperBound + offset), body)
+    }
+}
+
+/// Several sources read as one, without copying them into one buffer (apksig's `ChainedDataSource`).
+/// A `withBytes` range that spans two pieces is copied; `feed` never copies.
+public struct ChainedDataSource: DataSource {
+    let pieces: [any DataSource]
+    let starts: [Int64]
+    public let count: Int64
+
+    public init(_ pieces: [any DataSource]) {
+        self.pieces = pieces
+        var starts: [Int64] = []
+        var total: Int64 = 0
+        for piece in pieces { starts.append(total); total += piece.count }
+        self.starts = starts
+        self.count = total
+    }
+
+    public func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try checkRange(range)
+        if range.isEmpty { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        // Find the piece holding the first byte.
+        var index = 0
+        while index + 1 < pieces.count && starts[index + 1] <= range.lowerBound { index += 1 }
+        let local = range.lowerBound - starts[index]
+        if local + range.count64 <= pieces[index].count {
+            return try pieces[index].withBytes(in: local..<(local + range.count64), body)
+        }
+        var copy: [UInt8] = []
+        copy.reserveCapacity(Int(range.count64))
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let piece = pieces[index]
+            let start = position - starts[index]
+            let end = min(piece.count, start + (range.upperBound - position))
+            try piece.withBytes(in: start..<end) { copy.append(contentsOf: $0) }
+            position += end - start
+            index += 1
+        }
+        return try copy.withUnsafeBytes(body)
+    }
+}
+
+/// A read-only memory mapping of a whole file; slices keep it alive, so no view outlives the mapping.
+///
+/// Only for inputs that nobody edits while we read them (the APK): a file truncated under a mapping raises
+/// SIGBUS, so patch-directory files, which an editor may rewrite during watch mode, are read with `read(2)`.
+public final class MappedFile: DataSource, @unchecked Sendable {
+    public let path: String
+    public let count: Int64
+    private let base: UnsafeRawPointer?
+
+    /// Maps the file at `path`. An empty file is not mapped (`mmap` rejects length 0) and reads as empty.
+    public init(path: String) throws {
+        self.path = path
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError(path: path, operation: "stat", errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw FileError(path: path, operation: "open", errno: EISDIR, detail: "not a regular file")
+        }
+        count = Int64(info.st_size)
+        if count == 0 {
+            base = nil
+            return
+        }
+        let pointer = mmap(nil, Int(count), PROT_READ, MAP_PRIVATE, fd, 0)
+        guard let pointer, pointer != MAP_FAILED else { throw FileError(path: path, operation: "mmap", errno: errno) }
+        madvise(pointer, Int(count), MADV_SEQUENTIAL)
+        base = UnsafeRawPointer(pointer)
+    }
+
+    deinit {
+        if let base { munmap(UnsafeMutableRawPointer(mutating: base), Int(count)) }
+    }
+
+    public func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try checkRange(range)
+        guard let base else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: base + Int(range.lowerBound), count: Int(range.count64)))
+    }
+}
+
+/// A failed file-system call, with the path and the system's reason.
+public struct FileError: Error, CustomStringConvertible {
+    public let path: String
+    public let operation: String
+    public let errno: Int32
+    public var detail: String?
+    public init(path: String, operation: String, errno: Int32, detail: String? = nil) {
+        self.path = path; self.operation = operation; self.errno = errno; self.detail = detail
+    }
+    public var description: String {
+        let reason = detail ?? String(cString: strerror(errno))
+        return "cannot \(operation) \(path): \(reason)"
+    }
+}

@@ -1,0 +1,266 @@
+/// A ZIP archive parsed from a `DataSource`: its entries in central-directory order, the EOCD, and where the
+/// sections lie. Parsing checks structure only (bounds, record signatures, local header against central
+/// directory, duplicates, overlaps, unsupported features); name policy for extraction lives in `Unpack`.
+public struct ZipArchive: Sendable {
+    public let source: any DataSource
+    /// Entries in central directory order.
+    public let entries: [ZipEntry]
+    public let endOfCentralDirectory: EndOfCentralDirectory
+    /// Where the central directory starts (and the entries section, plus any signing block, ends).
+    public var centralDirectoryOffset: Int64 { endOfCentralDirectory.centralDirectoryOffset }
+    public var centralDirectoryRange: Range<Int64> {
+        centralDirectoryOffset..<(centralDirectoryOffset + endOfCentralDirectory.centralDirectorySize)
+    }
+    /// End of the last entry's record: the start of the APK Signing Block if there is one, else of the CD.
+    public let entriesEnd: Int64
+
+    /// Limits that keep hostile archives from costing unbounded time or memory.
+    public struct Limits: Sendable {
+        public var maxEntries = 65_535
+        public var maxCentralDirectorySize: Int64 = 64 << 20
+        public init() {}
+    }
+
+    /// Parses the archive in `source`. Throws `ZipFormatError` describing the first problem found.
+    public init(source: any DataSource, limits: Limits = Limits()) throws {
+        self.source = source
+        let eocd = try Self.findEndOfCentralDirectory(in: source)
+        self.endOfCentralDirectory = eocd
+        guard eocd.centralDirectorySize <= limits.maxCentralDirectorySize else {
+            throw ZipFormatError.limitExceeded("central directory of \(eocd.centralDirectorySize) bytes exceeds the limit of \(limits.maxCentralDirectorySize)")
+        }
+        guard eocd.centralDirectoryOffset + eocd.centralDirectorySize <= eocd.offset else {
+            throw ZipFormatError.malformed("central directory (offset \(eocd.centralDirectoryOffset), \(eocd.centralDirectorySize) bytes) runs past the end of central directory record at \(eocd.offset)")
+        }
+        guard eocd.entryCount <= limits.maxEntries else {
+            throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
+        }
+        var entries = try Self.readCentralDirectory(source: source, eocd: eocd)
+        var seen = Set<[UInt8]>()
+        seen.reserveCapacity(entries.count)
+        for entry in entries where !seen.insert(entry.nameBytes).inserted {
+            throw ZipFormatError.duplicateEntry(entry.name)
+        }
+        try source.withBytes(in: 0..<source.count) { all in
+            for index in entries.indices { try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset) }
+        }
+        // Entries must not overlap each other (a classic way to smuggle different content past a verifier).
+        let byOffset = entries.indices.sorted { entries[$0].localHeaderOffset < entries[$1].localHeaderOffset }
+        var end: Int64 = 0
+        for (position, index) in byOffset.enumerated() {
+            let entry = entries[index]
+            if position > 0 && entry.localHeaderOffset < end {
+                throw ZipFormatError.malformed("entry \(entry.name.debugQuoted) overlaps the entry before it (local header at \(entry.localHeaderOffset), previous entry ends at \(end))")
+            }
+            end = entry.recordRange.upperBound
+        }
+        self.entries = entries
+        self.entriesEnd = end
+    }
+
+    /// The entry called `name`, if present.
+    public func entry(named name: String) -> ZipEntry? { entries.first { $0.name == name } }
+
+    /// The raw (compressed) bytes of `entry`, sharing the source's storage.
+    public func rawData(of entry: ZipEntry) throws -> any DataSource { try source.slice(entry.dataRange) }
+
+    /// Entries in the order their records appear in the file.
+    public var entriesInFileOrder: [ZipEntry] { entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset } }
+
+    // MARK: - Parsing
+
+    static func findEndOfCentralDirectory(in source: any DataSource) throws -> EndOfCentralDirectory {
+        let size = source.count
+        let fixed = Int64(EndOfCentralDirectoryLayout.fixedSize)
+        guard size >= fixed else { throw ZipFormatError.notAZip("file is \(size) bytes, too short for a ZIP archive") }
+        let searchStart = max(0, size - fixed - Int64(EndOfCentralDirectoryLayout.maxCommentSize))
+        return try source.withBytes(in: searchStart..<size) { tail in
+            // Prefer the record with an empty comment at the very end, then scan backwards for one whose
+            // comment length reaches exactly to the end of the file (apksig's ZipUtils does the same).
+            var position = tail.count - Int(fixed)
+            while position >= 0 {
+                var r = LittleEndianReader(tail, offset: position)
+                if try r.read(UInt32.self) == EndOfCentralDirectoryLayout.signature {
+                    let disk = try r.read(UInt16.self)
+                    let cdDisk = try r.read(UInt16.self)
+                    let entriesOnDisk = try r.read(UInt16.self)
+                    let entries = try r.read(UInt16.self)
+                    let cdSize = try r.read(UInt32.self)
+                    let cdOffset = try r.read(UInt32.self)
+                    let commentLength = Int(try r.read(UInt16.self))
+                    if position + Int(fixed) + commentLength == tail.count {
+                        let absolute = searchStart + Int64(position)
+                        if absolute >= Int64(Zip64LocatorLayout.fixedSize) {
+                            let locator = try source.withBytes(in: (absolute - Int64(Zip64LocatorLayout.fixedSize))..<(absolute - Int64(Zip64LocatorLayout.fixedSize) + 4)) {
+                                $0.loadUnaligned(as: UInt32.self)
+                            }
+                            if UInt32(littleEndian: locator) == Zip64LocatorLayout.signature {
+                                throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
+                            }
+                        }
+                        if entries == 0xFFFF || cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
+                            throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
+                        }
+                        guard disk == 0, cdDisk == 0, entriesOnDisk == entries else {
+                            throw ZipFormatError.unsupported("multi-disk (spanned) ZIP archives are not supported")
+                        }
+                        let comment = Array(tail[(position + Int(fixed))..<tail.count])
+                        return EndOfCentralDirectory(entryCount: Int(entries), centralDirectorySize: Int64(cdSize),
+                                                     centralDirectoryOffset: Int64(cdOffset), comment: comment, offset: absolute)
+                    }
+                }
+                position -= 1
+            }
+            throw ZipFormatError.notAZip("no end of central directory record found; the file is not a ZIP archive or is truncated")
+        }
+    }
+
+    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory) throws -> [ZipEntry] {
+        try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
+            var r = LittleEndianReader(cd)
+            var entries: [ZipEntry] = []
+            entries.reserveCapacity(eocd.entryCount)
+            for index in 0..<eocd.entryCount {
+                let recordStart = r.offset
+                do {
+                    guard try r.read(UInt32.self) == CentralDirectoryRecordLayout.signature else {
+                        throw ZipFormatError.malformed("central directory record #\(index + 1) at offset \(eocd.centralDirectoryOffset + Int64(recordStart)) has a bad signature")
+                    }
+                    let versionMadeBy = try r.read(UInt16.self)
+                    let versionNeeded = try r.read(UInt16.self)
+                    let flags = try r.read(UInt16.self)
+                    let methodRaw = try r.read(UInt16.self)
+                    let time = try r.read(UInt16.self)
+                    let date = try r.read(UInt16.self)
+                    let crc = try r.read(UInt32.self)
+                    let compressedSize = try r.read(UInt32.self)
+                    let uncompressedSize = try r.read(UInt32.self)
+                    let nameLength = Int(try r.read(UInt16.self))
+                    let extraLength = Int(try r.read(UInt16.self))
+                    let commentLength = Int(try r.read(UInt16.self))
+                    _ = try r.read(UInt16.self)  // disk number start
+                    let internalAttributes = try r.read(UInt16.self)
+                    let externalAttributes = try r.read(UInt32.self)
+                    let localHeaderOffset = try r.read(UInt32.self)
+                    let name = Array(try r.readBytes(nameLength))
+                    let extra = Array(try r.readBytes(extraLength))
+                    let comment = Array(try r.readBytes(commentLength))
+                    let displayName = String(decoding: name, as: UTF8.self)
+                    if flags & (ZipFlags.encrypted | ZipFlags.strongEncryption) != 0 {
+                        throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) is encrypted; APKs cannot contain encrypted entries")
+                    }
+                    guard let method = CompressionMethod(rawValue: methodRaw) else {
+                        throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses compression method \(methodRaw); APKs use only stored (0) or deflated (8)")
+                    }
+                    if compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF {
+                        throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
+                    }
+                    if method == .stored && compressedSize != uncompressedSize {
+                        throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(compressedSize) but uncompressed size \(uncompressedSize)")
+                    }
+                    var entry = ZipEntry(nameBytes: name, method: method, crc32: crc, compressedSize: Int64(compressedSize),
+                                         uncompressedSize: Int64(uncompressedSize), lastModifiedTime: time, lastModifiedDate: date)
+                    entry.versionMadeBy = versionMadeBy
+                    entry.versionNeeded = versionNeeded
+                    entry.flags = flags
+                    entry.centralExtra = extra
+                    entry.comment = comment
+                    entry.internalAttributes = internalAttributes
+                    entry.externalAttributes = externalAttributes
+                    entry.localHeaderOffset = Int64(localHeaderOffset)
+                    entries.append(entry)
+                } catch let error as ShortReadError {
+                    throw ZipFormatError.truncated("central directory record #\(index + 1): \(error)")
+                }
+            }
+            return entries
+        }
+    }
+
+    /// Reads the local header of `entry` and checks it against the central directory record.
+    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64) throws {
+        let name = entry.name.debugQuoted
+        guard entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize) <= limit else {
+            throw ZipFormatError.malformed("local header of entry \(name) at offset \(entry.localHeaderOffset) lies outside the entries section (which ends at \(limit))")
+        }
+        var r = LittleEndianReader(all, offset: Int(entry.localHeaderOffset))
+        do {
+            guard try r.read(UInt32.self) == LocalFileHeaderLayout.signature else {
+                throw ZipFormatError.malformed("entry \(name): no local file header at offset \(entry.localHeaderOffset)")
+            }
+            _ = try r.read(UInt16.self)  // version needed
+            let flags = try r.read(UInt16.self)
+            let method = try r.read(UInt16.self)
+            _ = try r.read(UInt32.self)  // time and date
+            let crc = try r.read(UInt32.self)
+            let compressedSize = try r.read(UInt32.self)
+            let uncompressedSize = try r.read(UInt32.self)
+            let nameLength = Int(try r.read(UInt16.self))
+            let extraLength = Int(try r.read(UInt16.self))
+            let localName = try r.readBytes(nameLength)
+            guard localName.elementsEqual(entry.nameBytes) else {
+                throw ZipFormatError.headerMismatch("entry \(name): local header names it \(String(decoding: localName, as: UTF8.self).debugQuoted)")
+            }
+            guard method == entry.method.rawValue else {
+                throw ZipFormatError.headerMismatch("entry \(name): local header says compression method \(method), central directory says \(entry.method.rawValue)")
+            }
+            guard (flags & ZipFlags.dataDescriptor) == (entry.flags & ZipFlags.dataDescriptor),
+                  (flags & ZipFlags.encrypted) == 0 else {
+                throw ZipFormatError.headerMismatch("entry \(name): local header flags 0x\(String(flags, radix: 16)) disagree with the central directory's 0x\(String(entry.flags, radix: 16))")
+            }
+            if flags & ZipFlags.dataDescriptor == 0 {
+                guard crc == entry.crc32, Int64(compressedSize) == entry.compressedSize, Int64(uncompressedSize) == entry.uncompressedSize else {
+                    throw ZipFormatError.headerMismatch("entry \(name): local header CRC/sizes (\(crc), \(compressedSize), \(uncompressedSize)) disagree with the central directory (\(entry.crc32), \(entry.compressedSize), \(entry.uncompressedSize))")
+                }
+            }
+            entry.localExtra = Array(try r.readBytes(extraLength))
+            entry.dataOffset = Int64(r.offset)
+        } catch let error as ShortReadError {
+            throw ZipFormatError.truncated("local header of entry \(name): \(error)")
+        }
+        let dataEnd = entry.dataOffset + entry.compressedSize
+        guard dataEnd <= limit else {
+            throw ZipFormatError.truncated("entry \(name): its \(entry.compressedSize) bytes of data at offset \(entry.dataOffset) run past the entries section (which ends at \(limit))")
+        }
+        if entry.hasDataDescriptor {
+            // 12 bytes (CRC, sizes) or 16 with the optional signature.
+            var size: Int64 = 12
+            if dataEnd + 4 <= limit {
+                let signature = UInt32(littleEndian: all.loadUnaligned(fromByteOffset: Int(dataEnd), as: UInt32.self))
+                if signature == DataDescriptorLayout.signature { size = 16 }
+            }
+            guard dataEnd + size <= limit else {
+                throw ZipFormatError.truncated("entry \(name): data descriptor runs past the entries section")
+            }
+            entry.dataDescriptorSize = size
+        }
+    }
+}
+
+/// A structural problem in a ZIP archive.
+public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
+    case notAZip(String)
+    case truncated(String)
+    case malformed(String)
+    case headerMismatch(String)
+    case duplicateEntry(String)
+    case unsupported(String)
+    case limitExceeded(String)
+
+    public var description: String {
+        switch self {
+        case .notAZip(let m): return "not a ZIP archive: \(m)"
+        case .truncated(let m): return "truncated archive: \(m)"
+        case .malformed(let m): return "malformed archive: \(m)"
+        case .headerMismatch(let m): return "local header disagrees with the central directory: \(m)"
+        case .duplicateEntry(let name): return "duplicate entry \(name.debugQuoted): the archive names it twice, which Android refuses (and which can hide content from a verifier)"
+        case .unsupported(let m): return "unsupported archive: \(m)"
+        case .limitExceeded(let m): return "archive exceeds a safety limit: \(m)"
+        }
+    }
+}
+
+extension String {
+    /// The string in double quotes with control characters escaped, for error messages about hostile names.
+    public var debugQuoted: String { debugDescription }
+}

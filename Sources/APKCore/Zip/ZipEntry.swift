@@ -1,0 +1,178 @@
+/// One entry of a ZIP archive as its central directory and local header describe it.
+///
+/// Keeps the byte ranges it was parsed from, so an unchanged entry can be copied raw (its compressed bytes
+/// and CRC exactly as in the input) and its records re-emitted with only the offsets changed.
+public struct ZipEntry: Sendable, Hashable {
+    /// The name as stored (ZIP names are bytes; APKs use UTF-8).
+    public var nameBytes: [UInt8]
+    public var name: String
+    public var versionMadeBy: UInt16
+    public var versionNeeded: UInt16
+    public var flags: UInt16
+    public var method: CompressionMethod
+    public var lastModifiedTime: UInt16
+    public var lastModifiedDate: UInt16
+    public var crc32: UInt32
+    public var compressedSize: Int64
+    public var uncompressedSize: Int64
+    /// Central directory extra field.
+    public var centralExtra: [UInt8]
+    /// Local header extra field.
+    public var localExtra: [UInt8]
+    public var comment: [UInt8]
+    public var internalAttributes: UInt16
+    public var externalAttributes: UInt32
+    /// Offset of the local file header in the archive.
+    public var localHeaderOffset: Int64
+    /// Offset of the first byte of compressed data.
+    public var dataOffset: Int64
+    /// Size of the data descriptor after the data (0 when flag bit 3 is clear).
+    public var dataDescriptorSize: Int64
+
+    public init(nameBytes: [UInt8], method: CompressionMethod, crc32: UInt32, compressedSize: Int64,
+                uncompressedSize: Int64, lastModifiedTime: UInt16, lastModifiedDate: UInt16) {
+        self.nameBytes = nameBytes
+        self.name = String(decoding: nameBytes, as: UTF8.self)
+        self.versionMadeBy = 0
+        self.versionNeeded = method == .deflated ? 20 : 10
+        self.flags = 0
+        self.method = method
+        self.lastModifiedTime = lastModifiedTime
+        self.lastModifiedDate = lastModifiedDate
+        self.crc32 = crc32
+        self.compressedSize = compressedSize
+        self.uncompressedSize = uncompressedSize
+        self.centralExtra = []
+        self.localExtra = []
+        self.comment = []
+        self.internalAttributes = 0
+        self.externalAttributes = 0
+        self.localHeaderOffset = 0
+        self.dataOffset = 0
+        self.dataDescriptorSize = 0
+    }
+
+    public var isDirectory: Bool { nameBytes.last == UInt8(ascii: "/") }
+    public var isCompressed: Bool { method == .deflated }
+    public var hasDataDescriptor: Bool { flags & ZipFlags.dataDescriptor != 0 }
+    /// Where this entry's compressed bytes lie in the archive.
+    public var dataRange: Range<Int64> { dataOffset..<(dataOffset + compressedSize) }
+    /// From the local header to the end of the data descriptor.
+    public var recordRange: Range<Int64> { localHeaderOffset..<(dataOffset + compressedSize + dataDescriptorSize) }
+
+    /// True when the data starts on a multiple of `alignment` (compressed entries never need alignment).
+    public func isAligned(to alignment: Int64) -> Bool { alignment <= 1 || dataOffset % alignment == 0 }
+}
+
+extension ZipEntry {
+    /// The local header for writing this entry at some offset, with `extra` as its extra field. The data
+    /// descriptor flag is cleared: sizes and CRC are always written in the header.
+    public func encodedLocalHeader(extra: [UInt8]) -> [UInt8] {
+        var w = LittleEndianWriter(capacity: LocalFileHeaderLayout.fixedSize + nameBytes.count + extra.count)
+        w.write(LocalFileHeaderLayout.signature)
+        w.write(versionNeeded)
+        w.write(flags & ~ZipFlags.dataDescriptor)
+        w.write(method.rawValue)
+        w.write(lastModifiedTime)
+        w.write(lastModifiedDate)
+        w.write(crc32)
+        w.write(UInt32(truncatingIfNeeded: compressedSize))
+        w.write(UInt32(truncatingIfNeeded: uncompressedSize))
+        w.write(UInt16(nameBytes.count))
+        w.write(UInt16(extra.count))
+        w.write(bytes: nameBytes)
+        w.write(bytes: extra)
+        return w.bytes
+    }
+
+    /// The central directory record for this entry with its local header at `localHeaderOffset`.
+    public func encodedCentralDirectoryRecord(localHeaderOffset: Int64) -> [UInt8] {
+        var w = LittleEndianWriter(capacity: CentralDirectoryRecordLayout.fixedSize + nameBytes.count + centralExtra.count)
+        w.write(CentralDirectoryRecordLayout.signature)
+        w.write(versionMadeBy)
+        w.write(versionNeeded)
+        w.write(flags & ~ZipFlags.dataDescriptor)
+        w.write(method.rawValue)
+        w.write(lastModifiedTime)
+        w.write(lastModifiedDate)
+        w.write(crc32)
+        w.write(UInt32(truncatingIfNeeded: compressedSize))
+        w.write(UInt32(truncatingIfNeeded: uncompressedSize))
+        w.write(UInt16(nameBytes.count))
+        w.write(UInt16(centralExtra.count))
+        w.write(UInt16(comment.count))
+        w.write(UInt16(0))
+        w.write(internalAttributes)
+        w.write(externalAttributes)
+        w.write(UInt32(truncatingIfNeeded: localHeaderOffset))
+        w.write(bytes: nameBytes)
+        w.write(bytes: centralExtra)
+        w.write(bytes: comment)
+        return w.bytes
+    }
+}
+
+/// The end of central directory record.
+public struct EndOfCentralDirectory: Sendable, Hashable {
+    public var entryCount: Int
+    public var centralDirectorySize: Int64
+    public var centralDirectoryOffset: Int64
+    public var comment: [UInt8]
+    /// Where the record starts in the archive.
+    public var offset: Int64
+
+    public init(entryCount: Int, centralDirectorySize: Int64, centralDirectoryOffset: Int64, comment: [UInt8] = [], offset: Int64 = 0) {
+        self.entryCount = entryCount
+        self.centralDirectorySize = centralDirectorySize
+        self.centralDirectoryOffset = centralDirectoryOffset
+        self.comment = comment
+        self.offset = offset
+    }
+
+    public func encoded() -> [UInt8] {
+        var w = LittleEndianWriter(capacity: EndOfCentralDirectoryLayout.fixedSize + comment.count)
+        w.write(EndOfCentralDirectoryLayout.signature)
+        w.write(UInt16(0))
+        w.write(UInt16(0))
+        w.write(UInt16(truncatingIfNeeded: entryCount))
+        w.write(UInt16(truncatingIfNeeded: entryCount))
+        w.write(UInt32(truncatingIfNeeded: centralDirectorySize))
+        w.write(UInt32(truncatingIfNeeded: centralDirectoryOffset))
+        w.write(UInt16(comment.count))
+        w.write(bytes: comment)
+        return w.bytes
+    }
+}
+
+/// Extra-field helpers: a ZIP extra field is a list of (uint16 id, uint16 size, data) records.
+public enum ExtraField {
+    /// Removes every record with `headerID` (and any trailing garbage too short to be a record, as apksig does).
+    public static func removing(_ headerID: UInt16, from extra: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        while i + 4 <= extra.count {
+            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
+            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
+            let end = i + 4 + size
+            guard end <= extra.count else { break }
+            if id != headerID { out.append(contentsOf: extra[i..<end]) }
+            i = end
+        }
+        return out
+    }
+
+    /// The alignment multiple stored in an Android 0xd935 record, if any.
+    public static func alignmentMultiple(in extra: [UInt8]) -> Int? {
+        var i = 0
+        while i + 4 <= extra.count {
+            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
+            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
+            guard i + 4 + size <= extra.count else { return nil }
+            if id == AlignmentExtraLayout.headerID && size >= 2 {
+                return Int(UInt16(extra[i + 4]) | UInt16(extra[i + 5]) << 8)
+            }
+            i += 4 + size
+        }
+        return nil
+    }
+}

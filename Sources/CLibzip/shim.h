@@ -1,0 +1,2 @@
+// libzip, reached only through LibzipWrapper.
+#include <zip.h>

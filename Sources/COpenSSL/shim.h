@@ -1,0 +1,34 @@
+// OpenSSL 3 (libcrypto), reached only through OpenSSLWrapper.
+// Function-like macros Swift cannot import are re-exposed below as static inline functions.
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/pkcs7.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+// BIO_get_mem_data is a macro over BIO_ctrl.
+static inline long apkpatch_BIO_get_mem_data(BIO *bio, char **pp) {
+    return BIO_get_mem_data(bio, pp);
+}
+// OPENSSL_free is a macro that adds the call site.
+static inline void apkpatch_OPENSSL_free(void *p) {
+    OPENSSL_free(p);
+}
+// sk_X509_* are macros over OPENSSL_sk_*.
+static inline int apkpatch_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_num(sk); }
+static inline X509 *apkpatch_sk_X509_value(const STACK_OF(X509) *sk, int i) { return sk_X509_value(sk, i); }
+static inline void apkpatch_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
+static inline STACK_OF(X509) *apkpatch_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline int apkpatch_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
+static inline int apkpatch_sk_PKCS7_SIGNER_INFO_num(const STACK_OF(PKCS7_SIGNER_INFO) *sk) { return sk_PKCS7_SIGNER_INFO_num(sk); }
+static inline PKCS7_SIGNER_INFO *apkpatch_sk_PKCS7_SIGNER_INFO_value(const STACK_OF(PKCS7_SIGNER_INFO) *sk, int i) { return sk_PKCS7_SIGNER_INFO_value(sk, i); }

@@ -1,0 +1,78 @@
+internal import COpenSSL
+
+/// Digest algorithms used by the APK signature schemes and by certificate fingerprints.
+public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable {
+    case md5 = "MD5"
+    case sha1 = "SHA-1"
+    case sha256 = "SHA-256"
+    case sha512 = "SHA-512"
+
+    public var outputSize: Int {
+        switch self {
+        case .md5: return 16
+        case .sha1: return 20
+        case .sha256: return 32
+        case .sha512: return 64
+        }
+    }
+
+    var evp: OpaquePointer {
+        switch self {
+        case .md5: return EVP_md5()
+        case .sha1: return EVP_sha1()
+        case .sha256: return EVP_sha256()
+        case .sha512: return EVP_sha512()
+        }
+    }
+}
+
+/// A streaming message digest over OpenSSL's EVP interface. A reference type with a single owner: copy
+/// semantics would need EVP_MD_CTX_copy on every copy, and nothing here wants that.
+public final class Digest {
+    public let algorithm: DigestAlgorithm
+    private let context: OpaquePointer
+
+    public init(_ algorithm: DigestAlgorithm) {
+        self.algorithm = algorithm
+        context = EVP_MD_CTX_new()!
+        EVP_DigestInit_ex(context, algorithm.evp, nil)
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+    }
+
+    public func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+
+    /// Returns the digest; the object must not be updated afterwards.
+    public func finish() -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &output, &length)
+        return Array(output[0..<Int(length)])
+    }
+
+    public static func hash(_ bytes: UnsafeRawBufferPointer, with algorithm: DigestAlgorithm) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: algorithm.outputSize)
+        var length: UInt32 = 0
+        EVP_Digest(bytes.baseAddress, bytes.count, &output, &length, algorithm.evp, nil)
+        return output
+    }
+
+    public static func hash(_ bytes: [UInt8], with algorithm: DigestAlgorithm) -> [UInt8] {
+        bytes.withUnsafeBytes { hash($0, with: algorithm) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Lower-case hexadecimal, as apksigner prints digests.
+    public var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8](); out.reserveCapacity(count * 2)
+        for byte in self { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

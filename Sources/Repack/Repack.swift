@@ -1,0 +1,1 @@
+// The Repack stage.

@@ -1,0 +1,122 @@
+internal import CZlib
+
+/// CRC-32 as ZIP uses it (zlib's `crc32`), fed incrementally.
+public struct CRC32: Sendable {
+    public private(set) var value: UInt32 = 0
+    public init() {}
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        var pointer = base.assumingMemoryBound(to: Bytef.self)
+        var remaining = bytes.count
+        var crc = uLong(value)
+        while remaining > 0 {  // zlib takes a uInt length
+            let n = min(remaining, Int(UInt32.max))
+            crc = crc32(crc, pointer, uInt(n))
+            pointer += n
+            remaining -= n
+        }
+        value = UInt32(truncatingIfNeeded: crc)
+    }
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var crc = CRC32(); crc.update(bytes); return crc.value
+    }
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { checksum($0) } }
+}
+
+/// A zlib failure, with zlib's own message.
+public struct ZlibError: Error, CustomStringConvertible {
+    public let operation: String
+    public let code: Int32
+    public let message: String
+    public var description: String { "\(operation) failed: \(message) (zlib \(code))" }
+}
+
+/// Raw DEFLATE (no zlib header), as ZIP stores it.
+public enum Deflate {
+    /// Compresses `input` at `level` (0–9; 6 is zlib's default, 9 what aapt uses).
+    public static func compress(_ input: UnsafeRawBufferPointer, level: Int32 = 6) throws -> [UInt8] {
+        var stream = z_stream()
+        var rc = apkpatch_deflateInit2(&stream, level, -MAX_WBITS, 8)
+        guard rc == Z_OK else { throw ZlibError(operation: "deflateInit2", code: rc, message: "cannot initialise deflate") }
+        defer { deflateEnd(&stream) }
+        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        var output = [UInt8](repeating: 0, count: max(bound, 16))
+        let produced: Int = output.withUnsafeMutableBytes { out in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.avail_in = uInt(input.count)
+            stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.avail_out = uInt(out.count)
+            rc = deflate(&stream, Z_FINISH)
+            return Int(stream.total_out)
+        }
+        guard rc == Z_STREAM_END else {
+            throw ZlibError(operation: "deflate", code: rc, message: stream.msg.map { String(cString: $0) } ?? "incomplete")
+        }
+        output.removeSubrange(produced...)
+        return output
+    }
+
+    public static func compress(_ input: [UInt8], level: Int32 = 6) throws -> [UInt8] {
+        try input.withUnsafeBytes { try compress($0, level: level) }
+    }
+}
+
+/// Raw INFLATE with a hard bound on the output: a stream that would inflate past `expectedSize` (a zip bomb,
+/// or a lying header) stops with an error instead of consuming memory or disk.
+public enum Inflate {
+    public enum Failure: Error, CustomStringConvertible {
+        case exceedsDeclaredSize(Int64)
+        case shorterThanDeclared(expected: Int64, actual: Int64)
+        case corrupt(String)
+        public var description: String {
+            switch self {
+            case .exceedsDeclaredSize(let size): return "inflates to more than its declared \(size) bytes"
+            case .shorterThanDeclared(let expected, let actual): return "inflates to \(actual) bytes, not the declared \(expected)"
+            case .corrupt(let message): return "compressed data is corrupt (\(message))"
+            }
+        }
+    }
+
+    /// Inflates `input`, calling `body` with each chunk of output (at most `chunkSize` bytes); throws unless
+    /// the stream ends after exactly `expectedSize` bytes.
+    public static func inflate(_ input: UnsafeRawBufferPointer, expectedSize: Int64, chunkSize: Int = 256 << 10,
+                               _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var stream = z_stream()
+        var rc = apkpatch_inflateInit2(&stream, -MAX_WBITS)
+        guard rc == Z_OK else { throw ZlibError(operation: "inflateInit2", code: rc, message: "cannot initialise inflate") }
+        defer { inflateEnd(&stream) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var consumed = 0
+        var total: Int64 = 0
+        repeat {
+            let inputChunk = min(input.count - consumed, Int(UInt32.max))
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { ($0 + consumed).assumingMemoryBound(to: Bytef.self) })
+            stream.avail_in = uInt(inputChunk)
+            stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.avail_out = uInt(chunkSize)
+            rc = CZlib.inflate(&stream, Z_NO_FLUSH)
+            consumed += inputChunk - Int(stream.avail_in)
+            let produced = chunkSize - Int(stream.avail_out)
+            total += Int64(produced)
+            if total > expectedSize { throw Failure.exceedsDeclaredSize(expectedSize) }
+            if produced > 0 { try body(UnsafeRawBufferPointer(rebasing: buffer[0..<produced])) }
+            if rc == Z_STREAM_END { break }
+            if rc == Z_BUF_ERROR && consumed >= input.count && produced == 0 {
+                throw Failure.corrupt("unexpected end of compressed data")
+            }
+            guard rc == Z_OK || rc == Z_BUF_ERROR else {
+                throw Failure.corrupt(stream.msg.map { String(cString: $0) } ?? "zlib error \(rc)")
+            }
+        } while true
+        guard total == expectedSize else { throw Failure.shorterThanDeclared(expected: expectedSize, actual: total) }
+    }
+
+    /// Inflates `input` into a new array of exactly `expectedSize` bytes.
+    public static func inflate(_ input: UnsafeRawBufferPointer, expectedSize: Int64) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(min(expectedSize, 1 << 30)))
+        try inflate(input, expectedSize: expectedSize) { out.append(contentsOf: $0) }
+        return out
+    }
+}
