@@ -28,20 +28,32 @@ let package = Package(
         .target(name: "APKCore"),
         // The stages.
         .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
-        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "ZlibWrapper", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "ZlibWrapper", "BinaryXML", "ResourceTable", .product(name: "Yams", package: "Yams")]),
         .target(name: "Align", dependencies: ["APKCore"]),
         .target(name: "Repack", dependencies: ["APKCore", "Align", "ZlibWrapper"]),
-        .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper"]),
-        .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper"]),
-        .target(name: "Install", dependencies: [.product(name: "Mustache", package: "swift-mustache")], resources: []),
+        // Android binary XML and resources.arsc: read, decode to text, compile back.
+        .target(name: "BinaryXML", dependencies: ["APKCore"]),
+        .target(name: "ResourceTable", dependencies: ["APKCore", "BinaryXML"]),
+        // What the signer and the verifier share (apksig's ApkSigningBlockUtils and friends): signature
+        // algorithm IDs, v2/v3 signer-block codec, chunked content digests, JAR manifest parsing.
+        .target(name: "SignatureSchemes", dependencies: ["APKCore", "OpenSSLWrapper", "ZlibWrapper"]),
+        .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
+        .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
+        .target(name: "Install", dependencies: [.product(name: "Mustache", package: "swift-mustache")]),
         .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install"]),
         .executableTarget(name: "apkpatch", dependencies: [
-            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install",
+            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "BinaryXML", "ResourceTable",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Tests.
         .target(name: "TestSupport", dependencies: ["APKCore"], path: "Tests/TestSupport"),
         .testTarget(name: "APKCoreTests", dependencies: ["APKCore", "TestSupport"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "APKCore", "TestSupport"]),
+        .testTarget(name: "ZipStagesTests", dependencies: ["Unpack", "Overlay", "Repack", "Align", "APKCore", "ZlibWrapper", "TestSupport"]),
+        .testTarget(name: "KeyStoreTests", dependencies: ["Sign", "OpenSSLWrapper", "TestSupport"]),
+        .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "APKCore", "Unpack", "TestSupport"]),
+        .testTarget(name: "VerifyTests", dependencies: ["Verify", "SignatureSchemes", "APKCore", "Unpack", "TestSupport"]),
+        .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "TestSupport"]),
+        .testTarget(name: "InstallTests", dependencies: ["Install", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
     ]
 )

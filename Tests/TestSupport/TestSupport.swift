@@ -1,1 +1,207 @@
-// Shared test helpers.
+import Foundation
+
+/// Helpers shared by the test targets: running the real tools (the oracles), building fixture APKs with
+/// `aapt` at test time, and scratch directories.
+public enum TestSupport {
+    /// The package root (two levels above this file's folder).
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Android's framework resources from Debian's android-framework-res: the `-I` for aapt and a 45 MB,
+    /// 7,600-entry real APK.
+    public static let frameworkRes = "/usr/share/android-framework-res/framework-res.apk"
+
+    /// The built `apkpatch` binary (debug build beside the test bundle).
+    public static var apkpatchBinary: String {
+        let bundle = Bundle.main.bundleURL
+        let candidates = [
+            bundle.deletingLastPathComponent().appendingPathComponent("apkpatch").path,
+            bundle.appendingPathComponent("apkpatch").path,
+            packageRoot.appendingPathComponent(".build/debug/apkpatch").path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[2]
+    }
+
+    /// The result of running a process.
+    public struct ProcessResult: CustomStringConvertible {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+        public var succeeded: Bool { status == 0 }
+        public var description: String { "exit \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)" }
+    }
+
+    /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`, waiting for it to finish.
+    @discardableResult
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                           currentDirectory: String? = nil, stdin: String? = nil) throws -> ProcessResult {
+        let process = Process()
+        if executable.contains("/") {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [executable] + arguments
+        }
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = inPipe
+        try process.run()
+        if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? inPipe.fileHandleForWriting.close()
+        // Read both pipes concurrently so neither fills up and blocks the child.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let errBox = Box()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errBox.data = errPipe.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outData = outPipe.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        let errData = errBox.data
+        process.waitUntilExit()
+        return ProcessResult(status: process.terminationStatus,
+                             stdout: String(decoding: outData, as: UTF8.self),
+                             stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs the built `apkpatch` binary.
+    @discardableResult
+    public static func apkpatch(_ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> ProcessResult {
+        try run(apkpatchBinary, arguments, environment: environment, stdin: stdin)
+    }
+
+    /// A new empty directory under the system temp directory.
+    public static func makeTemporaryDirectory(_ label: String = "apkpatch-test") throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Writes `contents` at `relativePath` under `directory`, creating folders.
+    public static func write(_ contents: [UInt8], to relativePath: String, in directory: URL) throws {
+        let url = directory.appendingPathComponent(relativePath)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(contents).write(to: url)
+    }
+
+    public static func write(_ text: String, to relativePath: String, in directory: URL) throws {
+        try write(Array(text.utf8), to: relativePath, in: directory)
+    }
+
+    public static func readBytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+}
+
+/// A fixture APK built with the real `aapt` against framework-res.apk, like the APKs users receive.
+public struct FixtureAPK {
+    public var packageName = "com.example.fixture"
+    public var versionCode = 1
+    public var versionName = "1.0"
+    public var minSdk = 21
+    public var targetSdk = 33
+    public var label = "Fixture"
+    /// Extra attributes on <application>, e.g. `android:extractNativeLibs="false"`.
+    public var applicationAttributes = ""
+    /// Extra elements inside <manifest> (e.g. uses-permission).
+    public var manifestElements = ""
+    /// Files under assets/ (path relative to assets/ → content).
+    public var assets: [String: [UInt8]] = [:]
+    /// Raw files added to the archive after aapt ran (path in APK → content), e.g. lib/arm64-v8a/libx.so, classes.dex.
+    public var rawFiles: [String: [UInt8]] = [:]
+    /// res/values/strings.xml string resources beyond app_name.
+    public var strings: [String: String] = [:]
+    /// Extra files in res/ (e.g. "raw/data.bin", "drawable/icon.png").
+    public var resources: [String: [UInt8]] = [:]
+    /// Passed to aapt's -0 to keep these extensions stored ("" stores everything).
+    public var storedExtensions: [String] = []
+
+    public init() {}
+
+    /// A Cordova-like app: index.html, a few scripts and styles, images, a native library and a dex.
+    public static func cordovaLike() -> FixtureAPK {
+        var apk = FixtureAPK()
+        apk.packageName = "com.example.cordova"
+        apk.label = "Cordova Fixture"
+        apk.assets["www/index.html"] = Array("<!doctype html><html><head><script src=\"js/app.js\"></script></head><body><h1>Hello</h1></body></html>\n".utf8)
+        for i in 0..<8 {
+            apk.assets["www/js/module\(i).js"] = Array((0..<200).map { "function f\(i)_\($0)() { return \($0 * i); }\n" }.joined().utf8)
+        }
+        apk.assets["www/js/app.js"] = Array("document.addEventListener('deviceready', function () { console.log('ready'); });\n".utf8)
+        apk.assets["www/css/app.css"] = Array("body { font-family: sans-serif; color: #333; }\n".utf8)
+        apk.assets["www/img/logo.png"] = FixtureAPK.pseudoRandomBytes(count: 4000, seed: 1)
+        apk.rawFiles["lib/arm64-v8a/libnative.so"] = FixtureAPK.pseudoRandomBytes(count: 10_000, seed: 2)
+        apk.rawFiles["classes.dex"] = Array("dex\n035\0".utf8) + FixtureAPK.pseudoRandomBytes(count: 3000, seed: 3)
+        apk.strings["greeting"] = "Hello"
+        return apk
+    }
+
+    /// Deterministic filler bytes (SplitMix64), so fixtures are reproducible.
+    public static func pseudoRandomBytes(count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed &+ 0x9E37_79B9_7F4A_7C15
+        var out = [UInt8](); out.reserveCapacity(count)
+        while out.count < count {
+            state = state &+ 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            withUnsafeBytes(of: z) { out.append(contentsOf: $0.prefix(count - out.count)) }
+        }
+        return out
+    }
+
+    /// Builds the APK into `directory`/`name` and returns its path. Throws if aapt fails.
+    @discardableResult
+    public func build(in directory: URL, name: String = "fixture.apk") throws -> String {
+        let work = directory.appendingPathComponent("aapt-\(UUID().uuidString)")
+        let fm = FileManager.default
+        try fm.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(at: work) }
+        let manifest = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <manifest xmlns:android="http://schemas.android.com/apk/res/android"
+            package="\(packageName)" android:versionCode="\(versionCode)" android:versionName="\(versionName)">
+            <uses-sdk android:minSdkVersion="\(minSdk)" android:targetSdkVersion="\(targetSdk)" />
+            \(manifestElements)
+            <application android:label="@string/app_name" \(applicationAttributes)>
+                <activity android:name=".MainActivity" android:exported="true">
+                    <intent-filter>
+                        <action android:name="android.intent.action.MAIN" />
+                        <category android:name="android.intent.category.LAUNCHER" />
+                    </intent-filter>
+                </activity>
+            </application>
+        </manifest>
+        """
+        try TestSupport.write(manifest, to: "AndroidManifest.xml", in: work)
+        var strings = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<resources>\n    <string name=\"app_name\">\(label)</string>\n"
+        for (key, value) in self.strings.sorted(by: { $0.key < $1.key }) { strings += "    <string name=\"\(key)\">\(value)</string>\n" }
+        strings += "</resources>\n"
+        try TestSupport.write(strings, to: "res/values/strings.xml", in: work)
+        for (path, content) in resources { try TestSupport.write(content, to: "res/\(path)", in: work) }
+        for (path, content) in assets { try TestSupport.write(content, to: "assets/\(path)", in: work) }
+        let output = directory.appendingPathComponent(name).path
+        try? fm.removeItem(atPath: output)
+        var arguments = ["package", "-f", "-M", "AndroidManifest.xml", "-S", "res", "-I", TestSupport.frameworkRes, "-F", output]
+        if !assets.isEmpty { arguments += ["-A", "assets"] }
+        for ext in storedExtensions { arguments += ["-0", ext] }
+        let result = try TestSupport.run("aapt", arguments, currentDirectory: work.path)
+        guard result.succeeded else { throw FixtureError(message: "aapt package failed:\n\(result)") }
+        if !rawFiles.isEmpty {
+            // aapt add takes paths relative to the current directory and stores them under those names.
+            for (path, content) in rawFiles { try TestSupport.write(content, to: path, in: work) }
+            let add = try TestSupport.run("aapt", ["add", output] + rawFiles.keys.sorted(), currentDirectory: work.path)
+            guard add.succeeded else { throw FixtureError(message: "aapt add failed:\n\(add)") }
+        }
+        return output
+    }
+}
+
+public struct FixtureError: Error, CustomStringConvertible {
+    public let message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,1 @@
+// BinaryXML: filled in by its owner.

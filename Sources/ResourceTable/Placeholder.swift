@@ -1,0 +1,1 @@
+// ResourceTable: filled in by its owner.

@@ -1,0 +1,1 @@
+// SignatureSchemes: filled in by its owner.
