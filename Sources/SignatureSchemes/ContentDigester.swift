@@ -1,0 +1,189 @@
+import APKCore
+import Dispatch
+import OpenSSLWrapper
+
+/// Computes the APK content digests that APK Signature Scheme v2 and v3 sign and verify
+/// (apksig `ApkSigningBlockUtils.computeContentDigests` / `computeOneMbChunkContentDigests`).
+///
+/// The digested contents are three sections, in order: the ZIP entries (everything before the APK Signing
+/// Block, including the zero padding apksig inserts so the block starts on a 4096-byte boundary), the
+/// central directory, and the end of central directory record *with its central directory offset field
+/// patched to point at the start of the signing block* (`endOfCentralDirectoryForDigesting`). For each
+/// algorithm:
+///
+///     1. each section is split into 1 MiB chunks (the last one of a section may be shorter; an empty
+///        section has none; a chunk never spans two sections);
+///     2. chunk digest = H(0xa5 || uint32-LE chunk length || chunk bytes);
+///     3. content digest = H(0x5a || uint32-LE chunk count || chunk digests in order).
+///
+/// All requested algorithms are computed in one pass over the data, and the chunks are spread over the
+/// available cores with `DispatchQueue.concurrentPerform`. Sections are read through `DataSource.withBytes`,
+/// so a memory-mapped APK is digested without copying it.
+public enum ContentDigester {
+    /// apksig's `CONTENT_DIGESTED_CHUNK_MAX_SIZE_BYTES`.
+    public static let chunkSize: Int64 = 1 << 20
+
+    /// Digests `sections` (entries, central directory, patched EOCD) with every algorithm in `algorithms`.
+    ///
+    /// - Parameter concurrency: how many chunks may be digested at once (1 forces a sequential pass).
+    /// - Throws: `ContentDigestError` for the verity algorithm (not computed here) or an input with more
+    ///   chunks than apksig allows; any read error from the sources.
+    public static func digests(of sections: [any DataSource], algorithms: Set<ContentDigestAlgorithm>,
+                               concurrency: Int = defaultConcurrency) throws -> [ContentDigestAlgorithm: [UInt8]] {
+        if algorithms.contains(.verityChunkedSHA256) {
+            throw ContentDigestError.unsupportedAlgorithm(.verityChunkedSHA256)
+        }
+        let ordered = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) }
+        guard !ordered.isEmpty else { return [:] }
+
+        // Chunk table: (section index, offset, length) for every chunk, in digest order.
+        var chunks: [(section: Int, range: Range<Int64>)] = []
+        for (index, section) in sections.enumerated() {
+            var offset: Int64 = 0
+            while offset < section.count {
+                let end = min(section.count, offset + chunkSize)
+                chunks.append((index, offset..<end))
+                offset = end
+            }
+        }
+        guard chunks.count <= Int(Int32.max) else { throw ContentDigestError.tooManyChunks(chunks.count) }
+
+        // One buffer per algorithm: 0x5a, uint32 chunk count, then each chunk's digest at its own slot, so
+        // workers write without coordination.
+        let outputs = ordered.map { algorithm -> ChunkDigestBuffer in
+            let buffer = ChunkDigestBuffer(count: 5 + chunks.count * algorithm.chunkDigestOutputSize)
+            buffer.pointer[0] = 0x5a
+            withUnsafeBytes(of: UInt32(chunks.count).littleEndian) { count in
+                for i in 0..<4 { buffer.pointer[1 + i] = count[i] }
+            }
+            return buffer
+        }
+        let failure = FirstError()
+        let chunkTable = chunks
+        let work: @Sendable (Int) -> Void = { chunkIndex in
+            if failure.hasError { return }
+            let chunk = chunkTable[chunkIndex]
+            do {
+                var prefix: [UInt8] = [0xa5]
+                prefix.append(contentsOf: UInt32(chunk.range.count64).littleEndianBytes)
+                let hashers = ordered.map { Digest($0.digestAlgorithm) }
+                for hasher in hashers { hasher.update(prefix) }
+                try sections[chunk.section].withBytes(in: chunk.range) { bytes in
+                    for hasher in hashers { hasher.update(bytes) }
+                }
+                for (slot, hasher) in hashers.enumerated() {
+                    let digest = hasher.finish()
+                    let size = ordered[slot].chunkDigestOutputSize
+                    let base = 5 + chunkIndex * size
+                    digest.withUnsafeBytes { source in
+                        UnsafeMutableRawBufferPointer(rebasing: outputs[slot].pointer[base..<(base + size)]).copyMemory(from: source)
+                    }
+                }
+            } catch {
+                failure.record(error)
+            }
+        }
+        if concurrency <= 1 || chunks.count < 2 {
+            for index in chunks.indices { work(index) }
+        } else {
+            DispatchQueue.concurrentPerform(iterations: chunks.count, execute: work)
+        }
+        if let error = failure.error { throw error }
+
+        var result: [ContentDigestAlgorithm: [UInt8]] = [:]
+        for (slot, algorithm) in ordered.enumerated() {
+            result[algorithm] = Digest.hash(UnsafeRawBufferPointer(outputs[slot].pointer), with: algorithm.digestAlgorithm)
+        }
+        return result
+    }
+
+    /// Digests an APK laid out as [entries][central directory][EOCD]: `entries` must end exactly where
+    /// the APK Signing Block starts (or would start), and `endOfCentralDirectory` is the record as stored;
+    /// its central directory offset is replaced by `entries.count` before digesting.
+    public static func digests(entries: any DataSource, centralDirectory: any DataSource, endOfCentralDirectory: [UInt8],
+                               algorithms: Set<ContentDigestAlgorithm>,
+                               concurrency: Int = defaultConcurrency) throws -> [ContentDigestAlgorithm: [UInt8]] {
+        let eocd = try endOfCentralDirectoryForDigesting(endOfCentralDirectory, centralDirectoryOffset: entries.count)
+        return try digests(of: [entries, centralDirectory, ByteArrayDataSource(eocd)], algorithms: algorithms, concurrency: concurrency)
+    }
+
+    /// A copy of the EOCD record with its central directory offset field set to `centralDirectoryOffset`
+    /// (apksig `copyWithModifiedCDOffset`): for digesting, the EOCD must point at the signing block.
+    public static func endOfCentralDirectoryForDigesting(_ record: [UInt8], centralDirectoryOffset: Int64) throws -> [UInt8] {
+        let field = EndOfCentralDirectoryLayout.centralDirectoryOffsetOffset
+        guard record.count >= EndOfCentralDirectoryLayout.fixedSize else {
+            throw ContentDigestError.malformedEndOfCentralDirectory(record.count)
+        }
+        guard let offset = UInt32(exactly: centralDirectoryOffset) else {
+            throw ContentDigestError.offsetOutOfRange(centralDirectoryOffset)
+        }
+        var copy = record
+        let bytes = offset.littleEndianBytes
+        for i in 0..<4 { copy[field + i] = bytes[i] }
+        return copy
+    }
+
+    /// The number of cores to digest on.
+    public static var defaultConcurrency: Int { max(1, System.activeProcessorCount) }
+}
+
+/// Why content digests could not be computed.
+public enum ContentDigestError: Error, CustomStringConvertible, Equatable {
+    case unsupportedAlgorithm(ContentDigestAlgorithm)
+    case tooManyChunks(Int)
+    case malformedEndOfCentralDirectory(Int)
+    case offsetOutOfRange(Int64)
+
+    public var description: String {
+        switch self {
+        case .unsupportedAlgorithm(let algorithm):
+            return "content digest \(algorithm) is not supported; sign without --verity-enabled"
+        case .tooManyChunks(let count):
+            return "input too long: \(count) chunks of 1 MiB (APK Signature Scheme v2 allows at most \(Int32.max))"
+        case .malformedEndOfCentralDirectory(let size):
+            return "end of central directory record is \(size) bytes, shorter than the \(EndOfCentralDirectoryLayout.fixedSize) its format needs"
+        case .offsetOutOfRange(let offset):
+            return "central directory offset \(offset) does not fit a ZIP (non-ZIP64) archive"
+        }
+    }
+}
+
+/// Fixed storage written by several workers at disjoint offsets.
+private final class ChunkDigestBuffer: @unchecked Sendable {
+    let pointer: UnsafeMutableRawBufferPointer
+    init(count: Int) {
+        pointer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+        pointer.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+    deinit { pointer.deallocate() }
+}
+
+/// The first error thrown by any worker.
+private final class FirstError: @unchecked Sendable {
+    private let lock = DispatchSemaphore(value: 1)
+    private var stored: Error?
+    var error: Error? { lock.wait(); defer { lock.signal() }; return stored }
+    var hasError: Bool { error != nil }
+    func record(_ error: Error) {
+        lock.wait()
+        if stored == nil { stored = error }
+        lock.signal()
+    }
+}
+
+/// Processor count without Foundation.
+enum System {
+    static var activeProcessorCount: Int {
+        #if canImport(Glibc)
+        return Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        #else
+        return Int(sysconf(_SC_NPROCESSORS_ONLN))
+        #endif
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,1 +1,0 @@
-// SignatureSchemes: filled in by its owner.
