@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "APKCore"),
         // The stages.
         .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
-        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "ZlibWrapper", "BinaryXML", "ResourceTable", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable", .product(name: "Yams", package: "Yams")]),
         .target(name: "Align", dependencies: ["APKCore"]),
         .target(name: "Repack", dependencies: ["APKCore", "Align", "ZlibWrapper"]),
         // Android binary XML and resources.arsc: read, decode to text, compile back.

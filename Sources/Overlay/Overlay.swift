@@ -1,1 +1,207 @@
-// The Overlay stage.
+import APKCore
+import Glibc
+import Dispatch
+import Repack
+import Unpack
+
+/// Applies a patch directory to an input APK, producing the list of entries to write (`OverlayPlan`).
+///
+/// Input entries keep their file order: unchanged ones are raw copies, replaced ones are re-compressed with
+/// their original method, deleted ones (`delete:` globs) vanish, and the old JAR signature files are dropped
+/// because the output is re-signed (an APK Signing Block disappears with the rewrite). New files follow, in
+/// name order, compressed by `CompressionPolicy`.
+public struct Overlay {
+    public let archive: APKArchive
+    public let patch: PatchDirectory
+    public var compressionLevel: Int32 = 6
+    /// Rewrites of the manifest and resources (the binary-XML stage); nil when none are needed.
+    public var contentEditor: (any ContentEditor)?
+
+    public init(archive: APKArchive, patch: PatchDirectory) {
+        self.archive = archive
+        self.patch = patch
+    }
+
+    /// Builds the plan. `cache` lets watch mode reuse compressed bytes of patch files that did not change.
+    public func plan(cache: CompressionCache? = nil) throws -> OverlayPlan {
+        let spec = patch.spec
+        let policy = CompressionPolicy(store: spec.store, deflate: spec.deflate)
+        var summary = OverlaySummary()
+        var slots: [Slot] = []
+        var kept: [ZipEntry] = []
+        var seen = Set<String>()
+        for entry in archive.zip.entriesInFileOrder {
+            seen.insert(entry.name)
+            if JarSignatureFiles.isSignatureFile(entry.name) {
+                summary.droppedSignatureFiles.append(entry.name)
+                continue
+            }
+            if let file = patch.files[entry.name] {
+                slots.append(.replace(entry, file))
+                summary.replaced.append(entry.name)
+                kept.append(entry)
+                continue
+            }
+            if spec.delete.contains(where: { $0.matches(entry.name) }) {
+                summary.deleted.append(entry.name)
+                continue
+            }
+            slots.append(.keep(entry))
+            kept.append(entry)
+        }
+        let timestamp = DOSTimestamp.newest(in: kept)
+        for name in patch.files.keys.sorted() where !seen.contains(name) {
+            if JarSignatureFiles.isSignatureFile(name) {
+                throw OverlayError.unsupportedEdit("patch file \(name) would add a JAR signature file; apkpatch signs the output itself, remove it from the patch directory")
+            }
+            slots.append(.add(name, patch.files[name]!))
+            summary.added.append(name)
+        }
+
+        // Read and compress changed files on both cores; unchanged entries cost nothing here.
+        var results = [Result<OutputEntry, any Error>?](repeating: nil, count: slots.count)
+        let work = slots.indices.filter { if case .keep = slots[$0] { return false } else { return true } }
+        let level = compressionLevel
+        let slotList = slots
+        results.withUnsafeMutableBufferPointer { buffer in
+            let out = UnsafeMutableSendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: work.count) { i in
+                let index = work[i]
+                out.buffer[index] = Result {
+                    switch slotList[index] {
+                    case .keep: fatalError("unchanged entries are not in the work list")
+                    case .replace(let entry, let file):
+                        let method = policy.method(for: entry.name, original: entry.method)
+                        return try Self.makeEntry(name: entry.name, file: file, method: method, template: entry, timestamp: timestamp, level: level, cache: cache)
+                    case .add(let name, let file):
+                        return try Self.makeEntry(name: name, file: file, method: policy.method(for: name, original: nil), template: nil, timestamp: timestamp, level: level, cache: cache)
+                    }
+                }
+            }
+        }
+        var entries: [OutputEntry] = []
+        entries.reserveCapacity(slots.count)
+        for (index, slot) in slots.enumerated() {
+            if case .keep(let entry) = slot {
+                entries.append(try OutputEntry.copying(entry, from: archive.source))
+            } else {
+                entries.append(try results[index]!.get())
+            }
+        }
+        if let contentEditor {
+            entries = try contentEditor.edit(entries: entries, archive: archive, patch: patch, timestamp: timestamp, summary: &summary)
+        }
+        return OverlayPlan(entries: entries, summary: summary)
+    }
+
+    private enum Slot {
+        case keep(ZipEntry)
+        case replace(ZipEntry, PatchDirectory.PatchFile)
+        case add(String, PatchDirectory.PatchFile)
+    }
+
+    static func makeEntry(name: String, file: PatchDirectory.PatchFile, method: CompressionMethod, template: ZipEntry?,
+                          timestamp: DOSTimestamp, level: Int32, cache: CompressionCache?) throws -> OutputEntry {
+        let key = CompressionCache.Key(name: name, file: file, method: method, template: template)
+        if let cached = cache?[key] { return cached }
+        let content = try PatchDirectory.read(file)
+        let made = try OutputEntry.making(name: name, content: content, method: method, template: template, timestamp: timestamp, compressionLevel: level)
+        cache?[key] = made
+        return made
+    }
+}
+
+/// A hook for edits that rewrite entries' contents (binary manifest, resources.arsc).
+public protocol ContentEditor: Sendable {
+    func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
+              summary: inout OverlaySummary) throws -> [OutputEntry]
+}
+
+/// What an overlay will write.
+public struct OverlayPlan: Sendable {
+    public var entries: [OutputEntry]
+    public var summary: OverlaySummary
+}
+
+/// Names of the entries an overlay touched.
+public struct OverlaySummary: Sendable, Equatable {
+    public var replaced: [String] = []
+    public var added: [String] = []
+    public var deleted: [String] = []
+    public var droppedSignatureFiles: [String] = []
+    public var edited: [String] = []
+    public init() {}
+}
+
+/// Which compression a new or replaced entry gets.
+public struct CompressionPolicy: Sendable {
+    public var store: [Glob]
+    public var deflate: [Glob]
+
+    /// Extensions aapt leaves uncompressed because the data already is (aapt's `kNoCompressExt`, plus webp/webm).
+    public static let alreadyCompressed: Set<String> = [
+        "jpg", "jpeg", "png", "gif", "webp", "wav", "mp2", "mp3", "ogg", "aac", "mpg", "mpeg", "mid", "midi",
+        "smf", "jet", "rtttl", "imy", "xmf", "mp4", "m4a", "m4v", "3gp", "3gpp", "3g2", "3gpp2", "amr", "awb",
+        "wma", "wmv", "webm", "mkv", "zip", "jar", "apk", "gz", "xz", "bz2", "7z", "br", "woff2",
+    ]
+
+    public init(store: [Glob] = [], deflate: [Glob] = []) { self.store = store; self.deflate = deflate }
+
+    /// Replaced entries keep `original`; new ones are deflated unless they are already compressed or must be
+    /// stored for Android (`resources.arsc` for targetSdk ≥ 30, `.so` for extractNativeLibs=false). Explicit
+    /// `store:`/`deflate:` globs win over both.
+    public func method(for name: String, original: CompressionMethod?) -> CompressionMethod {
+        if store.contains(where: { $0.matches(name) }) { return .stored }
+        if deflate.contains(where: { $0.matches(name) }) { return .deflated }
+        if let original { return original }
+        if Self.mustBeStored(name) { return .stored }
+        let base = name.split(separator: "/").last.map(String.init) ?? name
+        if let dot = base.lastIndex(of: "."), Self.alreadyCompressed.contains(base[base.index(after: dot)...].lowercased()) {
+            return .stored
+        }
+        return .deflated
+    }
+
+    /// Entries Android needs uncompressed.
+    public static func mustBeStored(_ name: String) -> Bool {
+        name == "resources.arsc" || (name.hasPrefix("lib/") && name.hasSuffix(".so"))
+    }
+}
+
+/// Compressed bytes of patch files, keyed by path, size, mtime and method: watch mode recompresses only
+/// what changed.
+public final class CompressionCache: @unchecked Sendable {
+    public struct Key: Hashable, Sendable {
+        let name: String
+        let file: PatchDirectory.PatchFile
+        let method: CompressionMethod
+        let templateOffset: Int64?
+        init(name: String, file: PatchDirectory.PatchFile, method: CompressionMethod, template: ZipEntry?) {
+            self.name = name; self.file = file; self.method = method; self.templateOffset = template?.localHeaderOffset
+        }
+    }
+    private var storage: [Key: OutputEntry] = [:]
+    private let lock = NSLockLike()
+    public init() {}
+    public subscript(key: Key) -> OutputEntry? {
+        get { lock.withLock { storage[key] } }
+        set { lock.withLock { storage[key] = newValue } }
+    }
+}
+
+/// Shares a buffer with `concurrentPerform` workers that each write a distinct index.
+struct UnsafeMutableSendableBuffer<T>: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<T>
+    init(_ buffer: UnsafeMutableBufferPointer<T>) { self.buffer = buffer }
+}
+
+/// A pthread mutex, for the few places that need one without Foundation.
+final class NSLockLike: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+}

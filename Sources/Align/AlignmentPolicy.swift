@@ -1,0 +1,102 @@
+import APKCore
+
+/// Where each entry's data must start, as zipalign and apksig decide it.
+///
+/// Stored entries start on `defaultAlignment` (4) bytes so Android can mmap them; stored native libraries
+/// (`.so`) start on a page boundary so they can be loaded in place when `extractNativeLibs` is false
+/// (4 KiB pages, or 16 KiB for Android 15 devices with 16 KiB pages). Compressed entries are never aligned:
+/// nothing maps them.
+public struct AlignmentPolicy: Sendable, Hashable {
+    /// Alignment for stored entries, in bytes (zipalign's `<align>`).
+    public var defaultAlignment: Int
+    /// Alignment for stored `.so` files; nil aligns them like any other stored entry (zipalign without -p).
+    public var nativeLibraryAlignment: Int?
+    /// How padding is written into the local header's extra field.
+    public var paddingStyle: PaddingStyle
+    /// Keep an entry's existing alignment multiple from its 0xd935 extra field (apksig's rule) instead of the
+    /// policy's own choice.
+    public var honorsAlignmentExtraField: Bool
+
+    public enum PaddingStyle: Sendable, Hashable {
+        /// Zero bytes appended to the extra field, as zipalign writes them.
+        case zeroFill
+        /// An Android 0xd935 extra field holding the multiple, as apksig (apksigner, AGP) writes it.
+        case alignmentExtraField
+    }
+
+    public init(defaultAlignment: Int = 4, nativeLibraryAlignment: Int? = 16384,
+                paddingStyle: PaddingStyle = .alignmentExtraField, honorsAlignmentExtraField: Bool = false) {
+        self.defaultAlignment = defaultAlignment
+        self.nativeLibraryAlignment = nativeLibraryAlignment
+        self.paddingStyle = paddingStyle
+        self.honorsAlignmentExtraField = honorsAlignmentExtraField
+    }
+
+    /// zipalign's behaviour: `zipalign [-p | -P kb] <align>`.
+    public static func zipalign(_ alignment: Int, pageSize: Int?) -> AlignmentPolicy {
+        AlignmentPolicy(defaultAlignment: alignment, nativeLibraryAlignment: pageSize, paddingStyle: .zeroFill)
+    }
+
+    /// The pipeline's default: 4 bytes, `.so` on 16 KiB pages (what build-tools 35 and AGP default to).
+    public static let android15 = AlignmentPolicy()
+
+    /// No alignment at all: entries are written back to back.
+    public static let none = AlignmentPolicy(defaultAlignment: 1, nativeLibraryAlignment: nil)
+
+    /// The multiple `entry`'s data must start on (1: no constraint).
+    public func alignment(for entry: ZipEntry) -> Int {
+        guard entry.method == .stored, !entry.isDirectory else { return 1 }
+        if honorsAlignmentExtraField, let multiple = ExtraField.alignmentMultiple(in: entry.localExtra), multiple > 0 {
+            return multiple
+        }
+        if let page = nativeLibraryAlignment, Self.isNativeLibrary(entry.name) { return page }
+        return max(defaultAlignment, 1)
+    }
+
+    /// True for names zipalign -p and apksig page-align: stored files ending in `.so`.
+    public static func isNativeLibrary(_ name: String) -> Bool { name.hasSuffix(".so") }
+
+    /// The local extra field for `entry` when its local header is written at `headerOffset`, so that its
+    /// data starts on `alignment`. Earlier padding (zero fill or a 0xd935 field) is dropped first, so
+    /// re-aligning an aligned archive gives the same bytes.
+    public func localExtra(for entry: ZipEntry, headerOffset: Int64, alignment: Int) -> [UInt8] {
+        let base = ExtraField.strippingAlignmentPadding(entry.localExtra)
+        guard alignment > 1 else { return base }
+        let dataStart = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + base.count)
+        switch paddingStyle {
+        case .zeroFill:
+            let padding = Int((Int64(alignment) - dataStart % Int64(alignment)) % Int64(alignment))
+            return base + [UInt8](repeating: 0, count: padding)
+        case .alignmentExtraField:
+            // apksig ApkSigner.createExtraFieldToAlignData: header (id, size), the uint16 multiple, zero padding.
+            let withField = dataStart + Int64(AlignmentExtraLayout.minimumSize)
+            let padding = Int((Int64(alignment) - withField % Int64(alignment)) % Int64(alignment))
+            var w = LittleEndianWriter(capacity: base.count + AlignmentExtraLayout.minimumSize + padding)
+            w.write(bytes: base)
+            w.write(AlignmentExtraLayout.headerID)
+            w.write(UInt16(2 + padding))
+            w.write(UInt16(truncatingIfNeeded: alignment))
+            w.writeZeros(padding)
+            return w.bytes
+        }
+    }
+}
+
+extension ExtraField {
+    /// `extra` without alignment padding: 0xd935 records are removed, and a tail of zero bytes (zipalign's
+    /// padding, which is not a valid record) is cut off, as is a malformed trailing record.
+    public static func strippingAlignmentPadding(_ extra: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        while i + 4 <= extra.count {
+            if extra[i...].allSatisfy({ $0 == 0 }) { break }
+            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
+            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
+            let end = i + 4 + size
+            guard end <= extra.count else { break }
+            if id != AlignmentExtraLayout.headerID { out.append(contentsOf: extra[i..<end]) }
+            i = end
+        }
+        return out
+    }
+}

@@ -1,0 +1,138 @@
+import APKCore
+import Foundation
+import Unpack
+
+/// A patch directory: files laid out like the APK (every file adds or replaces the entry at its relative
+/// path) plus the optional `apkpatch.yml`.
+///
+/// Files are read with read(2), never mapped: in watch mode an editor may truncate a file while we read it,
+/// which would be a SIGBUS through a mapping. Symbolic links are refused (they could point anywhere), and so
+/// are names that would not be safe entry names. Editor droppings (`*~`, `.*.swp`, `.#*`, `.DS_Store`, vim's
+/// `4913` probe, `.git/`) are ignored.
+public struct PatchDirectory: Sendable {
+    public let root: String
+    public let spec: PatchSpec
+    /// Entry name → file path, for every file in the directory.
+    public let files: [String: PatchFile]
+
+    public struct PatchFile: Sendable, Hashable {
+        public let path: String
+        public let size: Int64
+        /// Modification time in nanoseconds; with the size, what watch mode compares to skip unchanged files.
+        public let modificationTime: Int64
+    }
+
+    public init(root: String) throws {
+        self.root = root
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw OverlayError.patchDirectoryMissing(root)
+        }
+        let specPath = (root as NSString).appendingPathComponent(PatchSpec.fileName)
+        if FileManager.default.fileExists(atPath: specPath) {
+            let text: String
+            do { text = try String(contentsOfFile: specPath, encoding: .utf8) } catch {
+                throw OverlayError.unreadable(path: specPath, reason: error.localizedDescription)
+            }
+            spec = try PatchSpec(yaml: text, path: specPath)
+        } else {
+            spec = PatchSpec()
+        }
+        var files: [String: PatchFile] = [:]
+        try Self.scan(directory: root, prefix: "", into: &files)
+        self.files = files
+    }
+
+    /// True for files an editor leaves behind that must never become entries.
+    public static func isIgnored(_ component: String) -> Bool {
+        component == ".DS_Store" || component == "Thumbs.db" || component == "4913" || component == ".git"
+            || component.hasSuffix("~") || component.hasPrefix(".#")
+            || (component.hasPrefix(".") && (component.hasSuffix(".swp") || component.hasSuffix(".swx") || component.hasSuffix(".swo")))
+            || component.hasPrefix(".apkpatch-")
+    }
+
+    private static func scan(directory: String, prefix: String, into files: inout [String: PatchFile]) throws {
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
+            throw OverlayError.unreadable(path: directory, reason: error.localizedDescription)
+        }
+        for name in names.sorted() {
+            if isIgnored(name) || (prefix.isEmpty && name == PatchSpec.fileName) { continue }
+            let path = (directory as NSString).appendingPathComponent(name)
+            let entryName = prefix + name
+            var info = stat()
+            guard lstat(path, &info) == 0 else {
+                // Deleted between listing and stat (an editor's temp file): not an error.
+                if errno == ENOENT { continue }
+                throw OverlayError.unreadable(path: path, reason: String(cString: strerror(errno)))
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFLNK:
+                throw OverlayError.symlinkRefused(path)
+            case S_IFDIR:
+                try scan(directory: path, prefix: entryName + "/", into: &files)
+            case S_IFREG:
+                if let problem = EntryName.problem(with: Array(entryName.utf8)) {
+                    throw OverlayError.unsafeName(path: path, reason: problem)
+                }
+                let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+                files[entryName] = PatchFile(path: path, size: Int64(info.st_size), modificationTime: mtime)
+            default:
+                throw OverlayError.unsupportedFileType(path)
+            }
+        }
+    }
+
+    /// Reads a patch file's bytes with read(2).
+    public static func read(_ file: PatchFile) throws -> [UInt8] {
+        let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw OverlayError.unreadable(path: file.path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(file.size))
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw OverlayError.unreadable(path: file.path, reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { break }
+            out.append(contentsOf: buffer[0..<n])
+        }
+        return out
+    }
+}
+
+/// Why a patch could not be applied.
+public enum OverlayError: Error, CustomStringConvertible {
+    case patchDirectoryMissing(String)
+    case invalidSpec(path: String, reason: String)
+    case unreadable(path: String, reason: String)
+    case symlinkRefused(String)
+    case unsafeName(path: String, reason: String)
+    case unsupportedFileType(String)
+    case unsupportedEdit(String)
+    case editFailed(String)
+
+    public var description: String {
+        switch self {
+        case .patchDirectoryMissing(let path):
+            return "patch directory \(path) does not exist or is not a directory; create it with `apkpatch init \(path)`"
+        case .invalidSpec(let path, let reason):
+            return "\(path): \(reason)"
+        case .unreadable(let path, let reason):
+            return "cannot read \(path): \(reason)"
+        case .symlinkRefused(let path):
+            return "\(path) is a symbolic link; patch directories may contain only regular files (copy the file in instead)"
+        case .unsafeName(let path, let reason):
+            return "\(path) cannot become an APK entry: \(reason)"
+        case .unsupportedFileType(let path):
+            return "\(path) is not a regular file or directory (device, socket or FIFO); remove it from the patch directory"
+        case .unsupportedEdit(let reason):
+            return reason
+        case .editFailed(let reason):
+            return reason
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import APKCore
+import ZlibWrapper
+
+/// An input APK: memory-mapped once, parsed, and checked against hostile-archive rules.
+///
+/// Every stage reads the input through this value: raw bytes of an entry are a zero-copy slice of the
+/// mapping, uncompressed bytes are inflated on demand with a hard bound. The file is never written.
+public struct APKArchive: Sendable {
+    /// The whole file.
+    public let source: any DataSource
+    /// The parsed ZIP structure.
+    public let zip: ZipArchive
+    /// A name for messages (the path).
+    public let label: String
+    public let limits: UnpackLimits
+
+    /// Maps and parses the APK at `path`.
+    public init(path: String, limits: UnpackLimits = UnpackLimits()) throws {
+        let file: MappedFile
+        do { file = try MappedFile(path: path) } catch let error as FileError {
+            throw UnpackError.cannotRead(path: path, reason: error.description)
+        }
+        try self.init(source: file, label: path, limits: limits)
+    }
+
+    /// Parses an APK held in `source`.
+    public init(source: any DataSource, label: String, limits: UnpackLimits = UnpackLimits()) throws {
+        self.source = source
+        self.label = label
+        self.limits = limits
+        do {
+            var zipLimits = ZipArchive.Limits()
+            zipLimits.maxEntries = limits.maxEntries
+            zip = try ZipArchive(source: source, limits: zipLimits)
+        } catch let error as ZipFormatError {
+            throw UnpackError.malformedArchive(path: label, reason: error.description)
+        } catch let error as DataSourceRangeError {
+            throw UnpackError.malformedArchive(path: label, reason: "truncated: \(error)")
+        }
+        try validate()
+    }
+
+    /// Entries in central-directory order.
+    public var entries: [ZipEntry] { zip.entries }
+
+    public func entry(named name: String) -> ZipEntry? { zip.entry(named: name) }
+
+    /// The entry's compressed bytes exactly as stored, sharing the mapping.
+    public func rawData(of entry: ZipEntry) throws -> any DataSource { try zip.rawData(of: entry) }
+
+    /// Streams the entry's uncompressed bytes to `body`, checking the CRC and the declared size.
+    public func withUncompressedChunks(of entry: ZipEntry, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var crc = CRC32()
+        do {
+            try source.withBytes(in: entry.dataRange) { raw in
+                switch entry.method {
+                case .stored:
+                    var offset = 0
+                    while offset < raw.count {
+                        let end = min(raw.count, offset + (1 << 20))
+                        let chunk = UnsafeRawBufferPointer(rebasing: raw[offset..<end])
+                        crc.update(chunk)
+                        try body(chunk)
+                        offset = end
+                    }
+                case .deflated:
+                    try Inflate.inflate(raw, expectedSize: entry.uncompressedSize) { chunk in
+                        crc.update(chunk)
+                        try body(chunk)
+                    }
+                }
+            }
+        } catch let error as Inflate.Failure {
+            throw UnpackError.corruptEntry(path: label, entry: entry.name, reason: error.description)
+        }
+        guard crc.value == entry.crc32 else {
+            throw UnpackError.corruptEntry(path: label, entry: entry.name,
+                                           reason: "CRC-32 is \(hex(crc.value)), the archive says \(hex(entry.crc32))")
+        }
+    }
+
+    /// The entry's uncompressed bytes. For large entries prefer `withUncompressedChunks`.
+    public func uncompressedData(of entry: ZipEntry) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(min(entry.uncompressedSize, 1 << 28)))
+        try withUncompressedChunks(of: entry) { out.append(contentsOf: $0) }
+        return out
+    }
+
+    private func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    /// Hostile-archive checks beyond ZIP structure: names that could escape an output directory,
+    /// declared sizes and compression ratios beyond sane limits.
+    private func validate() throws {
+        var total: Int64 = 0
+        for entry in zip.entries {
+            if let problem = EntryName.problem(with: entry.nameBytes) {
+                throw UnpackError.unsafeEntryName(path: label, name: entry.name, reason: problem)
+            }
+            guard entry.uncompressedSize <= limits.maxEntrySize else {
+                throw UnpackError.limitExceeded(path: label, reason: "entry \(entry.name.debugQuoted) declares \(entry.uncompressedSize) bytes uncompressed, over the limit of \(limits.maxEntrySize)")
+            }
+            // DEFLATE cannot do better than about 1032:1; a larger declared ratio is a bomb or a lie.
+            if entry.method == .deflated && entry.uncompressedSize > (1 << 20)
+                && entry.uncompressedSize / max(entry.compressedSize, 1) > Int64(limits.maxCompressionRatio) {
+                throw UnpackError.limitExceeded(path: label, reason: "entry \(entry.name.debugQuoted) claims a compression ratio of \(entry.uncompressedSize / max(entry.compressedSize, 1)):1 (\(entry.compressedSize) → \(entry.uncompressedSize) bytes), beyond what DEFLATE can produce: a zip bomb or a corrupt header")
+            }
+            total += entry.uncompressedSize
+        }
+        guard total <= limits.maxTotalSize else {
+            throw UnpackError.limitExceeded(path: label, reason: "entries declare \(total) bytes uncompressed in all, over the limit of \(limits.maxTotalSize)")
+        }
+    }
+}
+
+/// Limits that keep a hostile archive from costing unbounded time, memory or disk.
+public struct UnpackLimits: Sendable {
+    public var maxEntries = 65_535
+    public var maxEntrySize: Int64 = 2 << 30
+    public var maxTotalSize: Int64 = 8 << 30
+    public var maxCompressionRatio = 1100
+    public init() {}
+}
+
+/// Entry-name rules for anything that becomes a path: no traversal, no absolute paths, no backslashes,
+/// no NUL or other control characters, valid UTF-8.
+public enum EntryName {
+    /// Why `name` is unsafe, or nil when it is fine.
+    public static func problem(with name: [UInt8]) -> String? {
+        if name.isEmpty { return "the name is empty" }
+        if name.contains(0) { return "the name contains a NUL byte" }
+        if name.contains(where: { $0 < 0x20 || $0 == 0x7f }) { return "the name contains control characters" }
+        if name.contains(UInt8(ascii: "\\")) { return "the name contains a backslash, which some tools treat as a path separator" }
+        if name.first == UInt8(ascii: "/") { return "the name is an absolute path" }
+        if String(validatingUTF8: name.map { CChar(bitPattern: $0) } + [0]) == nil { return "the name is not valid UTF-8" }
+        let components = name.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        for component in components {
+            if component.elementsEqual("..".utf8) { return "the name contains a '..' component that would escape the output directory" }
+        }
+        if components.dropLast().contains(where: { $0.isEmpty }) { return "the name contains an empty path component ('//')" }
+        if name.count >= 2 && name[1] == UInt8(ascii: ":") { return "the name looks like a drive-letter path" }
+        return nil
+    }
+}
+
+/// Why an input APK could not be read.
+public enum UnpackError: Error, CustomStringConvertible {
+    case cannotRead(path: String, reason: String)
+    case malformedArchive(path: String, reason: String)
+    case unsafeEntryName(path: String, name: String, reason: String)
+    case limitExceeded(path: String, reason: String)
+    case corruptEntry(path: String, entry: String, reason: String)
+    case outputExists(path: String)
+    case extractionFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotRead(let path, let reason):
+            return "cannot read \(path): \(reason)"
+        case .malformedArchive(let path, let reason):
+            return "\(path) is not a valid APK: \(reason). Re-download or rebuild it; apkpatch does not repair damaged archives."
+        case .unsafeEntryName(let path, let name, let reason):
+            return "\(path) was refused: entry \(name.debugQuoted) is unsafe (\(reason)). This archive may be crafted to write outside the output directory."
+        case .limitExceeded(let path, let reason):
+            return "\(path) was refused: \(reason)."
+        case .corruptEntry(let path, let entry, let reason):
+            return "\(path): entry \(entry.debugQuoted) is corrupt: \(reason)."
+        case .outputExists(let path):
+            return "\(path) already exists and is not empty; choose another output directory or remove it first."
+        case .extractionFailed(let path, let reason):
+            return "cannot extract to \(path): \(reason)"
+        }
+    }
+}

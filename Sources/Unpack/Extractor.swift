@@ -1,0 +1,88 @@
+import APKCore
+import Foundation
+import LibzipWrapper
+
+/// Extracts an APK's entries into a directory with libzip (`apkpatch unpack`).
+///
+/// The archive is validated first (`APKArchive`: names, structure, limits), then extracted into a fresh
+/// temporary directory beside the destination which is renamed into place only when every entry was written
+/// and checked: a failure leaves no partial output.
+public struct Extractor {
+    public let archive: APKArchive
+
+    public init(archive: APKArchive) { self.archive = archive }
+
+    /// What was extracted.
+    public struct Summary: Sendable {
+        public var files = 0
+        public var directories = 0
+        public var bytes: Int64 = 0
+    }
+
+    /// Extracts every entry (or those whose names `include` accepts) into `directory`, which must not exist
+    /// or be empty.
+    @discardableResult
+    public func extract(to directory: String, include: (String) -> Bool = { _ in true }) throws -> Summary {
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        if fm.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue, (try? fm.contentsOfDirectory(atPath: directory))?.isEmpty == true else {
+                throw UnpackError.outputExists(path: directory)
+            }
+            try? fm.removeItem(atPath: directory)
+        }
+        let destination = URL(fileURLWithPath: directory).standardizedFileURL
+        let parent = destination.deletingLastPathComponent()
+        try fm.createDirectory(at: parent, withIntermediateDirectories: true)
+        let staging = parent.appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
+        try fm.createDirectory(at: staging, withIntermediateDirectories: false)
+        var finished = false
+        defer { if !finished { try? fm.removeItem(at: staging) } }
+
+        let libzip: LibzipArchive
+        do { libzip = try LibzipArchive(path: archive.label) } catch {
+            throw UnpackError.malformedArchive(path: archive.label, reason: "\(error)")
+        }
+        var indexByName: [[UInt8]: Int] = [:]
+        for index in 0..<libzip.entryCount {
+            if let name = libzip.name(at: index) { indexByName[name] = index }
+        }
+        var summary = Summary()
+        for entry in archive.entries where include(entry.name) {
+            let target = staging.appendingPathComponent(entry.name)
+            // EntryName.problem has already refused traversal; this is a second, independent guard.
+            guard target.standardizedFileURL.path.hasPrefix(staging.path + "/") else {
+                throw UnpackError.unsafeEntryName(path: archive.label, name: entry.name, reason: "it resolves outside the output directory")
+            }
+            if entry.isDirectory {
+                try fm.createDirectory(at: target, withIntermediateDirectories: true)
+                summary.directories += 1
+                continue
+            }
+            try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            guard let index = indexByName[entry.nameBytes] else {
+                throw UnpackError.malformedArchive(path: archive.label, reason: "libzip does not list entry \(entry.name.debugQuoted)")
+            }
+            let output = try OutputFile(destination: target.path)
+            do {
+                try libzip.read(entryAt: index, limit: entry.uncompressedSize) { try output.write($0) }
+            } catch let error as LibzipError {
+                throw UnpackError.corruptEntry(path: archive.label, entry: entry.name, reason: error.description)
+            }
+            guard output.position == entry.uncompressedSize else {
+                throw UnpackError.corruptEntry(path: archive.label, entry: entry.name,
+                                               reason: "inflated to \(output.position) bytes, the archive declares \(entry.uncompressedSize)")
+            }
+            try output.commit()
+            summary.files += 1
+            summary.bytes += entry.uncompressedSize
+        }
+        do {
+            try fm.moveItem(at: staging, to: destination)
+        } catch {
+            throw UnpackError.extractionFailed(path: directory, reason: error.localizedDescription)
+        }
+        finished = true
+        return summary
+    }
+}

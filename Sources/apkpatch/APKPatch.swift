@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+
+/// The `apkpatch` command: one subcommand per pipeline stage, plus `run` and `watch` for the whole pipeline.
+@main
+struct APKPatch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apkpatch",
+        abstract: "Patch, align, sign, verify and install Android APKs in one fast, safe pass.",
+        discussion: """
+        Replaces the apktool d → edit → apktool b → zipalign → apksigner sign → apksigner verify → adb install
+        chain. `apkpatch run app.apk --patch DIR` applies a patch directory (files laid out like the APK, plus an
+        optional apkpatch.yml) and writes a signed, aligned, verified APK.
+        """,
+        version: "0.1.0",
+        subcommands: [
+            Run.self,
+            Unpack.self,
+            Align.self,
+        ]
+    )
+
+    /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            if arguments.first == "align", !(error is ExitCode), exitCode(for: error) == .validationFailure {
+                FileHandleOutput.standardError(fullMessage(for: error))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}

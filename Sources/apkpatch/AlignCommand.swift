@@ -1,0 +1,95 @@
+import APKCore
+import Align
+import ArgumentParser
+import Foundation
+import Pipeline
+import Repack
+
+extension APKPatch {
+    /// A drop-in for zipalign: same arguments, same output with -v, same exit codes (0 ok, 1 failed, 2 usage).
+    struct Align: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Align stored entries like zipalign (and check alignment with -c).",
+            usage: """
+            apkpatch align [-f] [-p | -P <pagesize_kb>] [-v] <align> infile.apk outfile.apk
+            apkpatch align -c [-p | -P <pagesize_kb>] [-v] <align> infile.apk
+            """,
+            discussion: """
+            Stored entries start on <align>-byte boundaries (use 4). With -p, stored .so files start on 4 KiB pages;
+            with -P 16 on 16 KiB pages, as Android 15 devices with 16 KiB pages need. Compressed entries are left as
+            they are. The output is written in one pass, to a temporary file renamed into place.
+
+            Examples:
+              apkpatch align -p 4 app.apk app-aligned.apk
+              apkpatch align -c -v -P 16 4 app-aligned.apk
+            """
+        )
+
+        @Flag(name: .customShort("c"), help: "Check alignment only (does not modify the file).") var check = false
+        @Flag(name: .customShort("f"), help: "Overwrite an existing outfile.") var force = false
+        @Flag(name: .customShort("p"), help: "Page-align stored .so files to 4 KiB.") var pageAlign = false
+        @Option(name: .customShort("P"), help: ArgumentHelp("Page-align stored .so files to <pagesize_kb> KiB (4, 16 or 64).", valueName: "pagesize_kb"))
+        var pageSizeKiB: Int?
+        @Flag(name: .customShort("v"), help: "Verbose output.") var verbose = false
+        @Flag(name: .customShort("z"), help: "Recompress using Zopfli (accepted for compatibility; entries are copied raw).") var zopfli = false
+        @Argument(help: "Alignment in bytes, e.g. 4.") var alignment: Int
+        @Argument(help: "The input archive.") var input: String
+        @Argument(help: "The output archive (not with -c).") var output: String?
+
+        func validate() throws {
+            if alignment < 1 || alignment > 65536 { throw ValidationError("Invalid value for alignment: \(alignment)") }
+            if pageAlign && pageSizeKiB != nil { throw ValidationError("-P cannot be used in combination with -p") }
+            if let size = pageSizeKiB, ![4, 16, 64].contains(size) { throw ValidationError("Invalid value for -P: \(size) (use 4, 16 or 64)") }
+            if check && output != nil { throw ValidationError("-c takes only the input file") }
+            if !check && output == nil { throw ValidationError("missing outfile") }
+        }
+
+        var policy: AlignmentPolicy {
+            let page = pageSizeKiB.map { $0 * 1024 } ?? (pageAlign ? 4096 : nil)
+            return .zipalign(alignment, pageSize: page)
+        }
+
+        func run() throws {
+            if check { try runCheck() } else { try runAlign() }
+        }
+
+        private func runCheck() throws {
+            if verbose { print("Verifying alignment of \(input) (\(alignment))...") }
+            let archive: ZipArchive
+            do { archive = try ZipArchive(source: try MappedFile(path: input)) } catch {
+                FileHandleOutput.standardError("Unable to open '\(input)' for verification: \(error)")
+                throw ExitCode.failure
+            }
+            let result = AlignmentCheck(archive: archive, policy: policy)
+            if verbose {
+                for line in result.verboseLines() { print(line) }
+                print("Verification \(result.isAligned ? "successful" : "FAILED")")
+            }
+            if !result.isAligned { throw ExitCode.failure }
+        }
+
+        private func runAlign() throws {
+            guard let output else { throw ExitCode(2) }
+            if !force && FileManager.default.fileExists(atPath: output) {
+                FileHandleOutput.standardError("Output file '\(output)' exists")
+                throw ExitCode.failure
+            }
+            do {
+                try PatchPipeline.ensureDistinct(input: input, output: output)
+                let archive = try ZipArchive(source: try MappedFile(path: input))
+                if verbose { print("Verifying alignment of \(output) (\(alignment))...") }
+                let report = try Repacker.write(try Repacker.rawEntries(of: archive), to: output, alignment: policy,
+                                                comment: archive.endOfCentralDirectory.comment)
+                if verbose {
+                    let written = try ZipArchive(source: try MappedFile(path: output))
+                    for line in AlignmentCheck(archive: written, policy: policy).verboseLines() { print(line) }
+                    print("Verification successful")
+                }
+                _ = report
+            } catch {
+                FileHandleOutput.standardError("Unable to align '\(input)': \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

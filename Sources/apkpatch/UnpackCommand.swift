@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import Unpack
+
+extension APKPatch {
+    struct Unpack: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Extract an APK's entries into a directory, refusing hostile archives.",
+            discussion: """
+            The archive is checked before anything is written (entry names that escape the directory, duplicate
+            names, local headers that disagree with the central directory, truncation, zip bombs); extraction goes
+            to a temporary directory renamed into place at the end, so a failure leaves nothing behind.
+
+            Examples:
+              apkpatch unpack app.apk -o app/
+              apkpatch unpack app.apk -o app/ --list
+            """
+        )
+
+        @Argument(help: "The APK to read.") var apk: String
+        @Option(name: [.customShort("o"), .long], help: "Directory to create (must not exist or be empty).") var output: String?
+        @Flag(name: .long, help: "List the entries (method, sizes, CRC, offsets) instead of extracting.") var list = false
+
+        func validate() throws {
+            if output == nil && !list { throw ValidationError("give an output directory with -o DIR, or --list") }
+        }
+
+        func run() throws {
+            let archive = try APKArchive(path: apk)
+            if list {
+                print("  Method    Size   Stored      CRC-32  Header    Data  Name")
+                for e in archive.zip.entriesInFileOrder {
+                    let crc = String(e.crc32, radix: 16)
+                    print(String(format: "%8@ %7lld %8lld %@ %7lld %7lld  %@", e.method.description, e.uncompressedSize, e.compressedSize,
+                                 String(repeating: "0", count: 8 - crc.count) + crc + "  ", e.localHeaderOffset, e.dataOffset, e.name))
+                }
+                print("\(archive.entries.count) entries")
+                return
+            }
+            let summary = try Extractor(archive: archive).extract(to: output!)
+            print("Extracted \(summary.files) files (\(formatBytes(summary.bytes))) and \(summary.directories) directories to \(output!)")
+        }
+    }
+}
