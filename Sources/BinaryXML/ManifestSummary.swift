@@ -1,0 +1,133 @@
+/// An Android API level as a manifest states it: a number, or a preview codename such as "Tiramisu".
+public enum SDKVersion: Sendable, Hashable, CustomStringConvertible {
+    case level(Int)
+    case codename(String)
+
+    /// Parses manifest text: digits give a level, anything else is a codename.
+    public init(text: String) {
+        if let n = Int(text.trimmingCharacters(in: " ")) { self = .level(n) } else { self = .codename(text) }
+    }
+
+    /// The level, when this is a released API level.
+    public var level: Int? { if case .level(let n) = self { return n }; return nil }
+
+    public var description: String {
+        switch self {
+        case .level(let n): return String(n)
+        case .codename(let s): return s
+        }
+    }
+}
+
+private extension String {
+    func trimmingCharacters(in set: Character) -> String {
+        var s = Substring(self)
+        while s.first == set { s.removeFirst() }
+        while s.last == set { s.removeLast() }
+        return String(s)
+    }
+}
+
+/// Framework attribute IDs used by the manifest tooling (public IDs from `framework-res.apk`, stable across releases).
+public enum AndroidAttribute {
+    public static let label: UInt32 = 0x0101_0001
+    public static let icon: UInt32 = 0x0101_0002
+    public static let name: UInt32 = 0x0101_0003
+    public static let enabled: UInt32 = 0x0101_000e
+    public static let debuggable: UInt32 = 0x0101_000f
+    public static let minSdkVersion: UInt32 = 0x0101_020c
+    public static let versionCode: UInt32 = 0x0101_021b
+    public static let versionName: UInt32 = 0x0101_021c
+    public static let targetSdkVersion: UInt32 = 0x0101_0270
+    public static let maxSdkVersion: UInt32 = 0x0101_0271
+    public static let extractNativeLibs: UInt32 = 0x0101_04ea
+    public static let usesCleartextTraffic: UInt32 = 0x0101_04ec
+    public static let networkSecurityConfig: UInt32 = 0x0101_0527
+}
+
+/// The facts other stages need from a binary `AndroidManifest.xml`, read the way `aapt dump badging` reports them.
+///
+/// Attributes are matched by resource ID when the document's resource map gives one, by `android:` name otherwise.
+/// Values that are references (e.g. `versionName="@string/version"`) cannot be resolved without the resource
+/// table and read as nil.
+public struct ManifestSummary: Sendable, Equatable {
+    /// `<manifest package>`.
+    public var packageName: String
+    public var versionCode: Int?
+    public var versionName: String?
+    /// `<uses-sdk android:minSdkVersion>`; nil when absent, which Android reads as 1.
+    public var minSdkVersion: SDKVersion?
+    /// `<uses-sdk android:targetSdkVersion>`; nil when absent (Android then uses minSdkVersion).
+    public var targetSdkVersion: SDKVersion?
+    /// `<application android:debuggable>`.
+    public var debuggable: Bool?
+    /// `<application android:extractNativeLibs>`.
+    public var extractNativeLibs: Bool?
+    /// Fully qualified class name of the first activity (or activity-alias) with a MAIN action and LAUNCHER category.
+    public var launcherActivity: String?
+
+    /// Reads the summary from binary manifest bytes; throws `BinaryXMLError` for malformed input or a missing package.
+    public init(binaryXML: [UInt8]) throws {
+        try self.init(tree: XMLTree(binaryXML: binaryXML))
+    }
+
+    /// Reads the summary from a parsed manifest.
+    public init(tree: XMLTree) throws {
+        guard let manifest = tree.root, manifest.name == "manifest" else {
+            throw BinaryXMLError(.missingContent, "not an AndroidManifest.xml: the root element is <\(tree.root?.name ?? "")>, expected <manifest>")
+        }
+        guard let package = manifest.attribute(id: nil, name: "package", namespace: nil)?.value.stringValue, !package.isEmpty else {
+            throw BinaryXMLError(.missingContent, "AndroidManifest.xml has no package attribute on <manifest>")
+        }
+        packageName = package
+        versionCode = manifest.attribute(id: AndroidAttribute.versionCode, name: "versionCode").flatMap(Self.integer)
+        versionName = manifest.attribute(id: AndroidAttribute.versionName, name: "versionName").flatMap(Self.text)
+        let usesSDK = manifest.elements(named: "uses-sdk").first
+        minSdkVersion = usesSDK?.attribute(id: AndroidAttribute.minSdkVersion, name: "minSdkVersion").flatMap(Self.sdkVersion)
+        targetSdkVersion = usesSDK?.attribute(id: AndroidAttribute.targetSdkVersion, name: "targetSdkVersion").flatMap(Self.sdkVersion)
+        let application = manifest.elements(named: "application").first
+        debuggable = application?.attribute(id: AndroidAttribute.debuggable, name: "debuggable")?.value.booleanValue
+        extractNativeLibs = application?.attribute(id: AndroidAttribute.extractNativeLibs, name: "extractNativeLibs")?.value.booleanValue
+        launcherActivity = application.flatMap { Self.launcher(in: $0, package: package) }
+    }
+
+    /// Expands a manifest class name the way PackageParser does: ".Foo" and "Foo" are relative to the package.
+    public static func qualifiedClassName(_ name: String, package: String) -> String {
+        if name.hasPrefix(".") { return package + name }
+        if !name.contains(".") { return package + "." + name }
+        return name
+    }
+
+    private static func integer(_ attribute: XMLTree.Attribute) -> Int? {
+        if let n = attribute.value.integerValue { return Int(n) }
+        if let s = attribute.value.stringValue { return Int(s) }
+        return nil
+    }
+
+    private static func text(_ attribute: XMLTree.Attribute) -> String? {
+        if let s = attribute.value.stringValue { return s }
+        if case .typed(let type, _) = attribute.value, type.isInteger, let raw = attribute.rawValue { return raw }
+        if let n = attribute.value.integerValue, attribute.value.referenceID == nil { return String(n) }
+        return nil
+    }
+
+    private static func sdkVersion(_ attribute: XMLTree.Attribute) -> SDKVersion? {
+        if let n = attribute.value.integerValue { return .level(Int(n)) }
+        if let s = attribute.value.stringValue { return SDKVersion(text: s) }
+        return nil
+    }
+
+    private static func launcher(in application: XMLTree.Element, package: String) -> String? {
+        for component in application.elements where component.name == "activity" || component.name == "activity-alias" {
+            for filter in component.elements(named: "intent-filter") {
+                let actions = filter.elements(named: "action").compactMap { $0.attribute(id: AndroidAttribute.name, name: "name")?.value.stringValue }
+                let categories = filter.elements(named: "category").compactMap { $0.attribute(id: AndroidAttribute.name, name: "name")?.value.stringValue }
+                if actions.contains("android.intent.action.MAIN"), categories.contains("android.intent.category.LAUNCHER"),
+                   let name = component.attribute(id: AndroidAttribute.name, name: "name")?.value.stringValue {
+                    return qualifiedClassName(name, package: package)
+                }
+            }
+        }
+        return nil
+    }
+}

@@ -1,1 +1,0 @@
-// BinaryXML: filled in by its owner.
