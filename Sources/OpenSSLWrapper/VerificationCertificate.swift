@@ -1,0 +1,209 @@
+internal import COpenSSL
+
+/// An X.509 certificate as the APK verifier needs it: the exact DER it was parsed from, the names and serial
+/// used to match a PKCS #7 SignerInfo, key usage and critical-extension checks Android performs, and the
+/// facts `apksigner verify --print-certs` prints.
+///
+/// `derBytes` are never re-encoded (apksig's `GuaranteedEncodedFormX509Certificate` exists because
+/// re-encoded certificates changed an app's signing identity).
+package final class VerificationCertificate: @unchecked Sendable {
+    package let derBytes: [UInt8]
+    private let x509: OpaquePointer
+
+    package init(derEncoded: [UInt8]) throws {
+        guard !derEncoded.isEmpty else { throw OpenSSLError(function: "d2i_X509", reasons: ["empty certificate"]) }
+        let parsed: OpaquePointer = try derEncoded.withUnsafeBufferPointer { buffer in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            let length = buffer.count
+            return try openSSLPointer("d2i_X509") { d2i_X509(nil, &pointer, length) }
+        }
+        // Trailing bytes after the certificate: Java's CertificateFactory rejects them too.
+        var check: UnsafePointer<UInt8>?
+        let consumed = derEncoded.withUnsafeBufferPointer { buffer -> Int in
+            check = buffer.baseAddress
+            let length = buffer.count
+            let again = d2i_X509(nil, &check, length)
+            defer { X509_free(again) }
+            return check.map { $0 - buffer.baseAddress! } ?? 0
+        }
+        guard consumed == derEncoded.count else {
+            X509_free(parsed)
+            throw OpenSSLError(function: "d2i_X509", reasons: ["\(derEncoded.count - consumed) trailing bytes after the certificate"])
+        }
+        self.derBytes = derEncoded
+        self.x509 = parsed
+    }
+
+    deinit { X509_free(x509) }
+
+    /// The SubjectPublicKeyInfo DER of the certificate's key.
+    package var subjectPublicKeyInfoDER: [UInt8] {
+        guard let pubkey = X509_get_X509_PUBKEY(x509) else { return [] }
+        var out: UnsafeMutablePointer<UInt8>?
+        let length = i2d_X509_PUBKEY(pubkey, &out)
+        guard length > 0, let out else { return [] }
+        defer { apkpatch_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// "RSA", "EC", "DSA", or the OpenSSL name of another key type.
+    package var keyAlgorithm: String {
+        guard let key = X509_get0_pubkey(x509) else { return "unknown" }
+        return Self.keyAlgorithmName(of: key)
+    }
+
+    static func keyAlgorithmName(of key: OpaquePointer) -> String {
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS: return "RSA"
+        case EVP_PKEY_EC: return "EC"
+        case EVP_PKEY_DSA: return "DSA"
+        default:
+            if let name = EVP_PKEY_get0_type_name(key) { return String(cString: name) }
+            return "unknown"
+        }
+    }
+
+    /// RSA modulus bits; EC group order bits; DSA prime bits (as apksigner's key size).
+    package var keyBitSize: Int {
+        guard let key = X509_get0_pubkey(x509) else { return 0 }
+        return Int(EVP_PKEY_get_bits(key))
+    }
+
+    /// The subject as Java's `X500Principal.toString()` / apksigner prints it: most significant RDN last,
+    /// ", " between RDNs, e.g. "CN=Android Debug, O=Android, C=US".
+    package var subjectDN: String { Self.javaStyleName(X509_get_subject_name(x509)) }
+    package var issuerDN: String { Self.javaStyleName(X509_get_issuer_name(x509)) }
+
+    /// The serial number's INTEGER contents.
+    package var serialNumberBytes: [UInt8] {
+        guard let serial = X509_get0_serialNumber(x509) else { return [] }
+        var out: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ASN1_INTEGER(UnsafeMutablePointer(mutating: serial), &out)
+        guard length > 0, let out else { return [] }
+        defer { apkpatch_OPENSSL_free(out) }
+        let der = Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let element = try? BERElement.parseSingle(der[...]) else { return [] }
+        return Array(element.contents)
+    }
+
+    /// True when `issuerNameDER` (an encoded Name) names this certificate's issuer, compared as
+    /// `X500Principal.equals` does (canonical form: case and whitespace insensitive).
+    package func issuerMatches(nameDER: [UInt8]) -> Bool {
+        nameDER.withUnsafeBufferPointer { buffer in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            guard let name = d2i_X509_NAME(nil, &pointer, buffer.count) else { ERR_clear_error(); return false }
+            defer { X509_NAME_free(name) }
+            return X509_NAME_cmp(name, X509_get_issuer_name(x509)) == 0
+        }
+    }
+
+    /// True when the two INTEGER encodings denote the same number (leading sign octets ignored).
+    package static func sameInteger(_ a: [UInt8], _ b: [UInt8]) -> Bool { normalize(a) == normalize(b) }
+
+    private static func normalize(_ value: [UInt8]) -> [UInt8] {
+        var v = value[...]
+        while v.count > 1 {
+            let first = v[v.startIndex], second = v[v.startIndex + 1]
+            if (first == 0x00 && second & 0x80 == 0) || (first == 0xff && second & 0x80 != 0) { v = v.dropFirst() } else { break }
+        }
+        return Array(v)
+    }
+
+    /// True when the certificate has a critical extension OpenSSL does not handle (Java's
+    /// `hasUnsupportedCriticalExtension`).
+    package var hasUnsupportedCriticalExtension: Bool {
+        (X509_get_extension_flags(x509) & UInt32(EXFLAG_CRITICAL)) != 0
+    }
+
+    /// False when a keyUsage extension is present without digitalSignature and nonRepudiation: Android then
+    /// refuses the certificate for JAR signatures.
+    package var isAllowedForDigitalSignatures: Bool {
+        let usage = X509_get_key_usage(x509)
+        if usage == UInt32.max { return true }  // no keyUsage extension
+        return usage & UInt32(KU_DIGITAL_SIGNATURE | KU_NON_REPUDIATION) != 0
+    }
+
+    /// Verifies `signature` over `data` with this certificate's public key.
+    package func verify(signature: [UInt8], data: [UInt8], algorithm: VerificationSignatureAlgorithm) throws -> Bool {
+        guard let key = X509_get0_pubkey(x509) else {
+            throw OpenSSLError(function: "X509_get0_pubkey", reasons: ["certificate has no usable public key"])
+        }
+        return try SignatureVerification.verify(key: key, signature: signature, data: data, algorithm: algorithm)
+    }
+
+    // MARK: - Java-style distinguished names
+
+    private static let keywords: [Int32: String] = [
+        NID_commonName: "CN", NID_countryName: "C", NID_localityName: "L", NID_stateOrProvinceName: "ST",
+        NID_organizationName: "O", NID_organizationalUnitName: "OU", NID_streetAddress: "STREET",
+        NID_domainComponent: "DC", NID_userId: "UID", NID_pkcs9_emailAddress: "EMAILADDRESS",
+        NID_serialNumber: "SERIALNUMBER", NID_title: "T", NID_dnQualifier: "DNQ", NID_surname: "SURNAME",
+        NID_givenName: "GIVENNAME", NID_initials: "INITIALS", NID_generationQualifier: "GENERATION",
+    ]
+
+    static func javaStyleName(_ name: OpaquePointer?) -> String {
+        guard let name else { return "" }
+        let count = X509_NAME_entry_count(name)
+        var rdns: [[String]] = []
+        var lastSet: Int32 = -1
+        for index in 0..<count {
+            guard let entry = X509_NAME_get_entry(name, index) else { continue }
+            let set = X509_NAME_ENTRY_set(entry)
+            let text = avaString(entry)
+            if set == lastSet, !rdns.isEmpty { rdns[rdns.count - 1].append(text) } else { rdns.append([text]) }
+            lastSet = set
+        }
+        return rdns.reversed().map { $0.joined(separator: " + ") }.joined(separator: ", ")
+    }
+
+    private static func avaString(_ entry: OpaquePointer) -> String {
+        let object = X509_NAME_ENTRY_get_object(entry)
+        let nid = OBJ_obj2nid(object)
+        let data = X509_NAME_ENTRY_get_data(entry)
+        if let keyword = keywords[nid], let data {
+            var out: UnsafeMutablePointer<UInt8>?
+            let length = ASN1_STRING_to_UTF8(&out, data)
+            if length >= 0, let out {
+                defer { apkpatch_OPENSSL_free(out) }
+                let value = String(decoding: UnsafeBufferPointer(start: out, count: Int(length)), as: UTF8.self)
+                return keyword + "=" + quoted(value)
+            }
+        }
+        // Unknown attribute type: dotted OID and the value's DER in hex, as Java prints it.
+        var buffer = [CChar](repeating: 0, count: 128)
+        OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
+        let oid = String(cString: buffer)
+        var hex = ""
+        if let data {
+            let type = ASN1_STRING_type(data)
+            let length = Int(ASN1_STRING_length(data))
+            if let bytes = ASN1_STRING_get0_data(data) {
+                var der: [UInt8] = [UInt8(truncatingIfNeeded: type)]
+                if length < 128 { der.append(UInt8(length)) } else {
+                    let lengthBytes = withUnsafeBytes(of: UInt32(length).bigEndian) { Array($0) }.drop { $0 == 0 }
+                    der.append(0x80 | UInt8(lengthBytes.count)); der.append(contentsOf: lengthBytes)
+                }
+                der.append(contentsOf: UnsafeBufferPointer(start: bytes, count: length))
+                hex = der.hexString
+            }
+        }
+        return "\(oid)=#\(hex)"
+    }
+
+    private static func quoted(_ value: String) -> String {
+        let specials: Set<Character> = [",", "+", "=", "\n", "<", ">", "#", ";", "\\", "\""]
+        let needsQuotes = value.contains { specials.contains($0) } || value.first == " " || value.last == " "
+        guard needsQuotes else { return value }
+        var out = "\""
+        for character in value {
+            if character == "\"" || character == "\\" { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
+    }
+}
+
+extension VerificationCertificate: Equatable {
+    /// Certificates are equal when their encodings are (what Android compares).
+    package static func == (lhs: VerificationCertificate, rhs: VerificationCertificate) -> Bool { lhs.derBytes == rhs.derBytes }
+}
