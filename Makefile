@@ -1,0 +1,51 @@
+# apkpatch: `make demo` and `make test` work on a fresh Debian 12 machine with Swift installed: they install
+# what is missing with apt-get first.
+PREFIX ?= /usr/local
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Build dependencies, then the oracles the tests check our output with.
+APT_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev \
+	zipalign aapt apksigner apktool adb apkverifier android-framework-res unzip time openjdk-17-jre-headless
+
+.PHONY: all deps build debug test demo install uninstall bench fuzz clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:$$missing"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release --product apkpatch
+
+debug: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: build
+	./scripts/demo.sh
+
+bench: build
+	./scripts/bench/run.sh
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/apkpatch
+	install -m 755 .build/release/apkpatch $(DESTDIR)$(PREFIX)/bin/apkpatch
+	cp -R Templates $(DESTDIR)$(PREFIX)/share/apkpatch/
+	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch/Templates/sample
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/apkpatch
+	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch
+
+clean:
+	rm -rf .build demo-out bench-work

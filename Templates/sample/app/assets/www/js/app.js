@@ -1,0 +1,1 @@
+document.addEventListener('deviceready', function () { console.log('original app.js'); });

@@ -1,0 +1,1 @@
+// A file the sample patch deletes.

@@ -1,0 +1,1 @@
+console.log('added by the patch directory');

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `make demo`: build the bundled sample APK with aapt, patch it with the sample patch directory, and show
+# what happened, checking the result with the real tools (zipalign, apksigner).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+APKPATCH=${APKPATCH:-.build/release/apkpatch}
+out=demo-out
+rm -rf "$out"; mkdir -p "$out/build"
+cp -R Templates/sample/app/. "$out/build/"
+(cd "$out/build" && aapt package -f -M AndroidManifest.xml -S res -A assets \
+    -I /usr/share/android-framework-res/framework-res.apk -F ../sample.apk >/dev/null)
+echo "== Built the sample APK with aapt: $out/sample.apk"
+unzip -l "$out/sample.apk" | sed 's/^/   /'
+echo
+echo "== apkpatch run $out/sample.apk --patch Templates/sample/patch --out $out/sample-patched.apk ${DEMO_SIGN_ARGS:-}"
+"$APKPATCH" run "$out/sample.apk" --patch Templates/sample/patch --out "$out/sample-patched.apk" ${DEMO_SIGN_ARGS:-}
+echo
+echo "== The patched index.html inside the output (unzip -p):"
+unzip -p "$out/sample-patched.apk" assets/www/index.html | sed 's/^/   /'
+echo
+echo "== zipalign -c -p 4:"
+zipalign -c -p 4 "$out/sample-patched.apk" && echo "   aligned"
+if unzip -l "$out/sample-patched.apk" | grep -q 'META-INF/MANIFEST.MF' || [ -n "${DEMO_SIGN_ARGS:-}" ]; then
+    echo "== apksigner verify --print-certs:"
+    apksigner verify --print-certs "$out/sample-patched.apk" | sed 's/^/   /'
+fi
+echo
+echo "Done: $out/sample-patched.apk"
