@@ -32,3 +32,17 @@ static inline STACK_OF(X509) *apkpatch_sk_X509_new_null(void) { return sk_X509_n
 static inline int apkpatch_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
 static inline int apkpatch_sk_PKCS7_SIGNER_INFO_num(const STACK_OF(PKCS7_SIGNER_INFO) *sk) { return sk_PKCS7_SIGNER_INFO_num(sk); }
 static inline PKCS7_SIGNER_INFO *apkpatch_sk_PKCS7_SIGNER_INFO_value(const STACK_OF(PKCS7_SIGNER_INFO) *sk, int i) { return sk_PKCS7_SIGNER_INFO_value(sk, i); }
+// sk_PKCS7_* and sk_PKCS12_SAFEBAG_* (PKCS#12 authenticated safes and their bags) are macros too.
+static inline int apkpatch_sk_PKCS7_num(const STACK_OF(PKCS7) *sk) { return sk_PKCS7_num(sk); }
+static inline PKCS7 *apkpatch_sk_PKCS7_value(const STACK_OF(PKCS7) *sk, int i) { return sk_PKCS7_value(sk, i); }
+static inline void apkpatch_sk_PKCS7_pop_free(STACK_OF(PKCS7) *sk) { sk_PKCS7_pop_free(sk, PKCS7_free); }
+static inline int apkpatch_sk_PKCS12_SAFEBAG_num(const STACK_OF(PKCS12_SAFEBAG) *sk) { return sk_PKCS12_SAFEBAG_num(sk); }
+static inline PKCS12_SAFEBAG *apkpatch_sk_PKCS12_SAFEBAG_value(const STACK_OF(PKCS12_SAFEBAG) *sk, int i) { return sk_PKCS12_SAFEBAG_value(sk, i); }
+static inline void apkpatch_sk_PKCS12_SAFEBAG_pop_free(STACK_OF(PKCS12_SAFEBAG) *sk) { sk_PKCS12_SAFEBAG_pop_free(sk, PKCS12_SAFEBAG_free); }
+// The content type of a PKCS7 (PKCS#12 safes are data or encryptedData); PKCS7_type_is_* are macros.
+static inline int apkpatch_PKCS7_type_nid(const PKCS7 *p7) { return OBJ_obj2nid(p7->type); }
+// A localKeyID attribute's octets (ASN1_TYPE's union is awkward from Swift); NULL if absent or not OCTET STRING.
+static inline const ASN1_OCTET_STRING *apkpatch_PKCS12_SAFEBAG_localKeyID(const PKCS12_SAFEBAG *bag) {
+    const ASN1_TYPE *t = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID);
+    return (t != NULL && t->type == V_ASN1_OCTET_STRING) ? t->value.octet_string : NULL;
+}

@@ -1,0 +1,204 @@
+internal import COpenSSL
+
+/// One entry of a PKCS#12 keystore: a private key with its certificate chain, or a trusted certificate.
+/// `friendlyName` is the alias keytool shows.
+public struct PKCS12Entry: Sendable {
+    /// The alias (PKCS#9 friendlyName), if the bag carries one.
+    public let friendlyName: String?
+    /// The PKCS#9 localKeyID linking a key to its certificate.
+    public let localKeyID: [UInt8]?
+    /// The private key; nil for a trusted-certificate entry.
+    public let privateKey: PrivateKey?
+    /// Key entries: the chain, the key's own certificate first. Certificate entries: the one certificate.
+    public let certificates: [Certificate]
+}
+
+/// Why a PKCS#12 store could not be read. `description` carries OpenSSL's own words; it never contains a
+/// password.
+public struct PKCS12Error: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// The integrity MAC did not verify: wrong store password (or a damaged file).
+        case wrongPassword
+        /// A shrouded key bag did not decrypt with the key password (or the store password).
+        case wrongKeyPassword
+        /// Not a PKCS#12 structure OpenSSL can read.
+        case malformed
+        /// Creating a store failed.
+        case creationFailed
+    }
+    public let kind: Kind
+    public let underlying: OpenSSLError
+    public var description: String { underlying.description }
+}
+
+/// PKCS#12 keystores through OpenSSL (PKCS12_* and PKCS8 functions): reading every entry with its alias, and
+/// writing a one-key store that `keytool` and `apksigner --ks` read.
+public enum PKCS12 {
+    /// Reads every key and certificate in `der`. The MAC is checked with `password`; shrouded keys are
+    /// decrypted with `keyPassword` when given, falling back to `password` (keytool's PKCS#12 stores use one
+    /// password for both).
+    public static func parse(_ der: [UInt8], password: [UInt8], keyPassword: [UInt8]? = nil) throws -> [PKCS12Entry] {
+        let store: OpaquePointer
+        do {
+            store = try der.withUnsafeBufferPointer { buffer in
+                try openSSLPointer("d2i_PKCS12") {
+                    var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+                    return d2i_PKCS12(nil, &cursor, buffer.count)
+                }
+            }
+        } catch let error as OpenSSLError {
+            throw PKCS12Error(kind: .malformed, underlying: error)
+        }
+        defer { PKCS12_free(store) }
+
+        try withCPassword(password) { pass in
+            let length = Int32(password.count)
+            guard PKCS12_mac_present(store) == 1 else { return }
+            ERR_clear_error()
+            if PKCS12_verify_mac(store, pass, length) == 1 { return }
+            // An empty password may have been encoded as absent (NULL) rather than as an empty BMPString.
+            if password.isEmpty, PKCS12_verify_mac(store, nil, 0) == 1 { ERR_clear_error(); return }
+            throw PKCS12Error(kind: .wrongPassword, underlying: OpenSSLError.drain("PKCS12_verify_mac"))
+        }
+
+        let safes: OpaquePointer
+        do {
+            safes = try openSSLPointer("PKCS12_unpack_authsafes") { PKCS12_unpack_authsafes(store) }
+        } catch let error as OpenSSLError {
+            throw PKCS12Error(kind: .malformed, underlying: error)
+        }
+        defer { apkpatch_sk_PKCS7_pop_free(safes) }
+
+        var keys: [(name: String?, id: [UInt8]?, key: PrivateKey)] = []
+        var certificates: [(name: String?, id: [UInt8]?, certificate: Certificate)] = []
+
+        func collect(_ bags: OpaquePointer) throws {
+            for index in 0..<apkpatch_sk_PKCS12_SAFEBAG_num(bags) {
+                guard let bag = apkpatch_sk_PKCS12_SAFEBAG_value(bags, index) else { continue }
+                let name: String? = PKCS12_get_friendlyname(bag).map { pointer in
+                    defer { apkpatch_OPENSSL_free(pointer) }
+                    return String(cString: pointer)
+                }
+                let id: [UInt8]? = apkpatch_PKCS12_SAFEBAG_localKeyID(bag).map { octets in
+                    Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(octets), count: Int(ASN1_STRING_length(octets))))
+                }
+                switch PKCS12_SAFEBAG_get_nid(bag) {
+                case NID_pkcs8ShroudedKeyBag:
+                    keys.append((name, id, try decryptKey(bag, keyPassword: keyPassword, storePassword: password)))
+                case NID_keyBag:
+                    guard let info = PKCS12_SAFEBAG_get0_p8inf(bag) else { continue }
+                    let pointer = try openSSLPointer("EVP_PKCS82PKEY") { EVP_PKCS82PKEY(info) }
+                    keys.append((name, id, try PrivateKey(handle: EVPKeyHandle(takingOwnershipOf: pointer))))
+                case NID_certBag:
+                    guard PKCS12_SAFEBAG_get_bag_nid(bag) == NID_x509Certificate else { continue }
+                    let x509 = try openSSLPointer("PKCS12_SAFEBAG_get1_cert") { PKCS12_SAFEBAG_get1_cert(bag) }
+                    defer { X509_free(x509) }
+                    let der = try encodeDER("i2d_X509") { i2d_X509(x509, $0) }
+                    certificates.append((name, id, try Certificate(derEncoded: der)))
+                default:
+                    continue   // CRL, secret and nested bags: nothing a signer needs
+                }
+            }
+        }
+
+        do {
+            for index in 0..<apkpatch_sk_PKCS7_num(safes) {
+                guard let safe = apkpatch_sk_PKCS7_value(safes, index) else { continue }
+                switch apkpatch_PKCS7_type_nid(safe) {
+                case NID_pkcs7_data:
+                    let bags = try openSSLPointer("PKCS12_unpack_p7data") { PKCS12_unpack_p7data(safe) }
+                    defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
+                    try collect(bags)
+                case NID_pkcs7_encrypted:
+                    let bags = try withCPassword(password) { pass in
+                        try openSSLPointer("PKCS12_unpack_p7encdata") {
+                            PKCS12_unpack_p7encdata(safe, pass, Int32(password.count))
+                        }
+                    }
+                    defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
+                    try collect(bags)
+                default:
+                    continue
+                }
+            }
+        } catch let error as OpenSSLError {
+            throw PKCS12Error(kind: .malformed, underlying: error)
+        }
+
+        var entries: [PKCS12Entry] = []
+        var usedCertificates = Set<Int>()
+        for key in keys {
+            // The key's own certificate: same localKeyID, else same friendlyName, else the one whose public
+            // key matches.
+            let leafIndex = certificates.indices.first { key.id != nil && certificates[$0].id == key.id }
+                ?? certificates.indices.first { key.name != nil && certificates[$0].name == key.name }
+                ?? certificates.indices.first { key.key.matches(certificates[$0].certificate) }
+            var chain: [Certificate] = []
+            if let leafIndex {
+                usedCertificates.insert(leafIndex)
+                chain.append(certificates[leafIndex].certificate)
+                // Follow issuers among the remaining certificates (CA certificates carry no localKeyID).
+                while chain.count < 16, let last = chain.last, last.issuerNameDER != last.subjectNameDER,
+                      let next = certificates.indices.first(where: {
+                          !usedCertificates.contains($0) && certificates[$0].id == nil
+                              && certificates[$0].certificate.subjectNameDER == last.issuerNameDER
+                      }) {
+                    usedCertificates.insert(next)
+                    chain.append(certificates[next].certificate)
+                }
+            }
+            entries.append(PKCS12Entry(friendlyName: key.name ?? leafIndex.flatMap { certificates[$0].name },
+                                       localKeyID: key.id, privateKey: key.key, certificates: chain))
+        }
+        for (index, certificate) in certificates.enumerated() where !usedCertificates.contains(index) && certificate.name != nil {
+            entries.append(PKCS12Entry(friendlyName: certificate.name, localKeyID: certificate.id, privateKey: nil,
+                                       certificates: [certificate.certificate]))
+        }
+        return entries
+    }
+
+    private static func decryptKey(_ bag: OpaquePointer, keyPassword: [UInt8]?, storePassword: [UInt8]) throws -> PrivateKey {
+        var candidates: [[UInt8]] = []
+        if let keyPassword { candidates.append(keyPassword) }
+        if keyPassword != storePassword { candidates.append(storePassword) }
+        var lastError = OpenSSLError(function: "PKCS12_decrypt_skey", reasons: [])
+        for candidate in candidates {
+            ERR_clear_error()
+            let info = withCPassword(candidate) { PKCS12_decrypt_skey(bag, $0, Int32(candidate.count)) }
+            guard let info else { lastError = OpenSSLError.drain("PKCS12_decrypt_skey"); continue }
+            defer { PKCS8_PRIV_KEY_INFO_free(info) }
+            let pointer = try openSSLPointer("EVP_PKCS82PKEY") { EVP_PKCS82PKEY(info) }
+            return try PrivateKey(handle: EVPKeyHandle(takingOwnershipOf: pointer))
+        }
+        throw PKCS12Error(kind: .wrongKeyPassword, underlying: lastError)
+    }
+
+    /// A PKCS#12 store holding one key entry: `key` with `certificates` (its own first) under the alias
+    /// `friendlyName`, protected by `password` with OpenSSL 3's defaults (PBES2 AES-256-CBC, HMAC-SHA-256
+    /// MAC), which keytool (Java 11.0.12+/17) and apksigner read.
+    public static func make(key: PrivateKey, certificates: [Certificate], friendlyName: String, password: [UInt8]) throws -> [UInt8] {
+        guard let leaf = certificates.first else {
+            throw PKCS12Error(kind: .creationFailed, underlying: OpenSSLError(function: "PKCS12_create", reasons: ["no certificate"]))
+        }
+        do {
+            let chain = try openSSLPointer("sk_X509_new_null") { apkpatch_sk_X509_new_null() }
+            defer { apkpatch_sk_X509_pop_free(chain) }
+            for certificate in certificates.dropFirst() {
+                guard X509_up_ref(certificate.handle.pointer) == 1 else { throw OpenSSLError.drain("X509_up_ref") }
+                guard apkpatch_sk_X509_push(chain, certificate.handle.pointer) > 0 else {
+                    X509_free(certificate.handle.pointer)
+                    throw OpenSSLError.drain("sk_X509_push")
+                }
+            }
+            let store = try withCPassword(password) { pass in
+                try openSSLPointer("PKCS12_create") {
+                    PKCS12_create(pass, friendlyName, key.handle.pointer, leaf.handle.pointer, chain, 0, 0, 0, 0, 0)
+                }
+            }
+            defer { PKCS12_free(store) }
+            return try encodeDER("i2d_PKCS12") { i2d_PKCS12(store, $0) }
+        } catch let error as OpenSSLError {
+            throw PKCS12Error(kind: .creationFailed, underlying: error)
+        }
+    }
+}
