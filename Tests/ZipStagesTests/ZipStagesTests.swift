@@ -1,0 +1,246 @@
+import APKCore
+import Align
+import Foundation
+import Overlay
+import Repack
+import Testing
+import TestSupport
+import Unpack
+import ZlibWrapper
+
+/// The ZIP half of the pipeline against real APKs (aapt-built fixtures and framework-res.apk), checked with
+/// the real tools: `zipalign -c`, `unzip -t`, `unzip -p`.
+@Suite struct ZipStagesTests {
+    let dir: URL
+    init() throws { dir = try TestSupport.makeTemporaryDirectory("zipstages") }
+
+    /// Raw data and CRC of every entry, by name.
+    func rawEntries(_ path: String) throws -> [String: ([UInt8], UInt32, CompressionMethod)] {
+        let archive = try APKArchive(path: path)
+        var result: [String: ([UInt8], UInt32, CompressionMethod)] = [:]
+        for entry in archive.entries { result[entry.name] = (try archive.rawData(of: entry).allBytes(), entry.crc32, entry.method) }
+        return result
+    }
+
+    @Test func patchReplacesAddsDeletesAndKeepsTheRestByteIdentical() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let before = try TestSupport.readBytes(input)
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("<html>patched</html>\n", to: "assets/www/index.html", in: patch)
+        try TestSupport.write("console.log('patched');\n", to: "assets/www/js/app.js", in: patch)
+        try TestSupport.write("new file\n", to: "assets/www/new/notes.txt", in: patch)
+        try TestSupport.write(FixtureAPK.pseudoRandomBytes(count: 5000, seed: 9), to: "lib/arm64-v8a/libextra.so", in: patch)
+        try TestSupport.write("delete:\n  - assets/www/css/**\n", to: "apkpatch.yml", in: patch)
+        let output = dir.appendingPathComponent("out.apk").path
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output])
+        #expect(run.succeeded, "\(run)")
+        #expect(try TestSupport.readBytes(input) == before, "the input must never change")
+
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
+        #expect(try TestSupport.run("unzip", ["-tq", output]).succeeded)
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/index.html"]).stdout == "<html>patched</html>\n")
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/new/notes.txt"]).stdout == "new file\n")
+
+        let old = try rawEntries(input), new = try rawEntries(output)
+        #expect(new["assets/www/css/app.css"] == nil)
+        #expect(new["assets/www/index.html"]?.2 == old["assets/www/index.html"]?.2, "a replaced entry keeps its method")
+        #expect(new["lib/arm64-v8a/libextra.so"]?.2 == .stored, "new .so files are stored")
+        #expect(new["assets/www/new/notes.txt"]?.2 == .deflated)
+        for (name, value) in old where !["assets/www/index.html", "assets/www/js/app.js", "assets/www/css/app.css"].contains(name) {
+            let written = try #require(new[name], "\(name) missing")
+            #expect(written.0 == value.0 && written.1 == value.1, "\(name) must be copied raw")
+        }
+        // The stored .so lands on a 16 KiB page (the pipeline default).
+        let archive = try APKArchive(path: output)
+        let so = try #require(archive.entry(named: "lib/arm64-v8a/libextra.so"))
+        #expect(so.dataOffset % 16384 == 0)
+    }
+
+    @Test func emptyPatchKeepsEveryEntryAndIsDeterministic() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let patch = dir.appendingPathComponent("empty"); try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
+        let a = dir.appendingPathComponent("a.apk").path, b = dir.appendingPathComponent("b.apk").path
+        #expect(try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", a]).succeeded)
+        #expect(try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", b]).succeeded)
+        #expect(try TestSupport.readBytes(a) == TestSupport.readBytes(b), "same input and patch → same bytes")
+        let old = try rawEntries(input), new = try rawEntries(a)
+        #expect(Set(old.keys) == Set(new.keys))
+        for (name, value) in old { #expect(new[name]!.0 == value.0 && new[name]!.1 == value.1, "\(name)") }
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", a]).succeeded)
+    }
+
+    @Test func frameworkResRoundTripAndAlign() throws {
+        let output = dir.appendingPathComponent("fw.apk").path
+        let result = try TestSupport.apkpatch(["align", "-p", "4", TestSupport.frameworkRes, output])
+        #expect(result.succeeded, "\(result)")
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
+        #expect(try TestSupport.run("unzip", ["-tq", output]).succeeded)
+        let old = try rawEntries(TestSupport.frameworkRes), new = try rawEntries(output)
+        #expect(old.count == 7600 || old.count > 7000)
+        #expect(Set(old.keys) == Set(new.keys))
+        for (name, value) in old where new[name]!.0 != value.0 { Issue.record("\(name) changed") }
+        // Aligning an aligned archive changes nothing.
+        let again = dir.appendingPathComponent("fw2.apk").path
+        #expect(try TestSupport.apkpatch(["align", "-p", "4", output, again]).succeeded)
+        #expect(try TestSupport.readBytes(again) == TestSupport.readBytes(output))
+    }
+
+    @Test func alignCheckMatchesZipalignWordForWord() throws {
+        for arguments in [["-c", "-v", "4"], ["-c", "-v", "-p", "4"]] {
+            let ours = try TestSupport.apkpatch(["align"] + arguments + [TestSupport.frameworkRes])
+            let theirs = try TestSupport.run("zipalign", arguments + [TestSupport.frameworkRes])
+            #expect(ours.stdout == theirs.stdout)
+            #expect(ours.status == 1 && theirs.stdout.contains("FAILED"), "framework-res.apk is not aligned")
+        }
+        #expect(try TestSupport.apkpatch(["align", "4"]).status == 2, "usage errors exit 2 like zipalign")
+        #expect(try TestSupport.apkpatch(["align", "-p", "-P", "16", "4", "a", "b"]).status == 2)
+    }
+
+    @Test func sixteenKiBPagesForSharedLibraries() throws {
+        var fixture = FixtureAPK.cordovaLike()
+        fixture.storedExtensions = ["so"]
+        let input = try fixture.build(in: dir)
+        let output = dir.appendingPathComponent("p16.apk").path
+        #expect(try TestSupport.apkpatch(["align", "-P", "16", "4", input, output]).succeeded)
+        let so = try #require(try APKArchive(path: output).entry(named: "lib/arm64-v8a/libnative.so"))
+        #expect(so.method == .stored && so.dataOffset % 16384 == 0)
+        #expect(try TestSupport.apkpatch(["align", "-c", "-P", "16", "4", output]).succeeded)
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
+    }
+
+    @Test func unpackMatchesUnzip() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let ours = dir.appendingPathComponent("ours").path, theirs = dir.appendingPathComponent("theirs").path
+        #expect(try TestSupport.apkpatch(["unpack", input, "-o", ours]).succeeded)
+        #expect(try TestSupport.run("unzip", ["-q", input, "-d", theirs]).succeeded)
+        #expect(try TestSupport.run("diff", ["-r", ours, theirs]).succeeded)
+        // A second unpack into the same, now non-empty, directory is refused.
+        #expect(try TestSupport.apkpatch(["unpack", input, "-o", ours]).status != 0)
+    }
+
+    @Test func patchDirectorySymlinkIsRefused() throws {
+        let input = try FixtureAPK().build(in: dir)
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("x", to: "assets/a.txt", in: patch)
+        try FileManager.default.createSymbolicLink(atPath: patch.appendingPathComponent("assets/passwd").path, withDestinationPath: "/etc/passwd")
+        let output = dir.appendingPathComponent("o.apk").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output])
+        #expect(result.status != 0 && result.stderr.contains("symbolic link"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test func outputIsNeverTheInput() throws {
+        let input = try FixtureAPK().build(in: dir)
+        let before = try TestSupport.readBytes(input)
+        let patch = dir.appendingPathComponent("p"); try TestSupport.write("x", to: "assets/x", in: patch)
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", input])
+        #expect(result.status != 0 && result.stderr.contains("never modifies"))
+        #expect(try TestSupport.readBytes(input) == before)
+    }
+
+    @Test func globs() {
+        #expect(Glob("assets/www/**").matches("assets/www/js/a.js"))
+        #expect(!Glob("assets/www/*").matches("assets/www/js/a.js"))
+        #expect(Glob("**/*.mp3").matches("a/b/c.mp3") && Glob("**/*.mp3").matches("c.mp3"))
+        #expect(Glob("*.ogg").matches("res/raw/x.ogg"))
+        #expect(Glob("res/raw/[ab]?.bin").matches("res/raw/a1.bin") && !Glob("res/raw/[ab]?.bin").matches("res/raw/c1.bin"))
+    }
+}
+
+/// Hostile archives: each is refused with a clear error, a non-zero exit and no output.
+@Suite struct HostileArchiveTests {
+    let dir: URL
+    init() throws { dir = try TestSupport.makeTemporaryDirectory("hostile") }
+
+    func item(_ name: String, _ text: String = "hello") -> ZipBuilder.Item {
+        let data = Array(text.utf8)
+        return ZipBuilder.Item(name: name, data: data, crc: CRC32.checksum(data))
+    }
+
+    func expectRefused(_ bytes: [UInt8], _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let path = dir.appendingPathComponent("hostile-\(UUID().uuidString).apk").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let out = dir.appendingPathComponent("out-\(UUID().uuidString)").path
+        let unpack = try TestSupport.apkpatch(["unpack", path, "-o", out])
+        #expect(unpack.status != 0, "unpack accepted it", sourceLocation: sourceLocation)
+        #expect(unpack.stderr.lowercased().contains(expected.lowercased()), "\(unpack.stderr)", sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: out), "no partial output", sourceLocation: sourceLocation)
+        let patch = dir.appendingPathComponent("emptypatch"); try? FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
+        let run = try TestSupport.apkpatch(["run", path, "--patch", patch.path, "--out", out + ".apk"])
+        #expect(run.status != 0, sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: out + ".apk"), sourceLocation: sourceLocation)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") || $0.contains(".partial-") }
+        #expect(leftovers.isEmpty, "temporary files left: \(leftovers)", sourceLocation: sourceLocation)
+    }
+
+    @Test func zipSlipNames() throws {
+        for name in ["../evil.txt", "assets/../../evil.txt", "/etc/evil", "assets\\..\\evil", "a\u{0}b", "C:/evil", "assets//x"] {
+            var builder = ZipBuilder(); builder.items = [item("AndroidManifest.xml"), item(name)]
+            try expectRefused(builder.build(), "unsafe")
+        }
+    }
+
+    @Test func duplicateEntries() throws {
+        var builder = ZipBuilder(); builder.items = [item("a.txt", "one"), item("a.txt", "two")]
+        try expectRefused(builder.build(), "duplicate entry")
+    }
+
+    @Test func localHeaderDisagreesWithCentralDirectory() throws {
+        var builder = ZipBuilder(); builder.items = [item("a.txt", "hello"), item("b.txt", "world")]
+        try expectRefused(builder.build(mutateLocal: { i, e in if i == 1 { e.crc32 ^= 1 } }), "disagree")
+        try expectRefused(builder.build(mutateLocal: { i, e in if i == 1 { e.nameBytes = Array("c.txt".utf8) } }), "local header")
+    }
+
+    @Test func overlappingEntries() throws {
+        var builder = ZipBuilder(); builder.items = [item("a.txt", "hello"), item("b.txt", "world")]
+        // Point the second central record at the first local header: two names, one record.
+        try expectRefused(builder.build(mutateCentral: { i, e in if i == 1 { e.localHeaderOffset = 0; e.nameBytes = Array("a.txt".utf8) } }), "duplicate")
+        var shared = ZipBuilder(); shared.items = [item("a.txt", "hello"), item("b.txt", "hello")]
+        let bytes = shared.build(mutateCentral: { i, e in if i == 1 { e.localHeaderOffset = 0 } })
+        try expectRefused(bytes, "local header")
+    }
+
+    @Test func truncationAtEveryStructure() throws {
+        var builder = ZipBuilder(); builder.items = [item("a.txt", String(repeating: "x", count: 100)), item("b.txt")]
+        let whole = builder.build()
+        for cut in [0, 10, 30, 60, whole.count - 100, whole.count - 30, whole.count - 10, whole.count - 1] {
+            try expectRefused(Array(whole[0..<cut]), cut < 22 ? "not a zip" : "")
+        }
+    }
+
+    @Test func encryptedAndUnsupportedMethods() throws {
+        var builder = ZipBuilder(); builder.items = [item("a.txt")]
+        try expectRefused(builder.build(mutateLocal: { _, e in e.flags |= 1 }, mutateCentral: { _, e in e.flags |= 1 }), "encrypted")
+        var bytes = builder.build()
+        // Method field of the central record (offset 10 within it) → 12 (bzip2).
+        let cd = bytes.count - 22 - (46 + 5)
+        bytes[cd + 10] = 12
+        try expectRefused(bytes, "compression method 12")
+    }
+
+    @Test func zipBombByRatioAndByDeclaredSize() throws {
+        // 8 MiB of zeros deflates to ~8 KB (ratio ~1000:1, honest); claim 2 GiB → refused by ratio before inflating.
+        let zeros = [UInt8](repeating: 0, count: 8 << 20)
+        let deflated = try Deflate.compress(zeros, level: 9)
+        var entry = ZipEntry(nameBytes: Array("bomb.bin".utf8), method: .deflated, crc32: CRC32.checksum(zeros),
+                             compressedSize: Int64(deflated.count), uncompressedSize: 2_000_000_000, lastModifiedTime: 0, lastModifiedDate: 0x3a21)
+        var bytes = entry.encodedLocalHeader(extra: []) + deflated
+        let cd = entry.encodedCentralDirectoryRecord(localHeaderOffset: 0)
+        bytes += cd + EndOfCentralDirectory(entryCount: 1, centralDirectorySize: Int64(cd.count), centralDirectoryOffset: Int64(bytes.count)).encoded()
+        try expectRefused(bytes, "zip bomb")
+        // Declared honestly small but inflating beyond it: stops at the declared size.
+        entry.uncompressedSize = 1000
+        var lying = entry.encodedLocalHeader(extra: []) + deflated
+        let cd2 = entry.encodedCentralDirectoryRecord(localHeaderOffset: 0)
+        lying += cd2 + EndOfCentralDirectory(entryCount: 1, centralDirectorySize: Int64(cd2.count), centralDirectoryOffset: Int64(lying.count)).encoded()
+        let path = dir.appendingPathComponent("lying.apk").path
+        try Data(lying).write(to: URL(fileURLWithPath: path))
+        let result = try TestSupport.apkpatch(["unpack", path, "-o", dir.appendingPathComponent("lying-out").path])
+        #expect(result.status != 0)
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("lying-out").path))
+    }
+
+    @Test func notAZipAtAll() throws {
+        try expectRefused(Array("this is not an archive, just some text that is long enough".utf8), "not a zip")
+    }
+}
