@@ -1,0 +1,144 @@
+/// A verification finding: an error (the APK does not verify) or a warning. Findings are data, not thrown
+/// errors, as in apksig's `ApkVerifier.IssueWithParams`.
+public struct Issue: Sendable, Hashable, CustomStringConvertible {
+    /// Stable identifier: tests and `--json` consumers match on it, never on the message. Where the
+    /// condition is apksig's, the raw value is apksig's `ApkVerifier.Issue` constant name verbatim.
+    public let code: Code
+    public let severity: Severity
+    /// Where it was found: "" for the APK as a whole, "JAR signer CERT.RSA", "APK Signature Scheme v2
+    /// signer #1", or an entry name for install checks.
+    public let context: String
+    /// What is wrong (and, where we can say, what to do).
+    public let message: String
+
+    public enum Severity: String, Sendable, Hashable, Codable { case error, warning }
+
+    public init(code: Code, severity: Severity, context: String = "", message: String) {
+        self.code = code; self.severity = severity; self.context = context; self.message = message
+    }
+
+    static func error(_ code: Code, _ context: String = "", _ message: String) -> Issue {
+        Issue(code: code, severity: .error, context: context, message: message)
+    }
+    static func warning(_ code: Code, _ context: String = "", _ message: String) -> Issue {
+        Issue(code: code, severity: .warning, context: context, message: message)
+    }
+
+    /// "context: message", as apksigner prints after "ERROR: " / "WARNING: ".
+    public var description: String { context.isEmpty ? message : "\(context): \(message)" }
+
+    /// Stable issue codes. apksig's names are kept verbatim; codes apksig does not have start with
+    /// `INSTALL_` (packaging rules Android's installer enforces) or name the failure plainly.
+    public enum Code: String, Sendable, Hashable, CaseIterable, Codable {
+        // The APK as a whole.
+        case malformedAPK = "MALFORMED_APK"
+        case manifestUnreadable = "MANIFEST_UNREADABLE"
+        case minSigSchemeForTargetSdkNotMet = "MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET"
+        case noSigForTargetSandboxVersion = "NO_SIG_FOR_TARGET_SANDBOX_VERSION"
+        case apkSigBlockUnknownEntryID = "APK_SIG_BLOCK_UNKNOWN_ENTRY_ID"
+
+        // JAR signing (v1).
+        case jarSigNoSignatures = "JAR_SIG_NO_SIGNATURES"
+        case jarSigMaxSignaturesExceeded = "JAR_SIG_MAX_SIGNATURES_EXCEEDED"
+        case jarSigNoSignedZipEntries = "JAR_SIG_NO_SIGNED_ZIP_ENTRIES"
+        case jarSigDuplicateZipEntry = "JAR_SIG_DUPLICATE_ZIP_ENTRY"
+        case jarSigDuplicateManifestSection = "JAR_SIG_DUPLICATE_MANIFEST_SECTION"
+        case jarSigUnnamedManifestSection = "JAR_SIG_UNNNAMED_MANIFEST_SECTION"
+        case jarSigUnnamedSigFileSection = "JAR_SIG_UNNNAMED_SIG_FILE_SECTION"
+        case jarSigNoManifest = "JAR_SIG_NO_MANIFEST"
+        case jarSigMissingZipEntryReferencedInManifest = "JAR_SIG_MISSING_ZIP_ENTRY_REFERENCED_IN_MANIFEST"
+        case jarSigNoZipEntryDigestInManifest = "JAR_SIG_NO_ZIP_ENTRY_DIGEST_IN_MANIFEST"
+        case jarSigNoZipEntryDigestInSigFile = "JAR_SIG_NO_ZIP_ENTRY_DIGEST_IN_SIG_FILE"
+        case jarSigZipEntryNotSigned = "JAR_SIG_ZIP_ENTRY_NOT_SIGNED"
+        case jarSigZipEntrySignersMismatch = "JAR_SIG_ZIP_ENTRY_SIGNERS_MISMATCH"
+        case jarSigZipEntryDigestDidNotVerify = "JAR_SIG_ZIP_ENTRY_DIGEST_DID_NOT_VERIFY"
+        case jarSigManifestMainSectionDigestDidNotVerify = "JAR_SIG_MANIFEST_MAIN_SECTION_DIGEST_DID_NOT_VERIFY"
+        case jarSigManifestSectionDigestDidNotVerify = "JAR_SIG_MANIFEST_SECTION_DIGEST_DID_NOT_VERIFY"
+        case jarSigNoManifestDigestInSigFile = "JAR_SIG_NO_MANIFEST_DIGEST_IN_SIG_FILE"
+        case jarSigNoAPKSigStripProtection = "JAR_SIG_NO_APK_SIG_STRIP_PROTECTION"
+        case jarSigMissingFile = "JAR_SIG_MISSING_FILE"
+        case jarSigVerifyException = "JAR_SIG_VERIFY_EXCEPTION"
+        case jarSigUnsupportedSigAlg = "JAR_SIG_UNSUPPORTED_SIG_ALG"
+        case jarSigParseException = "JAR_SIG_PARSE_EXCEPTION"
+        case jarSigMalformedCertificate = "JAR_SIG_MALFORMED_CERTIFICATE"
+        case jarSigDidNotVerify = "JAR_SIG_DID_NOT_VERIFY"
+        case jarSigNoSigners = "JAR_SIG_NO_SIGNERS"
+        case jarSigDuplicateSigFileSection = "JAR_SIG_DUPLICATE_SIG_FILE_SECTION"
+        case jarSigMissingVersionAttrInSigFile = "JAR_SIG_MISSING_VERSION_ATTR_IN_SIG_FILE"
+        case jarSigUnknownAPKSigSchemeID = "JAR_SIG_UNKNOWN_APK_SIG_SCHEME_ID"
+        case jarSigMissingAPKSigReferenced = "JAR_SIG_MISSING_APK_SIG_REFERENCED"
+        case jarSigUnprotectedZipEntry = "JAR_SIG_UNPROTECTED_ZIP_ENTRY"
+        case jarSigMissing = "JAR_SIG_MISSING"
+
+        // APK Signature Scheme v2.
+        case v2SigMissing = "V2_SIG_MISSING"
+        case v2SigMalformedSigners = "V2_SIG_MALFORMED_SIGNERS"
+        case v2SigMalformedSigner = "V2_SIG_MALFORMED_SIGNER"
+        case v2SigMalformedPublicKey = "V2_SIG_MALFORMED_PUBLIC_KEY"
+        case v2SigMalformedCertificate = "V2_SIG_MALFORMED_CERTIFICATE"
+        case v2SigMalformedSignature = "V2_SIG_MALFORMED_SIGNATURE"
+        case v2SigMalformedDigest = "V2_SIG_MALFORMED_DIGEST"
+        case v2SigMalformedAdditionalAttribute = "V2_SIG_MALFORMED_ADDITIONAL_ATTRIBUTE"
+        case v2SigUnknownAPKSigSchemeID = "V2_SIG_UNKNOWN_APK_SIG_SCHEME_ID"
+        case v2SigMissingAPKSigReferenced = "V2_SIG_MISSING_APK_SIG_REFERENCED"
+        case v2SigMaxSignaturesExceeded = "V2_SIG_MAX_SIGNATURES_EXCEEDED"
+        case v2SigNoSigners = "V2_SIG_NO_SIGNERS"
+        case v2SigUnknownSigAlgorithm = "V2_SIG_UNKNOWN_SIG_ALGORITHM"
+        case v2SigUnknownAdditionalAttribute = "V2_SIG_UNKNOWN_ADDITIONAL_ATTRIBUTE"
+        case v2SigVerifyException = "V2_SIG_VERIFY_EXCEPTION"
+        case v2SigDidNotVerify = "V2_SIG_DID_NOT_VERIFY"
+        case v2SigNoSignatures = "V2_SIG_NO_SIGNATURES"
+        case v2SigNoSupportedSignatures = "V2_SIG_NO_SUPPORTED_SIGNATURES"
+        case v2SigNoCertificates = "V2_SIG_NO_CERTIFICATES"
+        case v2SigPublicKeyMismatch = "V2_SIG_PUBLIC_KEY_MISMATCH_BETWEEN_CERTIFICATE_AND_SIGNATURES_RECORD"
+        case v2SigAlgorithmMismatch = "V2_SIG_SIG_ALG_MISMATCH_BETWEEN_SIGNATURES_AND_DIGESTS_RECORDS"
+        case v2SigAPKDigestDidNotVerify = "V2_SIG_APK_DIGEST_DID_NOT_VERIFY"
+
+        // APK Signature Scheme v3 and v3.1.
+        case v3SigMalformedSigners = "V3_SIG_MALFORMED_SIGNERS"
+        case v3SigMalformedSigner = "V3_SIG_MALFORMED_SIGNER"
+        case v3SigMalformedPublicKey = "V3_SIG_MALFORMED_PUBLIC_KEY"
+        case v3SigMalformedCertificate = "V3_SIG_MALFORMED_CERTIFICATE"
+        case v3SigMalformedSignature = "V3_SIG_MALFORMED_SIGNATURE"
+        case v3SigMalformedDigest = "V3_SIG_MALFORMED_DIGEST"
+        case v3SigMalformedAdditionalAttribute = "V3_SIG_MALFORMED_ADDITIONAL_ATTRIBUTE"
+        case v3SigNoSigners = "V3_SIG_NO_SIGNERS"
+        case v3SigMultipleSigners = "V3_SIG_MULTIPLE_SIGNERS"
+        case v3SigMultiplePastSigners = "V3_SIG_MULTIPLE_PAST_SIGNERS"
+        case v3SigPastSignersMismatch = "V3_SIG_PAST_SIGNERS_MISMATCH"
+        case v3SigUnknownSigAlgorithm = "V3_SIG_UNKNOWN_SIG_ALGORITHM"
+        case v3SigUnknownAdditionalAttribute = "V3_SIG_UNKNOWN_ADDITIONAL_ATTRIBUTE"
+        case v3SigVerifyException = "V3_SIG_VERIFY_EXCEPTION"
+        case v3SigInvalidSdkVersions = "V3_SIG_INVALID_SDK_VERSIONS"
+        case v3SigDidNotVerify = "V3_SIG_DID_NOT_VERIFY"
+        case v3SigNoSignatures = "V3_SIG_NO_SIGNATURES"
+        case v3SigNoSupportedSignatures = "V3_SIG_NO_SUPPORTED_SIGNATURES"
+        case v3SigNoCertificates = "V3_SIG_NO_CERTIFICATES"
+        case v3MinSdkVersionMismatch = "V3_MIN_SDK_VERSION_MISMATCH_BETWEEN_SIGNER_AND_SIGNED_DATA_RECORD"
+        case v3MaxSdkVersionMismatch = "V3_MAX_SDK_VERSION_MISMATCH_BETWEEN_SIGNER_AND_SIGNED_DATA_RECORD"
+        case v3SigPublicKeyMismatch = "V3_SIG_PUBLIC_KEY_MISMATCH_BETWEEN_CERTIFICATE_AND_SIGNATURES_RECORD"
+        case v3SigAlgorithmMismatch = "V3_SIG_SIG_ALG_MISMATCH_BETWEEN_SIGNATURES_AND_DIGESTS_RECORDS"
+        case v3SigAPKDigestDidNotVerify = "V3_SIG_APK_DIGEST_DID_NOT_VERIFY"
+        case v3SigPORDidNotVerify = "V3_SIG_POR_DID_NOT_VERIFY"
+        case v3SigMalformedLineage = "V3_SIG_MALFORMED_LINEAGE"
+        case v3SigPORCertMismatch = "V3_SIG_POR_CERT_MISMATCH"
+        case v3InconsistentSdkVersions = "V3_INCONSISTENT_SDK_VERSIONS"
+        case v3MissingSdkVersions = "V3_MISSING_SDK_VERSIONS"
+        case v3InconsistentLineages = "V3_INCONSISTENT_LINEAGES"
+        case v31BlockMissing = "V31_BLOCK_MISSING"
+        case v31RotationMinSdkMismatch = "V31_ROTATION_MIN_SDK_MISMATCH"
+        case v31RotationMinSdkAttrMissing = "V31_ROTATION_MIN_SDK_ATTR_MISSING"
+        case v31BlockFoundWithoutV3Block = "V31_BLOCK_FOUND_WITHOUT_V3_BLOCK"
+        case v31RotationTargetsDevReleaseAttrOnV3Signer = "V31_ROTATION_TARGETS_DEV_RELEASE_ATTR_ON_V3_SIGNER"
+
+        // Install checks beyond apksigner (what makes Android's installer refuse an APK apksigner accepts).
+        case installResourcesArscCompressed = "INSTALL_RESOURCES_ARSC_COMPRESSED"
+        case installResourcesArscNotAligned = "INSTALL_RESOURCES_ARSC_NOT_ALIGNED"
+        case installNativeLibraryCompressed = "INSTALL_NATIVE_LIBRARY_COMPRESSED"
+        case installNativeLibraryNotPageAligned = "INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"
+        case installNativeLibraryNot16KAligned = "INSTALL_NATIVE_LIBRARY_NOT_16K_ALIGNED"
+
+        /// True for the packaging checks that apksigner does not make (`--signature-only` skips them).
+        public var isInstallCheck: Bool { rawValue.hasPrefix("INSTALL_") }
+    }
+}

@@ -1,0 +1,579 @@
+import APKCore
+import OpenSSLWrapper
+import SignatureSchemes
+import Unpack
+
+/// JAR signature (APK v1 scheme) verification, following apksig's `internal/apk/v1/V1SchemeVerifier.java`
+/// step by step, because Android's behaviour differs from the JAR specification in ways that decide
+/// acceptance: which SignerInfos are tried (only the first before N), which digest attributes are used per
+/// API level (Digest-Algorithms before JB MR2, strongest of SHA-512/384/256/1 after), when the whole-manifest
+/// digest replaces per-section digests, and the `X-Android-APK-Signed` anti-stripping attribute (N+).
+struct V1SchemeVerifier {
+    static let manifestName = "META-INF/MANIFEST.MF"
+    static let maxSigners = 10
+
+    struct Signer {
+        var name: String              // e.g. "CERT.RSA"
+        var blockEntry: ZipEntry
+        var signatureFileEntry: ZipEntry
+        var signatureFileBytes: [UInt8] = []
+        var signatureFileEntryNames: Set<String> = []
+        var isIgnored = false
+        var certificateChain: [VerificationCertificate] = []
+        var errors: [Issue] = []
+        var warnings: [Issue] = []
+        var context: String { "JAR signer \(name)" }
+
+        mutating func error(_ code: Issue.Code, _ message: String) { errors.append(.error(code, context, message)) }
+        mutating func warning(_ code: Issue.Code, _ message: String) { warnings.append(.warning(code, context, message)) }
+    }
+
+    struct Result {
+        var isVerified = false
+        var signers: [Signer] = []
+        var ignoredSigners: [Signer] = []
+        var errors: [Issue] = []
+        var warnings: [Issue] = []
+        var containsErrors: Bool { !errors.isEmpty || signers.contains { !$0.errors.isEmpty } }
+    }
+
+    let archive: APKArchive
+    /// Non-directory entries in central-directory order (apksig `parseZipCentralDirectory`).
+    let entries: [ZipEntry]
+    /// Scheme IDs the platforms in range know, with their names (apksig `getSupportedSchemeNames`).
+    let supportedSchemeNames: [Int: String]
+    let foundSchemeIDs: Set<Int>
+    let minSdkVersion: Int
+    let maxSdkVersion: Int
+
+    func verify() -> Result {
+        var result = Result()
+        let entryNames = Set(entries.map(\.name))
+
+        var manifestEntry: ZipEntry?
+        var signatureFiles: [String: ZipEntry] = [:]
+        var blockEntries: [ZipEntry] = []
+        for entry in entries where entry.name.hasPrefix("META-INF/") {
+            if manifestEntry == nil && entry.name == Self.manifestName { manifestEntry = entry; continue }
+            if entry.name.hasSuffix(".SF") { signatureFiles[entry.name] = entry; continue }
+            if entry.name.hasSuffix(".RSA") || entry.name.hasSuffix(".DSA") || entry.name.hasSuffix(".EC") {
+                blockEntries.append(entry)
+            }
+        }
+        guard let manifestEntry else {
+            result.errors.append(.error(.jarSigNoManifest, "", "Missing META-INF/MANIFEST.MF"))
+            return result
+        }
+        let manifestBytes: [UInt8]
+        do { manifestBytes = try archive.uncompressedData(of: manifestEntry) } catch {
+            result.errors.append(.error(.malformedAPK, "", "Malformed ZIP entry: \(manifestEntry.name): \(error)"))
+            return result
+        }
+        let manifest = JARManifest(bytes: manifestBytes)
+        var sectionsByName: [String: JARManifest.Section] = [:]
+        for (number, section) in manifest.individualSections.enumerated() {
+            guard let name = section.name else {
+                result.errors.append(.error(.jarSigUnnamedManifestSection, "", "Malformed META-INF/MANIFEST.MF: invidual section #\(number + 1) does not have a name"))
+                continue
+            }
+            if sectionsByName[name] != nil {
+                result.errors.append(.error(.jarSigDuplicateManifestSection, "", "Duplicate section in META-INF/MANIFEST.MF: \(name)"))
+                continue
+            }
+            sectionsByName[name] = section
+            if !entryNames.contains(name) {
+                result.errors.append(.error(.jarSigMissingZipEntryReferencedInManifest, "", "\(name) entry referenced by META-INF/MANIFEST.MF not found in the APK"))
+            }
+        }
+        if result.containsErrors { return result }
+
+        var signers: [Signer] = []
+        for block in blockEntries {
+            guard let dot = block.name.lastIndex(of: ".") else { continue }
+            let signatureFileName = String(block.name[..<dot]) + ".SF"
+            guard let signatureFile = signatureFiles[signatureFileName] else {
+                result.warnings.append(.warning(.jarSigMissingFile, "", "Partial JAR signature. Found: \(block.name), missing: \(signatureFileName)"))
+                continue
+            }
+            signers.append(Signer(name: String(block.name.dropFirst("META-INF/".count)), blockEntry: block, signatureFileEntry: signatureFile))
+        }
+        if signers.isEmpty {
+            result.errors.append(.error(.jarSigNoSignatures, "", "No JAR signatures"))
+            return result
+        }
+        if signers.count > Self.maxSigners {
+            result.errors.append(.error(.jarSigMaxSignaturesExceeded, "", "APK Signature Scheme v1 only supports a maximum of \(Self.maxSigners) signers, found \(signers.count)"))
+            return result
+        }
+
+        // Each signature block against its .SF; any error stops verification, as on Android.
+        for index in signers.indices {
+            verifyBlockAgainstSignatureFile(&signers[index], result: &result)
+            if !signers[index].errors.isEmpty { result.signers.append(signers[index]) }
+        }
+        if result.containsErrors { return result }
+
+        // Each .SF against the manifest.
+        var remaining: [Signer] = []
+        for var signer in signers {
+            verifySignatureFileAgainstManifest(&signer, manifest: manifest, sectionsByName: sectionsByName)
+            if signer.isIgnored {
+                result.ignoredSigners.append(signer)
+            } else if !signer.errors.isEmpty {
+                result.signers.append(signer)
+            } else {
+                remaining.append(signer)
+            }
+        }
+        if result.containsErrors { return result }
+        signers = remaining
+        if signers.isEmpty {
+            result.errors.append(.error(.jarSigNoSignatures, "", "No JAR signatures"))
+            return result
+        }
+
+        let apkSignerNames = verifyEntries(signers: signers, sectionsByName: sectionsByName, result: &result)
+        if result.containsErrors { return result }
+
+        var signatureEntryNames: Set<String> = [manifestEntry.name]
+        for signer in signers where apkSignerNames.contains(signer.name) {
+            signatureEntryNames.insert(signer.blockEntry.name)
+            signatureEntryNames.insert(signer.signatureFileEntry.name)
+        }
+        for entry in entries where entry.name.hasPrefix("META-INF/") && !entry.name.hasSuffix("/") && !signatureEntryNames.contains(entry.name) {
+            result.warnings.append(.warning(.jarSigUnprotectedZipEntry, "", "\(entry.name) not protected by signature. Unauthorized modifications to this JAR entry will not be detected. Delete or move the entry outside of META-INF/."))
+        }
+        for signer in signers {
+            if apkSignerNames.contains(signer.name) { result.signers.append(signer) } else { result.ignoredSigners.append(signer) }
+        }
+        result.isVerified = true
+        return result
+    }
+
+    // MARK: - Signature block against .SF
+
+    private func verifyBlockAgainstSignatureFile(_ signer: inout Signer, result: inout Result) {
+        let blockBytes: [UInt8]
+        do {
+            blockBytes = try archive.uncompressedData(of: signer.blockEntry)
+            signer.signatureFileBytes = try archive.uncompressedData(of: signer.signatureFileEntry)
+        } catch {
+            signer.error(.malformedAPK, "Malformed ZIP entry: \(error)")
+            return
+        }
+        let blockName = signer.blockEntry.name, fileName = signer.signatureFileEntry.name
+        let signedData: PKCS7SignedData
+        do { signedData = try PKCS7SignedData(berEncoded: blockBytes) } catch {
+            signer.error(.jarSigParseException, "Failed to parse JAR signature \(blockName): \(error)")
+            return
+        }
+        if signedData.signerInfos.isEmpty {
+            signer.error(.jarSigNoSigners, "JAR signature \(blockName) contains no signers")
+            return
+        }
+        // Before N, Android verifies only the first SignerInfo; from N on, the first that verifies.
+        let candidates = minSdkVersion < AndroidSDK.nougat ? [signedData.signerInfos[0]] : signedData.signerInfos
+        var certificates: [VerificationCertificate]?
+        var verifiedCertificate: VerificationCertificate?
+        for info in candidates {
+            if certificates == nil {
+                do { certificates = try signedData.certificates.map { try VerificationCertificate(derEncoded: $0) } } catch {
+                    signer.error(.jarSigParseException, "Failed to parse JAR signature \(blockName): \(error)")
+                    return
+                }
+            }
+            do {
+                let certificate = try verifySignerInfo(info, signedData: signedData, certificates: certificates!,
+                                                       signatureFile: signer.signatureFileBytes, signer: &signer)
+                if !signer.errors.isEmpty { return }
+                if let certificate, verifiedCertificate == nil { verifiedCertificate = certificate }
+            } catch let error as SignerInfoFailure {
+                switch error {
+                case .parse(let reason): signer.error(.jarSigParseException, "Failed to parse JAR signature \(blockName): \(reason)")
+                case .verify(let reason): signer.error(.jarSigVerifyException, "Failed to verify JAR signature \(blockName) against \(fileName): \(reason)")
+                }
+                return
+            } catch {
+                signer.error(.jarSigVerifyException, "Failed to verify JAR signature \(blockName) against \(fileName): \(error)")
+                return
+            }
+        }
+        guard let leaf = verifiedCertificate else {
+            signer.error(.jarSigDidNotVerify, "JAR signature \(blockName) did not verify against \(fileName)")
+            return
+        }
+        signer.certificateChain = Self.chain(from: leaf, in: certificates ?? [])
+    }
+
+    enum SignerInfoFailure: Error { case parse(String), verify(String) }
+
+    /// Returns the signing certificate when `info` verifies against the .SF, nil when it does not; adds an
+    /// error for an algorithm unsupported in range; throws `.parse`/`.verify` as apksig's exceptions.
+    private func verifySignerInfo(_ info: PKCS7SignerInfo, signedData: PKCS7SignedData, certificates: [VerificationCertificate],
+                                  signatureFile: [UInt8], signer: inout Signer) throws -> VerificationCertificate? {
+        let digestOID = info.digestAlgorithm.oid, signatureOID = info.signatureAlgorithm.oid
+        let supported = JARSignatureAlgorithms.supportedLevels(digestOID: digestOID, signatureOID: signatureOID)
+        let unsupported = JARSignatureAlgorithms.levels(minSdkVersion...maxSdkVersion, notIn: supported)
+        if !unsupported.isEmpty {
+            let digestName = JARSignatureAlgorithms.friendlyNames[digestOID] ?? digestOID
+            let signatureName = JARSignatureAlgorithms.friendlyNames[signatureOID] ?? signatureOID
+            let levels = unsupported.map { range -> String in
+                if range.lowerBound == range.upperBound { return String(range.lowerBound) }
+                if range.upperBound == Int(Int32.max) { return "\(range.lowerBound)+" }
+                return "\(range.lowerBound)-\(range.upperBound)"
+            }.joined(separator: ", ")
+            signer.error(.jarSigUnsupportedSigAlg, "JAR signature \(signer.blockEntry.name) uses digest algorithm \(digestName) and signature algorithm \(signatureName) which is not supported on API Level(s) \(levels) for which this APK is being verified")
+            return nil
+        }
+        guard let issuer = info.issuerNameDER, let serial = info.serialNumber,
+              let certificate = certificates.first(where: { VerificationCertificate.sameInteger($0.serialNumberBytes, serial) && $0.issuerMatches(nameDER: issuer) }) else {
+            throw SignerInfoFailure.verify("Signing certificate referenced in SignerInfo not found in SignedData")
+        }
+        if certificate.hasUnsupportedCriticalExtension {
+            throw SignerInfoFailure.verify("Signing certificate has unsupported critical extensions")
+        }
+        if !certificate.isAllowedForDigitalSignatures {
+            throw SignerInfoFailure.verify("Signing certificate not authorized for use in digital signatures: keyUsage extension missing digitalSignature and nonRepudiation")
+        }
+        let algorithm = try JARSignatureAlgorithms.verificationAlgorithm(digestOID: digestOID, signatureOID: signatureOID)
+        var data: [UInt8]
+        if let signedAttributes = info.signedAttributesEncoded {
+            if minSdkVersion < 19 {
+                throw SignerInfoFailure.verify("APKs with Signed Attributes broken on platforms with API Level < 19")
+            }
+            let attributes: [(type: String, values: [BERElement])]
+            do { attributes = try info.signedAttributes() } catch {
+                throw SignerInfoFailure.verify("Failed to parse signed attributes: \(error)")
+            }
+            var byType: [String: [BERElement]] = [:]
+            for attribute in attributes {
+                if byType.updateValue(attribute.values, forKey: attribute.type) != nil {
+                    throw SignerInfoFailure.parse("Duplicate signed attribute: \(attribute.type)")
+                }
+            }
+            func single(_ oid: String) throws -> BERElement? {
+                guard let values = byType[oid] else { return nil }
+                guard values.count == 1 else { throw SignerInfoFailure.parse("Attribute \(oid) must have exactly one value") }
+                return values[0]
+            }
+            if maxSdkVersion >= AndroidSDK.nougat {
+                guard let contentType = try single(PKCS7SignedData.contentTypeAttributeOID) else {
+                    throw SignerInfoFailure.verify("No Content Type in signed attributes")
+                }
+                let value: String
+                do { value = try contentType.objectIdentifier() } catch { throw SignerInfoFailure.parse("\(error)") }
+                if value != signedData.encapsulatedContentType { return nil }
+            }
+            guard let messageDigest = try single(PKCS7SignedData.messageDigestAttributeOID) else {
+                throw SignerInfoFailure.verify("No content digest in signed attributes")
+            }
+            let expected: [UInt8]
+            do { expected = try messageDigest.octetString() } catch { throw SignerInfoFailure.parse("\(error)") }
+            guard let digest = JARSignatureAlgorithms.digests[digestOID] else {
+                throw SignerInfoFailure.verify("Unsupported digest algorithm: \(digestOID)")
+            }
+            if digest.hash(signatureFile) != expected { return nil }
+            // Android signs over the attributes as encoded, with only the tag changed to UNIVERSAL SET.
+            data = signedAttributes
+            data[0] = 0x31
+        } else {
+            data = signatureFile
+        }
+        try JARSignatureAlgorithms.checkSignatureEncoding(info.signature, algorithm: algorithm, certificate: certificate)
+        let verified: Bool
+        do { verified = try certificate.verify(signature: info.signature, data: data, algorithm: algorithm) } catch {
+            throw SignerInfoFailure.verify("\(error)")
+        }
+        return verified ? certificate : nil
+    }
+
+    /// The leaf followed by its issuers found by subject/issuer name (apksig `getCertificateChain`).
+    static func chain(from leaf: VerificationCertificate, in certificates: [VerificationCertificate]) -> [VerificationCertificate] {
+        var unused = certificates
+        if let index = unused.firstIndex(where: { $0 === leaf }) { unused.remove(at: index) }
+        var chain = [leaf]
+        var root = leaf
+        while root.subjectDN != root.issuerDN {
+            guard let index = unused.firstIndex(where: { $0.subjectDN == root.issuerDN }) else { break }
+            root = unused.remove(at: index)
+            chain.append(root)
+        }
+        return chain
+    }
+
+    // MARK: - .SF against MANIFEST.MF
+
+    private func verifySignatureFileAgainstManifest(_ signer: inout Signer, manifest: JARManifest,
+                                                    sectionsByName: [String: JARManifest.Section]) {
+        let signatureFile = JARManifest(bytes: signer.signatureFileBytes)
+        let fileName = signer.signatureFileEntry.name
+        guard let main = signatureFile.mainSection, main.value(of: "Signature-Version") != nil else {
+            signer.error(.jarSigMissingVersionAttrInSigFile, "Malformed \(fileName): missing Signature-Version attribute")
+            signer.isIgnored = true
+            return
+        }
+        if maxSdkVersion >= AndroidSDK.nougat {
+            checkForStrippedSignatures(main, signer: &signer)
+            if !signer.errors.isEmpty { return }
+        }
+        let createdBySigntool = main.value(of: "Created-By")?.contains("signtool") ?? false
+        let manifestDigestVerified = verifyManifestDigest(main, createdBySigntool: createdBySigntool, manifest: manifest, signer: &signer)
+        if !createdBySigntool {
+            let expected = digestsToVerify(main, suffix: "-Digest-Manifest-Main-Attributes", signer: &signer)
+            if let mainSection = manifest.mainSection {
+                for (algorithm, digest) in expected {
+                    let actual = algorithm.hash(manifest.bytes(of: mainSection))
+                    if actual != digest {
+                        signer.error(.jarSigManifestMainSectionDigestDidNotVerify, "\(algorithm.rawValue) digest of META-INF/MANIFEST.MF main section does not match the digest specified in \(fileName). Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual))>")
+                    }
+                }
+            } else if !expected.isEmpty {
+                signer.error(.jarSigManifestMainSectionDigestDidNotVerify, "META-INF/MANIFEST.MF has no main section, but \(fileName) specifies its digest")
+            }
+        }
+        if !signer.errors.isEmpty { return }
+
+        var names: Set<String> = []
+        for (number, section) in signatureFile.individualSections.enumerated() {
+            guard let name = section.name else {
+                signer.error(.jarSigUnnamedSigFileSection, "Malformed \(fileName): invidual section #\(number + 1) does not have a name")
+                signer.isIgnored = true
+                return
+            }
+            guard names.insert(name).inserted else {
+                signer.error(.jarSigDuplicateSigFileSection, "Duplicate section in \(fileName): \(name)")
+                signer.isIgnored = true
+                return
+            }
+            if manifestDigestVerified { continue }
+            guard let manifestSection = sectionsByName[name] else {
+                signer.error(.jarSigNoZipEntryDigestInSigFile, "No digest for \(name) in \(fileName)")
+                signer.isIgnored = true
+                continue
+            }
+            let expected = digestsToVerify(section, suffix: "-Digest", signer: &signer)
+            if expected.isEmpty {
+                signer.error(.jarSigNoZipEntryDigestInSigFile, "No digest for \(name) in \(fileName)")
+                continue
+            }
+            var range = manifestSection.range
+            if createdBySigntool, range.count >= 2, manifest.bytes[range.upperBound - 1] == 0x0a, manifest.bytes[range.upperBound - 2] == 0x0a {
+                range = range.lowerBound..<(range.upperBound - 1)
+            }
+            for (algorithm, digest) in expected {
+                let actual = algorithm.hash(manifest.bytes[range])
+                if actual != digest {
+                    signer.error(.jarSigManifestSectionDigestDidNotVerify, "\(algorithm.rawValue) digest of META-INF/MANIFEST.MF section for \(name) does not match the digest specified in \(fileName). Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual))>")
+                }
+            }
+        }
+        signer.signatureFileEntryNames = names
+    }
+
+    private func verifyManifestDigest(_ main: JARManifest.Section, createdBySigntool: Bool, manifest: JARManifest, signer: inout Signer) -> Bool {
+        let fileName = signer.signatureFileEntry.name
+        let expected = digestsToVerify(main, suffix: createdBySigntool ? "-Digest" : "-Digest-Manifest", signer: &signer)
+        if expected.isEmpty {
+            signer.warning(.jarSigNoManifestDigestInSigFile, "\(fileName) does not specify digest of META-INF/MANIFEST.MF. This slows down verification.")
+            return false
+        }
+        var verified = true
+        for (algorithm, digest) in expected {
+            let actual = algorithm.hash(manifest.bytes)
+            if actual != digest {
+                signer.warning(.jarSigZipEntryDigestDidNotVerify, "\(algorithm.rawValue) digest of META-INF/MANIFEST.MF does not match the digest specified in \(fileName). Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual))>")
+                verified = false
+            }
+        }
+        return verified
+    }
+
+    private func checkForStrippedSignatures(_ main: JARManifest.Section, signer: inout Signer) {
+        let fileName = signer.signatureFileEntry.name
+        guard let value = main.value(of: "X-Android-APK-Signed") else {
+            if !foundSchemeIDs.isEmpty {
+                signer.warning(.jarSigNoAPKSigStripProtection, "APK is signed using APK Signature Scheme v2 but these signatures may be stripped without being detected because \(fileName) does not contain anti-stripping protections.")
+            }
+            return
+        }
+        if supportedSchemeNames.isEmpty { return }
+        var expected: Set<Int> = []
+        for token in value.split(separator: ",") {
+            let text = token.trimmingJavaWhitespace()
+            if text.isEmpty { continue }
+            guard let id = Int32(text).map(Int.init) else { continue }
+            if supportedSchemeNames[id] != nil {
+                expected.insert(id)
+            } else {
+                signer.warning(.jarSigUnknownAPKSigSchemeID, "JAR signature \(fileName) references unknown APK signature scheme ID: \(id)")
+            }
+        }
+        for id in expected.sorted() where !foundSchemeIDs.contains(id) {
+            signer.error(.jarSigMissingAPKSigReferenced, "JAR signature \(fileName) indicates the APK is signed using \(supportedSchemeNames[id]!) but no such signature was found. Signature stripped?")
+        }
+    }
+
+    // MARK: - Entries against the manifest
+
+    /// Returns the names of the signers that sign every entry (all entries must name the same set).
+    private func verifyEntries(signers: [Signer], sectionsByName: [String: JARManifest.Section], result: inout Result) -> Set<String> {
+        var firstSigners: [String]?
+        var firstName = ""
+        var scratch = Signer(name: "", blockEntry: signers[0].blockEntry, signatureFileEntry: signers[0].signatureFileEntry)
+        for entry in entries.sorted(by: { $0.localHeaderOffset < $1.localHeaderOffset }) {
+            let name = entry.name
+            if name.hasPrefix("META-INF/") || name.hasSuffix("/") { continue }
+            guard let section = sectionsByName[name] else {
+                result.errors.append(.error(.jarSigNoZipEntryDigestInManifest, "", "No digest for \(name) in META-INF/MANIFEST.MF"))
+                continue
+            }
+            let entrySigners = signers.filter { $0.signatureFileEntryNames.contains(name) }.map(\.name)
+            if entrySigners.isEmpty {
+                result.errors.append(.error(.jarSigZipEntryNotSigned, "", "\(name) entry not signed"))
+                continue
+            }
+            if let first = firstSigners {
+                if first != entrySigners {
+                    result.errors.append(.error(.jarSigZipEntrySignersMismatch, "", "Entries \(firstName) and \(name) are signed with different sets of signers : <\(first.joined(separator: ", "))> vs <\(entrySigners.joined(separator: ", "))>"))
+                    continue
+                }
+            } else {
+                firstSigners = entrySigners
+                firstName = name
+            }
+            let expected = digestsToVerify(section, suffix: "-Digest", signer: &scratch)
+            result.errors.append(contentsOf: scratch.errors.map { .error($0.code, "", $0.message) })
+            scratch.errors.removeAll()
+            if expected.isEmpty {
+                result.errors.append(.error(.jarSigNoZipEntryDigestInManifest, "", "No digest for \(name) in META-INF/MANIFEST.MF"))
+                continue
+            }
+            let hashers = expected.map { $0.algorithm.makeHasher() }
+            do {
+                try archive.withUncompressedChunks(of: entry) { chunk in
+                    for hasher in hashers { hasher.update(chunk) }
+                }
+            } catch {
+                result.errors.append(.error(.malformedAPK, "", "Failed to read entry \(name): \(error)"))
+                continue
+            }
+            for (index, (algorithm, digest)) in expected.enumerated() {
+                let actual = hashers[index].finish()
+                if actual != digest {
+                    result.errors.append(.error(.jarSigZipEntryDigestDidNotVerify, "", "\(algorithm.rawValue) digest of \(name) does not match the digest specified in META-INF/MANIFEST.MF. Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual))>"))
+                }
+            }
+        }
+        guard let firstSigners else {
+            result.errors.append(.error(.jarSigNoSignedZipEntries, "", "No JAR entries covered by JAR signatures"))
+            return []
+        }
+        return Set(firstSigners)
+    }
+
+    // MARK: - Digest attributes
+
+    private static let canonicalDigestNames: [String: VerificationDigest] = [
+        "MD5": .md5, "SHA": .sha1, "SHA1": .sha1, "SHA-1": .sha1, "SHA-256": .sha256, "SHA-384": .sha384, "SHA-512": .sha512,
+    ]
+    /// API level from which each digest is supported in MANIFEST.MF/.SF (apksig
+    /// `MIN_SDK_VESION_FROM_WHICH_DIGEST_SUPPORTED_IN_MANIFEST`).
+    private static func minSdkSupporting(_ digest: VerificationDigest) -> Int {
+        switch digest {
+        case .md5, .sha1, .sha256: return 0
+        case .sha384, .sha512: return 9
+        case .sha224: return Int.max
+        }
+    }
+
+    /// The digests Android checks for `section` over the API range (apksig `getDigestsToVerify`). A digest
+    /// value that is not valid Base64 (apksig throws on it) adds a MALFORMED_APK error to `signer`.
+    private func digestsToVerify(_ section: JARManifest.Section, suffix: String, signer: inout Signer) -> [(algorithm: VerificationDigest, digest: [UInt8])] {
+        var result: [(algorithm: VerificationDigest, digest: [UInt8])] = []
+        func decode(_ text: String, _ attribute: String) -> [UInt8] {
+            if let bytes = Base64.decode(text) { return bytes }
+            signer.errors.append(.error(.malformedAPK, signer.context, "\(attribute) is not valid Base64: \(text.debugQuoted)"))
+            return []
+        }
+        if minSdkVersion < AndroidSDK.jellyBeanMR2 {
+            let algorithms = section.value(of: "Digest-Algorithms") ?? "SHA SHA1"
+            for token in algorithms.split(whereSeparator: { " \t\n\r\u{0C}".contains($0) }) {
+                let attribute = token + suffix
+                guard let value = section.value(of: String(attribute)) else { continue }
+                guard let digest = Self.canonicalDigestNames[token.uppercased()], Self.minSdkSupporting(digest) <= minSdkVersion else { continue }
+                result.append((digest, decode(value, String(attribute))))
+                break
+            }
+            if result.isEmpty { return result }
+        }
+        if maxSdkVersion >= AndroidSDK.jellyBeanMR2 {
+            for digest in [VerificationDigest.sha512, .sha384, .sha256, .sha1] {
+                let attribute = (digest == .sha1 ? "SHA1" : digest.rawValue) + suffix
+                guard let value = section.value(of: attribute) else { continue }
+                let bytes = decode(value, attribute)
+                if let existing = result.first(where: { $0.algorithm == digest }), existing.digest == bytes { break }
+                result.append((digest, bytes))
+                break
+            }
+        }
+        return result
+    }
+}
+
+extension Substring {
+    /// Trims what Java's `String.trim()` trims (code points ≤ U+0020).
+    func trimmingJavaWhitespace() -> String {
+        var s = self
+        while let c = s.unicodeScalars.first, c.value <= 0x20 { s = s.dropFirst() }
+        while let c = s.unicodeScalars.last, c.value <= 0x20 { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+/// Base64 as Java's basic `Base64.getEncoder()`/`getDecoder()`: the standard alphabet, padding optional on
+/// input, no whitespace.
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i < bytes.count {
+            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
+            out.append(alphabet[Int(b0 >> 2)])
+            out.append(alphabet[Int((b0 & 3) << 4 | b1 >> 4)])
+            out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 15) << 2 | b2 >> 6)] : UInt8(ascii: "="))
+            out.append(i + 2 < bytes.count ? alphabet[Int(b2 & 63)] : UInt8(ascii: "="))
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func decode(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        var padding = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "=") { padding += 1; continue }
+            guard padding == 0, let index = alphabet.firstIndex(of: byte) else { return nil }
+            values.append(UInt8(index))
+        }
+        // Padding, when present, must complete the last quantum (Java rejects "QQ=" and "Q===").
+        if padding > 0 && (values.count + padding) % 4 != 0 { return nil }
+        if padding > 2 || values.count % 4 == 1 { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(values.count * 3 / 4)
+        var i = 0
+        while i + 1 < values.count {
+            let v0 = values[i], v1 = values[i + 1]
+            out.append(v0 << 2 | v1 >> 4)
+            if i + 2 < values.count {
+                let v2 = values[i + 2]
+                out.append((v1 & 15) << 4 | v2 >> 2)
+                if i + 3 < values.count { out.append((v2 & 3) << 6 | values[i + 3]) }
+            }
+            i += 4
+        }
+        return out
+    }
+}

@@ -1,0 +1,135 @@
+import OpenSSLWrapper
+
+/// What to verify and for which Android versions.
+public struct VerificationOptions: Sendable, Hashable {
+    /// Lowest API level the APK must verify on; nil reads `minSdkVersion` from AndroidManifest.xml (absent → 1),
+    /// as `apksigner verify` does without `--min-sdk-version`.
+    public var minSdkVersion: Int?
+    /// Highest API level the APK must verify on (apksigner's default: Integer.MAX_VALUE).
+    public var maxSdkVersion: Int
+    /// Also check what Android's installer enforces beyond signatures (resources.arsc and native library
+    /// storage and alignment). False gives apksigner's exact verdict (`--signature-only`).
+    public var checksInstallability: Bool
+
+    public init(minSdkVersion: Int? = nil, maxSdkVersion: Int = Int(Int32.max), checksInstallability: Bool = true) {
+        self.minSdkVersion = minSdkVersion
+        self.maxSdkVersion = maxSdkVersion
+        self.checksInstallability = checksInstallability
+    }
+}
+
+/// The signature schemes a report speaks about, in apksigner's order.
+public enum SignatureScheme: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
+    case v1, v2, v3, v31 = "v3.1", v4, sourceStamp = "source-stamp"
+
+    /// apksigner's wording: "v1 scheme (JAR signing)", …
+    public var displayName: String {
+        switch self {
+        case .v1: return "v1 scheme (JAR signing)"
+        case .v2: return "v2 scheme (APK Signature Scheme v2)"
+        case .v3: return "v3 scheme (APK Signature Scheme v3)"
+        case .v31: return "v3.1 scheme (APK Signature Scheme v3.1)"
+        case .v4: return "v4 scheme (APK Signature Scheme v4)"
+        case .sourceStamp: return "SourceStamp"
+        }
+    }
+
+    public static func < (lhs: SignatureScheme, rhs: SignatureScheme) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// A signer's certificate, with the facts `apksigner verify -v --print-certs` prints.
+public struct CertificateInfo: Sendable, Hashable, Codable {
+    /// The certificate exactly as stored in the APK.
+    public let derBytes: [UInt8]
+    /// Subject as apksigner prints it, e.g. "CN=Android Debug, O=Android, C=US".
+    public let subjectDN: String
+    public let issuerDN: String
+    /// Lower-case hex digests of `derBytes`.
+    public let sha256: String
+    public let sha1: String
+    public let md5: String
+    /// "RSA", "EC" or "DSA".
+    public let keyAlgorithm: String
+    /// RSA modulus bits, EC group order bits, DSA prime bits.
+    public let keySize: Int
+    /// Lower-case hex digests of the SubjectPublicKeyInfo.
+    public let publicKeySHA256: String
+    public let publicKeySHA1: String
+    public let publicKeyMD5: String
+
+    package init(_ certificate: VerificationCertificate) {
+        derBytes = certificate.derBytes
+        subjectDN = certificate.subjectDN
+        issuerDN = certificate.issuerDN
+        sha256 = VerificationDigest.sha256.hash(certificate.derBytes).hexString
+        sha1 = VerificationDigest.sha1.hash(certificate.derBytes).hexString
+        md5 = VerificationDigest.md5.hash(certificate.derBytes).hexString
+        keyAlgorithm = certificate.keyAlgorithm
+        keySize = certificate.keyBitSize
+        let spki = certificate.subjectPublicKeyInfoDER
+        publicKeySHA256 = VerificationDigest.sha256.hash(spki).hexString
+        publicKeySHA1 = VerificationDigest.sha1.hash(spki).hexString
+        publicKeyMD5 = VerificationDigest.md5.hash(spki).hexString
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case subjectDN, issuerDN, sha256, sha1, md5, keyAlgorithm, keySize, publicKeySHA256, publicKeySHA1, publicKeyMD5, derBytes
+    }
+}
+
+/// One signer of one scheme.
+public struct SignerReport: Sendable {
+    /// JAR signers: the signature block name without "META-INF/" (e.g. "CERT.RSA"); others: "#1", "#2", ….
+    public var name: String
+    /// The signing certificate first, then the rest of its chain as found.
+    public var certificates: [CertificateInfo]
+    /// v3/v3.1 signers: the API range this signer is for.
+    public var minSdkVersion: Int?
+    public var maxSdkVersion: Int?
+    public var errors: [Issue]
+    public var warnings: [Issue]
+
+    public var certificate: CertificateInfo? { certificates.first }
+}
+
+/// The outcome of one scheme's verification.
+public struct SchemeReport: Sendable {
+    public var scheme: SignatureScheme
+    public var isVerified: Bool
+    public var signers: [SignerReport]
+}
+
+/// The result of verifying an APK.
+public struct VerificationReport: Sendable {
+    /// The APK that was verified.
+    public var path: String
+    /// The API range verified for.
+    public var minSdkVersion: Int
+    public var maxSdkVersion: Int
+    /// apksigner's verdict: the signatures verify on every API level in the range.
+    public var isSignatureVerified: Bool
+    /// The schemes that verified (apksigner's "Verified using … : true" lines).
+    public var verifiedSchemes: Set<SignatureScheme>
+    /// Per-scheme details, for the schemes that were checked.
+    public var schemes: [SchemeReport]
+    /// The APK's signer certificates (apksigner's "Signer #n"), set when the signatures verified.
+    public var signers: [CertificateInfo]
+    /// Every error and warning from signature verification (including those of individual signers).
+    public var signatureErrors: [Issue]
+    public var signatureWarnings: [Issue]
+    /// Packaging problems Android's installer rejects (errors) or will reject on 16 KiB-page devices
+    /// (warnings); empty when `checksInstallability` was off.
+    public var installErrors: [Issue]
+    public var installWarnings: [Issue]
+    /// Whether install checks ran.
+    public var checkedInstallability: Bool
+
+    /// True when Android would install the APK: signatures verify and (unless disabled) no install error.
+    public var isVerified: Bool { isSignatureVerified && installErrors.isEmpty }
+    /// All errors, signature ones first.
+    public var errors: [Issue] { signatureErrors + installErrors }
+    /// All warnings.
+    public var warnings: [Issue] { signatureWarnings + installWarnings }
+}
