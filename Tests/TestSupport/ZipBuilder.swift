@@ -26,8 +26,9 @@ public struct ZipBuilder {
             mutateLocal(index, &local)
             out += local.encodedLocalHeader(extra: local.localExtra)
             out += item.data
+            entry.localHeaderOffset = offset
             mutateCentral(index, &entry)
-            central += entry.encodedCentralDirectoryRecord(localHeaderOffset: entry.localHeaderOffset == 0 ? offset : entry.localHeaderOffset)
+            central += entry.encodedCentralDirectoryRecord(localHeaderOffset: entry.localHeaderOffset)
         }
         let eocd = EndOfCentralDirectory(entryCount: items.count, centralDirectorySize: Int64(central.count), centralDirectoryOffset: Int64(out.count))
         return out + central + eocd.encoded()

@@ -72,7 +72,7 @@ public struct ZipArchive: Sendable {
     static func findEndOfCentralDirectory(in source: any DataSource) throws -> EndOfCentralDirectory {
         let size = source.count
         let fixed = Int64(EndOfCentralDirectoryLayout.fixedSize)
-        guard size >= fixed else { throw ZipFormatError.notAZip("file is \(size) bytes, too short for a ZIP archive") }
+        guard size >= fixed else { throw ZipFormatError.notAZip("file is \(size) bytes, too short for a ZIP archive: empty or truncated") }
         let searchStart = max(0, size - fixed - Int64(EndOfCentralDirectoryLayout.maxCommentSize))
         return try source.withBytes(in: searchStart..<size) { tail in
             // Prefer the record with an empty comment at the very end, then scan backwards for one whose
