@@ -1,0 +1,485 @@
+import APKCore
+import BinaryXML
+import Dispatch
+import OpenSSLWrapper
+import Repack
+import SignatureSchemes
+import Unpack
+import ZlibWrapper
+
+/// Signs APKs with schemes v1, v2 and v3 the way apksig's `ApkSigner.sign` and `DefaultApkSignerEngine` do.
+///
+/// The steps, for an input `APKArchive`:
+/// 1. minSdkVersion from the binary manifest (or `SignerConfig.minSdkVersion`) picks the algorithms;
+/// 2. entries are copied raw in local-header order (never recompressed; bytes between records copied too),
+///    dropping directories and old JAR signature files; stored entries are re-aligned with Android's 0xd935
+///    extra field unless `alignmentPreserved`;
+/// 3. v1: the entries' uncompressed data are digested in parallel, and `<NAME>.SF`, `<NAME>.<ALG>` and
+///    `META-INF/MANIFEST.MF` are appended, deflated, stamped with the newest kept entry's time;
+/// 4. v2/v3: zeros pad the entries to a 4096-byte boundary, the content digests are computed once over the
+///    mapped output on all cores, and the APK Signing Block goes before the central directory.
+///
+/// Output goes to a temporary file renamed over the destination only when complete; the input is never
+/// modified. The same input and RSA key give byte-identical output.
+public struct Signer: Sendable {
+    public let config: SignerConfig
+
+    public init(config: SignerConfig) { self.config = config }
+
+    /// Signs the APK `archive` into `destination`.
+    public func sign(_ archive: APKArchive, to destination: String) throws -> SigningReport {
+        let zip = archive.zip
+        let minSdk = try resolveMinSdkVersion {
+            guard let manifest = archive.entry(named: "AndroidManifest.xml") else { return nil }
+            return try archive.uncompressedData(of: manifest)
+        }
+        // The input's signing block (if any) ends the local-file section apksig copies from.
+        let inputBlock = try? SigningBlock.locate(in: archive.source, centralDirectoryOffset: zip.centralDirectoryOffset)
+        let sectionEnd = inputBlock?.offset ?? zip.centralDirectoryOffset
+
+        // Each entry's central directory record, as stored (apksig re-emits it with only the offset changed).
+        var centralRecords: [[UInt8]: Range<Int64>] = [:]
+        var cdPosition = zip.centralDirectoryOffset
+        for entry in zip.entries {
+            let size = Int64(CentralDirectoryRecordLayout.fixedSize + entry.nameBytes.count + entry.centralExtra.count + entry.comment.count)
+            centralRecords[entry.nameBytes] = cdPosition..<(cdPosition + size)
+            cdPosition += size
+        }
+
+        var inputManifest: [UInt8]?
+        var items: [Item] = []
+        for entry in zip.entriesInFileOrder {
+            if config.schemes.contains(.v1) && entry.name == V1SchemeSigner.manifestEntryName {
+                inputManifest = try archive.uncompressedData(of: entry)
+            }
+            guard Self.isKept(entry.name) else { continue }
+            guard let record = centralRecords[entry.nameBytes] else { continue }
+            items.append(Item(entry: entry, origin: .archive(centralRecord: record)))
+        }
+        let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)
+        return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
+                       archive: archive, sectionEnd: sectionEnd, inputEndOfCentralDirectory: eocd, comment: [])
+    }
+
+    /// Signs an APK given as entries to write (the Repack stage's output) into `destination`, with `comment`
+    /// as the ZIP comment. Entries are written in the given order; their `data` is copied verbatim.
+    public func sign(entries: [OutputEntry], comment: [UInt8] = [], to destination: String) throws -> SigningReport {
+        let minSdk = try resolveMinSdkVersion {
+            guard let manifest = entries.first(where: { $0.entry.name == "AndroidManifest.xml" }) else { return nil }
+            return try Self.uncompressed(manifest)
+        }
+        var inputManifest: [UInt8]?
+        var items: [Item] = []
+        var names = Set<[UInt8]>()
+        for item in entries {
+            if config.schemes.contains(.v1) && item.entry.name == V1SchemeSigner.manifestEntryName {
+                inputManifest = try Self.uncompressed(item)
+            }
+            guard Self.isKept(item.entry.name) else { continue }
+            guard names.insert(item.entry.nameBytes).inserted else { throw SignError.duplicateEntry(item.entry.name) }
+            items.append(Item(entry: item.entry, origin: .output(item)))
+        }
+        return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
+                       archive: nil, sectionEnd: 0, inputEndOfCentralDirectory: nil, comment: comment)
+    }
+
+    // MARK: - Engine
+
+    /// One entry to copy into the output.
+    struct Item: Sendable {
+        var entry: ZipEntry
+        enum Origin {
+            /// An input APK entry: its local record and central directory record are copied from the input.
+            case archive(centralRecord: Range<Int64>)
+            /// An entry from the Repack stage: headers are encoded from `entry`, data copied from `data`.
+            case output(OutputEntry)
+        }
+        var origin: Origin
+    }
+
+    /// apksig's `getInputJarEntryOutputPolicy` without preserved signers: only entries the v1 manifest would
+    /// list are copied (no directories, no JAR signature files); the source stamp and pin list are
+    /// regenerated by apksig, so they are dropped here too.
+    static func isKept(_ name: String) -> Bool {
+        guard V1SchemeSigner.isDigestNeeded(name) else { return false }
+        return name != "stamp-cert-sha256" && name != "pinlist.meta"
+    }
+
+    private func resolveMinSdkVersion(_ manifest: () throws -> [UInt8]?) throws -> (level: Int, overridden: Bool) {
+        if let level = config.minSdkVersion { return (level, true) }
+        guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
+        let summary: ManifestSummary
+        do { summary = try ManifestSummary(binaryXML: bytes) } catch {
+            throw SignError.unreadableMinSdkVersion("AndroidManifest.xml: \(error)")
+        }
+        switch summary.minSdkVersion {
+        case nil: return (1, false)
+        case .level(let level)?: return (level, false)
+        case .codename(let name)?: throw SignError.codenameMinSdkVersion(name)
+        }
+    }
+
+    private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,
+                     archive: APKArchive?, sectionEnd: Int64, inputEndOfCentralDirectory: [UInt8]?,
+                     comment: [UInt8]) throws -> SigningReport {
+        let schemes = config.schemes
+        guard !schemes.isEmpty else { throw SignError.noSchemes }
+        let key = config.key
+        guard let certificate = key.certificates.first else { throw SignError.noCertificate }
+        let certificatePublicKey = try certificate.publicKey()
+        let keyAlgorithm = certificatePublicKey.algorithm
+        let concurrency = config.concurrency > 0 ? config.concurrency : ContentDigester.defaultConcurrency
+
+        // v1 configuration (DefaultApkSignerEngine.createV1SignerConfigs).
+        var v1Digest: DigestAlgorithm?
+        var v1Name: String?
+        if schemes.contains(.v1) {
+            v1Digest = try V1SchemeSigner.digestAlgorithm(for: keyAlgorithm, minSdkVersion: minSdk.level)
+            v1Name = try V1SchemeSigner.safeSignerName(key.name)
+        }
+        // v2/v3 algorithms (getSuggestedSignatureAlgorithms; verity off, as the apksigner default).
+        let blockAlgorithms = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(keyAlgorithm), keySize: certificatePublicKey.bitSize)
+
+        // Entry digests for the v1 manifest, from uncompressed data, on all cores.
+        var entryDigests: [String: [UInt8]] = [:]
+        if let v1Digest {
+            entryDigests = try Self.digestEntries(items, archive: archive, algorithm: v1Digest, concurrency: concurrency)
+        }
+
+        let output = try OutputFile(destination: destination)
+        var centralDirectory = LittleEndianWriter()
+        var centralDirectoryCount = 0
+        var newest: DOSTimestamp?
+        var realigned = 0
+
+        // Entries, in order, with the bytes between input records.
+        var inputPosition: Int64 = 0
+        for item in items {
+            let entry = item.entry
+            switch item.origin {
+            case .archive(let centralRecord):
+                let source = archive!.source
+                if entry.localHeaderOffset > inputPosition {
+                    var sink = output
+                    try source.feed(inputPosition..<entry.localHeaderOffset, into: &sink)
+                }
+                inputPosition = entry.recordRange.upperBound
+                let headerOffset = output.position
+                let changedExtra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
+                                                outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset)
+                if let extra = changedExtra {
+                    var header = try source.bytes(in: entry.localHeaderOffset..<(entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
+                    guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+                    header[28] = UInt8(extra.count & 0xff)
+                    header[29] = UInt8(extra.count >> 8)
+                    try output.write(header)
+                    try output.write(extra)
+                    var sink = output
+                    try source.feed(entry.dataOffset..<entry.recordRange.upperBound, into: &sink)
+                    realigned += 1
+                } else {
+                    var sink = output
+                    try source.feed(entry.recordRange, into: &sink)
+                }
+                var record = try source.bytes(in: centralRecord)
+                try Self.patchUInt32(&record, at: 42, to: headerOffset, what: "local header offset of \(entry.name.debugDescription)")
+                centralDirectory.write(bytes: record)
+            case .output(let outputEntry):
+                let headerOffset = output.position
+                let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
+                var written = entry
+                if let extra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
+                                            outputHeaderOffset: headerOffset, inputDataOffset: dataOffsetWithCurrentExtra,
+                                            keepsAlignedData: true) {
+                    written.localExtra = extra
+                    realigned += 1
+                }
+                guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+                guard outputEntry.data.count == entry.compressedSize else {
+                    throw SignError.invalidOption("entry \(entry.name.debugDescription) has \(outputEntry.data.count) bytes of data but declares \(entry.compressedSize)")
+                }
+                try output.write(written.encodedLocalHeader(extra: written.localExtra))
+                var sink = output
+                try outputEntry.data.feed(0..<outputEntry.data.count, into: &sink)
+                try Self.checkOffset(headerOffset)
+                centralDirectory.write(bytes: written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))
+            }
+            centralDirectoryCount += 1
+            let stamp = DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)
+            if newest == nil || newest! < stamp { newest = stamp }
+        }
+        if archive != nil && inputPosition < sectionEnd {
+            var sink = output
+            try archive!.source.feed(inputPosition..<sectionEnd, into: &sink)
+        }
+
+        // v1 signature entries.
+        var apkSchemeIDs: [Int] = []
+        if schemes.contains(.v2) { apkSchemeIDs.append(2) }
+        if schemes.contains(.v3) { apkSchemeIDs.append(3) }
+        if let v1Digest, let v1Name {
+            let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: v1Digest, entryDigests: entryDigests, inputManifest: inputManifest)
+            let files = try V1SchemeSigner.signatureEntries(signerName: v1Name, key: key.privateKey, certificates: key.certificates,
+                                                            digestAlgorithm: v1Digest, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
+                                                            createdBy: config.createdBy)
+            let stamp = newest ?? DOSTimestamp.apksigDefault
+            for file in files {
+                let headerOffset = output.position
+                try Self.checkOffset(headerOffset)
+                let (local, central) = try Self.deflatedRecords(name: file.name, data: file.data, timestamp: stamp, headerOffset: headerOffset)
+                try output.write(local)
+                centralDirectory.write(bytes: central)
+                centralDirectoryCount += 1
+            }
+        }
+
+        // Central directory and EOCD (the input's EOCD with new counts, size and offset, as apksig does).
+        let centralDirectoryBytes = centralDirectory.bytes
+        guard centralDirectoryCount <= 0xFFFF else { throw SignError.tooLarge("\(centralDirectoryCount) entries need ZIP64, which APKs cannot use") }
+        func endOfCentralDirectory(offset: Int64) throws -> [UInt8] {
+            var eocd: [UInt8]
+            if let input = inputEndOfCentralDirectory {
+                eocd = input
+            } else {
+                eocd = EndOfCentralDirectory(entryCount: 0, centralDirectorySize: 0, centralDirectoryOffset: 0, comment: comment).encoded()
+            }
+            eocd[8] = UInt8(centralDirectoryCount & 0xff); eocd[9] = UInt8(centralDirectoryCount >> 8)
+            eocd[10] = eocd[8]; eocd[11] = eocd[9]
+            try Self.patchUInt32(&eocd, at: 12, to: Int64(centralDirectoryBytes.count), what: "central directory size")
+            try Self.patchUInt32(&eocd, at: 16, to: offset, what: "central directory offset")
+            return eocd
+        }
+
+        var signingBlockSize = 0
+        if schemes.contains(.v2) || schemes.contains(.v3) {
+            let padding = Int((4096 - output.position % 4096) % 4096)
+            try output.writeZeros(padding)
+            let entriesEnd = output.position
+            let written = try output.mapWritten()
+            let digests = try ContentDigester.digests(
+                of: [written, ByteArrayDataSource(centralDirectoryBytes), ByteArrayDataSource(try endOfCentralDirectory(offset: entriesEnd))],
+                algorithms: Set(blockAlgorithms.map(\.contentDigestAlgorithm)), concurrency: concurrency)
+            var pairs: [SigningBlock.Pair] = []
+            if schemes.contains(.v2) {
+                pairs.append(try SchemeBlockSigner.makePair(version: .v2, key: key, algorithms: blockAlgorithms,
+                                                            contentDigests: digests, v3Enabled: schemes.contains(.v3)))
+            }
+            if schemes.contains(.v3) {
+                pairs.append(try SchemeBlockSigner.makePair(version: .v3, key: key, algorithms: blockAlgorithms,
+                                                            contentDigests: digests, v3Enabled: true))
+            }
+            let block = SigningBlock(pairs: pairs).encoded()
+            try output.write(block)
+            signingBlockSize = block.count
+        }
+        let centralDirectoryOffset = output.position
+        try Self.checkOffset(centralDirectoryOffset)
+        try output.write(centralDirectoryBytes)
+        try output.write(try endOfCentralDirectory(offset: centralDirectoryOffset))
+        let size = output.position
+        try output.commit()
+
+        let schemesUsed = schemes.sorted()
+        return SigningReport(
+            outputPath: destination, schemes: schemesUsed, minSdkVersion: minSdk.level, minSdkVersionOverridden: minSdk.overridden,
+            v1DigestAlgorithm: v1Digest, v1SignerName: v1Name,
+            signatureAlgorithms: (schemes.contains(.v2) || schemes.contains(.v3)) ? blockAlgorithms : [],
+            certificateSHA256: certificate.fingerprint(.sha256), certificateSubject: certificate.subjectDN,
+            entryCount: centralDirectoryCount, realignedEntryCount: realigned, outputSize: size,
+            signingBlockSize: signingBlockSize)
+    }
+
+    // MARK: - Alignment (apksig ApkSigner.outputInputJarEntryLfhRecord)
+
+    /// The new local extra field for `entry`, or nil to keep its record as it is.
+    ///
+    /// apksig: compressed entries are never aligned; the multiple is the one in an existing 0xd935 field,
+    /// else the library page size for `.so`, else 4. With `alignmentPreserved` an entry stays as it is when
+    /// it keeps its position modulo the multiple, or when its data was not aligned in the input either;
+    /// otherwise (and always by default since build-tools 35) stored entries get a fresh 0xd935 field.
+    private func alignedExtra(for entry: ZipEntry, inputHeaderOffset: Int64, outputHeaderOffset: Int64,
+                              inputDataOffset: Int64, keepsAlignedData: Bool = false) -> [UInt8]? {
+        let preserved = config.alignmentPreserved
+        if inputHeaderOffset == outputHeaderOffset && preserved && !keepsAlignedData { return nil }
+        let multiple = Int64(alignmentMultiple(for: entry))
+        if multiple <= 1 { return nil }
+        if preserved {
+            if keepsAlignedData {
+                if inputDataOffset % multiple == 0 { return nil }
+            } else {
+                if inputHeaderOffset % multiple == outputHeaderOffset % multiple { return nil }
+                if inputDataOffset % multiple != 0 { return nil }
+            }
+        }
+        let extraStart = outputHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)
+        return Self.apksigAlignmentExtra(original: entry.localExtra, extraStart: extraStart, multiple: Int(multiple))
+    }
+
+    /// `getInputJarEntryDataAlignmentMultiple`.
+    private func alignmentMultiple(for entry: ZipEntry) -> Int {
+        if entry.method != .stored { return 1 }
+        let extra = entry.localExtra
+        var i = 0
+        while extra.count - i >= 4 {
+            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
+            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
+            i += 4
+            if size > extra.count - i { break }
+            if id != AlignmentExtraLayout.headerID { i += size; continue }
+            if size < 2 { break }
+            return Int(UInt16(extra[i]) | UInt16(extra[i + 1]) << 8)
+        }
+        return entry.name.hasSuffix(".so") ? config.libraryPageAlignment : 4
+    }
+
+    /// `createExtraFieldToAlignData`: the original fields minus old padding ((0,0) records and 0xd935), then a
+    /// 0xd935 field whose zero padding makes the data start on `multiple`.
+    static func apksigAlignmentExtra(original: [UInt8], extraStart: Int64, multiple: Int) -> [UInt8] {
+        var result: [UInt8] = []
+        var i = 0
+        while original.count - i >= 4 {
+            let id = UInt16(original[i]) | UInt16(original[i + 1]) << 8
+            let size = Int(UInt16(original[i + 2]) | UInt16(original[i + 3]) << 8)
+            if size > original.count - i - 4 { break }
+            if !((id == 0 && size == 0) || id == AlignmentExtraLayout.headerID) {
+                result += original[i..<(i + 4 + size)]
+            }
+            i += 4 + size
+        }
+        let dataMinStart = extraStart + Int64(result.count) + Int64(AlignmentExtraLayout.minimumSize)
+        let padding = Int((Int64(multiple) - dataMinStart % Int64(multiple)) % Int64(multiple))
+        result += AlignmentExtraLayout.headerID.littleEndianBytes
+        result += UInt16(2 + padding).littleEndianBytes
+        result += UInt16(truncatingIfNeeded: multiple).littleEndianBytes
+        result += [UInt8](repeating: 0, count: padding)
+        return result
+    }
+
+    // MARK: - Records for new entries (apksig LocalFileRecord/CentralDirectoryRecord.*WithDeflateCompressedData)
+
+    /// Local record (header + deflated data) and central directory record of a v1 file: deflate level 9,
+    /// raw; version 20, UTF-8 flag, no extra fields, no attributes.
+    static func deflatedRecords(name: String, data: [UInt8], timestamp: DOSTimestamp, headerOffset: Int64) throws -> ([UInt8], [UInt8]) {
+        let compressed = try Deflate.compress(data, level: 9)
+        let crc = CRC32.checksum(data)
+        let nameBytes = Array(name.utf8)
+        var local = LittleEndianWriter(capacity: 30 + nameBytes.count + compressed.count)
+        local.write(LocalFileHeaderLayout.signature)
+        local.write(UInt16(20))
+        local.write(ZipFlags.utf8Names)
+        local.write(CompressionMethod.deflated.rawValue)
+        local.write(timestamp.time)
+        local.write(timestamp.date)
+        local.write(crc)
+        local.write(UInt32(compressed.count))
+        local.write(UInt32(data.count))
+        local.write(UInt16(nameBytes.count))
+        local.write(UInt16(0))
+        local.write(bytes: nameBytes)
+        local.write(bytes: compressed)
+        var central = LittleEndianWriter(capacity: 46 + nameBytes.count)
+        central.write(CentralDirectoryRecordLayout.signature)
+        central.write(UInt16(20))
+        central.write(UInt16(20))
+        central.write(ZipFlags.utf8Names)
+        central.write(CompressionMethod.deflated.rawValue)
+        central.write(timestamp.time)
+        central.write(timestamp.date)
+        central.write(crc)
+        central.write(UInt32(compressed.count))
+        central.write(UInt32(data.count))
+        central.write(UInt16(nameBytes.count))
+        central.write(UInt16(0))  // extra
+        central.write(UInt16(0))  // comment
+        central.write(UInt16(0))  // disk
+        central.write(UInt16(0))  // internal attributes
+        central.write(UInt32(0))  // external attributes
+        central.write(UInt32(headerOffset))
+        central.write(bytes: nameBytes)
+        return (local.bytes, central.bytes)
+    }
+
+    static func checkOffset(_ offset: Int64) throws {
+        guard offset <= Int64(UInt32.max) else { throw SignError.tooLarge("it passes 4 GiB, which needs ZIP64, which APKs cannot use") }
+    }
+
+    static func patchUInt32(_ bytes: inout [UInt8], at offset: Int, to value: Int64, what: String) throws {
+        guard let value = UInt32(exactly: value) else { throw SignError.tooLarge("\(what) \(value) does not fit 32 bits (ZIP64 is not allowed in APKs)") }
+        let le = value.littleEndianBytes
+        for i in 0..<4 { bytes[offset + i] = le[i] }
+    }
+
+    // MARK: - v1 entry digests
+
+    /// Digests of the uncompressed data of every item, computed `concurrency` entries at a time.
+    static func digestEntries(_ items: [Item], archive: APKArchive?, algorithm: DigestAlgorithm, concurrency: Int) throws -> [String: [UInt8]] {
+        let results = ResultSlots(count: items.count)
+        // Big entries first so the two cores finish together.
+        let order = items.indices.sorted { items[$0].entry.uncompressedSize > items[$1].entry.uncompressedSize }
+        let work: @Sendable (Int) -> Void = { position in
+            let index = order[position]
+            if results.failed { return }
+            do {
+                let hasher = Digest(algorithm)
+                switch items[index].origin {
+                case .archive:
+                    try archive!.withUncompressedChunks(of: items[index].entry) { hasher.update($0) }
+                case .output(let outputEntry):
+                    try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
+                }
+                results.set(index, hasher.finish())
+            } catch {
+                results.fail(error)
+            }
+        }
+        if concurrency <= 1 || items.count < 2 {
+            for position in order.indices { work(position) }
+        } else {
+            DispatchQueue.concurrentPerform(iterations: items.count, execute: work)
+        }
+        if let error = results.error { throw error }
+        var digests: [String: [UInt8]] = [:]
+        digests.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() { digests[item.entry.name] = results.values[index] }
+        return digests
+    }
+
+    /// Streams an output entry's plaintext: `uncompressed` when known, else its stored data, else inflated.
+    static func withUncompressedChunks(of item: OutputEntry, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if let plain = item.uncompressed {
+            var offset: Int64 = 0
+            while offset < plain.count {
+                let end = min(plain.count, offset + (1 << 20))
+                try plain.withBytes(in: offset..<end, body)
+                offset = end
+            }
+            return
+        }
+        switch item.entry.method {
+        case .stored:
+            try item.data.withBytes(in: 0..<item.data.count, body)
+        case .deflated:
+            try item.data.withBytes(in: 0..<item.data.count) { raw in
+                try Inflate.inflate(raw, expectedSize: item.entry.uncompressedSize, body)
+            }
+        }
+    }
+
+    static func uncompressed(_ item: OutputEntry) throws -> [UInt8] {
+        var out: [UInt8] = []
+        try withUncompressedChunks(of: item) { out.append(contentsOf: $0) }
+        return out
+    }
+}
+
+/// Per-index results written by concurrent workers.
+private final class ResultSlots: @unchecked Sendable {
+    private let lock = DispatchSemaphore(value: 1)
+    private(set) var values: [[UInt8]]
+    private var firstError: Error?
+    init(count: Int) { values = Array(repeating: [], count: count) }
+    func set(_ index: Int, _ value: [UInt8]) { lock.wait(); values[index] = value; lock.signal() }
+    func fail(_ error: Error) { lock.wait(); if firstError == nil { firstError = error }; lock.signal() }
+    var failed: Bool { lock.wait(); defer { lock.signal() }; return firstError != nil }
+    var error: Error? { lock.wait(); defer { lock.signal() }; return firstError }
+}

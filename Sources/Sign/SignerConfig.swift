@@ -1,0 +1,52 @@
+/// A signature scheme the signer can produce.
+public enum SignatureScheme: Int, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
+    /// JAR signing: `META-INF/MANIFEST.MF`, `<NAME>.SF`, `<NAME>.<RSA|EC|DSA>`. Needed below API 24.
+    case v1 = 1
+    /// APK Signature Scheme v2 (API 24+): a whole-file signature in the APK Signing Block.
+    case v2 = 2
+    /// APK Signature Scheme v3 (API 28+): v2 plus SDK ranges and key rotation.
+    case v3 = 3
+
+    public static func < (a: SignatureScheme, b: SignatureScheme) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "v\(rawValue)" }
+}
+
+/// What `Signer` needs besides the APK: the key, which schemes to produce, and apksigner's options.
+///
+/// Defaults are the `apksigner sign` CLI's (build-tools 35): all three schemes, minSdkVersion read from the
+/// APK's manifest, `Created-By: 1.0 (Android)`, every stored entry re-aligned (4 bytes; `.so` files on
+/// 16 KiB pages).
+public struct SignerConfig: Sendable {
+    /// The signing key, its certificate chain and the signer name (v1 file names come from it).
+    public var key: SignerKey
+    /// The schemes to sign with; at least one.
+    public var schemes: Set<SignatureScheme>
+    /// Overrides the APK's `minSdkVersion` (apksigner `--min-sdk-version`). It decides the v1 digest
+    /// (SHA-1 below 18 for RSA) and must be ≥ 18 for EC keys with v1.
+    public var minSdkVersion: Int?
+    /// apksigner `--max-sdk-version`: accepted and reported; like apksigner, it does not change what is signed
+    /// (the v3 signer always covers API 24 to `Int32.max`).
+    public var maxSdkVersion: Int?
+    /// The `.SF` file's `Created-By` value.
+    public var createdBy: String
+    /// apksigner `--alignment-preserved`: keep each entry's input alignment (build-tools ≤ 34 behaviour)
+    /// instead of re-aligning every stored entry.
+    public var alignmentPreserved: Bool
+    /// Page alignment for stored `.so` files (apksigner `--lib-page-alignment`).
+    public var libraryPageAlignment: Int
+    /// How many entries/chunks are digested at once (defaults to the number of cores).
+    public var concurrency: Int
+
+    public init(key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,
+                maxSdkVersion: Int? = nil, createdBy: String = "1.0 (Android)", alignmentPreserved: Bool = false,
+                libraryPageAlignment: Int = 16384, concurrency: Int = 0) {
+        self.key = key
+        self.schemes = schemes
+        self.minSdkVersion = minSdkVersion
+        self.maxSdkVersion = maxSdkVersion
+        self.createdBy = createdBy
+        self.alignmentPreserved = alignmentPreserved
+        self.libraryPageAlignment = libraryPageAlignment
+        self.concurrency = concurrency
+    }
+}

@@ -1,0 +1,129 @@
+/// Writes JAR manifest (`MANIFEST.MF`) and signature file (`.SF`) sections byte for byte as apksig's
+/// `internal/jar/ManifestWriter` and `SignatureFileWriter` do:
+///
+///     main section:        first attribute (Manifest-Version / Signature-Version), then the others sorted
+///                          by name (Java `String.compareTo`, i.e. UTF-16 code units), then CRLF
+///     individual section:  "Name: <entry>", its attributes sorted by name, then CRLF
+///     each attribute line: "<name>: <value>" as UTF-8, split into a first line of 70 bytes and continuation
+///                          lines of a space plus 69 bytes (split by bytes, as apksig does), each ending CRLF
+struct JARManifestWriter {
+    private(set) var bytes: [UInt8] = []
+    static let maxLineLength = 70
+
+    /// A main section: `first` (name, value) then `others` sorted by name.
+    mutating func writeMainSection(first: (String, String), others: [(String, String)]) {
+        writeAttribute(first.0, first.1)
+        for (name, value) in others.sorted(by: { Self.javaLess($0.0, $1.0) }) { writeAttribute(name, value) }
+        writeSectionDelimiter()
+    }
+
+    /// An individual section for `name` with `attributes` sorted by name.
+    mutating func writeIndividualSection(name: String, attributes: [(String, String)]) {
+        writeAttribute("Name", name)
+        for (attributeName, value) in attributes.sorted(by: { Self.javaLess($0.0, $1.0) }) { writeAttribute(attributeName, value) }
+        writeSectionDelimiter()
+    }
+
+    mutating func writeSectionDelimiter() { bytes += [0x0d, 0x0a] }
+
+    mutating func writeAttribute(_ name: String, _ value: String) {
+        let line = Array("\(name): \(value)".utf8)
+        var offset = 0
+        var first = true
+        while offset < line.count {
+            let length: Int
+            if first {
+                length = min(line.count - offset, Self.maxLineLength)
+            } else {
+                bytes += [0x0d, 0x0a, 0x20]
+                length = min(line.count - offset, Self.maxLineLength - 1)
+            }
+            bytes += line[offset..<(offset + length)]
+            offset += length
+            first = false
+        }
+        bytes += [0x0d, 0x0a]
+    }
+
+    /// Java's `String.compareTo`: lexicographic over UTF-16 code units (differs from Swift's `<` for
+    /// characters outside the Basic Multilingual Plane and for canonically equivalent strings).
+    static func javaLess(_ a: String, _ b: String) -> Bool {
+        a.utf16.lexicographicallyPrecedes(b.utf16)
+    }
+}
+
+/// The main section of an input `META-INF/MANIFEST.MF`, read the way `java.util.jar.Manifest` reads it (which
+/// is what apksig copies into the output manifest).
+///
+/// Lines end with LF, CR or CRLF; a line starting with a space continues the previous value; each other line
+/// is `name: value` (the colon must be followed by a space); names are case-insensitive and a repeated name
+/// replaces the earlier value but keeps the first spelling; the section ends at the first empty line. A
+/// last line without a line terminator, a line over 512 bytes, or a bad header line is malformed, as in Java.
+struct JARMainSection {
+    /// Attributes in first-seen order: (name as first spelled, value).
+    private(set) var attributes: [(name: String, value: String)] = []
+
+    init(manifest bytes: [UInt8]) throws {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        var i = 0
+        var terminated = true
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == 0x0a || byte == 0x0d {
+                lines.append(bytes[start..<i])
+                if byte == 0x0d && i + 1 < bytes.count && bytes[i + 1] == 0x0a { i += 1 }
+                i += 1
+                start = i
+                terminated = true
+                continue
+            }
+            terminated = false
+            i += 1
+        }
+        if start < bytes.count { lines.append(bytes[start...]); terminated = false }
+        var lastIndex: Int?
+        for (lineNumber, line) in lines.enumerated() {
+            if line.count > 512 { throw SignError.malformedInputManifest("line \(lineNumber + 1) is longer than 512 bytes") }
+            if lineNumber == lines.count - 1 && !terminated && !line.isEmpty {
+                throw SignError.malformedInputManifest("the last line has no line terminator (Java's manifest reader calls this \"line too long\")")
+            }
+            if line.isEmpty { break }
+            if line.first == 0x20 {
+                guard let index = lastIndex else {
+                    throw SignError.malformedInputManifest("line \(lineNumber + 1) continues a value but there is none before it")
+                }
+                attributes[index].value += String(decoding: line.dropFirst(), as: UTF8.self)
+                continue
+            }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon + 1 < line.endIndex, line[colon + 1] == 0x20 else {
+                throw SignError.malformedInputManifest("line \(lineNumber + 1) is not a \"Name: value\" header")
+            }
+            let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
+            guard Self.isValidName(line[line.startIndex..<colon]) else {
+                throw SignError.malformedInputManifest("invalid attribute name \(name.debugDescription) on line \(lineNumber + 1)")
+            }
+            let value = String(decoding: line[(colon + 2)...], as: UTF8.self)
+            if let existing = attributes.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) {
+                attributes[existing].value = value
+                lastIndex = existing
+            } else {
+                attributes.append((name, value))
+                lastIndex = attributes.count - 1
+            }
+        }
+    }
+
+    /// `java.util.jar.Attributes.Name`: 1–70 characters from [A-Za-z0-9_-].
+    static func isValidName(_ name: ArraySlice<UInt8>) -> Bool {
+        guard !name.isEmpty, name.count <= 70 else { return false }
+        return name.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c == 0x2d || c == 0x5f
+        }
+    }
+
+    /// The value of `name`, compared case-insensitively.
+    func value(of name: String) -> String? {
+        attributes.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
