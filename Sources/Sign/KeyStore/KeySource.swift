@@ -1,0 +1,266 @@
+import Foundation
+import OpenSSLWrapper
+
+/// A loaded signing key: what the v1/v2/v3 signers need.
+public struct SignerKey: Sendable {
+    /// The signer's name, input to apksig's `getSafeSignerName` for the v1 file names (`<NAME>.SF`): the key
+    /// alias, or for `--key` the key file's name up to its first '.' (apksigner's rule).
+    public let name: String
+    public let privateKey: PrivateKey
+    /// The chain, the signing certificate first.
+    public let certificates: [Certificate]
+
+    public init(name: String, privateKey: PrivateKey, certificates: [Certificate]) {
+        self.name = name
+        self.privateKey = privateKey
+        self.certificates = certificates
+    }
+}
+
+/// Where the signing key comes from, as the CLI options (`--ks`…, `--key`/`--cert`, `--debug`) describe it.
+public enum KeySource: Sendable {
+    /// A PKCS#12 or JKS keystore. `type` is "PKCS12" or "JKS" (nil: detected from the file's magic).
+    /// `alias` may be nil when the store holds exactly one key. `keyPassword` nil means "same as the store
+    /// password" (always true for keytool's PKCS#12 stores).
+    case keyStore(path: String, type: String?, alias: String?, storePassword: PasswordSource, keyPassword: PasswordSource?)
+    /// A PKCS#8 private key (DER or PEM, optionally encrypted) and an X.509 certificate chain (PEM or DER).
+    case keyAndCertificate(keyPath: String, certificatePath: String, keyPassword: PasswordSource?)
+    /// The Android debug key: `path` or `~/.android/debug.keystore`, created if absent.
+    case debug(path: String?)
+
+    /// Loads the key. Errors say what to do next and never contain a password.
+    public func load() throws -> SignerKey {
+        switch self {
+        case let .keyStore(path, type, alias, storePassword, keyPassword):
+            let store = try LoadedKeyStore(path: path, type: type, storePassword: storePassword, keyPassword: keyPassword)
+            return try store.signerKey(alias: alias, keyPassword: keyPassword)
+        case let .keyAndCertificate(keyPath, certificatePath, keyPassword):
+            return try Self.loadKeyAndCertificate(keyPath: keyPath, certificatePath: certificatePath, keyPassword: keyPassword)
+        case let .debug(path):
+            let location = path ?? DebugKeyStore.defaultPath()
+            try DebugKeyStore.createIfAbsent(at: location)
+            let store = try LoadedKeyStore(path: location, type: nil, storePassword: .pass(DebugKeyStore.password))
+            return try store.signerKey(alias: DebugKeyStore.alias, keyPassword: .pass(DebugKeyStore.password))
+        }
+    }
+
+    static func loadKeyAndCertificate(keyPath: String, certificatePath: String, keyPassword: PasswordSource?) throws -> SignerKey {
+        let keyBytes = try readFile(keyPath, what: "private key")
+        let certificateBytes = try readFile(certificatePath, what: "certificate")
+        let certificates: [Certificate]
+        do { certificates = try Certificate.parseAll(pemOrDER: certificateBytes) } catch {
+            throw KeyStoreError(.invalidCertificate, "\(certificatePath) holds no readable X.509 certificate (\(error)); --cert takes PEM or DER")
+        }
+        let key = try parsePrivateKey(keyBytes, path: keyPath, password: keyPassword)
+        guard let leaf = certificates.first, key.matches(leaf) else {
+            throw KeyStoreError(.keyCertificateMismatch,
+                                "the key in \(keyPath) does not match the first certificate in \(certificatePath) (\(certificates.first?.subjectDN ?? "")); put the signing certificate first")
+        }
+        // apksigner: the key file's name up to the first '.'.
+        let fileName = keyPath.split(separator: "/").last.map(String.init) ?? keyPath
+        let name = fileName.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? fileName
+        return SignerKey(name: name.isEmpty ? fileName : name, privateKey: key, certificates: certificates)
+    }
+
+    /// PKCS#8 DER or PEM (plain or encrypted), or the traditional PEM forms.
+    static func parsePrivateKey(_ bytes: [UInt8], path: String, password: PasswordSource?) throws -> PrivateKey {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let isPEM = text.contains("-----BEGIN")
+        let isEncrypted = isPEM ? (text.contains("ENCRYPTED") ) : looksLikeEncryptedPKCS8(bytes)
+        if isEncrypted {
+            guard let password else {
+                throw KeyStoreError(.passwordUnavailable, "\(path) is an encrypted private key; give its password with --key-pass (env:NAME, file:PATH, stdin or pass:…)")
+            }
+            let secret = try password.resolve(prompt: "Private key password for \(path): ")
+            do {
+                return isPEM ? try PrivateKey(pemEncoded: text, password: secret.bytes)
+                    : try PrivateKey(encryptedDEREncoded: bytes, password: secret.bytes)
+            } catch {
+                throw KeyStoreError(.wrongKeyPassword, "cannot decrypt \(path): wrong --key-pass, or an unsupported encryption (\(error))")
+            }
+        }
+        do {
+            return isPEM ? try PrivateKey(pemEncoded: text) : try PrivateKey(derEncoded: bytes)
+        } catch {
+            throw KeyStoreError(.invalidKey, "\(path) is not a readable private key (\(error)); --key takes PKCS#8 in DER or PEM")
+        }
+    }
+
+    /// EncryptedPrivateKeyInfo ::= SEQUENCE { AlgorithmIdentifier SEQUENCE, OCTET STRING }, whereas
+    /// PrivateKeyInfo starts with INTEGER version.
+    private static func looksLikeEncryptedPKCS8(_ bytes: [UInt8]) -> Bool {
+        var reader = DERReader(bytes)
+        guard let outer = try? reader.read(), outer.tag == DER.sequenceTag, let children = try? outer.children(),
+              children.count == 2 else { return false }
+        return children[0].tag == DER.sequenceTag && children[1].tag == DER.octetStringTag
+    }
+
+    static func readFile(_ path: String, what: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw KeyStoreError(.fileUnreadable, exists ? "cannot read \(what) \(path); check its permissions"
+                                                        : "\(what) \(path) does not exist; check the path")
+        }
+        return Array(data)
+    }
+}
+
+/// The keystore formats we read.
+public enum KeyStoreType: String, Sendable, CaseIterable {
+    case pkcs12 = "PKCS12"
+    case jks = "JKS"
+
+    /// The format by magic: JKS starts 0xFEEDFEED, JCEKS 0xCECECECE (unsupported), PKCS#12 is a DER SEQUENCE.
+    public static func detect(_ bytes: [UInt8]) throws -> KeyStoreType {
+        if bytes.starts(with: [0xfe, 0xed, 0xfe, 0xed]) { return .jks }
+        if bytes.starts(with: [0xce, 0xce, 0xce, 0xce]) {
+            throw KeyStoreError(.unsupportedType, "JCEKS keystores are not supported; convert with keytool -importkeystore -deststoretype PKCS12")
+        }
+        if bytes.first == 0x30 { return .pkcs12 }
+        throw KeyStoreError(.unsupportedType, "not a PKCS12 or JKS keystore (unrecognised first bytes)")
+    }
+
+    /// `--ks-type` text (case-insensitive; "PKCS#12" and "P12" accepted).
+    public init(parsing text: String) throws {
+        switch text.uppercased() {
+        case "PKCS12", "PKCS#12", "P12", "PFX": self = .pkcs12
+        case "JKS": self = .jks
+        default:
+            throw KeyStoreError(.unsupportedType, "unsupported keystore type \(text); use PKCS12 or JKS (or leave --ks-type out to detect it)")
+        }
+    }
+}
+
+/// One entry as `keystore list` shows it.
+public struct KeyStoreEntryInfo: Sendable {
+    public let alias: String
+    /// True for a private-key entry, false for a trusted certificate.
+    public let isKeyEntry: Bool
+    public let certificates: [Certificate]
+    /// JKS records when an entry was made (ms since 1970); PKCS#12 does not.
+    public let creationMilliseconds: Int64?
+}
+
+/// A keystore file opened with its store password: the entries, and the keys on demand.
+public struct LoadedKeyStore: Sendable {
+    public let path: String
+    public let type: KeyStoreType
+    public let entries: [KeyStoreEntryInfo]
+    private let storePassword: Secret
+    private let pkcs12Keys: [String: PrivateKey]        // by lower-cased alias
+    private let jksProtectedKeys: [String: [UInt8]]      // by lower-cased alias
+
+    /// Opens `path`. `type` nil: detected. Wrong-password errors name the option to fix. `keyPassword` is
+    /// used only for PKCS#12 keys (tried before the store password); JKS keys are unwrapped in `signerKey`.
+    public init(path: String, type: String?, storePassword: PasswordSource, keyPassword: PasswordSource? = nil) throws {
+        let bytes = try KeySource.readFile(path, what: "keystore")
+        let detected = try KeyStoreType.detect(bytes)
+        if let type {
+            // Like Java's keystore.type.compat, a PKCS12/JKS mismatch is tolerated: the magic decides.
+            _ = try KeyStoreType(parsing: type)
+        }
+        let password = try storePassword.resolve(prompt: "Keystore password for \(path): ")
+        self.path = path
+        self.type = detected
+        self.storePassword = password
+        switch detected {
+        case .pkcs12:
+            let parsed: [PKCS12Entry]
+            do {
+                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ")
+                parsed = try PKCS12.parse(bytes, password: password.bytes, keyPassword: keySecret?.bytes)
+            } catch let error as PKCS12Error {
+                switch error.kind {
+                case .wrongPassword:
+                    throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (\(error.underlying.reasons.first ?? "PKCS12 MAC verify failure")). Check --ks-pass; env:NAME or file:PATH keep it out of shell history")
+                case .wrongKeyPassword:
+                    throw KeyStoreError(.wrongKeyPassword, keyPassword == nil
+                        ? "keystore \(path): a key did not decrypt with the store password; give its password with --key-pass (keytool's PKCS12 stores use one password for both)"
+                        : "keystore \(path): a key did not decrypt with --key-pass or the store password; check --key-pass")
+                case .malformed, .creationFailed:
+                    throw KeyStoreError(.malformed, "keystore \(path) is not a readable PKCS12 file (\(error)); if it is JKS or another format, check --ks-type")
+                }
+            }
+            var keys: [String: PrivateKey] = [:]
+            var infos: [KeyStoreEntryInfo] = []
+            for (index, entry) in parsed.enumerated() {
+                let alias = entry.friendlyName ?? (parsed.count == 1 ? "1" : String(index + 1))
+                infos.append(KeyStoreEntryInfo(alias: alias, isKeyEntry: entry.privateKey != nil, certificates: entry.certificates,
+                                               creationMilliseconds: nil))
+                if let key = entry.privateKey { keys[alias.lowercased()] = key }
+            }
+            entries = infos
+            pkcs12Keys = keys
+            jksProtectedKeys = [:]
+        case .jks:
+            let store: JavaKeyStore
+            do { store = try JavaKeyStore(bytes: bytes, password: password) } catch let error as KeyStoreError where error.code == .wrongStorePassword {
+                throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (JKS integrity check failed). Check --ks-pass; env:NAME or file:PATH keep it out of shell history")
+            }
+            entries = store.entries.map {
+                KeyStoreEntryInfo(alias: $0.alias, isKeyEntry: $0.protectedKey != nil, certificates: $0.certificates,
+                                  creationMilliseconds: $0.creationMilliseconds)
+            }
+            var protected: [String: [UInt8]] = [:]
+            for entry in store.entries { if let key = entry.protectedKey { protected[entry.alias.lowercased()] = key } }
+            jksProtectedKeys = protected
+            pkcs12Keys = [:]
+        }
+    }
+
+    /// The aliases of the private-key entries, in file order.
+    public var keyAliases: [String] { entries.filter(\.isKeyEntry).map(\.alias) }
+
+    /// The key under `alias` (case-insensitive, as Java's keystores match), or the only key when `alias` is
+    /// nil. `keyPassword` nil: the store password.
+    public func signerKey(alias requested: String?, keyPassword: PasswordSource?) throws -> SignerKey {
+        let aliases = keyAliases
+        let listed = aliases.map { "\"\($0)\"" }.joined(separator: ", ")
+        guard !aliases.isEmpty else {
+            throw KeyStoreError(.noPrivateKey, "keystore \(path) holds no private key (only trusted certificates); sign with a store made by keytool -genkeypair")
+        }
+        let alias: String
+        if let requested {
+            guard let match = aliases.first(where: { $0.lowercased() == requested.lowercased() }) else {
+                throw KeyStoreError(.aliasNotFound, "keystore \(path) has no key entry \"\(requested)\"; its key aliases: \(listed). Pass one with --ks-key-alias")
+            }
+            alias = match
+        } else {
+            guard aliases.count == 1 else {
+                throw KeyStoreError(.aliasRequired, "keystore \(path) holds \(aliases.count) keys (\(listed)); choose one with --ks-key-alias")
+            }
+            alias = aliases[0]
+        }
+        guard let entry = entries.first(where: { $0.isKeyEntry && $0.alias == alias }), !entry.certificates.isEmpty else {
+            throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) has no certificate")
+        }
+        let key: PrivateKey
+        switch type {
+        case .pkcs12:
+            guard let found = pkcs12Keys[alias.lowercased()] else {
+                throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
+            }
+            key = found
+        case .jks:
+            guard let protected = jksProtectedKeys[alias.lowercased()] else {
+                throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
+            }
+            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ") ?? storePassword
+            let pkcs8: [UInt8]
+            do {
+                pkcs8 = try JavaKeyStore.recoverKey(protected, password: password, alias: alias)
+            } catch let error as KeyStoreError where error.code == .wrongKeyPassword {
+                throw KeyStoreError(.wrongKeyPassword, keyPassword == nil
+                    ? "key \"\(alias)\" in \(path) has its own password (not the store password); give it with --key-pass"
+                    : "wrong password for key \"\(alias)\" in \(path); check --key-pass")
+            }
+            do { key = try PrivateKey(derEncoded: pkcs8) } catch {
+                throw KeyStoreError(.invalidKey, "key \"\(alias)\" in \(path) is not a readable PKCS#8 key (\(error))")
+            }
+        }
+        guard key.matches(entry.certificates[0]) else {
+            throw KeyStoreError(.keyCertificateMismatch, "key \"\(alias)\" in \(path) does not match its certificate")
+        }
+        return SignerKey(name: requested ?? alias, privateKey: key, certificates: entry.certificates)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A password (or other secret) in memory. It never prints: `description`, `debugDescription` and reflection
+/// (`dump`, string interpolation) all show `<redacted>`, so a secret that slips into an error or a log line
+/// stays hidden.
+public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The secret as UTF-8 bytes (how OpenSSL takes PKCS#12 passwords).
+    public let bytes: [UInt8]
+
+    public init(_ text: String) { bytes = Array(text.utf8) }
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    public var description: String { "<redacted>" }
+    public var debugDescription: String { "<redacted>" }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+
+    public var isEmpty: Bool { bytes.isEmpty }
+
+    /// The password as Java's `char[]` turned into bytes, high byte first: how the JKS format keys its
+    /// integrity digest and key protection.
+    var utf16BigEndian: [UInt8] {
+        String(decoding: bytes, as: UTF8.self).utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
+    }
+}
+
+/// Where a password comes from, in apksigner's syntax (`--ks-pass`, `--key-pass`):
+/// `pass:<password>` (visible in `ps` and shell history: avoid in CI), `env:<NAME>`, `file:<PATH>` (first
+/// line), `stdin` (next line of standard input), or, when no option was given, a prompt on the terminal
+/// with echo off.
+public enum PasswordSource: Sendable, Equatable {
+    case pass(Secret)
+    case env(String)
+    case file(String)
+    case stdin
+    case prompt
+
+    /// Parses apksigner's syntax. A spec without a known prefix is an error (apksigner's rule), and the
+    /// error never repeats the spec, which might be a mistyped password.
+    public init(parsing spec: String) throws {
+        if spec.hasPrefix("pass:") { self = .pass(Secret(String(spec.dropFirst(5)))) }
+        else if spec.hasPrefix("env:") {
+            let name = String(spec.dropFirst(4))
+            guard !name.isEmpty else { throw KeyStoreError(.invalidPasswordSpec, "env: needs a variable name, e.g. env:KS_PASS") }
+            self = .env(name)
+        } else if spec.hasPrefix("file:") {
+            let path = String(spec.dropFirst(5))
+            guard !path.isEmpty else { throw KeyStoreError(.invalidPasswordSpec, "file: needs a path, e.g. file:/run/secrets/ks_pass") }
+            self = .file(path)
+        } else if spec == "stdin" { self = .stdin }
+        else {
+            throw KeyStoreError(.invalidPasswordSpec,
+                                "unsupported password spec (expected pass:<password>, env:<NAME>, file:<PATH> or stdin); the value is not shown in case it is a password")
+        }
+    }
+
+    /// Reads the password. `prompt` is shown only for `.prompt` (on the terminal, echo off).
+    public func resolve(prompt: String) throws -> Secret {
+        switch self {
+        case .pass(let secret):
+            return secret
+        case .env(let name):
+            guard let value = ProcessInfo.processInfo.environment[name] else {
+                throw KeyStoreError(.passwordUnavailable, "environment variable \(name) is not set; export it (e.g. from a CI secret) or use file:PATH")
+            }
+            return Secret(value)
+        case .file(let path):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw KeyStoreError(.passwordUnavailable, "cannot read password file \(path); check the path and its permissions")
+            }
+            return Secret(bytes: Self.firstLine(Array(data)))
+        case .stdin:
+            guard let line = StandardInputLines.shared.nextLine() else {
+                throw KeyStoreError(.passwordUnavailable, "standard input ended before a password line; pipe the password in (echo \"$PASS\" | …)")
+            }
+            return Secret(bytes: line)
+        case .prompt:
+            return try TerminalPrompt.readPassword(prompt: prompt)
+        }
+    }
+
+    /// The bytes up to the first line terminator (apksigner reads passwords a line at a time; "\r\n" and
+    /// "\n" both end a line).
+    static func firstLine(_ bytes: [UInt8]) -> [UInt8] {
+        var line = Array(bytes.prefix { $0 != 0x0a })
+        if line.last == 0x0d { line.removeLast() }
+        return line
+    }
+}
+
+/// Standard input read line by line and shared, so `--ks-pass stdin --key-pass stdin` take consecutive
+/// lines as apksigner does.
+final class StandardInputLines: @unchecked Sendable {
+    // @unchecked Sendable: all state is guarded by `lock`.
+    static let shared = StandardInputLines()
+    private let lock = NSLock()
+
+    func nextLine() -> [UInt8]? {
+        lock.lock(); defer { lock.unlock() }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        var sawAny = false
+        // One byte at a time so nothing beyond this line is consumed (the next reader gets the rest).
+        while read(STDIN_FILENO, &byte, 1) == 1 {
+            sawAny = true
+            if byte == 0x0a { break }
+            line.append(byte)
+        }
+        guard sawAny else { return nil }
+        if line.last == 0x0d { line.removeLast() }
+        return line
+    }
+}
+
+/// A password prompt on the controlling terminal with echo off.
+enum TerminalPrompt {
+    static func readPassword(prompt: String) throws -> Secret {
+        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY)
+        guard descriptor >= 0 else {
+            throw KeyStoreError(.passwordUnavailable,
+                                "no password given and no terminal to prompt on; pass it with env:NAME, file:PATH or stdin")
+        }
+        defer { close(descriptor) }
+        var original = termios()
+        let hasTermios = tcgetattr(descriptor, &original) == 0
+        if hasTermios {
+            var silent = original
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            silent.c_lflag |= tcflag_t(ECHONL)
+            tcsetattr(descriptor, TCSAFLUSH, &silent)
+        }
+        defer { if hasTermios { tcsetattr(descriptor, TCSAFLUSH, &original) } }
+        let promptBytes = Array(prompt.utf8)
+        _ = promptBytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(descriptor, &byte, 1) == 1, byte != 0x0a { line.append(byte) }
+        if line.last == 0x0d { line.removeLast() }
+        return Secret(bytes: line)
+    }
+}
