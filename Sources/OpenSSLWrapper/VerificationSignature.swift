@@ -101,6 +101,9 @@ package final class VerificationPublicKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(key) }
 
+    /// RSA modulus bits, EC group order bits, DSA prime bits.
+    package var bitSize: Int { Int(EVP_PKEY_get_bits(key)) }
+
     package func verify(signature: [UInt8], data: [UInt8], algorithm: VerificationSignatureAlgorithm) throws -> Bool {
         try SignatureVerification.verify(key: key, signature: signature, data: data, algorithm: algorithm)
     }

@@ -17,6 +17,7 @@ struct APKPatch: ParsableCommand {
             Run.self,
             Unpack.self,
             Align.self,
+            Verify.self,
         ]
     )
 

@@ -1,0 +1,131 @@
+/// Printing a report the way `apksigner verify [-v] [--print-certs]` does (`ApkSignerTool.verify`), with
+/// the install checks under their own heading after it.
+extension VerificationReport {
+    /// The text apksigner would print: results and warnings on standard output, "DOES NOT VERIFY" and
+    /// errors on standard error.
+    public func renderText(verbose: Bool, printCertificates: Bool) -> (standardOutput: String, standardError: String) {
+        var out = "", err = ""
+        if isSignatureVerified {
+            if verbose {
+                out += "Verifies\n"
+                for scheme: SignatureScheme in [.v1, .v2, .v3] {
+                    out += "Verified using \(scheme.displayName): \(verifiedSchemes.contains(scheme))\n"
+                }
+                if verifiedSchemes.contains(.v31) {
+                    out += "Verified using \(SignatureScheme.v31.displayName): true\n"
+                }
+                out += "Verified using \(SignatureScheme.v4.displayName): false\n"
+                out += "Verified for SourceStamp: false\n"
+                out += "Number of signers: \(signers.count)\n"
+            }
+            if printCertificates {
+                for (index, certificate) in signers.enumerated() {
+                    out += Self.describe(certificate, prefix: "Signer #\(index + 1)", verbose: verbose)
+                }
+            }
+        } else {
+            err += "DOES NOT VERIFY\n"
+        }
+        for issue in signatureErrors { err += "ERROR: \(issue)\n" }
+        for issue in signatureWarnings { out += "WARNING: \(issue)\n" }
+
+        if checkedInstallability && (!installErrors.isEmpty || !installWarnings.isEmpty || verbose) {
+            out += "Install checks (beyond apksigner): \(installErrors.isEmpty ? "pass" : "FAIL")\n"
+            for issue in installWarnings { out += "WARNING: [\(issue.code.rawValue)] \(issue)\n" }
+            for issue in installErrors { err += "ERROR: [\(issue.code.rawValue)] \(issue)\n" }
+            if isSignatureVerified && !installErrors.isEmpty {
+                err += "DOES NOT INSTALL: the signatures verify, but Android's package manager would refuse this APK (use --signature-only for apksigner's verdict)\n"
+            }
+        }
+        return (out, err)
+    }
+
+    /// apksigner's `printCertificate`.
+    static func describe(_ certificate: CertificateInfo, prefix: String, verbose: Bool) -> String {
+        var text = "\(prefix) certificate DN: \(certificate.subjectDN)\n"
+        text += "\(prefix) certificate SHA-256 digest: \(certificate.sha256)\n"
+        text += "\(prefix) certificate SHA-1 digest: \(certificate.sha1)\n"
+        text += "\(prefix) certificate MD5 digest: \(certificate.md5)\n"
+        if verbose {
+            text += "\(prefix) key algorithm: \(certificate.keyAlgorithm)\n"
+            text += "\(prefix) key size (bits): \(certificate.keySize)\n"
+            text += "\(prefix) public key SHA-256 digest: \(certificate.publicKeySHA256)\n"
+            text += "\(prefix) public key SHA-1 digest: \(certificate.publicKeySHA1)\n"
+            text += "\(prefix) public key MD5 digest: \(certificate.publicKeyMD5)\n"
+        }
+        return text
+    }
+
+    /// A machine-readable view of the report for `--json`.
+    public var jsonRepresentation: VerificationReportJSON { VerificationReportJSON(self) }
+}
+
+/// The `--json` shape of a report: stable field names, issues with their codes.
+public struct VerificationReportJSON: Encodable, Sendable {
+    public struct IssueJSON: Encodable, Sendable {
+        public let code: String
+        public let severity: String
+        public let context: String
+        public let message: String
+        init(_ issue: Issue) {
+            code = issue.code.rawValue; severity = issue.severity.rawValue; context = issue.context; message = issue.message
+        }
+    }
+    public struct CertificateJSON: Encodable, Sendable {
+        public let subjectDN: String, issuerDN: String
+        public let sha256: String, sha1: String, md5: String
+        public let keyAlgorithm: String, keySize: Int
+        public let publicKeySHA256: String, publicKeySHA1: String, publicKeyMD5: String
+        init(_ c: CertificateInfo) {
+            subjectDN = c.subjectDN; issuerDN = c.issuerDN; sha256 = c.sha256; sha1 = c.sha1; md5 = c.md5
+            keyAlgorithm = c.keyAlgorithm; keySize = c.keySize
+            publicKeySHA256 = c.publicKeySHA256; publicKeySHA1 = c.publicKeySHA1; publicKeyMD5 = c.publicKeyMD5
+        }
+    }
+    public struct SignerJSON: Encodable, Sendable {
+        public let name: String
+        public let certificates: [CertificateJSON]
+        public let minSdkVersion: Int?, maxSdkVersion: Int?
+        public let errors: [IssueJSON], warnings: [IssueJSON]
+    }
+    public struct SchemeJSON: Encodable, Sendable {
+        public let scheme: String
+        public let verified: Bool
+        public let signers: [SignerJSON]
+    }
+
+    public let path: String
+    public let verified: Bool
+    public let signatureVerified: Bool
+    public let minSdkVersion: Int, maxSdkVersion: Int
+    public let verifiedSchemes: [String]
+    public let schemes: [SchemeJSON]
+    public let signers: [CertificateJSON]
+    public let errors: [IssueJSON]
+    public let warnings: [IssueJSON]
+    public let installChecked: Bool
+    public let installErrors: [IssueJSON]
+    public let installWarnings: [IssueJSON]
+
+    init(_ report: VerificationReport) {
+        path = report.path
+        verified = report.isVerified
+        signatureVerified = report.isSignatureVerified
+        minSdkVersion = report.minSdkVersion
+        maxSdkVersion = report.maxSdkVersion
+        verifiedSchemes = report.verifiedSchemes.sorted().map(\.rawValue)
+        schemes = report.schemes.map { scheme in
+            SchemeJSON(scheme: scheme.scheme.rawValue, verified: scheme.isVerified, signers: scheme.signers.map { signer in
+                SignerJSON(name: signer.name, certificates: signer.certificates.map(CertificateJSON.init),
+                           minSdkVersion: signer.minSdkVersion, maxSdkVersion: signer.maxSdkVersion,
+                           errors: signer.errors.map(IssueJSON.init), warnings: signer.warnings.map(IssueJSON.init))
+            })
+        }
+        signers = report.signers.map(CertificateJSON.init)
+        errors = report.signatureErrors.map(IssueJSON.init)
+        warnings = report.signatureWarnings.map(IssueJSON.init)
+        installChecked = report.checkedInstallability
+        installErrors = report.installErrors.map(IssueJSON.init)
+        installWarnings = report.installWarnings.map(IssueJSON.init)
+    }
+}

@@ -1,0 +1,326 @@
+import APKCore
+import BinaryXML
+import OpenSSLWrapper
+import SignatureSchemes
+import Unpack
+
+/// Verifies an APK's signatures the way Android does over an API range (apksig's `ApkVerifier`), and,
+/// beyond apksigner, the packaging rules Android's installer enforces.
+///
+/// The scheme order and fallbacks are Android's: on N+ the APK Signing Block is used when present (v3.1 on
+/// T+, v3 on P+, v2 on N+ unless v3 covered the whole range), and JAR signatures are checked only when the
+/// range reaches below N or no block signature was found. A block signature that is present but does not
+/// verify is fatal; it is never "fallen back" from.
+public struct Verifier: Sendable {
+    public var options: VerificationOptions
+
+    public init(options: VerificationOptions = VerificationOptions()) { self.options = options }
+
+    /// Verifies the APK at `path`. Throws `VerificationError` only when the file cannot be read at all or
+    /// the options are inconsistent; a malformed or badly signed APK gives a report with errors.
+    public func verify(path: String) throws -> VerificationReport {
+        let source: MappedFile
+        do { source = try MappedFile(path: path) } catch {
+            throw VerificationError.cannotRead(path: path, reason: "\(error)")
+        }
+        return try verify(source: source, label: path)
+    }
+
+    /// Verifies APK bytes held in `source`.
+    public func verify(source: any DataSource, label: String) throws -> VerificationReport {
+        var report = VerificationReport(path: label, minSdkVersion: options.minSdkVersion ?? 1, maxSdkVersion: options.maxSdkVersion,
+                                        isSignatureVerified: false, verifiedSchemes: [], schemes: [], signers: [],
+                                        signatureErrors: [], signatureWarnings: [], installErrors: [], installWarnings: [],
+                                        checkedInstallability: false)
+        if let min = options.minSdkVersion, min < 0 {
+            throw VerificationError.invalidOptions("minSdkVersion must not be negative: \(min)")
+        }
+        if let min = options.minSdkVersion, min > options.maxSdkVersion {
+            throw VerificationError.invalidOptions("minSdkVersion (\(min)) > maxSdkVersion (\(options.maxSdkVersion))")
+        }
+
+        // The archive. Duplicate names are apksig's JAR_SIG_DUPLICATE_ZIP_ENTRY; other structural problems
+        // make the APK unverifiable (apksig throws ApkFormatException).
+        let archive: APKArchive
+        do {
+            _ = try ZipArchive(source: source)
+            archive = try APKArchive(source: source, label: label)
+        } catch ZipFormatError.duplicateEntry(let name) {
+            report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
+            return report
+        } catch {
+            report.signatureErrors.append(.error(.malformedAPK, "", "Malformed APK: \(error)"))
+            return report
+        }
+
+        // AndroidManifest.xml: minSdkVersion when not given, targetSdkVersion for the scheme rule, and the
+        // facts the install checks need.
+        let manifest = ManifestFacts(archive: archive)
+        let minSdkVersion: Int
+        if let given = options.minSdkVersion {
+            minSdkVersion = given
+        } else {
+            switch manifest.minSdkVersion {
+            case .success(let level):
+                minSdkVersion = level
+            case .failure(let problem):
+                report.signatureErrors.append(.error(.manifestUnreadable, "", problem.message))
+                return report
+            }
+            if minSdkVersion > options.maxSdkVersion {
+                throw VerificationError.invalidOptions("minSdkVersion from APK (\(minSdkVersion)) > maxSdkVersion (\(options.maxSdkVersion))")
+            }
+        }
+        report.minSdkVersion = minSdkVersion
+        let maxSdkVersion = options.maxSdkVersion
+
+        verifySignatures(archive: archive, manifest: manifest, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion, report: &report)
+
+        if options.checksInstallability {
+            report.checkedInstallability = true
+            InstallChecks.run(archive: archive, manifest: manifest, report: &report)
+        }
+        return report
+    }
+
+    // MARK: - Signatures
+
+    private func verifySignatures(archive: APKArchive, manifest: ManifestFacts, minSdkVersion: Int, maxSdkVersion: Int,
+                                  report: inout VerificationReport) {
+        let zip = archive.zip
+        let source = archive.source
+        var found: Set<Int> = []
+        var schemeResults: [SignatureScheme: SchemeVerificationResult] = [:]
+
+        let supportedSchemeNames: [Int: String]
+        if maxSdkVersion >= AndroidSDK.pie {
+            supportedSchemeNames = [2: "APK Signature Scheme v2", 3: "APK Signature Scheme v3"]
+        } else if maxSdkVersion >= AndroidSDK.nougat {
+            supportedSchemeNames = [2: "APK Signature Scheme v2"]
+        } else {
+            supportedSchemeNames = [:]
+        }
+
+        // The APK Signing Block, if any. A block whose framing is broken is apksig's ApkFormatException.
+        var signingBlock: RawSigningBlock?
+        do {
+            if let located = try SigningBlock.locate(in: source, centralDirectoryOffset: zip.centralDirectoryOffset) {
+                signingBlock = RawSigningBlock(bytes: try source.bytes(in: located.offset..<zip.centralDirectoryOffset), offset: located.offset)
+            }
+        } catch {
+            report.signatureErrors.append(.error(.malformedAPK, "", "\(error)"))
+            return
+        }
+        let digests = ContentDigestCache(source: source, zip: zip, signingBlockOffset: signingBlock?.offset ?? zip.centralDirectoryOffset)
+
+        func merge(_ scheme: SignatureScheme, _ result: SchemeVerificationResult) {
+            schemeResults[scheme] = result
+            report.signatureErrors += result.errors + result.signers.flatMap(\.errors)
+            report.signatureWarnings += result.warnings + result.signers.flatMap(\.warnings)
+            report.schemes.append(SchemeReport(scheme: scheme, isVerified: result.isVerified, signers: result.signers.map { signer in
+                SignerReport(name: "#\(signer.index + 1)", certificates: signer.certificates.map(CertificateInfo.init),
+                             minSdkVersion: scheme == .v2 ? nil : signer.minSdkVersion, maxSdkVersion: scheme == .v2 ? nil : signer.maxSdkVersion,
+                             errors: signer.errors, warnings: signer.warnings)
+            }))
+            if result.isVerified { report.verifiedSchemes.insert(scheme) }
+        }
+        var hasErrors: Bool { !report.signatureErrors.isEmpty }
+
+        if maxSdkVersion >= AndroidSDK.nougat, let signingBlock {
+            var rotationMinSdkVersion: Int?
+            if maxSdkVersion >= AndroidSDK.tiramisu, let block = signingBlock.schemeBlock(id: SigningBlock.ID.v31) {
+                let verifier = SigningBlockSchemeVerifier(kind: .v31, minSdkVersion: max(minSdkVersion, AndroidSDK.tiramisu), maxSdkVersion: maxSdkVersion)
+                let result = verifier.verify(block: block, digests: digests)
+                found.insert(31)
+                rotationMinSdkVersion = result.signers.map(\.minSdkVersion).min()
+                merge(.v31, result)
+                if hasErrors { return }
+            }
+            if maxSdkVersion >= AndroidSDK.pie {
+                if let block = signingBlock.schemeBlock(id: SigningBlock.ID.v3) {
+                    var verifier = SigningBlockSchemeVerifier(kind: .v3, minSdkVersion: max(minSdkVersion, AndroidSDK.pie), maxSdkVersion: maxSdkVersion)
+                    verifier.rotationMinSdkVersion = rotationMinSdkVersion.flatMap { $0 > 0 ? $0 : nil }
+                    let result = verifier.verify(block: block, digests: digests)
+                    found.insert(3)
+                    merge(.v3, result)
+                } else if found.contains(31) {
+                    report.signatureErrors.append(.error(.v31BlockFoundWithoutV3Block, "", "The APK contains a v3.1 signing block without a v3.0 base block"))
+                }
+                if hasErrors { return }
+            }
+            if minSdkVersion < AndroidSDK.pie || found.isEmpty, let block = signingBlock.schemeBlock(id: SigningBlock.ID.v2) {
+                var verifier = SigningBlockSchemeVerifier(kind: .v2, minSdkVersion: max(minSdkVersion, AndroidSDK.nougat), maxSdkVersion: maxSdkVersion)
+                verifier.supportedSchemeNames = supportedSchemeNames
+                verifier.foundSchemeIDs = found
+                let result = verifier.verify(block: block, digests: digests)
+                found.insert(2)
+                merge(.v2, result)
+                if hasErrors { return }
+            }
+        }
+
+        // Android O+: a target sandbox version above 1 needs a v2+ signature.
+        if maxSdkVersion >= 26, let sandbox = manifest.targetSandboxVersion, sandbox > 1, found.isEmpty {
+            report.signatureErrors.append(.error(.noSigForTargetSandboxVersion, "", "Missing APK Signature Scheme v2 signature required for target sandbox version \(sandbox)"))
+        }
+
+        // JAR signatures: below N they are all Android checks; from N on, only without a block signature.
+        var v1Result: V1SchemeVerifier.Result?
+        if minSdkVersion < AndroidSDK.nougat || found.isEmpty {
+            let entries = archive.entries.filter { !$0.name.hasSuffix("/") }
+            let verifier = V1SchemeVerifier(archive: archive, entries: entries, supportedSchemeNames: supportedSchemeNames,
+                                            foundSchemeIDs: found, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
+            let result = verifier.verify()
+            v1Result = result
+            report.signatureErrors += result.errors + result.signers.flatMap(\.errors)
+            report.signatureWarnings += result.warnings + result.signers.flatMap(\.warnings)
+            report.schemes.append(SchemeReport(scheme: .v1, isVerified: result.isVerified, signers: result.signers.map { signer in
+                SignerReport(name: signer.name, certificates: signer.certificateChain.map(CertificateInfo.init), minSdkVersion: nil, maxSdkVersion: nil,
+                             errors: signer.errors, warnings: signer.warnings)
+            }))
+            if result.isVerified { report.verifiedSchemes.insert(.v1) }
+        }
+        if hasErrors { return }
+
+        // Unknown entries in the signing block are tolerated (v3.1 on older ranges, source stamps, padding,
+        // vendor blocks), as on Android.
+        let v1Signers = v1Result.map { $0.isVerified ? $0.signers : [] } ?? []
+        let v2Signers = schemeResults[.v2].map { $0.isVerified ? $0.signers : [] } ?? []
+        let v3Signers = schemeResults[.v3].map { $0.isVerified ? $0.signers : [] } ?? []
+        let v31Signers = schemeResults[.v31].map { $0.isVerified ? $0.signers : [] } ?? []
+
+        // v1 and v2 must name the same signers.
+        if report.verifiedSchemes.contains(.v1) && report.verifiedSchemes.contains(.v2) {
+            let v1Certificates = v1Signers.map { $0.certificateChain.first?.derBytes ?? [] }
+            let v2Certificates = v2Signers.map { $0.certificates.first?.derBytes ?? [] }
+            if let missing = v1Signers.indices.first(where: { !v2Certificates.contains(v1Certificates[$0]) }) {
+                report.signatureErrors.append(.error(.v2SigMissing, "JAR signer \(v1Signers[missing].name)", "No APK Signature Scheme v2 signature from this signer"))
+            }
+            if let missing = v2Signers.indices.first(where: { !v1Certificates.contains(v2Certificates[$0]) }) {
+                report.signatureErrors.append(.error(.jarSigMissing, "APK Signature Scheme v2 signer #\(missing + 1)", "No JAR signature from this signer"))
+            }
+        }
+
+        // v3 against the older schemes: the same signer, or an older one at the root of the v3 lineage.
+        if report.verifiedSchemes.contains(.v3) && (report.verifiedSchemes.contains(.v1) || report.verifiedSchemes.contains(.v2)) {
+            let oldCertificate: VerificationCertificate?
+            if report.verifiedSchemes.contains(.v1) {
+                if v1Signers.count != 1 {
+                    report.signatureErrors.append(.error(.v3SigMultiplePastSigners, "", "Multiple signatures found for pre-v3 signing with an APK  Signature Scheme v3 signer.  Only one allowed."))
+                }
+                oldCertificate = v1Signers.first?.certificateChain.first
+            } else {
+                if v2Signers.count != 1 {
+                    report.signatureErrors.append(.error(.v3SigMultiplePastSigners, "", "Multiple signatures found for pre-v3 signing with an APK  Signature Scheme v3 signer.  Only one allowed."))
+                }
+                oldCertificate = v2Signers.first?.certificates.first
+            }
+            let lineage = v3Signers.last(where: { $0.lineage != nil })?.lineage
+            if let lineage {
+                if oldCertificate.flatMap({ lineage.index(of: $0) }) != 0 {
+                    report.signatureErrors.append(.error(.v3SigPastSignersMismatch, "", "v3 signer differs from v1/v2 signer without proper signing certificate lineage."))
+                }
+            } else {
+                if v3Signers.count != 1 {
+                    report.signatureErrors.append(.error(.v3SigMultipleSigners, "", "Multiple APK Signature Scheme v3 signatures found for a single  platform version."))
+                }
+                if oldCertificate?.derBytes != v3Signers.first?.certificates.first?.derBytes {
+                    report.signatureErrors.append(.error(.v3SigPastSignersMismatch, "", "v3 signer differs from v1/v2 signer without proper signing certificate lineage."))
+                }
+            }
+        }
+
+        // Android R+: targetSdkVersion ≥ 30 needs a v2 or newer signature.
+        if let targetSdkVersion = manifest.targetSdkVersion(minSdkVersion: minSdkVersion),
+           targetSdkVersion >= AndroidSDK.r, maxSdkVersion >= targetSdkVersion,
+           !report.verifiedSchemes.contains(.v2), !report.verifiedSchemes.contains(.v3), !report.verifiedSchemes.contains(.v31) {
+            report.signatureErrors.append(.error(.minSigSchemeForTargetSdkNotMet, "", "Target SDK version \(targetSdkVersion) requires a minimum of signature scheme v2; the APK is not signed with this or a later signature scheme"))
+        }
+        if hasErrors { return }
+
+        report.isSignatureVerified = true
+        if let last = v31Signers.last ?? v3Signers.last {
+            report.signers = last.certificates.prefix(1).map(CertificateInfo.init)
+        } else if report.verifiedSchemes.contains(.v2) {
+            report.signers = v2Signers.compactMap { $0.certificates.first.map(CertificateInfo.init) }
+        } else {
+            report.signers = v1Signers.compactMap { $0.certificateChain.first.map(CertificateInfo.init) }
+        }
+    }
+}
+
+/// Why verification could not run at all.
+public enum VerificationError: Error, CustomStringConvertible {
+    case cannotRead(path: String, reason: String)
+    case invalidOptions(String)
+
+    public var description: String {
+        switch self {
+        case .cannotRead(let path, let reason): return "cannot read \(path): \(reason)"
+        case .invalidOptions(let message): return "\(message); check --min-sdk-version and --max-sdk-version"
+        }
+    }
+}
+
+/// What the verifier needs from AndroidManifest.xml, read once.
+struct ManifestFacts {
+    /// The parsed summary, or why it could not be read.
+    let summary: Result<ManifestSummary, ManifestProblem>
+    let targetSandboxVersion: Int?
+
+    struct ManifestProblem: Error { let message: String }
+
+    /// android:targetSandboxVersion (R.attr.targetSandboxVersion).
+    static let targetSandboxVersionAttribute: UInt32 = 0x0101_054c
+
+    init(archive: APKArchive) {
+        guard let entry = archive.entry(named: "AndroidManifest.xml") else {
+            summary = .failure(ManifestProblem(message: "Missing AndroidManifest.xml"))
+            targetSandboxVersion = nil
+            return
+        }
+        do {
+            let bytes = try archive.uncompressedData(of: entry)
+            let tree = try XMLTree(binaryXML: bytes)
+            summary = .success(try ManifestSummary(tree: tree))
+            let attribute = tree.root?.attribute(id: Self.targetSandboxVersionAttribute, name: "targetSandboxVersion")
+            targetSandboxVersion = attribute.flatMap { $0.value.integerValue.map(Int.init) ?? $0.value.stringValue.flatMap { Int($0) } }
+        } catch {
+            summary = .failure(ManifestProblem(message: "Failed to read AndroidManifest.xml: \(error)"))
+            targetSandboxVersion = nil
+        }
+    }
+
+    /// minSdkVersion as apksigner reads it: absent → 1; a preview codename cannot be verified for.
+    var minSdkVersion: Result<Int, ManifestProblem> {
+        switch summary {
+        case .failure(let problem):
+            return .failure(ManifestProblem(message: "\(problem.message). Use --min-sdk-version to override"))
+        case .success(let summary):
+            switch summary.minSdkVersion {
+            case nil: return .success(1)
+            case .level(let level)?: return .success(level)
+            case .codename(let name)?:
+                return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: minSdkVersion is the preview codename \(name.debugQuoted). Use --min-sdk-version to override"))
+            }
+        }
+    }
+
+    /// targetSdkVersion (absent → minSdkVersion; a codename counts as a future level); nil when the
+    /// manifest is unreadable (apksig then skips the rule).
+    func targetSdkVersion(minSdkVersion: Int) -> Int? {
+        guard case .success(let summary) = summary else { return nil }
+        switch summary.targetSdkVersion {
+        case nil:
+            if case .level(let level)? = summary.minSdkVersion { return level }
+            return summary.minSdkVersion == nil ? 1 : 10_000
+        case .level(let level)?: return level
+        case .codename?: return 10_000
+        }
+    }
+
+    var extractNativeLibs: Bool? {
+        guard case .success(let summary) = summary else { return nil }
+        return summary.extractNativeLibs
+    }
+}

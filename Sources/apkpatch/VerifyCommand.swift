@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import Verify
+
+/// `apkpatch verify`: a drop-in for `apksigner verify` that also checks what Android's installer enforces.
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify an APK's signatures as Android does (a drop-in for apksigner verify), plus install checks.",
+        discussion: """
+        Exits 0 only when Android would accept the APK on every API level from --min-sdk-version (default: the \
+        APK's minSdkVersion) to --max-sdk-version. Beyond apksigner, it also fails APKs Android's installer \
+        refuses: resources.arsc compressed or unaligned when targetSdkVersion ≥ 30, and native libraries \
+        compressed or not page-aligned when android:extractNativeLibs="false"; .so files not 16 KiB-aligned \
+        give a warning. --signature-only gives apksigner's exact verdict.
+        """
+    )
+
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the schemes that verified and the number of signers.")
+    var verbose = false
+
+    @Flag(name: .customLong("print-certs"), help: "Print each signer's certificate (DN, SHA-256, SHA-1 and MD5 digests; with -v also the key).")
+    var printCerts = false
+
+    @Option(name: .customLong("min-sdk-version"), help: "Lowest API level to verify for (default: the APK's minSdkVersion).")
+    var minSdkVersion: Int?
+
+    @Option(name: .customLong("max-sdk-version"), help: "Highest API level to verify for (default: all).")
+    var maxSdkVersion: Int?
+
+    @Flag(name: .customLong("signature-only"), help: "Check signatures only, as apksigner does (skip the install checks).")
+    var signatureOnly = false
+
+    @Flag(name: .customLong("json"), help: "Print the report as JSON on standard output.")
+    var json = false
+
+    @Argument(help: "The APK to verify.")
+    var apk: String
+
+    func validate() throws {
+        if let minSdkVersion, minSdkVersion < 0 { throw ValidationError("--min-sdk-version must not be negative") }
+        if let maxSdkVersion, maxSdkVersion < 0 { throw ValidationError("--max-sdk-version must not be negative") }
+        if let minSdkVersion, let maxSdkVersion, minSdkVersion > maxSdkVersion {
+            throw ValidationError("--min-sdk-version (\(minSdkVersion)) is greater than --max-sdk-version (\(maxSdkVersion))")
+        }
+    }
+
+    func run() throws {
+        let options = VerificationOptions(minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion ?? Int(Int32.max),
+                                          checksInstallability: !signatureOnly)
+        let report = try Verifier(options: options).verify(path: apk)
+        if json {
+            print(try FileHandleOutput.json(report.jsonRepresentation))
+        } else {
+            let text = report.renderText(verbose: verbose, printCertificates: printCerts)
+            if !text.standardOutput.isEmpty { print(text.standardOutput, terminator: "") }
+            if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
+        }
+        if !report.isVerified { throw ExitCode.failure }
+    }
+}
