@@ -27,7 +27,7 @@ public struct Signer: Sendable {
     public init(config: SignerConfig) { self.config = config }
 
     /// Signs the APK `archive` into `destination`.
-    public func sign(_ archive: APKArchive, to destination: String) throws -> SigningReport {
+    public func sign(_ archive: APKArchive, to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
         let zip = archive.zip
         let minSdk = try resolveMinSdkVersion {
             guard let manifest = archive.entry(named: "AndroidManifest.xml") else { return nil }
@@ -58,12 +58,15 @@ public struct Signer: Sendable {
         }
         let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
-                       archive: archive, sectionEnd: sectionEnd, inputEndOfCentralDirectory: eocd, comment: [])
+                       archive: archive, sectionEnd: sectionEnd, inputEndOfCentralDirectory: eocd, comment: [], cache: cache)
     }
 
     /// Signs an APK given as entries to write (the Repack stage's output) into `destination`, with `comment`
     /// as the ZIP comment. Entries are written in the given order; their `data` is copied verbatim.
-    public func sign(entries: [OutputEntry], comment: [UInt8] = [], to destination: String) throws -> SigningReport {
+    ///
+    /// `cache` (watch mode) keeps the v1 digests of entries between runs, so an unchanged entry is not
+    /// inflated and digested again.
+    public func sign(entries: [OutputEntry], comment: [UInt8] = [], to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
         let minSdk = try resolveMinSdkVersion {
             guard let manifest = entries.first(where: { $0.entry.name == "AndroidManifest.xml" }) else { return nil }
             return try Self.uncompressed(manifest)
@@ -80,7 +83,7 @@ public struct Signer: Sendable {
             items.append(Item(entry: item.entry, origin: .output(item)))
         }
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
-                       archive: nil, sectionEnd: 0, inputEndOfCentralDirectory: nil, comment: comment)
+                       archive: nil, sectionEnd: 0, inputEndOfCentralDirectory: nil, comment: comment, cache: cache)
     }
 
     // MARK: - Engine
@@ -121,7 +124,7 @@ public struct Signer: Sendable {
 
     private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,
                      archive: APKArchive?, sectionEnd: Int64, inputEndOfCentralDirectory: [UInt8]?,
-                     comment: [UInt8]) throws -> SigningReport {
+                     comment: [UInt8], cache: SigningCache?) throws -> SigningReport {
         let schemes = config.schemes
         guard !schemes.isEmpty else { throw SignError.noSchemes }
         let key = config.key
@@ -143,7 +146,7 @@ public struct Signer: Sendable {
         // Entry digests for the v1 manifest, from uncompressed data, on all cores.
         var entryDigests: [String: [UInt8]] = [:]
         if let v1Digest {
-            entryDigests = try Self.digestEntries(items, archive: archive, algorithm: v1Digest, concurrency: concurrency)
+            entryDigests = try Self.digestEntries(items, archive: archive, algorithm: v1Digest, concurrency: concurrency, cache: cache)
         }
 
         let output = try OutputFile(destination: destination)
@@ -258,7 +261,7 @@ public struct Signer: Sendable {
             let written = try output.mapWritten()
             let digests = try ContentDigester.digests(
                 of: [written, ByteArrayDataSource(centralDirectoryBytes), ByteArrayDataSource(try endOfCentralDirectory(offset: entriesEnd))],
-                algorithms: Set(blockAlgorithms.map(\.contentDigestAlgorithm)), concurrency: concurrency)
+                algorithms: Set(blockAlgorithms.map(\.contentDigestAlgorithm)), concurrency: concurrency, reuse: cache?.chunks)
             var pairs: [SigningBlock.Pair] = []
             if schemes.contains(.v2) {
                 pairs.append(try SchemeBlockSigner.makePair(version: .v2, key: key, algorithms: blockAlgorithms,
@@ -412,13 +415,19 @@ public struct Signer: Sendable {
     // MARK: - v1 entry digests
 
     /// Digests of the uncompressed data of every item, computed `concurrency` entries at a time.
-    static func digestEntries(_ items: [Item], archive: APKArchive?, algorithm: DigestAlgorithm, concurrency: Int) throws -> [String: [UInt8]] {
+    static func digestEntries(_ items: [Item], archive: APKArchive?, algorithm: DigestAlgorithm, concurrency: Int,
+                              cache: SigningCache? = nil) throws -> [String: [UInt8]] {
         let results = ResultSlots(count: items.count)
         // Big entries first so the two cores finish together.
         let order = items.indices.sorted { items[$0].entry.uncompressedSize > items[$1].entry.uncompressedSize }
         let work: @Sendable (Int) -> Void = { position in
             let index = order[position]
             if results.failed { return }
+            let cacheKey = SigningCache.Key(items[index].entry, algorithm: algorithm)
+            if let cached = cache?.digest(for: cacheKey) {
+                results.set(index, cached)
+                return
+            }
             do {
                 let hasher = Digest(algorithm)
                 switch items[index].origin {
@@ -427,7 +436,9 @@ public struct Signer: Sendable {
                 case .output(let outputEntry):
                     try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
                 }
-                results.set(index, hasher.finish())
+                let digest = hasher.finish()
+                cache?.store(digest, for: cacheKey)
+                results.set(index, digest)
             } catch {
                 results.fail(error)
             }
@@ -470,6 +481,36 @@ public struct Signer: Sendable {
         try withUncompressedChunks(of: item) { out.append(contentsOf: $0) }
         return out
     }
+}
+
+/// Digests kept between signing runs of the same APK (watch mode): the v1 digest of each entry's
+/// uncompressed data, keyed by its name, CRC-32, sizes and method, so an unchanged entry is not inflated
+/// and hashed again. Thread-safe.
+public final class SigningCache: @unchecked Sendable {
+    struct Key: Hashable {
+        var name: [UInt8]
+        var crc32: UInt32
+        var compressedSize: Int64
+        var uncompressedSize: Int64
+        var method: UInt16
+        var algorithm: DigestAlgorithm
+        init(_ entry: ZipEntry, algorithm: DigestAlgorithm) {
+            name = entry.nameBytes; crc32 = entry.crc32; compressedSize = entry.compressedSize
+            uncompressedSize = entry.uncompressedSize; method = entry.method.rawValue; self.algorithm = algorithm
+        }
+    }
+    private let lock = DispatchSemaphore(value: 1)
+    private var digests: [Key: [UInt8]] = [:]
+    /// The previous run's v2/v3 chunk digests of the entries section, reused where the bytes are unchanged.
+    public let chunks = ChunkDigestReuse()
+
+    public init() {}
+
+    /// Number of digests held.
+    public var count: Int { lock.wait(); defer { lock.signal() }; return digests.count }
+
+    func digest(for key: Key) -> [UInt8]? { lock.wait(); defer { lock.signal() }; return digests[key] }
+    func store(_ digest: [UInt8], for key: Key) { lock.wait(); digests[key] = digest; lock.signal() }
 }
 
 /// Per-index results written by concurrent workers.
