@@ -18,6 +18,7 @@ struct APKPatch: ParsableCommand {
             Unpack.self,
             Align.self,
             Verify.self,
+            Keystore.self,
         ]
     )
 

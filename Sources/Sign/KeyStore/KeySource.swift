@@ -23,6 +23,10 @@ public enum KeySource: Sendable {
     /// `alias` may be nil when the store holds exactly one key. `keyPassword` nil means "same as the store
     /// password" (always true for keytool's PKCS#12 stores).
     case keyStore(path: String, type: String?, alias: String?, storePassword: PasswordSource, keyPassword: PasswordSource?)
+    /// A keystore already in memory (e.g. decoded from a CI secret by `--ks-base64`); `label` names it in
+    /// messages instead of a path.
+    case keyStoreData(bytes: [UInt8], label: String, type: String?, alias: String?, storePassword: PasswordSource,
+                      keyPassword: PasswordSource?)
     /// A PKCS#8 private key (DER or PEM, optionally encrypted) and an X.509 certificate chain (PEM or DER).
     case keyAndCertificate(keyPath: String, certificatePath: String, keyPassword: PasswordSource?)
     /// The Android debug key: `path` or `~/.android/debug.keystore`, created if absent.
@@ -33,6 +37,9 @@ public enum KeySource: Sendable {
         switch self {
         case let .keyStore(path, type, alias, storePassword, keyPassword):
             let store = try LoadedKeyStore(path: path, type: type, storePassword: storePassword, keyPassword: keyPassword)
+            return try store.signerKey(alias: alias, keyPassword: keyPassword)
+        case let .keyStoreData(bytes, label, type, alias, storePassword, keyPassword):
+            let store = try LoadedKeyStore(bytes: bytes, label: label, type: type, storePassword: storePassword, keyPassword: keyPassword)
             return try store.signerKey(alias: alias, keyPassword: keyPassword)
         case let .keyAndCertificate(keyPath, certificatePath, keyPassword):
             return try Self.loadKeyAndCertificate(keyPath: keyPath, certificatePath: certificatePath, keyPassword: keyPassword)
@@ -153,7 +160,13 @@ public struct LoadedKeyStore: Sendable {
     /// Opens `path`. `type` nil: detected. Wrong-password errors name the option to fix. `keyPassword` is
     /// used only for PKCS#12 keys (tried before the store password); JKS keys are unwrapped in `signerKey`.
     public init(path: String, type: String?, storePassword: PasswordSource, keyPassword: PasswordSource? = nil) throws {
-        let bytes = try KeySource.readFile(path, what: "keystore")
+        try self.init(bytes: try KeySource.readFile(path, what: "keystore"), label: path, type: type,
+                      storePassword: storePassword, keyPassword: keyPassword)
+    }
+
+    /// Opens a keystore held in memory; `label` stands for the path in messages.
+    public init(bytes: [UInt8], label path: String, type: String?, storePassword: PasswordSource,
+                keyPassword: PasswordSource? = nil) throws {
         let detected = try KeyStoreType.detect(bytes)
         if let type {
             // Like Java's keystore.type.compat, a PKCS12/JKS mismatch is tolerated: the magic decides.

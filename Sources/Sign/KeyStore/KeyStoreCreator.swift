@@ -59,15 +59,15 @@ public struct KeyStoreCreator: Sendable {
     /// Generates the key and certificate and writes the store. Returns the certificate.
     @discardableResult
     public func create() throws -> Certificate {
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw KeyStoreError(.alreadyExists, "\(path) already exists; refusing to overwrite a keystore (move it away or choose another --ks)")
+        }
         guard !alias.isEmpty else { throw KeyStoreError(.invalidArgument, "the alias must not be empty") }
         guard password.bytes.count >= 6 else {
             // keytool's rule; Java's tools refuse shorter store passwords.
             throw KeyStoreError(.invalidArgument, "the keystore password must be at least 6 characters (keytool's rule)")
         }
         guard validityDays > 0 else { throw KeyStoreError(.invalidArgument, "validity must be at least 1 day") }
-        guard !FileManager.default.fileExists(atPath: path) else {
-            throw KeyStoreError(.alreadyExists, "\(path) already exists; refusing to overwrite a keystore (move it away or choose another --ks)")
-        }
         do {
             let privateKey: PrivateKey
             switch key {
