@@ -12,17 +12,17 @@ cp -R Templates/sample/app/. "$out/build/"
 echo "== Built the sample APK with aapt: $out/sample.apk"
 unzip -l "$out/sample.apk" | sed 's/^/   /'
 echo
-echo "== apkpatch run $out/sample.apk --patch Templates/sample/patch --out $out/sample-patched.apk ${DEMO_SIGN_ARGS:-}"
-"$APKPATCH" run "$out/sample.apk" --patch Templates/sample/patch --out "$out/sample-patched.apk" ${DEMO_SIGN_ARGS:-}
+# Signs with a demo keystore made by apkpatch itself (not your ~/.android/debug.keystore).
+keystore="$out/demo-debug.keystore"
+echo "== apkpatch run $out/sample.apk --patch Templates/sample/patch --out $out/sample-patched.apk --debug-keystore $keystore"
+"$APKPATCH" run "$out/sample.apk" --patch Templates/sample/patch --out "$out/sample-patched.apk" --debug-keystore "$keystore"
 echo
 echo "== The patched index.html inside the output (unzip -p):"
 unzip -p "$out/sample-patched.apk" assets/www/index.html | sed 's/^/   /'
 echo
 echo "== zipalign -c -p 4:"
 zipalign -c -p 4 "$out/sample-patched.apk" && echo "   aligned"
-if unzip -l "$out/sample-patched.apk" | grep -q 'META-INF/MANIFEST.MF' || [ -n "${DEMO_SIGN_ARGS:-}" ]; then
-    echo "== apksigner verify --print-certs:"
-    apksigner verify --print-certs "$out/sample-patched.apk" | sed 's/^/   /'
-fi
+echo "== apksigner verify -v --print-certs (Google's verifier):"
+apksigner verify -v --print-certs "$out/sample-patched.apk" | sed 's/^/   /'
 echo
 echo "Done: $out/sample-patched.apk"

@@ -16,6 +16,9 @@ public struct Overlay {
     public var compressionLevel: Int32 = 6
     /// Rewrites of the manifest and resources (the binary-XML stage); nil when none are needed.
     public var contentEditor: (any ContentEditor)?
+    /// Moves replaced entries after the unchanged ones (watch mode): then an edit changes only the tail of
+    /// the output, and the signer reuses the digests of every 1 MiB chunk before it.
+    public var placesPatchedEntriesLast = false
 
     public init(archive: APKArchive, patch: PatchDirectory) {
         self.archive = archive
@@ -28,16 +31,19 @@ public struct Overlay {
         let policy = CompressionPolicy(store: spec.store, deflate: spec.deflate)
         var summary = OverlaySummary()
         var slots: [Slot] = []
+        var tail: [Slot] = []  // replaced entries, when they go last
         var kept: [ZipEntry] = []
         var seen = Set<String>()
+        var jarManifest: OutputEntry?
         for entry in archive.zip.entriesInFileOrder {
             seen.insert(entry.name)
             if JarSignatureFiles.isSignatureFile(entry.name) {
                 summary.droppedSignatureFiles.append(entry.name)
+                if entry.name == "META-INF/MANIFEST.MF" { jarManifest = try OutputEntry.copying(entry, from: archive.source) }
                 continue
             }
             if let file = patch.files[entry.name] {
-                slots.append(.replace(entry, file))
+                if placesPatchedEntriesLast { tail.append(.replace(entry, file)) } else { slots.append(.replace(entry, file)) }
                 summary.replaced.append(entry.name)
                 kept.append(entry)
                 continue
@@ -54,8 +60,14 @@ public struct Overlay {
             if JarSignatureFiles.isSignatureFile(name) {
                 throw OverlayError.unsupportedEdit("patch file \(name) would add a JAR signature file; apkpatch signs the output itself, remove it from the patch directory")
             }
-            slots.append(.add(name, patch.files[name]!))
+            if !placesPatchedEntriesLast { slots.append(.add(name, patch.files[name]!)) }
             summary.added.append(name)
+        }
+        if placesPatchedEntriesLast {
+            // Replaced and new entries together, in name order, after everything unchanged.
+            for name in patch.files.keys.sorted() where !seen.contains(name) { tail.append(.add(name, patch.files[name]!)) }
+            tail.sort { $0.name < $1.name }
+            slots += tail
         }
 
         // Read and compress changed files on both cores; unchanged entries cost nothing here.
@@ -91,13 +103,20 @@ public struct Overlay {
         if let contentEditor {
             entries = try contentEditor.edit(entries: entries, archive: archive, patch: patch, timestamp: timestamp, summary: &summary)
         }
-        return OverlayPlan(entries: entries, summary: summary)
+        return OverlayPlan(entries: entries, summary: summary, inputJarManifest: jarManifest)
     }
 
     private enum Slot {
         case keep(ZipEntry)
         case replace(ZipEntry, PatchDirectory.PatchFile)
         case add(String, PatchDirectory.PatchFile)
+
+        var name: String {
+            switch self {
+            case .keep(let entry), .replace(let entry, _): return entry.name
+            case .add(let name, _): return name
+            }
+        }
     }
 
     static func makeEntry(name: String, file: PatchDirectory.PatchFile, method: CompressionMethod, template: ZipEntry?,
@@ -121,6 +140,8 @@ public protocol ContentEditor: Sendable {
 public struct OverlayPlan: Sendable {
     public var entries: [OutputEntry]
     public var summary: OverlaySummary
+    /// The input's `META-INF/MANIFEST.MF`, not among `entries`: a signer keeps its main section, as apksig does.
+    public var inputJarManifest: OutputEntry?
 }
 
 /// Names of the entries an overlay touched.

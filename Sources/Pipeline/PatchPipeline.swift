@@ -1,9 +1,13 @@
 import APKCore
 import Align
+import BinaryXML
 import Foundation
+import Install
 import Overlay
 import Repack
+import Sign
 import Unpack
+import Verify
 
 /// Options for one run of the pipeline.
 public struct PipelineOptions: Sendable {
@@ -11,9 +15,21 @@ public struct PipelineOptions: Sendable {
     public var patchDirectory: String
     /// Output path; default `<input without .apk>-patched.apk` beside the input.
     public var output: String?
+    /// Alignment when the output is not signed (the signer aligns signed output itself, by the same rules).
     public var alignment = AlignmentPolicy.android15
+    /// Signs the output when set (what `apkpatch sign` would do); nil writes an unsigned, aligned APK.
+    public var signer: SignerConfig?
+    /// Verifies the signed output by Android's rules, install checks included.
+    public var verifies = true
     /// When set, each stage's output is also written there (unsigned.apk, …) for inspection.
     public var keepStagesDirectory: String?
+    /// The adb command options; `installs` runs it.
+    public var install = InstallOptions()
+    public var installs = false
+    /// Writes the install commands as a shell script here.
+    public var installScript: String?
+    /// Where adb's messages go while installing.
+    public var onInstallMessage: @Sendable (Installer.Message) -> Void = Installer.forwardToStandardError
 
     public init(input: String, patchDirectory: String, output: String? = nil) {
         self.input = input
@@ -41,33 +57,75 @@ public struct PipelineReport: Sendable {
     public var summary: OverlaySummary
     public var outputSize: Int64
     public var entryCount: Int
+    public var signing: SigningReport?
+    public var verification: VerificationReport?
+    public var installCommands: InstallCommands?
+    public var install: Installer.Report?
     public var timings: [StageTiming]
 }
 
-/// unpack → overlay → repack + align, with no intermediate files.
+/// unpack → overlay → repack + align → sign → verify (→ install), with no intermediate files.
 public enum PatchPipeline {
     public static func run(_ options: PipelineOptions) throws -> PipelineReport {
-        var timings: [StageTiming] = []
-        func timed<T>(_ stage: String, _ body: () throws -> T) rethrows -> T {
-            let start = DispatchTime.now().uptimeNanoseconds
-            let value = try body()
-            timings.append(StageTiming(stage: stage, milliseconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6))
-            return value
-        }
         let output = options.resolvedOutput
         try ensureDistinct(input: options.input, output: output)
-        let archive = try timed("unpack") { try APKArchive(path: options.input) }
-        let patch = try timed("overlay") { try PatchDirectory(root: options.patchDirectory) }
-        let plan = try timed("overlay") { try Overlay(archive: archive, patch: patch).plan() }
-        let report = try timed("repack") {
-            try Repacker.write(plan.entries, to: output, alignment: options.alignment, comment: archive.zip.endOfCentralDirectory.comment)
-        }
+        var clock = StageClock()
+        let archive = try clock.measure("unpack") { try APKArchive(path: options.input) }
+        let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
+        let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
+        var report = try build(plan: plan, archive: archive, options: options, output: output, clock: &clock)
+        try finishInstall(&report, options: options, clock: &clock)
+        report.timings = clock.timings
+        return report
+    }
+
+    /// Repack (and sign, and verify) a finished plan into `output`. Shared by one-shot and watch mode.
+    static func build(plan: OverlayPlan, archive: APKArchive, options: PipelineOptions, output: String,
+                      signingCache: SigningCache? = nil, clock: inout StageClock) throws -> PipelineReport {
+        let comment = archive.zip.endOfCentralDirectory.comment
         if let keep = options.keepStagesDirectory {
             try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
-            try Repacker.write(plan.entries, to: (keep as NSString).appendingPathComponent("unsigned.apk"), alignment: options.alignment)
+            try Repacker.write(plan.entries, to: (keep as NSString).appendingPathComponent("unsigned-aligned.apk"),
+                               alignment: options.alignment, comment: comment)
         }
-        return PipelineReport(output: output, summary: plan.summary, outputSize: report.size,
-                              entryCount: report.entries.count, timings: merge(timings))
+        var report = PipelineReport(output: output, summary: plan.summary, outputSize: 0, entryCount: 0, timings: [])
+        if let signer = options.signer {
+            // The signer writes, aligns and signs in one pass; the input's MANIFEST.MF main section is kept.
+            let entries = plan.entries + (plan.inputJarManifest.map { [$0] } ?? [])
+            let signing = try clock.measure("repack+sign") { try Signer(config: signer).sign(entries: entries, comment: comment, to: output, cache: signingCache) }
+            report.signing = signing
+            report.outputSize = signing.outputSize
+            report.entryCount = signing.entryCount
+            if options.verifies {
+                let verification = try clock.measure("verify") { try Verifier(options: VerificationOptions()).verify(path: output) }
+                report.verification = verification
+                if !verification.isVerified {
+                    throw PipelineError.verificationFailed(output, verification.errors.map(\.description))
+                }
+            }
+        } else {
+            let written = try clock.measure("repack") { try Repacker.write(plan.entries, to: output, alignment: options.alignment, comment: comment) }
+            report.outputSize = written.size
+            report.entryCount = written.entries.count
+        }
+        return report
+    }
+
+    /// Builds the adb commands for the output, writes the script, runs adb when asked.
+    static func finishInstall(_ report: inout PipelineReport, options: PipelineOptions, clock: inout StageClock) throws {
+        // The package and launcher activity name the launch command; an unreadable manifest only loses that.
+        let written = try APKArchive(path: report.output)
+        let manifest = written.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: written.uncompressedData(of: $0)) }
+        let commands = try InstallCommands(apkPath: report.output, packageName: manifest?.packageName,
+                                           launcherActivity: manifest?.launcherActivity, options: options.install,
+                                           templates: try TemplateLibrary.locate())
+        report.installCommands = commands
+        if let script = options.installScript { try commands.writeScript(to: script) }
+        if options.installs {
+            var installer = Installer()
+            installer.onMessage = options.onInstallMessage
+            report.install = try clock.measure("install") { try installer.install(commands) }
+        }
     }
 
     /// Refuses to write over the input (the input is never modified).
@@ -76,21 +134,33 @@ public enum PatchPipeline {
         let b = URL(fileURLWithPath: output).resolvingSymlinksInPath().standardizedFileURL.path
         if a == b { throw PipelineError.outputIsInput(output) }
     }
+}
 
-    static func merge(_ timings: [StageTiming]) -> [StageTiming] {
-        var merged: [StageTiming] = []
-        for t in timings {
-            if let i = merged.firstIndex(where: { $0.stage == t.stage }) { merged[i].milliseconds += t.milliseconds } else { merged.append(t) }
+/// Accumulates time per stage.
+struct StageClock {
+    private(set) var timings: [StageTiming] = []
+    mutating func measure<T>(_ stage: String, _ body: () throws -> T) rethrows -> T {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer {
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            if let i = timings.firstIndex(where: { $0.stage == stage }) { timings[i].milliseconds += ms } else {
+                timings.append(StageTiming(stage: stage, milliseconds: ms))
+            }
         }
-        return merged
+        return try body()
     }
 }
 
 public enum PipelineError: Error, CustomStringConvertible {
     case outputIsInput(String)
+    case verificationFailed(String, [String])
+
     public var description: String {
         switch self {
-        case .outputIsInput(let path): return "the output \(path) is the input APK; apkpatch never modifies its input, choose another --out"
+        case .outputIsInput(let path):
+            return "the output \(path) is the input APK; apkpatch never modifies its input, choose another --out"
+        case .verificationFailed(let path, let errors):
+            return "\(path) was written but does not verify:\n" + errors.map { "  ERROR: \($0)" }.joined(separator: "\n")
         }
     }
 }

@@ -1,52 +1,105 @@
 import Align
 import ArgumentParser
 import Foundation
+import Install
 import Overlay
 import Pipeline
+import Sign
 
 extension APKPatch {
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Patch an APK with a patch directory: unpack, overlay, repack and align in one pass.",
+            abstract: "Patch an APK: unpack, overlay, repack, align, sign and verify in one pass.",
             discussion: """
             The patch directory mirrors APK paths: every file in it adds or replaces that entry. An optional
             apkpatch.yml holds `delete:` globs, `store:`/`deflate:` globs and `manifest:` shortcuts. The input is
             never modified; the output is written to a temporary file and renamed into place.
 
+            Signing takes the options of `apkpatch sign` (apksigner's). Without any, the Android debug key is used
+            (~/.android/debug.keystore, created if absent), as Android's build tools do for debug builds.
+
             Examples:
               apkpatch run app.apk --patch patch/
-              apkpatch run app.apk --patch patch/ --out build/app-patched.apk --json
+              apkpatch run app.apk --patch patch/ --ks release.p12 --ks-pass env:KS_PASS --out app-release.apk
+              apkpatch run app.apk --patch patch/ --install --launch
             """
         )
 
         @Argument(help: "The APK to patch.") var apk: String
-        @Option(name: .long, help: "The patch directory.") var patch: String
-        @Option(name: .long, help: "Output APK (default: <app>-patched.apk beside the input).") var out: String?
-        @Option(name: .long, help: "Also write each stage's output into this directory.") var keepStages: String?
-        @Option(name: .long, help: "Page size in KiB for stored .so files: 4 or 16 (default 16, for Android 15 devices).") var libPageSize: Int = 16
+        @Option(name: .long, help: ArgumentHelp("The patch directory.", valueName: "dir")) var patch: String
+        @Option(name: .long, help: ArgumentHelp("Output APK (default: <app>-patched.apk beside the input).", valueName: "path")) var out: String?
+        @Option(name: .long, help: ArgumentHelp("Also write each stage's output into this directory.", valueName: "dir")) var keepStages: String?
+        @OptionGroup(title: "Signing (as apkpatch sign)") var signer: SignerOptions
+        @OptionGroup(title: "Schemes") var schemes: SchemeOptions
+        @Flag(name: .customLong("no-sign"), help: "Write an unsigned, aligned APK.") var noSign = false
+        @Flag(name: .customLong("no-verify"), help: "Skip verifying the signed output.") var noVerify = false
+        @OptionGroup(title: "Install") var installFlags: InstallFlags
         @Flag(name: .long, help: "Print the summary as JSON.") var json = false
 
         func validate() throws {
-            if ![4, 16, 64].contains(libPageSize) { throw ValidationError("--lib-page-size takes 4, 16 or 64") }
+            if noSign && signer.isKeySpecified { throw ValidationError("--no-sign cannot be combined with signing options") }
+            if noSign && installFlags.install { throw ValidationError("--install needs a signed APK; drop --no-sign") }
         }
 
         func run() throws {
+            let options = try pipelineOptions(signer: signer, schemes: schemes, noSign: noSign, noVerify: noVerify, json: json)
+            let report = try PatchPipeline.run(options)
+            try printRunReport(report, json: json)
+        }
+
+        func pipelineOptions(signer: SignerOptions, schemes: SchemeOptions, noSign: Bool, noVerify: Bool, json: Bool) throws -> PipelineOptions {
             var options = PipelineOptions(input: apk, patchDirectory: patch, output: out)
             options.keepStagesDirectory = keepStages
-            options.alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: libPageSize * 1024)
-            let report = try PatchPipeline.run(options)
-            if json {
-                print(try FileHandleOutput.json(RunSummary(report)))
-            } else {
-                let s = report.summary
-                print("Wrote \(report.output) (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
-                print("  replaced \(s.replaced.count), added \(s.added.count), deleted \(s.deleted.count), dropped \(s.droppedSignatureFiles.count) old signature files")
-                for name in s.replaced { print("    ~ \(name)") }
-                for name in s.added { print("    + \(name)") }
-                for name in s.deleted { print("    - \(name)") }
-                print("  time: " + report.timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", "))
+            options.alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: schemes.libraryPageAlignment)
+            if !noSign {
+                if !signer.isKeySpecified && !json {
+                    FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
+                }
+                let key = try (signer.isKeySpecified ? signer.keySource() : .debug(path: nil)).load()
+                options.signer = schemes.config(key: key)
             }
+            options.verifies = !noVerify
+            options.install = installFlags.options
+            options.installs = installFlags.install
+            options.installScript = installFlags.emitScript
+            return options
         }
+    }
+}
+
+extension InstallFlags {
+    var options: InstallOptions {
+        InstallOptions(serial: serial, allowTestPackages: allowTest, allowDowngrade: allowDowngrade,
+                       grantPermissions: grantPermissions, launch: launch)
+    }
+}
+
+/// The end-of-run summary: entries touched, size, schemes, signer, time per stage, and the adb command.
+func printRunReport(_ report: PipelineReport, json: Bool) throws {
+    if json {
+        print(try FileHandleOutput.json(RunSummary(report)))
+        return
+    }
+    let s = report.summary
+    print("Wrote \(report.output) (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
+    print("  replaced \(s.replaced.count), added \(s.added.count), deleted \(s.deleted.count), edited \(s.edited.count); dropped \(s.droppedSignatureFiles.count) old signature files")
+    for name in s.replaced { print("    ~ \(name)") }
+    for name in s.added { print("    + \(name)") }
+    for name in s.deleted { print("    - \(name)") }
+    for name in s.edited { print("    * \(name)") }
+    if let signing = report.signing {
+        print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
+        print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+    } else {
+        print("  not signed (--no-sign)")
+    }
+    if let verification = report.verification {
+        print("  verified: \(verification.isVerified ? "yes" : "NO") (\(verification.verifiedSchemes.sorted().map(\.displayName).joined(separator: ", ")))")
+        for warning in verification.installWarnings + verification.signatureWarnings { print("  WARNING: \(warning)") }
+    }
+    print("  time: " + report.timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", "))
+    if let commands = report.installCommands {
+        print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
     }
 }
 
@@ -58,7 +111,13 @@ struct RunSummary: Encodable {
     var replaced: [String]
     var added: [String]
     var deleted: [String]
+    var edited: [String]
     var droppedSignatureFiles: [String]
+    var schemes: [String]
+    var signerCertificateSHA256: String?
+    var signerSubject: String?
+    var verified: Bool?
+    var installCommand: String?
     var timingsMs: [String: Double]
 
     init(_ report: PipelineReport) {
@@ -68,7 +127,13 @@ struct RunSummary: Encodable {
         replaced = report.summary.replaced
         added = report.summary.added
         deleted = report.summary.deleted
+        edited = report.summary.edited
         droppedSignatureFiles = report.summary.droppedSignatureFiles
+        schemes = report.signing?.schemes.map(\.description) ?? []
+        signerCertificateSHA256 = report.signing.map { $0.certificateSHA256.map { String(format: "%02x", $0) }.joined() }
+        signerSubject = report.signing?.certificateSubject
+        verified = report.verification?.isVerified
+        installCommand = report.installCommands?.installLine
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

@@ -1,0 +1,97 @@
+import APKCore
+import Foundation
+import Install
+import Overlay
+import Sign
+import Unpack
+
+/// Watch mode: re-patch, re-sign and (optionally) reinstall within moments of each edit in the patch directory.
+///
+/// The input APK is mapped once. Patch files are recompressed only when they change (`CompressionCache`),
+/// replaced entries are placed after the unchanged ones so an edit changes only the tail of the output, and
+/// the signer's cache (`SigningCache`) reuses the v1 digests of unchanged entries and the v2/v3 digests of
+/// unchanged 1 MiB chunks: a rebuild costs in proportion to the changed bytes plus one copy of the rest.
+/// A failed rebuild leaves the last good APK in place.
+public final class WatchSession {
+    public enum Event: Sendable {
+        /// A build finished; `changed` is empty for the first build.
+        case built(PipelineReport, changed: [String], milliseconds: Double)
+        case failed(String, changed: [String])
+        case installed(Installer.Report)
+        case installFailed(String)
+        case stopped
+    }
+
+    public let options: PipelineOptions
+    public var quietPeriodMilliseconds: Int32 = 50
+    /// Verifies every rebuild (the first build is always verified).
+    public var verifiesEachBuild = false
+    private let archive: APKArchive
+    private let compressionCache = CompressionCache()
+    private let signingCache = SigningCache()
+    private let stopPipe: (read: Int32, write: Int32)
+
+    public init(options: PipelineOptions) throws {
+        self.options = options
+        try PatchPipeline.ensureDistinct(input: options.input, output: options.resolvedOutput)
+        archive = try APKArchive(path: options.input)
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw WatchError.inotify("pipe: \(String(cString: strerror(errno)))") }
+        stopPipe = (fds[0], fds[1])
+    }
+
+    deinit {
+        close(stopPipe.read)
+        close(stopPipe.write)
+    }
+
+    /// Makes `run` return after the current build (safe to call from a signal handler's pipe or another thread).
+    public func stop() { var byte: UInt8 = 1; _ = write(stopPipe.write, &byte, 1) }
+
+    /// The descriptor a signal handler writes one byte to, to stop the session.
+    public var stopFileDescriptor: Int32 { stopPipe.write }
+
+    /// Builds once, then rebuilds on every change until `stop()`; `maxBuilds` bounds the loop (tests).
+    public func run(maxBuilds: Int = .max, onEvent: (Event) -> Void) throws {
+        let watcher = try DirectoryWatcher(root: options.patchDirectory)
+        build(changed: [], verifies: options.verifies, onEvent: onEvent)
+        var builds = 1
+        while builds < maxBuilds {
+            let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
+            if changed.isEmpty { break }  // woken by stop()
+            let relevant = changed.filter { path in !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) } }
+            if relevant.isEmpty { continue }
+            build(changed: relevant.sorted(), verifies: options.verifies && verifiesEachBuild, onEvent: onEvent)
+            builds += 1
+        }
+        onEvent(.stopped)
+    }
+
+    private func build(changed: [String], verifies: Bool, onEvent: (Event) -> Void) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        do {
+            var clock = StageClock()
+            let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
+            var overlay = Overlay(archive: archive, patch: patch)
+            overlay.placesPatchedEntriesLast = true
+            let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
+            var buildOptions = options
+            buildOptions.verifies = verifies
+            var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
+                                                 output: options.resolvedOutput, signingCache: signingCache, clock: &clock)
+            var installOptions = buildOptions
+            installOptions.installs = false
+            try PatchPipeline.finishInstall(&report, options: installOptions, clock: &clock)
+            report.timings = clock.timings
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            onEvent(.built(report, changed: changed, milliseconds: ms))
+            if options.installs, let commands = report.installCommands {
+                var installer = Installer()
+                installer.onMessage = options.onInstallMessage
+                do { onEvent(.installed(try installer.install(commands))) } catch { onEvent(.installFailed("\(error)")) }
+            }
+        } catch {
+            onEvent(.failed("\(error)", changed: changed))
+        }
+    }
+}

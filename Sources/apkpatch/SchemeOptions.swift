@@ -1,0 +1,51 @@
+import ArgumentParser
+import Sign
+
+/// apksigner's scheme and SDK options, shared by `sign` and `run` so the pipeline mirrors `apkpatch sign`.
+struct SchemeOptions: ParsableArguments {
+    @Option(name: .customLong("v1-signing-enabled"), help: ArgumentHelp("Sign with JAR signing (v1): true or false.", valueName: "true|false"))
+    var v1: Bool?
+    @Option(name: .customLong("v2-signing-enabled"), help: ArgumentHelp("Sign with APK Signature Scheme v2: true or false.", valueName: "true|false"))
+    var v2: Bool?
+    @Option(name: .customLong("v3-signing-enabled"), help: ArgumentHelp("Sign with APK Signature Scheme v3: true or false.", valueName: "true|false"))
+    var v3: Bool?
+    @Option(name: .customLong("min-sdk-version"), help: ArgumentHelp("Lowest API level the signature must verify on (default: the manifest's minSdkVersion).", valueName: "level"))
+    var minSdkVersion: Int?
+    @Option(name: .customLong("max-sdk-version"), help: ArgumentHelp("Highest API level the signature must verify on.", valueName: "level"))
+    var maxSdkVersion: Int?
+    @Option(name: .customLong("alignment-preserved"), help: ArgumentHelp("Keep the input's entry alignment instead of re-aligning stored entries (apksigner ≥ 35 re-aligns).", valueName: "true|false"))
+    var alignmentPreserved: Bool = false
+    @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 4096 or 16384.", valueName: "bytes"))
+    var libraryPageAlignment: Int = 16384
+
+    var schemes: Set<SignatureScheme> {
+        var set: Set<SignatureScheme> = []
+        if v1 ?? true { set.insert(.v1) }
+        if v2 ?? true { set.insert(.v2) }
+        if v3 ?? true { set.insert(.v3) }
+        return set
+    }
+
+    func validate() throws {
+        if schemes.isEmpty { throw ValidationError("all signature schemes are disabled; enable at least one of --v1/--v2/--v3-signing-enabled") }
+        if let min = minSdkVersion, min < 1 { throw ValidationError("--min-sdk-version must be at least 1") }
+        if let min = minSdkVersion, let max = maxSdkVersion, max < min { throw ValidationError("--max-sdk-version (\(max)) is below --min-sdk-version (\(min))") }
+        if ![4096, 16384, 65536].contains(libraryPageAlignment) { throw ValidationError("--lib-page-alignment takes 4096, 16384 or 65536") }
+    }
+
+    func config(key: SignerKey) -> SignerConfig {
+        SignerConfig(key: key, schemes: schemes, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
+                     alignmentPreserved: alignmentPreserved, libraryPageAlignment: libraryPageAlignment)
+    }
+}
+
+/// adb install options, shared by `run` and `watch`.
+struct InstallFlags: ParsableArguments {
+    @Flag(name: .long, help: "Install the output with adb (when adb is on PATH).") var install = false
+    @Option(name: .long, help: ArgumentHelp("Device serial for adb -s.", valueName: "serial")) var serial: String?
+    @Flag(name: .long, help: "Start the app's launcher activity after installing.") var launch = false
+    @Flag(name: .customLong("allow-test"), help: "Pass -t to adb install (test-only APKs).") var allowTest = false
+    @Flag(name: .customLong("allow-downgrade"), help: "Pass -d to adb install (lower versionCode).") var allowDowngrade = false
+    @Flag(name: .customLong("grant-permissions"), help: "Pass -g to adb install (grant runtime permissions).") var grantPermissions = false
+    @Option(name: .customLong("emit-script"), help: ArgumentHelp("Write the adb commands as a shell script.", valueName: "path")) var emitScript: String?
+}
