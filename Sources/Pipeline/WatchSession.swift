@@ -59,7 +59,12 @@ public final class WatchSession {
         while builds < maxBuilds {
             let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
             if changed.isEmpty { break }  // woken by stop()
-            let relevant = changed.filter { path in !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) } }
+            // Editor droppings don't count, and a new folder is reported through the files in it.
+            let relevant = changed.filter { path in
+                var isDirectory: ObjCBool = false
+                let exists = FileManager.default.fileExists(atPath: options.patchDirectory + "/" + path, isDirectory: &isDirectory)
+                return !(exists && isDirectory.boolValue) && !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
+            }
             if relevant.isEmpty { continue }
             build(changed: relevant.sorted(), verifies: options.verifies && verifiesEachBuild, onEvent: onEvent)
             builds += 1

@@ -15,8 +15,10 @@ struct APKPatch: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Run.self,
+            Watch.self,
             Unpack.self,
             Align.self,
+            Sign.self,
             Verify.self,
             Keystore.self,
         ]

@@ -42,29 +42,33 @@ extension APKPatch {
         }
 
         func run() throws {
-            let options = try pipelineOptions(signer: signer, schemes: schemes, noSign: noSign, noVerify: noVerify, json: json)
+            let options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: keepStages, signer: signer, schemes: schemes,
+                                                  installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json)
             let report = try PatchPipeline.run(options)
             try printRunReport(report, json: json)
         }
 
-        func pipelineOptions(signer: SignerOptions, schemes: SchemeOptions, noSign: Bool, noVerify: Bool, json: Bool) throws -> PipelineOptions {
-            var options = PipelineOptions(input: apk, patchDirectory: patch, output: out)
-            options.keepStagesDirectory = keepStages
-            options.alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: schemes.libraryPageAlignment)
-            if !noSign {
-                if !signer.isKeySpecified && !json {
-                    FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
-                }
-                let key = try (signer.isKeySpecified ? signer.keySource() : .debug(path: nil)).load()
-                options.signer = schemes.config(key: key)
-            }
-            options.verifies = !noVerify
-            options.install = installFlags.options
-            options.installs = installFlags.install
-            options.installScript = installFlags.emitScript
-            return options
-        }
     }
+}
+
+/// Pipeline options from the command line, shared by `run` and `watch`.
+func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: String?, signer: SignerOptions, schemes: SchemeOptions,
+                         installFlags: InstallFlags, noSign: Bool, noVerify: Bool, announcesDebugKey: Bool) throws -> PipelineOptions {
+    var options = PipelineOptions(input: apk, patchDirectory: patch, output: out)
+    options.keepStagesDirectory = keepStages
+    options.alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: schemes.libraryPageAlignment)
+    if !noSign {
+        if !signer.isKeySpecified && announcesDebugKey {
+            FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
+        }
+        let key = try (signer.isKeySpecified ? signer.keySource() : .debug(path: nil)).load()
+        options.signer = schemes.config(key: key)
+    }
+    options.verifies = !noVerify
+    options.install = installFlags.options
+    options.installs = installFlags.install
+    options.installScript = installFlags.emitScript
+    return options
 }
 
 extension InstallFlags {
