@@ -1,0 +1,191 @@
+/// How `XMLTree.textXML` lays out the text.
+public struct TextXMLOptions: Sendable {
+    /// Put each element on the line it had in the original source (from the binary's line numbers), padding with
+    /// blank lines, so compiled line numbers, aapt dumps and error messages match the original. Otherwise compact.
+    public var keepsLineNumbers: Bool = true
+    public var indentation: String = "    "
+    public init(keepsLineNumbers: Bool = true, indentation: String = "    ") {
+        self.keepsLineNumbers = keepsLineNumbers; self.indentation = indentation
+    }
+}
+
+extension XMLTree {
+    /// The document as readable text XML, the way apktool shows it: `android:` attributes by name, references as
+    /// `@string/app_name` / `@android:style/Theme` / `?android:attr/textColor`, enum and flag values by their
+    /// symbols, typed values in Android's text forms (`true`, `0x10`, `16.0dip`, `50.0%`, `#ff00ff00`).
+    ///
+    /// Strings that would otherwise read back as another type are quoted or escaped the way aapt understands
+    /// (`\@`, `\?`, `"12"`), so `XMLTree(textXML:)` gives back the same values. `resources` (the APK's own table)
+    /// names app references; without it they print as `@0x7f…`.
+    public func textXML(resources: (any ResourceResolver)? = nil, options: TextXMLOptions = TextXMLOptions()) -> String {
+        var printer = TextPrinter(resources: resources, options: options)
+        printer.out = "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+        for node in nodes {
+            switch node {
+            case .element(let e): printer.element(e, depth: 0, scope: [:], inline: false)
+            case .text(let t): printer.out += TextPrinter.escapeText(t.text)
+            }
+        }
+        printer.out += "\n"
+        return printer.out
+    }
+}
+
+private struct TextPrinter {
+    let resources: (any ResourceResolver)?
+    let options: TextXMLOptions
+    var out = ""
+    var line = 1
+    var generatedPrefixes = 0
+
+    init(resources: (any ResourceResolver)?, options: TextXMLOptions) { self.resources = resources; self.options = options }
+
+    /// Moves to `target` line (keeping line numbers) or to a fresh line, indented by `depth`.
+    mutating func place(at target: UInt32, depth: Int, inline: Bool) {
+        if inline { return }
+        if options.keepsLineNumbers {
+            let target = Int(target)
+            guard target > line else { return }
+            out += String(repeating: "\n", count: target - line)
+            line = target
+        } else {
+            out += "\n"; line += 1
+        }
+        out += String(repeating: options.indentation, count: depth)
+    }
+
+    mutating func element(_ element: XMLTree.Element, depth: Int, scope outer: [String: String], inline: Bool) {
+        var scope = outer
+        var declarations = element.namespaceDeclarations.map { ($0.prefix, $0.uri) }
+        for (prefix, uri) in declarations { scope[uri] = prefix }
+        func prefix(for uri: String) -> String {
+            if let p = scope[uri] { return p }
+            // A namespace used but never declared (some obfuscators strip declarations): declare it here.
+            var p = uri == XMLTree.androidNamespace ? "android" : uri == XMLTree.autoNamespace ? "app" : "ns\(generatedPrefixes)"
+            if uri != XMLTree.androidNamespace && uri != XMLTree.autoNamespace { generatedPrefixes += 1 }
+            if scope.values.contains(p) { p = "ns\(generatedPrefixes)"; generatedPrefixes += 1 }
+            scope[uri] = p; declarations.append((p, uri))
+            return p
+        }
+        func qualified(_ name: String, _ namespace: String?) -> String {
+            guard let namespace else { return name }
+            let p = prefix(for: namespace)
+            return p.isEmpty ? name : p + ":" + name
+        }
+        let name = qualified(element.name, element.namespace)
+        var attributeText = ""
+        for attribute in element.attributes {
+            attributeText += " " + qualified(attribute.name, attribute.namespace) + "=\"" + TextPrinter.escapeAttribute(value(of: attribute)) + "\""
+        }
+        place(at: element.lineNumber, depth: depth, inline: inline)
+        out += "<" + name
+        for (p, uri) in declarations { out += " xmlns" + (p.isEmpty ? "" : ":" + p) + "=\"" + TextPrinter.escapeAttribute(uri) + "\"" }
+        out += attributeText
+        if element.children.isEmpty { out += "/>"; return }
+        out += ">"
+        // Mixed content: the compiler collapses white space runs in text (as aapt does) and drops white-space-only
+        // text, so line padding may go between elements, or next to text that already has white space there.
+        let hasText = element.children.contains { if case .text = $0 { return true }; return false }
+        func allowsPadding(after index: Int) -> Bool {
+            guard !inline else { return false }
+            guard hasText, index >= 0, case .text(let t) = element.children[index] else { return true }
+            return t.text.last?.isWhitespace == true
+        }
+        for (index, child) in element.children.enumerated() {
+            switch child {
+            case .element(let e):
+                let padded = allowsPadding(after: index - 1)
+                self.element(e, depth: depth + 1, scope: scope, inline: !padded)
+            case .text(let t):
+                out += TextPrinter.escapeText(t.text)
+                line += t.text.reduce(0) { $1 == "\n" ? $0 + 1 : $0 }
+            }
+        }
+        if allowsPadding(after: element.children.count - 1) {
+            if options.keepsLineNumbers { place(at: element.endLineNumber, depth: depth, inline: false) }
+            else { place(at: 0, depth: depth, inline: false) }
+        }
+        out += "</" + name + ">"
+    }
+
+    func attributeInfo(_ attribute: XMLTree.Attribute) -> AttributeInfo? {
+        guard let id = attribute.resourceID else { return nil }
+        if let resources, UInt8(id >> 24) == resources.packageID, let info = resources.attribute(id: id) { return info }
+        return FrameworkResources.attribute(id: id)
+    }
+
+    func value(of attribute: XMLTree.Attribute) -> String {
+        let info = attributeInfo(attribute)
+        switch attribute.value {
+        case .string(let s):
+            return TextPrinter.escapeString(s, format: info?.format ?? .any, symbols: info?.symbols ?? [])
+        case .typed(let type, let data):
+            switch type {
+            case .reference, .dynamicReference: return reference(data, sigil: "@")
+            case .attribute, .dynamicAttribute: return reference(data, sigil: "?")
+            default:
+                return ValueText.text(of: type, data: data, attribute: info) ?? "0x" + String(data, radix: 16)
+            }
+        }
+    }
+
+    func reference(_ id: UInt32, sigil: String) -> String {
+        if id == 0 { return sigil == "@" ? "@null" : "?0x00000000" }
+        let package = UInt8(id >> 24)
+        if let resources, package == resources.packageID, let name = resources.resourceName(for: id) {
+            return sigil + name.type + "/" + name.name
+        }
+        if package == 0x01, let name = FrameworkResources.name(for: id) { return sigil + "android:" + name.type + "/" + name.name }
+        let hex = String(id, radix: 16)
+        return sigil + "0x" + String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+    }
+
+    /// aapt-level escaping of a string value (before XML escaping): backslashes, quotes, newlines and tabs; a leading
+    /// `@`/`?` is escaped, and a string that would parse as a typed value is wrapped in quotes.
+    static func escapeString(_ s: String, format: AttributeFormat, symbols: [AttributeInfo.Symbol]) -> String {
+        var body = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\\": body += "\\\\"
+            case "\"": body += "\\\""
+            case "\n": body += "\\n"
+            case "\t": body += "\\t"
+            default: body.unicodeScalars.append(c)
+            }
+        }
+        if body.hasPrefix("@") || body.hasPrefix("?") { body = "\\" + body }
+        if ValueText.parseTyped(s, format: format, symbols: symbols) != nil { body = "\"" + body + "\"" }
+        return body
+    }
+
+    static func escapeAttribute(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "\r": out += "&#13;"
+            case "\n": out += "&#10;"
+            case "\t": out += "&#9;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    static func escapeText(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\r": out += "&#13;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,237 @@
+extension XMLTree {
+    /// Compiles text XML (an `AndroidManifest.xml` or `res/xml/*.xml` as a person edits it) into a document that
+    /// `binaryXML()` encodes, the way aapt does:
+    /// - `android:` attribute names resolve to their public framework IDs (the generated `FrameworkResources`);
+    ///   attributes in the app's namespace (`res-auto`) and `@type/name` references resolve through `resources`,
+    ///   the APK's own resource table; `@android:type/name` through the framework table.
+    /// - values take the first type the attribute's format allows (reference, color, integer, float/dimension/
+    ///   fraction, boolean, enum, flags, string), as `ResTable::stringToValue` tries them.
+    /// - whitespace-only text is dropped; attributes with IDs are sorted by ID (Android's attribute lookup relies
+    ///   on it), the others follow in document order.
+    /// A name that cannot be resolved throws `BinaryXMLError` (`.unresolvedName`) naming the file and line.
+    public init(textXML text: String, fileName: String = "AndroidManifest.xml", resources: (any ResourceResolver)? = nil,
+                usesUTF8Strings: Bool = true, rawValues: RawValuePolicy = .untypedAndStrings) throws {
+        var parser = TextXMLParser(text: text, fileName: fileName)
+        let root = try parser.parse()
+        let compiler = TextXMLCompiler(fileName: fileName, resources: resources, rawValues: rawValues)
+        self.init(root: try compiler.element(root, scope: ["xml": "http://www.w3.org/XML/1998/namespace"], defaultNamespace: nil),
+                  usesUTF8Strings: usesUTF8Strings)
+    }
+
+    /// Compiles one attribute value for the attribute `namespace:name` (e.g. for the manifest shortcuts), with the
+    /// same rules as text XML. Returns the resource ID of the attribute name (if any) and the attribute.
+    public static func compileAttribute(namespace: String?, name: String, value: String, resources: (any ResourceResolver)? = nil,
+                                        context: String = "attribute", rawValues: RawValuePolicy = .untypedAndStrings) throws -> Attribute {
+        let compiler = TextXMLCompiler(fileName: context, resources: resources, rawValues: rawValues)
+        return try compiler.attribute(namespace: namespace, name: name, qualifiedName: name, text: value, line: 0)
+    }
+}
+
+extension XMLTree {
+    /// Which attributes keep their source text as the "raw value" beside the typed value.
+    public enum RawValuePolicy: Sendable {
+        /// aapt (v1): strings, and every attribute without a resource ID (`package`, `platformBuildVersionCode`…).
+        case untypedAndStrings
+        /// aapt2 and platform builds: strings only.
+        case stringsOnly
+    }
+
+    /// The policy the producer of this document used, judged from its attributes (for writing an edited copy
+    /// the same way).
+    public var rawValuePolicy: RawValuePolicy {
+        var policy = RawValuePolicy.stringsOnly
+        func visit(_ element: Element) {
+            for a in element.attributes where a.resourceID == nil && a.rawValue != nil {
+                if case .typed = a.value { policy = .untypedAndStrings; return }
+            }
+            for child in element.elements { visit(child) }
+        }
+        if let root { visit(root) }
+        return policy
+    }
+}
+
+struct TextXMLCompiler {
+    let fileName: String
+    let resources: (any ResourceResolver)?
+    var rawValues: XMLTree.RawValuePolicy = .untypedAndStrings
+
+    func fail(_ code: BinaryXMLError.Code = .unresolvedName, _ line: Int, _ message: String) -> BinaryXMLError {
+        BinaryXMLError(code, line > 0 ? "\(fileName):\(line): \(message)" : "\(fileName): \(message)")
+    }
+
+    func element(_ source: TextXMLParser.Element, scope outer: [String: String], defaultNamespace outerDefault: String?) throws -> XMLTree.Element {
+        var scope = outer
+        var defaultNamespace = outerDefault
+        var declarations: [XMLTree.Namespace] = []
+        for attribute in source.attributes {
+            if attribute.qualifiedName == "xmlns" {
+                defaultNamespace = attribute.value.isEmpty ? nil : attribute.value
+            } else if attribute.qualifiedName.hasPrefix("xmlns:") {
+                let prefix = String(attribute.qualifiedName.dropFirst(6))
+                scope[prefix] = attribute.value
+                declarations.append(XMLTree.Namespace(prefix: prefix, uri: attribute.value, lineNumber: UInt32(source.line)))
+            }
+        }
+        func split(_ qualified: String, line: Int, isElement: Bool) throws -> (String?, String) {
+            guard let colon = qualified.firstIndex(of: ":") else { return (isElement ? defaultNamespace : nil, qualified) }
+            let prefix = String(qualified[..<colon]), local = String(qualified[qualified.index(after: colon)...])
+            guard let uri = scope[prefix] else {
+                throw fail(.unresolvedName, line, "namespace prefix '\(prefix)' in \(qualified) is not declared (add xmlns:\(prefix)=\"…\" to the root element)")
+            }
+            return (uri, local)
+        }
+        let (namespace, name) = try split(source.qualifiedName, line: source.line, isElement: true)
+        var attributes: [XMLTree.Attribute] = []
+        for attribute in source.attributes where attribute.qualifiedName != "xmlns" && !attribute.qualifiedName.hasPrefix("xmlns:") {
+            let (attributeNamespace, attributeName) = try split(attribute.qualifiedName, line: attribute.line, isElement: false)
+            attributes.append(try self.attribute(namespace: attributeNamespace, name: attributeName, qualifiedName: attribute.qualifiedName,
+                                                 text: attribute.value, line: attribute.line))
+        }
+        // Attributes with IDs first, by ID (stable); then the rest in document order.
+        let sorted = attributes.enumerated().sorted { a, b in
+            switch (a.element.resourceID, b.element.resourceID) {
+            case let (x?, y?): return x != y ? x < y : a.offset < b.offset
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return a.offset < b.offset
+            }
+        }.map(\.element)
+        var children: [XMLTree.Node] = []
+        for child in source.children {
+            switch child {
+            case .element(let e): children.append(.element(try element(e, scope: scope, defaultNamespace: defaultNamespace)))
+            case .text(let text, let line):
+                if text.allSatisfy(\.isWhitespace) { continue }
+                // aapt collapses each run of white space in character data to one space.
+                var collapsed = ""
+                var inSpace = false
+                for c in text {
+                    if c.isWhitespace { if !inSpace { collapsed.append(" ") }; inSpace = true } else { collapsed.append(c); inSpace = false }
+                }
+                children.append(.text(XMLTree.Text(text: collapsed, lineNumber: UInt32(line))))
+            }
+        }
+        return XMLTree.Element(namespace: namespace, name: name, attributes: sorted, children: children, namespaceDeclarations: declarations,
+                               lineNumber: UInt32(source.line), endLineNumber: UInt32(source.endLine))
+    }
+
+    /// Resolves the attribute name to an ID and format, then compiles its value.
+    func attribute(namespace: String?, name: String, qualifiedName: String, text: String, line: Int) throws -> XMLTree.Attribute {
+        var resourceID: UInt32?
+        var info: AttributeInfo?
+        if namespace == XMLTree.androidNamespace {
+            if let resources, resources.packageName == "android",
+               let id = resources.resourceID(type: "attr", name: name) ?? resources.resourceID(type: "^attr-private", name: name) {
+                resourceID = id; info = resources.attribute(id: id) ?? FrameworkResources.attribute(id: id)
+            } else if let id = FrameworkResources.id(type: "attr", name: name) {
+                resourceID = id; info = FrameworkResources.attribute(id: id)
+            } else {
+                throw fail(.unresolvedName, line, "unknown attribute \(qualifiedName): android has no public attribute '\(name)' (check the spelling)")
+            }
+        } else if let namespace, namespace == XMLTree.autoNamespace || namespace.hasPrefix("http://schemas.android.com/apk/res/") {
+            guard let resources, let id = resources.resourceID(type: "attr", name: name) else {
+                throw fail(.unresolvedName, line, "unknown attribute \(qualifiedName): the APK's resource table has no attr/\(name)")
+            }
+            resourceID = id; info = resources.attribute(id: id)
+        }
+        let format = info?.format ?? .any
+        var (value, raw) = try compileValue(text, format: format, symbols: info?.symbols ?? [], attribute: qualifiedName, line: line)
+        if raw == nil, resourceID == nil, rawValues == .untypedAndStrings { raw = text }
+        return XMLTree.Attribute(namespace: namespace, name: name, resourceID: resourceID, rawValue: raw, value: value)
+    }
+
+    func compileValue(_ text: String, format: AttributeFormat, symbols: [AttributeInfo.Symbol], attribute: String, line: Int) throws -> (ResourceValue, String?) {
+        let trimmed = text.trimmingWhitespace()
+        if trimmed.hasPrefix("@") { return (try reference(trimmed, line: line, attribute: attribute), nil) }
+        if trimmed.hasPrefix("?") { return (.typed(.attribute, try attributeReference(trimmed, line: line, attribute: attribute)), nil) }
+        if let typed = ValueText.parseTyped(text, format: format, symbols: symbols) { return (typed, nil) }
+        if format.contains(.string) || format == .any || format.isEmpty {
+            let s = try Self.unescape(text, fail: { fail(.badValue, line, "\(attribute)=\"\(text)\": \($0)") })
+            return (.string(s), s)
+        }
+        var expected: [String] = []
+        for (flag, word) in [(AttributeFormat.reference, "reference"), (.string, "string"), (.integer, "integer"), (.boolean, "boolean"),
+                             (.color, "color"), (.float, "float"), (.dimension, "dimension"), (.fraction, "fraction"),
+                             (.enumeration, "enum"), (.flags, "flags")] where format.contains(flag) { expected.append(word) }
+        var message = "\(attribute)=\"\(text)\" is not a valid value: the attribute takes \(expected.joined(separator: "|"))"
+        if !symbols.isEmpty { message += " (one of: " + symbols.map(\.name).joined(separator: ", ") + ")" }
+        throw fail(.badValue, line, message)
+    }
+
+    /// `@null`, `@empty`, `@0x7f010001`, `@[+][*][package:]type/name`.
+    func reference(_ text: String, line: Int, attribute: String) throws -> ResourceValue {
+        if text == "@null" { return .reference(0) }
+        if text == "@empty" { return .typed(.null, 1) }
+        var body = text.dropFirst()
+        if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return .reference(id) }
+        if body.hasPrefix("+") { body = body.dropFirst() }
+        if body.hasPrefix("*") { body = body.dropFirst() }
+        var package: String?
+        if let colon = body.firstIndex(of: ":"), let slash = body.firstIndex(of: "/"), colon < slash {
+            package = String(body[..<colon]); body = body[body.index(after: colon)...]
+        }
+        guard let slash = body.firstIndex(of: "/") else {
+            throw fail(.badValue, line, "\(attribute)=\"\(text)\": a reference is @type/name or @package:type/name")
+        }
+        let type = String(body[..<slash]), name = String(body[body.index(after: slash)...])
+        return .reference(try resolve(package: package, type: type, name: name, text: text, line: line))
+    }
+
+    /// `?android:attr/name`, `?android:name`, `?attr/name`, `?name`, `?0x…`.
+    func attributeReference(_ text: String, line: Int, attribute: String) throws -> UInt32 {
+        var body = text.dropFirst()
+        if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return id }
+        if body.hasPrefix("*") { body = body.dropFirst() }
+        var package: String?
+        if let colon = body.firstIndex(of: ":") { package = String(body[..<colon]); body = body[body.index(after: colon)...] }
+        var type = "attr", name = String(body)
+        if let slash = body.firstIndex(of: "/") { type = String(body[..<slash]); name = String(body[body.index(after: slash)...]) }
+        return try resolve(package: package, type: type, name: name, text: text, line: line)
+    }
+
+    func resolve(package: String?, type: String, name: String, text: String, line: Int) throws -> UInt32 {
+        let ownPackage = resources?.packageName
+        if package == "android" && ownPackage != "android" {
+            if let id = FrameworkResources.id(type: type, name: name) { return id }
+            throw fail(.unresolvedName, line, "\(text): android has no public resource \(type)/\(name)")
+        }
+        if let package, package != ownPackage, package != "android" {
+            throw fail(.unresolvedName, line, "\(text): package '\(package)' is neither android nor this APK (\(ownPackage ?? "no resource table"))")
+        }
+        guard let resources else {
+            throw fail(.unresolvedName, line, "\(text): app references need the APK's resources.arsc, which is not available here")
+        }
+        if let id = resources.resourceID(type: type, name: name) { return id }
+        throw fail(.unresolvedName, line, "\(text): the APK has no resource \(type)/\(name) (adding new resources is not supported yet)")
+    }
+
+    /// aapt's string processing for attribute values (`collectString` with spaces preserved): `\` escapes
+    /// (`\n`, `\t`, `\uXXXX`, anything else literally) and unescaped double quotes are dropped.
+    static func unescape(_ text: String, fail: (String) -> BinaryXMLError) throws -> String {
+        guard text.contains("\\") || text.contains("\"") else { return text }
+        var out = String.UnicodeScalarView()
+        var scalars = text.unicodeScalars.makeIterator()
+        while let c = scalars.next() {
+            switch c {
+            case "\\":
+                guard let next = scalars.next() else { break }
+                switch next {
+                case "n": out.append("\n")
+                case "t": out.append("\t")
+                case "u":
+                    var hex = ""
+                    for _ in 0..<4 { if let h = scalars.next() { hex.unicodeScalars.append(h) } }
+                    guard hex.count == 4, let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else {
+                        throw fail("\\u must be followed by four hex digits")
+                    }
+                    out.append(scalar)
+                default: out.append(next)
+                }
+            case "\"": continue
+            default: out.append(c)
+            }
+        }
+        return String(out)
+    }
+}

@@ -1,1 +1,0 @@
-// ResourceTable: filled in by its owner.

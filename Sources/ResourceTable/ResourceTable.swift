@@ -1,0 +1,325 @@
+import APKCore
+import BinaryXML
+
+/// The parts of a compiled resource table (`resources.arsc`) apkpatch needs: resource names ↔ IDs, attribute
+/// formats (for compiling XML), string values per configuration, and changing existing string values.
+///
+/// Layout (`ResourceTypes.h`): a `RES_TABLE_TYPE` chunk (header 12: chunk header + packageCount u32) holding the
+/// global value string pool and one `ResTable_package` per package (header: id u32, name char16[128], typeStrings
+/// u32, lastPublicType u32, keyStrings u32, lastPublicKey u32, typeIdOffset u32), which holds the type-name pool,
+/// the key-name pool, then `ResTable_typeSpec` chunks (id u8, res0 u8, typesCount u16, entryCount u32, flags u32[])
+/// and `ResTable_type` chunks (id u8, flags u8, reserved u16, entryCount u32, entriesStart u32, config, then entry
+/// offsets: u32[], u16[] ×4 with `FLAG_OFFSET16`, or (index u16, offset/4 u16) pairs with `FLAG_SPARSE`).
+/// An entry is `ResTable_entry` (size u16, flags u16, key u32) then a `Res_value`, or for `FLAG_COMPLEX` a map
+/// (parent u32, count u32, then `ResTable_map`s: name u32 + `Res_value`); `FLAG_COMPACT` entries pack key, type and
+/// data into 8 bytes.
+///
+/// Writing keeps every byte after the global string pool as it was, except the `data` fields of changed string
+/// values: new strings are appended to the pool (old ones stay, unreferenced), so styled strings keep their spans.
+public struct ResourceTable: Sendable {
+    /// One value of one resource in one configuration.
+    public struct Entry: Sendable {
+        public let id: UInt32
+        public let type: String
+        public let name: String
+        public let configuration: ResourceConfiguration
+        /// The simple value; nil for bags (styles, attrs, arrays, plurals).
+        public let value: ResourceValue?
+        /// Whether the global-pool string of this value has style spans (HTML-like markup).
+        public let isStyled: Bool
+        /// Absolute offset in the original bytes of the value's `data` u32 (simple values only).
+        let dataOffset: Int?
+        /// Bag items (name ID → value) of complex entries.
+        public let bag: [(UInt32, ResourceValue)]
+    }
+
+    public let packageName: String
+    public let packageID: UInt8
+    /// Every entry of the (first) package in every configuration, in table order.
+    public private(set) var entries: [Entry]
+    /// The global value string pool as it will be written.
+    public private(set) var valuePool: StringPool
+
+    private let original: [UInt8]
+    private let poolRange: Range<Int>
+    private var patches: [Int: UInt32] = [:]
+    private var names: [UInt32: ResourceName] = [:]
+    private var ids: [String: UInt32] = [:]
+    private var appendedStrings: [String: UInt32] = [:]
+
+    /// Parses `resources.arsc` bytes. Throws `ResourceTableError` (`.malformed`) with the offset on bad input.
+    public init(bytes: [UInt8]) throws {
+        original = bytes
+        do {
+            let parsed = try bytes.withUnsafeBytes { try Parser.parse($0) }
+            (packageName, packageID, entries, valuePool, poolRange) = (parsed.packageName, parsed.packageID, parsed.entries, parsed.pool, parsed.poolRange)
+        } catch let error as BinaryXMLError {
+            throw ResourceTableError(.malformed, "resources.arsc: \(error.message)")
+        } catch let error as ShortReadError {
+            throw ResourceTableError(.malformed, "resources.arsc is truncated: \(error)")
+        }
+        for entry in entries where names[entry.id] == nil {
+            names[entry.id] = ResourceName(type: entry.type, name: entry.name)
+            ids[entry.type + "/" + entry.name] = entry.id
+        }
+    }
+
+    /// All configurations that have at least one `string` resource.
+    public var stringConfigurations: [ResourceConfiguration] {
+        var seen = Set<ResourceConfiguration>(), out: [ResourceConfiguration] = []
+        for entry in entries where entry.type == "string" && !seen.contains(entry.configuration) {
+            seen.insert(entry.configuration); out.append(entry.configuration)
+        }
+        return out
+    }
+
+    /// `string` resources of `configuration` as (name, value) pairs, in ID order; styled strings are included as plain
+    /// text (their spans are not rendered).
+    public func strings(in configuration: ResourceConfiguration) -> [(name: String, value: String)] {
+        entries.filter { $0.type == "string" && $0.configuration == configuration }
+            .sorted { $0.id < $1.id }
+            .compactMap { entry in entry.value.flatMap { value(for: $0) }.map { (entry.name, $0) } }
+    }
+
+    private func value(for value: ResourceValue) -> String? {
+        if case .string(let s) = value { return s }
+        return nil
+    }
+
+    /// The current string value of `string/name` in the configuration with these qualifiers ("" = default).
+    public func string(named name: String, qualifiers: String = "") -> String? {
+        guard let index = entries.firstIndex(where: { $0.type == "string" && $0.name == name && $0.configuration.qualifiers == qualifiers }) else { return nil }
+        return entries[index].value?.stringValue
+    }
+
+    /// Changes the value of the existing `string/name` in the configuration with these qualifiers ("" = default).
+    /// Throws `.addingNotSupported` when the resource or the configuration does not exist yet, `.notAString` when the
+    /// entry is not a plain string.
+    public mutating func setString(named name: String, qualifiers: String = "", to newValue: String) throws {
+        guard ids["string/" + name] != nil else {
+            throw ResourceTableError(.addingNotSupported, "string/\(name) does not exist in resources.arsc; adding new resources is not supported yet (only existing strings can be changed)")
+        }
+        guard let index = entries.firstIndex(where: { $0.type == "string" && $0.name == name && $0.configuration.qualifiers == qualifiers }) else {
+            let configuration = qualifiers.isEmpty ? "the default configuration (res/values)" : "configuration '\(qualifiers)' (res/values-\(qualifiers))"
+            throw ResourceTableError(.addingNotSupported, "string/\(name) has no value for \(configuration); adding values for new configurations is not supported yet")
+        }
+        let entry = entries[index]
+        guard case .string = entry.value, let dataOffset = entry.dataOffset else {
+            throw ResourceTableError(.notAString, "string/\(name) (\(entry.configuration)) is not a plain string value and cannot be overridden")
+        }
+        let stringIndex: UInt32
+        if let existing = appendedStrings[newValue] { stringIndex = existing }
+        else {
+            guard valuePool.strings.count < Int(UInt32.max) else { throw ResourceTableError(.malformed, "string pool is full") }
+            stringIndex = UInt32(valuePool.strings.count)
+            valuePool.strings.append(newValue)
+            appendedStrings[newValue] = stringIndex
+        }
+        patches[dataOffset] = stringIndex
+        entries[index] = Entry(id: entry.id, type: entry.type, name: entry.name, configuration: entry.configuration,
+                               value: .string(newValue), isStyled: false, dataOffset: dataOffset, bag: [])
+    }
+
+    /// The table bytes with the changes applied: new global pool, the rest copied with changed value indices.
+    public func encoded() throws -> [UInt8] {
+        if patches.isEmpty { return original }
+        let pool: [UInt8]
+        do { pool = try valuePool.encoded() } catch let error as BinaryXMLError {
+            throw ResourceTableError(.malformed, "cannot write the string pool: \(error.message)")
+        }
+        var out = LittleEndianWriter(capacity: original.count + pool.count - poolRange.count)
+        out.write(bytes: original[0..<poolRange.lowerBound])
+        out.write(bytes: pool)
+        let tailStart = out.count
+        out.write(bytes: original[poolRange.upperBound...])
+        let shift = tailStart - poolRange.upperBound
+        for (offset, value) in patches { out.patchUInt32(value, at: offset + shift) }
+        guard let total = UInt32(exactly: out.count) else { throw ResourceTableError(.malformed, "table exceeds 4 GiB") }
+        out.patchUInt32(total, at: 4)  // RES_TABLE_TYPE chunk size
+        return out.bytes
+    }
+}
+
+extension ResourceTable: ResourceResolver {
+    public func resourceName(for id: UInt32) -> ResourceName? { names[id] }
+    public func resourceID(type: String, name: String) -> UInt32? { ids[type + "/" + name] }
+
+    public func attribute(id: UInt32) -> AttributeInfo? {
+        guard let entry = entries.first(where: { $0.id == id && $0.type == "attr" }) else { return nil }
+        var format = AttributeFormat.any
+        var symbols: [AttributeInfo.Symbol] = []
+        for (key, value) in entry.bag {
+            guard case .typed(_, let data) = value else { continue }
+            if key == 0x0100_0000 { format = AttributeFormat(rawValue: data) }
+            else if key >> 16 != 0x0100, let name = names[key] ?? FrameworkResources.name(for: key) {
+                symbols.append(AttributeInfo.Symbol(name: name.name, value: data))
+            }
+        }
+        return AttributeInfo(id: id, name: entry.name, format: format, symbols: symbols)
+    }
+}
+
+extension LittleEndianWriter {
+    mutating func patchUInt32(_ value: UInt32, at offset: Int) {
+        withUnsafeBytes(of: value.littleEndian) { raw in for i in 0..<4 { bytes[offset + i] = raw[i] } }
+    }
+}
+
+private enum Parser {
+    struct Result {
+        var packageName = "", packageID: UInt8 = 0, entries: [ResourceTable.Entry] = [], pool: StringPool, poolRange: Range<Int>
+    }
+
+    static func fail(_ message: String) -> ResourceTableError { ResourceTableError(.malformed, "resources.arsc: " + message) }
+
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws -> Result {
+        let table = try Chunk.read(in: bytes, at: 0, limit: bytes.count, what: "resource table")
+        guard table.type == ChunkType.table, table.headerSize >= 12 else {
+            throw fail("not a resource table: first chunk has type 0x\(String(table.type, radix: 16)), expected 0x0002")
+        }
+        var pool: StringPool?
+        var poolRange = 0..<0
+        var result: Result?
+        var offset = table.headerEnd
+        while offset < table.end {
+            let chunk = try Chunk.read(in: bytes, at: offset, limit: table.end, what: "table chunk")
+            defer { offset = chunk.end }
+            switch chunk.type {
+            case ChunkType.stringPool where pool == nil:
+                pool = try StringPool(bytes: bytes, chunk: chunk)
+                poolRange = chunk.offset..<chunk.end
+            case ChunkType.tablePackage:
+                guard let pool else { throw fail("package chunk at offset \(chunk.offset) before the value string pool") }
+                if result == nil {  // the first package is the app's; shared-library packages after it are not edited
+                    var r = Result(pool: pool, poolRange: poolRange)
+                    try parsePackage(bytes, chunk, pool: pool, into: &r)
+                    result = r
+                }
+            default: continue
+            }
+        }
+        guard let result else { throw fail("no package chunk") }
+        return result
+    }
+
+    static func parsePackage(_ bytes: UnsafeRawBufferPointer, _ package: Chunk, pool: StringPool, into result: inout Result) throws {
+        guard package.headerSize >= 284 else { throw fail("package header at offset \(package.offset) is only \(package.headerSize) bytes") }
+        var reader = LittleEndianReader(bytes, offset: package.offset + 8)
+        let id: UInt32 = try reader.read()
+        guard id <= 0xFF else { throw fail("package ID \(id) does not fit in a byte") }
+        var nameUnits: [UInt16] = []
+        for _ in 0..<128 { let u: UInt16 = try reader.read(); if u == 0 { break }; nameUnits.append(u) }
+        try reader.seek(to: package.offset + 8 + 4 + 256)
+        let typeStringsOffset = Int(try reader.read(UInt32.self))
+        _ = try reader.read(UInt32.self)
+        let keyStringsOffset = Int(try reader.read(UInt32.self))
+        result.packageID = UInt8(id)
+        result.packageName = String(decoding: nameUnits, as: UTF16.self)
+
+        func readPool(at relative: Int, _ what: String) throws -> StringPool {
+            guard relative >= package.headerSize, relative < package.size else { throw fail("\(what) pool offset \(relative) is outside the package") }
+            return try StringPool(bytes: bytes, chunk: try Chunk.read(in: bytes, at: package.offset + relative, limit: package.end, what: what + " pool"))
+        }
+        let typeNames = try readPool(at: typeStringsOffset, "type name")
+        let keyNames = try readPool(at: keyStringsOffset, "key name")
+
+        var offset = package.headerEnd
+        while offset < package.end {
+            let chunk = try Chunk.read(in: bytes, at: offset, limit: package.end, what: "package chunk")
+            defer { offset = chunk.end }
+            guard chunk.type == ChunkType.tableType else { continue }
+            try parseType(bytes, chunk, packageID: UInt32(id), typeNames: typeNames, keyNames: keyNames, values: pool, into: &result)
+        }
+    }
+
+    static func parseType(_ bytes: UnsafeRawBufferPointer, _ chunk: Chunk, packageID: UInt32, typeNames: StringPool, keyNames: StringPool,
+                          values: StringPool, into result: inout Result) throws {
+        let place = "type chunk at offset \(chunk.offset)"
+        guard chunk.headerSize >= 20 + 4 else { throw fail("\(place): header of \(chunk.headerSize) bytes is too short") }
+        let within = UnsafeRawBufferPointer(rebasing: bytes[0..<chunk.end])
+        var reader = LittleEndianReader(within, offset: chunk.offset + 8)
+        let typeID: UInt8 = try reader.read()
+        let flags: UInt8 = try reader.read()
+        _ = try reader.read(UInt16.self)
+        let entryCount = Int(try reader.read(UInt32.self))
+        let entriesStart = Int(try reader.read(UInt32.self))
+        let configStart = reader.offset
+        let configSize = Int(try reader.read(UInt32.self))
+        guard configSize >= 4, configStart + configSize <= chunk.headerEnd else { throw fail("\(place): configuration of \(configSize) bytes does not fit its header") }
+        let configuration = ResourceConfiguration(bytes: Array(within[configStart..<(configStart + configSize)]))
+        guard typeID >= 1, Int(typeID) <= typeNames.strings.count else { throw fail("\(place): type ID \(typeID) has no name") }
+        let typeName = typeNames.strings[Int(typeID) - 1]
+        let isSparse = flags & 0x01 != 0, isOffset16 = flags & 0x02 != 0
+        let slotSize = isOffset16 || isSparse ? (isSparse ? 4 : 2) : 4
+        let slots = entryCount.multipliedReportingOverflow(by: slotSize)
+        guard entryCount <= 0x10000 || isSparse, !slots.overflow, chunk.headerEnd + slots.partialValue <= chunk.end,
+              entriesStart <= chunk.size else {
+            throw fail("\(place): \(entryCount) entries do not fit in the \(chunk.size)-byte chunk")
+        }
+        var table = LittleEndianReader(within, offset: chunk.headerEnd)
+        for slot in 0..<entryCount {
+            let index: Int, entryOffset: Int
+            if isSparse {
+                index = Int(try table.read(UInt16.self)); entryOffset = Int(try table.read(UInt16.self)) * 4
+            } else if isOffset16 {
+                let raw: UInt16 = try table.read()
+                if raw == 0xFFFF { continue }
+                index = slot; entryOffset = Int(raw) * 4
+            } else {
+                let raw: UInt32 = try table.read()
+                if raw == 0xFFFF_FFFF { continue }
+                index = slot; entryOffset = Int(raw)
+            }
+            let start = chunk.offset + entriesStart + entryOffset
+            guard entryOffset >= 0, start + 8 <= chunk.end else { throw fail("\(place): entry #\(index) offset \(entryOffset) is outside the chunk") }
+            var entry = LittleEndianReader(within, offset: start)
+            let size = Int(try entry.read(UInt16.self))
+            let entryFlags: UInt16 = try entry.read()
+            let id = packageID << 24 | UInt32(typeID) << 16 | UInt32(index)
+            let key: UInt32, value: ResourceValue?, dataOffset: Int?
+            var bag: [(UInt32, ResourceValue)] = []
+            var styled = false
+            func decode(_ type: UInt8, _ data: UInt32, _ what: String) throws -> ResourceValue {
+                let dataType = ResourceValue.DataType(rawValue: type)
+                guard dataType == .string else { return .typed(dataType, data) }
+                return .string(try values.string(at: data, context: "\(place) \(what)"))
+            }
+            if entryFlags & 0x0008 != 0 {  // FLAG_COMPACT: key u16 in `size`, type in the high flag byte, data u32
+                key = UInt32(size)
+                let data: UInt32 = try entry.read()
+                dataOffset = start + 4
+                value = try decode(UInt8(entryFlags >> 8), data, "entry #\(index)")
+                styled = UInt8(entryFlags >> 8) == ResourceValue.DataType.string.rawValue && Int(data) < values.styles.count && !values.styles[Int(data)].isEmpty
+            } else {
+                key = try entry.read()
+                if entryFlags & 0x0001 != 0 {  // FLAG_COMPLEX: a map
+                    guard size >= 16 else { throw fail("\(place): map entry #\(index) header is \(size) bytes") }
+                    _ = try entry.read(UInt32.self)  // parent
+                    let count = Int(try entry.read(UInt32.self))
+                    guard count <= (chunk.end - start) / 12 else { throw fail("\(place): map entry #\(index) claims \(count) items") }
+                    var items = LittleEndianReader(within, offset: start + size)
+                    for item in 0..<count {
+                        let name: UInt32 = try items.read()
+                        _ = try items.read(UInt16.self); _ = try items.read(UInt8.self)
+                        let type: UInt8 = try items.read()
+                        let data: UInt32 = try items.read()
+                        bag.append((name, try decode(type, data, "map entry #\(index) item #\(item)")))
+                    }
+                    value = nil; dataOffset = nil
+                } else {
+                    guard size >= 8 else { throw fail("\(place): entry #\(index) header is \(size) bytes") }
+                    var v = LittleEndianReader(within, offset: start + size)
+                    _ = try v.read(UInt16.self); _ = try v.read(UInt8.self)
+                    let type: UInt8 = try v.read()
+                    dataOffset = v.offset
+                    let data: UInt32 = try v.read()
+                    value = try decode(type, data, "entry #\(index)")
+                    styled = type == ResourceValue.DataType.string.rawValue && Int(data) < values.styles.count && !values.styles[Int(data)].isEmpty
+                }
+            }
+            let name = try keyNames.string(at: key, context: "\(place) entry #\(index) key")
+            result.entries.append(ResourceTable.Entry(id: id, type: typeName, name: name, configuration: configuration, value: value,
+                                                      isStyled: styled, dataOffset: dataOffset, bag: bag))
+        }
+    }
+}

@@ -1,0 +1,20 @@
+/// Why a `resources.arsc` could not be read, queried or changed. Compare by `code`.
+public struct ResourceTableError: Error, Sendable, CustomStringConvertible, Equatable {
+    public enum Code: String, Sendable {
+        /// The table is truncated or a chunk, offset or count is inconsistent.
+        case malformed = "MALFORMED_TABLE"
+        /// A requested resource or configuration does not exist.
+        case notFound = "RESOURCE_NOT_FOUND"
+        /// The change needs a new resource or configuration; apkpatch edits existing values only.
+        case addingNotSupported = "ADDING_RESOURCES_NOT_SUPPORTED"
+        /// The resource exists but is not a plain string value (styled, array, reference…).
+        case notAString = "NOT_A_STRING"
+        /// A strings.xml override file could not be read.
+        case badValuesFile = "BAD_VALUES_FILE"
+    }
+    public let code: Code
+    public let message: String
+    public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
+    public var description: String { message }
+    public static func == (a: ResourceTableError, b: ResourceTableError) -> Bool { a.code == b.code }
+}
