@@ -1,0 +1,266 @@
+import APKCore
+import Foundation
+import OpenSSLWrapper
+import Sign
+import SignatureSchemes
+import Testing
+import TestSupport
+import Unpack
+
+/// Signing checked against the real oracles: apksigner verify, apkverifier, zipalign, and apksigner's own
+/// output byte for byte.
+@Suite struct SignerTests {
+    /// One RSA key for the suite (generating RSA keys is the slow part).
+    static let shared: (directory: URL, rsa: TestKeys.Files) = {
+        let directory = try! TestSupport.makeTemporaryDirectory("sign-keys")
+        return (directory, try! TestKeys.make(.rsa2048, in: directory))
+    }()
+
+    func sign(_ input: String, to output: String, key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3],
+              minSdk: Int? = nil, alignmentPreserved: Bool = false) throws -> SigningReport {
+        let config = SignerConfig(key: key, schemes: schemes, minSdkVersion: minSdk, alignmentPreserved: alignmentPreserved)
+        return try Signer(config: config).sign(try APKArchive(path: input), to: output)
+    }
+
+    func apksignerVerify(_ path: String, minSdk: Int) throws -> TestSupport.ProcessResult {
+        try TestSupport.run("apksigner", ["verify", "-v", "--min-sdk-version", String(minSdk), path])
+    }
+
+    @Test("signed with v1+v2+v3, apksigner verifies at each API level", arguments: [14, 21, 24, 28, 33])
+    func apksignerVerifiesAtLevel(level: Int) throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        // The APK's minSdk is 21; for 14 the v1 digests must be SHA-1, which --min-sdk-version 14 selects.
+        let report = try sign(input, to: output, key: Self.shared.rsa.key, minSdk: level)
+        #expect(report.v1DigestAlgorithm == (level < 18 ? .sha1 : .sha256))
+        #expect(report.signatureAlgorithms == [.rsaPKCS1v15WithSHA256])
+        let result = try apksignerVerify(output, minSdk: level)
+        #expect(result.succeeded, "\(result)")
+        // apksigner checks (and reports true for) the schemes the API range needs: v1 below 24, v2 below 28.
+        #expect(result.stdout.contains("Verified using v1 scheme (JAR signing): \(level < 24)"), "\(result)")
+        #expect(result.stdout.contains("Verified using v2 scheme (APK Signature Scheme v2): \(level < 28)"), "\(result)")
+        #expect(result.stdout.contains("Verified using v3 scheme (APK Signature Scheme v3): true"), "\(result)")
+        let verifier = try TestSupport.run("apkverifier", [output])
+        #expect(verifier.succeeded, "\(verifier)")
+        #expect(verifier.stdout.contains("Verification scheme used: v3"), "\(verifier)")
+    }
+
+    @Test("minSdkVersion comes from the manifest; entries keep their bytes; output is zipaligned")
+    func manifestMinSdkAndEntriesPreserved() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        var fixture = FixtureAPK.cordovaLike()
+        fixture.minSdk = 16
+        let input = try fixture.build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        let report = try sign(input, to: output, key: Self.shared.rsa.key)
+        #expect(report.minSdkVersion == 16)
+        #expect(!report.minSdkVersionOverridden)
+        #expect(report.v1DigestAlgorithm == .sha1)
+        #expect(report.v1SignerName == "RELEASE")
+        let verify = try apksignerVerify(output, minSdk: 16)
+        #expect(verify.succeeded, "\(verify)")
+        let align = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
+        #expect(align.succeeded, "\(align)")
+
+        let before = try APKFacts(input), after = try APKFacts(output)
+        for entry in before.archive.entries where !entry.isDirectory {
+            let raw = try after.rawData(entry.name)
+            #expect(raw == (try before.rawData(entry.name)), "entry \(entry.name) changed")
+            #expect(after.archive.entry(named: entry.name)?.crc32 == entry.crc32)
+        }
+        let names = after.archive.entries.map(\.name)
+        #expect(Array(names.suffix(3)) == ["META-INF/RELEASE.SF", "META-INF/RELEASE.RSA", "META-INF/MANIFEST.MF"])
+        // The signing block starts on a 4096-byte boundary and holds v2 then v3.
+        let block = try #require(try after.signingBlock)
+        #expect(block.offset % 4096 == 0)
+        #expect(block.pairs.map(\.id).prefix(2) == [SigningBlock.ID.v2, SigningBlock.ID.v3])
+    }
+
+    @Test("the same input and RSA key give byte-identical output")
+    func deterministic() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let a = dir.appendingPathComponent("a.apk").path, b = dir.appendingPathComponent("b.apk").path
+        _ = try sign(input, to: a, key: Self.shared.rsa.key)
+        _ = try sign(input, to: b, key: Self.shared.rsa.key)
+        #expect(try TestSupport.readBytes(a) == (try TestSupport.readBytes(b)))
+    }
+
+    @Test("byte-identical to apksigner's own output (alignment preserved, as the installed apksigner does)")
+    func matchesApksignerByteForByte() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let ours = dir.appendingPathComponent("ours.apk").path
+        let theirs = dir.appendingPathComponent("theirs.apk").path
+        let keys = Self.shared.rsa
+        let result = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
+                                                       "--v4-signing-enabled", "false", "--out", theirs, input])
+        #expect(result.succeeded, "\(result)")
+        _ = try sign(input, to: ours, key: keys.key, alignmentPreserved: true)
+        let a = try TestSupport.readBytes(ours), b = try TestSupport.readBytes(theirs)
+        #expect(a.count == b.count)
+        #expect(a == b, "first difference at byte \(zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count))")
+    }
+
+    @Test("scheme combinations verify where apksigner accepts them",
+          arguments: [([SignatureScheme.v1], 14), ([.v2], 24), ([.v3], 28), ([.v1, .v2], 21), ([.v2, .v3], 24)])
+    func schemeCombinations(schemes: [SignatureScheme], level: Int) throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        var fixture = FixtureAPK.cordovaLike()
+        // targetSdk 30+ needs v2 or newer (MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET); keep v1-only legal.
+        fixture.targetSdk = 29
+        let input = try fixture.build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        let report = try sign(input, to: output, key: Self.shared.rsa.key, schemes: Set(schemes), minSdk: level)
+        #expect(report.schemes == schemes.sorted())
+        let verify = try apksignerVerify(output, minSdk: level)
+        #expect(verify.succeeded, "\(verify)")
+        let names = ["", "v1 scheme (JAR signing)", "v2 scheme (APK Signature Scheme v2)", "v3 scheme (APK Signature Scheme v3)"]
+        for scheme in SignatureScheme.allCases where !schemes.contains(scheme) {
+            #expect(verify.stdout.contains("Verified using \(names[scheme.rawValue]): false"), "\(verify)")
+        }
+        let newest = try #require(schemes.max())
+        #expect(verify.stdout.contains("Verified using \(names[newest.rawValue]): true"), "\(verify)")
+        let facts = try APKFacts(output)
+        #expect((facts.archive.entry(named: "META-INF/MANIFEST.MF") != nil) == schemes.contains(.v1))
+        let block = try facts.signingBlock
+        #expect((block != nil) == (schemes.contains(.v2) || schemes.contains(.v3)))
+        if schemes == [.v2] {
+            // No stripping-protection attribute without v3.
+            let value = try #require(block?.value(for: SigningBlock.ID.v2))
+            let decoded = try SignatureSchemeBlock(decoding: value, version: .v2)
+            #expect(decoded.signers.first?.signedData.additionalAttributes == [])
+        }
+        if schemes.contains(.v1) {
+            let sf = try APKArchive(path: output)
+            let text = String(decoding: try sf.uncompressedData(of: try #require(sf.entry(named: "META-INF/RELEASE.SF"))), as: UTF8.self)
+            let ids = [2, 3].filter { schemes.contains(SignatureScheme(rawValue: $0)!) }.map(String.init).joined(separator: ", ")
+            #expect(text.contains("X-Android-APK-Signed: \(ids)") == !ids.isEmpty, "\(text.prefix(300))")
+            #expect(text.hasPrefix("Signature-Version: 1.0\r\nCreated-By: 1.0 (Android)\r\n"))
+        }
+    }
+
+    @Test("EC and RSA 4096 keys", arguments: [TestKeys.Kind.ecP256, .ecP384, .rsa4096])
+    func otherKeys(kind: TestKeys.Kind) throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let keys = try TestKeys.make(kind, in: dir, name: "other")
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        let report = try sign(input, to: output, key: keys.key)
+        let expected: SignatureAlgorithm = switch kind {
+        case .ecP256: .ecdsaWithSHA256
+        case .ecP384: .ecdsaWithSHA512
+        case .rsa4096: .rsaPKCS1v15WithSHA512
+        case .rsa2048: .rsaPKCS1v15WithSHA256
+        }
+        #expect(report.signatureAlgorithms == [expected])
+        for level in [21, 24, 28, 33] {
+            let verify = try apksignerVerify(output, minSdk: level)
+            #expect(verify.succeeded, "API \(level): \(verify)")
+        }
+        let verifier = try TestSupport.run("apkverifier", [output])
+        #expect(verifier.succeeded, "\(verifier)")
+        let names = try APKFacts(output).archive.entries.map(\.name)
+        let ext = kind == .rsa4096 ? "RSA" : "EC"
+        #expect(names.contains("META-INF/OTHER.\(ext)"))
+    }
+
+    @Test("EC keys cannot make v1 signatures below API 18")
+    func ecBelow18Fails() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let keys = try TestKeys.make(.ecP256, in: dir)
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        #expect(throws: SignError.ecdsaJARSignatureNeedsAPI18(minSdkVersion: 14)) {
+            _ = try sign(input, to: output, key: keys.key, minSdk: 14)
+        }
+        #expect(!FileManager.default.fileExists(atPath: output), "a failed signing must leave no output")
+        // Without v1 the same key is fine.
+        _ = try sign(input, to: output, key: keys.key, schemes: [.v2, .v3], minSdk: 14)
+        #expect(try apksignerVerify(output, minSdk: 24).succeeded)
+    }
+
+    @Test("a codename minSdkVersion needs --min-sdk-version")
+    func codenameMinSdk() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let manifest = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.codename">
+            <uses-sdk android:minSdkVersion="Zebra" android:targetSdkVersion="Zebra" />
+            <application android:label="x" />
+        </manifest>
+        """
+        try TestSupport.write(manifest, to: "AndroidManifest.xml", in: dir)
+        try TestSupport.write("<resources/>\n", to: "res/values/strings.xml", in: dir)
+        let input = dir.appendingPathComponent("codename.apk").path
+        let aapt = try TestSupport.run("aapt", ["package", "-f", "-M", "AndroidManifest.xml", "-S", "res", "-I", TestSupport.frameworkRes,
+                                                "-F", input], currentDirectory: dir.path)
+        #expect(aapt.succeeded, "\(aapt)")
+        let output = dir.appendingPathComponent("signed.apk").path
+        #expect(throws: SignError.codenameMinSdkVersion("Zebra")) {
+            _ = try sign(input, to: output, key: Self.shared.rsa.key)
+        }
+        #expect(SignError.codenameMinSdkVersion("Zebra").description.contains("Use --min-sdk-version to override"))
+        _ = try sign(input, to: output, key: Self.shared.rsa.key, minSdk: 24)
+        #expect(try apksignerVerify(output, minSdk: 24).succeeded)
+    }
+
+    @Test("re-signing an apksigner-signed APK replaces its signature")
+    func resign() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let first = dir.appendingPathComponent("first.apk").path
+        let keys = Self.shared.rsa
+        let signed = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
+                                                       "--v4-signing-enabled", "false", "--out", first, input])
+        #expect(signed.succeeded, "\(signed)")
+        let other = try TestKeys.make(.ecP256, in: dir, name: "second")
+        let output = dir.appendingPathComponent("second.apk").path
+        _ = try sign(first, to: output, key: other.key)
+        let verify = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", output])
+        #expect(verify.succeeded, "\(verify)")
+        #expect(verify.stdout.contains("Number of signers: 1"))
+        let names = try APKFacts(output).archive.entries.map(\.name)
+        #expect(!names.contains("META-INF/RELEASE.SF"))
+        #expect(names.contains("META-INF/SECOND.SF"))
+    }
+
+    @Test("framework-res.apk (45 MB, 7,600 entries) signs and verifies")
+    func frameworkRes() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let output = dir.appendingPathComponent("framework-res-signed.apk").path
+        let report = try sign(TestSupport.frameworkRes, to: output, key: Self.shared.rsa.key)
+        #expect(report.minSdkVersion == 29)
+        let verify = try apksignerVerify(output, minSdk: 29)
+        #expect(verify.succeeded, "\(verify)")
+        let verifier = try TestSupport.run("apkverifier", [output])
+        #expect(verifier.succeeded, "\(verifier)")
+        let align = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
+        #expect(align.succeeded, "\(align.stdout.suffix(500))")
+    }
+
+    @Test("content digests match apksigner's for its own signed APK")
+    func contentDigestsMatchApksigner() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let signed = dir.appendingPathComponent("theirs.apk").path
+        let keys = Self.shared.rsa
+        let result = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
+                                                       "--v4-signing-enabled", "false", "--out", signed, input])
+        #expect(result.succeeded, "\(result)")
+        let facts = try APKFacts(signed)
+        let block = try #require(try facts.signingBlock)
+        let eocd = try facts.source.bytes(in: facts.archive.endOfCentralDirectory.offset..<facts.source.count)
+        for concurrency in [1, 2] {
+            let digests = try ContentDigester.digests(entries: try facts.source.slice(0..<block.offset),
+                                                      centralDirectory: try facts.source.slice(facts.archive.centralDirectoryRange),
+                                                      endOfCentralDirectory: eocd, algorithms: [.chunkedSHA256], concurrency: concurrency)
+            for (id, version) in [(SigningBlock.ID.v2, SignatureSchemeVersion.v2), (SigningBlock.ID.v3, .v3)] {
+                let decoded = try SignatureSchemeBlock(decoding: try #require(block.value(for: id)), version: version)
+                #expect(decoded.encoded() == block.value(for: id))
+                #expect(decoded.signers.first?.signedData.digests.first?.value == digests[.chunkedSHA256])
+            }
+        }
+    }
+}
