@@ -1,15 +1,15 @@
-/// A small, strict XML 1.0 parser for the text files apkpatch compiles (AndroidManifest.xml, res/xml/*.xml).
+/// A small, strict XML 1.0 parser (shared with ResourceTable for strings.xml) for the text files apkpatch compiles (AndroidManifest.xml, res/xml/*.xml).
 /// It keeps what aapt keeps (elements, attributes in order, character data, line numbers) and reports errors with
 /// the line. Comments, processing instructions and the DOCTYPE are skipped; no external entities are ever read.
-struct TextXMLParser {
-    struct Attribute { var qualifiedName: String; var value: String; var line: Int }
-    indirect enum Node { case element(Element), text(String, line: Int) }
-    struct Element {
-        var qualifiedName: String
-        var attributes: [Attribute] = []
-        var children: [Node] = []
-        var line: Int
-        var endLine: Int
+package struct TextXMLParser {
+    package struct Attribute { package var qualifiedName: String; package var value: String; package var line: Int }
+    package indirect enum Node { case element(Element), text(String, line: Int) }
+    package struct Element {
+        package var qualifiedName: String
+        package var attributes: [Attribute] = []
+        package var children: [Node] = []
+        package var line: Int
+        package var endLine: Int
     }
 
     private let bytes: [UInt8]
@@ -18,7 +18,7 @@ struct TextXMLParser {
     private let fileName: String
     static let maximumDepth = 1000
 
-    init(text: String, fileName: String) {
+    package init(text: String, fileName: String) {
         self.bytes = Array(text.utf8); self.fileName = fileName
     }
 
@@ -58,7 +58,7 @@ struct TextXMLParser {
     }
 
     /// Parses the document and returns its root element.
-    mutating func parse() throws -> Element {
+    package mutating func parse() throws -> Element {
         if starts(with: "\u{FEFF}") { advance(3) }
         var root: Element?
         while true {

@@ -1,0 +1,169 @@
+import BinaryXML
+
+/// `res/values*/strings.xml` as text: writing the string values of one configuration the way apktool does, and
+/// reading an edited file back with aapt's rules for string values.
+public enum StringsXML {
+    /// One `<string name="…">` of a strings.xml file.
+    public struct Item: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        /// Line in the file (for messages); 0 when not read from a file.
+        public var line: Int
+        public init(name: String, value: String, line: Int = 0) { self.name = name; self.value = value; self.line = line }
+    }
+
+    /// The text of a strings.xml with `items` in order. `styledNames` get a comment: their markup is not shown, and
+    /// overriding them replaces the styled text by plain text.
+    public static func encode(_ items: [Item], styledNames: Set<String> = []) -> String {
+        var out = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<resources>\n"
+        for item in items {
+            if styledNames.contains(item.name) { out += "    <!-- \(item.name) has markup (e.g. <b>) in the APK, shown here as plain text -->\n" }
+            out += "    <string name=\"\(escapeXML(item.name, quotes: true))\">\(escapeXML(escapeValue(item.value), quotes: false))</string>\n"
+        }
+        out += "</resources>\n"
+        return out
+    }
+
+    /// aapt-level escaping so `parse` returns `value` exactly: backslashes, quotes and apostrophes, newlines and tabs,
+    /// a leading `@`/`?`; text whose spaces aapt would collapse (leading, trailing or repeated) goes in double quotes.
+    public static func escapeValue(_ value: String) -> String {
+        var body = ""
+        for c in value.unicodeScalars {
+            switch c {
+            case "\\": body += "\\\\"
+            case "\"": body += "\\\""
+            case "'": body += "\\'"
+            case "\n": body += "\\n"
+            case "\t": body += "\\t"
+            default: body.unicodeScalars.append(c)
+            }
+        }
+        if body.hasPrefix("@") || body.hasPrefix("?") { body = "\\" + body }
+        let needsQuotes = value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
+            || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
+        return needsQuotes ? "\"" + body + "\"" : body
+    }
+
+    static func escapeXML(_ s: String, quotes: Bool) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"" where quotes: out += "&quot;"
+            case "\r": out += "&#13;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// Reads the `<string>` items of a strings.xml. Values follow aapt's `collectString`: white space runs collapse
+    /// to one space and the ends are trimmed (except inside double quotes), backslash escapes (`\n`, `\t`, `\'`,
+    /// `\"`, `\@`, `\uXXXX`…) are applied. `<xliff:g>` wrappers keep their text. Other markup, `<plurals>`,
+    /// `<string-array>` and non-string resources throw: apkpatch changes plain string values only.
+    public static func parse(_ text: String, fileName: String) throws -> [Item] {
+        var parser = TextXMLParser(text: text, fileName: fileName)
+        let root: TextXMLParser.Element
+        do { root = try parser.parse() } catch let error as BinaryXMLError {
+            throw ResourceTableError(.badValuesFile, error.message)
+        }
+        guard root.qualifiedName == "resources" else {
+            throw ResourceTableError(.badValuesFile, "\(fileName):\(root.line): the root element is <\(root.qualifiedName)>, expected <resources>")
+        }
+        var items: [Item] = []
+        for case .element(let element) in root.children {
+            guard element.qualifiedName == "string" else {
+                throw ResourceTableError(.badValuesFile, "\(fileName):\(element.line): <\(element.qualifiedName)> is not supported in overrides; only <string> values can be changed")
+            }
+            guard let name = element.attributes.first(where: { $0.qualifiedName == "name" })?.value, !name.isEmpty else {
+                throw ResourceTableError(.badValuesFile, "\(fileName):\(element.line): <string> without a name attribute")
+            }
+            var raw = ""
+            try collectText(element, into: &raw, fileName: fileName)
+            items.append(Item(name: name, value: try value(of: raw, fileName: fileName, line: element.line), line: element.line))
+        }
+        return items
+    }
+
+    private static func collectText(_ element: TextXMLParser.Element, into raw: inout String, fileName: String) throws {
+        for child in element.children {
+            switch child {
+            case .text(let t, _): raw += t
+            case .element(let e):
+                guard e.qualifiedName == "xliff:g" else {
+                    throw ResourceTableError(.badValuesFile, "\(fileName):\(e.line): markup <\(e.qualifiedName)> in a string is not supported in overrides yet (styled strings); use plain text")
+                }
+                try collectText(e, into: &raw, fileName: fileName)
+            }
+        }
+    }
+
+    /// aapt's `collectString` with white space not preserved.
+    static func value(of raw: String, fileName: String, line: Int) throws -> String {
+        var out = String.UnicodeScalarView()
+        var quoted = false
+        var pendingSpace = false
+        var scalars = raw.unicodeScalars.makeIterator()
+        func flushSpace() { if pendingSpace { if !out.isEmpty { out.append(" ") }; pendingSpace = false } }
+        while let c = scalars.next() {
+            if !quoted, Character(c).isWhitespace { pendingSpace = true; continue }
+            switch c {
+            case "\"":
+                flushSpace()
+                quoted.toggle()
+            case "\\":
+                flushSpace()
+                guard let next = scalars.next() else { break }
+                switch next {
+                case "n": out.append("\n")
+                case "t": out.append("\t")
+                case "u":
+                    var hex = ""
+                    for _ in 0..<4 { if let h = scalars.next() { hex.unicodeScalars.append(h) } }
+                    guard hex.count == 4, let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else {
+                        throw ResourceTableError(.badValuesFile, "\(fileName):\(line): \\u must be followed by four hex digits")
+                    }
+                    out.append(scalar)
+                default: out.append(next)
+                }
+            default:
+                flushSpace()
+                out.append(c)
+            }
+        }
+        return String(out)
+    }
+}
+
+extension ResourceTable {
+    /// The strings.xml text of every configuration that has string resources: (folder name, e.g. "values-fr", text).
+    public func stringsXMLFiles() -> [(directory: String, text: String)] {
+        stringConfigurations.map { configuration in
+            let styled = Set(entries.filter { $0.type == "string" && $0.configuration == configuration && $0.isStyled }.map(\.name))
+            let items = strings(in: configuration).map { StringsXML.Item(name: $0.name, value: $0.value) }
+            return (configuration.valuesDirectoryName, StringsXML.encode(items, styledNames: styled))
+        }
+    }
+
+    /// Applies a strings.xml override for the configuration of folder `directory` ("values", "values-fr", …): every
+    /// item whose value differs is changed. Returns the names changed. Unknown names or configurations throw
+    /// `.addingNotSupported` (with the file and line).
+    @discardableResult
+    public mutating func applyStringsXML(_ text: String, directory: String, fileName: String) throws -> [String] {
+        guard directory == "values" || directory.hasPrefix("values-") else {
+            throw ResourceTableError(.badValuesFile, "\(fileName): strings overrides live in res/values*/ folders, not \(directory)")
+        }
+        let qualifiers = directory == "values" ? "" : String(directory.dropFirst("values-".count))
+        var changed: [String] = []
+        for item in try StringsXML.parse(text, fileName: fileName) {
+            if string(named: item.name, qualifiers: qualifiers) == item.value { continue }
+            do { try setString(named: item.name, qualifiers: qualifiers, to: item.value) } catch let error as ResourceTableError {
+                throw ResourceTableError(error.code, "\(fileName):\(item.line): \(error.message)")
+            }
+            changed.append(item.name)
+        }
+        return changed
+    }
+}
