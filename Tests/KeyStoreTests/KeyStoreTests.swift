@@ -137,6 +137,17 @@ import TestSupport
             == (try KeytoolFixture.exportCertificate(keystore: path, type: type, alias: "first", storePassword: "pw123456")))
     }
 
+    @Test func jksWithNonASCIIPassword() throws {
+        // JKS keys its digest with Java chars (UTF-16): a UTF-8 password must be converted, not used raw.
+        let directory = try TestSupport.makeTemporaryDirectory("ks")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.jks").path
+        try KeytoolFixture.generate(keystore: path, type: "JKS", alias: "k", algorithm: "EC", size: 256, storePassword: "pässwörd€")
+        let signer = try KeySource.keyStore(path: path, type: nil, alias: nil, storePassword: .pass(Secret("pässwörd€")), keyPassword: nil).load()
+        #expect(signer.certificates.first?.derBytes
+            == (try KeytoolFixture.exportCertificate(keystore: path, type: "JKS", alias: "k", storePassword: "pässwörd€")))
+    }
+
     @Test func passwordSources() throws {
         let directory = try TestSupport.makeTemporaryDirectory("pw")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -20,9 +20,13 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugS
     public var isEmpty: Bool { bytes.isEmpty }
 
     /// The password as Java's `char[]` turned into bytes, high byte first: how the JKS format keys its
-    /// integrity digest and key protection.
+    /// integrity digest and key protection. Bytes that are not UTF-8 (a Latin-1 password file) are taken as
+    /// ISO-8859-1, one char per byte, which is also what OpenSSL does with them for PKCS#12.
     var utf16BigEndian: [UInt8] {
-        String(decoding: bytes, as: UTF8.self).utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
+        let units: [UInt16]
+        if let text = String(validating: bytes, as: UTF8.self) { units = Array(text.utf16) }
+        else { units = bytes.map { UInt16($0) } }
+        return units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
     }
 }
 
