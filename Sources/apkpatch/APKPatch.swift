@@ -21,6 +21,8 @@ struct APKPatch: ParsableCommand {
             Sign.self,
             Verify.self,
             Keystore.self,
+            Init.self,
+            CITemplateCommand.self,
         ]
     )
 

@@ -1,0 +1,101 @@
+import Foundation
+
+/// The CI jobs in `Templates/ci/` that sign and verify an APK with apkpatch from repository secrets
+/// (`apkpatch ci-template github|gitlab`).
+///
+/// The keystore comes from a base64 secret read by name (`--ks-base64 env:PREFIX_KEYSTORE_BASE64`) and the password
+/// by name too (`--ks-pass env:PREFIX_KEYSTORE_PASSWORD`): nothing is written to disk, echoed, or put on a command line.
+public enum CITemplate: String, Sendable, CaseIterable {
+    case github
+    case gitlab
+
+    /// The template file under `Templates/`.
+    public var relativePath: String {
+        switch self {
+        case .github: return "ci/github-actions.yml"
+        case .gitlab: return "ci/gitlab-ci.yml"
+        }
+    }
+
+    /// Where the rendered file usually goes in a repository.
+    public var suggestedDestination: String {
+        switch self {
+        case .github: return ".github/workflows/sign-apk.yml"
+        case .gitlab: return ".gitlab-ci.yml"
+        }
+    }
+
+    /// What to fill in.
+    public struct Parameters: Sendable, Equatable {
+        /// The unsigned APK the job signs (path in the CI workspace).
+        public var unsignedAPK: String
+        /// Where the signed APK goes.
+        public var signedAPK: String
+        /// Prefix of the secret names: `PREFIX_KEYSTORE_BASE64`, `PREFIX_KEYSTORE_PASSWORD`.
+        public var secretPrefix: String
+
+        public init(unsignedAPK: String = "app/build/outputs/apk/release/app-release-unsigned.apk",
+                    signedAPK: String = "app-release-signed.apk", secretPrefix: String = "APKPATCH") {
+            self.unsignedAPK = unsignedAPK
+            self.signedAPK = signedAPK
+            self.secretPrefix = secretPrefix
+        }
+
+        /// The names of the secrets the job reads.
+        public var keystoreSecretName: String { secretPrefix + "_KEYSTORE_BASE64" }
+        public var passwordSecretName: String { secretPrefix + "_KEYSTORE_PASSWORD" }
+    }
+
+    /// The rendered job.
+    /// - Throws: ``CITemplateError`` for a secret prefix that is not an environment variable name or an empty path;
+    ///   ``TemplateError`` when the template is missing or broken.
+    public func render(_ parameters: Parameters = Parameters(), templates: TemplateLibrary) throws -> String {
+        let prefix = parameters.secretPrefix
+        guard let first = prefix.unicodeScalars.first, first == "_" || ("A"..."Z").contains(first),
+              prefix.unicodeScalars.allSatisfy({ $0 == "_" || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }) else {
+            throw CITemplateError.invalidSecretPrefix(prefix)
+        }
+        for path in [parameters.unsignedAPK, parameters.signedAPK] where path.isEmpty || path.contains("\n") {
+            throw CITemplateError.invalidPath(path)
+        }
+        return try templates.render(relativePath, context: [
+            "secretPrefix": prefix,
+            // Paths go in as YAML double-quoted scalars (a JSON string is one), so no path can break the YAML.
+            "unsignedAPKYAML": Self.yamlQuoted(parameters.unsignedAPK),
+            "signedAPKYAML": Self.yamlQuoted(parameters.signedAPK),
+        ])
+    }
+
+    static func yamlQuoted(_ string: String) -> String {
+        var result = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    result += String(format: "\\x%02X", scalar.value)
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}
+
+/// Parameters a CI template cannot use.
+public enum CITemplateError: Error, CustomStringConvertible, Equatable {
+    case invalidSecretPrefix(String)
+    case invalidPath(String)
+
+    public var description: String {
+        switch self {
+        case .invalidSecretPrefix(let prefix):
+            return "secret prefix \"\(prefix)\" is not an environment variable name: use upper-case letters, digits and _ (e.g. APKPATCH or RELEASE)."
+        case .invalidPath(let path):
+            return "APK path \"\(path)\" cannot go into a CI file: give a non-empty path on one line."
+        }
+    }
+}

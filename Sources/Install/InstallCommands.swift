@@ -1,0 +1,155 @@
+import Foundation
+
+/// How to install: the flags of `adb install` and whether to start the app afterwards.
+public struct InstallOptions: Sendable, Hashable {
+    /// `adb -s SERIAL`: which device, when several are connected (adb also honours `ANDROID_SERIAL`).
+    public var serial: String?
+    /// `adb install -t`: allow an APK whose manifest says `android:testOnly="true"`.
+    public var allowTestPackages: Bool
+    /// `adb install -d`: allow installing a lower `versionCode` over the installed app (debuggable apps or userdebug builds).
+    public var allowDowngrade: Bool
+    /// `adb install -g`: grant every runtime permission in the manifest.
+    public var grantPermissions: Bool
+    /// Start the launcher activity after installing.
+    public var launch: Bool
+
+    public init(serial: String? = nil, allowTestPackages: Bool = false, allowDowngrade: Bool = false,
+                grantPermissions: Bool = false, launch: Bool = false) {
+        self.serial = serial
+        self.allowTestPackages = allowTestPackages
+        self.allowDowngrade = allowDowngrade
+        self.grantPermissions = grantPermissions
+        self.launch = launch
+    }
+}
+
+/// The adb commands that install an APK (and start it), rendered from `Templates/adb/install-command.mustache`.
+///
+/// `adb [-s SERIAL] install -r [-t] [-d] [-g] APK`, then with ``InstallOptions/launch``
+/// `adb [-s SERIAL] shell am start -n PACKAGE/ACTIVITY`, or `adb shell monkey -p PACKAGE -c android.intent.category.LAUNCHER 1`
+/// when the launcher activity is unknown. ``text`` is what to show or paste; ``install`` and ``launch`` are the same
+/// commands as argv (parsed back from the rendered text, so the two cannot disagree).
+public struct InstallCommands: Sendable {
+    /// The APK path as given.
+    public let apkPath: String
+    /// The app's package name (from the manifest), if known.
+    public let packageName: String?
+    /// The fully qualified MAIN/LAUNCHER activity, if known.
+    public let launcherActivity: String?
+    public let options: InstallOptions
+    /// `adb … install …` as argv; `install[0]` is `"adb"`.
+    public let install: [String]
+    /// The launch command as argv, when ``InstallOptions/launch`` is set.
+    public let launch: [String]?
+    /// The rendered command lines, one per line, shell-quoted, ending with a newline.
+    public let text: String
+    /// The templates these were rendered from (the script and the retry advice use the same ones).
+    public let templates: TemplateLibrary
+
+    /// Renders the commands.
+    /// - Throws: ``InstallCommandError/launchNeedsPackageName`` when launching without a package name;
+    ///   ``TemplateError`` when the template is missing or broken.
+    public init(apkPath: String, packageName: String?, launcherActivity: String? = nil,
+                options: InstallOptions = InstallOptions(), templates: TemplateLibrary) throws {
+        if options.launch && (packageName ?? "").isEmpty { throw InstallCommandError.launchNeedsPackageName }
+        if let serial = options.serial, serial.isEmpty || serial.hasPrefix("-") { throw InstallCommandError.invalidSerial(serial) }
+        self.apkPath = apkPath
+        self.packageName = packageName
+        self.launcherActivity = launcherActivity
+        self.options = options
+        self.templates = templates
+        text = try templates.render("adb/install-command.mustache",
+                                    context: Self.context(apkPath: apkPath, packageName: packageName,
+                                                          launcherActivity: launcherActivity, options: options))
+        let lines = text.split(separator: "\n").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let commands = try lines.map(ShellWords.split)
+        guard let first = commands.first, first.first == "adb", first.contains("install") else {
+            throw InstallCommandError.unexpectedTemplateOutput(text)
+        }
+        install = first
+        if options.launch {
+            guard commands.count == 2 else { throw InstallCommandError.unexpectedTemplateOutput(text) }
+            launch = commands[1]
+        } else {
+            guard commands.count == 1 else { throw InstallCommandError.unexpectedTemplateOutput(text) }
+            launch = nil
+        }
+    }
+
+    /// The Mustache context: every value shell-quoted, flags as booleans.
+    static func context(apkPath: String, packageName: String?, launcherActivity: String?, options: InstallOptions) -> [String: Any] {
+        var context: [String: Any] = [
+            "adb": "adb",
+            "apk": ShellWords.quote(apkPath),
+            "apkDisplayName": (apkPath as NSString).lastPathComponent,
+            "allowTestPackages": options.allowTestPackages,
+            "allowDowngrade": options.allowDowngrade,
+            "grantPermissions": options.grantPermissions,
+            "launch": options.launch,
+        ]
+        if let serial = options.serial { context["serial"] = ShellWords.quote(serial) }
+        if let packageName, !packageName.isEmpty {
+            context["package"] = ShellWords.quote(packageName)
+            if let activity = launcherActivity, !activity.isEmpty {
+                context["component"] = ShellWords.quote("\(packageName)/\(activity)")
+            }
+        }
+        return context
+    }
+
+    /// The same commands with other options (used for advice such as "retry with -d").
+    public func with(_ change: (inout InstallOptions) -> Void) throws -> InstallCommands {
+        var options = self.options
+        change(&options)
+        return try InstallCommands(apkPath: apkPath, packageName: packageName, launcherActivity: launcherActivity,
+                                   options: options, templates: templates)
+    }
+
+    /// The install line alone, as a user would type it.
+    public var installLine: String { ShellWords.join(install) }
+
+    /// `adb [-s SERIAL] uninstall PACKAGE`, when the package name is known.
+    public var uninstallLine: String? {
+        guard let packageName, !packageName.isEmpty else { return nil }
+        var words = ["adb"]
+        if let serial = options.serial { words += ["-s", serial] }
+        return ShellWords.join(words + ["uninstall", packageName])
+    }
+
+    /// `install.sh`: a POSIX shell script (`set -e`, every value quoted) that checks for adb and the APK and runs
+    /// ``text``, rendered from `Templates/adb/install-script.mustache`. A relative APK path is made absolute
+    /// against the current directory so the script works from anywhere.
+    public func script(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> String {
+        let absolute = apkPath.hasPrefix("/") ? apkPath
+            : URL(fileURLWithPath: currentDirectory).appendingPathComponent(apkPath).standardizedFileURL.path
+        return try templates.render("adb/install-script.mustache",
+                                    context: Self.context(apkPath: absolute, packageName: packageName,
+                                                          launcherActivity: launcherActivity, options: options))
+    }
+
+    /// Writes ``script(currentDirectory:)`` to `path` with mode 0755 (atomically: a temp file, then rename).
+    public func writeScript(to path: String) throws {
+        let text = try script()
+        let url = URL(fileURLWithPath: path)
+        try Data(text.utf8).write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+    }
+}
+
+/// Install commands that cannot be built.
+public enum InstallCommandError: Error, CustomStringConvertible, Equatable {
+    case launchNeedsPackageName
+    case invalidSerial(String)
+    case unexpectedTemplateOutput(String)
+
+    public var description: String {
+        switch self {
+        case .launchNeedsPackageName:
+            return "cannot launch the app: its package name is unknown (AndroidManifest.xml could not be read). Install without --launch, or start it on the device."
+        case .invalidSerial(let serial):
+            return "invalid device serial \"\(serial)\": use a serial from `adb devices` (e.g. emulator-5554 or 192.168.1.20:5555)."
+        case .unexpectedTemplateOutput(let text):
+            return "Templates/adb/install-command.mustache rendered something that is not one adb install line (plus one launch line with --launch):\n\(text)\nFix the template or unset APKPATCH_TEMPLATES."
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+
+/// Why installing (or starting) the APK failed, with what to do about it. The APK itself is always kept.
+///
+/// ``code`` is stable (tests and `--json` match on it); ``failureCode`` is Android's own name for the failure
+/// (`INSTALL_FAILED_VERSION_DOWNGRADE`) when adb printed one, so users can search it.
+public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable {
+    public enum Code: String, Sendable, CaseIterable {
+        /// `adb` is not on PATH.
+        case adbNotFound = "ADB_NOT_FOUND"
+        /// adb could not be started (not executable, …).
+        case adbNotRunnable = "ADB_NOT_RUNNABLE"
+        /// No device or emulator is connected.
+        case noDevice = "NO_DEVICE"
+        /// The device has not accepted this computer's USB debugging key.
+        case deviceUnauthorized = "DEVICE_UNAUTHORIZED"
+        /// The device is connected but offline.
+        case deviceOffline = "DEVICE_OFFLINE"
+        /// The `-s` serial matches no device.
+        case deviceNotFound = "DEVICE_NOT_FOUND"
+        /// Several devices are connected and no serial was given.
+        case multipleDevices = "MULTIPLE_DEVICES"
+        /// The installed app is signed with another key (INSTALL_FAILED_UPDATE_INCOMPATIBLE, "signatures do not match").
+        case signatureMismatch = "SIGNATURE_MISMATCH"
+        /// The installed app has a higher versionCode (INSTALL_FAILED_VERSION_DOWNGRADE).
+        case versionDowngrade = "VERSION_DOWNGRADE"
+        /// No native library matches the device's ABIs (INSTALL_FAILED_NO_MATCHING_ABIS).
+        case noMatchingABIs = "NO_MATCHING_ABIS"
+        /// The package manager found no (valid) signature (INSTALL_PARSE_FAILED_NO_CERTIFICATES and friends).
+        case notSigned = "NOT_SIGNED"
+        /// The manifest says testOnly and `-t` was not given (INSTALL_FAILED_TEST_ONLY).
+        case testOnly = "TEST_ONLY"
+        /// minSdkVersion is above the device's API level (INSTALL_FAILED_OLDER_SDK).
+        case olderSDK = "OLDER_SDK"
+        /// targetSdkVersion is below what the device accepts (INSTALL_FAILED_DEPRECATED_SDK_VERSION).
+        case deprecatedSDK = "DEPRECATED_SDK"
+        /// The device is out of storage (INSTALL_FAILED_INSUFFICIENT_STORAGE).
+        case insufficientStorage = "INSUFFICIENT_STORAGE"
+        /// The device refuses installs over USB (INSTALL_FAILED_USER_RESTRICTED).
+        case userRestricted = "USER_RESTRICTED"
+        /// The package manager could not parse the APK (INSTALL_PARSE_FAILED_*, INSTALL_FAILED_INVALID_APK).
+        case invalidAPK = "INVALID_APK"
+        /// Any other INSTALL_FAILED_* or adb failure.
+        case installFailed = "INSTALL_FAILED"
+        /// Installed, but starting the app failed.
+        case launchFailed = "LAUNCH_FAILED"
+    }
+
+    public let code: Code
+    /// Android's failure name as adb printed it, e.g. `INSTALL_FAILED_VERSION_DOWNGRADE`.
+    public let failureCode: String?
+    /// The line of adb's output that says what went wrong.
+    public let adbMessage: String?
+    /// adb's exit status (nil when adb did not run).
+    public let exitStatus: Int32?
+    /// What to do, in one or two sentences, with the command to run where there is one.
+    public let advice: String
+    /// The APK, which is kept.
+    public let apkPath: String
+
+    public init(code: Code, failureCode: String? = nil, adbMessage: String? = nil, exitStatus: Int32? = nil,
+                advice: String, apkPath: String) {
+        self.code = code
+        self.failureCode = failureCode
+        self.adbMessage = adbMessage
+        self.exitStatus = exitStatus
+        self.advice = advice
+        self.apkPath = apkPath
+    }
+
+    /// Errors are equal when their codes are.
+    public static func == (lhs: InstallError, rhs: InstallError) -> Bool { lhs.code == rhs.code }
+
+    public var description: String {
+        var text = code == .launchFailed ? "installed, but the app did not start" : "install failed"
+        if let failureCode { text += " (\(failureCode))" }
+        if let adbMessage { text += ": \(adbMessage)" }
+        else if let exitStatus { text += ": adb exited with status \(exitStatus)" }
+        text += ". " + advice
+        text += " The APK is kept at \(apkPath)."
+        return text
+    }
+
+    /// Reads adb's output (stdout and stderr together) and exit status after running `commands.install`.
+    /// Returns nil when the install succeeded.
+    ///
+    /// adb's exit status alone is not enough: adb before 1.0.39 and some `pm` paths print `Failure [...]` and exit 0.
+    public static func classifyInstall(output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
+        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let failureLine = lines.first { $0.contains("Failure [") || $0.contains("INSTALL_FAILED_") || $0.contains("INSTALL_PARSE_FAILED_") }
+        let lowered = output.lowercased()
+        let failed = exitStatus != 0 || failureLine != nil
+            || (!lines.contains("Success") && (lowered.contains("error:") || lowered.contains("failed to install")))
+        guard failed else { return nil }
+
+        func line(containing needle: String) -> String? { lines.first { $0.lowercased().contains(needle) } }
+        func make(_ code: Code, _ message: String?, _ advice: String, failureCode: String? = nil) -> InstallError {
+            InstallError(code: code, failureCode: failureCode, adbMessage: message ?? lines.last, exitStatus: exitStatus,
+                         advice: advice, apkPath: commands.apkPath)
+        }
+        let retry = "then run again: \(commands.installLine)"
+        let serial = commands.options.serial ?? "SERIAL"
+
+        // Device problems come first: then there is no package-manager verdict at all.
+        if let message = line(containing: "no devices/emulators found") ?? line(containing: "no devices found") {
+            return make(.noDevice, message, "Connect a device with USB debugging on (Settings > Developer options) or start an emulator, check that `adb devices` lists it, \(retry)")
+        }
+        if let message = line(containing: "unauthorized") {
+            return make(.deviceUnauthorized, message, "Unlock the device and accept the \"Allow USB debugging?\" prompt (revoke USB debugging authorizations in Developer options if it does not appear), \(retry)")
+        }
+        if let message = line(containing: "device offline") ?? line(containing: "device still connecting") {
+            return make(.deviceOffline, message, "Reconnect the device (or restart adb: `adb kill-server && adb start-server`) until `adb devices` shows it as \"device\", \(retry)")
+        }
+        if let message = lines.first(where: { $0.contains("device '") && $0.contains("' not found") }) {
+            return make(.deviceNotFound, message, "No device has serial \(serial): pick one from `adb devices` and pass it with -s/--serial.")
+        }
+        if let message = line(containing: "more than one device") {
+            return make(.multipleDevices, message, "Several devices are connected: choose one from `adb devices` and pass it with -s/--serial (or set ANDROID_SERIAL).")
+        }
+
+        let androidCode = Self.androidFailureCode(in: output)
+        let message = failureLine ?? line(containing: "signatures do not match")
+        switch androidCode {
+        case "INSTALL_FAILED_UPDATE_INCOMPATIBLE", "INSTALL_FAILED_INCONSISTENT_CERTIFICATES", "INSTALL_FAILED_SHARED_USER_INCOMPATIBLE":
+            return signatureMismatch(message, androidCode, commands: commands, make: make)
+        case "INSTALL_FAILED_VERSION_DOWNGRADE":
+            let downgrade = (try? commands.with { $0.allowDowngrade = true }.installLine) ?? "adb install -r -d \(ShellWords.quote(commands.apkPath))"
+            return make(.versionDowngrade, message, "The device has a newer versionCode of this app. Allow the downgrade with -d (apkpatch run --allow-downgrade; works for debuggable apps and on userdebug builds): \(downgrade); or raise versionCode (apkpatch.yml: manifest: versionCode:).", failureCode: androidCode)
+        case "INSTALL_FAILED_NO_MATCHING_ABIS", "INSTALL_FAILED_CPU_ABI_INCOMPATIBLE":
+            return make(.noMatchingABIs, message, "The APK's native libraries (lib/<abi>/*.so) do not include this device's ABI (see `adb shell getprop ro.product.cpu.abilist`). Use a device or emulator image with a matching ABI, or an APK built for it.", failureCode: androidCode)
+        case "INSTALL_PARSE_FAILED_NO_CERTIFICATES", "INSTALL_PARSE_FAILED_INCONSISTENT_CERTIFICATES", "INSTALL_PARSE_FAILED_CERTIFICATE_ENCODING":
+            return make(.notSigned, message, "The device found no valid signature. Sign the APK (apkpatch sign --ks … or --debug) and check it with `apkpatch verify`; for minSdkVersion below 24 it needs a v1 (JAR) signature too.", failureCode: androidCode)
+        case "INSTALL_FAILED_TEST_ONLY":
+            let test = (try? commands.with { $0.allowTestPackages = true }.installLine) ?? "adb install -r -t \(ShellWords.quote(commands.apkPath))"
+            return make(.testOnly, message, "The manifest marks the app android:testOnly=\"true\"; install it with -t (apkpatch run --allow-test): \(test)", failureCode: androidCode)
+        case "INSTALL_FAILED_OLDER_SDK":
+            return make(.olderSDK, message, "The app's minSdkVersion is higher than the device's API level (`adb shell getprop ro.build.version.sdk`). Use a newer device, or lower it (apkpatch.yml: manifest: minSdkVersion:) if the app really runs there.", failureCode: androidCode)
+        case "INSTALL_FAILED_DEPRECATED_SDK_VERSION":
+            return make(.deprecatedSDK, message, "The device refuses apps with so low a targetSdkVersion. Raise it (apkpatch.yml: manifest: targetSdkVersion:) or install with `adb install --bypass-low-target-sdk-block`.", failureCode: androidCode)
+        case "INSTALL_FAILED_INSUFFICIENT_STORAGE":
+            return make(.insufficientStorage, message, "The device is out of storage: free some space (or uninstall the old version: \(commands.uninstallLine ?? "adb uninstall PACKAGE")), \(retry)", failureCode: androidCode)
+        case "INSTALL_FAILED_USER_RESTRICTED":
+            return make(.userRestricted, message, "The device refuses installs over USB: confirm the prompt on the device, or enable \"Install via USB\" in Developer options, \(retry)", failureCode: androidCode)
+        case let code? where code.hasPrefix("INSTALL_PARSE_FAILED_") || code == "INSTALL_FAILED_INVALID_APK":
+            return make(.invalidAPK, message, "The device could not parse the APK. Check it with `apkpatch verify` and `aapt dump badging`; a patched AndroidManifest.xml or resources.arsc is the usual suspect.", failureCode: code)
+        case let code?:
+            return make(.installFailed, message, "See the Android documentation of \(code) (PackageManager); the adb output above has the details.", failureCode: code)
+        case nil:
+            if lowered.contains("signatures do not match") {
+                return signatureMismatch(message, nil, commands: commands, make: make)
+            }
+            return make(.installFailed, lines.last, "adb failed; its output is above. Check `adb devices`, \(retry)")
+        }
+    }
+
+    private static func signatureMismatch(_ message: String?, _ code: String?, commands: InstallCommands,
+                                          make: (Code, String?, String, String?) -> InstallError) -> InstallError {
+        let uninstall = commands.uninstallLine ?? "adb uninstall PACKAGE"
+        return make(.signatureMismatch, message,
+                    "The app on the device is signed with a different key. Uninstall it first (this deletes its data): \(uninstall), then run again: \(commands.installLine); or sign with the original key.",
+                    code)
+    }
+
+    /// The first `INSTALL_FAILED_*` / `INSTALL_PARSE_FAILED_*` name in `output`.
+    static func androidFailureCode(in output: String) -> String? {
+        for prefix in ["INSTALL_PARSE_FAILED_", "INSTALL_FAILED_"] {
+            guard let range = output.range(of: prefix) else { continue }
+            let tail = output[range.upperBound...].prefix { $0.isUppercase || $0.isNumber || $0 == "_" }
+            if !tail.isEmpty { return prefix + tail }
+        }
+        return nil
+    }
+
+    /// Reads the launch command's output: `am start` and `monkey` exit 0 even when nothing started.
+    public static func classifyLaunch(output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
+        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let problem = lines.first { $0.hasPrefix("Error") || $0.contains("monkey aborted") || $0.contains("No activities found") || $0.lowercased().hasPrefix("error:") }
+        guard exitStatus != 0 || problem != nil else { return nil }
+        let package = commands.packageName ?? "PACKAGE"
+        return InstallError(code: .launchFailed, adbMessage: problem ?? lines.last, exitStatus: exitStatus,
+                            advice: "Start it from the launcher, or check the activity with `adb shell cmd package resolve-activity --brief \(ShellWords.quote(package))`.",
+                            apkPath: commands.apkPath)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// `apkpatch init DIR`: a new patch directory from `Templates/patch-dir/` (an `apkpatch.yml` whose examples are all
+/// commented out, so the scaffold is a valid empty patch, and an empty `assets/www/` to drop web files into).
+public enum PatchDirectoryScaffold {
+    /// Files named this in the template only mark a folder to create; they are not copied, because every file in
+    /// a patch directory becomes an APK entry.
+    public static let folderMarker = ".keep"
+
+    /// What ``create(at:templates:overwrite:)`` did.
+    public struct Result: Sendable, Equatable {
+        /// Files written, relative to the patch directory.
+        public var files: [String]
+        /// Folders created (or already present), relative to the patch directory.
+        public var folders: [String]
+    }
+
+    /// Creates the scaffold at `directory` (made if missing). Existing files are kept unless `overwrite`.
+    /// - Throws: ``ScaffoldError/fileExists(_:)`` for a file that exists (nothing is written then),
+    ///   ``TemplateError`` for missing templates, or the file system's error.
+    @discardableResult
+    public static func create(at directory: String, templates: TemplateLibrary, overwrite: Bool = false) throws -> Result {
+        let fileManager = FileManager.default
+        let prefix = "patch-dir/"
+        let paths = try templates.files(under: "patch-dir").filter { $0.hasPrefix(prefix) }
+        var files: [(String, String)] = [], folders: [String] = []
+        for path in paths {
+            let relative = String(path.dropFirst(prefix.count))
+            let name = (relative as NSString).lastPathComponent
+            if name == folderMarker {
+                folders.append((relative as NSString).deletingLastPathComponent)
+            } else {
+                files.append((relative, try templates.text(of: path)))
+            }
+        }
+        var isDirectory: ObjCBool = false
+        if fileManager.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw ScaffoldError.notADirectory(directory)
+        }
+        if !overwrite {
+            // Check everything before writing anything: no half-made scaffold.
+            for (relative, _) in files where fileManager.fileExists(atPath: (directory as NSString).appendingPathComponent(relative)) {
+                throw ScaffoldError.fileExists((directory as NSString).appendingPathComponent(relative))
+            }
+        }
+        try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for folder in folders {
+            try fileManager.createDirectory(atPath: (directory as NSString).appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        for (relative, text) in files {
+            let url = URL(fileURLWithPath: directory).appendingPathComponent(relative)
+            try fileManager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url, options: .atomic)
+        }
+        return Result(files: files.map(\.0).sorted(), folders: folders.sorted())
+    }
+}
+
+/// Why a scaffold was not created.
+public enum ScaffoldError: Error, CustomStringConvertible, Equatable {
+    case fileExists(String)
+    case notADirectory(String)
+
+    public var description: String {
+        switch self {
+        case .fileExists(let path): return "\(path) already exists; nothing was written. Choose a new directory, or pass --force to overwrite the scaffold's files."
+        case .notADirectory(let path): return "\(path) is a file, not a directory; choose another path for the patch directory."
+        }
+    }
+}

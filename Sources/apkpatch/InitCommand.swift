@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+import Install
+
+extension APKPatch {
+    /// `apkpatch init DIR`: a new patch directory from `Templates/patch-dir/`.
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a patch directory: an apkpatch.yml with commented examples and an empty assets/www/.",
+            discussion: """
+            Every file you then put in DIR adds or replaces the APK entry with the same path (assets/www/index.html
+            replaces the app's index.html). apkpatch.yml holds delete:, store:/deflate: globs and manifest:
+            shortcuts (debuggable, versionCode, versionName, label, usesCleartextTraffic, extractNativeLibs,
+            minSdkVersion, targetSdkVersion), all commented out to start with.
+
+            Templates come from $APKPATCH_TEMPLATES, PREFIX/share/apkpatch/Templates, the source tree, or the copy
+            built into apkpatch, in that order.
+
+            Examples:
+              apkpatch init patch/
+              apkpatch run app.apk --patch patch/ --install --launch
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The patch directory to create.", valueName: "dir")) var directory: String
+        @Flag(name: .long, help: "Overwrite apkpatch.yml if it exists (other files in DIR are left alone).") var force = false
+        @Flag(name: [.short, .long], help: "Print nothing on success.") var quiet = false
+
+        func run() throws {
+            let templates = try TemplateLibrary.locate()
+            let result = try PatchDirectoryScaffold.create(at: directory, templates: templates, overwrite: force)
+            guard !quiet else { return }
+            print("Created patch directory \(directory):")
+            for file in result.files { print("  \((directory as NSString).appendingPathComponent(file))") }
+            for folder in result.folders { print("  \((directory as NSString).appendingPathComponent(folder))/") }
+            print("Put files there (mirroring APK paths), then: apkpatch run app.apk --patch \(ShellWords.quote(directory))")
+        }
+    }
+}

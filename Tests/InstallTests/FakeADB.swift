@@ -1,0 +1,87 @@
+import Foundation
+import Install
+import TestSupport
+
+/// A stand-in `adb` on PATH (there is no device here): a shell script that appends its argv to a log and answers
+/// `install` / `shell` with the output and exit status the test chose, copied from real adb sessions.
+struct FakeADB {
+    let directory: URL
+    let log: URL
+
+    /// What the fake prints and returns for one kind of command.
+    struct Reply {
+        var standardOutput = ""
+        var standardError = ""
+        var status: Int32 = 0
+        static let installSuccess = Reply(standardOutput: "Performing Streamed Install\nSuccess\n")
+        static let launchSuccess = Reply(standardOutput: "Starting: Intent { cmp=com.example.fixture/.MainActivity }\n")
+    }
+
+    init() throws {
+        directory = try TestSupport.makeTemporaryDirectory("fake-adb")
+        log = directory.appendingPathComponent("argv.log")
+        // Arguments are separated by \037 (unit separator), one invocation per line, so quoting survives exactly.
+        // Like the real adb, `install` refuses a path that is not a file: a quoting bug shows up as a failure.
+        let script = """
+        #!/bin/sh
+        for a in "$@"; do printf '%s\\037' "$a"; done >> "$FAKE_ADB_LOG"
+        printf '\\n' >> "$FAKE_ADB_LOG"
+        kind=other
+        for a in "$@"; do
+            case "$a" in install) kind=install; break;; shell) kind=shell; break;; esac
+        done
+        if [ "$kind" = install ]; then
+            for last in "$@"; do :; done
+            if [ ! -f "$last" ]; then echo "adb: failed to stat $last: No such file or directory" >&2; exit 1; fi
+            printf '%b' "${FAKE_ADB_INSTALL_STDOUT-Performing Streamed Install\\nSuccess\\n}"
+            printf '%b' "${FAKE_ADB_INSTALL_STDERR-}" >&2
+            exit "${FAKE_ADB_INSTALL_STATUS:-0}"
+        fi
+        if [ "$kind" = shell ]; then
+            printf '%b' "${FAKE_ADB_SHELL_STDOUT-}"
+            printf '%b' "${FAKE_ADB_SHELL_STDERR-}" >&2
+            exit "${FAKE_ADB_SHELL_STATUS:-0}"
+        fi
+        exit 0
+        """
+        try TestSupport.write(script, to: "adb", in: directory)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.appendingPathComponent("adb").path)
+    }
+
+    var path: String { directory.appendingPathComponent("adb").path }
+
+    /// An environment with the fake first on PATH and the replies set.
+    func environment(install: Reply = .installSuccess, shell: Reply = .launchSuccess) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = directory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["FAKE_ADB_LOG"] = log.path
+        environment["FAKE_ADB_INSTALL_STDOUT"] = install.standardOutput
+        environment["FAKE_ADB_INSTALL_STDERR"] = install.standardError
+        environment["FAKE_ADB_INSTALL_STATUS"] = String(install.status)
+        environment["FAKE_ADB_SHELL_STDOUT"] = shell.standardOutput
+        environment["FAKE_ADB_SHELL_STDERR"] = shell.standardError
+        environment["FAKE_ADB_SHELL_STATUS"] = String(shell.status)
+        return environment
+    }
+
+    /// The argv of each invocation so far (without argv[0]).
+    func invocations() throws -> [[String]] {
+        guard FileManager.default.fileExists(atPath: log.path) else { return [] }
+        let text = try String(contentsOf: log, encoding: .utf8)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { line in
+            line.split(separator: "\u{1F}", omittingEmptySubsequences: false).dropLast().map(String.init)
+        }
+    }
+}
+
+/// A small real APK (aapt-built) in a fresh directory whose name needs quoting.
+func makeFixtureAPK(name: String = "app patched's.apk") throws -> (directory: URL, apk: String) {
+    let directory = try TestSupport.makeTemporaryDirectory("install-test")
+    let apk = try FixtureAPK().build(in: directory, name: name)
+    return (directory, apk)
+}
+
+/// The templates of this source tree (what a development build finds).
+func sourceTemplates() throws -> TemplateLibrary {
+    try TemplateLibrary(directory: TestSupport.packageRoot.appendingPathComponent("Templates").path)
+}
