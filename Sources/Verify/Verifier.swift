@@ -43,12 +43,13 @@ public struct Verifier: Sendable {
         // make the APK unverifiable (apksig throws ApkFormatException).
         let archive: APKArchive
         do {
-            _ = try ZipArchive(source: source)
             archive = try APKArchive(source: source, label: label)
-        } catch ZipFormatError.duplicateEntry(let name) {
-            report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
-            return report
         } catch {
+            // Parse again only to classify the failure (APKArchive reports it as text).
+            do { _ = try ZipArchive(source: source) } catch ZipFormatError.duplicateEntry(let name) {
+                report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
+                return report
+            } catch {}
             report.signatureErrors.append(.error(.malformedAPK, "", "Malformed APK: \(error)"))
             return report
         }

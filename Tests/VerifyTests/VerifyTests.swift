@@ -1,0 +1,445 @@
+import APKCore
+import Foundation
+import SignatureSchemes
+import TestSupport
+import Testing
+@testable import Verify
+
+/// Our verifier against APKs signed by the real apksigner, with apksigner's own verdict as the oracle.
+@Suite("Verify: APKs signed by apksigner")
+struct SignedByAPKSignerTests {
+    static let keySchemeMatrix: [(TestKey, SchemeSet)] = TestKey.allCases.flatMap { key in SchemeSet.combinations.map { (key, $0) } }
+
+    @Test("accepts every key type and scheme combination, with apksigner's signer certificate", arguments: keySchemeMatrix)
+    func acceptsSignedAPK(key: TestKey, schemes: SchemeSet) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-matrix")
+        // v1 alone cannot satisfy targetSdk ≥ 30 (MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET, tested below).
+        let apk = try VerifyFixtures.signedAPK(in: directory, key: key, schemes: schemes) { if !schemes.v2 && !schemes.v3 { $0.targetSdk = 29 } }
+        let level = schemes.lowestVerifiableLevel
+        let oracle = try VerifyFixtures.apksignerVerify(apk, minSdkVersion: level)
+        #expect(oracle.verifies, "apksigner must accept its own output: \(oracle.output)")
+
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: level, signatureOnly: false)
+        let signatureVerified = report.isSignatureVerified, verified = report.isVerified
+        #expect(signatureVerified, "errors: \(report.signatureErrors)")
+        #expect(verified, "zipaligned fixture must pass install checks: \(report.errors)")
+        #expect(report.signers.map(\.sha256) == oracle.certificateSHA256)
+        #expect(Set(report.verifiedSchemes.map(\.rawValue)) == oracle.schemes, "apksigner: \(oracle.schemes)")
+        let certificate = try #require(report.signers.first)
+        #expect(certificate.subjectDN == "CN=Verify Test \(key.rawValue), O=apkpatch, C=US")
+        switch key {
+        case .rsa2048: #expect(certificate.keyAlgorithm == "RSA" && certificate.keySize == 2048)
+        case .rsa4096: #expect(certificate.keyAlgorithm == "RSA" && certificate.keySize == 4096)
+        case .ecP256: #expect(certificate.keyAlgorithm == "EC" && certificate.keySize == 256)
+        case .ecP384: #expect(certificate.keyAlgorithm == "EC" && certificate.keySize == 384)
+        }
+    }
+
+    @Test("reads minSdkVersion from the manifest: v2-only with minSdk 21 needs v1 (JAR_SIG_NO_MANIFEST)")
+    func v2OnlyBelowNougat() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-v2only")
+        let apk = try VerifyFixtures.signedAPK(in: directory, schemes: SchemeSet(v1: false, v2: true, v3: false))
+        let oracle = try VerifyFixtures.apksignerVerify(apk)
+        #expect(!oracle.verifies)
+        let report = try VerifyFixtures.verify(apk)
+        #expect(report.minSdkVersion == 21)
+        let signatureVerified = report.isSignatureVerified
+        #expect(!signatureVerified)
+        #expect(VerifyFixtures.codes(report.signatureErrors) == ["JAR_SIG_NO_MANIFEST"])
+        // With the range starting at N, v2 alone is enough, as for apksigner.
+        #expect(try VerifyFixtures.verify(apk, minSdkVersion: 24).isSignatureVerified)
+        #expect(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 24).verifies)
+    }
+
+    @Test("an unsigned APK does not verify (JAR_SIG_NO_MANIFEST)")
+    func unsigned() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-unsigned")
+        let apk = try VerifyFixtures.unsignedAPK(in: directory)
+        #expect(!(try VerifyFixtures.apksignerVerify(apk).verifies))
+        let report = try VerifyFixtures.verify(apk)
+        let verified = report.isVerified
+        #expect(!verified)
+        #expect(VerifyFixtures.codes(report.signatureErrors) == ["JAR_SIG_NO_MANIFEST"])
+        #expect(report.verifiedSchemes.isEmpty && report.signers.isEmpty)
+    }
+
+    @Test("v3 verified alone from P: v1 and v2 are not consulted when minSdk ≥ 28")
+    func v3AloneFromPie() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-v3")
+        let apk = try VerifyFixtures.signedAPK(in: directory)
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 28)
+        let signatureVerified = report.isSignatureVerified
+        #expect(signatureVerified, "\(report.signatureErrors)")
+        #expect(report.verifiedSchemes == [.v3])
+        #expect(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 28).schemes == ["v3"])
+    }
+}
+
+/// Tampered APKs: each must be rejected as apksigner rejects it.
+@Suite("Verify: tampered APKs")
+struct TamperTests {
+    func signed(_ label: String, schemes: SchemeSet = .all) throws -> (directory: URL, path: String, bytes: [UInt8]) {
+        let directory = try TestSupport.makeTemporaryDirectory(label)
+        let path = try VerifyFixtures.signedAPK(in: directory, schemes: schemes)
+        return (directory, path, try VerifyFixtures.read(path))
+    }
+
+    func expectRejected(_ bytes: [UInt8], in directory: URL, minSdkVersion: Int? = nil, codes expected: Set<String>,
+                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let path = directory.appendingPathComponent("tampered-\(UUID().uuidString).apk").path
+        try VerifyFixtures.write(bytes, to: path)
+        let oracle = try VerifyFixtures.apksignerVerify(path, minSdkVersion: minSdkVersion)
+        #expect(!oracle.verifies, "apksigner accepted the tampered APK", sourceLocation: sourceLocation)
+        let report = try VerifyFixtures.verify(path, minSdkVersion: minSdkVersion)
+        let signatureVerified = report.isSignatureVerified
+        #expect(!signatureVerified, sourceLocation: sourceLocation)
+        #expect(VerifyFixtures.codes(report.signatureErrors).isSuperset(of: expected),
+                "expected \(expected), got \(report.signatureErrors)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a flipped byte in an entry's data (CRC kept right): v2 digest mismatch")
+    func entryData() throws {
+        let apk = try signed("verify-tamper-entry")
+        let edited = try VerifyFixtures.editingStoredEntry("assets/data.bin", in: apk.bytes)
+        try expectRejected(edited, in: apk.directory, codes: ["V3_SIG_APK_DIGEST_DID_NOT_VERIFY"])
+        try expectRejected(edited, in: apk.directory, minSdkVersion: 24, maxSdkVersion27: true, codes: ["V2_SIG_APK_DIGEST_DID_NOT_VERIFY"])
+    }
+
+    func expectRejected(_ bytes: [UInt8], in directory: URL, minSdkVersion: Int, maxSdkVersion27: Bool, codes expected: Set<String>) throws {
+        let path = directory.appendingPathComponent("tampered-\(UUID().uuidString).apk").path
+        try VerifyFixtures.write(bytes, to: path)
+        #expect(!(try VerifyFixtures.apksignerVerify(path, minSdkVersion: minSdkVersion, maxSdkVersion: 27).verifies))
+        let report = try VerifyFixtures.verify(path, minSdkVersion: minSdkVersion, maxSdkVersion: 27)
+        let signatureVerified = report.isSignatureVerified
+        #expect(!signatureVerified)
+        #expect(VerifyFixtures.codes(report.signatureErrors).isSuperset(of: expected), "\(report.signatureErrors)")
+    }
+
+    @Test("a flipped byte in an entry's data with a stale CRC is rejected too")
+    func entryDataStaleCRC() throws {
+        let apk = try signed("verify-tamper-crc")
+        var bytes = apk.bytes
+        let entry = try #require(try VerifyFixtures.zip(bytes).entry(named: "assets/data.bin"))
+        bytes[Int(entry.dataOffset) + 10] ^= 0x80
+        try expectRejected(bytes, in: apk.directory, codes: [])
+    }
+
+    @Test("v1 only: an entry edited behind the manifest's back (JAR_SIG_ZIP_ENTRY_DIGEST_DID_NOT_VERIFY)")
+    func v1DigestMismatch() throws {
+        let apk = try signed("verify-tamper-v1", schemes: SchemeSet(v1: true, v2: false, v3: false))
+        let edited = try VerifyFixtures.editingStoredEntry("assets/data.bin", in: apk.bytes)
+        try expectRejected(edited, in: apk.directory, codes: ["JAR_SIG_ZIP_ENTRY_DIGEST_DID_NOT_VERIFY"])
+    }
+
+    @Test("a flipped byte in the central directory")
+    func centralDirectory() throws {
+        let apk = try signed("verify-tamper-cd")
+        var bytes = apk.bytes
+        let archive = try VerifyFixtures.zip(bytes)
+        // The first record's external file attributes: structure stays valid, only signatures notice.
+        bytes[Int(archive.centralDirectoryOffset) + 38] ^= 0x01
+        try expectRejected(bytes, in: apk.directory, codes: ["V3_SIG_APK_DIGEST_DID_NOT_VERIFY"])
+    }
+
+    @Test("a flipped byte in the signing block's v3 signature (V3_SIG_DID_NOT_VERIFY)")
+    func signingBlockSignature() throws {
+        let apk = try signed("verify-tamper-block")
+        var block = try VerifyFixtures.signingBlock(of: apk.bytes)
+        let index = try #require(block.pairs.firstIndex { $0.id == SigningBlock.ID.v3 })
+        // The signature is near the end of the signer: the public key (last field) follows it, so flip a
+        // byte a little before the public key's length prefix.
+        var value = block.pairs[index].value
+        let keyLength = try #require(Self.lastFieldLength(value))
+        value[value.count - keyLength - 4 - 10] ^= 0x01
+        block.pairs[index].value = value
+        let edited = try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: block.encoded())
+        try expectRejected(edited, in: apk.directory, codes: ["V3_SIG_DID_NOT_VERIFY"])
+    }
+
+    /// Length of the public key that ends a single-signer v2/v3 block.
+    static func lastFieldLength(_ value: [UInt8]) -> Int? {
+        var rest = value[...]
+        guard let signers = try? LengthPrefixed.take(&rest, what: "signers") else { return nil }
+        var signerList = signers
+        guard var signer = try? LengthPrefixed.take(&signerList, what: "signer") else { return nil }
+        _ = try? LengthPrefixed.take(&signer, what: "signed data")
+        if signer.count > 8 + 4, value.count > 0 {
+            // v3 has min/max SDK ints before the signatures; try both layouts.
+            var v3 = signer
+            v3 = v3.dropFirst(8)
+            if let _ = try? LengthPrefixed.take(&v3, what: "signatures"), let key = try? LengthPrefixed.take(&v3, what: "key"), v3.isEmpty {
+                return key.count
+            }
+        }
+        _ = try? LengthPrefixed.take(&signer, what: "signatures")
+        return (try? LengthPrefixed.take(&signer, what: "key"))?.count
+    }
+
+    @Test("a flipped byte in the signing block's v2 signed data (V2_SIG_DID_NOT_VERIFY), range below P")
+    func signingBlockV2() throws {
+        let apk = try signed("verify-tamper-v2block")
+        var block = try VerifyFixtures.signingBlock(of: apk.bytes)
+        let index = try #require(block.pairs.firstIndex { $0.id == SigningBlock.ID.v2 })
+        // Inside the signed data: the first content digest's bytes start a few dozen bytes in.
+        block.pairs[index].value[40] ^= 0x01
+        let edited = try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: block.encoded())
+        try expectRejected(edited, in: apk.directory, minSdkVersion: 24, maxSdkVersion27: true, codes: ["V2_SIG_DID_NOT_VERIFY"])
+    }
+
+    @Test("the signing block stripped while the .SF says X-Android-APK-Signed: 2, 3")
+    func strippedBlock() throws {
+        let apk = try signed("verify-tamper-strip")
+        let stripped = try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: nil)
+        try expectRejected(stripped, in: apk.directory, codes: ["JAR_SIG_MISSING_APK_SIG_REFERENCED"])
+    }
+
+    @Test("the v3 block dropped while v2 carries the stripping-protection attribute (V2_SIG_MISSING_APK_SIG_REFERENCED)")
+    func strippedV3() throws {
+        let apk = try signed("verify-tamper-strip-v3", schemes: SchemeSet(v1: false, v2: true, v3: true))
+        var block = try VerifyFixtures.signingBlock(of: apk.bytes)
+        block.pairs.removeAll { $0.id == SigningBlock.ID.v3 || $0.id == SigningBlock.ID.verityPadding }
+        let edited = try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: block.encoded())
+        try expectRejected(edited, in: apk.directory, minSdkVersion: 24, codes: ["V2_SIG_MISSING_APK_SIG_REFERENCED"])
+    }
+
+    @Test("crafted scheme blocks: no signers, malformed signer list", arguments: [
+        (SigningBlock.ID.v2, [UInt8]([0, 0, 0, 0]), "V2_SIG_NO_SIGNERS"),
+        (SigningBlock.ID.v2, [UInt8]([9, 0, 0, 0, 1]), "V2_SIG_MALFORMED_SIGNERS"),
+        (SigningBlock.ID.v3, [UInt8]([0, 0, 0, 0]), "V3_SIG_NO_SIGNERS"),
+        (SigningBlock.ID.v3, [UInt8]([9, 0, 0, 0, 1]), "V3_SIG_MALFORMED_SIGNERS"),
+        (SigningBlock.ID.v3, [UInt8]([8, 0, 0, 0, 4, 0, 0, 0, 1, 2, 3, 4]), "V3_SIG_MALFORMED_SIGNER"),
+    ])
+    func craftedBlocks(id: UInt32, value: [UInt8], code: String) throws {
+        let apk = try signed("verify-crafted", schemes: SchemeSet(v1: false, v2: id == SigningBlock.ID.v2, v3: id == SigningBlock.ID.v3))
+        let block = SigningBlock(pairs: [SigningBlock.Pair(id: id, value: value)])
+        let edited = try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: block.encoded())
+        try expectRejected(edited, in: apk.directory, minSdkVersion: id == SigningBlock.ID.v2 ? 24 : 28, codes: [code])
+    }
+
+    @Test("two entries with the same name (JAR_SIG_DUPLICATE_ZIP_ENTRY)")
+    func duplicateEntry() throws {
+        let apk = try signed("verify-dup", schemes: SchemeSet(v1: true, v2: false, v3: false))
+        var bytes = apk.bytes
+        // Rename assets/b.txt to assets/a.txt in its local header and central directory record.
+        let from = Array("assets/b.txt".utf8), to = Array("assets/a.txt".utf8)
+        var i = 0
+        while i + from.count <= bytes.count {
+            if Array(bytes[i..<(i + from.count)]) == from { bytes.replaceSubrange(i..<(i + from.count), with: to) }
+            i += 1
+        }
+        try expectRejected(bytes, in: apk.directory, codes: ["JAR_SIG_DUPLICATE_ZIP_ENTRY"])
+    }
+
+    @Test("a v1 signature block without its .SF (JAR_SIG_NO_SIGNATURES, JAR_SIG_MISSING_FILE warning)")
+    func missingSignatureFile() throws {
+        let apk = try signed("verify-nosf", schemes: SchemeSet(v1: true, v2: false, v3: false))
+        var bytes = apk.bytes
+        // Rename META-INF/SIGNER.SF to META-INF/SIGNER.SX (same length) everywhere.
+        let from = Array("META-INF/SIGNER.SF".utf8), to = Array("META-INF/SIGNER.SX".utf8)
+        var i = 0
+        while i + from.count <= bytes.count {
+            if Array(bytes[i..<(i + from.count)]) == from { bytes.replaceSubrange(i..<(i + from.count), with: to) }
+            i += 1
+        }
+        let path = apk.directory.appendingPathComponent("nosf.apk").path
+        try VerifyFixtures.write(bytes, to: path)
+        #expect(!(try VerifyFixtures.apksignerVerify(path).verifies))
+        let report = try VerifyFixtures.verify(path)
+        #expect(VerifyFixtures.codes(report.signatureErrors) == ["JAR_SIG_NO_SIGNATURES"])
+        #expect(VerifyFixtures.codes(report.signatureWarnings).contains("JAR_SIG_MISSING_FILE"))
+    }
+}
+
+/// Rules about which schemes must be present.
+@Suite("Verify: scheme rules")
+struct SchemeRuleTests {
+    @Test("targetSdk ≥ 30 with v1 only (MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET)")
+    func v1OnlyTargetR() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-target30")
+        let apk = try VerifyFixtures.signedAPK(in: directory, schemes: SchemeSet(v1: true, v2: false, v3: false)) { $0.targetSdk = 30 }
+        #expect(!(try VerifyFixtures.apksignerVerify(apk).verifies))
+        let report = try VerifyFixtures.verify(apk)
+        #expect(VerifyFixtures.codes(report.signatureErrors) == ["MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET"])
+        // Below R the rule does not apply.
+        #expect(try VerifyFixtures.verify(apk, maxSdkVersion: 29).isSignatureVerified)
+        #expect(try VerifyFixtures.apksignerVerify(apk, maxSdkVersion: 29).verifies)
+    }
+
+    @Test("an extra file in META-INF is reported unprotected (JAR_SIG_UNPROTECTED_ZIP_ENTRY)")
+    func unprotectedEntry() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-unprotected")
+        let apk = try VerifyFixtures.signedAPK(in: directory, schemes: SchemeSet(v1: true, v2: false, v3: false)) {
+            $0.rawFiles["META-INF/extra.txt"] = Array("not covered by the manifest\n".utf8)
+            $0.targetSdk = 29
+        }
+        let report = try VerifyFixtures.verify(apk)
+        let verified = report.isSignatureVerified
+        #expect(verified, "\(report.signatureErrors)")
+        #expect(VerifyFixtures.codes(report.signatureWarnings).contains("JAR_SIG_UNPROTECTED_ZIP_ENTRY"))
+        #expect(try VerifyFixtures.apksignerVerify(apk).output.contains("META-INF/extra.txt not protected by signature"))
+    }
+
+    @Test("min SDK above max SDK is a usage error")
+    func invalidRange() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-range")
+        let apk = try VerifyFixtures.signedAPK(in: directory)
+        #expect(throws: VerificationError.self) { try VerifyFixtures.verify(apk, minSdkVersion: 30, maxSdkVersion: 29) }
+    }
+}
+
+/// Packaging checks beyond apksigner.
+@Suite("Verify: install checks")
+struct InstallCheckTests {
+    @Test("resources.arsc not 4-byte aligned with targetSdk ≥ 30 fails; --signature-only gives apksigner's verdict")
+    func unalignedArsc() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-arsc")
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { $0.targetSdk = 30 }
+        let archive = try VerifyFixtures.zip(try VerifyFixtures.read(unsigned))
+        let arsc = try #require(archive.entry(named: "resources.arsc"))
+        try #require(!arsc.isCompressed && arsc.dataOffset % 4 != 0, "fixture precondition: aapt leaves resources.arsc stored and unaligned")
+        let apk = try VerifyFixtures.sign(unsigned, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("signed.apk").path)
+        let report = try VerifyFixtures.verify(apk, signatureOnly: false)
+        let signatureVerified = report.isSignatureVerified
+        #expect(signatureVerified, "\(report.signatureErrors)")
+        let verified = report.isVerified
+        #expect(!verified)
+        #expect(VerifyFixtures.codes(report.installErrors) == ["INSTALL_RESOURCES_ARSC_NOT_ALIGNED"])
+        #expect(try VerifyFixtures.verify(apk, signatureOnly: true).isVerified)
+        #expect(try VerifyFixtures.apksignerVerify(apk).verifies)
+    }
+
+    @Test("resources.arsc compressed with targetSdk ≥ 30 fails")
+    func compressedArsc() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-arsc-z")
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { $0.targetSdk = 30 }
+        // Re-add resources.arsc compressed with zip (-9), then align and sign.
+        let work = directory.appendingPathComponent("x")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        #expect(try TestSupport.run("unzip", ["-q", unsigned, "resources.arsc", "-d", work.path]).succeeded)
+        #expect(try TestSupport.run("zip", ["-q", "-d", unsigned, "resources.arsc"]).succeeded)
+        #expect(try TestSupport.run("zip", ["-q", "-9", unsigned, "resources.arsc"], currentDirectory: work.path).succeeded)
+        let aligned = try VerifyFixtures.zipalign(unsigned, output: directory.appendingPathComponent("aligned.apk").path)
+        let apk = try VerifyFixtures.sign(aligned, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("signed.apk").path)
+        let arsc = try #require(try VerifyFixtures.zip(try VerifyFixtures.read(apk)).entry(named: "resources.arsc"))
+        try #require(arsc.isCompressed)
+        let report = try VerifyFixtures.verify(apk, signatureOnly: false)
+        #expect(VerifyFixtures.codes(report.installErrors) == ["INSTALL_RESOURCES_ARSC_COMPRESSED"])
+        #expect(report.isSignatureVerified && !report.isVerified)
+    }
+
+    @Test("extractNativeLibs=false: compressed .so fails, stored page-aligned passes with a 16 KiB warning when not 16 KiB aligned")
+    func nativeLibraries() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-so")
+        let configure: (inout FixtureAPK) -> Void = {
+            $0.applicationAttributes = "android:extractNativeLibs=\"false\""
+            $0.rawFiles["lib/arm64-v8a/libdemo.so"] = FixtureAPK.pseudoRandomBytes(count: 9000, seed: 3)
+        }
+        // aapt add compresses the .so.
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory, configure: configure)
+        let aligned = try VerifyFixtures.zipalign(unsigned, output: directory.appendingPathComponent("aligned.apk").path)
+        let apk = try VerifyFixtures.sign(aligned, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("signed.apk").path)
+        let so = try #require(try VerifyFixtures.zip(try VerifyFixtures.read(apk)).entry(named: "lib/arm64-v8a/libdemo.so"))
+        if so.isCompressed {
+            let report = try VerifyFixtures.verify(apk, signatureOnly: false)
+            #expect(VerifyFixtures.codes(report.installErrors) == ["INSTALL_NATIVE_LIBRARY_COMPRESSED"])
+        }
+
+        // Stored: rebuild with zip -0 for the library, then check page alignment both ways.
+        let stored = directory.appendingPathComponent("stored.apk").path
+        try FileManager.default.copyItem(atPath: unsigned, toPath: stored)
+        let work = directory.appendingPathComponent("w")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        #expect(try TestSupport.run("unzip", ["-q", stored, "lib/arm64-v8a/libdemo.so", "-d", work.path]).succeeded)
+        #expect(try TestSupport.run("zip", ["-q", "-d", stored, "lib/arm64-v8a/libdemo.so"]).succeeded)
+        #expect(try TestSupport.run("zip", ["-q", "-0", stored, "lib/arm64-v8a/libdemo.so"], currentDirectory: work.path).succeeded)
+        let unalignedSigned = try VerifyFixtures.sign(stored, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("stored-signed.apk").path)
+        let unalignedEntry = try #require(try VerifyFixtures.zip(try VerifyFixtures.read(unalignedSigned)).entry(named: "lib/arm64-v8a/libdemo.so"))
+        if unalignedEntry.dataOffset % 4096 != 0 {
+            let report = try VerifyFixtures.verify(unalignedSigned, signatureOnly: false)
+            #expect(VerifyFixtures.codes(report.installErrors).contains("INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"))
+        }
+        let pageAligned = try VerifyFixtures.zipalign(stored, output: directory.appendingPathComponent("stored-aligned.apk").path)
+        let good = try VerifyFixtures.sign(pageAligned, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("good.apk").path)
+        let goodEntry = try #require(try VerifyFixtures.zip(try VerifyFixtures.read(good)).entry(named: "lib/arm64-v8a/libdemo.so"))
+        #expect(goodEntry.dataOffset % 4096 == 0)
+        let report = try VerifyFixtures.verify(good, signatureOnly: false)
+        #expect(report.installErrors.isEmpty, "\(report.installErrors)")
+        #expect(report.isVerified)
+        if goodEntry.dataOffset % 16384 != 0 {
+            #expect(VerifyFixtures.codes(report.installWarnings) == ["INSTALL_NATIVE_LIBRARY_NOT_16K_ALIGNED"])
+        }
+    }
+}
+
+/// Units that need no APK.
+@Suite("Verify: parsing units")
+struct ParsingUnitTests {
+    @Test("JAR manifest sections keep their exact bytes; continuation lines join")
+    func manifestSections() {
+        let text = "Manifest-Version: 1.0\r\nCreated-By: x\r\n\r\nName: assets/a very long na\r\n me.txt\r\nSHA-256-Digest: abc=\r\n\r\nName: b\nSHA1-Digest: d\n\n"
+        let manifest = JARManifest(bytes: Array(text.utf8))
+        #expect(manifest.mainSection?.value(of: "manifest-version") == "1.0")
+        #expect(manifest.individualSections.map(\.name) == ["assets/a very long name.txt", "b"])
+        let first = manifest.individualSections[0]
+        #expect(String(decoding: manifest.bytes(of: first), as: UTF8.self) == "Name: assets/a very long na\r\n me.txt\r\nSHA-256-Digest: abc=\r\n\r\n")
+        #expect(String(decoding: manifest.bytes(of: manifest.mainSection!), as: UTF8.self) == "Manifest-Version: 1.0\r\nCreated-By: x\r\n\r\n")
+    }
+
+    @Test("Base64 as Java decodes it")
+    func base64() {
+        #expect(Base64.decode("aGVsbG8=") == Array("hello".utf8))
+        #expect(Base64.decode("aGVsbG8") == Array("hello".utf8))
+        #expect(Base64.decode("a GVs") == nil)
+        #expect(Base64.encode(Array("hello".utf8)) == "aGVsbG8=")
+    }
+
+    @Test("API levels not covered by a JAR signature algorithm")
+    func levelsNotIn() {
+        #expect(JARSignatureAlgorithms.levels(14...30, notIn: JARSignatureAlgorithms.supportedLevels(digestOID: JARSignatureAlgorithms.digestSHA256, signatureOID: JARSignatureAlgorithms.rsa)) == [14...17])
+        #expect(JARSignatureAlgorithms.levels(18...30, notIn: JARSignatureAlgorithms.supportedLevels(digestOID: JARSignatureAlgorithms.digestSHA256, signatureOID: JARSignatureAlgorithms.rsa)).isEmpty)
+        #expect(JARSignatureAlgorithms.levels(5...30, notIn: []) == [5...30])
+    }
+}
+
+/// The CLI, through the built binary.
+@Suite("apkpatch verify CLI")
+struct VerifyCommandTests {
+    @Test("exit 0 and apksigner's -v --print-certs lines for a good APK; exit 1 and DOES NOT VERIFY for an unsigned one; --json")
+    func cli() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-cli")
+        let apk = try VerifyFixtures.signedAPK(in: directory)
+        let good = try TestSupport.apkpatch(["verify", "-v", "--print-certs", apk])
+        #expect(good.status == 0, "\(good)")
+        let oracle = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", apk])
+        // Every line apksigner prints for a v1+v2+v3 APK, we print the same.
+        for line in oracle.stdout.split(separator: "\n") { #expect(good.stdout.contains(line), "missing: \(line)") }
+
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory, name: "plain.apk")
+        let bad = try TestSupport.apkpatch(["verify", unsigned])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("DOES NOT VERIFY"))
+        #expect(bad.stderr.contains("ERROR: Missing META-INF/MANIFEST.MF"))
+
+        let json = try TestSupport.apkpatch(["verify", "--json", apk])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["verified"] as? Bool == true)
+        #expect((object["verifiedSchemes"] as? [String]) == ["v1", "v2", "v3"])
+
+        let range = try TestSupport.apkpatch(["verify", "--min-sdk-version", "30", "--max-sdk-version", "29", apk])
+        #expect(range.status != 0)
+        #expect(range.stderr.contains("--min-sdk-version"))
+    }
+
+    @Test("--signature-only ignores install errors")
+    func signatureOnly() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-cli-so")
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { $0.targetSdk = 30 }
+        let apk = try VerifyFixtures.sign(unsigned, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("signed.apk").path)
+        let strict = try TestSupport.apkpatch(["verify", apk])
+        #expect(strict.status == 1)
+        #expect(strict.stderr.contains("INSTALL_RESOURCES_ARSC_NOT_ALIGNED"))
+        let lenient = try TestSupport.apkpatch(["verify", "--signature-only", apk])
+        #expect(lenient.status == 0, "\(lenient)")
+    }
+}
