@@ -15,7 +15,7 @@ import TestSupport
     }
 
     static let keyCases: [KeyCase] = ["PKCS12", "JKS"].flatMap { type in
-        [("RSA", 2048), ("RSA", 4096), ("EC", 256), ("EC", 384)].map { KeyCase(storeType: type, algorithm: $0.0, size: $0.1) }
+        [("RSA", 2048), ("RSA", 4096), ("EC", 256), ("EC", 384), ("DSA", 2048)].map { KeyCase(storeType: type, algorithm: $0.0, size: $0.1) }
     }
 
     @Test(arguments: keyCases)

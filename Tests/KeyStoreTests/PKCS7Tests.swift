@@ -36,6 +36,36 @@ import TestSupport
         #expect(try PKCS7.makeSignedData(signing: sf, key: key, certificates: certificates, digest: .sha256) == ours256)
     }
 
+    /// EC and DSA signatures are randomised, so compare apksigner's block and ours with the SignerInfo's
+    /// signature value blanked: every other byte (OIDs, NULL parameters, certificate set, issuer and serial)
+    /// must match; and our signature must verify.
+    @Test(arguments: [("EC", 256, 21, DigestAlgorithm.sha256), ("EC", 384, 24, .sha256), ("DSA", 1024, 14, .sha1),
+                      ("DSA", 2048, 24, .sha256), ("RSA", 4096, 24, .sha256)])
+    func signatureBlockMatchesApksignersApartFromTheSignature(algorithm: String, size: Int, minSdk: Int, digest: DigestAlgorithm) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("pkcs7")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keystore = directory.appendingPathComponent("ks.p12").path
+        try KeytoolFixture.generate(keystore: keystore, type: "PKCS12", alias: "signer", algorithm: algorithm, size: size,
+                                    storePassword: "store-pw-2")
+        let apk = try FixtureAPK().build(in: directory)
+        let signed = directory.appendingPathComponent("signed.apk").path
+        let sign = try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "pass:store-pw-2",
+                                                     "--min-sdk-version", String(minSdk), "--out", signed, apk])
+        #expect(sign.succeeded, "\(sign)")
+        let extract = directory.appendingPathComponent("x")
+        let unzip = try TestSupport.run("unzip", ["-o", "-q", signed, "META-INF/*", "-d", extract.path])
+        #expect(unzip.succeeded, "\(unzip)")
+        let sf = try TestSupport.readBytes(extract.appendingPathComponent("META-INF/SIGNER.SF").path)
+        let theirs = try TestSupport.readBytes(extract.appendingPathComponent("META-INF/SIGNER.\(algorithm)").path)
+
+        let (key, certificates) = try KeytoolFixture.exportKeyAndCertificates(keystore: keystore, password: "store-pw-2", in: directory)
+        #expect(key.algorithm.rawValue == algorithm)
+        let ours = try PKCS7.makeSignedData(signing: sf, key: key, certificates: certificates, digest: digest)
+        #expect(try DERWalk.blankingSignerSignature(ours) == (try DERWalk.blankingSignerSignature(theirs)))
+        #expect(try certificates[0].publicKey().verify(signature: try Self.signerInfoSignature(ours), data: sf, digest: digest))
+        #expect(try certificates[0].publicKey().verify(signature: try Self.signerInfoSignature(theirs), data: sf, digest: digest))
+    }
+
     @Test(arguments: [("RSA", 2048), ("EC", 256), ("EC", 384)])
     func signedDataHasNoSignedAttributesAndVerifiesWithOpenSSL(algorithm: String, size: Int) throws {
         let directory = try TestSupport.makeTemporaryDirectory("pkcs7")
@@ -117,6 +147,40 @@ struct DERWalk {
         }
         return out
     }
+    var isConstructed: Bool { tag & 0x20 != 0 }
+
+    /// DER of `tag` and `contents` (definite length).
+    static func encode(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] {
+        var length: [UInt8] = []
+        if contents.count < 0x80 { length = [UInt8(contents.count)] } else {
+            var value = contents.count
+            var bytes: [UInt8] = []
+            while value > 0 { bytes.insert(UInt8(value & 0xff), at: 0); value >>= 8 }
+            length = [0x80 | UInt8(bytes.count)] + bytes
+        }
+        return [tag] + length + contents
+    }
+
+    /// Re-encodes `block` (ContentInfo → [0] → SignedData → signerInfos → SignerInfo) with each SignerInfo's
+    /// signature OCTET STRING emptied.
+    static func blankingSignerSignature(_ block: [UInt8]) throws -> [UInt8] {
+        let contentInfo = try DERWalk(block)
+        var contentInfoChildren = try contentInfo.children()
+        let explicit = contentInfoChildren[1]
+        let signedData = try explicit.child(0)
+        var signedDataParts = try signedData.children().map { encode($0.tag, $0.contents) }
+        let signerInfos = try signedData.lastChild()
+        let blankedInfos = try signerInfos.children().map { info -> [UInt8] in
+            var fields = try info.children().map { encode($0.tag, $0.contents) }
+            fields[fields.count - 1] = encode(0x04, [])
+            return encode(info.tag, fields.flatMap { $0 })
+        }
+        signedDataParts[signedDataParts.count - 1] = encode(signerInfos.tag, blankedInfos.flatMap { $0 })
+        let newSignedData = encode(signedData.tag, signedDataParts.flatMap { $0 })
+        contentInfoChildren.removeLast()
+        return encode(contentInfo.tag, contentInfoChildren.flatMap { encode($0.tag, $0.contents) } + encode(explicit.tag, newSignedData))
+    }
+
     func child(_ index: Int) throws -> DERWalk { try children()[index] }
     func lastChild() throws -> DERWalk { try children().last! }
 }
@@ -129,6 +193,7 @@ enum KeytoolFixture {
         var arguments = ["-genkeypair", "-keystore", keystore, "-storetype", type, "-storepass", storePassword,
                          "-alias", alias, "-keyalg", algorithm, "-dname", dname, "-validity", "3650"]
         if algorithm == "EC" { arguments += ["-groupname", size == 384 ? "secp384r1" : "secp256r1"] }
+        else if algorithm == "DSA" { arguments += ["-keysize", String(size), "-sigalg", "SHA256withDSA"] }
         else { arguments += ["-keysize", String(size)] }
         if let keyPassword { arguments += ["-keypass", keyPassword] }
         let result = try TestSupport.run("keytool", arguments)
