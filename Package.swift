@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "KeyStoreTests", dependencies: ["Sign", "OpenSSLWrapper", "TestSupport"]),
         .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "APKCore", "Unpack", "TestSupport"]),
         .testTarget(name: "VerifyTests", dependencies: ["Verify", "SignatureSchemes", "APKCore", "Unpack", "TestSupport"]),
-        .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "TestSupport"]),
+        .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "Overlay", "Repack", "TestSupport"]),
         .testTarget(name: "InstallTests", dependencies: ["Install", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
     ]

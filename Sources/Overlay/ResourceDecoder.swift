@@ -1,0 +1,51 @@
+import BinaryXML
+import Foundation
+import ResourceTable
+import Unpack
+
+/// `apkpatch unpack --decode`: writes the APK's manifest and XML resources as readable text (the way apktool shows
+/// them) and its strings per configuration as `res/values*/strings.xml`, ready to be edited and put in a patch
+/// directory, where the overlay compiles them back.
+public enum ResourceDecoder {
+    /// What was written, relative to the output directory.
+    public struct Summary: Sendable, Equatable {
+        public var files: [String] = []
+        public init() {}
+    }
+
+    /// Decodes `AndroidManifest.xml`, every binary `res/xml/**.xml` and the string values of every configuration
+    /// into `directory` (files are overwritten). Line numbers of the original source are kept by default, so
+    /// compile errors and `aapt dump xmltree` line up with the decoded text.
+    @discardableResult
+    public static func decodeAll(archive: APKArchive, into directory: String, options: TextXMLOptions = TextXMLOptions()) throws -> Summary {
+        var summary = Summary()
+        let table = try archive.entry(named: "resources.arsc").map { try ResourceTable(bytes: try archive.uncompressedData(of: $0)) }
+        for entry in archive.entries {
+            let name = entry.name
+            guard name == "AndroidManifest.xml" || (name.hasPrefix("res/xml/") && name.hasSuffix(".xml")) else { continue }
+            let bytes = try archive.uncompressedData(of: entry)
+            guard !ResourcePatch.isTextXML(bytes) else { continue }
+            let text: String
+            do { text = try XMLTree(binaryXML: bytes).textXML(resources: table, options: options) } catch let error as BinaryXMLError {
+                throw BinaryXMLError(error.code, "\(name): \(error.message)")
+            }
+            try write(Array(text.utf8), to: name, in: directory)
+            summary.files.append(name)
+        }
+        if let table {
+            for (folder, text) in table.stringsXMLFiles() {
+                let path = "res/\(folder)/strings.xml"
+                try write(Array(text.utf8), to: path, in: directory)
+                summary.files.append(path)
+            }
+        }
+        return summary
+    }
+
+    private static func write(_ bytes: [UInt8], to relativePath: String, in directory: String) throws {
+        // Entry names were validated by APKArchive (no "..", no absolute paths), so joining is safe.
+        let url = URL(fileURLWithPath: directory).appendingPathComponent(relativePath)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: url, options: .atomic)
+    }
+}
