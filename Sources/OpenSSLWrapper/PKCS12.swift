@@ -136,20 +136,24 @@ public enum PKCS12 {
             var chain: [Certificate] = []
             if let leafIndex {
                 usedCertificates.insert(leafIndex)
+                var inChain: Set<Int> = [leafIndex]
                 chain.append(certificates[leafIndex].certificate)
-                // Follow issuers among the remaining certificates (CA certificates carry no localKeyID).
-                while chain.count < 16, let last = chain.last, last.issuerNameDER != last.subjectNameDER,
-                      let next = certificates.indices.first(where: {
-                          !usedCertificates.contains($0) && certificates[$0].id == nil
-                              && certificates[$0].certificate.subjectNameDER == last.issuerNameDER
-                      }) {
-                    usedCertificates.insert(next)
+                // Follow issuers among the store's certificates (keytool writes CA certificates as bags of their
+                // own, without localKeyID; a CA that is also a key entry may appear only once).
+                while chain.count < 16, let last = chain.last, last.issuerNameDER != last.subjectNameDER {
+                    let candidates = certificates.indices.filter {
+                        !inChain.contains($0) && certificates[$0].certificate.subjectNameDER == last.issuerNameDER
+                    }
+                    guard let next = candidates.first(where: { certificates[$0].id == nil }) ?? candidates.first else { break }
+                    inChain.insert(next)
+                    if certificates[next].id == nil { usedCertificates.insert(next) }
                     chain.append(certificates[next].certificate)
                 }
             }
             entries.append(PKCS12Entry(friendlyName: key.name ?? leafIndex.flatMap { certificates[$0].name },
                                        localKeyID: key.id, privateKey: key.key, certificates: chain))
         }
+        // Named certificates that are neither a key's own nor an unnamed chain member: trusted-certificate entries.
         for (index, certificate) in certificates.enumerated() where !usedCertificates.contains(index) && certificate.name != nil {
             entries.append(PKCS12Entry(friendlyName: certificate.name, localKeyID: certificate.id, privateKey: nil,
                                        certificates: [certificate.certificate]))

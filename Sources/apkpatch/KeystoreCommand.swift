@@ -180,7 +180,9 @@ struct CertificateReport: Encodable {
     init(_ certificate: Certificate) {
         subject = certificate.subjectDN
         issuer = certificate.issuerDN
-        serialNumber = certificate.serialNumberDER.hexString
+        // As keytool prints it: the magnitude, without the DER sign octet.
+        let serial = certificate.serialNumberDER
+        serialNumber = (serial.count > 1 && serial[0] == 0 ? Array(serial.dropFirst()) : serial).hexString
         notBefore = certificate.notBefore
         notAfter = certificate.notAfter
         sha256 = certificate.fingerprint(.sha256).hexString

@@ -148,6 +148,55 @@ import TestSupport
             == (try KeytoolFixture.exportCertificate(keystore: path, type: "JKS", alias: "k", storePassword: "pässwörd€")))
     }
 
+    /// A key whose certificate was signed by a CA (keytool -certreq / -gencert / -importcert): the chain is
+    /// loaded leaf first, and the v1 block over it is byte-identical to apksigner's (certificate SET order).
+    @Test(arguments: ["PKCS12", "JKS"])
+    func certificateChainAndTrustedEntries(type: String) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("chain")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("chain.store").path
+        let csr = directory.appendingPathComponent("leaf.csr").path
+        let reply = directory.appendingPathComponent("leaf.crt").path
+        let common = ["-keystore", store, "-storetype", type, "-storepass", "chain-pw"]
+        try KeytoolFixture.generate(keystore: store, type: type, alias: "ca", algorithm: "RSA", size: 2048, storePassword: "chain-pw",
+                                    dname: "CN=Example Root CA, O=Example")
+        try KeytoolFixture.generate(keystore: store, type: type, alias: "leaf", algorithm: "RSA", size: 2048, storePassword: "chain-pw",
+                                    dname: "CN=Release, O=Example")
+        for arguments in [["-certreq", "-alias", "leaf", "-file", csr], ["-gencert", "-alias", "ca", "-infile", csr, "-outfile", reply],
+                          ["-importcert", "-alias", "leaf", "-file", reply, "-noprompt"],
+                          ["-importcert", "-alias", "partner", "-file", reply, "-noprompt"]] {
+            let result = try TestSupport.run("keytool", arguments + common)
+            #expect(result.succeeded, "\(result)")
+        }
+        let leafDER = try KeytoolFixture.exportCertificate(keystore: store, type: type, alias: "leaf", storePassword: "chain-pw")
+        let caDER = try KeytoolFixture.exportCertificate(keystore: store, type: type, alias: "ca", storePassword: "chain-pw")
+        let signer = try KeySource.keyStore(path: store, type: nil, alias: "leaf", storePassword: .pass(Secret("chain-pw")), keyPassword: nil).load()
+        #expect(signer.certificates.map(\.derBytes) == [leafDER, caDER])
+        #expect(signer.certificates.first?.issuerDN == "CN=Example Root CA, O=Example")
+
+        let opened = try LoadedKeyStore(path: store, type: type, storePassword: .pass(Secret("chain-pw")))
+        #expect(Set(opened.keyAliases.map { $0.lowercased() }) == ["ca", "leaf"])
+        let partner = try #require(opened.entries.first { $0.alias.lowercased() == "partner" })
+        #expect(!partner.isKeyEntry)
+        #expect(partner.certificates.map(\.derBytes) == [leafDER])
+        let notAKey = try #require(throws: KeyStoreError.self) {
+            try opened.signerKey(alias: "partner", keyPassword: nil)
+        }
+        #expect(notAKey.code == .aliasNotFound)
+
+        // apksigner signs with the whole chain; our block over its .SF must be the same bytes.
+        let apk = try FixtureAPK().build(in: directory)
+        let signed = directory.appendingPathComponent("signed.apk").path
+        let sign = try TestSupport.run("apksigner", ["sign", "--ks", store, "--ks-pass", "pass:chain-pw", "--ks-key-alias", "leaf",
+                                                     "--min-sdk-version", "24", "--out", signed, apk])
+        #expect(sign.succeeded, "\(sign)")
+        let extract = directory.appendingPathComponent("x")
+        _ = try TestSupport.run("unzip", ["-o", "-q", signed, "META-INF/*", "-d", extract.path])
+        let sf = try TestSupport.readBytes(extract.appendingPathComponent("META-INF/LEAF.SF").path)
+        let block = try TestSupport.readBytes(extract.appendingPathComponent("META-INF/LEAF.RSA").path)
+        #expect(try PKCS7.makeSignedData(signing: sf, key: signer.privateKey, certificates: signer.certificates, digest: .sha256) == block)
+    }
+
     @Test func passwordSources() throws {
         let directory = try TestSupport.makeTemporaryDirectory("pw")
         defer { try? FileManager.default.removeItem(at: directory) }
