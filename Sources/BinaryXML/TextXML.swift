@@ -37,6 +37,7 @@ private struct TextPrinter {
     var out = ""
     var line = 1
     var generatedPrefixes = 0
+    static let maximumLineGap = 10_000
 
     init(resources: (any ResourceResolver)?, options: TextXMLOptions) { self.resources = resources; self.options = options }
 
@@ -46,6 +47,8 @@ private struct TextPrinter {
         if options.keepsLineNumbers {
             let target = Int(target)
             guard target > line else { return }
+            // A hostile file may claim line 4,000,000,000: pad real gaps only, never megabytes of newlines.
+            guard target - line <= Self.maximumLineGap else { out += "\n"; line += 1; out += String(repeating: options.indentation, count: depth); return }
             out += String(repeating: "\n", count: target - line)
             line = target
         } else {

@@ -48,7 +48,7 @@ extension XMLTree {
             }
             // id/class/style indices are 1-based positions of the plain `id`, `class` and `style` attributes.
             func position(of special: String) -> UInt16 {
-                element.attributes.firstIndex { $0.namespace == nil && $0.name == special }.map { UInt16($0 + 1) } ?? 0
+                element.attributes.firstIndex { $0.namespace == nil && $0.name == special }.map { UInt16(clamping: $0 + 1) } ?? 0
             }
             let idIndex = position(of: "id"), classIndex = position(of: "class"), styleIndex = position(of: "style")
             try node(ChunkType.xmlStartElement, line: element.lineNumber, comment: element.comment) { w in
