@@ -143,11 +143,19 @@ public struct Signer: Sendable {
         // v2/v3 algorithms (getSuggestedSignatureAlgorithms; verity off, as the apksigner default).
         let blockAlgorithms = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(keyAlgorithm), keySize: certificatePublicKey.bitSize)
 
-        // Entry digests for the v1 manifest, from uncompressed data, on all cores.
-        var entryDigests: [String: [UInt8]] = [:]
+        // Entry digests for the v1 manifest, from uncompressed data, on all cores, while this thread copies
+        // the entries into the output (the copy is memory bandwidth, the digests are CPU).
+        let pendingDigests = PendingResult<[String: [UInt8]]>()
+        let digestsDone = DispatchGroup()
         if let v1Digest {
-            entryDigests = try Self.digestEntries(items, archive: archive, algorithm: v1Digest, concurrency: concurrency, cache: cache)
+            DispatchQueue.global().async(group: digestsDone) {
+                pendingDigests.set(Result {
+                    try Self.digestEntries(items, archive: archive, algorithm: v1Digest, concurrency: concurrency, cache: cache)
+                })
+            }
         }
+        // Whatever happens below, the workers must finish before `items` and the mapping go away.
+        defer { digestsDone.wait() }
 
         let output = try OutputFile(destination: destination)
         var centralDirectory = LittleEndianWriter()
@@ -221,15 +229,20 @@ public struct Signer: Sendable {
         if schemes.contains(.v2) { apkSchemeIDs.append(2) }
         if schemes.contains(.v3) { apkSchemeIDs.append(3) }
         if let v1Digest, let v1Name {
+            digestsDone.wait()
+            let entryDigests = try pendingDigests.get()
             let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: v1Digest, entryDigests: entryDigests, inputManifest: inputManifest)
             let files = try V1SchemeSigner.signatureEntries(signerName: v1Name, key: key.privateKey, certificates: key.certificates,
                                                             digestAlgorithm: v1Digest, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
                                                             createdBy: config.createdBy)
             let stamp = newest ?? DOSTimestamp.apksigDefault
-            for file in files {
+            // MANIFEST.MF and the .SF file are large text; deflate (level 9, as apksig) them side by side.
+            let compressed = Self.deflateInParallel(files.map(\.data))
+            for (file, deflated) in zip(files, compressed) {
                 let headerOffset = output.position
                 try Self.checkOffset(headerOffset)
-                let (local, central) = try Self.deflatedRecords(name: file.name, data: file.data, timestamp: stamp, headerOffset: headerOffset)
+                let (local, central) = try Self.deflatedRecords(name: file.name, data: file.data, compressed: try deflated.get(),
+                                                                timestamp: stamp, headerOffset: headerOffset)
                 try output.write(local)
                 centralDirectory.write(bytes: central)
                 centralDirectoryCount += 1
@@ -362,8 +375,8 @@ public struct Signer: Sendable {
 
     /// Local record (header + deflated data) and central directory record of a v1 file: deflate level 9,
     /// raw; version 20, UTF-8 flag, no extra fields, no attributes.
-    static func deflatedRecords(name: String, data: [UInt8], timestamp: DOSTimestamp, headerOffset: Int64) throws -> ([UInt8], [UInt8]) {
-        let compressed = try Deflate.compress(data, level: 9)
+    static func deflatedRecords(name: String, data: [UInt8], compressed: [UInt8], timestamp: DOSTimestamp,
+                                headerOffset: Int64) throws -> ([UInt8], [UInt8]) {
         let crc = CRC32.checksum(data)
         let nameBytes = Array(name.utf8)
         var local = LittleEndianWriter(capacity: 30 + nameBytes.count + compressed.count)
@@ -402,6 +415,15 @@ public struct Signer: Sendable {
         return (local.bytes, central.bytes)
     }
 
+    /// Raw DEFLATE at level 9 (apksig `ZipUtils.deflate`: `new Deflater(9, true)`) of each input, concurrently.
+    static func deflateInParallel(_ inputs: [[UInt8]]) -> [Result<[UInt8], Error>] {
+        let slots = ResultBox<Result<[UInt8], Error>>(count: inputs.count, initial: .success([]))
+        DispatchQueue.concurrentPerform(iterations: inputs.count) { index in
+            slots.set(index, Result { try Deflate.compress(inputs[index], level: 9) })
+        }
+        return slots.values
+    }
+
     static func checkOffset(_ offset: Int64) throws {
         guard offset <= Int64(UInt32.max) else { throw SignError.tooLarge("it passes 4 GiB, which needs ZIP64, which APKs cannot use") }
     }
@@ -432,7 +454,15 @@ public struct Signer: Sendable {
                 let hasher = Digest(algorithm)
                 switch items[index].origin {
                 case .archive:
-                    try archive!.withUncompressedChunks(of: items[index].entry) { hasher.update($0) }
+                    // As apksig, digest what the entry inflates to without checking its CRC (signing
+                    // does not change entry data; verifiers check it).
+                    let entry = items[index].entry
+                    try archive!.source.withBytes(in: entry.dataRange) { raw in
+                        switch entry.method {
+                        case .stored: hasher.update(raw)
+                        case .deflated: try Inflate.inflate(raw, expectedSize: entry.uncompressedSize) { hasher.update($0) }
+                        }
+                    }
                 case .output(let outputEntry):
                     try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
                 }
@@ -511,6 +541,26 @@ public final class SigningCache: @unchecked Sendable {
 
     func digest(for key: Key) -> [UInt8]? { lock.wait(); defer { lock.signal() }; return digests[key] }
     func store(_ digest: [UInt8], for key: Key) { lock.wait(); digests[key] = digest; lock.signal() }
+}
+
+/// A value produced on another thread.
+final class PendingResult<T>: @unchecked Sendable {
+    private let lock = DispatchSemaphore(value: 1)
+    private var result: Result<T, Error>?
+    func set(_ value: Result<T, Error>) { lock.wait(); result = value; lock.signal() }
+    func get() throws -> T {
+        lock.wait(); defer { lock.signal() }
+        guard let result else { throw SignError.invalidOption("internal error: result not ready") }
+        return try result.get()
+    }
+}
+
+/// Fixed slots written by concurrent workers.
+final class ResultBox<T>: @unchecked Sendable {
+    private let lock = DispatchSemaphore(value: 1)
+    private(set) var values: [T]
+    init(count: Int, initial: T) { values = Array(repeating: initial, count: count) }
+    func set(_ index: Int, _ value: T) { lock.wait(); values[index] = value; lock.signal() }
 }
 
 /// Per-index results written by concurrent workers.

@@ -89,7 +89,9 @@ enum V1SchemeSigner {
         let attributeName = entryDigestAttributeName(digestAlgorithm)
         var sections: [(String, [UInt8])] = []
         sections.reserveCapacity(entryDigests.count)
-        for name in entryDigests.keys.sorted(by: JARManifestWriter.javaLess) {
+        // Java sorts by UTF-16 code units; compare precomputed code units rather than String views.
+        let names = entryDigests.keys.map { ($0, Array($0.utf16)) }.sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
+        for name in names {
             if let bad = name.unicodeScalars.first(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
                 throw SignError.unsupportedEntryName(name, character: bad.value)
             }
