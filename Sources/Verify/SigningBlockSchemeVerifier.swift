@@ -106,6 +106,8 @@ struct SchemeVerificationResult {
         var signatureAlgorithmIDs: [UInt32] = []
         var contentDigests: [(algorithmID: UInt32, value: [UInt8])] = []
         var hasLineage = false
+        /// v3.1: the signer targets the development release after `minSdkVersion` (attribute 0xc2a6b3ba).
+        var targetsDevRelease = false
         var lineage: SigningCertificateLineage?
         var errors: [Issue] = []
         var warnings: [Issue] = []
@@ -231,7 +233,7 @@ struct SigningBlockSchemeVerifier {
             let signer = byMax[key]!
             if firstMin == 0 {
                 firstMin = signer.minSdkVersion
-            } else if signer.minSdkVersion != lastMax + 1 {
+            } else if signer.minSdkVersion != lastMax + 1 && !(signer.minSdkVersion == lastMax && signer.targetsDevRelease) {
                 result.errors.append(.error(.v3InconsistentSdkVersions, "", "APK Signature Scheme v3 signers supported min/max SDK versions are not continuous."))
                 break
             }
@@ -323,7 +325,10 @@ struct SigningBlockSchemeVerifier {
             signer.error(code(.v2SigNoSignatures, .v3SigNoSignatures), "No signatures")
             return
         }
-        let range = kind == .v2 ? (minSdkVersion, maxSdkVersion) : (signer.minSdkVersion, signer.maxSdkVersion)
+        // A v3 signer targeting a development release verifies from the level after its stated minimum.
+        if kind != .v2 { signer.targetsDevRelease = Self.signedDataTargetsDevRelease(signedDataBuffer) }
+        let range = kind == .v2 ? (minSdkVersion, maxSdkVersion)
+                                : (signer.minSdkVersion + (signer.targetsDevRelease ? 1 : 0), signer.maxSdkVersion)
         guard let toVerify = Self.signaturesToVerify(supported, minSdkVersion: range.0, maxSdkVersion: range.1) else {
             signer.error(code(.v2SigNoSupportedSignatures, .v3SigNoSupportedSignatures), "No supported signatures")
             return
@@ -480,6 +485,24 @@ struct SigningBlockSchemeVerifier {
         } catch {
             signer.error(.v3SigMalformedLineage, "Failed to parse the SigningCertificateLineage structure in the APK Signature Scheme v3 signature's additional attributes section.")
         }
+    }
+
+    /// Best-effort peek at a v3 signed-data's attributes for the dev-release attribute (apksig
+    /// `signedDataTargetsDevRelease`): a malformed block simply does not target one.
+    static func signedDataTargetsDevRelease(_ signedData: SchemeBuffer) -> Bool {
+        var peek = signedData
+        do {
+            _ = try peek.lengthPrefixedSlice()
+            _ = try peek.lengthPrefixedSlice()
+            _ = try peek.getInt()
+            _ = try peek.getInt()
+            var attributes = try peek.lengthPrefixedSlice()
+            while attributes.hasRemaining {
+                var attribute = try attributes.lengthPrefixedSlice()
+                if UInt32(bitPattern: try attribute.getInt()) == AdditionalAttribute.ID.signerTargetsDevRelease { return true }
+            }
+        } catch {}
+        return false
     }
 
     private static func list(_ ids: [UInt32]) -> String { "[" + ids.map { String(Int32(bitPattern: $0)) }.joined(separator: ", ") + "]" }

@@ -1,4 +1,10 @@
 import APKCore
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import OpenSSLWrapper
 import SignatureSchemes
 import Unpack
@@ -420,6 +426,7 @@ struct V1SchemeVerifier {
         var firstSigners: [String]?
         var firstName = ""
         var scratch = Signer(name: "", blockEntry: signers[0].blockEntry, signatureFileEntry: signers[0].signatureFileEntry)
+        var jobs: [DigestJob] = []
         for entry in entries.sorted(by: { $0.localHeaderOffset < $1.localHeaderOffset }) {
             let name = entry.name
             if name.hasPrefix("META-INF/") || name.hasSuffix("/") { continue }
@@ -448,20 +455,37 @@ struct V1SchemeVerifier {
                 result.errors.append(.error(.jarSigNoZipEntryDigestInManifest, "", "No digest for \(name) in META-INF/MANIFEST.MF"))
                 continue
             }
-            let hashers = expected.map { $0.algorithm.makeHasher() }
+            jobs.append(DigestJob(entry: entry, expected: expected))
+        }
+
+        // The entries' data, digested on all cores (each job writes only its own slot).
+        let outcomes = DigestOutcomes(count: jobs.count)
+        let archive = self.archive
+        let jobList = jobs
+        let work: @Sendable (Int) -> Void = { index in
+            let job = jobList[index]
+            let hashers = job.expected.map { $0.algorithm.makeHasher() }
             do {
-                try archive.withUncompressedChunks(of: entry) { chunk in
+                try archive.withUncompressedChunks(of: job.entry) { chunk in
                     for hasher in hashers { hasher.update(chunk) }
                 }
+                outcomes.set(index, .digests(hashers.map { $0.finish() }))
             } catch {
-                result.errors.append(.error(.malformedAPK, "", "Failed to read entry \(name): \(error)"))
-                continue
+                outcomes.set(index, .failed("\(error)"))
             }
-            for (index, (algorithm, digest)) in expected.enumerated() {
-                let actual = hashers[index].finish()
-                if actual != digest {
-                    result.errors.append(.error(.jarSigZipEntryDigestDidNotVerify, "", "\(algorithm.rawValue) digest of \(name) does not match the digest specified in META-INF/MANIFEST.MF. Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual))>"))
+        }
+        if jobs.count > 1 { DispatchQueue.concurrentPerform(iterations: jobs.count, execute: work) } else { jobs.indices.forEach(work) }
+        for (index, job) in jobs.enumerated() {
+            let name = job.entry.name
+            switch outcomes.get(index) {
+            case .failed(let reason):
+                result.errors.append(.error(.malformedAPK, "", "Failed to read entry \(name): \(reason)"))
+            case .digests(let actual):
+                for (slot, (algorithm, digest)) in job.expected.enumerated() where actual[slot] != digest {
+                    result.errors.append(.error(.jarSigZipEntryDigestDidNotVerify, "", "\(algorithm.rawValue) digest of \(name) does not match the digest specified in META-INF/MANIFEST.MF. Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual[slot]))>"))
                 }
+            case nil:
+                result.errors.append(.error(.malformedAPK, "", "Failed to read entry \(name)"))
             }
         }
         guard let firstSigners else {
@@ -575,5 +599,37 @@ enum Base64 {
             i += 4
         }
         return out
+    }
+}
+
+/// One entry to digest and the digests the manifest expects for it.
+private struct DigestJob: Sendable {
+    var entry: ZipEntry
+    var expected: [(algorithm: VerificationDigest, digest: [UInt8])]
+}
+
+/// Per-job results written concurrently, one slot per job.
+private final class DigestOutcomes: @unchecked Sendable {
+    enum Outcome { case digests([[UInt8]]), failed(String) }
+    private var slots: [Outcome?]
+    private let lock = NSLockLike()
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ outcome: Outcome) { lock.withLock { slots[index] = outcome } }
+    func get(_ index: Int) -> Outcome? { lock.withLock { slots[index] } }
+}
+
+/// A pthread mutex (Verify does not import Foundation).
+private final class NSLockLike: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 }

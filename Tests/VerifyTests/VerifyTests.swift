@@ -443,3 +443,73 @@ struct VerifyCommandTests {
         #expect(lenient.status == 0, "\(lenient)")
     }
 }
+
+/// Key rotation (v3 proof-of-rotation lineage) and signer consistency across schemes.
+@Suite("Verify: signer consistency and rotation")
+struct SignerConsistencyTests {
+    @Test("a rotated APK (apksigner rotate + --lineage) verifies with the new signer; v1/v2 keep the old one")
+    func rotation() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-rotation")
+        let lineage = directory.appendingPathComponent("lineage.bin").path
+        let rotate = try TestSupport.run("apksigner", ["rotate", "--out", lineage,
+                                                       "--old-signer", "--ks", try TestKey.rsa2048.keystore, "--ks-pass", "pass:\(TestKeys.password)",
+                                                       "--new-signer", "--ks", try TestKey.ecP256.keystore, "--ks-pass", "pass:\(TestKeys.password)"])
+        try #require(rotate.succeeded, "\(rotate)")
+        let apk = try VerifyFixtures.signedAPK(in: directory, key: .rsa2048, schemes: .all,
+                                               extra: ["--next-signer", "--ks", try TestKey.ecP256.keystore, "--ks-pass", "pass:\(TestKeys.password)", "--lineage", lineage])
+        let oracle = try VerifyFixtures.apksignerVerify(apk)
+        try #require(oracle.verifies, "\(oracle.output)")
+        let report = try VerifyFixtures.verify(apk)
+        let verified = report.isSignatureVerified
+        #expect(verified, "\(report.signatureErrors)")
+        #expect(report.signers.map(\.sha256) == oracle.certificateSHA256)
+        #expect(report.signers.first?.keyAlgorithm == "EC")
+        let v1Signer = report.schemes.first { $0.scheme == .v1 }?.signers.first?.certificate
+        #expect(v1Signer?.keyAlgorithm == "RSA")
+    }
+
+    @Test("a v3 signer that differs from the v2 signer without a lineage (V3_SIG_PAST_SIGNERS_MISMATCH)")
+    func pastSignersMismatch() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-past-signers")
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory)
+        let aligned = try VerifyFixtures.zipalign(unsigned, output: directory.appendingPathComponent("aligned.apk").path)
+        let schemes = SchemeSet(v1: false, v2: true, v3: true)
+        let first = try VerifyFixtures.read(try VerifyFixtures.sign(aligned, key: .rsa2048, schemes: schemes, output: directory.appendingPathComponent("a.apk").path))
+        let second = try VerifyFixtures.read(try VerifyFixtures.sign(aligned, key: .ecP256, schemes: schemes, output: directory.appendingPathComponent("b.apk").path))
+        // Same entries, so the second APK's v3 block is valid for the first APK's contents.
+        var block = try VerifyFixtures.signingBlock(of: first)
+        let foreignV3 = try #require(try VerifyFixtures.signingBlock(of: second).value(for: SigningBlock.ID.v3))
+        let index = try #require(block.pairs.firstIndex { $0.id == SigningBlock.ID.v3 })
+        block.pairs[index].value = foreignV3
+        block.pairs.removeAll { $0.id == SigningBlock.ID.verityPadding }
+        let mixed = try VerifyFixtures.replacingSigningBlock(in: first, with: block.encoded())
+        let path = directory.appendingPathComponent("mixed.apk").path
+        try VerifyFixtures.write(mixed, to: path)
+        #expect(!(try VerifyFixtures.apksignerVerify(path, minSdkVersion: 24).verifies))
+        let report = try VerifyFixtures.verify(path, minSdkVersion: 24)
+        #expect(VerifyFixtures.codes(report.signatureErrors) == ["V3_SIG_PAST_SIGNERS_MISMATCH"])
+        // From P on only v3 is consulted, and it is valid on its own.
+        #expect(try VerifyFixtures.verify(path, minSdkVersion: 28).isSignatureVerified)
+        #expect(try VerifyFixtures.apksignerVerify(path, minSdkVersion: 28).verifies)
+    }
+
+    @Test("a DSA key (v1+v2+v3)")
+    func dsa() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-dsa")
+        let keystore = directory.appendingPathComponent("dsa.p12").path
+        let made = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keystore, "-storetype", "PKCS12", "-storepass", TestKeys.password,
+                                                   "-keypass", TestKeys.password, "-alias", "signer", "-keyalg", "DSA", "-keysize", "2048",
+                                                   "-dname", "CN=DSA", "-validity", "3650"])
+        try #require(made.succeeded, "\(made)")
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory)
+        let output = directory.appendingPathComponent("signed.apk").path
+        let signed = try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "pass:\(TestKeys.password)", "--out", output, unsigned])
+        try #require(signed.succeeded, "\(signed)")
+        let oracle = try VerifyFixtures.apksignerVerify(output)
+        let report = try VerifyFixtures.verify(output)
+        let verified = report.isSignatureVerified
+        #expect(verified == oracle.verifies, "\(report.signatureErrors) vs \(oracle.output)")
+        #expect(report.signers.map(\.sha256) == oracle.certificateSHA256)
+        #expect(Set(report.verifiedSchemes.map(\.rawValue)) == oracle.schemes)
+    }
+}
