@@ -513,3 +513,65 @@ struct SignerConsistencyTests {
         #expect(Set(report.verifiedSchemes.map(\.rawValue)) == oracle.schemes)
     }
 }
+
+/// JAR signatures made by other tools: jarsigner, and OpenSSL CMS with signed attributes.
+@Suite("Verify: JAR signatures from other signers")
+struct ForeignJARSignatureTests {
+    /// A v1-only fixture (targetSdk 29 so v1 alone may satisfy the scheme rule), aligned, unsigned.
+    func alignedFixture(_ label: String) throws -> (directory: URL, path: String) {
+        let directory = try TestSupport.makeTemporaryDirectory(label)
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { $0.targetSdk = 29 }
+        return (directory, try VerifyFixtures.zipalign(unsigned, output: directory.appendingPathComponent("aligned.apk").path))
+    }
+
+    @Test("jarsigner's SHA-256 signature verifies from API 18, not on 14-17 (JAR_SIG_UNSUPPORTED_SIG_ALG), as apksigner says")
+    func jarsigner() throws {
+        let fixture = try alignedFixture("verify-jarsigner")
+        let signed = try TestSupport.run("jarsigner", ["-keystore", try TestKey.rsa2048.keystore, "-storepass", TestKeys.password, fixture.path, "signer"])
+        try #require(signed.succeeded, "\(signed)")
+        #expect(try VerifyFixtures.apksignerVerify(fixture.path).verifies)
+        let report = try VerifyFixtures.verify(fixture.path)
+        let verified = report.isSignatureVerified
+        #expect(verified, "\(report.signatureErrors)")
+        #expect(!(try VerifyFixtures.apksignerVerify(fixture.path, minSdkVersion: 14).verifies))
+        let old = try VerifyFixtures.verify(fixture.path, minSdkVersion: 14)
+        #expect(VerifyFixtures.codes(old.signatureErrors) == ["JAR_SIG_UNSUPPORTED_SIG_ALG"])
+    }
+
+    /// Replaces META-INF/SIGNER.RSA of a v1-only APK with `openssl cms -sign` over `signedFile` (with the
+    /// default signed attributes: content type, signing time, message digest).
+    func cmsSigned(_ label: String, signing signedFile: String) throws -> String {
+        let fixture = try alignedFixture(label)
+        let apk = try VerifyFixtures.sign(fixture.path, key: .rsa2048, schemes: SchemeSet(v1: true, v2: false, v3: false),
+                                          output: fixture.directory.appendingPathComponent("v1.apk").path)
+        let work = fixture.directory.appendingPathComponent("cms")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let pem = work.appendingPathComponent("key.pem").path
+        try #require(try TestSupport.run("openssl", ["pkcs12", "-in", try TestKey.rsa2048.keystore, "-passin", "pass:\(TestKeys.password)", "-nodes", "-out", pem]).succeeded)
+        try #require(try TestSupport.run("unzip", ["-q", "-o", apk, "META-INF/*", "-d", work.path]).succeeded)
+        let block = work.appendingPathComponent("META-INF/SIGNER.RSA").path
+        let cms = try TestSupport.run("openssl", ["cms", "-sign", "-binary", "-in", work.appendingPathComponent(signedFile).path, "-signer", pem,
+                                                  "-md", "sha256", "-nosmimecap", "-outform", "DER", "-out", block])
+        try #require(cms.succeeded, "\(cms)")
+        try #require(try TestSupport.run("zip", ["-q", apk, "META-INF/SIGNER.RSA"], currentDirectory: work.path).succeeded)
+        return apk
+    }
+
+    @Test("a SignerInfo with signed attributes verifies from API 19; below, Android's broken handling is refused (JAR_SIG_VERIFY_EXCEPTION)")
+    func signedAttributes() throws {
+        let apk = try cmsSigned("verify-cms", signing: "META-INF/SIGNER.SF")
+        #expect(try VerifyFixtures.apksignerVerify(apk).verifies)
+        let report = try VerifyFixtures.verify(apk)
+        let verified = report.isSignatureVerified
+        #expect(verified, "\(report.signatureErrors)")
+        #expect(!(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 18).verifies))
+        #expect(VerifyFixtures.codes(try VerifyFixtures.verify(apk, minSdkVersion: 18).signatureErrors) == ["JAR_SIG_VERIFY_EXCEPTION"])
+    }
+
+    @Test("signed attributes whose message digest is not the .SF's (JAR_SIG_DID_NOT_VERIFY)")
+    func signedAttributesWrongDigest() throws {
+        let apk = try cmsSigned("verify-cms-bad", signing: "META-INF/MANIFEST.MF")
+        #expect(!(try VerifyFixtures.apksignerVerify(apk).verifies))
+        #expect(VerifyFixtures.codes(try VerifyFixtures.verify(apk).signatureErrors) == ["JAR_SIG_DID_NOT_VERIFY"])
+    }
+}
