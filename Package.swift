@@ -55,5 +55,16 @@ let package = Package(
         .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "Overlay", "Repack", "TestSupport"]),
         .testTarget(name: "InstallTests", dependencies: ["Install", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
+        // Hardening (issue 7): hostile input, tamper sweep, atomic output, fuzz-found regressions.
+        .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "TestSupport"]),
+        // Fuzz targets (issue 7): plain executables that replay input files; scripts/fuzz/run.sh builds them with
+        // -sanitize=fuzzer,address -DFUZZING, which turns each into a libFuzzer binary.
+        .target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzZip", dependencies: ["FuzzSupport", "APKCore", "Unpack", "SignatureSchemes"], path: "Tests/Fuzz/FuzzZip"),
+        .executableTarget(name: "FuzzSigningBlock", dependencies: ["FuzzSupport", "APKCore", "SignatureSchemes"], path: "Tests/Fuzz/FuzzSigningBlock"),
+        .executableTarget(name: "FuzzBinaryXML", dependencies: ["FuzzSupport", "BinaryXML"], path: "Tests/Fuzz/FuzzBinaryXML"),
+        .executableTarget(name: "FuzzResourceTable", dependencies: ["FuzzSupport", "ResourceTable"], path: "Tests/Fuzz/FuzzResourceTable"),
+        .executableTarget(name: "FuzzKeyStore", dependencies: ["FuzzSupport", "Sign", "OpenSSLWrapper"], path: "Tests/Fuzz/FuzzKeyStore"),
+        .executableTarget(name: "FuzzVerify", dependencies: ["FuzzSupport", "APKCore", "Verify"], path: "Tests/Fuzz/FuzzVerify"),
     ]
 )
