@@ -102,6 +102,13 @@ import TestSupport
                                             keyPassword: .pass(Secret("key-secret-42"))).load()
         let exported = try KeytoolFixture.exportCertificate(keystore: path, type: "JKS", alias: "release", storePassword: "store-secret")
         #expect(signer.certificates.first?.derBytes == exported)
+
+        // apksigner: --ks-pass file:F --key-pass file:F reads the two lines of F.
+        let both = directory.appendingPathComponent("passwords.txt").path
+        try Data("store-secret\nkey-secret-42\n".utf8).write(to: URL(fileURLWithPath: both))
+        let fromFile = try KeySource.keyStore(path: path, type: nil, alias: "release", storePassword: .file(both),
+                                              keyPassword: .file(both)).load()
+        #expect(fromFile.certificates.first?.derBytes == exported)
     }
 
     @Test(arguments: ["PKCS12", "JKS"])

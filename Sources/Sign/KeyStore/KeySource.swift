@@ -154,6 +154,8 @@ public struct LoadedKeyStore: Sendable {
     public let type: KeyStoreType
     public let entries: [KeyStoreEntryInfo]
     private let storePassword: Secret
+    /// 1 when the key password comes from the same file as the store password (its second line).
+    private let keyPasswordFileLine: Int
     private let pkcs12Keys: [String: PrivateKey]        // by lower-cased alias
     private let jksProtectedKeys: [String: [UInt8]]      // by lower-cased alias
 
@@ -173,6 +175,12 @@ public struct LoadedKeyStore: Sendable {
             _ = try KeyStoreType(parsing: type)
         }
         let password = try storePassword.resolve(prompt: "Keystore password for \(path): ")
+        if case .file(let storeFile) = storePassword, case .file(let keyFile)? = keyPassword,
+           URL(fileURLWithPath: storeFile).standardizedFileURL == URL(fileURLWithPath: keyFile).standardizedFileURL {
+            keyPasswordFileLine = 1
+        } else {
+            keyPasswordFileLine = 0
+        }
         self.path = path
         self.type = detected
         self.storePassword = password
@@ -180,7 +188,7 @@ public struct LoadedKeyStore: Sendable {
         case .pkcs12:
             let parsed: [PKCS12Entry]
             do {
-                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ")
+                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ", fileLine: keyPasswordFileLine)
                 parsed = try PKCS12.parse(bytes, password: password.bytes, keyPassword: keySecret?.bytes)
             } catch let error as PKCS12Error {
                 switch error.kind {
@@ -258,7 +266,7 @@ public struct LoadedKeyStore: Sendable {
             guard let protected = jksProtectedKeys[alias.lowercased()] else {
                 throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
             }
-            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ") ?? storePassword
+            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ", fileLine: keyPasswordFileLine) ?? storePassword
             let pkcs8: [UInt8]
             do {
                 pkcs8 = try JavaKeyStore.recoverKey(protected, password: password, alias: alias)

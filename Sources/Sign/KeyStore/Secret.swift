@@ -61,7 +61,11 @@ public enum PasswordSource: Sendable, Equatable {
     }
 
     /// Reads the password. `prompt` is shown only for `.prompt` (on the terminal, echo off).
-    public func resolve(prompt: String) throws -> Secret {
+    public func resolve(prompt: String) throws -> Secret { try resolve(prompt: prompt, fileLine: 0) }
+
+    /// `resolve(prompt:)`, taking line `fileLine` (0-based) of a `file:` source when the file has that many
+    /// lines, else its first line. apksigner reads `--ks-pass file:F --key-pass file:F` as two lines of F.
+    func resolve(prompt: String, fileLine: Int) throws -> Secret {
         switch self {
         case .pass(let secret):
             return secret
@@ -74,7 +78,7 @@ public enum PasswordSource: Sendable, Equatable {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw KeyStoreError(.passwordUnavailable, "cannot read password file \(path); check the path and its permissions")
             }
-            return Secret(bytes: Self.firstLine(Array(data)))
+            return Secret(bytes: Self.line(fileLine, of: Array(data)) ?? Self.firstLine(Array(data)))
         case .stdin:
             guard let line = StandardInputLines.shared.nextLine() else {
                 throw KeyStoreError(.passwordUnavailable, "standard input ended before a password line; pipe the password in (echo \"$PASS\" | …)")
@@ -87,6 +91,15 @@ public enum PasswordSource: Sendable, Equatable {
 
     /// The bytes up to the first line terminator (apksigner reads passwords a line at a time; "\r\n" and
     /// "\n" both end a line).
+    /// Line `index` (0-based) without its terminator, or nil if the bytes have no such (non-empty) line.
+    static func line(_ index: Int, of bytes: [UInt8]) -> [UInt8]? {
+        let lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false)
+        guard index < lines.count else { return nil }
+        var line = Array(lines[index])
+        if line.last == 0x0d { line.removeLast() }
+        return index > 0 && line.isEmpty ? nil : line
+    }
+
     static func firstLine(_ bytes: [UInt8]) -> [UInt8] {
         var line = Array(bytes.prefix { $0 != 0x0a })
         if line.last == 0x0d { line.removeLast() }
