@@ -1,0 +1,137 @@
+import APKCore
+import Foundation
+import Repack
+import Sign
+import Testing
+import TestSupport
+import Unpack
+
+/// `apkpatch sign` through the built binary, with apksigner's option names, and the entries-based signing
+/// path the pipeline uses.
+@Suite struct SignCommandTests {
+    static let shared: (directory: URL, rsa: TestKeys.Files) = {
+        let directory = try! TestSupport.makeTemporaryDirectory("sign-cli-keys")
+        return (directory, try! TestKeys.make(.rsa2048, in: directory, name: "cli"))
+    }()
+
+    @Test("--key/--cert with --out, -v and --json; apksigner verifies")
+    func keyAndCertificate() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("out.apk").path
+        let keys = Self.shared.rsa
+        let result = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", output, "-v", input])
+        #expect(result.succeeded, "\(result)")
+        #expect(result.stdout.contains("Signed"), "\(result)")
+        #expect(result.stdout.contains("schemes: v1, v2, v3"), "\(result)")
+        let verify = try TestSupport.run("apksigner", ["verify", "-v", output])
+        #expect(verify.succeeded, "\(verify)")
+
+        let jsonOutput = dir.appendingPathComponent("json.apk").path
+        let json = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", jsonOutput, "--json", "--in", input])
+        #expect(json.succeeded, "\(json)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["schemes"] as? [String] == ["v1", "v2", "v3"])
+        #expect(object["minSdkVersion"] as? Int == 21)
+        #expect(object["v1SignerName"] as? String == "CLI")
+        #expect(object["signatureAlgorithms"] as? [String] == ["RSA_PKCS1_V1_5_WITH_SHA256"])
+        #expect((object["signerCertificateSHA256"] as? String)?.count == 64)
+        // Same input, same key: the two outputs are the same bytes.
+        #expect(try TestSupport.readBytes(output) == (try TestSupport.readBytes(jsonOutput)))
+    }
+
+    @Test("without --out the input is signed in place")
+    func inPlace() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let before = try TestSupport.readBytes(input)
+        let keys = Self.shared.rsa
+        let result = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, input])
+        #expect(result.succeeded, "\(result)")
+        #expect(try TestSupport.readBytes(input) != before)
+        #expect(try TestSupport.run("apksigner", ["verify", input]).succeeded)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("scheme switches and --min-sdk-version as apksigner spells them")
+    func schemeSwitches() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("v2v3.apk").path
+        let keys = Self.shared.rsa
+        let result = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--v1-signing-enabled", "false",
+                                               "--min-sdk-version", "24", "--out", output, input])
+        #expect(result.succeeded, "\(result)")
+        let verify = try TestSupport.run("apksigner", ["verify", "-v", "--min-sdk-version", "24", output])
+        #expect(verify.succeeded, "\(verify)")
+        #expect(verify.stdout.contains("Verified using v1 scheme (JAR signing): false"))
+        #expect(try APKFacts(output).archive.entry(named: "META-INF/MANIFEST.MF") == nil)
+
+        let none = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--v1-signing-enabled", "false",
+                                             "--v2-signing-enabled", "false", "--v3-signing-enabled", "false", "--out", output, input])
+        #expect(!none.succeeded)
+        #expect(none.stderr.contains("enable at least one"), "\(none)")
+    }
+
+    @Test("keystores made by keytool (PKCS12 and JKS); the alias names the v1 files", arguments: ["PKCS12", "JKS"])
+    func keytoolStores(type: String) throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let store = dir.appendingPathComponent("release.\(type.lowercased())").path
+        let made = try TestSupport.run("keytool", ["-genkeypair", "-keystore", store, "-storetype", type, "-alias", "my.release-key",
+                                                   "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650",
+                                                   "-dname", "CN=Release, O=Example, C=US",
+                                                   "-storepass", "store-secret", "-keypass", "store-secret"])
+        #expect(made.succeeded, "\(made)")
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        let result = try TestSupport.apkpatch(["sign", "--ks", store, "--ks-key-alias", "my.release-key", "--ks-pass", "env:APKPATCH_TEST_KS_PASS",
+                                               "--out", output, input], environment: ["APKPATCH_TEST_KS_PASS": "store-secret"])
+        #expect(result.succeeded, "\(result)")
+        #expect(!result.stdout.contains("store-secret") && !result.stderr.contains("store-secret"))
+        let verify = try TestSupport.run("apksigner", ["verify", "--print-certs", output])
+        #expect(verify.succeeded, "\(verify)")
+        #expect(verify.stdout.contains("CN=Release, O=Example, C=US"), "\(verify)")
+        // getSafeSignerName("my.release-key") = "MY_RELEA".
+        #expect(try APKFacts(output).archive.entry(named: "META-INF/MY_RELEA.SF") != nil)
+    }
+
+    @Test("signing the pipeline's entry list gives the same bytes as signing the archive")
+    func entriesPathMatchesArchivePath() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let archive = try APKArchive(path: input)
+        let key = Self.shared.rsa.key
+        let fromArchive = dir.appendingPathComponent("archive.apk").path
+        let fromEntries = dir.appendingPathComponent("entries.apk").path
+        _ = try Signer(config: SignerConfig(key: key)).sign(archive, to: fromArchive)
+        let entries = try Repacker.rawEntries(of: archive.zip)
+        let cache = SigningCache()
+        _ = try Signer(config: SignerConfig(key: key)).sign(entries: entries, to: fromEntries, cache: cache)
+        #expect(try TestSupport.readBytes(fromArchive) == (try TestSupport.readBytes(fromEntries)))
+        #expect(cache.count == entries.filter { !$0.entry.isDirectory }.count)
+        // A second run with the warm cache gives the same bytes again.
+        let again = dir.appendingPathComponent("again.apk").path
+        _ = try Signer(config: SignerConfig(key: key)).sign(entries: entries, to: again, cache: cache)
+        #expect(try TestSupport.readBytes(again) == (try TestSupport.readBytes(fromEntries)))
+        #expect(cache.chunks.reusedChunkCount > 0)
+    }
+
+    @Test("a failed signing leaves no output and the input untouched")
+    func failureLeavesNothing() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let before = try TestSupport.readBytes(input)
+        let output = dir.appendingPathComponent("out.apk").path
+        let other = try TestKeys.make(.ecP256, in: dir, name: "ec")
+        // EC key, v1 on, API 14: refused before anything is written.
+        let result = try TestSupport.apkpatch(["sign", "--key", other.keyPK8, "--cert", other.certificatePEM, "--min-sdk-version", "14",
+                                               "--out", output, input])
+        #expect(!result.succeeded)
+        #expect(result.stderr.contains("ECDSA JAR (v1) signatures need minSdkVersion 18"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try TestSupport.readBytes(input) == before)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty)
+    }
+}
