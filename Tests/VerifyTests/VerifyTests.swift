@@ -575,3 +575,115 @@ struct ForeignJARSignatureTests {
         #expect(VerifyFixtures.codes(try VerifyFixtures.verify(apk).signatureErrors) == ["JAR_SIG_DID_NOT_VERIFY"])
     }
 }
+
+/// JAR manifest and signature-file edits, re-signed with OpenSSL so that only the edit can fail the APK:
+/// each case is checked against apksigner's verdict and must report apksig's issue.
+@Suite("Verify: JAR manifest and .SF rules")
+struct JARFileRuleTests {
+    enum Edit: String, CaseIterable, Sendable, CustomStringConvertible {
+        case none, noSignatureVersion, noManifestDigest, badSectionDigest, badMainAttributesDigest, unknownSchemeID,
+             strippedSchemeID, sfSectionMissing, sfSectionDuplicated, manifestNamesMissingEntry, manifestSectionDuplicated,
+             manifestSectionUnnamed, manifestSectionMissing, invalidBase64
+        var description: String { rawValue }
+
+        /// (errors, a warning that must be present, apksigner accepts)
+        var expected: (errors: Set<String>, warning: String?, verifies: Bool) {
+            switch self {
+            case .none: return ([], nil, true)
+            case .noSignatureVersion: return (["JAR_SIG_NO_SIGNATURES"], nil, false)
+            case .noManifestDigest: return ([], "JAR_SIG_NO_MANIFEST_DIGEST_IN_SIG_FILE", true)
+            case .badSectionDigest: return (["JAR_SIG_MANIFEST_SECTION_DIGEST_DID_NOT_VERIFY"], nil, false)
+            case .badMainAttributesDigest: return (["JAR_SIG_MANIFEST_MAIN_SECTION_DIGEST_DID_NOT_VERIFY"], nil, false)
+            case .unknownSchemeID: return ([], "JAR_SIG_UNKNOWN_APK_SIG_SCHEME_ID", true)
+            case .strippedSchemeID: return (["JAR_SIG_MISSING_APK_SIG_REFERENCED"], nil, false)
+            case .sfSectionMissing: return (["JAR_SIG_ZIP_ENTRY_NOT_SIGNED"], nil, false)
+            case .sfSectionDuplicated: return (["JAR_SIG_NO_SIGNATURES"], nil, false)
+            case .manifestNamesMissingEntry: return (["JAR_SIG_MISSING_ZIP_ENTRY_REFERENCED_IN_MANIFEST"], nil, false)
+            case .manifestSectionDuplicated: return (["JAR_SIG_DUPLICATE_MANIFEST_SECTION"], nil, false)
+            case .manifestSectionUnnamed: return (["JAR_SIG_UNNNAMED_MANIFEST_SECTION"], nil, false)
+            case .manifestSectionMissing: return (["JAR_SIG_NO_ZIP_ENTRY_DIGEST_IN_MANIFEST"], nil, false)
+            case .invalidBase64: return (["MALFORMED_APK"], nil, false)
+            }
+        }
+
+        static func section(_ name: String, in text: String) -> String? {
+            guard let start = text.range(of: "Name: \(name)\r\n") else { return nil }
+            guard let end = text.range(of: "\r\n\r\n", range: start.upperBound..<text.endIndex) else { return nil }
+            return String(text[start.lowerBound..<end.upperBound])
+        }
+
+        func apply(manifest: inout String, signatureFile sf: inout String) {
+            func dropManifestDigest() {
+                sf = sf.split(separator: "\r\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("SHA-256-Digest-Manifest:") }.joined(separator: "\r\n")
+            }
+            switch self {
+            case .none: break
+            case .noSignatureVersion: sf = sf.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "")
+            case .noManifestDigest: dropManifestDigest()
+            case .badSectionDigest:
+                dropManifestDigest()
+                let section = Self.section("assets/a.txt", in: sf)!
+                sf = sf.replacingOccurrences(of: section, with: "Name: assets/a.txt\r\nSHA-256-Digest: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n")
+            case .badMainAttributesDigest:
+                sf = sf.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "Signature-Version: 1.0\r\nSHA-256-Digest-Manifest-Main-Attributes: AAAA\r\n")
+            case .unknownSchemeID:
+                sf = sf.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "Signature-Version: 1.0\r\nX-Android-APK-Signed: 99\r\n")
+            case .strippedSchemeID:
+                sf = sf.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "Signature-Version: 1.0\r\nX-Android-APK-Signed: 2\r\n")
+            case .sfSectionMissing:
+                sf = sf.replacingOccurrences(of: Self.section("assets/a.txt", in: sf)!, with: "")
+            case .sfSectionDuplicated:
+                let section = Self.section("assets/a.txt", in: sf)!
+                sf = sf.replacingOccurrences(of: section, with: section + section)
+            case .manifestNamesMissingEntry:
+                manifest += "Name: assets/none.txt\r\nSHA-256-Digest: AAAA\r\n\r\n"
+            case .manifestSectionDuplicated:
+                manifest += Self.section("assets/a.txt", in: manifest)!
+            case .manifestSectionUnnamed:
+                manifest += "Foo: bar\r\n\r\n"
+            case .manifestSectionMissing:
+                manifest = manifest.replacingOccurrences(of: Self.section("assets/a.txt", in: manifest)!, with: "")
+                dropManifestDigest()
+                sf = sf.replacingOccurrences(of: Self.section("assets/a.txt", in: sf)!, with: "")
+            case .invalidBase64:
+                dropManifestDigest()
+                sf = sf.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "Signature-Version: 1.0\r\nSHA-256-Digest-Manifest: !!not base64!!\r\n")
+            }
+        }
+    }
+
+    @Test("edited MANIFEST.MF / .SF, re-signed", arguments: Edit.allCases)
+    func edited(_ edit: Edit) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-jar-\(edit.rawValue)")
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { $0.targetSdk = 29 }
+        let aligned = try VerifyFixtures.zipalign(unsigned, output: directory.appendingPathComponent("aligned.apk").path)
+        let apk = try VerifyFixtures.sign(aligned, key: .rsa2048, schemes: SchemeSet(v1: true, v2: false, v3: false),
+                                          output: directory.appendingPathComponent("v1.apk").path)
+        let work = directory.appendingPathComponent("w")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        try #require(try TestSupport.run("unzip", ["-q", "-o", apk, "META-INF/*", "-d", work.path]).succeeded)
+        let manifestURL = work.appendingPathComponent("META-INF/MANIFEST.MF"), sfURL = work.appendingPathComponent("META-INF/SIGNER.SF")
+        var manifest = try String(contentsOf: manifestURL, encoding: .utf8)
+        var sf = try String(contentsOf: sfURL, encoding: .utf8)
+        edit.apply(manifest: &manifest, signatureFile: &sf)
+        try manifest.write(to: manifestURL, atomically: true, encoding: .utf8)
+        try sf.write(to: sfURL, atomically: true, encoding: .utf8)
+        let pem = work.appendingPathComponent("key.pem").path
+        try #require(try TestSupport.run("openssl", ["pkcs12", "-in", try TestKey.rsa2048.keystore, "-passin", "pass:\(TestKeys.password)", "-nodes", "-out", pem]).succeeded)
+        let cms = try TestSupport.run("openssl", ["cms", "-sign", "-binary", "-noattr", "-in", sfURL.path, "-signer", pem, "-md", "sha256",
+                                                  "-outform", "DER", "-out", work.appendingPathComponent("META-INF/SIGNER.RSA").path])
+        try #require(cms.succeeded, "\(cms)")
+        try #require(try TestSupport.run("zip", ["-q", apk, "META-INF/MANIFEST.MF", "META-INF/SIGNER.SF", "META-INF/SIGNER.RSA"], currentDirectory: work.path).succeeded)
+
+        let expected = edit.expected
+        let oracle = try VerifyFixtures.apksignerVerify(apk)
+        #expect(oracle.verifies == expected.verifies, "apksigner: \(oracle.output)")
+        let report = try VerifyFixtures.verify(apk)
+        let verified = report.isSignatureVerified
+        #expect(verified == expected.verifies, "\(report.signatureErrors)")
+        #expect(VerifyFixtures.codes(report.signatureErrors) == expected.errors, "\(report.signatureErrors)")
+        if let warning = expected.warning {
+            #expect(VerifyFixtures.codes(report.signatureWarnings).contains(warning), "\(report.signatureWarnings)")
+        }
+    }
+}
