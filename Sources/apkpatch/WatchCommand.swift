@@ -39,11 +39,16 @@ extension APKPatch {
             session.quietPeriodMilliseconds = debounceMilliseconds
             session.verifiesEachBuild = verifyEach
             stopDescriptor = session.stopFileDescriptor
+            // A parent may have spawned us with these signals blocked (threads of a test runner, say): unblock
+            // them, or Ctrl-C and SIGTERM would stay pending forever.
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
             for signal in [SIGINT, SIGTERM] {
+                sigaddset(&unblock, signal)
                 Glibc.signal(signal) { _ in var byte: UInt8 = 1; _ = Glibc.write(stopDescriptor, &byte, 1) }
             }
+            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
             print("Watching \(patch) → \(options.resolvedOutput) (Ctrl-C to stop)")
-            var failures = 0
             try session.run { event in
                 let time = Self.clock()
                 switch event {
@@ -55,7 +60,6 @@ extension APKPatch {
                         print(String(format: "[%@] rebuilt in %.0f ms: %@", time, ms, Self.describe(changed)))
                     }
                 case .failed(let message, let changed):
-                    failures += 1
                     let what = changed.isEmpty ? "" : " after " + Self.describe(changed)
                     FileHandleOutput.standardError("[\(time)] error\(what): \(message)\n        keeping the last good APK at \(options.resolvedOutput)")
                 case .installed:

@@ -1,1 +1,221 @@
-// placeholder
+import APKCore
+import Foundation
+import Testing
+import TestSupport
+import Unpack
+
+/// End to end through the `apkpatch` binary: the one-shot pipeline, the install step (a fake adb, and the
+/// real adb with no device) and watch mode, each checked with apksigner, apkverifier and unzip.
+@Suite(.serialized) struct PipelineTests {
+    let dir: URL
+    let keystore: String
+    static let password = "Pipeline-Test-Secret-4711"
+
+    init() throws {
+        dir = try TestSupport.makeTemporaryDirectory("pipeline")
+        keystore = dir.appendingPathComponent("release.p12").path
+        let result = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keystore, "-storetype", "PKCS12", "-alias", "release",
+                                                     "-keyalg", "RSA", "-keysize", "2048", "-validity", "365", "-dname", "CN=Pipeline Test, O=apkpatch",
+                                                     "-storepass:env", "KS_PASS"], environment: ["KS_PASS": Self.password])
+        guard result.succeeded else { throw FixtureError(message: "keytool failed: \(result)") }
+    }
+
+    var signing: [String] { ["--ks", keystore, "--ks-pass", "env:KS_PASS"] }
+    var environment: [String: String] { ["KS_PASS": Self.password] }
+
+    func makePatch() throws -> URL {
+        let patch = dir.appendingPathComponent("patch-\(UUID().uuidString)")
+        try TestSupport.write("<html><body>patched index</body></html>\n", to: "assets/www/index.html", in: patch)
+        try TestSupport.write("console.log('patched app.js');\n", to: "assets/www/js/app.js", in: patch)
+        return patch
+    }
+
+    @Test func runPatchesSignsAndKeepsEverythingElse() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir, name: "cordova.apk")
+        let patch = try makePatch()
+        let output = dir.appendingPathComponent("cordova-out.apk").path
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output] + signing, environment: environment)
+        #expect(run.succeeded, "\(run)")
+        #expect(run.stdout.contains("adb install -r"), "the summary ends with the adb command")
+        #expect(!run.stdout.contains(Self.password) && !run.stderr.contains(Self.password))
+
+        let verify = try TestSupport.run("apksigner", ["verify", "-v", output])
+        #expect(verify.succeeded && verify.stdout.contains("Verified using v2 scheme (APK Signature Scheme v2): true"), "\(verify)")
+        let oracle = try TestSupport.run("apkverifier", [output])
+        #expect(oracle.succeeded, "\(oracle)")
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/index.html"]).stdout == "<html><body>patched index</body></html>\n")
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/js/app.js"]).stdout == "console.log('patched app.js');\n")
+
+        // Every other entry: compressed bytes and CRC identical to the input.
+        let before = try APKArchive(path: input), after = try APKArchive(path: output)
+        for entry in before.entries where !["assets/www/index.html", "assets/www/js/app.js"].contains(entry.name) {
+            let written = try #require(after.entry(named: entry.name), "\(entry.name) missing")
+            #expect(written.crc32 == entry.crc32)
+            #expect(try after.rawData(of: written).allBytes() == before.rawData(of: entry).allBytes(), "\(entry.name)")
+        }
+    }
+
+    @Test func defaultOutputJSONAndDeterminism() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk")
+        let patch = try makePatch()
+        let first = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--json"] + signing, environment: environment)
+        #expect(first.succeeded, "\(first)")
+        let expected = dir.appendingPathComponent("app-patched.apk").path
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+        #expect(json["output"] as? String == expected)
+        #expect(json["replaced"] as? [String] == ["assets/www/index.html", "assets/www/js/app.js"])
+        #expect(json["schemes"] as? [String] == ["v1", "v2", "v3"])
+        #expect(json["verified"] as? Bool == true)
+        #expect((json["signerCertificateSHA256"] as? String)?.count == 64)
+        let bytes = try TestSupport.readBytes(expected)
+        let second = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--json"] + signing, environment: environment)
+        #expect(second.succeeded)
+        #expect(try TestSupport.readBytes(expected) == bytes, "same input, patch and RSA key → identical bytes")
+    }
+
+    @Test func failureLeavesNoOutputAndNoSecret() throws {
+        let input = try FixtureAPK().build(in: dir, name: "small.apk")
+        let patch = try makePatch()
+        let output = dir.appendingPathComponent("never.apk").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--ks", keystore, "--ks-pass", "env:WRONG_PASS"],
+                                              environment: ["WRONG_PASS": "not-the-password-123"])
+        #expect(result.status != 0)
+        #expect(!result.stderr.contains("not-the-password-123") && !result.stdout.contains("not-the-password-123"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// A stand-in for a device: an `adb` script on PATH that records its arguments.
+    func fakeADB(exitCode: Int32 = 0, output: String = "Success") throws -> (bin: URL, log: URL) {
+        let bin = dir.appendingPathComponent("fakebin-\(UUID().uuidString)")
+        let log = bin.appendingPathComponent("adb.log")
+        let script = """
+        #!/bin/sh
+        echo "$*" >> "\(log.path)"
+        case "$*" in *install*) echo "\(output)" ;; esac
+        exit \(exitCode)
+        """
+        try TestSupport.write(script, to: "adb", in: bin)
+        chmod(bin.appendingPathComponent("adb").path, 0o755)
+        return (bin, log)
+    }
+
+    @Test func installRunsAdbWithTheRightArguments() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir, name: "inst.apk")
+        let patch = try makePatch()
+        let output = dir.appendingPathComponent("inst-out.apk").path
+        let adb = try fakeADB()
+        var env = environment
+        env["PATH"] = adb.bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--install", "--serial", "emulator-5554",
+                                               "--launch", "--emit-script", dir.appendingPathComponent("install.sh").path] + signing, environment: env)
+        #expect(result.succeeded, "\(result)")
+        let log = try String(contentsOf: adb.log, encoding: .utf8)
+        #expect(log.contains("-s emulator-5554 install -r \(output)"), "\(log)")
+        #expect(log.contains("com.example.cordova"), "launch names the package: \(log)")
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("install.sh").path))
+    }
+
+    @Test func installFailureGivesAdviceAndKeepsTheAPK() throws {
+        let input = try FixtureAPK().build(in: dir, name: "mismatch.apk")
+        let patch = try makePatch()
+        let output = dir.appendingPathComponent("mismatch-out.apk").path
+        let adb = try fakeADB(exitCode: 1, output: "Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package com.example.fixture signatures do not match newer version; ignoring!]")
+        var env = environment
+        env["PATH"] = adb.bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--install"] + signing, environment: env)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("adb uninstall com.example.fixture"), "\(result)")
+        #expect(FileManager.default.fileExists(atPath: output), "the built APK is kept")
+    }
+
+    @Test func realAdbWithNoDevice() throws {
+        let input = try FixtureAPK().build(in: dir, name: "nodevice.apk")
+        let patch = try makePatch()
+        let output = dir.appendingPathComponent("nodevice-out.apk").path
+        // A private adb server port, so nothing else on the machine is touched; killed afterwards.
+        var env = environment
+        env["ANDROID_ADB_SERVER_PORT"] = "5439"
+        defer { _ = try? TestSupport.run("adb", ["kill-server"], environment: ["ANDROID_ADB_SERVER_PORT": "5439"]) }
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--install"] + signing, environment: env)
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stderr.lowercased().contains("device"), "\(result)")
+        #expect(FileManager.default.fileExists(atPath: output))
+        #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
+    }
+}
+
+/// Watch mode driven by real file edits, with bounded waits.
+@Suite(.serialized) struct WatchTests {
+    /// Collects a child process's stdout+stderr lines as they arrive.
+    final class LineCollector: @unchecked Sendable {
+        private var text = ""
+        private let lock = NSLock()
+        func append(_ data: Data) { lock.lock(); text += String(decoding: data, as: UTF8.self); lock.unlock() }
+        var lines: [String] { lock.lock(); defer { lock.unlock() }; return text.split(separator: "\n").map(String.init) }
+        /// Waits up to `seconds` for `count` lines matching `predicate`.
+        func waitFor(_ count: Int = 1, seconds: Double = 30, _ predicate: (String) -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if lines.filter(predicate).count >= count { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
+    }
+
+    @Test func rebuildsOnEditsSurvivesBadEditsAndStopsCleanly() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("watch")
+        let input = try FixtureAPK.cordovaLike().build(in: dir, name: "web.apk")
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("<p>v1</p>\n", to: "assets/www/index.html", in: patch)
+        let output = dir.appendingPathComponent("web-patched.apk").path
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
+        process.arguments = ["watch", input, "--patch", patch.path, "--debug-keystore", dir.appendingPathComponent("debug.p12").path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let lines = LineCollector()
+        pipe.fileHandleForReading.readabilityHandler = { lines.append($0.availableData) }
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        #expect(lines.waitFor { $0.contains("] built ") }, "first build: \(lines.lines)")
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/index.html"]).stdout == "<p>v1</p>\n")
+
+        // An editor-style save: write a temp file, rename it over the original.
+        try TestSupport.write("<p>v2</p>\n", to: "assets/www/.index.html.swp", in: patch)
+        try FileManager.default.removeItem(at: patch.appendingPathComponent("assets/www/.index.html.swp"))
+        try TestSupport.write("<p>v2</p>\n", to: "assets/www/index.tmp", in: patch)
+        _ = rename(patch.appendingPathComponent("assets/www/index.tmp").path, patch.appendingPathComponent("assets/www/index.html").path)
+        #expect(lines.waitFor { $0.contains("rebuilt") && $0.contains("index.html") }, "\(lines.lines)")
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/index.html"]).stdout == "<p>v2</p>\n")
+        #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
+
+        // Several files at once, in a new folder.
+        try TestSupport.write("a\n", to: "assets/www/extra/a.js", in: patch)
+        try TestSupport.write("b\n", to: "assets/www/extra/b.js", in: patch)
+        #expect(lines.waitFor { $0.contains("rebuilt") && $0.contains("extra/b.js") }, "\(lines.lines)")
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/extra/b.js"]).stdout == "b\n")
+
+        // A bad edit: a symlink in the patch dir. The error is printed, the last good APK stays.
+        let good = try TestSupport.readBytes(output)
+        try FileManager.default.createSymbolicLink(atPath: patch.appendingPathComponent("assets/www/link.js").path, withDestinationPath: "/etc/hostname")
+        #expect(lines.waitFor { $0.contains("error") && $0.contains("symbolic link") }, "\(lines.lines)")
+        #expect(try TestSupport.readBytes(output) == good)
+        try FileManager.default.removeItem(at: patch.appendingPathComponent("assets/www/link.js"))
+        #expect(lines.waitFor(3) { $0.contains("rebuilt") }, "recovers after the bad edit: \(lines.lines)")
+        #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
+
+        process.interrupt()  // SIGINT, as Ctrl-C
+        #expect(lines.waitFor { $0.contains("stopped") }, "\(lines.lines)")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+}
