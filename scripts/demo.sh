@@ -20,6 +20,9 @@ echo
 echo "== The patched index.html inside the output (unzip -p):"
 unzip -p "$out/sample-patched.apk" assets/www/index.html | sed 's/^/   /'
 echo
+echo "== aapt dump badging (the manifest and string edits):"
+aapt dump badging "$out/sample-patched.apk" | grep -E "^(package|application-label|application-debuggable)" | sed 's/^/   /'
+echo
 echo "== zipalign -c -p 4:"
 zipalign -c -p 4 "$out/sample-patched.apk" && echo "   aligned"
 echo "== apksigner verify -v --print-certs (Google's verifier):"

@@ -14,7 +14,8 @@ public struct Overlay {
     public let archive: APKArchive
     public let patch: PatchDirectory
     public var compressionLevel: Int32 = 6
-    /// Rewrites of the manifest and resources (the binary-XML stage); nil when none are needed.
+    /// Rewrites of the manifest and resources (the binary-XML stage): by default `ResourceContentEditor`,
+    /// which compiles text XML, applies `manifest:` shortcuts and string overrides.
     public var contentEditor: (any ContentEditor)?
     /// Moves replaced entries after the unchanged ones (watch mode): then an edit changes only the tail of
     /// the output, and the signer reuses the digests of every 1 MiB chunk before it.
@@ -23,6 +24,7 @@ public struct Overlay {
     public init(archive: APKArchive, patch: PatchDirectory) {
         self.archive = archive
         self.patch = patch
+        contentEditor = ResourceContentEditor()
     }
 
     /// Builds the plan. `cache` lets watch mode reuse compressed bytes of patch files that did not change.
