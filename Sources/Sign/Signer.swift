@@ -157,7 +157,14 @@ public struct Signer: Sendable {
         // Whatever happens below, the workers must finish before `items` and the mapping go away.
         defer { digestsDone.wait() }
 
-        let output = try OutputFile(destination: destination)
+        let file = try OutputFile(destination: destination)
+        // Without a watch-mode cache the entries section is digested for v2/v3 while it is written (no
+        // re-read, no mapping of the output); with one, the mapped output is compared against the last build.
+        let blockDigestAlgorithms = Set(blockAlgorithms.map(\.contentDigestAlgorithm))
+        let streaming = (schemes.contains(.v2) || schemes.contains(.v3)) && cache == nil
+            ? try StreamingChunkDigester(algorithms: blockDigestAlgorithms) : nil
+        let output = SigningOutput(file: file, digester: streaming)
+        defer { _ = streaming?.finish() }
         var centralDirectory = LittleEndianWriter()
         var centralDirectoryCount = 0
         var newest: DOSTimestamp?
@@ -271,10 +278,17 @@ public struct Signer: Sendable {
             let padding = Int((4096 - output.position % 4096) % 4096)
             try output.writeZeros(padding)
             let entriesEnd = output.position
-            let written = try output.mapWritten()
-            let digests = try ContentDigester.digests(
-                of: [written, ByteArrayDataSource(centralDirectoryBytes), ByteArrayDataSource(try endOfCentralDirectory(offset: entriesEnd))],
-                algorithms: Set(blockAlgorithms.map(\.contentDigestAlgorithm)), concurrency: concurrency, reuse: cache?.chunks)
+            let digests: [ContentDigestAlgorithm: [UInt8]]
+            if let streaming {
+                digests = try ContentDigester.digests(entries: streaming.finish(), centralDirectory: centralDirectoryBytes,
+                                                      endOfCentralDirectory: try endOfCentralDirectory(offset: entriesEnd),
+                                                      algorithms: blockDigestAlgorithms)
+            } else {
+                let written = try file.mapWritten()
+                digests = try ContentDigester.digests(
+                    of: [written, ByteArrayDataSource(centralDirectoryBytes), ByteArrayDataSource(try endOfCentralDirectory(offset: entriesEnd))],
+                    algorithms: blockDigestAlgorithms, concurrency: concurrency, reuse: cache?.chunks)
+            }
             var pairs: [SigningBlock.Pair] = []
             if schemes.contains(.v2) {
                 pairs.append(try SchemeBlockSigner.makePair(version: .v2, key: key, algorithms: blockAlgorithms,
@@ -285,15 +299,15 @@ public struct Signer: Sendable {
                                                             contentDigests: digests, v3Enabled: true))
             }
             let block = SigningBlock(pairs: pairs).encoded()
-            try output.write(block)
+            try file.write(block)
             signingBlockSize = block.count
         }
         let centralDirectoryOffset = output.position
         try Self.checkOffset(centralDirectoryOffset)
-        try output.write(centralDirectoryBytes)
-        try output.write(try endOfCentralDirectory(offset: centralDirectoryOffset))
-        let size = output.position
-        try output.commit()
+        try file.write(centralDirectoryBytes)
+        try file.write(try endOfCentralDirectory(offset: centralDirectoryOffset))
+        let size = file.position
+        try file.commit()
 
         let schemesUsed = schemes.sorted()
         return SigningReport(
@@ -541,6 +555,23 @@ public final class SigningCache: @unchecked Sendable {
 
     func digest(for key: Key) -> [UInt8]? { lock.wait(); defer { lock.signal() }; return digests[key] }
     func store(_ digest: [UInt8], for key: Key) { lock.wait(); digests[key] = digest; lock.signal() }
+}
+
+/// The output file, with every byte of the entries section also fed to the streaming v2/v3 digester.
+final class SigningOutput: DataSink {
+    let file: OutputFile
+    let digester: StreamingChunkDigester?
+    init(file: OutputFile, digester: StreamingChunkDigester?) { self.file = file; self.digester = digester }
+    var position: Int64 { file.position }
+    func consume(_ bytes: UnsafeRawBufferPointer) throws {
+        try file.write(bytes)
+        try digester?.consume(bytes)
+    }
+    func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try consume($0) } }
+    func writeZeros(_ count: Int) throws {
+        guard count > 0 else { return }
+        try write([UInt8](repeating: 0, count: count))
+    }
 }
 
 /// A value produced on another thread.

@@ -1,0 +1,138 @@
+import APKCore
+import Dispatch
+import OpenSSLWrapper
+
+/// Digests the first section of the v2/v3 contents (the ZIP entries, up to the signing block) *while it is
+/// being written*, in 1 MiB chunks on background threads, so the signer neither re-reads nor maps its output.
+///
+/// Feed it every byte of the entries section in order (it is a `DataSink`), then call `finish()`: the
+/// result holds each chunk's digest for every algorithm, exactly as `ContentDigester` would compute them, and
+/// `ContentDigester.digests(entries:centralDirectory:endOfCentralDirectory:algorithms:)` completes the
+/// content digests from it. At most `maxInFlight` chunks (1 MiB each) are buffered at once.
+public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
+    // @unchecked Sendable: the staging buffer is touched only by the feeding thread; results are guarded by `lock`.
+    private let algorithms: [ContentDigestAlgorithm]
+    private let queue = DispatchQueue(label: "apkpatch.chunk-digests", attributes: .concurrent)
+    private let group = DispatchGroup()
+    private let inFlight: DispatchSemaphore
+    private let lock = DispatchSemaphore(value: 1)
+    private var staging: [UInt8] = []
+    private var chunkCount = 0
+    private var results: [Int: [[UInt8]]] = [:]
+    /// Bytes consumed so far.
+    public private(set) var count: Int64 = 0
+    private var finished = false
+
+    /// Starts a digester for `algorithms` (chunked algorithms only).
+    public init(algorithms: Set<ContentDigestAlgorithm>, maxInFlight: Int = 4) throws {
+        if algorithms.contains(.verityChunkedSHA256) { throw ContentDigestError.unsupportedAlgorithm(.verityChunkedSHA256) }
+        self.algorithms = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) }
+        inFlight = DispatchSemaphore(value: max(1, maxInFlight))
+        staging.reserveCapacity(Int(ContentDigester.chunkSize))
+    }
+
+    public func consume(_ bytes: UnsafeRawBufferPointer) throws {
+        precondition(!finished, "StreamingChunkDigester fed after finish()")
+        count += Int64(bytes.count)
+        var offset = 0
+        let chunkSize = Int(ContentDigester.chunkSize)
+        while offset < bytes.count {
+            let take = min(bytes.count - offset, chunkSize - staging.count)
+            staging.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)]))
+            offset += take
+            if staging.count == chunkSize { dispatchChunk() }
+        }
+    }
+
+    private func dispatchChunk() {
+        let chunk = staging
+        let index = chunkCount
+        chunkCount += 1
+        staging = []
+        staging.reserveCapacity(Int(ContentDigester.chunkSize))
+        let algorithms = self.algorithms
+        inFlight.wait()
+        queue.async(group: group) { [self] in
+            let digests = ContentDigester.chunkDigests(chunk, algorithms: algorithms)
+            lock.wait(); results[index] = digests; lock.signal()
+            inFlight.signal()
+        }
+    }
+
+    /// Hashes the last (partial) chunk, waits for every chunk, and returns the section's chunk digests.
+    public func finish() -> SectionChunkDigests {
+        if !finished {
+            finished = true
+            if !staging.isEmpty { dispatchChunk() }
+            group.wait()
+        }
+        var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
+        lock.wait()
+        for (slot, algorithm) in algorithms.enumerated() {
+            var all: [UInt8] = []
+            all.reserveCapacity(chunkCount * algorithm.chunkDigestOutputSize)
+            for index in 0..<chunkCount { all += results[index]![slot] }
+            perAlgorithm[algorithm] = all
+        }
+        lock.signal()
+        return SectionChunkDigests(chunkCount: chunkCount, byteCount: count, digests: perAlgorithm)
+    }
+}
+
+/// The chunk digests of one section of the digested contents: for each algorithm, the concatenation of
+/// H(0xa5 || uint32 length || chunk) over the section's 1 MiB chunks.
+public struct SectionChunkDigests: Sendable, Equatable {
+    public var chunkCount: Int
+    /// The section's length in bytes (where the signing block starts).
+    public var byteCount: Int64
+    public var digests: [ContentDigestAlgorithm: [UInt8]]
+}
+
+extension ContentDigester {
+    /// H(0xa5 || uint32-LE length || chunk) for each algorithm, in `algorithms` order.
+    static func chunkDigests(_ chunk: [UInt8], algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
+        var prefix: [UInt8] = [0xa5]
+        prefix += UInt32(chunk.count).littleEndianBytes
+        return algorithms.map { algorithm in
+            let hasher = Digest(algorithm.digestAlgorithm)
+            hasher.update(prefix)
+            hasher.update(chunk)
+            return hasher.finish()
+        }
+    }
+
+    /// Completes the content digests when the entries section was digested while written
+    /// (`StreamingChunkDigester`): the central directory and the EOCD (its CD offset patched to
+    /// `entries.byteCount`) are chunked here, then H(0x5a || uint32 chunk count || all chunk digests).
+    public static func digests(entries: SectionChunkDigests, centralDirectory: [UInt8], endOfCentralDirectory: [UInt8],
+                               algorithms: Set<ContentDigestAlgorithm>) throws -> [ContentDigestAlgorithm: [UInt8]] {
+        let ordered = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) }
+        for algorithm in ordered where entries.digests[algorithm] == nil || algorithm == .verityChunkedSHA256 {
+            throw ContentDigestError.unsupportedAlgorithm(algorithm)
+        }
+        let eocd = try endOfCentralDirectoryForDigesting(endOfCentralDirectory, centralDirectoryOffset: entries.byteCount)
+        var tails: [[UInt8]] = Array(repeating: [], count: ordered.count)
+        var tailChunks = 0
+        for section in [centralDirectory, eocd] {
+            var offset = 0
+            while offset < section.count {
+                let end = min(section.count, offset + Int(chunkSize))
+                let digests = chunkDigests(Array(section[offset..<end]), algorithms: ordered)
+                for slot in ordered.indices { tails[slot] += digests[slot] }
+                tailChunks += 1
+                offset = end
+            }
+        }
+        let total = entries.chunkCount + tailChunks
+        guard total <= Int(Int32.max) else { throw ContentDigestError.tooManyChunks(total) }
+        var result: [ContentDigestAlgorithm: [UInt8]] = [:]
+        for (slot, algorithm) in ordered.enumerated() {
+            let hasher = Digest(algorithm.digestAlgorithm)
+            hasher.update([0x5a] + UInt32(total).littleEndianBytes)
+            hasher.update(entries.digests[algorithm]!)
+            hasher.update(tails[slot])
+            result[algorithm] = hasher.finish()
+        }
+        return result
+    }
+}

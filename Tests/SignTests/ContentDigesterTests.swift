@@ -1,0 +1,52 @@
+import APKCore
+import SignatureSchemes
+import Testing
+import TestSupport
+
+/// The streaming digester (used while signing) and the chunked digester (used on a mapped APK) must agree
+/// byte for byte, however the input is split.
+@Suite struct ContentDigesterTests {
+    @Test("streaming and mapped content digests agree for any split", arguments: [0, 1, 1 << 20, (1 << 20) + 1, 3 * (1 << 20) + 12345])
+    func streamingMatchesChunked(size: Int) throws {
+        let entries = FixtureAPK.pseudoRandomBytes(count: size, seed: UInt64(size) + 7)
+        let centralDirectory = FixtureAPK.pseudoRandomBytes(count: 3000, seed: 11)
+        var eocd = [UInt8](repeating: 0, count: 22)
+        eocd[0] = 0x50; eocd[1] = 0x4b; eocd[2] = 0x05; eocd[3] = 0x06
+        let algorithms: Set<ContentDigestAlgorithm> = [.chunkedSHA256, .chunkedSHA512]
+        let expected = try ContentDigester.digests(entries: ByteArrayDataSource(entries), centralDirectory: ByteArrayDataSource(centralDirectory),
+                                                   endOfCentralDirectory: eocd, algorithms: algorithms, concurrency: 2)
+        let sequential = try ContentDigester.digests(entries: ByteArrayDataSource(entries), centralDirectory: ByteArrayDataSource(centralDirectory),
+                                                     endOfCentralDirectory: eocd, algorithms: algorithms, concurrency: 1)
+        #expect(expected == sequential)
+        // Feed in pseudo-random piece sizes (seeded, printed on failure through the size argument).
+        let streaming = try StreamingChunkDigester(algorithms: algorithms, maxInFlight: 2)
+        var offset = 0
+        var state: UInt64 = UInt64(size) | 1
+        while offset < entries.count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let piece = min(entries.count - offset, Int(state >> 44) % 300_000 + 1)
+            try entries[offset..<(offset + piece)].withUnsafeBytes { try streaming.consume($0) }
+            offset += piece
+        }
+        let section = streaming.finish()
+        #expect(section.byteCount == Int64(size))
+        #expect(section.chunkCount == (size + (1 << 20) - 1) / (1 << 20))
+        let actual = try ContentDigester.digests(entries: section, centralDirectory: centralDirectory, endOfCentralDirectory: eocd,
+                                                 algorithms: algorithms)
+        #expect(actual == expected)
+    }
+
+    @Test("the EOCD is digested with its central directory offset pointing at the signing block")
+    func eocdPatched() throws {
+        var eocd = [UInt8](repeating: 0, count: 22)
+        eocd[16] = 0xff
+        let patched = try ContentDigester.endOfCentralDirectoryForDigesting(eocd, centralDirectoryOffset: 0x1234_5678)
+        #expect(Array(patched[16..<20]) == [0x78, 0x56, 0x34, 0x12])
+        #expect(throws: ContentDigestError.malformedEndOfCentralDirectory(3)) {
+            _ = try ContentDigester.endOfCentralDirectoryForDigesting([1, 2, 3], centralDirectoryOffset: 0)
+        }
+        #expect(throws: ContentDigestError.unsupportedAlgorithm(.verityChunkedSHA256)) {
+            _ = try ContentDigester.digests(of: [], algorithms: [.verityChunkedSHA256])
+        }
+    }
+}
