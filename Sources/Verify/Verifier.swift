@@ -160,7 +160,12 @@ public struct Verifier: Sendable {
             }
         }
 
-        // Android O+: a target sandbox version above 1 needs a v2+ signature.
+        // Android O+: a target sandbox version above 1 needs a v2+ signature. apksig reads the manifest
+        // here even when --min-sdk-version was given, so an APK without one cannot verify for O+.
+        if maxSdkVersion >= 26 && manifest.isMissing {
+            report.signatureErrors.append(.error(.malformedAPK, "", "Missing AndroidManifest.xml"))
+            return
+        }
         if maxSdkVersion >= 26, let sandbox = manifest.targetSandboxVersion, sandbox > 1, found.isEmpty {
             report.signatureErrors.append(.error(.noSigForTargetSandboxVersion, "", "Missing APK Signature Scheme v2 signature required for target sandbox version \(sandbox)"))
         }
@@ -271,12 +276,19 @@ struct ManifestFacts {
 
     struct ManifestProblem: Error { let message: String }
 
+    /// True when the APK has no AndroidManifest.xml entry at all.
+    var isMissing: Bool {
+        if case .failure(let problem) = summary { return problem.message == Self.missingMessage }
+        return false
+    }
+    static let missingMessage = "Missing AndroidManifest.xml"
+
     /// android:targetSandboxVersion (R.attr.targetSandboxVersion).
     static let targetSandboxVersionAttribute: UInt32 = 0x0101_054c
 
     init(archive: APKArchive) {
         guard let entry = archive.entry(named: "AndroidManifest.xml") else {
-            summary = .failure(ManifestProblem(message: "Missing AndroidManifest.xml"))
+            summary = .failure(ManifestProblem(message: Self.missingMessage))
             targetSandboxVersion = nil
             return
         }

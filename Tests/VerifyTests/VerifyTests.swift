@@ -84,13 +84,13 @@ struct TamperTests {
         return (directory, path, try VerifyFixtures.read(path))
     }
 
-    func expectRejected(_ bytes: [UInt8], in directory: URL, minSdkVersion: Int? = nil, codes expected: Set<String>,
+    func expectRejected(_ bytes: [UInt8], in directory: URL, minSdkVersion: Int? = nil, maxSdkVersion: Int? = nil, codes expected: Set<String>,
                         sourceLocation: SourceLocation = #_sourceLocation) throws {
         let path = directory.appendingPathComponent("tampered-\(UUID().uuidString).apk").path
         try VerifyFixtures.write(bytes, to: path)
-        let oracle = try VerifyFixtures.apksignerVerify(path, minSdkVersion: minSdkVersion)
+        let oracle = try VerifyFixtures.apksignerVerify(path, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
         #expect(!oracle.verifies, "apksigner accepted the tampered APK", sourceLocation: sourceLocation)
-        let report = try VerifyFixtures.verify(path, minSdkVersion: minSdkVersion)
+        let report = try VerifyFixtures.verify(path, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion ?? Int(Int32.max))
         let signatureVerified = report.isSignatureVerified
         #expect(!signatureVerified, sourceLocation: sourceLocation)
         #expect(VerifyFixtures.codes(report.signatureErrors).isSuperset(of: expected),
@@ -121,7 +121,14 @@ struct TamperTests {
         var bytes = apk.bytes
         let entry = try #require(try VerifyFixtures.zip(bytes).entry(named: "assets/data.bin"))
         bytes[Int(entry.dataOffset) + 10] ^= 0x80
-        try expectRejected(bytes, in: apk.directory, codes: [])
+        try expectRejected(bytes, in: apk.directory, minSdkVersion: 21, codes: ["V3_SIG_APK_DIGEST_DID_NOT_VERIFY"])
+        // v1 only: reading the entry checks its CRC before any digest (apksigner reports the digest mismatch).
+        let v1 = try signed("verify-tamper-crc-v1", schemes: SchemeSet(v1: true, v2: false, v3: false))
+        var v1Bytes = v1.bytes
+        let v1Entry = try #require(try VerifyFixtures.zip(v1Bytes).entry(named: "assets/data.bin"))
+        v1Bytes[Int(v1Entry.dataOffset) + 10] ^= 0x80
+        try expectRejected(v1Bytes, in: v1.directory, maxSdkVersion: 29, codes: ["MALFORMED_APK"])
+        try expectRejected(bytes, in: apk.directory, minSdkVersion: 24, maxSdkVersion27: true, codes: ["V2_SIG_APK_DIGEST_DID_NOT_VERIFY"])
     }
 
     @Test("v1 only: an entry edited behind the manifest's back (JAR_SIG_ZIP_ENTRY_DIGEST_DID_NOT_VERIFY)")
