@@ -300,6 +300,12 @@ import TestSupport
             #expect(again.code == .alreadyExists)
             #expect(try TestSupport.readBytes(path) != [])
         }
+        let badName = try #require(throws: KeyStoreError.self) {
+            try KeyStoreCreator(path: directory.appendingPathComponent("bad.p12").path, alias: "a", password: Secret("123456"),
+                                distinguishedName: "Jane Doe").create()
+        }
+        #expect(badName.code == .invalidArgument && badName.description.contains("CN="))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("bad.p12").path))
         let short = try #require(throws: KeyStoreError.self) {
             try KeyStoreCreator(path: directory.appendingPathComponent("short.p12").path, alias: "a", password: Secret("12345"),
                                 distinguishedName: "CN=X").create()
@@ -393,6 +399,27 @@ import TestSupport
                 try KeySource.keyStore(path: truncated, type: nil, alias: nil, storePassword: .pass(Secret("pw123456")), keyPassword: nil).load()
             }
         }
+        // The same for a PKCS#12 store and for certificates (DER and PEM).
+        let p12Path = directory.appendingPathComponent("store.p12").path
+        try KeytoolFixture.generate(keystore: p12Path, type: "PKCS12", alias: "k", algorithm: "EC", size: 256, storePassword: "pw123456")
+        let p12 = try TestSupport.readBytes(p12Path)
+        for length in stride(from: 0, to: p12.count, by: 13) {
+            #expect(throws: KeyStoreError.self) {
+                try LoadedKeyStore(bytes: Array(p12.prefix(length)), label: "truncated", type: nil, storePassword: .pass(Secret("pw123456")))
+            }
+        }
+        let certificate = try KeytoolFixture.exportCertificate(keystore: p12Path, type: "PKCS12", alias: "k", storePassword: "pw123456")
+        for length in stride(from: 0, to: certificate.count, by: 5) {
+            #expect(throws: (any Error).self) { try Certificate.parseAll(pemOrDER: Array(certificate.prefix(length))) }
+        }
+        #expect(throws: (any Error).self) { try Certificate(derEncoded: certificate + [0]) }
+        // PEM with text around it (as `openssl x509 -text` prints), CRLF line ends, and two copies.
+        let pem = "-----BEGIN CERTIFICATE-----\r\n" + Data(certificate).base64EncodedString(options: [.lineLength64Characters, .endLineWithCarriageReturn, .endLineWithLineFeed])
+            + "\r\n-----END CERTIFICATE-----\r\n"
+        let parsed = try Certificate.parseAll(pemOrDER: Array(("Certificate:\n    Data: ...\n" + pem + pem).utf8))
+        #expect(parsed.map(\.derBytes) == [certificate, certificate])
+        #expect(throws: (any Error).self) { try Certificate.parseAll(pemOrDER: Array("no certificate here".utf8)) }
+
         // A flipped byte breaks the integrity digest.
         var flipped = bytes
         flipped[40] ^= 0x01
