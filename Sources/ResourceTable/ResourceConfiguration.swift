@@ -11,58 +11,41 @@ import APKCore
 public struct ResourceConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// The raw `ResTable_config` bytes, `size` included.
     public let bytes: [UInt8]
+    /// The folder qualifiers as aapt names them, in aapt's order ("" for the default configuration),
+    /// e.g. "en-rGB", "b+sr+Latn", "mcc310-mnc410", "sw600dp-land", "night", "v21". Computed once.
+    public let qualifiers: String
 
-    public init(bytes: [UInt8]) { self.bytes = bytes }
-
-    private func u8(_ offset: Int) -> UInt8 { offset < bytes.count ? bytes[offset] : 0 }
-    private func u16(_ offset: Int) -> UInt16 { UInt16(u8(offset)) | UInt16(u8(offset + 1)) << 8 }
-    private func chars(_ offset: Int, _ count: Int) -> String {
-        String(decoding: (offset..<(offset + count)).map { u8($0) }.prefix { $0 != 0 }, as: UTF8.self)
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+        self.qualifiers = Self.qualifiers(of: bytes)
     }
 
-    public var mcc: UInt16 { u16(4) }
-    public var mnc: UInt16 { u16(6) }
-    public var language: String { Self.unpack(u8(8), u8(9), base: UInt8(ascii: "a")) }
-    public var region: String { Self.unpack(u8(10), u8(11), base: UInt8(ascii: "0")) }
-    public var orientation: UInt8 { u8(12) }
-    public var touchscreen: UInt8 { u8(13) }
-    public var density: UInt16 { u16(14) }
-    public var keyboard: UInt8 { u8(16) }
-    public var navigation: UInt8 { u8(17) }
-    public var inputFlags: UInt8 { u8(18) }
-    public var screenWidth: UInt16 { u16(20) }
-    public var screenHeight: UInt16 { u16(22) }
-    public var sdkVersion: UInt16 { u16(24) }
-    public var screenLayout: UInt8 { u8(28) }
-    public var uiMode: UInt8 { u8(29) }
-    public var smallestScreenWidthDp: UInt16 { u16(30) }
-    public var screenWidthDp: UInt16 { u16(32) }
-    public var screenHeightDp: UInt16 { u16(34) }
-    public var script: String { chars(36, 4) }
-    public var variant: String { chars(40, 8) }
-    public var screenLayout2: UInt8 { u8(48) }
-    public var colorMode: UInt8 { u8(49) }
-
-    /// Two-letter codes as is; three-letter codes packed in 15 bits with the high bit set (`unpackLanguageOrRegion`).
-    private static func unpack(_ a: UInt8, _ b: UInt8, base: UInt8) -> String {
-        if a & 0x80 != 0 {
-            let first = b & 0x1F, second = ((b & 0xE0) >> 5) + ((a & 0x03) << 3), third = (a & 0x7C) >> 2
-            return String(decoding: [first + base, second + base, third + base], as: UTF8.self)
-        }
-        if a == 0 { return "" }
-        return String(decoding: b == 0 ? [a] : [a, b], as: UTF8.self)
-    }
+    private var fields: Fields { Fields(bytes: bytes) }
+    public var mcc: UInt16 { fields.mcc }
+    public var mnc: UInt16 { fields.mnc }
+    public var language: String { fields.language }
+    public var region: String { fields.region }
+    public var script: String { fields.script }
+    public var variant: String { fields.variant }
+    public var density: UInt16 { fields.density }
+    public var sdkVersion: UInt16 { fields.sdkVersion }
+    public var uiMode: UInt8 { fields.uiMode }
+    public var orientation: UInt8 { fields.orientation }
 
     /// Whether every qualifier is unset (the default `res/values` folder).
     public var isDefault: Bool { qualifiers.isEmpty }
 
-    /// The folder qualifiers as aapt names them, in aapt's order ("" for the default configuration),
-    /// e.g. "en-rGB", "b+sr+Latn", "mcc310-mnc410", "sw600dp-land", "night", "v21".
-    public var qualifiers: String {
+    private static func qualifiers(of bytes: [UInt8]) -> String {
+        let c = Fields(bytes: bytes)
+        let mcc = c.mcc, mnc = c.mnc, screenLayout = c.screenLayout, smallestScreenWidthDp = c.smallestScreenWidthDp
+        let screenWidthDp = c.screenWidthDp, screenHeightDp = c.screenHeightDp, screenLayout2 = c.screenLayout2
+        let colorMode = c.colorMode, orientation = c.orientation, uiMode = c.uiMode, density = c.density
+        let touchscreen = c.touchscreen, inputFlags = c.inputFlags, keyboard = c.keyboard, navigation = c.navigation
+        let screenWidth = c.screenWidth, screenHeight = c.screenHeight, sdkVersion = c.sdkVersion
         var parts: [String] = []
         if mcc != 0 { parts.append("mcc\(mcc)") }
         if mnc != 0 { parts.append(mnc == 0xFFFF ? "mnc00" : "mnc\(mnc)") }
-        let language = self.language, region = self.region, script = self.script, variant = self.variant
+        let language = c.language, region = c.region, script = c.script, variant = c.variant
         if !language.isEmpty || !region.isEmpty {
             if !script.isEmpty || !variant.isEmpty || language.count == 3 || region.count == 3 {
                 var tag = "b+" + (language.isEmpty ? "und" : language)
@@ -113,4 +96,48 @@ public struct ResourceConfiguration: Sendable, Hashable, CustomStringConvertible
 
     public static func == (a: ResourceConfiguration, b: ResourceConfiguration) -> Bool { a.qualifiers == b.qualifiers }
     public func hash(into hasher: inout Hasher) { hasher.combine(qualifiers) }
+}
+
+/// Field access on raw `ResTable_config` bytes; missing (older, shorter) fields read as zero.
+private struct Fields {
+    let bytes: [UInt8]
+    private func u8(_ offset: Int) -> UInt8 { offset < bytes.count ? bytes[offset] : 0 }
+    private func u16(_ offset: Int) -> UInt16 { UInt16(u8(offset)) | UInt16(u8(offset + 1)) << 8 }
+    private func chars(_ offset: Int, _ count: Int) -> String {
+        String(decoding: (offset..<(offset + count)).map { u8($0) }.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    public var mcc: UInt16 { u16(4) }
+    public var mnc: UInt16 { u16(6) }
+    public var language: String { Self.unpack(u8(8), u8(9), base: UInt8(ascii: "a")) }
+    public var region: String { Self.unpack(u8(10), u8(11), base: UInt8(ascii: "0")) }
+    public var orientation: UInt8 { u8(12) }
+    public var touchscreen: UInt8 { u8(13) }
+    public var density: UInt16 { u16(14) }
+    public var keyboard: UInt8 { u8(16) }
+    public var navigation: UInt8 { u8(17) }
+    public var inputFlags: UInt8 { u8(18) }
+    public var screenWidth: UInt16 { u16(20) }
+    public var screenHeight: UInt16 { u16(22) }
+    public var sdkVersion: UInt16 { u16(24) }
+    public var screenLayout: UInt8 { u8(28) }
+    public var uiMode: UInt8 { u8(29) }
+    public var smallestScreenWidthDp: UInt16 { u16(30) }
+    public var screenWidthDp: UInt16 { u16(32) }
+    public var screenHeightDp: UInt16 { u16(34) }
+    public var script: String { chars(36, 4) }
+    public var variant: String { chars(40, 8) }
+    public var screenLayout2: UInt8 { u8(48) }
+    public var colorMode: UInt8 { u8(49) }
+
+    /// Two-letter codes as is; three-letter codes packed in 15 bits with the high bit set (`unpackLanguageOrRegion`).
+    private static func unpack(_ a: UInt8, _ b: UInt8, base: UInt8) -> String {
+        if a & 0x80 != 0 {
+            let first = b & 0x1F, second = ((b & 0xE0) >> 5) + ((a & 0x03) << 3), third = (a & 0x7C) >> 2
+            return String(decoding: [first + base, second + base, third + base], as: UTF8.self)
+        }
+        if a == 0 { return "" }
+        return String(decoding: b == 0 ? [a] : [a, b], as: UTF8.self)
+    }
+
 }

@@ -46,6 +46,10 @@ public struct ResourceTable: Sendable {
     private var names: [UInt32: ResourceName] = [:]
     private var ids: [String: UInt32] = [:]
     private var appendedStrings: [String: UInt32] = [:]
+    /// Indices into `entries`: by resource ID, and string entries by name (lookups stay O(1) on framework-sized tables).
+    private var entriesByID: [UInt32: [Int]] = [:]
+    private var stringEntriesByName: [String: [Int]] = [:]
+    private var stringEntriesByConfiguration: [(ResourceConfiguration, [Int])] = []
 
     /// Parses `resources.arsc` bytes. Throws `ResourceTableError` (`.malformed`) with the offset on bad input.
     public init(bytes: [UInt8]) throws {
@@ -58,27 +62,38 @@ public struct ResourceTable: Sendable {
         } catch let error as ShortReadError {
             throw ResourceTableError(.malformed, "resources.arsc is truncated: \(error)")
         }
-        for entry in entries where names[entry.id] == nil {
-            names[entry.id] = ResourceName(type: entry.type, name: entry.name)
-            ids[entry.type + "/" + entry.name] = entry.id
+        var configurationSlots: [ResourceConfiguration: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            if names[entry.id] == nil {
+                names[entry.id] = ResourceName(type: entry.type, name: entry.name)
+                ids[entry.type + "/" + entry.name] = entry.id
+            }
+            entriesByID[entry.id, default: []].append(index)
+            guard entry.type == "string" else { continue }
+            stringEntriesByName[entry.name, default: []].append(index)
+            if let slot = configurationSlots[entry.configuration] { stringEntriesByConfiguration[slot].1.append(index) }
+            else { configurationSlots[entry.configuration] = stringEntriesByConfiguration.count; stringEntriesByConfiguration.append((entry.configuration, [index])) }
         }
     }
 
-    /// All configurations that have at least one `string` resource.
-    public var stringConfigurations: [ResourceConfiguration] {
-        var seen = Set<ResourceConfiguration>(), out: [ResourceConfiguration] = []
-        for entry in entries where entry.type == "string" && !seen.contains(entry.configuration) {
-            seen.insert(entry.configuration); out.append(entry.configuration)
-        }
-        return out
+    private func stringEntryIndex(named name: String, qualifiers: String) -> Int? {
+        stringEntriesByName[name]?.first { entries[$0].configuration.qualifiers == qualifiers }
     }
+
+    /// All configurations that have at least one `string` resource.
+    public var stringConfigurations: [ResourceConfiguration] { stringEntriesByConfiguration.map(\.0) }
 
     /// `string` resources of `configuration` as (name, value) pairs, in ID order; styled strings are included as plain
     /// text (their spans are not rendered).
     public func strings(in configuration: ResourceConfiguration) -> [(name: String, value: String)] {
-        entries.filter { $0.type == "string" && $0.configuration == configuration }
+        (stringEntriesByConfiguration.first { $0.0 == configuration }?.1 ?? []).map { entries[$0] }
             .sorted { $0.id < $1.id }
             .compactMap { entry in entry.value.flatMap { value(for: $0) }.map { (entry.name, $0) } }
+    }
+
+    /// Names of the `string` resources of `configuration` whose text has style spans.
+    public func styledStringNames(in configuration: ResourceConfiguration) -> [String] {
+        (stringEntriesByConfiguration.first { $0.0 == configuration }?.1 ?? []).map { entries[$0] }.filter(\.isStyled).map(\.name)
     }
 
     private func value(for value: ResourceValue) -> String? {
@@ -88,7 +103,7 @@ public struct ResourceTable: Sendable {
 
     /// The current string value of `string/name` in the configuration with these qualifiers ("" = default).
     public func string(named name: String, qualifiers: String = "") -> String? {
-        guard let index = entries.firstIndex(where: { $0.type == "string" && $0.name == name && $0.configuration.qualifiers == qualifiers }) else { return nil }
+        guard let index = stringEntryIndex(named: name, qualifiers: qualifiers) else { return nil }
         return entries[index].value?.stringValue
     }
 
@@ -99,7 +114,7 @@ public struct ResourceTable: Sendable {
         guard ids["string/" + name] != nil else {
             throw ResourceTableError(.addingNotSupported, "string/\(name) does not exist in resources.arsc; adding new resources is not supported yet (only existing strings can be changed)")
         }
-        guard let index = entries.firstIndex(where: { $0.type == "string" && $0.name == name && $0.configuration.qualifiers == qualifiers }) else {
+        guard let index = stringEntryIndex(named: name, qualifiers: qualifiers) else {
             let configuration = qualifiers.isEmpty ? "the default configuration (res/values)" : "configuration '\(qualifiers)' (res/values-\(qualifiers))"
             throw ResourceTableError(.addingNotSupported, "string/\(name) has no value for \(configuration); adding values for new configurations is not supported yet")
         }
@@ -145,7 +160,8 @@ extension ResourceTable: ResourceResolver {
     public func resourceID(type: String, name: String) -> UInt32? { ids[type + "/" + name] }
 
     public func attribute(id: UInt32) -> AttributeInfo? {
-        guard let entry = entries.first(where: { $0.id == id && $0.type == "attr" }) else { return nil }
+        guard let index = entriesByID[id]?.first(where: { entries[$0].type == "attr" }) else { return nil }
+        let entry = entries[index]
         var format = AttributeFormat.any
         var symbols: [AttributeInfo.Symbol] = []
         for (key, value) in entry.bag {

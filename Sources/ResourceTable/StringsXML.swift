@@ -141,7 +141,7 @@ extension ResourceTable {
     /// The strings.xml text of every configuration that has string resources: (folder name, e.g. "values-fr", text).
     public func stringsXMLFiles() -> [(directory: String, text: String)] {
         stringConfigurations.map { configuration in
-            let styled = Set(entries.filter { $0.type == "string" && $0.configuration == configuration && $0.isStyled }.map(\.name))
+            let styled = Set(styledStringNames(in: configuration))
             let items = strings(in: configuration).map { StringsXML.Item(name: $0.name, value: $0.value) }
             return (configuration.valuesDirectoryName, StringsXML.encode(items, styledNames: styled))
         }

@@ -17,6 +17,7 @@ struct APKPatch: ParsableCommand {
             Run.self,
             Watch.self,
             Unpack.self,
+            Decode.self,
             Align.self,
             Sign.self,
             Verify.self,

@@ -147,6 +147,24 @@ import TestSupport
         #expect(try table.encoded() == bytes)  // nothing changed, nothing rewritten
     }
 
+    /// The strings of framework-res's configurations (apostrophes, quotes, markup, %-formats, 80 languages)
+    /// decodes to strings.xml text that reads back to the same values.
+    @Test func frameworkStringsDecodeAndReapplyUnchanged() throws {
+        let bytes = try Oracle.entry("resources.arsc", in: TestSupport.frameworkRes)
+        var table = try ResourceTable(bytes: bytes)
+        let files = table.stringsXMLFiles()
+        #expect(files.count > 500)
+        var checked = 0
+        // Every third configuration (and the default) keeps the test quick; all languages occur in the sample.
+        for (index, (directory, text)) in files.enumerated() where index % 3 == 0 || directory == "values" {
+            let changed = try table.applyStringsXML(text, directory: directory, fileName: "res/\(directory)/strings.xml")
+            #expect(changed.isEmpty, "\(directory): \(changed.prefix(5))")
+            checked += 1
+        }
+        #expect(checked >= files.count / 3)
+        #expect(try table.encoded() == bytes)
+    }
+
     @Test func stringsXMLRoundTrip() throws {
         let (_, bytes, dir) = try Self.built()
         defer { try? FileManager.default.removeItem(at: dir) }

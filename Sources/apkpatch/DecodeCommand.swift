@@ -1,0 +1,38 @@
+import ArgumentParser
+import BinaryXML
+import Foundation
+import Overlay
+import Unpack
+
+extension APKPatch {
+    /// `apkpatch decode`: the manifest, res/xml and strings as editable text (apktool's `d` for those files only).
+    struct Decode: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write AndroidManifest.xml, res/xml/*.xml and res/values*/strings.xml as editable text.",
+            discussion: """
+            Binary XML is shown the way apktool shows it: android: attributes by name, references as
+            @string/app_name or @android:style/Theme, enum and flag values by name. Copy what you change into a
+            patch directory: apkpatch compiles text XML back to binary and applies strings.xml files to
+            resources.arsc (existing strings only; adding resources is not supported yet).
+
+            Examples:
+              apkpatch decode app.apk -o decoded/
+              apkpatch unpack app.apk -o app/ && apkpatch decode app.apk -o app/
+            """
+        )
+
+        @Argument(help: "The APK to read.") var apk: String
+        @Option(name: [.customShort("o"), .long], help: "Directory to write into (created if missing; decoded files are overwritten).")
+        var output: String
+        @Flag(name: .long, help: "Compact layout instead of keeping each element on its original source line.")
+        var compact = false
+
+        func run() throws {
+            let archive = try APKArchive(path: apk)
+            let summary = try ResourceDecoder.decodeAll(archive: archive, into: output,
+                                                        options: TextXMLOptions(keepsLineNumbers: !compact))
+            for file in summary.files { print(file) }
+            print("Decoded \(summary.files.count) files into \(output)")
+        }
+    }
+}
