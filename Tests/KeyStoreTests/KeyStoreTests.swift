@@ -204,6 +204,32 @@ import TestSupport
         #expect(try PKCS7.makeSignedData(signing: sf, key: signer.privateKey, certificates: signer.certificates, digest: .sha256) == block)
     }
 
+    /// `subjectDN` must print what apksigner prints (Java's X500Name: RDNs reversed, " + " in multi-valued
+    /// RDNs, RFC 1779 quoting, Java's keywords) for names keytool writes.
+    @Test(arguments: [
+        "EMAILADDRESS=a@b.c, CN=x+OU=y, O=\"a;b\", C=US",
+        "CN=Hash#Tag, O=Back\\\\slash, L=Quote\\\"d",
+        "CN=Ünïcödé 日本, DC=example, DC=com, UID=jdoe",
+        "CN=a  b, OU=\" lead\", SERIALNUMBER=123, T=Dr, STREET=Main St 1, ST=CA, DNQ=q",
+    ])
+    func subjectDNPrintsAsApksigner(dname: String) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("dn")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("dn.p12").path
+        try KeytoolFixture.generate(keystore: store, type: "PKCS12", alias: "a", algorithm: "EC", size: 256, storePassword: "pw123456",
+                                    dname: dname)
+        let signer = try KeySource.keyStore(path: store, type: nil, alias: nil, storePassword: .pass(Secret("pw123456")), keyPassword: nil).load()
+        let apk = try FixtureAPK().build(in: directory)
+        let signed = directory.appendingPathComponent("signed.apk").path
+        let sign = try TestSupport.run("apksigner", ["sign", "--ks", store, "--ks-pass", "pass:pw123456", "--out", signed, apk])
+        #expect(sign.succeeded, "\(sign)")
+        let verify = try TestSupport.run("apksigner", ["verify", "--print-certs", signed])
+        let printed = verify.stdout.split(separator: "\n").first { $0.hasPrefix("Signer #1 certificate DN: ") }
+            .map { String($0.dropFirst("Signer #1 certificate DN: ".count)) }
+        #expect(printed != nil, "\(verify)")
+        #expect(signer.certificates.first?.subjectDN == printed)
+    }
+
     @Test func passwordSources() throws {
         let directory = try TestSupport.makeTemporaryDirectory("pw")
         defer { try? FileManager.default.removeItem(at: directory) }
