@@ -145,12 +145,13 @@ public struct Signer: Sendable {
 
         // Entry digests for the v1 manifest, from uncompressed data, on all cores, while this thread copies
         // the entries into the output (the copy is memory bandwidth, the digests are CPU).
+        let reader = archive.map { InputReader(source: $0.source) }
         let pendingDigests = PendingResult<[String: [UInt8]]>()
         let digestsDone = DispatchGroup()
         if let v1Digest {
             DispatchQueue.global().async(group: digestsDone) {
                 pendingDigests.set(Result {
-                    try Self.digestEntries(items, archive: archive, algorithm: v1Digest, concurrency: concurrency, cache: cache)
+                    try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency, cache: cache)
                 })
             }
         }
@@ -177,9 +178,9 @@ public struct Signer: Sendable {
             switch item.origin {
             case .archive(let centralRecord):
                 let source = archive!.source
+                let reader = reader!
                 if entry.localHeaderOffset > inputPosition {
-                    var sink = output
-                    try source.feed(inputPosition..<entry.localHeaderOffset, into: &sink)
+                    try reader.read(inputPosition..<entry.localHeaderOffset) { try output.consume($0) }
                 }
                 inputPosition = entry.recordRange.upperBound
                 let headerOffset = output.position
@@ -192,12 +193,10 @@ public struct Signer: Sendable {
                     header[29] = UInt8(extra.count >> 8)
                     try output.write(header)
                     try output.write(extra)
-                    var sink = output
-                    try source.feed(entry.dataOffset..<entry.recordRange.upperBound, into: &sink)
+                    try reader.read(entry.dataOffset..<entry.recordRange.upperBound) { try output.consume($0) }
                     realigned += 1
                 } else {
-                    var sink = output
-                    try source.feed(entry.recordRange, into: &sink)
+                    try reader.read(entry.recordRange) { try output.consume($0) }
                 }
                 var record = try source.bytes(in: centralRecord)
                 try Self.patchUInt32(&record, at: 42, to: headerOffset, what: "local header offset of \(entry.name.debugDescription)")
@@ -227,8 +226,7 @@ public struct Signer: Sendable {
             if newest == nil || newest! < stamp { newest = stamp }
         }
         if archive != nil && inputPosition < sectionEnd {
-            var sink = output
-            try archive!.source.feed(inputPosition..<sectionEnd, into: &sink)
+            try reader!.read(inputPosition..<sectionEnd) { try output.consume($0) }
         }
 
         // v1 signature entries.
@@ -451,7 +449,7 @@ public struct Signer: Sendable {
     // MARK: - v1 entry digests
 
     /// Digests of the uncompressed data of every item, computed `concurrency` entries at a time.
-    static func digestEntries(_ items: [Item], archive: APKArchive?, algorithm: DigestAlgorithm, concurrency: Int,
+    static func digestEntries(_ items: [Item], reader: InputReader?, algorithm: DigestAlgorithm, concurrency: Int,
                               cache: SigningCache? = nil) throws -> [String: [UInt8]] {
         let results = ResultSlots(count: items.count)
         // Big entries first so the two cores finish together.
@@ -471,10 +469,12 @@ public struct Signer: Sendable {
                     // As apksig, digest what the entry inflates to without checking its CRC (signing
                     // does not change entry data; verifiers check it).
                     let entry = items[index].entry
-                    try archive!.source.withBytes(in: entry.dataRange) { raw in
-                        switch entry.method {
-                        case .stored: hasher.update(raw)
-                        case .deflated: try Inflate.inflate(raw, expectedSize: entry.uncompressedSize) { hasher.update($0) }
+                    switch entry.method {
+                    case .stored:
+                        try reader!.read(entry.dataRange) { hasher.update($0) }
+                    case .deflated:
+                        try reader!.withContiguousBytes(entry.dataRange) { raw in
+                            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize) { hasher.update($0) }
                         }
                     }
                 case .output(let outputEntry):
