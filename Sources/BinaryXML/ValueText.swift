@@ -51,7 +51,8 @@ public enum ValueText {
     public static func text(of type: ResourceValue.DataType, data: UInt32, attribute: AttributeInfo?) -> String? {
         if let attribute, !attribute.symbols.isEmpty {
             if attribute.format.contains(.enumeration), type == .intDecimal || type == .intHex,
-               let symbol = attribute.symbols.first(where: { $0.value == data }) {
+               // Of several names for one value the last wins: fill_parent/match_parent sort that way.
+               let symbol = attribute.symbols.last(where: { $0.value == data }) {
                 return symbol.name
             }
             if attribute.format.contains(.flags), type == .intHex || type == .intDecimal, let names = flagNames(data, attribute.symbols) {

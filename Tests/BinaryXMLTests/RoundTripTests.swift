@@ -140,6 +140,85 @@ import TestSupport
         }
     }
 
+    /// aapt2 (how most APKs are built today): no raw values, res-auto attributes, enum and flag values, layouts.
+    @Test func aapt2BuiltRoundTrips() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-aapt2")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try TestSupport.write("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.aapt2"
+                android:versionCode="3" android:versionName="3.0">
+                <uses-sdk android:minSdkVersion="24" android:targetSdkVersion="34" />
+                <uses-permission android:name="android.permission.INTERNET" />
+                <application android:label="@string/app_name" android:networkSecurityConfig="@xml/nsc"
+                    android:theme="@android:style/Theme.Material" android:hardwareAccelerated="true">
+                    <activity android:name=".Main" android:exported="true" android:screenOrientation="portrait"
+                        android:configChanges="orientation|keyboardHidden|screenSize" android:windowSoftInputMode="adjustResize|stateHidden">
+                        <intent-filter>
+                            <action android:name="android.intent.action.MAIN" />
+                            <category android:name="android.intent.category.LAUNCHER" />
+                        </intent-filter>
+                    </activity>
+                </application>
+            </manifest>
+            """, to: "AndroidManifest.xml", in: dir)
+        try TestSupport.write(#"<resources><string name="app_name">A2</string><attr name="custom" format="dimension|reference"/><attr name="mode"><enum name="fast" value="1"/><enum name="slow" value="2"/></attr></resources>"#,
+                              to: "res/values/values.xml", in: dir)
+        try TestSupport.write(#"<network-security-config><domain-config cleartextTrafficPermitted="true"><domain includeSubdomains="true">10.0.2.2</domain></domain-config></network-security-config>"#,
+                              to: "res/xml/nsc.xml", in: dir)
+        try TestSupport.write("""
+            <LinearLayout xmlns:android="http://schemas.android.com/apk/res/android" xmlns:app="http://schemas.android.com/apk/res-auto"
+                android:layout_width="match_parent" android:layout_height="wrap_content" android:orientation="vertical"
+                app:custom="12dp" app:mode="slow" android:alpha="0.5" android:background="#ff336699">
+                <TextView android:text="@string/app_name" android:textSize="14sp" android:gravity="center" android:padding="-2.5px" />
+            </LinearLayout>
+            """, to: "res/layout/main.xml", in: dir)
+        let compile = try TestSupport.run("aapt2", ["compile", "--dir", "res", "-o", "compiled.zip"], currentDirectory: dir.path)
+        #expect(compile.succeeded, "\(compile)")
+        let link = try TestSupport.run("aapt2", ["link", "-o", "out.apk", "-I", TestSupport.frameworkRes, "--manifest", "AndroidManifest.xml", "compiled.zip"],
+                                       currentDirectory: dir.path)
+        #expect(link.succeeded, "\(link)")
+        let apk = dir.appendingPathComponent("out.apk").path
+        let files = try Self.binaryXMLEntries(of: apk)
+        #expect(files.map(\.0) == ["AndroidManifest.xml", "res/layout/main.xml", "res/xml/nsc.xml"])
+        let table = try ResourceTable(bytes: try Oracle.entry("resources.arsc", in: apk))
+        try Self.assertXMLTreeEqual(apk: apk, files: files) { _, bytes in try XMLTree(binaryXML: bytes).binaryXML() }
+        try Self.assertXMLTreeEqual(apk: apk, files: files) { name, bytes in
+            let tree = try XMLTree(binaryXML: bytes)
+            #expect(tree.rawValuePolicy == .stringsOnly)
+            return try XMLTree(textXML: tree.textXML(resources: table), fileName: name, resources: table, usesUTF8Strings: tree.usesUTF8Strings,
+                               rawValues: tree.rawValuePolicy).binaryXML()
+        }
+        let layout = try XMLTree(binaryXML: files[1].1).textXML(resources: table)
+        for expected in [#"android:layout_width="match_parent""#, #"android:orientation="vertical""#, #"app:custom="12.0dip""#, #"app:mode="slow""#,
+                         #"android:gravity="center""#, #"android:textSize="14.0sp""#, #"android:text="@string/app_name""#, #"android:padding="-2.5px""#,
+                         #"android:alpha="0.5""#, ##"android:background="#ff336699""##, #"xmlns:app="http://schemas.android.com/apk/res-auto""#] {
+            #expect(layout.contains(expected), "missing \(expected) in\n\(layout)")
+        }
+        let manifest = try XMLTree(binaryXML: files[0].1).textXML(resources: table)
+        for expected in [#"android:configChanges="keyboardHidden|orientation|screenSize""#, #"android:screenOrientation="portrait""#,
+                         #"android:windowSoftInputMode="stateHidden|adjustResize""#, #"android:networkSecurityConfig="@xml/nsc""#] {
+            #expect(manifest.contains(expected), "missing \(expected) in\n\(manifest)")
+        }
+    }
+
+    /// The writer produces valid pools in both encodings, whatever the original used.
+    @Test func switchingStringEncodingKeepsTheDocument() throws {
+        let manifest = try Oracle.entry("AndroidManifest.xml", in: TestSupport.frameworkRes)
+        var tree = try XMLTree(binaryXML: manifest)
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-encoding")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let original = try Oracle.aapt(["dump", "xmltree", TestSupport.frameworkRes, "AndroidManifest.xml"])
+        for utf8 in [true, false] {
+            tree.usesUTF8Strings = utf8
+            let bytes = try tree.binaryXML()
+            #expect((bytes[8 + 17] & 0x01 != 0) == utf8)  // pool flags at pool offset 16; UTF8_FLAG is 0x100
+            let copy = dir.appendingPathComponent("copy-\(utf8).apk").path
+            try Oracle.replacing(["AndroidManifest.xml": bytes], in: TestSupport.frameworkRes, destination: copy)
+            #expect(try Oracle.aapt(["dump", "xmltree", copy, "AndroidManifest.xml"]) == original)
+        }
+    }
+
     @Test func binaryRoundTripIsStable() throws {
         // Writing what we wrote gives the same bytes (the writer is deterministic).
         let manifest = try Oracle.entry("AndroidManifest.xml", in: TestSupport.frameworkRes)
