@@ -35,7 +35,6 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case manifestUnreadable = "MANIFEST_UNREADABLE"
         case minSigSchemeForTargetSdkNotMet = "MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET"
         case noSigForTargetSandboxVersion = "NO_SIG_FOR_TARGET_SANDBOX_VERSION"
-        case apkSigBlockUnknownEntryID = "APK_SIG_BLOCK_UNKNOWN_ENTRY_ID"
 
         // JAR signing (v1).
         case jarSigNoSignatures = "JAR_SIG_NO_SIGNATURES"
@@ -60,7 +59,6 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case jarSigVerifyException = "JAR_SIG_VERIFY_EXCEPTION"
         case jarSigUnsupportedSigAlg = "JAR_SIG_UNSUPPORTED_SIG_ALG"
         case jarSigParseException = "JAR_SIG_PARSE_EXCEPTION"
-        case jarSigMalformedCertificate = "JAR_SIG_MALFORMED_CERTIFICATE"
         case jarSigDidNotVerify = "JAR_SIG_DID_NOT_VERIFY"
         case jarSigNoSigners = "JAR_SIG_NO_SIGNERS"
         case jarSigDuplicateSigFileSection = "JAR_SIG_DUPLICATE_SIG_FILE_SECTION"

@@ -63,6 +63,26 @@ struct SignedByAPKSignerTests {
         #expect(report.verifiedSchemes.isEmpty && report.signers.isEmpty)
     }
 
+    @Test("--verity-enabled signatures (VERITY_CHUNKED_SHA256 fs-verity tree digest) verify from P, and catch an edit")
+    func verity() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-verity")
+        let apk = try VerifyFixtures.signedAPK(in: directory, extra: ["--verity-enabled", "true"])
+        for level in [21, 28, 33] {
+            #expect(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: level).verifies)
+            let report = try VerifyFixtures.verify(apk, minSdkVersion: level)
+            let verified = report.isSignatureVerified
+            #expect(verified, "min \(level): \(report.signatureErrors)")
+        }
+        // The verity and the chunked digests both see an edit (CRC kept right).
+        let edited = try VerifyFixtures.editingStoredEntry("assets/data.bin", in: try VerifyFixtures.read(apk))
+        let path = directory.appendingPathComponent("edited.apk").path
+        try VerifyFixtures.write(edited, to: path)
+        let report = try VerifyFixtures.verify(path, minSdkVersion: 28)
+        let errors = report.signatureErrors.filter { $0.code == .v3SigAPKDigestDidNotVerify }.map(\.message)
+        #expect(errors.contains { $0.contains("VERITY_CHUNKED_SHA256") }, "\(report.signatureErrors)")
+        #expect(!(try VerifyFixtures.apksignerVerify(path, minSdkVersion: 28).verifies))
+    }
+
     @Test("v3 verified alone from P: v1 and v2 are not consulted when minSdk ≥ 28")
     func v3AloneFromPie() throws {
         let directory = try TestSupport.makeTemporaryDirectory("verify-v3")
