@@ -38,23 +38,26 @@ public struct Signer: Sendable {
         let sectionEnd = inputBlock?.offset ?? zip.centralDirectoryOffset
 
         // Each entry's central directory record, as stored (apksig re-emits it with only the offset changed).
-        var centralRecords: [[UInt8]: Range<Int64>] = [:]
+        var centralRecords: [Range<Int64>] = []
+        centralRecords.reserveCapacity(zip.entries.count)
         var cdPosition = zip.centralDirectoryOffset
         for entry in zip.entries {
             let size = Int64(CentralDirectoryRecordLayout.fixedSize + entry.nameBytes.count + entry.centralExtra.count + entry.comment.count)
-            centralRecords[entry.nameBytes] = cdPosition..<(cdPosition + size)
+            centralRecords.append(cdPosition..<(cdPosition + size))
             cdPosition += size
         }
 
+        // apksig copies records in local-header order and keeps the central directory's order.
         var inputManifest: [UInt8]?
         var items: [Item] = []
-        for entry in zip.entriesInFileOrder {
+        let fileOrder = zip.entries.indices.sorted { zip.entries[$0].localHeaderOffset < zip.entries[$1].localHeaderOffset }
+        for index in fileOrder {
+            let entry = zip.entries[index]
             if config.schemes.contains(.v1) && entry.name == V1SchemeSigner.manifestEntryName {
                 inputManifest = try archive.uncompressedData(of: entry)
             }
             guard Self.isKept(entry.name) else { continue }
-            guard let record = centralRecords[entry.nameBytes] else { continue }
-            items.append(Item(entry: entry, origin: .archive(centralRecord: record)))
+            items.append(Item(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
         }
         let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
@@ -93,7 +96,7 @@ public struct Signer: Sendable {
         var entry: ZipEntry
         enum Origin {
             /// An input APK entry: its local record and central directory record are copied from the input.
-            case archive(centralRecord: Range<Int64>)
+            case archive(centralRecord: Range<Int64>, centralIndex: Int)
             /// An entry from the Repack stage: headers are encoded from `entry`, data copied from `data`.
             case output(OutputEntry)
         }
@@ -146,7 +149,7 @@ public struct Signer: Sendable {
         // Entry digests for the v1 manifest, from uncompressed data, on all cores, while this thread copies
         // the entries into the output (the copy is memory bandwidth, the digests are CPU).
         let reader = archive.map { InputReader(source: $0.source) }
-        let pendingDigests = PendingResult<[String: [UInt8]]>()
+        let pendingDigests = PendingResult<[[UInt8]]>()
         let digestsDone = DispatchGroup()
         if let v1Digest {
             DispatchQueue.global().async(group: digestsDone) {
@@ -166,7 +169,9 @@ public struct Signer: Sendable {
             ? try StreamingChunkDigester(algorithms: blockDigestAlgorithms) : nil
         let output = SigningOutput(file: file, digester: streaming)
         defer { _ = streaming?.finish() }
-        var centralDirectory = LittleEndianWriter()
+        // (position in the central directory, record) for the copied entries.
+        var centralRecords: [(order: Int, bytes: [UInt8])] = []
+        centralRecords.reserveCapacity(items.count + 3)
         var centralDirectoryCount = 0
         var newest: DOSTimestamp?
         var realigned = 0
@@ -176,7 +181,7 @@ public struct Signer: Sendable {
         for item in items {
             let entry = item.entry
             switch item.origin {
-            case .archive(let centralRecord):
+            case .archive(let centralRecord, let centralIndex):
                 let source = archive!.source
                 let reader = reader!
                 if entry.localHeaderOffset > inputPosition {
@@ -200,7 +205,7 @@ public struct Signer: Sendable {
                 }
                 var record = try source.bytes(in: centralRecord)
                 try Self.patchUInt32(&record, at: 42, to: headerOffset, what: "local header offset of \(entry.name.debugDescription)")
-                centralDirectory.write(bytes: record)
+                centralRecords.append((centralIndex, record))
             case .output(let outputEntry):
                 let headerOffset = output.position
                 let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
@@ -219,7 +224,7 @@ public struct Signer: Sendable {
                 var sink = output
                 try outputEntry.data.feed(0..<outputEntry.data.count, into: &sink)
                 try Self.checkOffset(headerOffset)
-                centralDirectory.write(bytes: written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))
+                centralRecords.append((centralRecords.count, written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset)))
             }
             centralDirectoryCount += 1
             let stamp = DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)
@@ -230,12 +235,14 @@ public struct Signer: Sendable {
         }
 
         // v1 signature entries.
+        var newCentralRecords: [[UInt8]] = []
         var apkSchemeIDs: [Int] = []
         if schemes.contains(.v2) { apkSchemeIDs.append(2) }
         if schemes.contains(.v3) { apkSchemeIDs.append(3) }
         if let v1Digest, let v1Name {
             digestsDone.wait()
-            let entryDigests = try pendingDigests.get()
+            let digests = try pendingDigests.get()
+            let entryDigests = zip(items, digests).map { (name: $0.entry.name, digest: $1) }
             let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: v1Digest, entryDigests: entryDigests, inputManifest: inputManifest)
             let files = try V1SchemeSigner.signatureEntries(signerName: v1Name, key: key.privateKey, certificates: key.certificates,
                                                             digestAlgorithm: v1Digest, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
@@ -249,12 +256,16 @@ public struct Signer: Sendable {
                 let (local, central) = try Self.deflatedRecords(name: file.name, data: file.data, compressed: try deflated.get(),
                                                                 timestamp: stamp, headerOffset: headerOffset)
                 try output.write(local)
-                centralDirectory.write(bytes: central)
+                newCentralRecords.append(central)
                 centralDirectoryCount += 1
             }
         }
 
-        // Central directory and EOCD (the input's EOCD with new counts, size and offset, as apksig does).
+        // Central directory and EOCD (the input's EOCD with new counts, size and offset, as apksig does): the
+        // copied entries in their input central directory order, then the new v1 files.
+        var centralDirectory = LittleEndianWriter(capacity: centralRecords.reduce(0) { $0 + $1.bytes.count } + newCentralRecords.reduce(0) { $0 + $1.count })
+        for record in centralRecords.sorted(by: { $0.order < $1.order }) { centralDirectory.write(bytes: record.bytes) }
+        for record in newCentralRecords { centralDirectory.write(bytes: record) }
         let centralDirectoryBytes = centralDirectory.bytes
         guard centralDirectoryCount <= 0xFFFF else { throw SignError.tooLarge("\(centralDirectoryCount) entries need ZIP64, which APKs cannot use") }
         func endOfCentralDirectory(offset: Int64) throws -> [UInt8] {
@@ -440,8 +451,8 @@ public struct Signer: Sendable {
         guard offset <= Int64(UInt32.max) else { throw SignError.tooLarge("it passes 4 GiB, which needs ZIP64, which APKs cannot use") }
     }
 
-    static func patchUInt32(_ bytes: inout [UInt8], at offset: Int, to value: Int64, what: String) throws {
-        guard let value = UInt32(exactly: value) else { throw SignError.tooLarge("\(what) \(value) does not fit 32 bits (ZIP64 is not allowed in APKs)") }
+    static func patchUInt32(_ bytes: inout [UInt8], at offset: Int, to value: Int64, what: @autoclosure () -> String) throws {
+        guard let value = UInt32(exactly: value) else { throw SignError.tooLarge("\(what()) \(value) does not fit 32 bits (ZIP64 is not allowed in APKs)") }
         let le = value.littleEndianBytes
         for i in 0..<4 { bytes[offset + i] = le[i] }
     }
@@ -450,7 +461,7 @@ public struct Signer: Sendable {
 
     /// Digests of the uncompressed data of every item, computed `concurrency` entries at a time.
     static func digestEntries(_ items: [Item], reader: InputReader?, algorithm: DigestAlgorithm, concurrency: Int,
-                              cache: SigningCache? = nil) throws -> [String: [UInt8]] {
+                              cache: SigningCache? = nil) throws -> [[UInt8]] {
         let results = ResultSlots(count: items.count)
         // Big entries first so the two cores finish together.
         let order = items.indices.sorted { items[$0].entry.uncompressedSize > items[$1].entry.uncompressedSize }
@@ -493,10 +504,7 @@ public struct Signer: Sendable {
             DispatchQueue.concurrentPerform(iterations: items.count, execute: work)
         }
         if let error = results.error { throw error }
-        var digests: [String: [UInt8]] = [:]
-        digests.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() { digests[item.entry.name] = results.values[index] }
-        return digests
+        return results.values
     }
 
     /// Streams an output entry's plaintext: `uncompressed` when known, else its stored data, else inflated.

@@ -13,21 +13,27 @@ struct JARManifestWriter {
     /// A main section: `first` (name, value) then `others` sorted by name.
     mutating func writeMainSection(first: (String, String), others: [(String, String)]) {
         writeAttribute(first.0, first.1)
-        for (name, value) in others.sorted(by: { Self.javaLess($0.0, $1.0) }) { writeAttribute(name, value) }
+        for (name, value) in (others.count < 2 ? others : others.sorted(by: { Self.javaLess($0.0, $1.0) })) { writeAttribute(name, value) }
         writeSectionDelimiter()
     }
 
     /// An individual section for `name` with `attributes` sorted by name.
     mutating func writeIndividualSection(name: String, attributes: [(String, String)]) {
         writeAttribute("Name", name)
-        for (attributeName, value) in attributes.sorted(by: { Self.javaLess($0.0, $1.0) }) { writeAttribute(attributeName, value) }
+        for (attributeName, value) in (attributes.count < 2 ? attributes : attributes.sorted(by: { Self.javaLess($0.0, $1.0) })) {
+            writeAttribute(attributeName, value)
+        }
         writeSectionDelimiter()
     }
 
     mutating func writeSectionDelimiter() { bytes += [0x0d, 0x0a] }
 
     mutating func writeAttribute(_ name: String, _ value: String) {
-        let line = Array("\(name): \(value)".utf8)
+        var line: [UInt8] = []
+        line.reserveCapacity(name.utf8.count + 2 + value.utf8.count)
+        line.append(contentsOf: name.utf8)
+        line.append(contentsOf: [0x3a, 0x20])
+        line.append(contentsOf: value.utf8)
         var offset = 0
         var first = true
         while offset < line.count {

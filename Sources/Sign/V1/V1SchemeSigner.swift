@@ -71,7 +71,7 @@ enum V1SchemeSigner {
 
     /// `generateManifestFile`: the input manifest's main section (or just `Manifest-Version: 1.0`), then one
     /// section per entry, sorted by name, with the entry's digest in Base64.
-    static func makeManifest(digestAlgorithm: DigestAlgorithm, entryDigests: [String: [UInt8]],
+    static func makeManifest(digestAlgorithm: DigestAlgorithm, entryDigests: [(name: String, digest: [UInt8])],
                              inputManifest: [UInt8]?) throws -> Manifest {
         var writer = JARManifestWriter()
         if let inputManifest {
@@ -90,13 +90,13 @@ enum V1SchemeSigner {
         var sections: [(String, [UInt8])] = []
         sections.reserveCapacity(entryDigests.count)
         // Java sorts by UTF-16 code units; compare precomputed code units rather than String views.
-        let names = entryDigests.keys.map { ($0, Array($0.utf16)) }.sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
-        for name in names {
+        let sorted = entryDigests.map { ($0, Array($0.name.utf16)) }.sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
+        for (name, digest) in sorted {
             if let bad = name.unicodeScalars.first(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
                 throw SignError.unsupportedEntryName(name, character: bad.value)
             }
             var section = JARManifestWriter()
-            section.writeIndividualSection(name: name, attributes: [(attributeName, base64(entryDigests[name]!))])
+            section.writeIndividualSection(name: name, attributes: [(attributeName, base64(digest))])
             sections.append((name, section.bytes))
         }
         var contents = writer.bytes
