@@ -22,7 +22,10 @@ public struct Extractor {
     /// Extracts every entry (or those whose names `include` accepts) into `directory`, which must not exist
     /// or be empty.
     @discardableResult
-    public func extract(to directory: String, include: (String) -> Bool = { _ in true }) throws -> Summary {
+    /// `finishing` runs on the staging directory after every entry is written and before it is renamed into
+    /// place (e.g. to decode binary XML), so its output is part of the all-or-nothing result.
+    public func extract(to directory: String, include: (String) -> Bool = { _ in true },
+                        finishing: (String) throws -> Void = { _ in }) throws -> Summary {
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         if fm.fileExists(atPath: directory, isDirectory: &isDirectory) {
@@ -77,6 +80,7 @@ public struct Extractor {
             summary.files += 1
             summary.bytes += entry.uncompressedSize
         }
+        try finishing(staging.path)
         do {
             try fm.moveItem(at: staging, to: destination)
         } catch {

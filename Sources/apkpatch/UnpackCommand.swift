@@ -1,5 +1,7 @@
 import ArgumentParser
+import BinaryXML
 import Foundation
+import Overlay
 import Unpack
 
 extension APKPatch {
@@ -13,13 +15,16 @@ extension APKPatch {
 
             Examples:
               apkpatch unpack app.apk -o app/
-              apkpatch unpack app.apk -o app/ --list
+              apkpatch unpack app.apk -o app/ --decode     # manifest, res/xml and strings as text
+              apkpatch unpack app.apk --list
             """
         )
 
         @Argument(help: "The APK to read.") var apk: String
         @Option(name: [.customShort("o"), .long], help: "Directory to create (must not exist or be empty).") var output: String?
         @Flag(name: .long, help: "List the entries (method, sizes, CRC, offsets) instead of extracting.") var list = false
+        @Flag(name: .long, help: "Also write AndroidManifest.xml and res/xml/*.xml as text XML and string values as res/values*/strings.xml, as apktool shows them.")
+        var decode = false
 
         func validate() throws {
             if output == nil && !list { throw ValidationError("give an output directory with -o DIR, or --list") }
@@ -37,8 +42,12 @@ extension APKPatch {
                 print("\(archive.entries.count) entries")
                 return
             }
-            let summary = try Extractor(archive: archive).extract(to: output!)
+            var decoded: [String] = []
+            let summary = try Extractor(archive: archive).extract(to: output!, finishing: { staging in
+                if decode { decoded = try ResourceDecoder.decodeAll(archive: archive, into: staging).files }
+            })
             print("Extracted \(summary.files) files (\(formatBytes(summary.bytes))) and \(summary.directories) directories to \(output!)")
+            if decode { print("Decoded \(decoded.count) files as text: \(decoded.prefix(5).joined(separator: ", "))\(decoded.count > 5 ? ", …" : "")") }
         }
     }
 }
