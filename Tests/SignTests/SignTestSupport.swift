@@ -7,7 +7,7 @@ import TestSupport
 /// Test keys made at test time with the real `openssl`, loaded through `KeySource` as the CLI loads them.
 enum TestKeys {
     enum Kind: String, CaseIterable, Sendable {
-        case rsa2048, rsa4096, ecP256, ecP384
+        case rsa2048, rsa4096, ecP256, ecP384, dsa2048
 
         var genpkeyArguments: [String] {
             switch self {
@@ -15,6 +15,7 @@ enum TestKeys {
             case .rsa4096: return ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:4096"]
             case .ecP256: return ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"]
             case .ecP384: return ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"]
+            case .dsa2048: return []  // generated from parameters, see make(_:in:name:)
             }
         }
     }
@@ -30,7 +31,14 @@ enum TestKeys {
         let pem = directory.appendingPathComponent("\(name).key.pem").path
         let pk8 = directory.appendingPathComponent("\(name).pk8").path
         let cert = directory.appendingPathComponent("\(name).x509.pem").path
-        try check(try TestSupport.run("openssl", ["genpkey"] + kind.genpkeyArguments + ["-out", pem]))
+        if kind == .dsa2048 {
+            let parameters = directory.appendingPathComponent("\(name).dsaparam.pem").path
+            try check(try TestSupport.run("openssl", ["genpkey", "-genparam", "-algorithm", "DSA", "-pkeyopt", "dsa_paramgen_bits:2048",
+                                                      "-pkeyopt", "dsa_paramgen_q_bits:256", "-out", parameters]))
+            try check(try TestSupport.run("openssl", ["genpkey", "-paramfile", parameters, "-out", pem]))
+        } else {
+            try check(try TestSupport.run("openssl", ["genpkey"] + kind.genpkeyArguments + ["-out", pem]))
+        }
         try check(try TestSupport.run("openssl", ["pkcs8", "-topk8", "-nocrypt", "-in", pem, "-outform", "DER", "-out", pk8]))
         try check(try TestSupport.run("openssl", ["req", "-x509", "-new", "-key", pem, "-subj", "/CN=apkpatch test/O=Example/C=US",
                                                   "-days", "3650", "-out", cert]))

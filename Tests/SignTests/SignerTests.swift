@@ -141,7 +141,7 @@ import Unpack
         }
     }
 
-    @Test("EC and RSA 4096 keys", arguments: [TestKeys.Kind.ecP256, .ecP384, .rsa4096])
+    @Test("EC, DSA and RSA 4096 keys", arguments: [TestKeys.Kind.ecP256, .ecP384, .rsa4096, .dsa2048])
     func otherKeys(kind: TestKeys.Kind) throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let keys = try TestKeys.make(kind, in: dir, name: "other")
@@ -153,6 +153,7 @@ import Unpack
         case .ecP384: .ecdsaWithSHA512
         case .rsa4096: .rsaPKCS1v15WithSHA512
         case .rsa2048: .rsaPKCS1v15WithSHA256
+        case .dsa2048: .dsaWithSHA256
         }
         #expect(report.signatureAlgorithms == [expected])
         for level in [21, 24, 28, 33] {
@@ -162,8 +163,20 @@ import Unpack
         let verifier = try TestSupport.run("apkverifier", [output])
         #expect(verifier.succeeded, "\(verifier)")
         let names = try APKFacts(output).archive.entries.map(\.name)
-        let ext = kind == .rsa4096 ? "RSA" : "EC"
+        let ext = kind == .rsa4096 ? "RSA" : kind == .dsa2048 ? "DSA" : "EC"
         #expect(names.contains("META-INF/OTHER.\(ext)"))
+    }
+
+    @Test("DSA JAR signatures use SHA-1 below API 21, and apksigner accepts them at API 14")
+    func dsaBelow21() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let keys = try TestKeys.make(.dsa2048, in: dir, name: "dsa")
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        let report = try sign(input, to: output, key: keys.key, minSdk: 14)
+        #expect(report.v1DigestAlgorithm == .sha1)
+        let verify = try apksignerVerify(output, minSdk: 14)
+        #expect(verify.succeeded, "\(verify)")
     }
 
     @Test("EC keys cannot make v1 signatures below API 18")
