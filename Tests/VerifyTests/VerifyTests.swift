@@ -229,6 +229,46 @@ struct TamperTests {
         try expectRejected(edited, in: apk.directory, minSdkVersion: 24, codes: ["V2_SIG_MISSING_APK_SIG_REFERENCED"])
     }
 
+    @Test("unknown signing-block pairs are ignored, as on Android")
+    func unknownPair() throws {
+        let apk = try signed("verify-unknown-pair")
+        var block = try VerifyFixtures.signingBlock(of: apk.bytes)
+        block.pairs.removeAll { $0.id == SigningBlock.ID.verityPadding }
+        block.pairs.append(SigningBlock.Pair(id: 0x1234_5678, value: Array("vendor data".utf8)))
+        let edited = try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: block.encoded())
+        let path = apk.directory.appendingPathComponent("unknown-pair.apk").path
+        try VerifyFixtures.write(edited, to: path)
+        #expect(try VerifyFixtures.apksignerVerify(path).verifies)
+        let report = try VerifyFixtures.verify(path)
+        let verified = report.isSignatureVerified
+        #expect(verified, "\(report.signatureErrors)")
+    }
+
+    @Test("a v3.1 block: checked for T+ (a copy of the v3 signer verifies), ignored below T; garbage fails only for T+")
+    func v31Block() throws {
+        let apk = try signed("verify-v31")
+        var block = try VerifyFixtures.signingBlock(of: apk.bytes)
+        block.pairs.removeAll { $0.id == SigningBlock.ID.verityPadding }
+        let v3 = try #require(block.value(for: SigningBlock.ID.v3))
+        var copy = block
+        copy.pairs.append(SigningBlock.Pair(id: SigningBlock.ID.v31, value: v3))
+        let path = apk.directory.appendingPathComponent("v31.apk").path
+        try VerifyFixtures.write(try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: copy.encoded()), to: path)
+        let report = try VerifyFixtures.verify(path)
+        let verified = report.isSignatureVerified
+        #expect(verified, "\(report.signatureErrors)")
+        #expect(report.verifiedSchemes.contains(.v31))
+        // The v3.0 signer lacks the rotation-min-SDK stripping protection attribute: a warning, as in apksig.
+        #expect(VerifyFixtures.codes(report.signatureWarnings).contains("V31_ROTATION_MIN_SDK_ATTR_MISSING"))
+
+        var garbage = block
+        garbage.pairs.append(SigningBlock.Pair(id: SigningBlock.ID.v31, value: [1, 2, 3]))
+        let garbagePath = apk.directory.appendingPathComponent("v31-garbage.apk").path
+        try VerifyFixtures.write(try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: garbage.encoded()), to: garbagePath)
+        #expect(try VerifyFixtures.verify(garbagePath, maxSdkVersion: 32).isSignatureVerified)
+        #expect(VerifyFixtures.codes(try VerifyFixtures.verify(garbagePath).signatureErrors) == ["V3_SIG_MALFORMED_SIGNERS"])
+    }
+
     @Test("crafted scheme blocks: no signers, malformed signer list", arguments: [
         (SigningBlock.ID.v2, [UInt8]([0, 0, 0, 0]), "V2_SIG_NO_SIGNERS"),
         (SigningBlock.ID.v2, [UInt8]([9, 0, 0, 0, 1]), "V2_SIG_MALFORMED_SIGNERS"),
