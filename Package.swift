@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "APKCore", "Unpack", "Repack", "TestSupport"]),
         .testTarget(name: "VerifyTests", dependencies: ["Verify", "SignatureSchemes", "APKCore", "Unpack", "TestSupport"]),
         .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "Overlay", "Repack", "TestSupport"]),
-        .testTarget(name: "InstallTests", dependencies: ["Install", "TestSupport"]),
+        .testTarget(name: "InstallTests", dependencies: ["Install", "Overlay", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
         // Hardening (issue 7): hostile input, tamper sweep, atomic output, fuzz-found regressions.
         .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "TestSupport"]),

@@ -87,16 +87,9 @@ public struct Installer: Sendable {
     }
 
     private func run(adb: String, arguments: [String], commands: InstallCommands) throws -> (output: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: adb)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        let standardOutput = Pipe(), standardError = Pipe()
-        process.standardOutput = standardOutput
-        process.standardError = standardError
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try ChildProcess.spawn(adb, arguments: arguments, environment: environment)
         } catch {
             throw InstallError(code: .adbNotRunnable, adbMessage: "\(error)",
                                advice: "\(adb) could not be started; check that it is an executable adb (e.g. `\(adb) version`).",
@@ -105,35 +98,108 @@ public struct Installer: Sendable {
         let collector = OutputCollector()
         let handler = onMessage
         let group = DispatchGroup()
-        for (pipe, stream) in [(standardOutput, Message.Stream.standardOutput), (standardError, .standardError)] {
+        for (descriptor, stream) in [(child.standardOutput, Message.Stream.standardOutput), (child.standardError, .standardError)] {
             group.enter()
-            let handle = pipe.fileHandleForReading
-            DispatchQueue.global().async {
-                defer { group.leave() }
-                var pending = Data()
-                func emit(_ bytes: Data) {
-                    // adb ends progress lines with \r; treat it as a line end too.
-                    let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+            Thread.detachNewThread {
+                defer { close(descriptor); group.leave() }
+                var pending: [UInt8] = []
+                func emit(_ bytes: ArraySlice<UInt8>) {
+                    let line = String(decoding: bytes, as: UTF8.self)
                     guard !line.isEmpty else { return }
                     collector.append(line)
                     handler(Message(stream: stream, line: line))
                 }
+                var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    pending.append(chunk)
-                    while let newline = pending.firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
-                        emit(pending[pending.startIndex..<newline])
-                        pending.removeSubrange(pending.startIndex...newline)
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    pending.append(contentsOf: buffer[0..<count])
+                    // adb ends progress updates with \r; treat it as a line end too.
+                    while let end = pending.firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
+                        emit(pending[..<end])
+                        pending.removeSubrange(...end)
                     }
                 }
-                if !pending.isEmpty { emit(pending) }
+                if !pending.isEmpty { emit(pending[...]) }
             }
         }
-        process.waitUntilExit()
+        let status = child.waitForExit()
         // The adb server that adb may start redirects its output to /tmp/adb.*.log, so our pipes reach EOF when
-        // adb exits; the bounded wait guards against any other child that kept them open.
+        // adb exits; the bounded wait guards against any other descendant that kept them open.
         _ = group.wait(timeout: .now() + 5)
-        return (collector.output, process.terminationStatus)
+        return (collector.output, status)
+    }
+}
+
+/// A child started with posix_spawn and reaped with waitpid by us alone.
+///
+/// Why not Foundation's `Process`: with the real adb (which forks its server daemon) `waitUntilExit()` was seen to
+/// block forever on an exited, unreaped adb under swift-corelibs-foundation; owning the pid and calling `waitpid`
+/// ourselves cannot miss the exit.
+struct ChildProcess {
+    let pid: pid_t
+    /// Read ends of the child's stdout and stderr pipes (owned by the caller, who closes them).
+    let standardOutput: Int32
+    let standardError: Int32
+
+    struct SpawnError: Error, CustomStringConvertible {
+        let function: String
+        let code: Int32
+        var description: String { "\(function) failed: \(String(cString: strerror(code)))" }
+    }
+
+    static func spawn(_ path: String, arguments: [String], environment: [String: String]) throws -> ChildProcess {
+        // Close-on-exec: only the dup2'ed copies reach adb, so adb's server daemon cannot hold our pipes open.
+        // (pipe2 is not in Swift's Glibc module; the window before fcntl only matters for other threads' spawns.)
+        func makePipe() throws -> [Int32] {
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else { throw SpawnError(function: "pipe", code: errno) }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            return ends
+        }
+        let outPipe = try makePipe()
+        let errPipe: [Int32]
+        do { errPipe = try makePipe() } catch { close(outPipe[0]); close(outPipe[1]); throw error }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        // Default signal handling in the child (the Swift runtime ignores SIGPIPE; adb should not inherit that).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var emptyMask = sigset_t()
+        sigemptyset(&emptyMask)
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        close(outPipe[1]); close(errPipe[1])
+        guard result == 0 else {
+            close(outPipe[0]); close(errPipe[0])
+            throw SpawnError(function: "posix_spawn", code: result)
+        }
+        return ChildProcess(pid: pid, standardOutput: outPipe[0], standardError: errPipe[0])
+    }
+
+    /// Waits for the child; its exit status, or 128 + the signal number if a signal ended it (as shells report).
+    func waitForExit() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return -1 }
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 }
