@@ -50,18 +50,21 @@ public struct Signer: Sendable {
         // apksig copies records in local-header order and keeps the central directory's order.
         var inputManifest: [UInt8]?
         var items: [Item] = []
+        // Records not copied: apksig skips their bytes but copies the bytes between records.
+        var droppedRecords: [Range<Int64>] = []
         let fileOrder = zip.entries.indices.sorted { zip.entries[$0].localHeaderOffset < zip.entries[$1].localHeaderOffset }
         for index in fileOrder {
             let entry = zip.entries[index]
             if config.schemes.contains(.v1) && entry.name == V1SchemeSigner.manifestEntryName {
                 inputManifest = try archive.uncompressedData(of: entry)
             }
-            guard Self.isKept(entry.name) else { continue }
+            guard Self.isKept(entry.name) else { droppedRecords.append(entry.recordRange); continue }
             items.append(Item(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
         }
         let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
-                       archive: archive, sectionEnd: sectionEnd, inputEndOfCentralDirectory: eocd, comment: [], cache: cache)
+                       archive: archive, sectionEnd: sectionEnd, droppedRecords: droppedRecords,
+                       inputEndOfCentralDirectory: eocd, comment: [], cache: cache)
     }
 
     /// Signs an APK given as entries to write (the Repack stage's output) into `destination`, with `comment`
@@ -86,7 +89,7 @@ public struct Signer: Sendable {
             items.append(Item(entry: item.entry, origin: .output(item)))
         }
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
-                       archive: nil, sectionEnd: 0, inputEndOfCentralDirectory: nil, comment: comment, cache: cache)
+                       archive: nil, sectionEnd: 0, droppedRecords: [], inputEndOfCentralDirectory: nil, comment: comment, cache: cache)
     }
 
     // MARK: - Engine
@@ -126,7 +129,7 @@ public struct Signer: Sendable {
     }
 
     private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,
-                     archive: APKArchive?, sectionEnd: Int64, inputEndOfCentralDirectory: [UInt8]?,
+                     archive: APKArchive?, sectionEnd: Int64, droppedRecords: [Range<Int64>], inputEndOfCentralDirectory: [UInt8]?,
                      comment: [UInt8], cache: SigningCache?) throws -> SigningReport {
         let schemes = config.schemes
         guard !schemes.isEmpty else { throw SignError.noSchemes }
@@ -178,15 +181,30 @@ public struct Signer: Sendable {
 
         // Entries, in order, with the bytes between input records.
         var inputPosition: Int64 = 0
+        // Copies the input bytes before `offset` that lie outside records, skipping dropped records (as
+        // apksig: "unprocessed data" between records is output verbatim).
+        var nextDropped = 0
+        func copyInputGaps(upTo offset: Int64) throws {
+            while nextDropped < droppedRecords.count && droppedRecords[nextDropped].lowerBound < offset {
+                let dropped = droppedRecords[nextDropped]
+                if dropped.lowerBound > inputPosition {
+                    try reader!.read(inputPosition..<dropped.lowerBound) { try output.consume($0) }
+                }
+                inputPosition = max(inputPosition, dropped.upperBound)
+                nextDropped += 1
+            }
+            if offset > inputPosition {
+                try reader!.read(inputPosition..<offset) { try output.consume($0) }
+                inputPosition = offset
+            }
+        }
         for item in items {
             let entry = item.entry
             switch item.origin {
             case .archive(let centralRecord, let centralIndex):
                 let source = archive!.source
                 let reader = reader!
-                if entry.localHeaderOffset > inputPosition {
-                    try reader.read(inputPosition..<entry.localHeaderOffset) { try output.consume($0) }
-                }
+                try copyInputGaps(upTo: entry.localHeaderOffset)
                 inputPosition = entry.recordRange.upperBound
                 let headerOffset = output.position
                 let changedExtra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
@@ -230,9 +248,7 @@ public struct Signer: Sendable {
             let stamp = DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)
             if newest == nil || newest! < stamp { newest = stamp }
         }
-        if archive != nil && inputPosition < sectionEnd {
-            try reader!.read(inputPosition..<sectionEnd) { try output.consume($0) }
-        }
+        if archive != nil { try copyInputGaps(upTo: sectionEnd) }
 
         // v1 signature entries.
         var newCentralRecords: [[UInt8]] = []

@@ -87,20 +87,80 @@ import Unpack
         #expect(try TestSupport.readBytes(a) == (try TestSupport.readBytes(b)))
     }
 
-    @Test("byte-identical to apksigner's own output (alignment preserved, as the installed apksigner does)")
-    func matchesApksignerByteForByte() throws {
+    /// Inputs that exercise apksig's rules: SHA-1 JAR digests, a MANIFEST.MF main section to keep (with a
+    /// value longer than a manifest line), a directory entry to drop, re-signing an already signed APK,
+    /// a zipaligned APK, and v1/v2-only outputs.
+    enum Variant: String, CaseIterable, Sendable {
+        case plain, minSdk16, inputManifest, directoryEntry, resign, zipaligned, v1Only, v2Only
+    }
+
+    @Test("byte-identical to apksigner's own output (alignment preserved, as the installed apksigner does)",
+          arguments: Variant.allCases)
+    func matchesApksignerByteForByte(variant: Variant) throws {
         let dir = try TestSupport.makeTemporaryDirectory()
-        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        var fixture = FixtureAPK.cordovaLike()
+        if variant == .minSdk16 { fixture.minSdk = 16 }
+        if variant == .v1Only { fixture.targetSdk = 29 }
+        if variant == .inputManifest {
+            fixture.rawFiles["META-INF/MANIFEST.MF"] = Array(("Manifest-Version: 1.0\r\nCreated-By: 1.8.0_45 (Oracle Corporation)\r\n"
+                + "Built-By: a-build-user-with-a-rather-long-name-that-makes-this-line-longer-than-seventy-bytes\r\n"
+                + "X-Zeta: last\r\nAnt-Version: Apache Ant 1.9\r\n\r\nName: classes.dex\r\nSHA-256-Digest: AAAA\r\n\r\n").utf8)
+        }
+        var input = try fixture.build(in: dir)
+        let keys = Self.shared.rsa
+        if variant == .directoryEntry {
+            let python = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], 'a') as z:
+                z.writestr(zipfile.ZipInfo('assets/www/'), b'')
+            """
+            let result = try TestSupport.run("python3", ["-c", python, input])
+            #expect(result.succeeded, "\(result)")
+        }
+        if variant == .resign {
+            let first = dir.appendingPathComponent("first.apk").path
+            let other = try TestKeys.make(.rsa2048, in: dir, name: "previous")
+            let result = try TestSupport.run("apksigner", ["sign", "--key", other.keyPK8, "--cert", other.certificatePEM,
+                                                           "--v4-signing-enabled", "false", "--out", first, input])
+            #expect(result.succeeded, "\(result)")
+            input = first
+        }
+        if variant == .zipaligned {
+            let aligned = dir.appendingPathComponent("aligned.apk").path
+            let result = try TestSupport.run("zipalign", ["-f", "-p", "4", input, aligned])
+            #expect(result.succeeded, "\(result)")
+            input = aligned
+        }
+        var schemes: Set<SignatureScheme> = [.v1, .v2, .v3]
+        var flags: [String] = []
+        if variant == .v1Only { schemes = [.v1]; flags = ["--v2-signing-enabled", "false", "--v3-signing-enabled", "false"] }
+        if variant == .v2Only { schemes = [.v2]; flags = ["--v1-signing-enabled", "false", "--v3-signing-enabled", "false"] }
         let ours = dir.appendingPathComponent("ours.apk").path
         let theirs = dir.appendingPathComponent("theirs.apk").path
-        let keys = Self.shared.rsa
         let result = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
-                                                       "--v4-signing-enabled", "false", "--out", theirs, input])
+                                                       "--v4-signing-enabled", "false"] + flags + ["--out", theirs, input])
         #expect(result.succeeded, "\(result)")
-        _ = try sign(input, to: ours, key: keys.key, alignmentPreserved: true)
+        // The installed apksigner (build-tools < 35) preserves alignment and page-aligns .so files to 4 KiB.
+        let config = SignerConfig(key: keys.key, schemes: schemes, alignmentPreserved: true, libraryPageAlignment: 4096)
+        _ = try Signer(config: config).sign(try APKArchive(path: input), to: ours)
         let a = try TestSupport.readBytes(ours), b = try TestSupport.readBytes(theirs)
-        #expect(a.count == b.count)
-        #expect(a == b, "first difference at byte \(zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count))")
+        let identical = a == b
+        #expect(identical, "\(variant): \(a.count) vs \(b.count) bytes, first difference at \(zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count))")
+        if !identical {
+            for name in ["META-INF/MANIFEST.MF", "META-INF/RELEASE.SF"] {
+                let mine = try APKArchive(path: ours), apksigner = try APKArchive(path: theirs)
+                if let x = mine.entry(named: name), let y = apksigner.entry(named: name) {
+                    let p = String(decoding: try mine.uncompressedData(of: x), as: UTF8.self)
+                    let q = String(decoding: try apksigner.uncompressedData(of: y), as: UTF8.self)
+                    if p != q { Issue.record("\(name) differs:\n--- ours\n\(p.prefix(600))\n--- apksigner\n\(q.prefix(600))") }
+                }
+            }
+        }
+        if variant == .inputManifest {
+            let manifest = try APKArchive(path: ours)
+            let text = String(decoding: try manifest.uncompressedData(of: try #require(manifest.entry(named: "META-INF/MANIFEST.MF"))), as: UTF8.self)
+            #expect(text.hasPrefix("Manifest-Version: 1.0\r\nAnt-Version: Apache Ant 1.9\r\nBuilt-By: "), "\(text.prefix(200))")
+        }
     }
 
     @Test("scheme combinations verify where apksigner accepts them",
