@@ -1,0 +1,51 @@
+# Shared helpers for the benchmark scripts (sourced, not run).
+# Results go to $RESULTS as TSV: workload, input, tool, run, status (ok|FAILED), seconds, peak RSS (KiB).
+
+log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# Human-readable size of a file.
+size_of() { stat -c %s "$1"; }
+
+# record_command WORKLOAD TOOL COMMAND-TEXT: the command line shown in BENCHMARKS.md (one per workload and tool).
+record_command() {
+    local workload=$1 tool=$2; shift 2
+    grep -q "^$workload	$tool	" "$COMMANDS" 2>/dev/null || printf '%s\t%s\t%s\n' "$workload" "$tool" "$*" >> "$COMMANDS"
+}
+
+# measure WORKLOAD INPUT TOOL RUN CMD...: runs CMD once under /usr/bin/time, appends one result row.
+# Wall time comes from date +%s%N (ms resolution matters for the small cases); peak RSS from time's %M, which
+# covers the command and every child it waited for (the apktool chain is one `bash -c`).
+# A failing command is recorded as FAILED and never stops the harness; its output stays in $LOGS.
+measure() {
+    local workload=$1 input=$2 tool=$3 run=$4; shift 4
+    local tag="$workload.$input.$tool.$run" timefile="$LOGS/$workload.$input.$tool.$run.time"
+    local start end status rss seconds
+    start=$(date +%s%N)
+    /usr/bin/time -f '%M' -o "$timefile" "$@" >"$LOGS/$tag.log" 2>&1
+    status=$?
+    end=$(date +%s%N)
+    rss=$(tail -n 1 "$timefile" 2>/dev/null | tr -dc 0-9)
+    seconds=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.4f", (e - s) / 1e9 }')
+    if [ "$status" -eq 0 ]; then
+        printf '%s\t%s\t%s\t%s\tok\t%s\t%s\n' "$workload" "$input" "$tool" "$run" "$seconds" "${rss:-0}" >> "$RESULTS"
+    else
+        printf '%s\t%s\t%s\t%s\tFAILED\t%s\t%s\n' "$workload" "$input" "$tool" "$run" "$seconds" "${rss:-0}" >> "$RESULTS"
+        log "FAILED ($status): $workload $input $tool run $run; see $LOGS/$tag.log"
+        tail -n 5 "$LOGS/$tag.log" | sed 's/^/    /' >&2
+    fi
+    return 0
+}
+
+# alternate WORKLOAD INPUT RUNS TOOL_A CMD_A TOOL_B CMD_B [PREPARE]: runs the two commands (bash strings)
+# alternately RUNS times, A first, with PREPARE (a bash string, e.g. deleting outputs) before each.
+alternate() {
+    local workload=$1 input=$2 runs=$3 tool_a=$4 cmd_a=$5 tool_b=$6 cmd_b=$7 prepare=${8:-true}
+    record_command "$workload" "$tool_a" "$cmd_a"
+    record_command "$workload" "$tool_b" "$cmd_b"
+    log "$workload on $input: $tool_a vs $tool_b, $runs runs each"
+    local run
+    for run in $(seq 1 "$runs"); do
+        bash -c "$prepare"; measure "$workload" "$input" "$tool_a" "$run" bash -c "$cmd_a"
+        bash -c "$prepare"; measure "$workload" "$input" "$tool_b" "$run" bash -c "$cmd_b"
+    done
+}

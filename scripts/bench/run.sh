@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# apkpatch benchmarks against the tool chain it replaces (issue 7); writes BENCHMARKS.md.
+#
+#   scripts/bench/run.sh                 full run (corpus up to 400 MB, 5 runs per workload)
+#   BENCH_QUICK=1 scripts/bench/run.sh   small corpus, 3 runs: checks the harness in a minute or two
+#
+# Environment:
+#   APKPATCH       the binary to measure (default: build `swift build -c release` and use .build/release/apkpatch)
+#   BENCH_RUNS     runs per tool and workload (default 5; 3 with BENCH_QUICK=1)
+#   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
+#   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
+#   BENCH_ONLY     space-separated subset of: cycle align sign verify watch floor
+#
+# Each workload runs apkpatch and its anchor alternately in the same run, and reports medians, the ratio and
+# peak memory (/usr/bin/time -v's "Maximum resident set size", via -f %M). A failing command is reported as
+# FAILED in the table; the harness carries on. Benchmarks are not tests: nothing here runs in CI.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/scripts/bench
+source "$HERE/lib.sh"
+
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-5}; fi
+WORK=${BENCH_WORK:-$ROOT/bench-work}
+OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
+ONLY=${BENCH_ONLY:-cycle align sign verify watch floor}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+CORPUS=$WORK/corpus
+OUT=$WORK/out
+LOGS=$WORK/logs
+RESULTS=$WORK/results.tsv
+COMMANDS=$WORK/commands.tsv
+rm -rf "$OUT" "$LOGS"; mkdir -p "$OUT" "$LOGS"
+: > "$RESULTS"; : > "$COMMANDS"
+export RESULTS COMMANDS LOGS
+
+wants() { case " $ONLY " in *" $1 "*) return 0;; *) return 1;; esac; }
+
+# --- Tools ------------------------------------------------------------------------------------------------------
+if [ ! -x /usr/bin/time ]; then
+    log "installing GNU time (apt-get install time)"
+    if [ "$(id -u)" = 0 ]; then apt-get install -y -qq time >/dev/null; else sudo apt-get install -y -qq time >/dev/null; fi
+fi
+for tool in aapt zipalign apksigner apktool keytool openssl unzip /usr/bin/time; do
+    command -v "$tool" >/dev/null || { log "missing $tool: run make deps"; exit 1; }
+done
+if [ -z "${APKPATCH:-}" ]; then
+    log "building apkpatch (release)"
+    (cd "$ROOT" && swift build -c release --product apkpatch >&2) || { log "release build failed"; exit 1; }
+    APKPATCH=$ROOT/.build/release/apkpatch
+fi
+[ -x "$APKPATCH" ] || { log "APKPATCH=$APKPATCH is not executable"; exit 1; }
+APKPATCH=$(cd "$(dirname "$APKPATCH")" && pwd)/$(basename "$APKPATCH")
+export APKPATCH
+
+# --- Corpus and key ---------------------------------------------------------------------------------------------
+BENCH_QUICK=$QUICK "$HERE/corpus.sh" "$CORPUS" || { log "corpus generation failed"; exit 1; }
+if [ "$QUICK" = 1 ]; then INPUTS="webapp framework-res synthetic-20m"; else INPUTS="webapp framework-res synthetic-100m synthetic-400m"; fi
+
+# One PKCS#12 key from keytool for both signers; the password only ever travels in the environment.
+export BENCH_KS_PASS=bench-store-password
+KS=$WORK/bench-key.p12
+if [ ! -f "$KS" ]; then
+    keytool -genkeypair -keystore "$KS" -storetype PKCS12 -storepass:env BENCH_KS_PASS -alias bench -keyalg RSA -keysize 2048 \
+        -validity 3650 -dname "CN=apkpatch bench, O=Example, C=US" >/dev/null 2>&1 || { log "keytool failed"; exit 1; }
+fi
+
+# Aligned inputs for sign (both signers get the same zipaligned file) and an apksigner-signed one for verify.
+for input in $INPUTS; do
+    if [ ! -f "$CORPUS/$input.aligned.apk" ]; then zipalign -p -f 4 "$CORPUS/$input.apk" "$CORPUS/$input.aligned.apk" || log "zipalign of $input failed"; fi
+    if [ ! -f "$CORPUS/$input.signed.apk" ]; then
+        apksigner sign --ks "$KS" --ks-pass env:BENCH_KS_PASS --out "$CORPUS/$input.signed.apk" "$CORPUS/$input.aligned.apk" || log "apksigner sign of $input failed"
+    fi
+done
+
+# The patch for the full cycle: index.html and one JS file changed.
+PATCH=$WORK/patch
+rm -rf "$PATCH"; mkdir -p "$PATCH/assets/www/js"
+unzip -p "$CORPUS/webapp.apk" assets/www/index.html | sed 's|<h1>Bench web app</h1>|<h1>Patched by the benchmark</h1>|' > "$PATCH/assets/www/index.html"
+{ unzip -p "$CORPUS/webapp.apk" assets/www/js/module007.js; printf '\nconsole.log("patched");\n'; } > "$PATCH/assets/www/js/module007.js"
+
+# --- (1) Full patch cycle ---------------------------------------------------------------------------------------
+if wants cycle; then
+    alternate cycle webapp "$RUNS" \
+        apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$PATCH\" --out \"$OUT/cycle-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS" \
+        apktool-chain "\"$HERE/apktool-chain.sh\" \"$CORPUS/webapp.apk\" \"$PATCH\" \"$OUT/cycle-chain\" \"$KS\"" \
+        "rm -rf \"$OUT\"/cycle-*"
+fi
+
+# --- (2) align --------------------------------------------------------------------------------------------------
+if wants align; then
+    for input in $INPUTS; do
+        alternate align "$input" "$RUNS" \
+            apkpatch "\"$APKPATCH\" align -f -p 4 \"$CORPUS/$input.apk\" \"$OUT/align-apkpatch.apk\"" \
+            zipalign "zipalign -f -p 4 \"$CORPUS/$input.apk\" \"$OUT/align-zipalign.apk\"" \
+            "rm -f \"$OUT\"/align-*.apk"
+    done
+fi
+
+# --- (3) sign, with (6) the physical floor for the same bytes ---------------------------------------------------
+if wants sign; then
+    for input in $INPUTS; do
+        alternate sign "$input" "$RUNS" \
+            apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/sign-apkpatch.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            apksigner "apksigner sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/sign-apksigner.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            "rm -f \"$OUT\"/sign-*.apk"
+    done
+fi
+if wants floor; then
+    for input in $INPUTS; do
+        command="openssl dgst -sha256 \"$CORPUS/$input.aligned.apk\" >/dev/null && cp \"$CORPUS/$input.aligned.apk\" \"$OUT/floor.apk\""
+        record_command floor floor "$command"
+        log "floor on $input, $RUNS runs"
+        for run in $(seq 1 "$RUNS"); do rm -f "$OUT/floor.apk"; measure floor "$input" floor "$run" bash -c "$command"; done
+    done
+fi
+
+# --- (4) verify -------------------------------------------------------------------------------------------------
+if wants verify; then
+    for input in $INPUTS; do
+        alternate verify "$input" "$RUNS" \
+            apkpatch "\"$APKPATCH\" verify \"$CORPUS/$input.signed.apk\"" \
+            apksigner "apksigner verify \"$CORPUS/$input.signed.apk\""
+    done
+fi
+
+# --- (5) watch-mode rebuild latency -----------------------------------------------------------------------------
+if wants watch; then
+    for input in $INPUTS; do "$HERE/watch.sh" "$input" "$CORPUS/$input.apk" "$KS" "$RUNS" || log "watch on $input failed"; done
+fi
+
+# --- Report -----------------------------------------------------------------------------------------------------
+python3 "$HERE/report.py" --results "$RESULTS" --commands "$COMMANDS" --corpus "$CORPUS" --inputs "$INPUTS" \
+    --work "$WORK" --runs "$RUNS" --quick "$QUICK" --apkpatch "$APKPATCH" --output "$OUTPUT" || { log "report failed"; exit 1; }
+log "wrote $OUTPUT"
