@@ -754,3 +754,69 @@ struct JARFileRuleTests {
         }
     }
 }
+
+/// Hostile inputs: no trap, and no byte outside the APK Signing Block can change without rejection.
+@Suite("Verify: hostile inputs")
+struct HostileInputTests {
+    /// Seeded positions (SplitMix64), printed on failure through the position in the message.
+    static func positions(count: Int, below limit: Int, seed: UInt64) -> [Int] {
+        let bytes = FixtureAPK.pseudoRandomBytes(count: count * 8, seed: seed)
+        return (0..<count).map { i in
+            let value = bytes[(i * 8)..<(i * 8 + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return Int(value % UInt64(limit))
+        }
+    }
+
+    @Test("every single-byte change outside the signing block is rejected (seed 42, 400 positions); changes inside never trap")
+    func byteFlips() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-fuzz")
+        let apk = try VerifyFixtures.signedAPK(in: directory)
+        let original = try VerifyFixtures.read(apk)
+        let archive = try VerifyFixtures.zip(original)
+        let block = try VerifyFixtures.signingBlock(of: original)
+        let blockRange = Int(block.offset)..<Int(archive.centralDirectoryOffset)
+        for position in Self.positions(count: 400, below: original.count, seed: 42) {
+            var bytes = original
+            bytes[position] ^= 0x5a
+            let report = try Verifier(options: VerificationOptions(checksInstallability: false))
+                .verify(source: ByteArrayDataSource(bytes), label: "flip@\(position)")
+            if !blockRange.contains(position) {
+                let verified = report.isSignatureVerified
+                #expect(!verified, "a change at offset \(position) (outside the signing block \(blockRange)) was accepted")
+            }
+        }
+    }
+
+    @Test("truncated APKs are rejected without trapping (seed 7, 100 lengths)")
+    func truncations() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-trunc")
+        let original = try VerifyFixtures.read(try VerifyFixtures.signedAPK(in: directory))
+        for length in Self.positions(count: 100, below: original.count, seed: 7) + [0, 1, 21, 22, 100] {
+            let report = try Verifier(options: VerificationOptions(checksInstallability: false))
+                .verify(source: ByteArrayDataSource(Array(original.prefix(length))), label: "truncated@\(length)")
+            let verified = report.isSignatureVerified
+            #expect(!verified, "truncated to \(length) bytes and accepted")
+            #expect(!report.signatureErrors.isEmpty)
+        }
+    }
+
+    @Test("random bytes in the v2/v3 and v1 signature structures never trap", arguments: [UInt64(1), 2, 3])
+    func garbageSignatures(seed: UInt64) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-garbage")
+        let original = try VerifyFixtures.read(try VerifyFixtures.signedAPK(in: directory))
+        var block = try VerifyFixtures.signingBlock(of: original)
+        block.pairs.removeAll { $0.id == SigningBlock.ID.verityPadding }
+        for index in block.pairs.indices {
+            var value = block.pairs[index].value
+            for position in Self.positions(count: 20, below: value.count, seed: seed &+ UInt64(index)) { value[position] ^= 0xff }
+            block.pairs[index].value = value
+        }
+        let edited = try VerifyFixtures.replacingSigningBlock(in: original, with: block.encoded())
+        for range in [(nil as Int?, Int(Int32.max)), (24, 27), (28, Int(Int32.max))] {
+            let report = try Verifier(options: VerificationOptions(minSdkVersion: range.0, maxSdkVersion: range.1, checksInstallability: false))
+                .verify(source: ByteArrayDataSource(edited), label: "garbage")
+            let verified = report.isSignatureVerified
+            #expect(!verified)
+        }
+    }
+}
