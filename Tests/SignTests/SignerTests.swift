@@ -91,7 +91,7 @@ import Unpack
     /// value longer than a manifest line), a directory entry to drop, re-signing an already signed APK,
     /// a zipaligned APK, and v1/v2-only outputs.
     enum Variant: String, CaseIterable, Sendable {
-        case plain, minSdk16, inputManifest, directoryEntry, resign, zipaligned, v1Only, v2Only
+        case plain, minSdk16, inputManifest, directoryEntry, resign, zipaligned, v1Only, v2Only, frameworkRes
     }
 
     @Test("byte-identical to apksigner's own output (alignment preserved, as the installed apksigner does)",
@@ -106,7 +106,7 @@ import Unpack
                 + "Built-By: a-build-user-with-a-rather-long-name-that-makes-this-line-longer-than-seventy-bytes\r\n"
                 + "X-Zeta: last\r\nAnt-Version: Apache Ant 1.9\r\n\r\nName: classes.dex\r\nSHA-256-Digest: AAAA\r\n\r\n").utf8)
         }
-        var input = try fixture.build(in: dir)
+        var input = variant == .frameworkRes ? TestSupport.frameworkRes : try fixture.build(in: dir)
         let keys = Self.shared.rsa
         if variant == .directoryEntry {
             let python = """
