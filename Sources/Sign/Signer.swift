@@ -260,12 +260,21 @@ public struct Signer: Sendable {
             let digests = try pendingDigests.get()
             let entryDigests = zip(items, digests).map { (name: $0.entry.name, digest: $1) }
             let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: v1Digest, entryDigests: entryDigests, inputManifest: inputManifest)
+            // MANIFEST.MF is large text: deflate it (level 9, as apksig) while the .SF file is made and signed.
+            let manifestContents = manifest.contents
+            let deflatedManifest = PendingResult<[UInt8]>()
+            let manifestDeflated = DispatchGroup()
+            DispatchQueue.global().async(group: manifestDeflated) {
+                deflatedManifest.set(Result { try Deflate.compress(manifestContents, level: 9) })
+            }
+            defer { manifestDeflated.wait() }
             let files = try V1SchemeSigner.signatureEntries(signerName: v1Name, key: key.privateKey, certificates: key.certificates,
                                                             digestAlgorithm: v1Digest, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
                                                             createdBy: config.createdBy)
             let stamp = newest ?? DOSTimestamp.apksigDefault
-            // MANIFEST.MF and the .SF file are large text; deflate (level 9, as apksig) them side by side.
-            let compressed = Self.deflateInParallel(files.map(\.data))
+            var compressed = Self.deflateInParallel(files.dropLast().map(\.data))
+            manifestDeflated.wait()
+            compressed.append(Result { try deflatedManifest.get() })
             for (file, deflated) in zip(files, compressed) {
                 let headerOffset = output.position
                 try Self.checkOffset(headerOffset)
