@@ -139,7 +139,14 @@ public struct ResourceTable: Sendable {
     public func encoded() throws -> [UInt8] {
         if patches.isEmpty { return original }
         let pool: [UInt8]
-        do { pool = try valuePool.encoded() } catch let error as BinaryXMLError {
+        do { pool = try valuePool.encoded() } catch let error as BinaryXMLError where error.code == .tooLarge && valuePool.isUTF8 {
+            // A new value longer than UTF-8 pools allow (32,767 bytes): UTF-16 pools take it, Android reads both.
+            var wide = valuePool
+            wide.isUTF8 = false
+            do { pool = try wide.encoded() } catch let error as BinaryXMLError {
+                throw ResourceTableError(.malformed, "cannot write the string pool: \(error.message)")
+            }
+        } catch let error as BinaryXMLError {
             throw ResourceTableError(.malformed, "cannot write the string pool: \(error.message)")
         }
         var out = LittleEndianWriter(capacity: original.count + pool.count - poolRange.count)

@@ -171,6 +171,37 @@ import Unpack
         }
     }
 
+    /// `apkpatch decode` through the built binary.
+    @Test func decodeCommand() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-decode-cli")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let apk = try fixture(dir)
+        let out = dir.appendingPathComponent("out").path
+        let result = try TestSupport.apkpatch(["decode", apk, "-o", out])
+        #expect(result.succeeded, "\(result)")
+        #expect(result.stdout.contains("Decoded 3 files"))
+        let manifest = try String(contentsOfFile: out + "/AndroidManifest.xml", encoding: .utf8)
+        #expect(manifest.contains(#"<uses-permission android:name="android.permission.INTERNET"/>"#))
+        #expect(try String(contentsOfFile: out + "/res/values-fr/strings.xml", encoding: .utf8).contains(#"<string name="greeting">Bonjour</string>"#))
+        let bad = try TestSupport.apkpatch(["decode", dir.appendingPathComponent("missing.apk").path, "-o", out])
+        #expect(!bad.succeeded)
+    }
+
+    @Test func longStringsFallBackToUTF16Pools() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-long")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let apk = try fixture(dir)
+        var table = try ResourceTable(bytes: try Oracle.entry("resources.arsc", in: apk))
+        #expect(table.valuePool.isUTF8)
+        let long = String(repeating: "x", count: 40_000)
+        try table.setString(named: "greeting", to: long)
+        let output = dir.appendingPathComponent("long.apk").path
+        try Oracle.replacing(["resources.arsc": try table.encoded()], in: apk, destination: output)
+        let values = ResourceTableTests.aaptStrings(try Oracle.aapt(["dump", "--values", "resources", output]))
+        #expect(values["(default)"]?["greeting"]?.count == 40_000)
+        #expect(values["fr"]?["greeting"] == "Bonjour")
+    }
+
     @Test func decodeAllWritesEditableText() throws {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-decode")
         defer { try? FileManager.default.removeItem(at: dir) }
