@@ -37,14 +37,28 @@ demo: build
 bench: build
 	./scripts/bench/run.sh
 
+# libFuzzer over the parsers, seeded from real APKs; FUZZ_SECONDS per target (default 60).
+fuzz: deps
+	./scripts/fuzz/run.sh
+
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/apkpatch
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/apkpatch $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	install -m 755 .build/release/apkpatch $(DESTDIR)$(PREFIX)/bin/apkpatch
+	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch/Templates
 	cp -R Templates $(DESTDIR)$(PREFIX)/share/apkpatch/
 	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch/Templates/sample
+	.build/release/apkpatch --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/apkpatch
+	.build/release/apkpatch --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_apkpatch
+	.build/release/apkpatch --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/apkpatch.fish
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual
+	install -m 644 .build/plugins/GenerateManual/outputs/apkpatch/apkpatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/apkpatch.1
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/apkpatch
+	rm -f $(DESTDIR)$(PREFIX)/bin/apkpatch $(DESTDIR)$(PREFIX)/share/man/man1/apkpatch.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/apkpatch $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_apkpatch \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/apkpatch.fish
 	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch
 
 clean:
