@@ -28,9 +28,14 @@ package struct TextXMLParser {
 
     private var atEnd: Bool { position >= bytes.count }
     private func peek(_ offset: Int = 0) -> UInt8? { position + offset < bytes.count ? bytes[position + offset] : nil }
-    private func starts(with s: String) -> Bool {
-        let u = Array(s.utf8)
-        return position + u.count <= bytes.count && Array(bytes[position..<(position + u.count)]) == u
+    private func starts(with s: StaticString) -> Bool {
+        // No allocation: this runs once per byte inside comments and character data.
+        let count = s.utf8CodeUnitCount
+        guard position + count <= bytes.count else { return false }
+        return s.withUTF8Buffer { prefix in
+            for i in 0..<count where bytes[position + i] != prefix[i] { return false }
+            return true
+        }
     }
     private mutating func advance(_ n: Int = 1) {
         for _ in 0..<n where position < bytes.count {
@@ -38,11 +43,11 @@ package struct TextXMLParser {
             position += 1
         }
     }
-    private mutating func skip(until terminator: String, what: String) throws {
+    private mutating func skip(until terminator: StaticString, what: String) throws {
         let start = line
         while !atEnd, !starts(with: terminator) { advance() }
         guard !atEnd else { throw error("unterminated \(what)", line: start) }
-        advance(terminator.utf8.count)
+        advance(terminator.utf8CodeUnitCount)
     }
     private static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
     private mutating func skipSpace() { while let c = peek(), Self.isSpace(c) { advance() } }

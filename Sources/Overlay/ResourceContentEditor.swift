@@ -54,12 +54,12 @@ public struct ResourceContentEditor: ContentEditor {
         }
 
         for path in compiled {
+            if path == "AndroidManifest.xml", !edits.isEmpty { continue }  // compiled below, together with the edits
             let content = try PatchDirectory.read(patch.files[path]!)
             guard ResourcePatch.isTextXML(content) else { continue }  // already binary: the overlay copied it as is
             let original = try archive.entry(named: path).map { try archive.uncompressedData(of: $0) }
             let binary = try ResourcePatch.compilingXML(textXML: String(decoding: content, as: UTF8.self), path: path,
                                                         original: original.flatMap { ResourcePatch.isTextXML($0) ? nil : $0 }, resources: table)
-            if path == "AndroidManifest.xml", !edits.isEmpty { continue }  // compiled again below with the edits
             try replace(path, with: binary)
         }
 

@@ -155,9 +155,9 @@ public struct ResourceTable: Sendable {
         let tailStart = out.count
         out.write(bytes: original[poolRange.upperBound...])
         let shift = tailStart - poolRange.upperBound
-        for (offset, value) in patches { out.patchUInt32(value, at: offset + shift) }
+        for (offset, value) in patches { out.patch(value, at: offset + shift) }
         guard let total = UInt32(exactly: out.count) else { throw ResourceTableError(.malformed, "table exceeds 4 GiB") }
-        out.patchUInt32(total, at: 4)  // RES_TABLE_TYPE chunk size
+        out.patch(total, at: 4)  // RES_TABLE_TYPE chunk size
         return out.bytes
     }
 }
@@ -179,12 +179,6 @@ extension ResourceTable: ResourceResolver {
             }
         }
         return AttributeInfo(id: id, name: entry.name, format: format, symbols: symbols)
-    }
-}
-
-extension LittleEndianWriter {
-    mutating func patchUInt32(_ value: UInt32, at offset: Int) {
-        withUnsafeBytes(of: value.littleEndian) { raw in for i in 0..<4 { bytes[offset + i] = raw[i] } }
     }
 }
 

@@ -171,6 +171,40 @@ import Unpack
         }
     }
 
+    /// A text res/xml file and a text manifest in the patch are compiled; the manifest shortcuts apply on top.
+    @Test func overlayCompilesTextXMLFiles() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-overlay-xml")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = FixtureAPK()
+        fixture.resources["xml/network_security_config.xml"] = Array(#"<network-security-config><base-config cleartextTrafficPermitted="false"/></network-security-config>"#.utf8)
+        fixture.applicationAttributes = #"android:networkSecurityConfig="@xml/network_security_config""#
+        let apk = try fixture.build(in: dir)
+        let decoded = dir.appendingPathComponent("decoded").path
+        try ResourceDecoder.decodeAll(archive: try APKArchive(path: apk), into: decoded)
+        let patchDir = dir.appendingPathComponent("patch")
+        var nsc = try String(contentsOfFile: decoded + "/res/xml/network_security_config.xml", encoding: .utf8)
+        nsc = nsc.replacingOccurrences(of: #"cleartextTrafficPermitted="false"/>"#,
+                                       with: #"cleartextTrafficPermitted="true"/><domain-config><domain includeSubdomains="true">10.0.2.2</domain></domain-config>"#)
+        try TestSupport.write(nsc, to: "res/xml/network_security_config.xml", in: patchDir)
+        var manifest = try String(contentsOfFile: decoded + "/AndroidManifest.xml", encoding: .utf8)
+        manifest = manifest.replacingOccurrences(of: "<application ", with: #"<uses-permission android:name="android.permission.CAMERA"/><application "#)
+        try TestSupport.write(manifest, to: "AndroidManifest.xml", in: patchDir)
+        try TestSupport.write("manifest:\n  debuggable: true\n", to: "apkpatch.yml", in: patchDir)
+        var overlay = Overlay(archive: try APKArchive(path: apk), patch: try PatchDirectory(root: patchDir.path))
+        overlay.contentEditor = ResourceContentEditor()
+        let plan = try overlay.plan()
+        #expect(Set(plan.summary.edited) == ["AndroidManifest.xml", "res/xml/network_security_config.xml"])
+        let output = dir.appendingPathComponent("out.apk").path
+        try Repacker.write(plan.entries, to: output, alignment: AlignmentPolicy())
+        let tree = try Oracle.aapt(["dump", "xmltree", output, "res/xml/network_security_config.xml"])
+        #expect(tree.contains("A: cleartextTrafficPermitted=(type 0x12)0xffffffff"), "\(tree)")
+        #expect(tree.contains(#"C: "10.0.2.2""#), "\(tree)")
+        #expect(tree.contains(#"A: includeSubdomains=(type 0x12)0xffffffff"#), "\(tree)")
+        let badging = try Oracle.aapt(["dump", "badging", output])
+        #expect(badging.contains("uses-permission: name='android.permission.CAMERA'"))
+        #expect(badging.contains("application-debuggable"))
+    }
+
     /// `apkpatch decode` through the built binary.
     @Test func decodeCommand() throws {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-decode-cli")
