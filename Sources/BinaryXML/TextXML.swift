@@ -61,8 +61,9 @@ private struct TextPrinter {
         var scope = outer
         var declarations = element.namespaceDeclarations.map { ($0.prefix, $0.uri) }
         for (prefix, uri) in declarations { scope[uri] = prefix }
-        func prefix(for uri: String) -> String {
-            if let p = scope[uri] { return p }
+        func prefix(for uri: String, forAttribute: Bool = false) -> String {
+            // Attributes never take the default namespace, so one declared as xmlns="…" needs a named prefix.
+            if let p = scope[uri], !(forAttribute && p.isEmpty) { return p }
             // A namespace used but never declared (some obfuscators strip declarations): declare it here.
             var p = uri == XMLTree.androidNamespace ? "android" : uri == XMLTree.autoNamespace ? "app" : "ns\(generatedPrefixes)"
             if uri != XMLTree.androidNamespace && uri != XMLTree.autoNamespace { generatedPrefixes += 1 }
@@ -70,15 +71,15 @@ private struct TextPrinter {
             scope[uri] = p; declarations.append((p, uri))
             return p
         }
-        func qualified(_ name: String, _ namespace: String?) -> String {
+        func qualified(_ name: String, _ namespace: String?, isAttribute: Bool = false) -> String {
             guard let namespace else { return name }
-            let p = prefix(for: namespace)
+            let p = prefix(for: namespace, forAttribute: isAttribute)
             return p.isEmpty ? name : p + ":" + name
         }
         let name = qualified(element.name, element.namespace)
         var attributeText = ""
         for attribute in element.attributes {
-            attributeText += " " + qualified(attribute.name, attribute.namespace) + "=\"" + TextPrinter.escapeAttribute(value(of: attribute)) + "\""
+            attributeText += " " + qualified(attribute.name, attribute.namespace, isAttribute: true) + "=\"" + TextPrinter.escapeAttribute(value(of: attribute)) + "\""
         }
         place(at: element.lineNumber, depth: depth, inline: inline)
         out += "<" + name

@@ -219,6 +219,24 @@ import TestSupport
         }
     }
 
+    /// Namespaces the text must declare itself: none declared in the binary (some obfuscators strip them), and an
+    /// attribute in a namespace that is only declared as the default one.
+    @Test func undeclaredAndDefaultNamespaces() throws {
+        let android = XMLTree.androidNamespace
+        let root = XMLTree.Element(namespace: "urn:x", name: "root", attributes: [
+            XMLTree.Attribute(namespace: android, name: "debuggable", resourceID: AndroidAttribute.debuggable, rawValue: nil, value: .boolean(true)),
+            XMLTree.Attribute(namespace: "urn:x", name: "flag", resourceID: nil, rawValue: "on", value: .string("on")),
+        ], namespaceDeclarations: [XMLTree.Namespace(prefix: "", uri: "urn:x")])
+        let text = XMLTree(root: root).textXML()
+        #expect(text.contains(#"xmlns:android="http://schemas.android.com/apk/res/android""#), "\(text)")
+        let back = try XMLTree(textXML: text)
+        let attributes = try #require(back.root?.attributes)
+        #expect(back.root?.namespace == "urn:x")
+        #expect(attributes.map(\.namespace) == [android, "urn:x"])
+        #expect(attributes.map(\.value) == [.boolean(true), .string("on")])
+        #expect(attributes.first?.resourceID == AndroidAttribute.debuggable)
+    }
+
     @Test func binaryRoundTripIsStable() throws {
         // Writing what we wrote gives the same bytes (the writer is deterministic).
         let manifest = try Oracle.entry("AndroidManifest.xml", in: TestSupport.frameworkRes)
