@@ -49,4 +49,21 @@ import TestSupport
             _ = try ContentDigester.digests(of: [], algorithms: [.verityChunkedSHA256])
         }
     }
+
+    @Test("PReadFile reads what MappedFile maps, so content digests agree")
+    func preadFileMatchesMapping() throws {
+        let mapped = try MappedFile(path: TestSupport.frameworkRes)
+        let read = try PReadFile(path: TestSupport.frameworkRes)
+        #expect(read.count == mapped.count)
+        let zip = try ZipArchive(source: mapped)
+        let eocd = try mapped.bytes(in: zip.endOfCentralDirectory.offset..<mapped.count)
+        func digests(_ source: any DataSource) throws -> [ContentDigestAlgorithm: [UInt8]] {
+            try ContentDigester.digests(entries: try source.slice(0..<zip.centralDirectoryOffset),
+                                        centralDirectory: try source.slice(zip.centralDirectoryRange),
+                                        endOfCentralDirectory: eocd, algorithms: [.chunkedSHA256])
+        }
+        #expect(try digests(read) == (try digests(mapped)))
+        #expect(throws: DataSourceRangeError.self) { _ = try read.bytes(in: (read.count - 1)..<(read.count + 1)) }
+        #expect(try read.bytes(in: 0..<4) == [0x50, 0x4b, 0x03, 0x04])
+    }
 }
