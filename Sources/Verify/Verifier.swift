@@ -268,72 +268,104 @@ public enum VerificationError: Error, CustomStringConvertible {
     }
 }
 
-/// What the verifier needs from AndroidManifest.xml, read once.
+/// What the verifier needs from AndroidManifest.xml, read once, the way apksig reads it
+/// (`ApkUtils.getMinSdkVersionFromBinaryAndroidManifest` and friends): attributes are matched by resource
+/// ID only (an attribute merely *named* minSdkVersion does not count, as on Android), `<uses-sdk>` must be a
+/// child of the root element, and minSdkVersion is the highest over all `<uses-sdk>` elements (absent → 1).
 struct ManifestFacts {
-    /// The parsed summary, or why it could not be read.
-    let summary: Result<ManifestSummary, ManifestProblem>
-    let targetSandboxVersion: Int?
-
     struct ManifestProblem: Error { let message: String }
 
-    /// True when the APK has no AndroidManifest.xml entry at all.
-    var isMissing: Bool {
-        if case .failure(let problem) = summary { return problem.message == Self.missingMessage }
-        return false
-    }
-    static let missingMessage = "Missing AndroidManifest.xml"
-
+    static let minSdkVersionAttribute: UInt32 = 0x0101_020c
+    static let targetSdkVersionAttribute: UInt32 = 0x0101_0270
     /// android:targetSandboxVersion (R.attr.targetSandboxVersion).
     static let targetSandboxVersionAttribute: UInt32 = 0x0101_054c
+    static let extractNativeLibsAttribute: UInt32 = 0x0101_04ea
+    static let missingMessage = "Missing AndroidManifest.xml"
+
+    /// The parsed document, or why it could not be read.
+    let tree: Result<XMLTree, ManifestProblem>
 
     init(archive: APKArchive) {
         guard let entry = archive.entry(named: "AndroidManifest.xml") else {
-            summary = .failure(ManifestProblem(message: Self.missingMessage))
-            targetSandboxVersion = nil
+            tree = .failure(ManifestProblem(message: Self.missingMessage))
             return
         }
         do {
-            let bytes = try archive.uncompressedData(of: entry)
-            let tree = try XMLTree(binaryXML: bytes)
-            summary = .success(try ManifestSummary(tree: tree))
-            let attribute = tree.root?.attribute(id: Self.targetSandboxVersionAttribute, name: "targetSandboxVersion")
-            targetSandboxVersion = attribute.flatMap { $0.value.integerValue.map(Int.init) ?? $0.value.stringValue.flatMap { Int($0) } }
+            tree = .success(try XMLTree(binaryXML: try archive.uncompressedData(of: entry)))
         } catch {
-            summary = .failure(ManifestProblem(message: "Failed to read AndroidManifest.xml: \(error)"))
-            targetSandboxVersion = nil
+            tree = .failure(ManifestProblem(message: "Failed to read AndroidManifest.xml: \(error)"))
         }
+    }
+
+    /// True when the APK has no AndroidManifest.xml entry at all.
+    var isMissing: Bool {
+        if case .failure(let problem) = tree { return problem.message == Self.missingMessage }
+        return false
+    }
+
+    private var usesSDKElements: [XMLTree.Element] {
+        guard case .success(let tree) = tree, let root = tree.root else { return [] }
+        return root.elements.filter { $0.name == "uses-sdk" && ($0.namespace ?? "").isEmpty }
+    }
+
+    private static func attribute(_ element: XMLTree.Element, id: UInt32) -> XMLTree.Attribute? {
+        element.attributes.first { $0.resourceID == id }
     }
 
     /// minSdkVersion as apksigner reads it: absent → 1; a preview codename cannot be verified for.
     var minSdkVersion: Result<Int, ManifestProblem> {
-        switch summary {
-        case .failure(let problem):
+        if case .failure(let problem) = tree {
             return .failure(ManifestProblem(message: "\(problem.message). Use --min-sdk-version to override"))
-        case .success(let summary):
-            switch summary.minSdkVersion {
-            case nil: return .success(1)
-            case .level(let level)?: return .success(level)
-            case .codename(let name)?:
-                return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: minSdkVersion is the preview codename \(name.debugQuoted). Use --min-sdk-version to override"))
-            }
         }
+        var result = 1
+        for usesSDK in usesSDKElements {
+            var level = 1
+            if let attribute = Self.attribute(usesSDK, id: Self.minSdkVersionAttribute) {
+                switch attribute.value {
+                case .typed(let type, let data) where type == .intDecimal || type == .intHex:
+                    level = Int(Int32(bitPattern: data))
+                case .string(let text):
+                    guard let number = Int(text) else {
+                        return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: minSdkVersion is the preview codename \(text.debugQuoted). Use --min-sdk-version to override"))
+                    }
+                    level = number
+                default:
+                    return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported value type in AndroidManifest.xml's minSdkVersion. Use --min-sdk-version to override"))
+                }
+            }
+            result = max(result, level)
+        }
+        return .success(result)
     }
 
     /// targetSdkVersion (absent → minSdkVersion; a codename counts as a future level); nil when the
     /// manifest is unreadable (apksig then skips the rule).
     func targetSdkVersion(minSdkVersion: Int) -> Int? {
-        guard case .success(let summary) = summary else { return nil }
-        switch summary.targetSdkVersion {
-        case nil:
-            if case .level(let level)? = summary.minSdkVersion { return level }
-            return summary.minSdkVersion == nil ? 1 : 10_000
-        case .level(let level)?: return level
-        case .codename?: return 10_000
+        guard case .success = tree else { return nil }
+        for usesSDK in usesSDKElements {
+            guard let attribute = Self.attribute(usesSDK, id: Self.targetSdkVersionAttribute) else { continue }
+            switch attribute.value {
+            case .typed(let type, let data) where type.isInteger: return Int(Int32(bitPattern: data))
+            case .string(let text): return Int(text) ?? 10_000
+            default: return 10_000
+            }
         }
+        if case .success(let level) = self.minSdkVersion { return level }
+        return 1
     }
 
+    /// android:targetSandboxVersion on the root element.
+    var targetSandboxVersion: Int? {
+        guard case .success(let tree) = tree, let root = tree.root,
+              let attribute = Self.attribute(root, id: Self.targetSandboxVersionAttribute) else { return nil }
+        return attribute.value.integerValue.map(Int.init) ?? attribute.value.stringValue.flatMap { Int($0) }
+    }
+
+    /// android:extractNativeLibs on `<application>` (absent → nil, which Android reads as true).
     var extractNativeLibs: Bool? {
-        guard case .success(let summary) = summary else { return nil }
-        return summary.extractNativeLibs
+        guard case .success(let tree) = tree, let root = tree.root,
+              let application = root.elements.first(where: { $0.name == "application" }),
+              let attribute = Self.attribute(application, id: Self.extractNativeLibsAttribute) else { return nil }
+        return attribute.value.booleanValue ?? attribute.value.integerValue.map { $0 != 0 } ?? attribute.value.stringValue.map { $0 == "true" }
     }
 }
