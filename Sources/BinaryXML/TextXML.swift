@@ -20,6 +20,7 @@ extension XMLTree {
     public func textXML(resources: (any ResourceResolver)? = nil, options: TextXMLOptions = TextXMLOptions()) -> String {
         var printer = TextPrinter(resources: resources, options: options)
         printer.out = "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+        for case .element(let e) in nodes { printer.collectStartLines(e) }
         for node in nodes {
             switch node {
             case .element(let e): printer.element(e, depth: 0, scope: [:], inline: false)
@@ -41,16 +42,34 @@ private struct TextPrinter {
 
     init(resources: (any ResourceResolver)?, options: TextXMLOptions) { self.resources = resources; self.options = options }
 
-    /// Moves to `target` line (keeping line numbers) or to a fresh line, indented by `depth`.
-    mutating func place(at target: UInt32, depth: Int, inline: Bool) {
+    /// Start lines of all elements in document order, and how many start tags are printed: with them, a line break
+    /// is taken only where the next element can still reach its own line.
+    var startLines: [Int] = []
+    var printedElements = 0
+    var nextStartLine: Int? { printedElements < startLines.count ? startLines[printedElements] : nil }
+
+    mutating func collectStartLines(_ element: XMLTree.Element, depth: Int = 0) {
+        startLines.append(Int(element.lineNumber))
+        guard depth < XMLTree.maximumDepth else { return }
+        for case .element(let child) in element.children { collectStartLines(child, depth: depth + 1) }
+    }
+
+    /// Moves to the `target` line, indented by `depth`. Keeping line numbers, it pads with blank lines up to the
+    /// target, stays on the current line when that is the target (or when breaking would push the next element past
+    /// its line), and otherwise breaks the line for readability. Compact: always a new line.
+    mutating func place(at target: UInt32, depth: Int, inline: Bool, isEndTag: Bool = false) {
         if inline { return }
         if options.keepsLineNumbers {
             let target = Int(target)
-            guard target > line else { return }
-            // A hostile file may claim line 4,000,000,000: pad real gaps only, never megabytes of newlines.
-            guard target - line <= Self.maximumLineGap else { out += "\n"; line += 1; out += String(repeating: options.indentation, count: depth); return }
-            out += String(repeating: "\n", count: target - line)
-            line = target
+            let next = nextStartLine ?? Int.max
+            if target > line, target - line <= Self.maximumLineGap, !isEndTag || next >= target {
+                out += String(repeating: "\n", count: target - line)
+                line = target
+            } else if (target == line && !isEndTag) || next <= line {
+                return
+            } else {
+                out += "\n"; line += 1
+            }
         } else {
             out += "\n"; line += 1
         }
@@ -81,6 +100,7 @@ private struct TextPrinter {
         for attribute in element.attributes {
             attributeText += " " + qualified(attribute.name, attribute.namespace, isAttribute: true) + "=\"" + TextPrinter.escapeAttribute(value(of: attribute)) + "\""
         }
+        printedElements += 1
         place(at: element.lineNumber, depth: depth, inline: inline)
         out += "<" + name
         for (p, uri) in declarations { out += " xmlns" + (p.isEmpty ? "" : ":" + p) + "=\"" + TextPrinter.escapeAttribute(uri) + "\"" }
@@ -106,8 +126,7 @@ private struct TextPrinter {
             }
         }
         if allowsPadding(after: element.children.count - 1) {
-            if options.keepsLineNumbers { place(at: element.endLineNumber, depth: depth, inline: false) }
-            else { place(at: 0, depth: depth, inline: false) }
+            place(at: element.endLineNumber, depth: depth, inline: false, isEndTag: true)
         }
         out += "</" + name + ">"
     }
