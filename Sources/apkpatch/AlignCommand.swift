@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Pipeline
 import Repack
+import Unpack
 
 extension APKPatch {
     /// A drop-in for zipalign: same arguments, same output with -v, same exit codes (0 ok, 1 failed, 2 usage).
@@ -76,7 +77,9 @@ extension APKPatch {
             }
             do {
                 try PatchPipeline.ensureDistinct(input: input, output: output)
-                let archive = try ZipArchive(source: try MappedFile(path: input))
+                // APKArchive, not a bare ZipArchive: refuse what every other command refuses (zip-slip names,
+                // bombs) rather than copy it into a new, aligned APK.
+                let archive = try APKArchive(path: input).zip
                 if verbose { print("Verifying alignment of \(output) (\(alignment))...") }
                 let report = try Repacker.write(try Repacker.rawEntries(of: archive), to: output, alignment: policy,
                                                 comment: archive.endOfCentralDirectory.comment)
