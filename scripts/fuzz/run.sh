@@ -27,17 +27,19 @@ failed=()
 for target in "${TARGETS[@]}"; do
     echo "== $target: building"
     if ! "${BUILD[@]}" --product "$target" 2>&1 | grep -E "error:|Compiling|Build" | grep -v "^\[" ; then :; fi
-    binary=.build-fuzz/release/$target
+    binary=$PWD/.build-fuzz/release/$target
     [ -x "$binary" ] || { echo "fuzz: $target did not build" >&2; failed+=("$target(build)"); continue; }
     corpus=$WORK/corpus/$target artifacts=$WORK/artifacts/$target
     mkdir -p "$corpus" "$artifacts"
     echo "== $target: fuzzing for ${SECONDS_PER_TARGET}s"
     # Swift's own crash backtracer would hold the process (and this script's pipes) after a trap; libFuzzer's
     # deadly-signal handler must see it instead. -timeout: an input taking over 10 s is a hang; -rss_limit_mb: OOM.
-    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
+    # With -jobs, libFuzzer writes fuzz-N.log to the current directory: run from $WORK.
+    parallel=(); [ "$JOBS" -gt 1 ] && parallel=(-jobs="$JOBS" -workers="$JOBS")
+    (cd "$WORK" && SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
         "$binary" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -jobs="$JOBS" -workers="$JOBS" -print_final_stats=1 -artifact_prefix="$artifacts/" \
-        "$corpus" "$WORK/seeds/$target" > "$WORK/$target.log" 2>&1
+        "${parallel[@]}" -print_final_stats=1 -artifact_prefix="$artifacts/" \
+        "$corpus" "$WORK/seeds/$target" > "$WORK/$target.log" 2>&1)
     status=$?
     tail -n 12 "$WORK/$target.log" | grep -E "stat::|ERROR|SUMMARY|Done|==" || true
     found=$(find "$artifacts" -type f | wc -l)
