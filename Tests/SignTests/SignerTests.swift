@@ -91,7 +91,7 @@ import Unpack
     /// value longer than a manifest line), a directory entry to drop, re-signing an already signed APK,
     /// a zipaligned APK, and v1/v2-only outputs.
     enum Variant: String, CaseIterable, Sendable {
-        case plain, minSdk16, inputManifest, directoryEntry, resign, zipaligned, v1Only, v2Only, frameworkRes
+        case plain, minSdk16, inputManifest, directoryEntry, resign, zipaligned, v1Only, v2Only, frameworkRes, reversedCentralDirectory
     }
 
     @Test("byte-identical to apksigner's own output (alignment preserved, as the installed apksigner does)",
@@ -116,6 +116,20 @@ import Unpack
             """
             let result = try TestSupport.run("python3", ["-c", python, input])
             #expect(result.succeeded, "\(result)")
+        }
+        if variant == .reversedCentralDirectory {
+            // The central directory lists the entries in the reverse of their order in the file.
+            let python = """
+            import sys, zipfile
+            z = zipfile.ZipFile(sys.argv[1], 'a')
+            z.filelist.reverse()
+            z._didModify = True
+            z.close()
+            """
+            let result = try TestSupport.run("python3", ["-c", python, input])
+            #expect(result.succeeded, "\(result)")
+            let names = try APKFacts(input).archive.entries.map(\.name)
+            #expect(names.first == "lib/arm64-v8a/libnative.so", "\(names)")
         }
         if variant == .resign {
             let first = dir.appendingPathComponent("first.apk").path
