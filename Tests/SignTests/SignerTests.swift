@@ -77,6 +77,32 @@ import Unpack
         #expect(block.pairs.map(\.id).prefix(2) == [SigningBlock.ID.v2, SigningBlock.ID.v3])
     }
 
+    @Test("by default every stored entry is re-aligned with a 0xd935 field: 4 bytes, .so files on 16 KiB pages")
+    func defaultAlignment() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        var fixture = FixtureAPK.cordovaLike()
+        fixture.storedExtensions = ["so", "png"]
+        let input = try fixture.build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        let report = try sign(input, to: output, key: Self.shared.rsa.key)
+        let before = try APKFacts(input), after = try APKFacts(output)
+        var stored = 0
+        for entry in after.archive.entries where !entry.name.hasPrefix("META-INF/") {
+            let original = try #require(before.archive.entry(named: entry.name))
+            if entry.method == .stored {
+                stored += 1
+                let multiple = entry.name.hasSuffix(".so") ? 16384 : 4
+                #expect(entry.dataOffset % Int64(multiple) == 0, "\(entry.name) at \(entry.dataOffset)")
+                #expect(ExtraField.alignmentMultiple(in: entry.localExtra) == multiple, "\(entry.name)")
+            } else {
+                #expect(entry.localExtra == original.localExtra, "compressed \(entry.name) must be copied as is")
+            }
+        }
+        #expect(stored > 0)
+        #expect(report.realignedEntryCount == stored)
+        #expect(try apksignerVerify(output, minSdk: 21).succeeded)
+    }
+
     @Test("the same input and RSA key give byte-identical output")
     func deterministic() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
