@@ -104,4 +104,7 @@ public enum FrameworkResources {
 
     /// Number of public resources in the table.
     public static var count: Int { table.names.count }
+
+    /// Every public resource ID in the table, ascending.
+    public static var allIDs: [UInt32] { table.names.keys.sorted() }
 }

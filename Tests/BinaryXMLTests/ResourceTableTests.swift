@@ -103,6 +103,27 @@ import TestSupport
         #expect(Set(orientation.symbols.map(\.name)) == Set(FrameworkResources.attribute(named: "screenOrientation")!.symbols.map(\.name)))
     }
 
+    /// The shipped framework table is what its generator makes today, and agrees with our own parse of
+    /// framework-res's resources.arsc (two independent readers: aapt's dump and ResourceTable).
+    @Test func shippedFrameworkTableIsCurrentAndAgreesWithTheTable() throws {
+        let script = TestSupport.packageRoot.appendingPathComponent("Sources/FrameworkTable/generate-framework-resources.py").path
+        let generated = try TestSupport.run("python3", [script, TestSupport.frameworkRes])
+        #expect(generated.succeeded, "\(generated)")
+        let shipped = try String(contentsOfFile: TestSupport.packageRoot.appendingPathComponent("Sources/BinaryXML/FrameworkResources+Data.swift").path, encoding: .utf8)
+        #expect(generated.stdout == shipped, "regenerate with the command in FrameworkResources+Data.swift")
+
+        let table = try ResourceTable(bytes: try Oracle.entry("resources.arsc", in: TestSupport.frameworkRes))
+        #expect(FrameworkResources.count > 2000)
+        for id in FrameworkResources.allIDs {
+            let ours = table.resourceName(for: id)
+            #expect(ours?.type == FrameworkResources.name(for: id)?.type && ours?.name == FrameworkResources.name(for: id)?.name, "0x\(String(id, radix: 16))")
+            guard let shippedAttribute = FrameworkResources.attribute(id: id) else { continue }
+            let parsed = table.attribute(id: id)
+            #expect(parsed?.format == shippedAttribute.format, "\(shippedAttribute.name)")
+            #expect(Set(parsed?.symbols ?? []) == Set(shippedAttribute.symbols), "\(shippedAttribute.name)")
+        }
+    }
+
     @Test func changedStringsShowInAaptDumpAndNothingElseChanges() throws {
         let (apk, bytes, dir) = try Self.built()
         defer { try? FileManager.default.removeItem(at: dir) }
