@@ -65,6 +65,12 @@ public struct ManifestSummary: Sendable, Equatable {
     public var extractNativeLibs: Bool?
     /// Fully qualified class name of the first activity (or activity-alias) with a MAIN action and LAUNCHER category.
     public var launcherActivity: String?
+    /// `<application android:label>` when it is plain text; see `labelResourceID` for a reference.
+    public var label: String?
+    /// The resource `<application android:label>` refers to (e.g. `@string/app_name`), if it is a reference.
+    public var labelResourceID: UInt32?
+    /// The resource `android:versionName` refers to, if it is a reference.
+    public var versionNameResourceID: UInt32?
 
     /// Reads the summary from binary manifest bytes; throws `BinaryXMLError` for malformed input or a missing package.
     public init(binaryXML: [UInt8]) throws {
@@ -81,7 +87,9 @@ public struct ManifestSummary: Sendable, Equatable {
         }
         packageName = package
         versionCode = manifest.attribute(id: AndroidAttribute.versionCode, name: "versionCode").flatMap(Self.integer)
-        versionName = manifest.attribute(id: AndroidAttribute.versionName, name: "versionName").flatMap(Self.text)
+        let versionNameAttribute = manifest.attribute(id: AndroidAttribute.versionName, name: "versionName")
+        versionName = versionNameAttribute.flatMap(Self.text)
+        versionNameResourceID = versionNameAttribute?.value.referenceID
         let usesSDK = manifest.elements(named: "uses-sdk").first
         minSdkVersion = usesSDK?.attribute(id: AndroidAttribute.minSdkVersion, name: "minSdkVersion").flatMap(Self.sdkVersion)
         targetSdkVersion = usesSDK?.attribute(id: AndroidAttribute.targetSdkVersion, name: "targetSdkVersion").flatMap(Self.sdkVersion)
@@ -89,6 +97,9 @@ public struct ManifestSummary: Sendable, Equatable {
         debuggable = application?.attribute(id: AndroidAttribute.debuggable, name: "debuggable")?.value.booleanValue
         extractNativeLibs = application?.attribute(id: AndroidAttribute.extractNativeLibs, name: "extractNativeLibs")?.value.booleanValue
         launcherActivity = application.flatMap { Self.launcher(in: $0, package: package) }
+        let labelAttribute = application?.attribute(id: AndroidAttribute.label, name: "label")
+        label = labelAttribute?.value.stringValue
+        labelResourceID = labelAttribute?.value.referenceID
     }
 
     /// Expands a manifest class name the way PackageParser does: ".Foo" and "Foo" are relative to the package.

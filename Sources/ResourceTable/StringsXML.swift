@@ -167,3 +167,16 @@ extension ResourceTable {
         return changed
     }
 }
+
+extension ManifestSummary {
+    /// Fills `label` and `versionName` from the default-configuration strings they refer to (what `aapt dump
+    /// badging` prints as application-label and versionName).
+    public mutating func resolveReferences(in table: ResourceTable) {
+        func defaultString(_ id: UInt32?) -> String? {
+            guard let id, let name = table.resourceName(for: id), name.type == "string" else { return nil }
+            return table.string(named: name.name)
+        }
+        if label == nil, let resolved = defaultString(labelResourceID) { label = resolved }
+        if versionName == nil, let resolved = defaultString(versionNameResourceID) { versionName = resolved }
+    }
+}

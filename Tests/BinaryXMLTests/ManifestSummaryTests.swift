@@ -1,4 +1,5 @@
 import BinaryXML
+import ResourceTable
 import Foundation
 import Testing
 import TestSupport
@@ -31,6 +32,17 @@ import TestSupport
         #expect(summary.debuggable == nil)
         #expect(!badging.contains("application-debuggable"))
         #expect(summary.extractNativeLibs == nil)
+        #expect(summary.label == nil && summary.labelResourceID != nil)
+    }
+
+    @Test func labelResolvesThroughTheTable() throws {
+        var fixture = FixtureAPK()
+        fixture.label = "Résumé Reader"
+        let (apk, manifest, badging) = try built(fixture)
+        var summary = try ManifestSummary(binaryXML: manifest)
+        summary.resolveReferences(in: try ResourceTable(bytes: try Oracle.entry("resources.arsc", in: apk)))
+        #expect(summary.label == Oracle.capture("application-label:'([^']*)'", in: badging))
+        #expect(summary.label == "Résumé Reader")
     }
 
     @Test func readsApplicationFlags() throws {
