@@ -149,20 +149,28 @@ public struct Signer: Sendable {
         // v2/v3 algorithms (getSuggestedSignatureAlgorithms; verity off, as the apksigner default).
         let blockAlgorithms = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(keyAlgorithm), keySize: certificatePublicKey.bitSize)
 
-        // Entry digests for the v1 manifest, from uncompressed data, on all cores, while this thread copies
-        // the entries into the output (the copy is memory bandwidth, the digests are CPU).
+        // The whole JAR signature is made in the background while this thread copies the entries: entry digests
+        // from uncompressed data on all cores, then MANIFEST.MF, the .SF file and its PKCS #7 block, each
+        // deflated (the copy is memory bandwidth; the v1 work is CPU that does not depend on the copy).
         let reader = archive.map { InputReader(source: $0.source) }
-        let pendingDigests = PendingResult<[[UInt8]]>()
-        let digestsDone = DispatchGroup()
-        if let v1Digest {
-            DispatchQueue.global().async(group: digestsDone) {
-                pendingDigests.set(Result {
-                    try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency, cache: cache)
+        var apkSchemeIDs: [Int] = []
+        if schemes.contains(.v2) { apkSchemeIDs.append(2) }
+        if schemes.contains(.v3) { apkSchemeIDs.append(3) }
+        let pendingV1 = PendingResult<[(name: String, data: [UInt8], compressed: [UInt8])]>()
+        let v1Done = DispatchGroup()
+        if let v1Digest, let v1Name {
+            let createdBy = config.createdBy
+            let schemeIDs = apkSchemeIDs
+            DispatchQueue.global().async(group: v1Done) {
+                pendingV1.set(Result {
+                    let digests = try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency, cache: cache)
+                    return try Self.makeJARSignature(items: items, digests: digests, digestAlgorithm: v1Digest, signerName: v1Name,
+                                                     key: key, inputManifest: inputManifest, apkSchemeIDs: schemeIDs, createdBy: createdBy)
                 })
             }
         }
         // Whatever happens below, the workers must finish before `items` and the mapping go away.
-        defer { digestsDone.wait() }
+        defer { v1Done.wait() }
 
         let file = try OutputFile(destination: destination)
         // Without a watch-mode cache the entries section is digested for v2/v3 while it is written (no
@@ -252,33 +260,14 @@ public struct Signer: Sendable {
 
         // v1 signature entries.
         var newCentralRecords: [[UInt8]] = []
-        var apkSchemeIDs: [Int] = []
-        if schemes.contains(.v2) { apkSchemeIDs.append(2) }
-        if schemes.contains(.v3) { apkSchemeIDs.append(3) }
-        if let v1Digest, let v1Name {
-            digestsDone.wait()
-            let digests = try pendingDigests.get()
-            let entryDigests = zip(items, digests).map { (name: $0.entry.name, digest: $1) }
-            let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: v1Digest, entryDigests: entryDigests, inputManifest: inputManifest)
-            // MANIFEST.MF is large text: deflate it (level 9, as apksig) while the .SF file is made and signed.
-            let manifestContents = manifest.contents
-            let deflatedManifest = PendingResult<[UInt8]>()
-            let manifestDeflated = DispatchGroup()
-            DispatchQueue.global().async(group: manifestDeflated) {
-                deflatedManifest.set(Result { try Deflate.compress(manifestContents, level: 9) })
-            }
-            defer { manifestDeflated.wait() }
-            let files = try V1SchemeSigner.signatureEntries(signerName: v1Name, key: key.privateKey, certificates: key.certificates,
-                                                            digestAlgorithm: v1Digest, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
-                                                            createdBy: config.createdBy)
+        if v1Digest != nil {
+            v1Done.wait()
+            let files = try pendingV1.get()
             let stamp = newest ?? DOSTimestamp.apksigDefault
-            var compressed = Self.deflateInParallel(files.dropLast().map(\.data))
-            manifestDeflated.wait()
-            compressed.append(Result { try deflatedManifest.get() })
-            for (file, deflated) in zip(files, compressed) {
+            for file in files {
                 let headerOffset = output.position
                 try Self.checkOffset(headerOffset)
-                let (local, central) = try Self.deflatedRecords(name: file.name, data: file.data, compressed: try deflated.get(),
+                let (local, central) = try Self.deflatedRecords(name: file.name, data: file.data, compressed: file.compressed,
                                                                 timestamp: stamp, headerOffset: headerOffset)
                 try output.write(local)
                 newCentralRecords.append(central)
@@ -463,13 +452,27 @@ public struct Signer: Sendable {
         return (local.bytes, central.bytes)
     }
 
-    /// Raw DEFLATE at level 9 (apksig `ZipUtils.deflate`: `new Deflater(9, true)`) of each input, concurrently.
-    static func deflateInParallel(_ inputs: [[UInt8]]) -> [Result<[UInt8], Error>] {
-        let slots = ResultBox<Result<[UInt8], Error>>(count: inputs.count, initial: .success([]))
-        DispatchQueue.concurrentPerform(iterations: inputs.count) { index in
-            slots.set(index, Result { try Deflate.compress(inputs[index], level: 9) })
+    /// The JAR signature files in apksig's order (`<NAME>.SF`, `<NAME>.<ALG>`, `META-INF/MANIFEST.MF`), each
+    /// with its level-9 deflated form. MANIFEST.MF is deflated while the .SF file is made and signed.
+    static func makeJARSignature(items: [Item], digests: [[UInt8]], digestAlgorithm: DigestAlgorithm, signerName: String,
+                                 key: SignerKey, inputManifest: [UInt8]?, apkSchemeIDs: [Int],
+                                 createdBy: String) throws -> [(name: String, data: [UInt8], compressed: [UInt8])] {
+        let entryDigests = zip(items, digests).map { (name: $0.entry.name, digest: $1) }
+        let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: digestAlgorithm, entryDigests: entryDigests, inputManifest: inputManifest)
+        let manifestContents = manifest.contents
+        let deflatedManifest = PendingResult<[UInt8]>()
+        let manifestDeflated = DispatchGroup()
+        DispatchQueue.global().async(group: manifestDeflated) {
+            deflatedManifest.set(Result { try Deflate.compress(manifestContents, level: 9) })
         }
-        return slots.values
+        defer { manifestDeflated.wait() }
+        let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
+                                                        digestAlgorithm: digestAlgorithm, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
+                                                        createdBy: createdBy)
+        var compressed = try files.dropLast().map { try Deflate.compress($0.data, level: 9) }
+        manifestDeflated.wait()
+        compressed.append(try deflatedManifest.get())
+        return zip(files, compressed).map { (name: $0.name, data: $0.data, compressed: $1) }
     }
 
     static func checkOffset(_ offset: Int64) throws {
@@ -617,14 +620,6 @@ final class PendingResult<T>: @unchecked Sendable {
         guard let result else { throw SignError.invalidOption("internal error: result not ready") }
         return try result.get()
     }
-}
-
-/// Fixed slots written by concurrent workers.
-final class ResultBox<T>: @unchecked Sendable {
-    private let lock = DispatchSemaphore(value: 1)
-    private(set) var values: [T]
-    init(count: Int, initial: T) { values = Array(repeating: initial, count: count) }
-    func set(_ index: Int, _ value: T) { lock.wait(); values[index] = value; lock.signal() }
 }
 
 /// Per-index results written by concurrent workers.
