@@ -205,6 +205,25 @@ import Unpack
         #expect(badging.contains("application-debuggable"))
     }
 
+    @Test func stringOverridesFunction() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-overrides")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let apk = try fixture(dir)
+        let arsc = try Oracle.entry("resources.arsc", in: apk)
+        let (bytes, changed) = try ResourcePatch.applyingStringOverrides(
+            [(path: "res/values-fr/strings.xml", text: #"<resources><string name="greeting">Coucou</string></resources>"#),
+             (path: "res/values/strings.xml", text: #"<resources><string name="greeting">Hello</string></resources>"#)], to: arsc)
+        #expect(changed == ["values-fr/greeting"])  // the default value was already "Hello"
+        #expect(try ResourceTable(bytes: bytes).string(named: "greeting", qualifiers: "fr") == "Coucou")
+        #expect(ResourcePatch.isStringsOverride(path: "res/values-b+sr+Latn/strings.xml"))
+        #expect(!ResourcePatch.isStringsOverride(path: "res/values/colors.xml"))
+        #expect(ResourcePatch.isCompiledXMLPath("res/xml/network_security_config.xml"))
+        #expect(!ResourcePatch.isCompiledXMLPath("res/raw/data.xml"))
+        #expect(!ResourcePatch.isCompiledXMLPath("assets/www/config.xml"))
+        let unchanged = try ResourcePatch.applyingStringOverrides([], to: arsc)
+        #expect(unchanged.bytes == arsc && unchanged.changed.isEmpty)
+    }
+
     /// `apkpatch decode` through the built binary.
     @Test func decodeCommand() throws {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-decode-cli")
