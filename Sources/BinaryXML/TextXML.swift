@@ -98,7 +98,7 @@ private struct TextPrinter {
         let name = qualified(element.name, element.namespace)
         var attributeText = ""
         for attribute in element.attributes {
-            attributeText += " " + qualified(attribute.name, attribute.namespace, isAttribute: true) + "=\"" + TextPrinter.escapeAttribute(value(of: attribute)) + "\""
+            attributeText += " " + qualified(attributeName(attribute), attribute.namespace, isAttribute: true) + "=\"" + TextPrinter.escapeAttribute(value(of: attribute)) + "\""
         }
         printedElements += 1
         place(at: element.lineNumber, depth: depth, inline: inline)
@@ -129,6 +129,16 @@ private struct TextPrinter {
             place(at: element.endLineNumber, depth: depth, inline: false, isEndTag: true)
         }
         out += "</" + name + ">"
+    }
+
+    /// The attribute's name from its resource ID when the ID is known (as apktool does: obfuscators rename the
+    /// name strings but must keep the IDs Android reads), else the name string.
+    func attributeName(_ attribute: XMLTree.Attribute) -> String {
+        guard let id = attribute.resourceID, attribute.namespace != nil else { return attribute.name }
+        if let resources, UInt8(id >> 24) == resources.packageID, let name = resources.resourceName(for: id),
+           name.type == "attr" || name.type == "^attr-private" { return name.name }
+        if UInt8(id >> 24) == 0x01, let name = FrameworkResources.name(for: id), name.type == "attr" { return name.name }
+        return attribute.name
     }
 
     func attributeInfo(_ attribute: XMLTree.Attribute) -> AttributeInfo? {

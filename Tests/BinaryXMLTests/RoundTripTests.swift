@@ -237,6 +237,18 @@ import TestSupport
         #expect(attributes.first?.resourceID == AndroidAttribute.debuggable)
     }
 
+    /// Obfuscated manifests keep resource IDs but rename the attribute name strings: text uses the ID's name.
+    @Test func attributeNamesComeFromResourceIDs() throws {
+        let root = XMLTree.Element(name: "application", attributes: [
+            XMLTree.Attribute(namespace: XMLTree.androidNamespace, name: "x1", resourceID: AndroidAttribute.debuggable, rawValue: nil, value: .boolean(true)),
+        ], namespaceDeclarations: [XMLTree.Namespace(prefix: "android", uri: XMLTree.androidNamespace)])
+        let text = XMLTree(root: root).textXML()
+        #expect(text.contains(#"android:debuggable="true""#), "\(text)")
+        let back = try XMLTree(textXML: text)
+        #expect(back.root?.attributes.first?.resourceID == AndroidAttribute.debuggable)
+        #expect(back.root?.attributes.first?.name == "debuggable")
+    }
+
     @Test func binaryRoundTripIsStable() throws {
         // Writing what we wrote gives the same bytes (the writer is deterministic).
         let manifest = try Oracle.entry("AndroidManifest.xml", in: TestSupport.frameworkRes)
