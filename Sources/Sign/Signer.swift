@@ -13,14 +13,18 @@ import ZlibWrapper
 /// 1. minSdkVersion from the binary manifest (or `SignerConfig.minSdkVersion`) picks the algorithms;
 /// 2. entries are copied raw in local-header order (never recompressed; bytes between records copied too),
 ///    dropping directories and old JAR signature files; stored entries are re-aligned with Android's 0xd935
-///    extra field unless `alignmentPreserved`;
-/// 3. v1: the entries' uncompressed data are digested in parallel, and `<NAME>.SF`, `<NAME>.<ALG>` and
-///    `META-INF/MANIFEST.MF` are appended, deflated, stamped with the newest kept entry's time;
-/// 4. v2/v3: zeros pad the entries to a 4096-byte boundary, the content digests are computed once over the
-///    mapped output on all cores, and the APK Signing Block goes before the central directory.
+///    extra field unless `alignmentPreserved`; the central directory keeps the input's order;
+/// 3. v1, in the background during step 2: the entries' uncompressed data are digested on all cores, then
+///    `<NAME>.SF`, `<NAME>.<ALG>` and `META-INF/MANIFEST.MF` are made and deflated (level 9), and appended
+///    after the entries, stamped with the newest kept entry's time;
+/// 4. v2/v3: the entries section is digested in 1 MiB chunks *as it is written* (`StreamingChunkDigester`),
+///    zeros pad it to a 4096-byte boundary, and the APK Signing Block goes before the central directory.
 ///
-/// Output goes to a temporary file renamed over the destination only when complete; the input is never
-/// modified. The same input and RSA key give byte-identical output.
+/// Bulk input data is read with `pread` (`InputReader`), not through the mapping, and the output is never
+/// re-read, so memory stays flat whatever the APK size. Output goes to a temporary file renamed over the
+/// destination only when complete; the input is never modified. The same input and RSA key give
+/// byte-identical output, and with `alignmentPreserved` (and `libraryPageAlignment` 4096) the same bytes as
+/// apksigner from build-tools ≤ 34.
 public struct Signer: Sendable {
     public let config: SignerConfig
 
