@@ -3,7 +3,8 @@
 extension VerificationReport {
     /// The text apksigner would print: results and warnings on standard output, "DOES NOT VERIFY" and
     /// errors on standard error.
-    public func renderText(verbose: Bool, printCertificates: Bool) -> (standardOutput: String, standardError: String) {
+    /// With `warningsAsErrors` (apksigner's `-Werr`) signature warnings go to standard error.
+    public func renderText(verbose: Bool, printCertificates: Bool, warningsAsErrors: Bool = false) -> (standardOutput: String, standardError: String) {
         var out = "", err = ""
         if isSignatureVerified {
             if verbose {
@@ -27,7 +28,9 @@ extension VerificationReport {
             err += "DOES NOT VERIFY\n"
         }
         for issue in signatureErrors { err += "ERROR: \(issue)\n" }
-        for issue in signatureWarnings { out += "WARNING: \(issue)\n" }
+        for issue in signatureWarnings {
+            if warningsAsErrors { err += "WARNING: \(issue)\n" } else { out += "WARNING: \(issue)\n" }
+        }
 
         if checkedInstallability && (!installErrors.isEmpty || !installWarnings.isEmpty || verbose) {
             out += "Install checks (beyond apksigner): \(installErrors.isEmpty ? "pass" : "FAIL")\n"

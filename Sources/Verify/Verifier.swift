@@ -76,6 +76,7 @@ public struct Verifier: Sendable {
         let maxSdkVersion = options.maxSdkVersion
 
         verifySignatures(archive: archive, manifest: manifest, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion, report: &report)
+        report.schemes.sort { $0.scheme < $1.scheme }
 
         if options.checksInstallability {
             report.checkedInstallability = true

@@ -34,10 +34,21 @@ struct Verify: ParsableCommand {
     @Flag(name: .customLong("json"), help: "Print the report as JSON on standard output.")
     var json = false
 
+    @Flag(name: .customLong("Werr", withSingleDash: true), help: "Treat signature warnings as errors (exit 1 when there are any).")
+    var warningsAreErrors = false
+
+    @Option(name: .customLong("in"), help: "The APK to verify (instead of the positional argument).")
+    var input: String?
+
     @Argument(help: "The APK to verify.")
-    var apk: String
+    var apk: String?
+
+    /// The APK path from --in or the positional argument.
+    var apkPath: String { input ?? apk ?? "" }
 
     func validate() throws {
+        if input == nil && apk == nil { throw ValidationError("Missing the APK to verify: give it as the last argument or with --in") }
+        if input != nil && apk != nil { throw ValidationError("Give the APK either with --in or as the last argument, not both") }
         if let minSdkVersion, minSdkVersion < 0 { throw ValidationError("--min-sdk-version must not be negative") }
         if let maxSdkVersion, maxSdkVersion < 0 { throw ValidationError("--max-sdk-version must not be negative") }
         if let minSdkVersion, let maxSdkVersion, minSdkVersion > maxSdkVersion {
@@ -48,14 +59,16 @@ struct Verify: ParsableCommand {
     func run() throws {
         let options = VerificationOptions(minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion ?? Int(Int32.max),
                                           checksInstallability: !signatureOnly)
-        let report = try Verifier(options: options).verify(path: apk)
+        let report = try Verifier(options: options).verify(path: apkPath)
         if json {
             print(try FileHandleOutput.json(report.jsonRepresentation))
         } else {
-            let text = report.renderText(verbose: verbose, printCertificates: printCerts)
+            let text = report.renderText(verbose: verbose, printCertificates: printCerts, warningsAsErrors: warningsAreErrors)
             if !text.standardOutput.isEmpty { print(text.standardOutput, terminator: "") }
             if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
         }
         if !report.isVerified { throw ExitCode.failure }
+        // apksigner -Werr: the verdict stands, but any warning makes the exit status 1.
+        if warningsAreErrors && !report.signatureWarnings.isEmpty { throw ExitCode.failure }
     }
 }

@@ -498,6 +498,23 @@ struct VerifyCommandTests {
         #expect(range.stderr.contains("--min-sdk-version"))
     }
 
+    @Test("-Werr fails on warnings as apksigner does; --in names the APK")
+    func warningsAsErrors() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-cli-werr")
+        let apk = try VerifyFixtures.signedAPK(in: directory, schemes: SchemeSet(v1: true, v2: false, v3: false)) {
+            $0.rawFiles["META-INF/extra.txt"] = Array("unprotected\n".utf8)
+            $0.targetSdk = 29
+        }
+        let plain = try TestSupport.apkpatch(["verify", "--in", apk])
+        #expect(plain.status == 0, "\(plain)")
+        #expect(plain.stdout.contains("WARNING: META-INF/extra.txt not protected by signature"))
+        let strict = try TestSupport.apkpatch(["verify", "-Werr", apk])
+        #expect(strict.status == 1)
+        #expect(strict.stderr.contains("WARNING: META-INF/extra.txt not protected by signature"))
+        #expect(try TestSupport.run("apksigner", ["verify", "-Werr", apk]).status == 1)
+        #expect(try TestSupport.apkpatch(["verify"]).status != 0)
+    }
+
     @Test("--signature-only ignores install errors")
     func signatureOnly() throws {
         let directory = try TestSupport.makeTemporaryDirectory("verify-cli-so")
