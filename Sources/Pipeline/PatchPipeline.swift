@@ -59,6 +59,8 @@ public struct PipelineReport: Sendable {
     public var entryCount: Int
     public var signing: SigningReport?
     public var verification: VerificationReport?
+    /// The output's manifest, read from the plan (package name and launcher activity for the adb commands).
+    public var manifest: ManifestSummary?
     public var installCommands: InstallCommands?
     public var install: Installer.Report?
     public var timings: [StageTiming]
@@ -89,6 +91,10 @@ public enum PatchPipeline {
                                alignment: options.alignment, comment: comment)
         }
         var report = PipelineReport(output: output, summary: plan.summary, outputSize: 0, entryCount: 0, timings: [])
+        // The package and launcher activity name the launch command; an unreadable manifest only loses that.
+        report.manifest = plan.entries.first { $0.entry.name == "AndroidManifest.xml" }.flatMap { entry in
+            try? ManifestSummary(binaryXML: entry.uncompressedBytes())
+        }
         if let signer = options.signer {
             // The signer writes, aligns and signs in one pass; the input's MANIFEST.MF main section is kept.
             let entries = plan.entries + (plan.inputJarManifest.map { [$0] } ?? [])
@@ -113,9 +119,7 @@ public enum PatchPipeline {
 
     /// Builds the adb commands for the output, writes the script, runs adb when asked.
     static func finishInstall(_ report: inout PipelineReport, options: PipelineOptions, clock: inout StageClock) throws {
-        // The package and launcher activity name the launch command; an unreadable manifest only loses that.
-        let written = try APKArchive(path: report.output)
-        let manifest = written.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: written.uncompressedData(of: $0)) }
+        let manifest = report.manifest
         let commands = try InstallCommands(apkPath: report.output, packageName: manifest?.packageName,
                                            launcherActivity: manifest?.launcherActivity, options: options.install,
                                            templates: try TemplateLibrary.locate())

@@ -2,6 +2,19 @@ import APKCore
 import ZlibWrapper
 
 extension OutputEntry {
+    /// The entry's uncompressed content: the plaintext it carries, or its data inflated (bounded by the
+    /// declared size, CRC-checked). For small entries such as the manifest.
+    public func uncompressedBytes() throws -> [UInt8] {
+        if let uncompressed { return try uncompressed.allBytes() }
+        let content: [UInt8] = try data.withBytes(in: 0..<data.count) { raw in
+            entry.method == .stored ? Array(raw) : try Inflate.inflate(raw, expectedSize: entry.uncompressedSize)
+        }
+        guard CRC32.checksum(content) == entry.crc32 else {
+            throw RepackError.inconsistentEntry(entry.name, "CRC-32 does not match its data")
+        }
+        return content
+    }
+
     /// An unchanged input entry, copied raw: its compressed bytes and CRC stay byte-identical.
     public static func copying(_ entry: ZipEntry, from source: any DataSource) throws -> OutputEntry {
         OutputEntry(entry: entry, data: try source.slice(entry.dataRange))

@@ -57,7 +57,8 @@ extension APKPatch {
                         print(String(format: "[%@] built %@ in %.0f ms (%@, %d entries)", time, report.output, ms, formatBytes(report.outputSize), report.entryCount))
                         if let commands = report.installCommands { print("        install: \(commands.installLine)") }
                     } else {
-                        print(String(format: "[%@] rebuilt in %.0f ms: %@", time, ms, Self.describe(changed)))
+                        let stages = report.timings.map { String(format: "%@ %.0f", $0.stage, $0.milliseconds) }.joined(separator: ", ")
+                        print(String(format: "[%@] rebuilt in %.0f ms: %@ (%@ ms)", time, ms, Self.describe(changed), stages))
                     }
                 case .failed(let message, let changed):
                     let what = changed.isEmpty ? "" : " after " + Self.describe(changed)

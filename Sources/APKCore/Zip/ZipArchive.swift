@@ -179,7 +179,7 @@ public struct ZipArchive: Sendable {
 
     /// Reads the local header of `entry` and checks it against the central directory record.
     static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64) throws {
-        let name = entry.name.debugQuoted
+        var name: String { entry.name.debugQuoted }  // only for messages: quoting every name costs time
         guard entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize) <= limit else {
             throw ZipFormatError.malformed("local header of entry \(name) at offset \(entry.localHeaderOffset) lies outside the entries section (which ends at \(limit))")
         }
