@@ -81,6 +81,9 @@ public struct APKArchive: Sendable {
 
     /// The entry's uncompressed bytes. For large entries prefer `withUncompressedChunks`.
     public func uncompressedData(of entry: ZipEntry) throws -> [UInt8] {
+        guard entry.uncompressedSize <= limits.maxInMemoryEntrySize else {
+            throw UnpackError.limitExceeded(path: label, reason: "entry \(entry.name.debugQuoted) is \(entry.uncompressedSize) bytes uncompressed, over the \(limits.maxInMemoryEntrySize >> 20) MiB limit for an entry read into memory (no real APK has one this large: a zip bomb or a corrupt header)")
+        }
         var out: [UInt8] = []
         out.reserveCapacity(Int(min(entry.uncompressedSize, 1 << 28)))
         try withUncompressedChunks(of: entry) { out.append(contentsOf: $0) }
@@ -122,6 +125,10 @@ public struct UnpackLimits: Sendable {
     public var maxEntrySize: Int64 = 2 << 30
     public var maxTotalSize: Int64 = 8 << 30
     public var maxCompressionRatio = 1100
+    /// Largest entry `uncompressedData(of:)` will hold in memory (manifests, signature files, resources.arsc:
+    /// framework-res.apk's is 31 MB). Without it a 1 MB APK whose AndroidManifest.xml inflates to 1 GB made
+    /// verify, sign and run allocate 1 GB. Streaming readers (`withUncompressedChunks`) are not limited by it.
+    public var maxInMemoryEntrySize: Int64 = 128 << 20
     public init() {}
 }
 
