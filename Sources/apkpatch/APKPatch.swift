@@ -8,8 +8,8 @@ struct APKPatch: ParsableCommand {
         commandName: "apkpatch",
         abstract: "Patch, align, sign, verify and install Android APKs in one fast, safe pass.",
         discussion: """
-        Replaces the apktool d → edit → apktool b → zipalign → apksigner sign → apksigner verify → adb install
-        chain. `apkpatch run app.apk --patch DIR` applies a patch directory (files laid out like the APK, plus an
+        Replaces the apktool d → edit → apktool b → zipalign → apksigner sign → apksigner verify → adb install \
+        chain. `apkpatch run app.apk --patch DIR` applies a patch directory (files laid out like the APK, plus an \
         optional apkpatch.yml) and writes a signed, aligned, verified APK.
         """,
         version: "0.1.0",

@@ -16,8 +16,8 @@ extension APKPatch {
             apkpatch align -c [-p | -P <pagesize_kb>] [-v] <align> infile.apk
             """,
             discussion: """
-            Stored entries start on <align>-byte boundaries (use 4). With -p, stored .so files start on 4 KiB pages;
-            with -P 16 on 16 KiB pages, as Android 15 devices with 16 KiB pages need. Compressed entries are left as
+            Stored entries start on <align>-byte boundaries (use 4). With -p, stored .so files start on 4 KiB pages; \
+            with -P 16 on 16 KiB pages, as Android 15 devices with 16 KiB pages need. Compressed entries are left as \
             they are. The output is written in one pass, to a temporary file renamed into place.
 
             Examples:

@@ -11,11 +11,11 @@ extension APKPatch {
         static let configuration = CommandConfiguration(
             abstract: "Patch an APK: unpack, overlay, repack, align, sign and verify in one pass.",
             discussion: """
-            The patch directory mirrors APK paths: every file in it adds or replaces that entry. An optional
-            apkpatch.yml holds `delete:` globs, `store:`/`deflate:` globs and `manifest:` shortcuts. The input is
+            The patch directory mirrors APK paths: every file in it adds or replaces that entry. An optional \
+            apkpatch.yml holds `delete:` globs, `store:`/`deflate:` globs and `manifest:` shortcuts. The input is \
             never modified; the output is written to a temporary file and renamed into place.
 
-            Signing takes the options of `apkpatch sign` (apksigner's). Without any, the Android debug key is used
+            Signing takes the options of `apkpatch sign` (apksigner's). Without any, the Android debug key is used \
             (~/.android/debug.keystore, created if absent), as Android's build tools do for debug builds.
 
             Examples:

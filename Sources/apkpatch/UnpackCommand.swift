@@ -9,8 +9,8 @@ extension APKPatch {
         static let configuration = CommandConfiguration(
             abstract: "Extract an APK's entries into a directory, refusing hostile archives.",
             discussion: """
-            The archive is checked before anything is written (entry names that escape the directory, duplicate
-            names, local headers that disagree with the central directory, truncation, zip bombs); extraction goes
+            The archive is checked before anything is written (entry names that escape the directory, duplicate \
+            names, local headers that disagree with the central directory, truncation, zip bombs); extraction goes \
             to a temporary directory renamed into place at the end, so a failure leaves nothing behind.
 
             Examples:

@@ -10,10 +10,10 @@ extension APKPatch {
         static let configuration = CommandConfiguration(
             abstract: "Rebuild, re-sign (and reinstall) the patched APK on every save in the patch directory.",
             discussion: """
-            Builds once, then watches the patch directory (inotify, new folders included) and rebuilds after each
-            burst of edits: one line per rebuild with what changed and how long it took. Unchanged entries are
-            never recompressed or re-digested; edited files are placed at the end of the APK so most of it stays
-            byte-identical between builds. A failed rebuild prints the error and keeps the last good APK; Ctrl-C
+            Builds once, then watches the patch directory (inotify, new folders included) and rebuilds after each \
+            burst of edits: one line per rebuild with what changed and how long it took. Unchanged entries are \
+            never recompressed or re-digested; edited files are placed at the end of the APK so most of it stays \
+            byte-identical between builds. A failed rebuild prints the error and keeps the last good APK; Ctrl-C \
             stops cleanly. No half-written APK is ever visible at the output path.
 
             Examples:
