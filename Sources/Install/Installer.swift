@@ -184,7 +184,15 @@ struct ChildProcess {
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        var result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        // ETXTBSY: the executable is still open for writing somewhere, typically a descriptor inherited for a
+        // moment by a child forked while the file was being written (just installed or generated). It passes.
+        var retries = 0
+        while result == ETXTBSY && retries < 20 {
+            usleep(50_000)
+            retries += 1
+            result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        }
         close(outPipe[1]); close(errPipe[1])
         guard result == 0 else {
             close(outPipe[0]); close(errPipe[0])
