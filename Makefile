@@ -5,7 +5,8 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build dependencies, then the oracles the tests check our output with.
 APT_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev \
-	zipalign aapt apksigner apktool adb apkverifier android-framework-res unzip time openjdk-17-jre-headless
+	zipalign aapt apksigner apktool adb apkverifier android-framework-res \
+	openjdk-17-jdk-headless unzip zip openssl python3 time
 
 .PHONY: all deps build debug test demo install uninstall bench fuzz clean
 
