@@ -70,7 +70,10 @@ struct TextXMLCompiler {
             } else if attribute.qualifiedName.hasPrefix("xmlns:") {
                 let prefix = String(attribute.qualifiedName.dropFirst(6))
                 scope[prefix] = attribute.value
-                declarations.append(XMLTree.Namespace(prefix: prefix, uri: attribute.value, lineNumber: UInt32(source.line)))
+                // tools: is for the build tools only; aapt drops it (and its attributes, below).
+                if attribute.value != XMLTree.toolsNamespace {
+                    declarations.append(XMLTree.Namespace(prefix: prefix, uri: attribute.value, lineNumber: UInt32(source.line)))
+                }
             }
         }
         func split(_ qualified: String, line: Int, isElement: Bool) throws -> (String?, String) {
@@ -85,6 +88,7 @@ struct TextXMLCompiler {
         var attributes: [XMLTree.Attribute] = []
         for attribute in source.attributes where attribute.qualifiedName != "xmlns" && !attribute.qualifiedName.hasPrefix("xmlns:") {
             let (attributeNamespace, attributeName) = try split(attribute.qualifiedName, line: attribute.line, isElement: false)
+            if attributeNamespace == XMLTree.toolsNamespace { continue }
             attributes.append(try self.attribute(namespace: attributeNamespace, name: attributeName, qualifiedName: attribute.qualifiedName,
                                                  text: attribute.value, line: attribute.line))
         }

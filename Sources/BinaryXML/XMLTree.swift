@@ -92,6 +92,8 @@ public struct XMLTree: Sendable, Equatable {
 
     /// The `android:` namespace URI.
     public static let androidNamespace = "http://schemas.android.com/apk/res/android"
+    /// The build tools' namespace (`xmlns:tools`): dropped when compiling, as aapt does.
+    public static let toolsNamespace = "http://schemas.android.com/tools"
     /// The namespace of app-defined attributes (`xmlns:app`).
     public static let autoNamespace = "http://schemas.android.com/apk/res-auto"
 

@@ -72,6 +72,11 @@ import Unpack
             """
         let binary = try ManifestPatch.compiling(textXML: text, original: nil, resources: nil)
         #expect(try ManifestSummary(binaryXML: binary).minSdkVersion == nil)
+        // tools: attributes are for the build tools; aapt drops them and so do we.
+        let withTools = text.replacingOccurrences(of: "<manifest ", with: #"<manifest xmlns:tools="http://schemas.android.com/tools" tools:ignore="GoogleAppIndexingWarning" "#)
+        let toolsTree = try XMLTree(binaryXML: try ManifestPatch.compiling(textXML: withTools, original: nil, resources: nil))
+        #expect(toolsTree.root?.attributes.map(\.name) == ["package"])
+        #expect(toolsTree.root?.namespaceDeclarations.map(\.prefix) == ["android"])
         let patched = try ManifestPatch.applying(ManifestEdits(minSdkVersion: .level(21), targetSdkVersion: .codename("Baklava")), to: binary, resources: nil)
         let summary = try ManifestSummary(binaryXML: patched)
         #expect(summary.minSdkVersion == .level(21))
