@@ -62,7 +62,12 @@ public struct Signer: Sendable {
             if config.schemes.contains(.v1) && entry.name == V1SchemeSigner.manifestEntryName {
                 inputManifest = try archive.uncompressedData(of: entry)
             }
-            guard Self.isKept(entry.name) else { droppedRecords.append(entry.recordRange); continue }
+            guard Self.isKept(entry.name) else {
+                // apksig skips the source stamp and pin list *before* advancing past their records, so their
+                // bytes are copied as if they were data between records; other dropped records are skipped.
+                if entry.name != "stamp-cert-sha256" && entry.name != "pinlist.meta" { droppedRecords.append(entry.recordRange) }
+                continue
+            }
             items.append(Item(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
         }
         let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)

@@ -118,6 +118,7 @@ import Unpack
     /// a zipaligned APK, and v1/v2-only outputs.
     enum Variant: String, CaseIterable, Sendable {
         case plain, minSdk16, inputManifest, directoryEntry, resign, zipaligned, v1Only, v2Only, frameworkRes, reversedCentralDirectory
+        case stampEntry
     }
 
     @Test("byte-identical to apksigner's own output (alignment preserved, as the installed apksigner does)",
@@ -134,13 +135,18 @@ import Unpack
         }
         var input = variant == .frameworkRes ? TestSupport.frameworkRes : try fixture.build(in: dir)
         let keys = Self.shared.rsa
-        if variant == .directoryEntry {
+        if variant == .directoryEntry || variant == .stampEntry {
+            // A directory entry (dropped), or a stale source-stamp entry (dropped, its bytes kept as a gap).
             let python = """
             import sys, zipfile
             with zipfile.ZipFile(sys.argv[1], 'a') as z:
-                z.writestr(zipfile.ZipInfo('assets/www/'), b'')
+                if sys.argv[2] == 'dir':
+                    z.writestr(zipfile.ZipInfo('assets/www/'), b'')
+                else:
+                    z.writestr(zipfile.ZipInfo('stamp-cert-sha256'), b'0' * 32)
+                    z.writestr('assets/after-stamp.txt', b'after')
             """
-            let result = try TestSupport.run("python3", ["-c", python, input])
+            let result = try TestSupport.run("python3", ["-c", python, input, variant == .directoryEntry ? "dir" : "stamp"])
             #expect(result.succeeded, "\(result)")
         }
         if variant == .reversedCentralDirectory {
