@@ -142,6 +142,10 @@ public struct Signer: Sendable {
                      comment: [UInt8], cache: SigningCache?) throws -> SigningReport {
         let schemes = config.schemes
         guard !schemes.isEmpty else { throw SignError.noSchemes }
+        // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
+        guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
+            throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")
+        }
         let key = config.key
         guard let certificate = key.certificates.first else { throw SignError.noCertificate }
         let certificatePublicKey = try certificate.publicKey()
