@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "InstallTests", dependencies: ["Install", "Overlay", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
         // Hardening (issue 7): hostile input, tamper sweep, atomic output, fuzz-found regressions.
-        .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "TestSupport"]),
+        .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "OpenSSLWrapper", "ZlibWrapper", "TestSupport"]),
         // Fuzz targets (issue 7): plain executables that replay input files; scripts/fuzz/run.sh builds them with
         // -sanitize=fuzzer,address -DFUZZING, which turns each into a libFuzzer binary.
         .target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport"),
@@ -66,5 +66,6 @@ let package = Package(
         .executableTarget(name: "FuzzResourceTable", dependencies: ["FuzzSupport", "ResourceTable"], path: "Tests/Fuzz/FuzzResourceTable"),
         .executableTarget(name: "FuzzKeyStore", dependencies: ["FuzzSupport", "Sign", "OpenSSLWrapper"], path: "Tests/Fuzz/FuzzKeyStore"),
         .executableTarget(name: "FuzzVerify", dependencies: ["FuzzSupport", "APKCore", "Verify"], path: "Tests/Fuzz/FuzzVerify"),
+        .executableTarget(name: "FuzzTextXML", dependencies: ["FuzzSupport", "BinaryXML"], path: "Tests/Fuzz/FuzzTextXML"),
     ]
 )

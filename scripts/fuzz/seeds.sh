@@ -12,7 +12,7 @@ APKPATCH=${1:-}
 SEEDS=$WORK/seeds
 TMP=$WORK/tmp
 rm -rf "$SEEDS" "$TMP"
-mkdir -p "$TMP" "$SEEDS"/{FuzzZip,FuzzSigningBlock,FuzzBinaryXML,FuzzResourceTable,FuzzKeyStore,FuzzVerify}
+mkdir -p "$TMP" "$SEEDS"/{FuzzZip,FuzzSigningBlock,FuzzBinaryXML,FuzzResourceTable,FuzzKeyStore,FuzzVerify,FuzzTextXML}
 
 # 1. An aapt-built app: manifest, strings in two locales, an XML resource, a layout, assets, a stored .so.
 app=$TMP/app
@@ -158,5 +158,21 @@ done
 printf '<manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.cfg"/>\n' > "$TMP/cfg/AndroidManifest.xml"
 (cd "$TMP/cfg" && aapt package -f -M AndroidManifest.xml -S res -I "$FRAMEWORK" -F cfg.apk >/dev/null && unzip -q -o cfg.apk resources.arsc)
 cp "$TMP/cfg/resources.arsc" "$SEEDS/FuzzResourceTable/configs.arsc"
+
+# 6. Text XML as a patch directory holds it: the app's sources, plus a manifest using every shortcut attribute.
+find "$app" -name '*.xml' | sort | while read -r f; do cp "$f" "$SEEDS/FuzzTextXML/$(echo "${f#$app/}" | tr / _)"; done
+cat > "$SEEDS/FuzzTextXML/shortcuts.xml" <<'XML'
+<?xml version="1.0" encoding="utf-8"?>
+<manifest xmlns:android="http://schemas.android.com/apk/res/android" xmlns:tools="http://schemas.android.com/tools"
+    package="com.example.shortcuts" android:versionCode="0x10" android:versionName="2.0-&quot;beta&quot;"
+    android:installLocation="preferExternal">
+    <uses-sdk android:minSdkVersion="Tiramisu" android:targetSdkVersion="34" />
+    <application android:label="@android:string/ok" android:debuggable="false" android:usesCleartextTraffic="true"
+        android:extractNativeLibs="true" android:theme="@android:style/Theme.Material" android:configChanges="orientation|keyboardHidden">
+        <activity android:name="a.B" android:screenOrientation="landscape" android:windowSoftInputMode="adjustResize|stateHidden"/>
+        <!-- a comment --><meta-data android:name="x" android:value="1.5dip"/><meta-data android:name="y" android:value="#80ff0000"/>
+    </application>
+</manifest>
+XML
 
 for d in "$SEEDS"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds, $(du -sh "$d" | cut -f1)"; done
