@@ -837,3 +837,126 @@ struct HostileInputTests {
         }
     }
 }
+
+/// APK Signature Scheme v2 signer blocks built by hand and signed with the OpenSSL CLI, so each malformation
+/// sits behind a valid signature (apksig checks certificates, digests and attributes only after the
+/// signature over signed-data verified). Every case is checked against apksigner's verdict.
+@Suite("Verify: hand-built v2 signer blocks")
+struct CraftedV2SignerTests {
+    enum Case: String, CaseIterable, Sendable, CustomStringConvertible {
+        case valid, rsaPSS, rsaPSSWrongSalt, rsaPSSWithPKCS1Signature, unknownAttribute, noCertificates, publicKeyMismatch, algorithmMismatch, malformedCertificate,
+             noSignatures, onlyUnknownAlgorithm, malformedPublicKey, malformedAttribute, twoSigners
+        var description: String { rawValue }
+        var expected: (errors: Set<String>, warning: String?, verifies: Bool) {
+            switch self {
+            case .valid, .twoSigners: return ([], nil, true)
+            case .rsaPSS: return ([], nil, true)
+            case .rsaPSSWrongSalt, .rsaPSSWithPKCS1Signature: return (["V2_SIG_DID_NOT_VERIFY"], nil, false)
+            case .unknownAttribute: return ([], "V2_SIG_UNKNOWN_ADDITIONAL_ATTRIBUTE", true)
+            case .noCertificates: return (["V2_SIG_NO_CERTIFICATES"], nil, false)
+            case .publicKeyMismatch: return (["V2_SIG_PUBLIC_KEY_MISMATCH_BETWEEN_CERTIFICATE_AND_SIGNATURES_RECORD"], nil, false)
+            case .algorithmMismatch: return (["V2_SIG_SIG_ALG_MISMATCH_BETWEEN_SIGNATURES_AND_DIGESTS_RECORDS"], nil, false)
+            case .malformedCertificate: return (["V2_SIG_MALFORMED_CERTIFICATE"], nil, false)
+            case .noSignatures: return (["V2_SIG_NO_SIGNATURES"], nil, false)
+            case .onlyUnknownAlgorithm: return (["V2_SIG_NO_SUPPORTED_SIGNATURES"], "V2_SIG_UNKNOWN_SIG_ALGORITHM", false)
+            case .malformedPublicKey: return (["V2_SIG_MALFORMED_PUBLIC_KEY"], nil, false)
+            case .malformedAttribute: return (["V2_SIG_MALFORMED_ADDITIONAL_ATTRIBUTE"], nil, false)
+            }
+        }
+    }
+
+    static func lp(_ bytes: [UInt8]) -> [UInt8] { LengthPrefixed.encode(bytes) }
+    static func u32(_ value: UInt32) -> [UInt8] { value.littleEndianBytes }
+
+    @Test("hand-built v2 signer", arguments: Case.allCases)
+    func crafted(_ testCase: Case) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-v2-\(testCase.rawValue)")
+        let apk = try VerifyFixtures.signedAPK(in: directory, schemes: SchemeSet(v1: false, v2: true, v3: false))
+        let original = try VerifyFixtures.read(apk)
+        let archive = try VerifyFixtures.zip(original)
+        let blockStart = Int(try VerifyFixtures.signingBlock(of: original).offset)
+        let source = ByteArrayDataSource(original)
+        let digests = try ContentDigester.digests(entries: try source.slice(0..<Int64(blockStart)),
+                                                  centralDirectory: try source.slice(archive.centralDirectoryOffset..<archive.endOfCentralDirectory.offset),
+                                                  endOfCentralDirectory: Array(original[Int(archive.endOfCentralDirectory.offset)...]),
+                                                  algorithms: [.chunkedSHA256])
+        let contentDigest = try #require(digests[.chunkedSHA256])
+
+        // Key material from the test keystores, through the OpenSSL CLI.
+        func pem(_ key: TestKey) throws -> String {
+            let path = directory.appendingPathComponent("\(key.rawValue).pem").path
+            try #require(try TestSupport.run("openssl", ["pkcs12", "-in", try key.keystore, "-passin", "pass:\(TestKeys.password)", "-nodes", "-out", path]).succeeded)
+            return path
+        }
+        func der(_ arguments: [String], _ name: String) throws -> [UInt8] {
+            let path = directory.appendingPathComponent(name).path
+            try #require(try TestSupport.run("openssl", arguments + ["-outform", "DER", "-out", path]).succeeded)
+            return try VerifyFixtures.read(path)
+        }
+        let rsaPEM = try pem(.rsa2048), ecPEM = try pem(.ecP256)
+        let rsaCertificate = try der(["x509", "-in", rsaPEM], "rsa.cer")
+        let ecCertificate = try der(["x509", "-in", ecPEM], "ec.cer")
+        let rsaPublicKey = try der(["pkey", "-in", rsaPEM, "-pubout"], "rsa.spki")
+        func sign(_ data: [UInt8], pss: Bool = false, saltLength: Int = 32) throws -> [UInt8] {
+            let input = directory.appendingPathComponent("signed-data-\(UUID().uuidString)").path
+            let output = input + ".sig"
+            try VerifyFixtures.write(data, to: input)
+            var arguments = ["dgst", "-sha256", "-sign", rsaPEM, "-out", output]
+            if pss { arguments += ["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:\(saltLength)", "-sigopt", "rsa_mgf1_md:sha256"] }
+            let result = try TestSupport.run("openssl", arguments + [input])
+            try #require(result.succeeded, "\(result)")
+            return try VerifyFixtures.read(output)
+        }
+
+        // signer = LP(signed data) LP(signatures) LP(public key); signed data = LP(digests) LP(certificates) LP(attributes)
+        func signer(algorithm: UInt32 = 0x0103, digestAlgorithm: UInt32? = nil, certificates: [[UInt8]]? = nil,
+                    attributes: [[UInt8]] = [], publicKey: [UInt8]? = nil, signatureAlgorithms: [UInt32]? = nil, pss: Bool = false,
+                    saltLength: Int = 32) throws -> [UInt8] {
+            let digestsRecord = Self.lp(Self.u32(digestAlgorithm ?? algorithm) + Self.lp(contentDigest))
+            let certificateRecords = (certificates ?? [rsaCertificate]).map(Self.lp).flatMap { $0 }
+            let signedData = Self.lp(digestsRecord) + Self.lp(certificateRecords) + Self.lp(attributes.map(Self.lp).flatMap { $0 })
+            let signature = try sign(signedData, pss: pss, saltLength: saltLength)
+            let signatures = (signatureAlgorithms ?? [algorithm]).map { Self.lp(Self.u32($0) + Self.lp(signature)) }.flatMap { $0 }
+            return Self.lp(signedData) + Self.lp(signatures) + Self.lp(publicKey ?? rsaPublicKey)
+        }
+
+        var signers: [[UInt8]]
+        switch testCase {
+        case .valid: signers = [try signer()]
+        case .rsaPSS: signers = [try signer(algorithm: 0x0101, pss: true)]
+        case .rsaPSSWrongSalt: signers = [try signer(algorithm: 0x0101, pss: true, saltLength: 20)]
+        case .rsaPSSWithPKCS1Signature: signers = [try signer(algorithm: 0x0101)]
+        case .unknownAttribute: signers = [try signer(attributes: [Self.u32(0x1234_5678) + [1, 2, 3]])]
+        case .noCertificates: signers = [try signer(certificates: [])]
+        case .publicKeyMismatch: signers = [try signer(certificates: [ecCertificate])]
+        case .algorithmMismatch: signers = [try signer(digestAlgorithm: 0x0104)]
+        case .malformedCertificate: signers = [try signer(certificates: [[0x30, 0x03, 0x02, 0x01, 0x01]])]
+        case .noSignatures: signers = [try signer(signatureAlgorithms: [])]
+        case .onlyUnknownAlgorithm: signers = [try signer(algorithm: 0x0999)]
+        case .malformedPublicKey: signers = [try signer(publicKey: [0x30, 0x00])]
+        case .malformedAttribute: signers = [try signer(attributes: [[1, 2]])]
+        case .twoSigners: signers = [try signer(), try signer()]
+        }
+        let value = Self.lp(signers.map(Self.lp).flatMap { $0 })
+        let block = SigningBlock(pairs: [SigningBlock.Pair(id: SigningBlock.ID.v2, value: value)])
+        let path = directory.appendingPathComponent("crafted.apk").path
+        try VerifyFixtures.write(try VerifyFixtures.replacingSigningBlock(in: original, with: block.encoded()), to: path)
+
+        let expected = testCase.expected
+        let oracle = try VerifyFixtures.apksignerVerify(path, minSdkVersion: 24)
+        if testCase == .rsaPSS || testCase == .rsaPSSWrongSalt || testCase == .rsaPSSWithPKCS1Signature {
+            // The JDK under apksigner has no "SHA256withRSA/PSS" (Android's Conscrypt does): the oracle cannot
+            // judge PSS, so the PSS cases rest on OpenSSL, with the wrong-salt and PKCS#1 cases as controls.
+            #expect(!oracle.verifies && oracle.output.contains("SHA256withRSA/PSS"), "apksigner: \(oracle.output)")
+        } else {
+            #expect(oracle.verifies == expected.verifies, "apksigner: \(oracle.output)")
+        }
+        let report = try VerifyFixtures.verify(path, minSdkVersion: 24)
+        let verified = report.isSignatureVerified
+        #expect(verified == expected.verifies, "\(report.signatureErrors)")
+        #expect(VerifyFixtures.codes(report.signatureErrors) == expected.errors, "\(report.signatureErrors)")
+        if let warning = expected.warning {
+            #expect(VerifyFixtures.codes(report.signatureWarnings).contains(warning), "\(report.signatureWarnings)")
+        }
+    }
+}
