@@ -26,9 +26,15 @@ BUILD=(swift build -c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzz
 failed=()
 for target in "${TARGETS[@]}"; do
     echo "== $target: building"
-    if ! "${BUILD[@]}" --product "$target" 2>&1 | grep -E "error:|Compiling|Build" | grep -v "^\[" ; then :; fi
+    # Other work in the tree may edit a source mid-build ("modified during the build"): retry a few times.
+    for attempt in 1 2 3; do
+        log=$("${BUILD[@]}" --product "$target" 2>&1); status=$?
+        echo "$log" | grep -E "error:|Build" | grep -v "^\[" | tail -5
+        [ $status -eq 0 ] && break
+        echo "$log" | grep -q "modified during the build" || break
+    done
     binary=$PWD/.build-fuzz/release/$target
-    [ -x "$binary" ] || { echo "fuzz: $target did not build" >&2; failed+=("$target(build)"); continue; }
+    if [ $status -ne 0 ] || [ ! -x "$binary" ]; then echo "fuzz: $target did not build" >&2; failed+=("$target(build)"); continue; fi
     corpus=$WORK/corpus/$target artifacts=$WORK/artifacts/$target
     mkdir -p "$corpus" "$artifacts"
     echo "== $target: fuzzing for ${SECONDS_PER_TARGET}s"
