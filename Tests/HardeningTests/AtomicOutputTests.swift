@@ -84,4 +84,33 @@ import TestSupport
         // The surviving output still verifies.
         #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded || command == .align)
     }
+
+    /// `apkpatch sign app.apk` without `--out` signs in place: killed at any moment, the input must still be
+    /// exactly the input (the signed copy replaces it only by rename once complete).
+    @Test func killDuringInPlaceSignLeavesTheInputIntact() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("atomic-inplace")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keyStore = dir.appendingPathComponent("k.p12").path
+        let keytool = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keyStore, "-storetype", "PKCS12", "-storepass", "android",
+                                                      "-keypass", "android", "-alias", "k", "-keyalg", "RSA", "-keysize", "2048",
+                                                      "-dname", "CN=Atomic, C=US", "-validity", "365"])
+        try #require(keytool.succeeded, "\(keytool)")
+        let apk = dir.appendingPathComponent("app.apk").path
+        try FileManager.default.copyItem(atPath: TestSupport.frameworkRes, toPath: apk)
+        let arguments = ["sign", "--ks", keyStore, "--ks-pass", "pass:android", apk]
+        let start = Date()
+        let timing = dir.appendingPathComponent("timing.apk").path
+        try #require(try TestSupport.apkpatch(["sign", "--ks", keyStore, "--ks-pass", "pass:android", "--out", timing, apk]).succeeded)
+        let duration = Date().timeIntervalSince(start)
+        try FileManager.default.removeItem(atPath: timing)
+        var generator = SplitMix64(seed: 0x1a_91ace)
+        var killed = 0
+        for _ in 0..<4 {
+            let delay = duration * (0.05 + Double(generator.next() % 1000) / 1000 * 0.9)
+            if try runAndKill(arguments, after: delay) { killed += 1 }
+            #expect(FileManager.default.contentsEqual(atPath: apk, andPath: TestSupport.frameworkRes),
+                    "in-place sign killed after \(delay)s of a \(duration)s run changed the input")
+        }
+        #expect(killed > 0, "no kill landed mid-run (runs took \(duration)s)")
+    }
 }
