@@ -237,4 +237,30 @@ func snapshot(_ directory: URL) -> Set<String> {
             #expect(peak > 0 && peak < limitKB, "run peaked at \(peak) KiB")
         }
     }
+
+    /// A symlink entry (`zip -y`, Unix mode S_IFLNK in the external attributes) followed by an entry "through" it:
+    /// unpack must not create the link (it would let the second entry land outside the output directory).
+    @Test func symlinkEntriesDoNotEscapeOnUnpack() throws {
+        let outside = dir.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        let staging = dir.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging.appendingPathComponent("assets"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: staging.appendingPathComponent("assets/link").path, withDestinationPath: outside.path)
+        let archive = dir.appendingPathComponent("symlink.apk").path
+        try FileManager.default.copyItem(atPath: input, toPath: archive)
+        let zipped = try TestSupport.run("zip", ["-q", "-y", archive, "assets/link"], currentDirectory: staging.path)
+        try #require(zipped.succeeded, "\(zipped)")
+        // A second entry named as if inside the link: assets/link/evil.txt.
+        try FileManager.default.removeItem(at: staging.appendingPathComponent("assets/link"))
+        try TestSupport.write("evil", to: "assets/link/evil.txt", in: staging)
+        try #require(try TestSupport.run("zip", ["-q", archive, "assets/link/evil.txt"], currentDirectory: staging.path).succeeded)
+        let out = dir.appendingPathComponent("unpacked")
+        let result = try boundedApkpatch(["unpack", archive, "-o", out.path])
+        #expect(result.status == 0 || result.status == 1, "\(result)")
+        #expect(snapshot(outside).isEmpty, "unpack wrote through a symlink entry: \(snapshot(outside))")
+        var info = stat()
+        if lstat(out.appendingPathComponent("assets/link").path, &info) == 0 {
+            #expect(info.st_mode & S_IFMT != S_IFLNK, "unpack created a symbolic link")
+        }
+    }
 }
