@@ -95,7 +95,11 @@ def main():
     memory = sh("free -h | awk '/^Mem:/ {print $2}'")
     w(f"- Memory: {memory} (`free -h`)")
     w(f"- OS: {sh('. /etc/os-release && echo $PRETTY_NAME')}, kernel {platform.release()}")
-    w(f"- apkpatch: {sh(a.apkpatch + ' --version')} ({'release' if '/release/' in a.apkpatch else 'as given in APKPATCH'} build)")
+    start_load = open(os.path.join(a.work, "loadavg.start")).read().strip() if os.path.exists(os.path.join(a.work, "loadavg.start")) else "?"
+    end_load = " ".join(open("/proc/loadavg").read().split()[:3])
+    w(f"- Load average (1/5/15 min) at start: {start_load}; at the end: {end_load}. Anything well above 0 means other work "
+      "shared the cores; apkpatch and the anchor alternate so both see the same conditions, but absolute times suffer.")
+    w(f"- apkpatch: {sh(a.apkpatch + ' --version')} (`{a.apkpatch}`; `make bench` measures the release build)")
     versions = {name: sh("dpkg-query -W -f='${Version}' " + name) for name in ["zipalign", "aapt"]}
     w(f"- Anchors: apksigner {sh('apksigner --version')}, apktool {sh('apktool --version')}, zipalign (Debian {versions['zipalign']}), "
       f"aapt (Debian {versions['aapt']}), Java {sh('java -version 2>&1 | head -n 1')}, {sh('openssl version')}\n")
@@ -148,7 +152,9 @@ def main():
             if other and other["failed"]:
                 notes.append(f"- {key} on {inp}: {anchor} failed in {other['failed']} of {other['runs']} runs.")
     w("")
-    w("Peak memory target: under 64 MiB for apkpatch at every size (✓/✗ above).\n")
+    w("Peak memory target: under 64 MiB for apkpatch at every size (✓/✗ above). Peak RSS counts the pages of a memory-mapped "
+      "input that were touched (file-backed, reclaimable, shared with the page cache) as well as heap; a tool that streams "
+      "through read(2) buffers (zipalign, openssl) shows only its buffers.\n")
     if notes:
         w("### Failures\n")
         out.extend(notes)
