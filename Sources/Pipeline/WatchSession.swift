@@ -82,6 +82,7 @@ public final class WatchSession {
             let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
             var buildOptions = options
             buildOptions.verifies = verifies
+            buildOptions.signer?.jarSignatureCompressionLevel = 1
             var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
                                                  output: options.resolvedOutput, signingCache: signingCache, clock: &clock)
             var installOptions = buildOptions

@@ -174,11 +174,13 @@ public struct Signer: Sendable {
         if let v1Digest, let v1Name {
             let createdBy = config.createdBy
             let schemeIDs = apkSchemeIDs
+            let jarLevel = config.jarSignatureCompressionLevel
             DispatchQueue.global().async(group: v1Done) {
                 pendingV1.set(Result {
                     let digests = try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency, cache: cache)
                     return try Self.makeJARSignature(items: items, digests: digests, digestAlgorithm: v1Digest, signerName: v1Name,
-                                                     key: key, inputManifest: inputManifest, apkSchemeIDs: schemeIDs, createdBy: createdBy)
+                                                     key: key, inputManifest: inputManifest, apkSchemeIDs: schemeIDs, createdBy: createdBy,
+                                                     level: jarLevel)
                 })
             }
         }
@@ -466,23 +468,24 @@ public struct Signer: Sendable {
     }
 
     /// The JAR signature files in apksig's order (`<NAME>.SF`, `<NAME>.<ALG>`, `META-INF/MANIFEST.MF`), each
-    /// with its level-9 deflated form. MANIFEST.MF is deflated while the .SF file is made and signed.
+    /// with its deflated form (level 9 as apksig; `level` lower for watch mode). MANIFEST.MF is deflated while
+    /// the .SF file is made and signed.
     static func makeJARSignature(items: [Item], digests: [[UInt8]], digestAlgorithm: DigestAlgorithm, signerName: String,
                                  key: SignerKey, inputManifest: [UInt8]?, apkSchemeIDs: [Int],
-                                 createdBy: String) throws -> [(name: String, data: [UInt8], compressed: [UInt8])] {
+                                 createdBy: String, level: Int32 = 9) throws -> [(name: String, data: [UInt8], compressed: [UInt8])] {
         let entryDigests = zip(items, digests).map { (name: $0.entry.name, digest: $1) }
         let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: digestAlgorithm, entryDigests: entryDigests, inputManifest: inputManifest)
         let manifestContents = manifest.contents
         let deflatedManifest = PendingResult<[UInt8]>()
         let manifestDeflated = DispatchGroup()
         DispatchQueue.global().async(group: manifestDeflated) {
-            deflatedManifest.set(Result { try Deflate.compress(manifestContents, level: 9) })
+            deflatedManifest.set(Result { try Deflate.compress(manifestContents, level: level) })
         }
         defer { manifestDeflated.wait() }
         let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
                                                         digestAlgorithm: digestAlgorithm, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
                                                         createdBy: createdBy)
-        var compressed = try files.dropLast().map { try Deflate.compress($0.data, level: 9) }
+        var compressed = try files.dropLast().map { try Deflate.compress($0.data, level: level) }
         manifestDeflated.wait()
         compressed.append(try deflatedManifest.get())
         return zip(files, compressed).map { (name: $0.name, data: $0.data, compressed: $1) }

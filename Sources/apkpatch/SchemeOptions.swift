@@ -15,7 +15,7 @@ struct SchemeOptions: ParsableArguments {
     var maxSdkVersion: Int?
     @Option(name: .customLong("alignment-preserved"), help: ArgumentHelp("Keep the input's entry alignment instead of re-aligning stored entries (apksigner ≥ 35 re-aligns).", valueName: "true|false"))
     var alignmentPreserved: Bool = false
-    @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 4096 or 16384.", valueName: "bytes"))
+    @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 4096 or 16384 (default; Android 15 devices with 16 KiB pages).", valueName: "bytes"))
     var libraryPageAlignment: Int = 16384
 
     var schemes: Set<SignatureScheme> {
@@ -30,7 +30,7 @@ struct SchemeOptions: ParsableArguments {
         if schemes.isEmpty { throw ValidationError("all signature schemes are disabled; enable at least one of --v1/--v2/--v3-signing-enabled") }
         if let min = minSdkVersion, min < 1 { throw ValidationError("--min-sdk-version must be at least 1") }
         if let min = minSdkVersion, let max = maxSdkVersion, max < min { throw ValidationError("--max-sdk-version (\(max)) is below --min-sdk-version (\(min))") }
-        if ![4096, 16384, 65536].contains(libraryPageAlignment) { throw ValidationError("--lib-page-alignment takes 4096, 16384 or 65536") }
+        if ![4096, 16384].contains(libraryPageAlignment) { throw ValidationError("--lib-page-alignment takes 4096 or 16384") }
     }
 
     func config(key: SignerKey) -> SignerConfig {
