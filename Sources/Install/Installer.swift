@@ -134,9 +134,9 @@ public struct Installer: Sendable {
 
 /// A child started with posix_spawn and reaped with waitpid by us alone.
 ///
-/// Why not Foundation's `Process`: with the real adb (which forks its server daemon) `waitUntilExit()` was seen to
-/// block forever on an exited, unreaped adb under swift-corelibs-foundation; owning the pid and calling `waitpid`
-/// ourselves cannot miss the exit.
+/// Why not Foundation's `Process`: swift-corelibs-foundation learns of a child's exit when a socketpair end the child
+/// inherited closes, and the real adb forks a server daemon that keeps it open, so `waitUntilExit()` blocked forever
+/// on an exited, unreaped adb. Here we own the pid, call `waitpid` ourselves, and give adb no descriptor but 0, 1, 2.
 struct ChildProcess {
     let pid: pid_t
     /// Read ends of the child's stdout and stderr pipes (owned by the caller, who closes them).
@@ -167,6 +167,17 @@ struct ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        // Close every other descriptor in the child. adb forks a server daemon that lives on after adb exits, and it
+        // would keep whatever it inherited open: swift-corelibs-foundation's Process notices a child's exit through
+        // a socketpair the child inherits, so a daemon holding one makes `waitUntilExit()` of whoever started us
+        // (a test runner, an IDE) hang forever. posix_spawn has no closefrom in Swift's Glibc module, so list them;
+        // glibc ignores EBADF for one closed meanwhile.
+        let keep: Set<Int32> = [0, 1, 2, outPipe[1], errPipe[1]]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let descriptor = Int32(name), !keep.contains(descriptor) {
+                posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
+        }
         // Default signal handling in the child (the Swift runtime ignores SIGPIPE; adb should not inherit that).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

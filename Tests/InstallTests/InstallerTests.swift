@@ -140,8 +140,10 @@ final class MessageLog: @unchecked Sendable {
         let log = MessageLog()
         var environment = ProcessInfo.processInfo.environment
         environment["ANDROID_SERIAL"] = nil
+        // A server port of our own: parallel tests (ours and other suites') never share or kill each other's server.
+        environment["ANDROID_ADB_SERVER_PORT"] = String(Int.random(in: 20_000..<30_000))
         let installer = Installer(adbPath: adb, environment: environment, onMessage: log.append)
-        defer { _ = try? TestSupport.run(adb, ["kill-server"]) }
+        defer { _ = try? TestSupport.run(adb, ["kill-server"], environment: environment) }
         do {
             try installer.install(commands(apk))
             Issue.record("install without a device succeeded")

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+import Install
+import TestSupport
+
+/// `apkpatch run … --install` end to end through the binary, with the fake adb and with the real one.
+@Suite struct RunInstallTests {
+    /// A Cordova-like fixture, a patch with one changed file, and the run arguments (debug key in the temp dir).
+    func prepare() throws -> (work: URL, out: String, arguments: [String]) {
+        let work = try TestSupport.makeTemporaryDirectory("run-install")
+        let apk = try FixtureAPK.cordovaLike().build(in: work, name: "app.apk")
+        let patch = work.appendingPathComponent("patch")
+        try TestSupport.write("<html>patched</html>\n", to: "assets/www/index.html", in: patch)
+        let out = work.appendingPathComponent("out dir/app patched.apk").path
+        try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        return (work, out, ["run", apk, "--patch", patch.path, "--out", out, "--debug", "--debug-keystore", work.appendingPathComponent("debug.p12").path])
+    }
+
+    @Test func installsAndLaunchesWithTheManifestsActivity() throws {
+        let (_, out, arguments) = try prepare()
+        let adb = try FakeADB()
+        let result = try TestSupport.apkpatch(arguments + ["--install", "--serial", "emulator-5554", "--grant-permissions", "--launch"], environment: adb.environment())
+        #expect(result.succeeded, "\(result)")
+        #expect(try adb.invocations() == [
+            ["-s", "emulator-5554", "install", "-r", "-g", out],
+            ["-s", "emulator-5554", "shell", "am", "start", "-n", "com.example.cordova/com.example.cordova.MainActivity"],
+        ])
+        // adb's own words are shown.
+        #expect((result.stdout + result.stderr).contains("Performing Streamed Install"))
+        #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+    }
+
+    @Test func failedInstallExitsNonZeroWithAdviceAndKeepsTheAPK() throws {
+        let (_, out, arguments) = try prepare()
+        let adb = try FakeADB()
+        let mismatch = FakeADB.Reply(standardOutput: "Performing Streamed Install\n",
+                                     standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package com.example.cordova signatures do not match previously installed version; ignoring!]\n",
+                                     status: 1)
+        let result = try TestSupport.apkpatch(arguments + ["--install"], environment: adb.environment(install: mismatch))
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("adb uninstall com.example.cordova"), "\(result)")
+        #expect(FileManager.default.fileExists(atPath: out))
+        #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+    }
+
+    @Test func emittedScriptInstallsWithFakeADB() throws {
+        let (work, out, arguments) = try prepare()
+        let script = work.appendingPathComponent("install.sh").path
+        let result = try TestSupport.apkpatch(arguments + ["--emit-script", script, "--launch"])
+        #expect(result.succeeded, "\(result)")
+        let adb = try FakeADB()
+        let run = try TestSupport.run(script, [], environment: adb.environment())
+        #expect(run.succeeded, "\(run)")
+        #expect(try adb.invocations().first == ["install", "-r", out])
+        #expect(try adb.invocations().count == 2)
+    }
+
+    /// Issue 4's proof with the real adb: no device here, so a clear error, a non-zero exit, and the APK kept.
+    @Test func realADBWithoutDeviceThroughTheCLI() throws {
+        let (_, out, arguments) = try prepare()
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = "/usr/bin:/bin"
+        environment["ANDROID_SERIAL"] = nil
+        // A server port of our own: parallel tests (ours and other suites') never share or kill each other's server.
+        environment["ANDROID_ADB_SERVER_PORT"] = String(Int.random(in: 20_000..<30_000))
+        defer { _ = try? TestSupport.run("/usr/bin/adb", ["kill-server"], environment: environment) }
+        let result = try TestSupport.apkpatch(arguments + ["--install"], environment: environment)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("no devices/emulators found"), "\(result)")
+        #expect(result.stderr.contains("adb devices"), "\(result)")
+        #expect(result.stderr.contains("The APK is kept at \(out)"), "\(result)")
+        #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+    }
+}
