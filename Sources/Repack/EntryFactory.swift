@@ -2,10 +2,18 @@ import APKCore
 import ZlibWrapper
 
 extension OutputEntry {
+    /// Largest entry `uncompressedBytes()` inflates into memory (framework-res.apk's resources.arsc is 31 MB).
+    public static let maxInMemorySize: Int64 = 128 << 20
+
     /// The entry's uncompressed content: the plaintext it carries, or its data inflated (bounded by the
     /// declared size, CRC-checked). For small entries such as the manifest.
     public func uncompressedBytes() throws -> [UInt8] {
         if let uncompressed { return try uncompressed.allBytes() }
+        // Same bound as Unpack's UnpackLimits.maxInMemoryEntrySize: a 1 MB input whose manifest inflates to 1 GB
+        // must not cost 1 GB here (apkpatch run read it through this path).
+        guard entry.uncompressedSize <= Self.maxInMemorySize else {
+            throw RepackError.inconsistentEntry(entry.name, "\(entry.uncompressedSize) bytes uncompressed, over the \(Self.maxInMemorySize >> 20) MiB limit for an entry read into memory (a zip bomb or a corrupt header)")
+        }
         let content: [UInt8] = try data.withBytes(in: 0..<data.count) { raw in
             entry.method == .stored ? Array(raw) : try Inflate.inflate(raw, expectedSize: entry.uncompressedSize)
         }
