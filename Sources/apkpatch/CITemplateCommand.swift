@@ -11,8 +11,8 @@ extension APKPatch {
             commandName: "ci-template",
             abstract: "Print a GitHub Actions workflow or GitLab CI job that signs and verifies an APK with apkpatch.",
             discussion: """
-            The job reads the keystore from a base64 secret (--ks-base64 env:PREFIX_KEYSTORE_BASE64) and its password
-            from another (--ks-pass env:PREFIX_KEYSTORE_PASSWORD): the keystore is never written to disk and no
+            The job reads the keystore from a base64 secret (--ks-base64 env:PREFIX_KEYSTORE_BASE64) and its password \
+            from another (--ks-pass env:PREFIX_KEYSTORE_PASSWORD): the keystore is never written to disk and no \
             secret is echoed or passed on a command line. Create the secrets with:
               base64 -w0 release.p12      # value of PREFIX_KEYSTORE_BASE64
 

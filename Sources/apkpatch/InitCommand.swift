@@ -8,12 +8,12 @@ extension APKPatch {
         static let configuration = CommandConfiguration(
             abstract: "Create a patch directory: an apkpatch.yml with commented examples and an empty assets/www/.",
             discussion: """
-            Every file you then put in DIR adds or replaces the APK entry with the same path (assets/www/index.html
-            replaces the app's index.html). apkpatch.yml holds delete:, store:/deflate: globs and manifest:
-            shortcuts (debuggable, versionCode, versionName, label, usesCleartextTraffic, extractNativeLibs,
+            Every file you then put in DIR adds or replaces the APK entry with the same path (assets/www/index.html \
+            replaces the app's index.html). apkpatch.yml holds delete:, store:/deflate: globs and manifest: \
+            shortcuts (debuggable, versionCode, versionName, label, usesCleartextTraffic, extractNativeLibs, \
             minSdkVersion, targetSdkVersion), all commented out to start with.
 
-            Templates come from $APKPATCH_TEMPLATES, PREFIX/share/apkpatch/Templates, the source tree, or the copy
+            Templates come from $APKPATCH_TEMPLATES, PREFIX/share/apkpatch/Templates, the source tree, or the copy \
             built into apkpatch, in that order.
 
             Examples:
