@@ -145,6 +145,8 @@ def main():
                 extra = f" ({mine['median'] / floor[inp]['median']:.1f}x the floor)"
             anchor_name = {"edit-to-apk": "edit -> line, measured outside"}.get(anchor, anchor or "–")
             mem_ok = "" if not mine["rss"] else (" ✓" if mine["rss"] < MEMORY_TARGET_KIB else " ✗ (> 64 MiB)")
+            if mine["median"] is None:
+                mine["rss"], mem_ok = 0, ""  # a failed command's memory says nothing
             w(f"| {title} | {inp} | {fmt_time(mine['median'])}{extra} | {anchor_name} | {fmt_time(other['median']) if other else '–'} | {ratio} | "
               f"{fmt_mem(mine['rss'])}{mem_ok} | {fmt_mem(other['rss']) if other and key != 'watch' else '–'} | {target} |")
             if mine["failed"]:
