@@ -264,4 +264,22 @@ func snapshot(_ directory: URL) -> Set<String> {
             #expect(info.st_mode & S_IFMT != S_IFLNK, "unpack created a symbolic link")
         }
     }
+
+    /// A large (sparse) file in the patch directory: memory should stay bounded whatever its size. Today
+    /// PatchDirectory.read(_:) (Sources/Overlay/PatchDirectory.swift) reads the whole file into an array and the
+    /// repacker deflates it from memory, so 1 GiB costs about 2 GiB RSS (measured: 2,130,616 KiB, 16 s). The fix
+    /// is to stream new entries from the file (a read(2)-backed DataSource for `OutputEntry.uncompressed`, deflated
+    /// in chunks). Remove withKnownIssue once it streams.
+    @Test func largePatchFileIsStreamed() throws {
+        let patch = try makePatch()
+        let big = patch.appendingPathComponent("assets/big.bin").path
+        #expect(FileManager.default.createFile(atPath: big, contents: nil))
+        #expect(truncate(big, 256 << 20) == 0)
+        let output = dir.appendingPathComponent("big.apk").path
+        let (result, peak) = try peakMemory(["run", input, "--patch", patch.path, "--out", output] + Self.keyOptions)
+        #expect(result.status == 0, "\(result)")
+        withKnownIssue("patch files are read and deflated in memory") {
+            #expect(peak > 0 && peak < 200 << 10, "run peaked at \(peak) KiB for a 256 MiB patch file")
+        }
+    }
 }
