@@ -5,6 +5,7 @@ import argparse, datetime, os, platform, statistics, subprocess, zipfile
 WORKLOADS = [
     # key, title, anchor tool, target text
     ("cycle", "(1) Full patch cycle (one JS file + index.html changed)", "apktool-chain", ">= 50x faster than the apktool chain"),
+    ("manifest", "(1b) Manifest edit: debuggable=true, unsigned output", "apktool", "faster than apktool d + apktool b"),
     ("align", "(2) align -p 4", "zipalign", "no slower than zipalign (aim 2x)"),
     ("sign", "(3) sign (v1+v2+v3, RSA 2048, PKCS#12)", "apksigner", ">= 15x faster than apksigner, <= 2x the floor"),
     ("verify", "(4) verify", "apksigner", "faster than apksigner"),
@@ -172,6 +173,8 @@ def main():
                 w(f"# {tool}")
                 w(command)
             w("```\n")
+    w("The manifest edit with apktool (`scripts/bench/apktool-manifest.sh`): `apktool d -f -s` → sed adds "
+      "`android:debuggable=\"true\"` to `<application>` → `apktool b`; apkpatch applies `manifest: {debuggable: true}` from apkpatch.yml.\n")
     w("The apktool chain (`scripts/bench/apktool-chain.sh`): `apktool d -f -s` → copy the patch files in → `apktool b` → "
       "`zipalign -f -p 4` → `apksigner sign` → `apksigner verify`.\n")
     w("Reproduce: `make bench` (or `scripts/bench/run.sh`; `BENCH_QUICK=1` for a fast check, `BENCH_RUNS=N`, `BENCH_ONLY=\"sign verify\"`).")

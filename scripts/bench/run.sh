@@ -9,7 +9,7 @@
 #   BENCH_RUNS     runs per tool and workload (default 5; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
-#   BENCH_ONLY     space-separated subset of: cycle align sign verify watch floor
+#   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch floor
 #
 # Each workload runs apkpatch and its anchor alternately in the same run, and reports medians, the ratio and
 # peak memory (/usr/bin/time -v's "Maximum resident set size", via -f %M). A failing command is reported as
@@ -23,7 +23,7 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-5}; fi
 WORK=${BENCH_WORK:-$ROOT/bench-work}
 OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
-ONLY=${BENCH_ONLY:-cycle align sign verify watch floor}
+ONLY=${BENCH_ONLY:-cycle manifest align sign verify watch floor}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 CORPUS=$WORK/corpus
@@ -87,6 +87,17 @@ if wants cycle; then
         apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$PATCH\" --out \"$OUT/cycle-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS" \
         apktool-chain "\"$HERE/apktool-chain.sh\" \"$CORPUS/webapp.apk\" \"$PATCH\" \"$OUT/cycle-chain\" \"$KS\"" \
         "rm -rf \"$OUT\"/cycle-*"
+fi
+
+# --- (1b) Manifest edit: binary XML decode + debuggable edit + re-encode, against apktool d + apktool b ------------
+if wants manifest; then
+    MANIFEST_PATCH=$WORK/manifest-patch
+    rm -rf "$MANIFEST_PATCH"; mkdir -p "$MANIFEST_PATCH"
+    printf 'manifest:\n  debuggable: true\n' > "$MANIFEST_PATCH/apkpatch.yml"
+    alternate manifest webapp "$RUNS" \
+        apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$MANIFEST_PATCH\" --out \"$OUT/manifest-apkpatch.apk\" --no-sign" \
+        apktool "\"$HERE/apktool-manifest.sh\" \"$CORPUS/webapp.apk\" \"$OUT/manifest-apktool\"" \
+        "rm -rf \"$OUT\"/manifest-*"
 fi
 
 # --- (2) align --------------------------------------------------------------------------------------------------
