@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Pipeline
 import Sign
 import Unpack
 
@@ -12,6 +13,7 @@ extension APKPatch {
             usage: """
             apkpatch sign --ks release.jks [--ks-key-alias alias] [--ks-pass spec] [--out signed.apk] app.apk
             apkpatch sign --key key.pk8 --cert cert.x509.pem [--out signed.apk] app.apk
+            apkpatch sign --ks release.jks --ks-pass env:KS_PASS --out-dir signed/ a.apk b.apk ...
             """,
             discussion: """
             Schemes default to v1, v2 and v3 (turn one off with --v1-signing-enabled false and friends). Algorithms follow the APK's minSdkVersion (from AndroidManifest.xml, or --min-sdk-version): JAR digests are SHA-1 below API 18 for RSA keys, SHA-256 otherwise. Stored entries are re-aligned (4 bytes, .so files on 16 KiB pages) unless --alignment-preserved true. Without --out the input is signed in place; either way the output appears only once complete. The same input and RSA key give byte-identical output.
@@ -19,6 +21,7 @@ extension APKPatch {
             Examples:
               apkpatch sign --ks release.jks --ks-pass env:KS_PASS --out app-signed.apk app.apk
               apkpatch sign --key key.pk8 --cert cert.pem --v1-signing-enabled false --min-sdk-version 24 app.apk
+              apkpatch sign --ks release.p12 --ks-pass env:KS_PASS --out-dir signed/ build/*.apk --json
             """
         )
 
@@ -32,40 +35,136 @@ extension APKPatch {
         var v4: Bool?
         @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print what was signed and how.") var verbose = false
         @Flag(name: .long, help: "Print the signing report as JSON.") var json = false
-        @Argument(help: "The APK to sign.") var input: String?
+        @Flag(name: [.customShort("q"), .long], help: "Print nothing but errors.") var quiet = false
+        @Option(name: .customLong("out-dir"), help: ArgumentHelp("Sign several APKs in parallel, writing each to this directory under its own name.", valueName: "dir"))
+        var outputDirectory: String?
+        @Argument(help: "The APK to sign (several with --out-dir).") var inputs: [String] = []
 
         func validate() throws {
-            if inputOption != nil && input != nil { throw ValidationError("give the input APK once: either --in or as the last argument") }
-            if inputOption == nil && input == nil { throw ValidationError("missing the input APK (apkpatch sign [options] app.apk)") }
+            if inputOption != nil && !inputs.isEmpty { throw ValidationError("give the input APK once: either --in or as the last argument") }
+            if inputOption == nil && inputs.isEmpty { throw ValidationError("missing the input APK (apkpatch sign [options] app.apk)") }
+            if outputDirectory != nil && output != nil { throw ValidationError("--out names one output; with --out-dir each APK keeps its name in that directory") }
+            if outputDirectory == nil && inputs.count > 1 { throw ValidationError("several input APKs need --out-dir DIR") }
+            if let dir = outputDirectory {
+                let names = (inputs + [inputOption].compactMap { $0 }).map { ($0 as NSString).lastPathComponent }
+                if Set(names).count != names.count { throw ValidationError("two inputs have the same file name; they would overwrite each other in \(dir)") }
+            }
             if !signer.isKeySpecified { throw ValidationError("no signing key: give --ks, --key with --cert, or --debug") }
             if v4 == true { throw ValidationError("v4 signing (.idsig) is not supported yet; pass --v4-signing-enabled false or drop the option") }
         }
 
         func run() throws {
-            let inputPath = inputOption ?? input!
-            let destination = output ?? inputPath
             let key = try signer.keySource().load()
+            if let outputDirectory {
+                try signBatch(inputs + [inputOption].compactMap { $0 }, into: outputDirectory, key: key)
+                return
+            }
+            let inputPath = inputOption ?? inputs[0]
+            let destination = output ?? inputPath
             let archive = try APKArchive(path: inputPath)
             let report = try Signer(config: schemes.config(key: key)).sign(archive, to: destination)
             if json {
                 print(try FileHandleOutput.json(SignSummary(report)))
-            } else if verbose {
-                print("Signed \(report.outputPath) (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
-                print("  schemes: \(report.schemes.map(\.description).joined(separator: ", "))")
-                print("  minSdkVersion: \(report.minSdkVersion)\(report.minSdkVersionOverridden ? " (--min-sdk-version)" : " (from AndroidManifest.xml)")")
-                if let digest = report.v1DigestAlgorithm, let name = report.v1SignerName {
-                    print("  v1: META-INF/\(name).SF, \(digest.rawValue) digests")
-                }
-                if !report.signatureAlgorithms.isEmpty {
-                    print("  v2/v3: \(report.signatureAlgorithms.map(\.description).joined(separator: ", ")), signing block \(report.signingBlockSize) bytes")
-                }
-                print("  re-aligned entries: \(report.realignedEntryCount)")
-                print("  signer: \(report.certificateSubject)")
-                print("  signer certificate SHA-256: \(report.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
-                print("Signed")
+            } else if verbose && !quiet {
+                printVerbose(report)
             }
         }
+
+        private func printVerbose(_ report: SigningReport) {
+            print("Signed \(report.outputPath) (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
+            print("  schemes: \(report.schemes.map(\.description).joined(separator: ", "))")
+            print("  minSdkVersion: \(report.minSdkVersion)\(report.minSdkVersionOverridden ? " (--min-sdk-version)" : " (from AndroidManifest.xml)")")
+            if let digest = report.v1DigestAlgorithm, let name = report.v1SignerName {
+                print("  v1: META-INF/\(name).SF, \(digest.rawValue) digests")
+            }
+            if !report.signatureAlgorithms.isEmpty {
+                print("  v2/v3: \(report.signatureAlgorithms.map(\.description).joined(separator: ", ")), signing block \(report.signingBlockSize) bytes")
+            }
+            print("  re-aligned entries: \(report.realignedEntryCount)")
+            print("  signer: \(report.certificateSubject)")
+            print("  signer certificate SHA-256: \(report.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+            print("Signed")
+        }
+
+        /// Signs every input into `directory`, as many at once as there are cores. One failure does not stop
+        /// the others; the exit status says whether all succeeded and the summary lists each.
+        private func signBatch(_ paths: [String], into directory: String, key: SignerKey) throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            var config = schemes.config(key: key)
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            config.concurrency = paths.count > 1 ? max(1, cores / min(paths.count, cores)) : 0
+            let results = BatchResults(count: paths.count)
+            let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
+            let signer = Signer(config: config)
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = cores
+            for (index, path) in paths.enumerated() {
+                queue.addOperation {
+                    let destination = (directory as NSString).appendingPathComponent((path as NSString).lastPathComponent)
+                    let result = Result { () throws -> SigningReport in
+                        try PatchPipeline.ensureDistinct(input: path, output: destination)
+                        return try signer.sign(try APKArchive(path: path), to: destination)
+                    }
+                    let done = results.set(index, input: path, output: destination, result: result)
+                    if showsProgress {
+                        FileHandleOutput.standardError("[\(done)/\(paths.count)] \((try? result.get()) == nil ? "FAILED" : "signed") \(path)")
+                    }
+                }
+            }
+            queue.waitUntilAllOperationsAreFinished()
+            let items = results.items
+            let failed = items.filter { $0.error != nil }.count
+            if json {
+                print(try FileHandleOutput.json(BatchSummary(results: items, succeeded: items.count - failed, failed: failed)))
+            } else {
+                for item in items {
+                    if let error = item.error {
+                        FileHandleOutput.standardError("FAILED \(item.input): \(error)")
+                    } else if !quiet {
+                        print("signed \(item.input) → \(item.output)")
+                    }
+                }
+                if !quiet || failed > 0 { print("\(items.count - failed) of \(items.count) APKs signed\(failed > 0 ? ", \(failed) failed" : "")") }
+            }
+            if failed > 0 { throw ExitCode.failure }
+        }
     }
+}
+
+/// Results of a batch, filled by concurrent workers.
+final class BatchResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [BatchItem?]
+    private var finished = 0
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    /// Records one result; returns how many are done.
+    func set(_ index: Int, input: String, output: String, result: Result<SigningReport, any Error>) -> Int {
+        let item: BatchItem
+        switch result {
+        case .success(let report): item = BatchItem(input: input, output: output, error: nil, report: SignSummary(report))
+        case .failure(let error): item = BatchItem(input: input, output: output, error: "\(error)", report: nil)
+        }
+        lock.lock(); defer { lock.unlock() }
+        slots[index] = item
+        finished += 1
+        return finished
+    }
+    var items: [BatchItem] { lock.lock(); defer { lock.unlock() }; return slots.compactMap { $0 } }
+}
+
+/// One input of a batch, for the summary and `--json`.
+struct BatchItem: Encodable {
+    var input: String
+    var output: String
+    var error: String?
+    var report: SignSummary?
+}
+
+/// `apkpatch sign --out-dir … --json`: every input with its report or its error.
+struct BatchSummary: Encodable {
+    var results: [BatchItem]
+    var succeeded: Int
+    var failed: Int
 }
 
 /// The JSON form of a signing report (stable field names).
