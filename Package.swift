@@ -67,5 +67,6 @@ let package = Package(
         .executableTarget(name: "FuzzKeyStore", dependencies: ["FuzzSupport", "Sign", "OpenSSLWrapper"], path: "Tests/Fuzz/FuzzKeyStore"),
         .executableTarget(name: "FuzzVerify", dependencies: ["FuzzSupport", "APKCore", "Verify"], path: "Tests/Fuzz/FuzzVerify"),
         .executableTarget(name: "FuzzTextXML", dependencies: ["FuzzSupport", "BinaryXML"], path: "Tests/Fuzz/FuzzTextXML"),
+        .executableTarget(name: "FuzzJARSignature", dependencies: ["FuzzSupport", "SignatureSchemes", "OpenSSLWrapper"], path: "Tests/Fuzz/FuzzJARSignature"),
     ]
 )

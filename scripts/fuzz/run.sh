@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-1}
 WORK=$(realpath -m "${FUZZ_WORK:-.build-fuzz/work}")
-ALL=(FuzzZip FuzzSigningBlock FuzzBinaryXML FuzzResourceTable FuzzKeyStore FuzzVerify FuzzTextXML)
+ALL=(FuzzZip FuzzSigningBlock FuzzBinaryXML FuzzResourceTable FuzzKeyStore FuzzVerify FuzzTextXML FuzzJARSignature)
 TARGETS=("$@"); [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 
 if [ ! -d "$WORK/seeds" ] || [ -n "${FUZZ_RESEED:-}" ]; then

@@ -12,7 +12,7 @@ APKPATCH=${1:-}
 SEEDS=$WORK/seeds
 TMP=$WORK/tmp
 rm -rf "$SEEDS" "$TMP"
-mkdir -p "$TMP" "$SEEDS"/{FuzzZip,FuzzSigningBlock,FuzzBinaryXML,FuzzResourceTable,FuzzKeyStore,FuzzVerify,FuzzTextXML}
+mkdir -p "$TMP" "$SEEDS"/{FuzzZip,FuzzSigningBlock,FuzzBinaryXML,FuzzResourceTable,FuzzKeyStore,FuzzVerify,FuzzTextXML,FuzzJARSignature}
 
 # 1. An aapt-built app: manifest, strings in two locales, an XML resource, a layout, assets, a stored .so.
 app=$TMP/app
@@ -159,7 +159,13 @@ printf '<manifest xmlns:android="http://schemas.android.com/apk/res/android" pac
 (cd "$TMP/cfg" && aapt package -f -M AndroidManifest.xml -S res -I "$FRAMEWORK" -F cfg.apk >/dev/null && unzip -q -o cfg.apk resources.arsc)
 cp "$TMP/cfg/resources.arsc" "$SEEDS/FuzzResourceTable/configs.arsc"
 
-# 6. Text XML as a patch directory holds it: the app's sources, plus a manifest using every shortcut attribute.
+# 6. JAR signature files: MANIFEST.MF, .SF and the PKCS #7 blocks (RSA, EC, DSA signers).
+for f in $signed; do
+    rm -rf "$TMP/meta" && mkdir -p "$TMP/meta" && unzip -q -o "$f" 'META-INF/*' -d "$TMP/meta" 2>/dev/null || continue
+    for m in "$TMP"/meta/META-INF/*; do cp "$m" "$SEEDS/FuzzJARSignature/$(basename "$f" .apk)-$(basename "$m")"; done
+done
+
+# 7. Text XML as a patch directory holds it: the app's sources, plus a manifest using every shortcut attribute.
 find "$app" -name '*.xml' | sort | while read -r f; do cp "$f" "$SEEDS/FuzzTextXML/$(echo "${f#$app/}" | tr / _)"; done
 cat > "$SEEDS/FuzzTextXML/shortcuts.xml" <<'XML'
 <?xml version="1.0" encoding="utf-8"?>
