@@ -1,5 +1,6 @@
 import APKCore
 import Foundation
+import OpenSSLWrapper
 import SignatureSchemes
 import TestSupport
 import Testing
@@ -450,6 +451,25 @@ struct ParsingUnitTests {
         let first = manifest.individualSections[0]
         #expect(String(decoding: manifest.bytes(of: first), as: UTF8.self) == "Name: assets/a very long na\r\n me.txt\r\nSHA-256-Digest: abc=\r\n\r\n")
         #expect(String(decoding: manifest.bytes(of: manifest.mainSection!), as: UTF8.self) == "Manifest-Version: 1.0\r\nCreated-By: x\r\n\r\n")
+    }
+
+    @Test("the BER, PKCS #7, manifest and lineage parsers reject hostile bytes without trapping")
+    func hostileParsing() throws {
+        // Deep indefinite-length nesting, lengths past the end, oversized length fields.
+        let deep: [UInt8] = (0..<2000).flatMap { _ -> [UInt8] in [0x30, 0x80] }
+        #expect(throws: (any Error).self) { try PKCS7SignedData(berEncoded: deep) }
+        #expect(throws: (any Error).self) { try PKCS7SignedData(berEncoded: [0x30, 0x84, 0xff, 0xff, 0xff, 0xff]) }
+        #expect(throws: (any Error).self) { try PKCS7SignedData(berEncoded: [0x30, 0x89, 1, 2, 3, 4, 5, 6, 7, 8, 9]) }
+        #expect(throws: (any Error).self) { try PKCS7SignedData(berEncoded: []) }
+        for seed in UInt64(0)..<300 {
+            let bytes = FixtureAPK.pseudoRandomBytes(count: Int(seed % 200) + 1, seed: seed)
+            _ = try? PKCS7SignedData(berEncoded: [0x30, 0x80] + bytes)
+            _ = try? PKCS7SignedData(berEncoded: bytes)
+            _ = try? SigningCertificateLineage(attributeValue: [1, 0, 0, 0] + bytes)
+            let lines: [UInt8] = bytes.map { byte -> UInt8 in byte % 4 == 0 ? 0x0a : (byte % 7 == 0 ? 0x0d : (byte % 5 == 0 ? 0x20 : byte)) }
+            _ = JARManifest(bytes: lines)
+            _ = try? VerificationCertificate(derEncoded: [0x30, 0x82] + bytes)
+        }
     }
 
     @Test("Base64 as Java decodes it")
