@@ -333,6 +333,31 @@ struct SchemeRuleTests {
         #expect(try VerifyFixtures.apksignerVerify(apk, maxSdkVersion: 29).verifies)
     }
 
+    @Test("targetSandboxVersion 2 needs a v2+ signature (NO_SIG_FOR_TARGET_SANDBOX_VERSION)")
+    func targetSandboxVersion() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-sandbox")
+        try TestSupport.write("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.sandbox" android:targetSandboxVersion="2">
+                <uses-sdk android:minSdkVersion="21" android:targetSdkVersion="29" />
+                <application android:label="sandbox" />
+            </manifest>
+            """, to: "AndroidManifest.xml", in: directory)
+        let unsigned = directory.appendingPathComponent("sandbox.apk").path
+        let aapt = try TestSupport.run("aapt", ["package", "-f", "-M", "AndroidManifest.xml", "-I", TestSupport.frameworkRes, "-F", unsigned],
+                                       currentDirectory: directory.path)
+        try #require(aapt.succeeded, "\(aapt)")
+        let v1Only = try VerifyFixtures.sign(unsigned, key: .rsa2048, schemes: SchemeSet(v1: true, v2: false, v3: false),
+                                             output: directory.appendingPathComponent("v1.apk").path)
+        #expect(!(try VerifyFixtures.apksignerVerify(v1Only).verifies))
+        #expect(VerifyFixtures.codes(try VerifyFixtures.verify(v1Only).signatureErrors) == ["NO_SIG_FOR_TARGET_SANDBOX_VERSION"])
+        // Below O the attribute means nothing.
+        #expect(try VerifyFixtures.verify(v1Only, maxSdkVersion: 25).isSignatureVerified)
+        let withV2 = try VerifyFixtures.sign(unsigned, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("all.apk").path)
+        #expect(try VerifyFixtures.verify(withV2).isSignatureVerified)
+        #expect(try VerifyFixtures.apksignerVerify(withV2).verifies)
+    }
+
     @Test("an extra file in META-INF is reported unprotected (JAR_SIG_UNPROTECTED_ZIP_ENTRY)")
     func unprotectedEntry() throws {
         let directory = try TestSupport.makeTemporaryDirectory("verify-unprotected")
