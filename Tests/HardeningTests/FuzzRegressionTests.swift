@@ -73,6 +73,17 @@ import Verify
         }
     }
 
+    @Test func jarSignatureInputs() throws {
+        let inputs = try Self.files("FuzzJARSignature")
+        #expect(!inputs.isEmpty)
+        for (_, bytes) in inputs {
+            _ = JARManifest(bytes: bytes).individualSections.compactMap { $0.name }
+            if let signedData = try? PKCS7SignedData(berEncoded: bytes) {
+                for certificate in signedData.certificates.prefix(8) { _ = try? VerificationCertificate(derEncoded: certificate) }
+            }
+        }
+    }
+
     @Test func resourceTableInputs() throws {
         let inputs = try Self.files("FuzzResourceTable")
         #expect(!inputs.isEmpty)

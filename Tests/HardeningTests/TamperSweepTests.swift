@@ -163,6 +163,48 @@ import Verify
                     "byte \(position) (\(layout.region(of: position))): apkpatch \(ours), apksigner \(theirs), expected \(expected)")
         }
     }
+
+    /// JAR signing (v1) alone protects much less: entry names and uncompressed contents through MANIFEST.MF and the
+    /// .SF/.RSA files, but not ZIP metadata Android's v1 verifier never reads (timestamps, extra fields, "version
+    /// made by", external attributes, the central directory's copies of them...). Which of those bytes are ignored
+    /// is apksig's business, so here apksigner is the judge: every flip apkpatch accepts must be accepted by
+    /// apksigner as well (checked for each one), and sampled rejected flips must be rejected by it too. Both run with
+    /// --max-sdk-version 23, where v1 alone is enough (targetSdkVersion 33 otherwise demands v2).
+    @Test func jarSignedOnlyFlipsAreAcceptedOnlyWhereApksignerAcceptsThem() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("tamper-v1")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let unsigned = try FixtureAPK.cordovaLike().build(in: directory, name: "unsigned.apk")
+        let keyStore = try Self.makeKeyStore(in: directory)
+        let signed = directory.appendingPathComponent("v1.apk").path
+        let sign = try TestSupport.run("apksigner", ["sign", "--ks", keyStore, "--ks-pass", "pass:android", "--v2-signing-enabled", "false",
+                                                     "--v3-signing-enabled", "false", "--out", signed, unsigned])
+        try #require(sign.succeeded, "\(sign)")
+        let options = VerificationOptions(maxSdkVersion: 23)
+        #expect(try Verifier(options: options).verify(path: signed).isSignatureVerified)
+        let original = try TestSupport.readBytes(signed)
+        var generator = SplitMix64(seed: 0x7131)
+        let positions = Set((0..<160).map { _ in Int(generator.next() % UInt64(original.count)) }).sorted()
+        let tampered = directory.appendingPathComponent("tampered.apk").path
+        var accepted: [Int] = [], rejectedSample: [Int] = []
+        for (index, position) in positions.enumerated() {
+            var bytes = original
+            bytes[position] ^= 0x01
+            try Data(bytes).write(to: URL(fileURLWithPath: tampered))
+            if (try? Verifier(options: options).verify(path: tampered).isSignatureVerified) ?? false {
+                accepted.append(position)
+            } else if index % 20 == 0 {
+                rejectedSample.append(position)
+            }
+        }
+        #expect(accepted.count < positions.count / 2, "most single-byte flips must break a v1 signature (\(accepted.count) of \(positions.count) accepted)")
+        for (position, expected) in accepted.prefix(30).map({ ($0, true) }) + rejectedSample.map({ ($0, false) }) {
+            var bytes = original
+            bytes[position] ^= 0x01
+            try Data(bytes).write(to: URL(fileURLWithPath: tampered))
+            let theirs = try TestSupport.run("apksigner", ["verify", "--max-sdk-version", "23", tampered]).succeeded
+            #expect(theirs == expected, "byte \(position): apkpatch \(expected ? "accepts" : "rejects") it, apksigner \(theirs ? "accepts" : "rejects")")
+        }
+    }
 }
 
 /// SplitMix64 (as in argument-parser's Examples/roll): a seeded generator so sampled positions reproduce.
