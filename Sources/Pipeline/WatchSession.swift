@@ -30,6 +30,8 @@ public final class WatchSession {
     private let compressionCache = CompressionCache()
     private let signingCache = SigningCache()
     private let stopPipe: (read: Int32, write: Int32)
+    /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one.
+    private var lastFiles = Set<String>()
 
     public init(options: PipelineOptions) throws {
         self.options = options
@@ -59,11 +61,14 @@ public final class WatchSession {
         while builds < maxBuilds {
             let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
             if changed.isEmpty { break }  // woken by stop()
-            // Editor droppings don't count, and a new folder is reported through the files in it.
+            // Editor droppings don't count, a new folder is reported through the files in it, and a temporary
+            // file that came and went (written, then renamed over the real one) was never part of the patch.
             let relevant = changed.filter { path in
                 var isDirectory: ObjCBool = false
                 let exists = FileManager.default.fileExists(atPath: options.patchDirectory + "/" + path, isDirectory: &isDirectory)
-                return !(exists && isDirectory.boolValue) && !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
+                if exists && isDirectory.boolValue { return false }
+                if !exists && !lastFiles.contains(path) { return false }
+                return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }
             if relevant.isEmpty { continue }
             build(changed: relevant.sorted(), verifies: options.verifies && verifiesEachBuild, onEvent: onEvent)
@@ -77,6 +82,7 @@ public final class WatchSession {
         do {
             var clock = StageClock()
             let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
+            lastFiles = Set(patch.files.keys)
             var overlay = Overlay(archive: archive, patch: patch)
             overlay.placesPatchedEntriesLast = true
             let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
