@@ -1005,3 +1005,79 @@ struct CraftedV2SignerTests {
         }
     }
 }
+
+/// APK Signature Scheme v3 signer blocks built by hand (SDK ranges), signed with the OpenSSL CLI and checked
+/// against apksigner, verifying for API 28+.
+@Suite("Verify: hand-built v3 signer blocks")
+struct CraftedV3SignerTests {
+    enum Case: String, CaseIterable, Sendable, CustomStringConvertible {
+        case valid, invalidSdkVersions, minSdkMismatch, maxSdkMismatch, missingSdkVersions, gapBetweenSigners, continuousSigners
+        var description: String { rawValue }
+        var expected: (errors: Set<String>, verifies: Bool) {
+            switch self {
+            case .valid, .continuousSigners: return ([], true)
+            case .invalidSdkVersions: return (["V3_SIG_INVALID_SDK_VERSIONS"], false)
+            case .minSdkMismatch: return (["V3_MIN_SDK_VERSION_MISMATCH_BETWEEN_SIGNER_AND_SIGNED_DATA_RECORD"], false)
+            case .maxSdkMismatch: return (["V3_MAX_SDK_VERSION_MISMATCH_BETWEEN_SIGNER_AND_SIGNED_DATA_RECORD"], false)
+            case .missingSdkVersions: return (["V3_MISSING_SDK_VERSIONS"], false)
+            case .gapBetweenSigners: return (["V3_INCONSISTENT_SDK_VERSIONS", "V3_MISSING_SDK_VERSIONS"], false)
+            }
+        }
+    }
+
+    static let maxLevel = UInt32(Int32.max)
+
+    @Test("hand-built v3 signer", arguments: Case.allCases)
+    func crafted(_ testCase: Case) throws {
+        let lp = CraftedV2SignerTests.lp, u32 = CraftedV2SignerTests.u32
+        let directory = try TestSupport.makeTemporaryDirectory("verify-v3-\(testCase.rawValue)")
+        let apk = try VerifyFixtures.signedAPK(in: directory, schemes: SchemeSet(v1: false, v2: false, v3: true))
+        let original = try VerifyFixtures.read(apk)
+        let archive = try VerifyFixtures.zip(original)
+        let blockStart = Int64(try VerifyFixtures.signingBlock(of: original).offset)
+        let source = ByteArrayDataSource(original)
+        let contentDigest = try #require(try ContentDigester.digests(
+            entries: try source.slice(0..<blockStart),
+            centralDirectory: try source.slice(archive.centralDirectoryOffset..<archive.endOfCentralDirectory.offset),
+            endOfCentralDirectory: Array(original[Int(archive.endOfCentralDirectory.offset)...]), algorithms: [.chunkedSHA256])[.chunkedSHA256])
+        let pem = directory.appendingPathComponent("rsa.pem").path
+        try #require(try TestSupport.run("openssl", ["pkcs12", "-in", try TestKey.rsa2048.keystore, "-passin", "pass:\(TestKeys.password)", "-nodes", "-out", pem]).succeeded)
+        func der(_ arguments: [String], _ name: String) throws -> [UInt8] {
+            let path = directory.appendingPathComponent(name).path
+            try #require(try TestSupport.run("openssl", arguments + ["-outform", "DER", "-out", path]).succeeded)
+            return try VerifyFixtures.read(path)
+        }
+        let certificate = try der(["x509", "-in", pem], "rsa.cer")
+        let publicKey = try der(["pkey", "-in", pem, "-pubout"], "rsa.spki")
+        func signer(min: UInt32, max: UInt32, signedMin: UInt32? = nil, signedMax: UInt32? = nil) throws -> [UInt8] {
+            let digests = lp(u32(0x0103) + lp(contentDigest))
+            let signedData = lp(digests) + lp(lp(certificate)) + u32(signedMin ?? min) + u32(signedMax ?? max) + lp([])
+            let input = directory.appendingPathComponent("sd-\(UUID().uuidString)").path
+            try VerifyFixtures.write(signedData, to: input)
+            try #require(try TestSupport.run("openssl", ["dgst", "-sha256", "-sign", pem, "-out", input + ".sig", input]).succeeded)
+            let signature = try VerifyFixtures.read(input + ".sig")
+            return lp(signedData) + u32(min) + u32(max) + lp(lp(u32(0x0103) + lp(signature))) + lp(publicKey)
+        }
+        let signers: [[UInt8]]
+        switch testCase {
+        case .valid: signers = [try signer(min: 24, max: Self.maxLevel)]
+        case .invalidSdkVersions: signers = [try signer(min: 30, max: 29)]
+        case .minSdkMismatch: signers = [try signer(min: 24, max: Self.maxLevel, signedMin: 25)]
+        case .maxSdkMismatch: signers = [try signer(min: 24, max: Self.maxLevel, signedMax: 40)]
+        case .missingSdkVersions: signers = [try signer(min: 29, max: Self.maxLevel)]
+        case .gapBetweenSigners: signers = [try signer(min: 24, max: 30), try signer(min: 32, max: Self.maxLevel)]
+        case .continuousSigners: signers = [try signer(min: 24, max: 30), try signer(min: 31, max: Self.maxLevel)]
+        }
+        let block = SigningBlock(pairs: [SigningBlock.Pair(id: SigningBlock.ID.v3, value: lp(signers.map(lp).flatMap { $0 }))])
+        let path = directory.appendingPathComponent("crafted.apk").path
+        try VerifyFixtures.write(try VerifyFixtures.replacingSigningBlock(in: original, with: block.encoded()), to: path)
+
+        let expected = testCase.expected
+        let oracle = try VerifyFixtures.apksignerVerify(path, minSdkVersion: 28)
+        #expect(oracle.verifies == expected.verifies, "apksigner: \(oracle.output)")
+        let report = try VerifyFixtures.verify(path, minSdkVersion: 28)
+        let verified = report.isSignatureVerified
+        #expect(verified == expected.verifies, "\(report.signatureErrors)")
+        #expect(VerifyFixtures.codes(report.signatureErrors) == expected.errors, "\(report.signatureErrors)")
+    }
+}
