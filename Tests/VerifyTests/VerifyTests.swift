@@ -622,6 +622,23 @@ struct SignerConsistencyTests {
         #expect(try VerifyFixtures.apksignerVerify(path, minSdkVersion: 28).verifies)
     }
 
+    @Test("two signers (v1 and v2, --next-signer without a lineage): both listed, in apksigner's order")
+    func twoSigners() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-two-signers")
+        let apk = try VerifyFixtures.signedAPK(in: directory, key: .rsa2048, schemes: SchemeSet(v1: true, v2: true, v3: false),
+                                               extra: ["--next-signer", "--ks", try TestKey.ecP256.keystore, "--ks-pass", "pass:\(TestKeys.password)", "--v1-signer-name", "SECOND"]) {
+            $0.targetSdk = 29
+        }
+        let oracle = try VerifyFixtures.apksignerVerify(apk)
+        try #require(oracle.verifies, "\(oracle.output)")
+        #expect(oracle.certificateSHA256.count == 2)
+        let report = try VerifyFixtures.verify(apk)
+        let verified = report.isSignatureVerified
+        #expect(verified, "\(report.signatureErrors)")
+        #expect(report.signers.map(\.sha256) == oracle.certificateSHA256)
+        #expect(report.schemes.first { $0.scheme == .v1 }?.signers.count == 2)
+    }
+
     @Test("a DSA key (v1+v2+v3)")
     func dsa() throws {
         let directory = try TestSupport.makeTemporaryDirectory("verify-dsa")
