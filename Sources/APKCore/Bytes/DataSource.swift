@@ -15,6 +15,14 @@ public protocol DataSource: Sendable {
     var count: Int64 { get }
     /// Calls `body` with the bytes in `range`; the pointer must not escape the closure.
     func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R
+    /// Tells the source that `range` will not be read again soon, so a mapping can give its pages back
+    /// (they stay in the page cache). Streaming a large input through `feed` thus keeps the resident set
+    /// flat instead of growing with the file.
+    func discard(_ range: Range<Int64>)
+}
+
+extension DataSource {
+    public func discard(_ range: Range<Int64>) {}
 }
 
 /// Receives bytes streamed from a `DataSource` (a digest, a file, a CRC).
@@ -59,6 +67,7 @@ extension DataSource {
         while position < range.upperBound {
             let end = min(range.upperBound, position + chunkSize)
             try withBytes(in: position..<end) { try sink.consume($0) }
+            discard(position..<end)
             position = end
         }
     }
@@ -93,6 +102,9 @@ public struct SliceDataSource: DataSource {
     public func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try checkRange(range)
         return try base.withBytes(in: (range.lowerBound + offset)..<(range.upperBound + offset), body)
+    }
+    public func discard(_ range: Range<Int64>) {
+        base.discard((range.lowerBound + offset)..<(range.upperBound + offset))
     }
 }
 
@@ -176,6 +188,17 @@ public final class MappedFile: DataSource, @unchecked Sendable {
         try checkRange(range)
         guard let base else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return try body(UnsafeRawBufferPointer(start: base + Int(range.lowerBound), count: Int(range.count64)))
+    }
+
+    /// Drops the whole pages inside `range` from this process's resident set (MADV_DONTNEED on a read-only
+    /// private mapping of a file: the next read faults them back in from the page cache, unchanged).
+    public func discard(_ range: Range<Int64>) {
+        guard let base, range.lowerBound >= 0, range.upperBound <= count else { return }
+        let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (range.lowerBound + page - 1) / page * page
+        let end = range.upperBound / page * page
+        guard end > start else { return }
+        madvise(UnsafeMutableRawPointer(mutating: base + Int(start)), Int(end - start), MADV_DONTNEED)
     }
 }
 
