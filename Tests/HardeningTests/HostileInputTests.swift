@@ -142,6 +142,13 @@ func snapshot(_ directory: URL) -> Set<String> {
             try expectAllCommandsRefuse(Array(whole[0..<cut]), "truncated at \(cut)")
         }
         try expectAllCommandsRefuse(mismatch.build(mutateLocal: { _, e in e.flags |= 1 }, mutateCentral: { _, e in e.flags |= 1 }), "encrypted")
+        // Compression method 12 (bzip2) in the central record (offset 10 of the last record) and its local header.
+        var bzip2 = mismatch.build()
+        let lastRecord = bzip2.count - 22 - (46 + "b.txt".utf8.count)
+        bzip2[lastRecord + 10] = 12
+        let lastLocal = Int(bzip2[lastRecord + 42]) | Int(bzip2[lastRecord + 43]) << 8
+        bzip2[lastLocal + 8] = 12
+        try expectAllCommandsRefuse(bzip2, "unsupported compression method")
     }
 
     @Test func inconsistentZip64IsRefused() throws {
