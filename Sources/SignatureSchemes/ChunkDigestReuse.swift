@@ -31,6 +31,7 @@ public final class ChunkDigestReuse: @unchecked Sendable {
         let same = (try? previous.withBytes(in: range) { old in
             old.count == bytes.count && (bytes.count == 0 || memcmp(old.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
         }) ?? false
+        previous.discard(range)
         return same ? digests : nil
     }
 

@@ -79,6 +79,7 @@ public enum ContentDigester {
                     }
                     if reused == nil { for hasher in hashers { hasher.update(bytes) } }
                 }
+                sections[chunk.section].discard(chunk.range)  // a mapped section gives its pages back
                 if reused != nil { reusedCount.increment() }
                 for (slot, hasher) in hashers.enumerated() {
                     let digest = reused?[slot] ?? hasher.finish()
