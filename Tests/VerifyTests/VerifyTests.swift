@@ -268,6 +268,13 @@ struct TamperTests {
         try VerifyFixtures.write(try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: garbage.encoded()), to: garbagePath)
         #expect(try VerifyFixtures.verify(garbagePath, maxSdkVersion: 32).isSignatureVerified)
         #expect(VerifyFixtures.codes(try VerifyFixtures.verify(garbagePath).signatureErrors) == ["V3_SIG_MALFORMED_SIGNERS"])
+
+        // A v3.1 block without the v3.0 base block (apksigner 31 predates v3.1, so only our verdict is checked).
+        var alone = copy
+        alone.pairs.removeAll { $0.id == SigningBlock.ID.v3 }
+        let alonePath = apk.directory.appendingPathComponent("v31-alone.apk").path
+        try VerifyFixtures.write(try VerifyFixtures.replacingSigningBlock(in: apk.bytes, with: alone.encoded()), to: alonePath)
+        #expect(VerifyFixtures.codes(try VerifyFixtures.verify(alonePath).signatureErrors) == ["V31_BLOCK_FOUND_WITHOUT_V3_BLOCK"])
     }
 
     @Test("crafted scheme blocks: no signers, malformed signer list", arguments: [
@@ -729,7 +736,7 @@ struct JARFileRuleTests {
     enum Edit: String, CaseIterable, Sendable, CustomStringConvertible {
         case none, noSignatureVersion, noManifestDigest, badSectionDigest, badMainAttributesDigest, unknownSchemeID,
              strippedSchemeID, sfSectionMissing, sfSectionDuplicated, manifestNamesMissingEntry, manifestSectionDuplicated,
-             manifestSectionUnnamed, manifestSectionMissing, invalidBase64
+             manifestSectionUnnamed, manifestSectionMissing, invalidBase64, garbageSignatureBlock
         var description: String { rawValue }
 
         /// (errors, a warning that must be present, apksigner accepts)
@@ -749,6 +756,7 @@ struct JARFileRuleTests {
             case .manifestSectionUnnamed: return (["JAR_SIG_UNNNAMED_MANIFEST_SECTION"], nil, false)
             case .manifestSectionMissing: return (["JAR_SIG_NO_ZIP_ENTRY_DIGEST_IN_MANIFEST"], nil, false)
             case .invalidBase64: return (["MALFORMED_APK"], nil, false)
+            case .garbageSignatureBlock: return (["JAR_SIG_PARSE_EXCEPTION"], nil, false)
             }
         }
 
@@ -791,6 +799,7 @@ struct JARFileRuleTests {
                 manifest = manifest.replacingOccurrences(of: Self.section("assets/a.txt", in: manifest)!, with: "")
                 dropManifestDigest()
                 sf = sf.replacingOccurrences(of: Self.section("assets/a.txt", in: sf)!, with: "")
+            case .garbageSignatureBlock: break
             case .invalidBase64:
                 dropManifestDigest()
                 sf = sf.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "Signature-Version: 1.0\r\nSHA-256-Digest-Manifest: !!not base64!!\r\n")
@@ -819,6 +828,9 @@ struct JARFileRuleTests {
         let cms = try TestSupport.run("openssl", ["cms", "-sign", "-binary", "-noattr", "-in", sfURL.path, "-signer", pem, "-md", "sha256",
                                                   "-outform", "DER", "-out", work.appendingPathComponent("META-INF/SIGNER.RSA").path])
         try #require(cms.succeeded, "\(cms)")
+        if edit == .garbageSignatureBlock {
+            try VerifyFixtures.write([0x30, 0x03, 0x06, 0x01, 0x00], to: work.appendingPathComponent("META-INF/SIGNER.RSA").path)
+        }
         try #require(try TestSupport.run("zip", ["-q", apk, "META-INF/MANIFEST.MF", "META-INF/SIGNER.SF", "META-INF/SIGNER.RSA"], currentDirectory: work.path).succeeded)
 
         let expected = edit.expected
