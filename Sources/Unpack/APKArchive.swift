@@ -100,7 +100,7 @@ public struct APKArchive: Sendable {
     private func validate() throws {
         var total: Int64 = 0
         for entry in zip.entries {
-            if let problem = EntryName.problem(with: entry.nameBytes) {
+            if limits.checksEntryNames, let problem = EntryName.problem(with: entry.nameBytes) {
                 throw UnpackError.unsafeEntryName(path: label, name: entry.name, reason: problem)
             }
             guard entry.uncompressedSize <= limits.maxEntrySize else {
@@ -129,6 +129,9 @@ public struct UnpackLimits: Sendable {
     /// framework-res.apk's is 31 MB). Without it a 1 MB APK whose AndroidManifest.xml inflates to 1 GB made
     /// verify, sign and run allocate 1 GB. Streaming readers (`withUncompressedChunks`) are not limited by it.
     public var maxInMemoryEntrySize: Int64 = 128 << 20
+    /// Refuse names that are unsafe as paths (`..`, absolute, backslashes, NUL). Off for verification only:
+    /// Android verifies and installs such an APK, so the verifier must judge its signatures, not its names.
+    public var checksEntryNames = true
     public init() {}
 }
 
