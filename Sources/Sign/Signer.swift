@@ -573,6 +573,11 @@ public struct Signer: Sendable {
     }
 
     static func uncompressed(_ item: OutputEntry) throws -> [UInt8] {
+        // Only manifests come through here; a 1 MB APK whose AndroidManifest.xml inflates to 1 GB must not cost
+        // 1 GB (the bound Repack and Unpack apply to in-memory reads).
+        guard item.entry.uncompressedSize <= OutputEntry.maxInMemorySize else {
+            throw RepackError.inconsistentEntry(item.entry.name, "\(item.entry.uncompressedSize) bytes uncompressed, over the \(OutputEntry.maxInMemorySize >> 20) MiB limit for an entry read into memory (a zip bomb or a corrupt header)")
+        }
         var out: [UInt8] = []
         try withUncompressedChunks(of: item) { out.append(contentsOf: $0) }
         return out
