@@ -38,9 +38,10 @@ demo: build
 bench: build
 	./scripts/bench/run.sh
 
-# libFuzzer over the parsers, seeded from real APKs; FUZZ_SECONDS per target (default 60).
+# libFuzzer over the parsers, seeded from real APKs; FUZZ_SECONDS per target (default 60), FUZZ_TARGETS to choose.
+FUZZ_TARGETS ?=
 fuzz: deps
-	./scripts/fuzz/run.sh
+	./scripts/fuzz/run.sh $(FUZZ_TARGETS)
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/apkpatch $(DESTDIR)$(PREFIX)/share/man/man1 \

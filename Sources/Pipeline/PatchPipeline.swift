@@ -83,7 +83,8 @@ public enum PatchPipeline {
 
     /// Repack (and sign, and verify) a finished plan into `output`. Shared by one-shot and watch mode.
     static func build(plan: OverlayPlan, archive: APKArchive, options: PipelineOptions, output: String,
-                      signingCache: SigningCache? = nil, clock: inout StageClock) throws -> PipelineReport {
+                      signingCache: SigningCache? = nil, manifestCache: ManifestCache? = nil,
+                      clock: inout StageClock) throws -> PipelineReport {
         let comment = archive.zip.endOfCentralDirectory.comment
         if let keep = options.keepStagesDirectory {
             try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
@@ -92,10 +93,18 @@ public enum PatchPipeline {
         }
         var report = PipelineReport(output: output, summary: plan.summary, outputSize: 0, entryCount: 0, timings: [])
         // The package and launcher activity name the launch command; an unreadable manifest only loses that.
-        report.manifest = plan.entries.first { $0.entry.name == "AndroidManifest.xml" }.flatMap { entry in
-            try? ManifestSummary(binaryXML: entry.uncompressedBytes())
+        let manifestEntry = plan.entries.first { $0.entry.name == "AndroidManifest.xml" }
+        report.manifest = manifestEntry.flatMap { entry in
+            if let cached = manifestCache?.summary(for: entry.entry) { return cached }
+            let summary = try? ManifestSummary(binaryXML: entry.uncompressedBytes())
+            if let summary { manifestCache?.store(summary, for: entry.entry) }
+            return summary
         }
-        if let signer = options.signer {
+        if var signer = options.signer {
+            // Watch mode: the signer would parse the (unchanged, possibly large) manifest again for minSdkVersion.
+            if manifestCache != nil, signer.minSdkVersion == nil, case .level(let level)? = report.manifest?.minSdkVersion {
+                signer.minSdkVersion = level
+            }
             // The signer writes, aligns and signs in one pass; the input's MANIFEST.MF main section is kept.
             let entries = plan.entries + (plan.inputJarManifest.map { [$0] } ?? [])
             let signing = try clock.measure("repack+sign") { try Signer(config: signer).sign(entries: entries, comment: comment, to: output, cache: signingCache) }
@@ -137,6 +146,21 @@ public enum PatchPipeline {
         let a = URL(fileURLWithPath: input).resolvingSymlinksInPath().standardizedFileURL.path
         let b = URL(fileURLWithPath: output).resolvingSymlinksInPath().standardizedFileURL.path
         if a == b { throw PipelineError.outputIsInput(output) }
+    }
+}
+
+/// The manifest summary of the last build, reused while the manifest entry is unchanged (watch mode:
+/// framework-res.apk's manifest is 222 KB of binary XML).
+final class ManifestCache: @unchecked Sendable {
+    private var key: (crc: UInt32, size: Int64, method: UInt16)?
+    private var cached: ManifestSummary?
+    func summary(for entry: ZipEntry) -> ManifestSummary? {
+        guard let key, key.crc == entry.crc32, key.size == entry.uncompressedSize, key.method == entry.method.rawValue else { return nil }
+        return cached
+    }
+    func store(_ summary: ManifestSummary, for entry: ZipEntry) {
+        key = (entry.crc32, entry.uncompressedSize, entry.method.rawValue)
+        cached = summary
     }
 }
 

@@ -29,6 +29,7 @@ public final class WatchSession {
     private let archive: APKArchive
     private let compressionCache = CompressionCache()
     private let signingCache = SigningCache()
+    private let manifestCache = ManifestCache()
     private let stopPipe: (read: Int32, write: Int32)
     /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one.
     private var lastFiles = Set<String>()
@@ -90,7 +91,8 @@ public final class WatchSession {
             buildOptions.verifies = verifies
             buildOptions.signer?.jarSignatureCompressionLevel = 1
             var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
-                                                 output: options.resolvedOutput, signingCache: signingCache, clock: &clock)
+                                                 output: options.resolvedOutput, signingCache: signingCache,
+                                                 manifestCache: manifestCache, clock: &clock)
             var installOptions = buildOptions
             installOptions.installs = false
             try PatchPipeline.finishInstall(&report, options: installOptions, clock: &clock)
