@@ -33,6 +33,8 @@ public final class WatchSession {
     private let stopPipe: (read: Int32, write: Int32)
     /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one.
     private var lastFiles = Set<String>()
+    /// After a failed build any change may be the fix (even removing a file the build never accepted).
+    private var lastBuildFailed = false
 
     public init(options: PipelineOptions) throws {
         self.options = options
@@ -68,7 +70,7 @@ public final class WatchSession {
                 var isDirectory: ObjCBool = false
                 let exists = FileManager.default.fileExists(atPath: options.patchDirectory + "/" + path, isDirectory: &isDirectory)
                 if exists && isDirectory.boolValue { return false }
-                if !exists && !lastFiles.contains(path) { return false }
+                if !exists && !lastFiles.contains(path) && !lastBuildFailed { return false }
                 return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }
             if relevant.isEmpty { continue }
@@ -98,6 +100,7 @@ public final class WatchSession {
             try PatchPipeline.finishInstall(&report, options: installOptions, clock: &clock)
             report.timings = clock.timings
             let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            lastBuildFailed = false
             onEvent(.built(report, changed: changed, milliseconds: ms))
             if options.installs, let commands = report.installCommands {
                 var installer = Installer()
@@ -105,6 +108,7 @@ public final class WatchSession {
                 do { onEvent(.installed(try installer.install(commands))) } catch { onEvent(.installFailed("\(error)")) }
             }
         } catch {
+            lastBuildFailed = true
             onEvent(.failed("\(error)", changed: changed))
         }
     }
