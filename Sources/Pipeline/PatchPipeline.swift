@@ -30,6 +30,8 @@ public struct PipelineOptions: Sendable {
     public var installScript: String?
     /// Where adb's messages go while installing.
     public var onInstallMessage: @Sendable (Installer.Message) -> Void = Installer.forwardToStandardError
+    /// Called as each stage starts (the CLI shows progress on a terminal).
+    public var onStage: (@Sendable (String) -> Void)?
 
     public init(input: String, patchDirectory: String, output: String? = nil) {
         self.input = input
@@ -72,6 +74,7 @@ public enum PatchPipeline {
         let output = options.resolvedOutput
         try ensureDistinct(input: options.input, output: output)
         var clock = StageClock()
+        clock.onStage = options.onStage
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
         let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
@@ -167,7 +170,11 @@ final class ManifestCache: @unchecked Sendable {
 /// Accumulates time per stage.
 struct StageClock {
     private(set) var timings: [StageTiming] = []
+    /// Told when each stage starts (progress display).
+    var onStage: (@Sendable (String) -> Void)?
+    private var lastStage: String?
     mutating func measure<T>(_ stage: String, _ body: () throws -> T) rethrows -> T {
+        if stage != lastStage { onStage?(stage); lastStage = stage }
         let start = DispatchTime.now().uptimeNanoseconds
         defer {
             let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6

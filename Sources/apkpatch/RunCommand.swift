@@ -35,17 +35,29 @@ extension APKPatch {
         @Flag(name: .customLong("no-verify"), help: "Skip verifying the signed output.") var noVerify = false
         @OptionGroup(title: "Install") var installFlags: InstallFlags
         @Flag(name: .long, help: "Print the summary as JSON.") var json = false
+        @Flag(name: [.customShort("q"), .long], help: "Print nothing but errors (the exit status says whether it worked).") var quiet = false
+        @Flag(name: [.customShort("v"), .long], help: "Also print the signing algorithms and every check's warnings.") var verbose = false
 
         func validate() throws {
+            if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other; pick one") }
             if noSign && signer.isKeySpecified { throw ValidationError("--no-sign cannot be combined with signing options") }
             if noSign && installFlags.install { throw ValidationError("--install needs a signed APK; drop --no-sign") }
         }
 
         func run() throws {
-            let options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: keepStages, signer: signer, schemes: schemes,
-                                                  installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json)
+            var options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: keepStages, signer: signer, schemes: schemes,
+                                                  installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json && !quiet)
+            if !quiet && !json && isatty(STDERR_FILENO) == 1 {
+                // Progress on a terminal only: logs and pipes get the summary alone.
+                options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }
+            }
             let report = try PatchPipeline.run(options)
+            if quiet && !json { return }
             try printRunReport(report, json: json)
+            if verbose && !json, let signing = report.signing {
+                print("  signature algorithms: \(signing.signatureAlgorithms.map(\.description).joined(separator: ", "))\(signing.v1DigestAlgorithm.map { "; v1 digests \($0.rawValue)" } ?? "")")
+                print("  minSdkVersion \(signing.minSdkVersion), \(signing.realignedEntryCount) stored entries aligned")
+            }
         }
 
     }
