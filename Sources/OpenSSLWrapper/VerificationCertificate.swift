@@ -71,8 +71,8 @@ package final class VerificationCertificate: @unchecked Sendable {
 
     /// The subject as Java's `X500Principal.toString()` / apksigner prints it: most significant RDN last,
     /// ", " between RDNs, e.g. "CN=Android Debug, O=Android, C=US".
-    package var subjectDN: String { Self.javaStyleName(X509_get_subject_name(x509)) }
-    package var issuerDN: String { Self.javaStyleName(X509_get_issuer_name(x509)) }
+    package var subjectDN: String { DistinguishedName.javaString(X509_get_subject_name(x509)) }
+    package var issuerDN: String { DistinguishedName.javaString(X509_get_issuer_name(x509)) }
 
     /// The serial number's INTEGER contents.
     package var serialNumberBytes: [UInt8] {
@@ -129,77 +129,6 @@ package final class VerificationCertificate: @unchecked Sendable {
             throw OpenSSLError(function: "X509_get0_pubkey", reasons: ["certificate has no usable public key"])
         }
         return try SignatureVerification.verify(key: key, signature: signature, data: data, algorithm: algorithm)
-    }
-
-    // MARK: - Java-style distinguished names
-
-    private static let keywords: [Int32: String] = [
-        NID_commonName: "CN", NID_countryName: "C", NID_localityName: "L", NID_stateOrProvinceName: "ST",
-        NID_organizationName: "O", NID_organizationalUnitName: "OU", NID_streetAddress: "STREET",
-        NID_domainComponent: "DC", NID_userId: "UID", NID_pkcs9_emailAddress: "EMAILADDRESS",
-        NID_serialNumber: "SERIALNUMBER", NID_title: "T", NID_dnQualifier: "DNQ", NID_surname: "SURNAME",
-        NID_givenName: "GIVENNAME", NID_initials: "INITIALS", NID_generationQualifier: "GENERATION",
-    ]
-
-    static func javaStyleName(_ name: OpaquePointer?) -> String {
-        guard let name else { return "" }
-        let count = X509_NAME_entry_count(name)
-        var rdns: [[String]] = []
-        var lastSet: Int32 = -1
-        for index in 0..<count {
-            guard let entry = X509_NAME_get_entry(name, index) else { continue }
-            let set = X509_NAME_ENTRY_set(entry)
-            let text = avaString(entry)
-            if set == lastSet, !rdns.isEmpty { rdns[rdns.count - 1].append(text) } else { rdns.append([text]) }
-            lastSet = set
-        }
-        return rdns.reversed().map { $0.joined(separator: " + ") }.joined(separator: ", ")
-    }
-
-    private static func avaString(_ entry: OpaquePointer) -> String {
-        let object = X509_NAME_ENTRY_get_object(entry)
-        let nid = OBJ_obj2nid(object)
-        let data = X509_NAME_ENTRY_get_data(entry)
-        if let keyword = keywords[nid], let data {
-            var out: UnsafeMutablePointer<UInt8>?
-            let length = ASN1_STRING_to_UTF8(&out, data)
-            if length >= 0, let out {
-                defer { apkpatch_OPENSSL_free(out) }
-                let value = String(decoding: UnsafeBufferPointer(start: out, count: Int(length)), as: UTF8.self)
-                return keyword + "=" + quoted(value)
-            }
-        }
-        // Unknown attribute type: dotted OID and the value's DER in hex, as Java prints it.
-        var buffer = [CChar](repeating: 0, count: 128)
-        OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
-        let oid = String(cString: buffer)
-        var hex = ""
-        if let data {
-            let type = ASN1_STRING_type(data)
-            let length = Int(ASN1_STRING_length(data))
-            if let bytes = ASN1_STRING_get0_data(data) {
-                var der: [UInt8] = [UInt8(truncatingIfNeeded: type)]
-                if length < 128 { der.append(UInt8(length)) } else {
-                    let lengthBytes = withUnsafeBytes(of: UInt32(length).bigEndian) { Array($0) }.drop { $0 == 0 }
-                    der.append(0x80 | UInt8(lengthBytes.count)); der.append(contentsOf: lengthBytes)
-                }
-                der.append(contentsOf: UnsafeBufferPointer(start: bytes, count: length))
-                hex = der.hexString
-            }
-        }
-        return "\(oid)=#\(hex)"
-    }
-
-    private static func quoted(_ value: String) -> String {
-        let specials: Set<Character> = [",", "+", "=", "\n", "<", ">", "#", ";", "\\", "\""]
-        let needsQuotes = value.contains { specials.contains($0) } || value.first == " " || value.last == " "
-        guard needsQuotes else { return value }
-        var out = "\""
-        for character in value {
-            if character == "\"" || character == "\\" { out.append("\\") }
-            out.append(character)
-        }
-        return out + "\""
     }
 }
 
