@@ -24,7 +24,7 @@ extension XMLTree {
         for node in nodes {
             switch node {
             case .element(let e): printer.element(e, depth: 0, scope: [:], inline: false)
-            case .text(let t): printer.out += TextPrinter.escapeText(t.text)
+            case .text(let t): printer.out += XMLEscaping.text(t.text)
             }
         }
         printer.out += "\n"
@@ -98,12 +98,12 @@ private struct TextPrinter {
         let name = qualified(element.name, element.namespace)
         var attributeText = ""
         for attribute in element.attributes {
-            attributeText += " " + qualified(attributeName(attribute), attribute.namespace, isAttribute: true) + "=\"" + TextPrinter.escapeAttribute(value(of: attribute)) + "\""
+            attributeText += " " + qualified(attributeName(attribute), attribute.namespace, isAttribute: true) + "=\"" + XMLEscaping.attribute(value(of: attribute)) + "\""
         }
         printedElements += 1
         place(at: element.lineNumber, depth: depth, inline: inline)
         out += "<" + name
-        for (p, uri) in declarations { out += " xmlns" + (p.isEmpty ? "" : ":" + p) + "=\"" + TextPrinter.escapeAttribute(uri) + "\"" }
+        for (p, uri) in declarations { out += " xmlns" + (p.isEmpty ? "" : ":" + p) + "=\"" + XMLEscaping.attribute(uri) + "\"" }
         out += attributeText
         if element.children.isEmpty { out += "/>"; return }
         out += ">"
@@ -121,7 +121,7 @@ private struct TextPrinter {
                 let padded = allowsPadding(after: index - 1)
                 self.element(e, depth: depth + 1, scope: scope, inline: !padded)
             case .text(let t):
-                out += TextPrinter.escapeText(t.text)
+                out += XMLEscaping.text(t.text)
                 line += t.text.reduce(0) { $1 == "\n" ? $0 + 1 : $0 }
             }
         }
@@ -191,7 +191,13 @@ private struct TextPrinter {
         return body
     }
 
-    static func escapeAttribute(_ s: String) -> String {
+}
+
+/// XML escaping for text written by the decoder and by ResourceTable's strings.xml writer: one place, so both
+/// produce files the compiler reads back identically.
+package enum XMLEscaping {
+    /// An attribute value in double quotes: markup characters, quotes, and the white space XML would normalise.
+    package static func attribute(_ s: String) -> String {
         var out = ""
         for c in s.unicodeScalars {
             switch c {
@@ -208,7 +214,8 @@ private struct TextPrinter {
         return out
     }
 
-    static func escapeText(_ s: String) -> String {
+    /// Character data: markup characters and carriage returns (which XML would turn into newlines).
+    package static func text(_ s: String) -> String {
         var out = ""
         for c in s.unicodeScalars {
             switch c {

@@ -18,7 +18,7 @@ public enum StringsXML {
         var out = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<resources>\n"
         for item in items {
             if styledNames.contains(item.name) { out += "    <!-- \(item.name) has markup (e.g. <b>) in the APK, shown here as plain text -->\n" }
-            out += "    <string name=\"\(escapeXML(item.name, quotes: true))\">\(escapeXML(escapeValue(item.value), quotes: false))</string>\n"
+            out += "    <string name=\"\(XMLEscaping.attribute(item.name))\">\(XMLEscaping.text(escapeValue(item.value)))</string>\n"
         }
         out += "</resources>\n"
         return out
@@ -42,21 +42,6 @@ public enum StringsXML {
         let needsQuotes = value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
             || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
         return needsQuotes ? "\"" + body + "\"" : body
-    }
-
-    static func escapeXML(_ s: String, quotes: Bool) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"" where quotes: out += "&quot;"
-            case "\r": out += "&#13;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
     }
 
     /// Reads the `<string>` items of a strings.xml. Values follow aapt's `collectString`: white space runs collapse
