@@ -1,5 +1,8 @@
 #if canImport(Glibc)
 import Glibc
+#if canImport(CSystem)
+import CSystem
+#endif
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -88,14 +91,35 @@ public final class OutputFile: DataSink {
         return try MappedFile(path: temporaryPath)
     }
 
-    /// Flushes, syncs and renames the temporary file over the destination.
+    /// Flushes and moves the temporary file to the destination in one atomic step.
+    ///
+    /// An existing regular file is swapped out with `renameat2(RENAME_EXCHANGE)` and then unlinked: a plain
+    /// `rename` over it makes ext4 (auto_da_alloc) start writing the whole new file back inside the call,
+    /// ~30 ms for 45 MB, while the exchange is as atomic for readers and costs nothing. Anything else (no
+    /// destination, a symlink, a file system without exchange) gets a plain `rename`.
     public func commit() throws {
         try flush()
         guard close(fd) == 0 else { fd = -1; throw FileError(path: temporaryPath, operation: "close", errno: errno) }
         fd = -1
+        if Self.exchange(temporaryPath, destination) {
+            committed = true
+            unlink(temporaryPath)  // now the previous output
+            return
+        }
         guard rename(temporaryPath, destination) == 0 else {
             throw FileError(path: destination, operation: "rename the finished output to", errno: errno)
         }
         committed = true
+    }
+
+    /// Swaps `from` with `to` when `to` is an existing regular file and the kernel can; false otherwise.
+    static func exchange(_ from: String, _ to: String) -> Bool {
+        #if canImport(CSystem)
+        var status = stat()
+        guard lstat(to, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return false }
+        return apkpatch_rename_exchange(from, to) == 0
+        #else
+        return false
+        #endif
     }
 }

@@ -29,26 +29,39 @@ struct JARManifestWriter {
     mutating func writeSectionDelimiter() { bytes += [0x0d, 0x0a] }
 
     mutating func writeAttribute(_ name: String, _ value: String) {
-        var line: [UInt8] = []
-        line.reserveCapacity(name.utf8.count + 2 + value.utf8.count)
-        line.append(contentsOf: name.utf8)
-        line.append(contentsOf: [0x3a, 0x20])
-        line.append(contentsOf: value.utf8)
-        var offset = 0
-        var first = true
-        while offset < line.count {
-            let length: Int
-            if first {
-                length = min(line.count - offset, Self.maxLineLength)
-            } else {
-                bytes += [0x0d, 0x0a, 0x20]
-                length = min(line.count - offset, Self.maxLineLength - 1)
-            }
-            bytes += line[offset..<(offset + length)]
-            offset += length
-            first = false
+        writeAttribute(name: Array(name.utf8), value: Array(value.utf8))
+    }
+
+    static let nameAttribute: [UInt8] = Array("Name".utf8)
+
+    var count: Int { bytes.count }
+    mutating func reserveCapacity(_ capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// `name: value` split by bytes into a first line of 70 and continuation lines of a space plus 69.
+    mutating func writeAttribute(name: [UInt8], value: [UInt8]) {
+        let total = name.count + 2 + value.count
+        // The logical line is name, ": ", value; `byte(at:)` reads it without building it.
+        func byte(at index: Int) -> UInt8 {
+            if index < name.count { return name[index] }
+            if index < name.count + 2 { return index == name.count ? 0x3a : 0x20 }
+            return value[index - name.count - 2]
         }
-        bytes += [0x0d, 0x0a]
+        if total <= Self.maxLineLength {
+            bytes.append(contentsOf: name)
+            bytes.append(0x3a); bytes.append(0x20)
+            bytes.append(contentsOf: value)
+        } else {
+            var offset = 0
+            var first = true
+            while offset < total {
+                if !first { bytes.append(0x0d); bytes.append(0x0a); bytes.append(0x20) }
+                let length = min(total - offset, first ? Self.maxLineLength : Self.maxLineLength - 1)
+                for index in offset..<(offset + length) { bytes.append(byte(at: index)) }
+                offset += length
+                first = false
+            }
+        }
+        bytes.append(0x0d); bytes.append(0x0a)
     }
 
     /// Java's `String.compareTo`: lexicographic over UTF-16 code units (differs from Swift's `<` for

@@ -62,15 +62,18 @@ enum V1SchemeSigner {
         digest == .sha1 ? "SHA1-Digest-Manifest" : "SHA-256-Digest-Manifest"
     }
 
-    /// The output manifest and the bytes of each individual section (which the `.SF` file digests).
+    /// The output manifest and where each individual section lies in it (the `.SF` file digests each).
     struct Manifest {
         var contents: [UInt8]
-        /// (entry name, section bytes), sorted by entry name as Java sorts strings.
-        var sections: [(name: String, bytes: [UInt8])]
+        /// Entry names, sorted as Java sorts strings, and each one's section range in `contents`.
+        var sectionNames: [String]
+        var sectionRanges: [Range<Int>]
+        var sections: [(name: String, bytes: [UInt8])] { zip(sectionNames, sectionRanges).map { ($0, Array(contents[$1])) } }
     }
 
     /// `generateManifestFile`: the input manifest's main section (or just `Manifest-Version: 1.0`), then one
-    /// section per entry, sorted by name, with the entry's digest in Base64.
+    /// section per entry, sorted by name, with the entry's digest in Base64. Written straight into one byte
+    /// buffer: an APK can have tens of thousands of entries.
     static func makeManifest(digestAlgorithm: DigestAlgorithm, entryDigests: [(name: String, digest: [UInt8])],
                              inputManifest: [UInt8]?) throws -> Manifest {
         var writer = JARManifestWriter()
@@ -86,22 +89,50 @@ enum V1SchemeSigner {
         } else {
             writer.writeMainSection(first: ("Manifest-Version", "1.0"), others: [])
         }
-        let attributeName = entryDigestAttributeName(digestAlgorithm)
-        var sections: [(String, [UInt8])] = []
-        sections.reserveCapacity(entryDigests.count)
-        // Java sorts by UTF-16 code units; compare precomputed code units rather than String views.
-        let sorted = entryDigests.map { ($0, Array($0.name.utf16)) }.sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
-        for (name, digest) in sorted {
-            if let bad = name.unicodeScalars.first(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
-                throw SignError.unsupportedEntryName(name, character: bad.value)
-            }
-            var section = JARManifestWriter()
-            section.writeIndividualSection(name: name, attributes: [(attributeName, base64(digest))])
-            sections.append((name, section.bytes))
+        let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
+        let order = try javaSortedOrder(entryDigests.map(\.name))
+        var names: [String] = []
+        var ranges: [Range<Int>] = []
+        names.reserveCapacity(order.count)
+        ranges.reserveCapacity(order.count)
+        writer.reserveCapacity(writer.count + order.count * (attributeName.count + 80))
+        var encoded: [UInt8] = []
+        for index in order {
+            let (name, digest) = entryDigests[index]
+            let start = writer.count
+            encoded.removeAll(keepingCapacity: true)
+            appendBase64(digest, to: &encoded)
+            writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: Array(name.utf8))
+            writer.writeAttribute(name: attributeName, value: encoded)
+            writer.writeSectionDelimiter()
+            names.append(name)
+            ranges.append(start..<writer.count)
         }
-        var contents = writer.bytes
-        for section in sections { contents += section.1 }
-        return Manifest(contents: contents, sections: sections)
+        return Manifest(contents: writer.bytes, sectionNames: names, sectionRanges: ranges)
+    }
+
+    /// The indices of `names` in Java's `String` order (UTF-16 code units), refusing names a manifest cannot
+    /// hold. UTF-8 byte order is the same order unless a name has a character at U+E000 or above (UTF-8
+    /// lead byte 0xEE or more: there UTF-16's surrogates sort differently), so bytes are compared unless one does.
+    static func javaSortedOrder(_ names: [String]) throws -> [Int] {
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(names.count)
+        var byteOrderHolds = true
+        for name in names {
+            let bytes = Array(name.utf8)
+            for byte in bytes where byte < 0x20 || byte >= 0xEE {
+                if byte == 0x0d || byte == 0x0a || byte == 0 {
+                    throw SignError.unsupportedEntryName(name, character: UInt32(byte))
+                }
+                if byte >= 0xEE { byteOrderHolds = false }
+            }
+            keys.append(bytes)
+        }
+        if byteOrderHolds {
+            return keys.indices.sorted { keys[$0].lexicographicallyPrecedes(keys[$1]) }
+        }
+        let units = names.map { Array($0.utf16) }
+        return units.indices.sorted { units[$0].lexicographicallyPrecedes(units[$1]) }
     }
 
     /// `generateSignatureFile`: `Signature-Version: 1.0`, `Created-By`, the manifest digest and (when v2/v3
@@ -116,10 +147,17 @@ enum V1SchemeSigner {
         main.append((manifestDigestAttributeName(digestAlgorithm), base64(Digest.hash(manifest.contents, with: digestAlgorithm))))
         var writer = JARManifestWriter()
         writer.writeMainSection(first: ("Signature-Version", "1.0"), others: main)
-        let attributeName = entryDigestAttributeName(digestAlgorithm)
-        for section in manifest.sections {
-            writer.writeIndividualSection(name: section.name,
-                                          attributes: [(attributeName, base64(Digest.hash(section.bytes, with: digestAlgorithm)))])
+        let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
+        let size = digestAlgorithm.outputSize
+        let digests = Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
+        writer.reserveCapacity(writer.count + manifest.contents.count + 64)
+        var encoded: [UInt8] = []
+        for (index, name) in manifest.sectionNames.enumerated() {
+            encoded.removeAll(keepingCapacity: true)
+            appendBase64(digests[(index * size)..<((index + 1) * size)], to: &encoded)
+            writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: Array(name.utf8))
+            writer.writeAttribute(name: attributeName, value: encoded)
+            writer.writeSectionDelimiter()
         }
         if !writer.bytes.isEmpty && writer.bytes.count % 1024 == 0 { writer.writeSectionDelimiter() }
         return writer.bytes
@@ -143,22 +181,32 @@ enum V1SchemeSigner {
 
 /// Standard Base64 with padding (Java's `Base64.getEncoder()`).
 func base64(_ bytes: [UInt8]) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     var out: [UInt8] = []
-    out.reserveCapacity((bytes.count + 2) / 3 * 4)
-    var i = 0
-    while i + 3 <= bytes.count {
+    appendBase64(bytes[...], to: &out)
+    return String(decoding: out, as: UTF8.self)
+}
+
+private let base64Alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+func appendBase64(_ bytes: [UInt8], to out: inout [UInt8]) { appendBase64(bytes[...], to: &out) }
+
+func appendBase64(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+    let alphabet = base64Alphabet
+    out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4)
+    var i = bytes.startIndex
+    while bytes.endIndex - i >= 3 {
         let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-        out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+        out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+        out.append(alphabet[Int(n >> 6 & 63)]); out.append(alphabet[Int(n & 63)])
         i += 3
     }
-    let rest = bytes.count - i
+    let rest = bytes.endIndex - i
     if rest == 1 {
         let n = UInt32(bytes[i]) << 16
-        out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], 0x3d, 0x3d]
+        out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)]); out.append(0x3d); out.append(0x3d)
     } else if rest == 2 {
         let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-        out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], 0x3d]
+        out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+        out.append(alphabet[Int(n >> 6 & 63)]); out.append(0x3d)
     }
-    return String(decoding: out, as: UTF8.self)
 }

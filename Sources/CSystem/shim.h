@@ -1,0 +1,21 @@
+// Linux system calls glibc's Swift module does not expose, reached only through APKCore.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+// renameat2(RENAME_EXCHANGE): atomically swaps two paths. Returns 0, or -1 with errno set (ENOSYS/EINVAL when
+// the kernel or file system cannot exchange).
+static inline int apkpatch_rename_exchange(const char *from, const char *to) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
