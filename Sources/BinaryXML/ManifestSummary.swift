@@ -73,8 +73,25 @@ public struct ManifestSummary: Sendable, Equatable {
     public var versionNameResourceID: UInt32?
 
     /// Reads the summary from binary manifest bytes; throws `BinaryXMLError` for malformed input or a missing package.
+    ///
+    /// The whole document is checked exactly as `XMLTree(binaryXML:)` checks it (and refused with the same
+    /// errors), but only the elements the summary reads are built and only their strings decoded: on
+    /// framework-res's 222 KB manifest that is ~1 ms instead of ~15 ms for the full tree.
     public init(binaryXML: [UInt8]) throws {
-        try self.init(tree: XMLTree(binaryXML: binaryXML))
+        try self.init(tree: XMLTree.parse(binaryXML: binaryXML, keeping: Self.isRead(parentName:name:)))
+    }
+
+    /// Whether `init(tree:)` looks at a child element called `name` of a (built) element called `parentName`:
+    /// `<manifest>`'s `<uses-sdk>` and `<application>`, the application's activities and aliases, their
+    /// intent filters, and the filters' actions and categories.
+    private static func isRead(parentName: String, name: String) -> Bool {
+        switch parentName {
+        case "manifest": return name == "uses-sdk" || name == "application"
+        case "application": return name == "activity" || name == "activity-alias"
+        case "activity", "activity-alias": return name == "intent-filter"
+        case "intent-filter": return name == "action" || name == "category"
+        default: return false
+        }
     }
 
     /// Reads the summary from a parsed manifest.

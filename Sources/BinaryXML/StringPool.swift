@@ -41,105 +41,23 @@ public struct StringPool: Sendable, Equatable {
         return strings[i]
     }
 
-    /// Parses the string pool chunk `chunk` in `bytes`.
+    /// Parses the string pool chunk `chunk` in `bytes`, decoding every string.
     package init(bytes: UnsafeRawBufferPointer, chunk: Chunk) throws {
-        guard chunk.type == ChunkType.stringPool else {
-            throw BinaryXMLError(.malformedChunk, "expected a string pool chunk at offset \(chunk.offset), found type 0x\(String(chunk.type, radix: 16))")
-        }
-        guard chunk.headerSize >= Self.headerSize else {
-            throw BinaryXMLError(.malformedStringPool, "string pool at offset \(chunk.offset): header of \(chunk.headerSize) bytes is shorter than 28")
-        }
-        var reader = LittleEndianReader(bytes, offset: chunk.offset + 8)
-        let stringCount = Int(try reader.read(UInt32.self))
-        let styleCount = Int(try reader.read(UInt32.self))
-        let flags: UInt32 = try reader.read()
-        let stringsStart = Int(try reader.read(UInt32.self))
-        let stylesStart = Int(try reader.read(UInt32.self))
-        let where_ = "string pool at offset \(chunk.offset)"
-        // The offset arrays must fit between the header and the chunk end: this bounds both counts before we allocate.
-        let arrays = (stringCount + styleCount).multipliedReportingOverflow(by: 4)
-        guard stringCount <= Self.maximumStrings, styleCount <= stringCount || stringCount == 0 && styleCount == 0,
-              !arrays.overflow, arrays.partialValue <= chunk.size - chunk.headerSize else {
-            throw BinaryXMLError(.malformedStringPool, "\(where_): \(stringCount) strings and \(styleCount) styles cannot fit in a \(chunk.size)-byte chunk")
-        }
-        isUTF8 = flags & Self.utf8Flag != 0
-        wasSorted = flags & Self.sortedFlag != 0
-        let stringsEnd = stylesStart != 0 && styleCount > 0 ? stylesStart : chunk.size
-        if stringCount > 0 {
-            guard stringsStart >= chunk.headerSize + arrays.partialValue, stringsStart <= stringsEnd, stringsEnd <= chunk.size else {
-                throw BinaryXMLError(.malformedStringPool, "\(where_): strings start \(stringsStart) / styles start \(stylesStart) lie outside the \(chunk.size)-byte chunk")
-            }
-        }
-        reader = LittleEndianReader(bytes, offset: chunk.headerEnd)
-        var offsets = [Int](); offsets.reserveCapacity(stringCount)
-        for _ in 0..<stringCount { offsets.append(Int(try reader.read(UInt32.self))) }
-        var styleOffsets = [Int](); styleOffsets.reserveCapacity(styleCount)
-        for _ in 0..<styleCount { styleOffsets.append(Int(try reader.read(UInt32.self))) }
-
-        let dataStart = chunk.offset + stringsStart, dataEnd = chunk.offset + stringsEnd
-        var strings = [String](); strings.reserveCapacity(stringCount)
-        let utf8 = isUTF8
-        for (i, offset) in offsets.enumerated() {
-            guard offset < dataEnd - dataStart else {
-                throw BinaryXMLError(.malformedStringPool, "\(where_): string #\(i) offset \(offset) is beyond the string data (\(dataEnd - dataStart) bytes)")
-            }
-            let region = UnsafeRawBufferPointer(rebasing: bytes[(dataStart + offset)..<dataEnd])
-            strings.append(try Self.decodeString(region, utf8: utf8, index: i, where: where_))
-        }
-        self.strings = strings
-
-        var styles = [[Span]](); styles.reserveCapacity(styleCount)
-        if styleCount > 0 {
-            guard stylesStart >= stringsStart, stylesStart < chunk.size else {
-                throw BinaryXMLError(.malformedStringPool, "\(where_): styles start \(stylesStart) lies outside the chunk")
-            }
-            let stylesBase = chunk.offset + stylesStart
-            for (i, offset) in styleOffsets.enumerated() {
-                guard offset >= 0, offset < chunk.end - stylesBase else {
-                    throw BinaryXMLError(.malformedStringPool, "\(where_): style #\(i) offset \(offset) is outside the chunk")
-                }
-                var r = LittleEndianReader(UnsafeRawBufferPointer(rebasing: bytes[0..<chunk.end]), offset: stylesBase + offset)
-                var spans = [Span]()
-                while true {
-                    let name: UInt32 = try r.read()
-                    if name == Self.spanEnd { break }
-                    spans.append(Span(name: name, firstChar: try r.read(), lastChar: try r.read()))
-                }
-                styles.append(spans)
-            }
-        }
-        self.styles = styles
+        let view = try StringPoolView(bytes: bytes, chunk: chunk)
+        self.init(view)
     }
 
-    private static func decodeString(_ region: UnsafeRawBufferPointer, utf8: Bool, index: Int, where place: String) throws -> String {
-        var reader = LittleEndianReader(region)
-        func bad(_ what: String) -> BinaryXMLError {
-            BinaryXMLError(.malformedStringPool, "\(place): string #\(index) \(what)")
-        }
-        do {
-            if utf8 {
-                func length() throws -> Int {
-                    let first = Int(try reader.read(UInt8.self))
-                    if first & 0x80 == 0 { return first }
-                    return (first & 0x7F) << 8 | Int(try reader.read(UInt8.self))
-                }
-                _ = try length()  // UTF-16 length, implied by the bytes
-                let byteCount = try length()
-                guard reader.remaining >= byteCount else { throw bad("claims \(byteCount) bytes but only \(reader.remaining) remain") }
-                let body = try reader.readBytes(byteCount)
-                return String(decoding: body, as: UTF8.self)
-            } else {
-                let first = Int(try reader.read(UInt16.self))
-                var count = first
-                if first & 0x8000 != 0 { count = (first & 0x7FFF) << 16 | Int(try reader.read(UInt16.self)) }
-                guard reader.remaining / 2 >= count else { throw bad("claims \(count) UTF-16 units but only \(reader.remaining) bytes remain") }
-                var units = [UInt16](); units.reserveCapacity(count)
-                for _ in 0..<count { units.append(try reader.read(UInt16.self)) }
-                return String(decoding: units, as: UTF16.self)
-            }
-        } catch let error as ShortReadError {
-            throw bad("is truncated (\(error))")
-        }
+    /// Decodes every string of a checked pool and collects its styles.
+    init(_ view: StringPoolView) {
+        isUTF8 = view.isUTF8
+        wasSorted = view.wasSorted
+        var strings = [String](); strings.reserveCapacity(view.count)
+        for index in 0..<view.count { strings.append(view.string(at: index)) }
+        self.strings = strings
+        var styles = [[Span]]()
+        // The view's construction walked every style already, so this walk cannot throw.
+        try? view.forEachStyle { _, spans in styles.append(spans) }
+        self.styles = styles
     }
 
     /// The encoded chunk. Strings keep their order; nothing is deduplicated or sorted here.
