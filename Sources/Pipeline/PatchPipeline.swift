@@ -78,6 +78,8 @@ public enum PatchPipeline {
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
         let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
+        // Opening touched every local header; the kernel mapped the pages around each one. Give them back.
+        archive.source.discard(0..<archive.source.count)
         var report = try build(plan: plan, archive: archive, options: options, output: output, clock: &clock)
         try finishInstall(&report, options: options, clock: &clock)
         report.timings = clock.timings

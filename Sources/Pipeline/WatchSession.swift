@@ -40,6 +40,7 @@ public final class WatchSession {
         self.options = options
         try PatchPipeline.ensureDistinct(input: options.input, output: options.resolvedOutput)
         archive = try APKArchive(path: options.input)
+        archive.source.discard(0..<archive.source.count)  // pages mapped around the local headers read while opening
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw WatchError.inotify("pipe: \(String(cString: strerror(errno)))") }
         stopPipe = (fds[0], fds[1])
@@ -91,7 +92,7 @@ public final class WatchSession {
             let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
             var buildOptions = options
             buildOptions.verifies = verifies
-            buildOptions.signer?.jarSignatureCompressionLevel = 1
+            buildOptions.signer?.jarSignatureCompressionLevel = 0
             var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
                                                  output: options.resolvedOutput, signingCache: signingCache,
                                                  manifestCache: manifestCache, clock: &clock)

@@ -71,6 +71,9 @@ public struct Signer: Sendable {
             items.append(Item(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
         }
         let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)
+        // Bulk data is read with pread below; the pages mapped while the archive was opened and its headers
+        // read go back (memory stays flat whatever the APK size).
+        archive.source.discard(0..<archive.source.count)
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
                        archive: archive, sectionEnd: sectionEnd, droppedRecords: droppedRecords,
                        inputEndOfCentralDirectory: eocd, comment: [], cache: cache)
@@ -88,13 +91,13 @@ public struct Signer: Sendable {
         }
         var inputManifest: [UInt8]?
         var items: [Item] = []
-        var names = Set<[UInt8]>()
+        var names = Set<String>(minimumCapacity: entries.count)  // String hashes its bytes in bulk; [UInt8] byte by byte
         for item in entries {
             if config.schemes.contains(.v1) && item.entry.name == V1SchemeSigner.manifestEntryName {
                 inputManifest = try Self.uncompressed(item)
             }
             guard Self.isKept(item.entry.name) else { continue }
-            guard names.insert(item.entry.nameBytes).inserted else { throw SignError.duplicateEntry(item.entry.name) }
+            guard names.insert(item.entry.name).inserted else { throw SignError.duplicateEntry(item.entry.name) }
             items.append(Item(entry: item.entry, origin: .output(item)))
         }
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
@@ -187,14 +190,22 @@ public struct Signer: Sendable {
         // Whatever happens below, the workers must finish before `items` and the mapping go away.
         defer { v1Done.wait() }
 
-        let file = try OutputFile(destination: destination)
-        // Without a watch-mode cache the entries section is digested for v2/v3 while it is written (no
-        // re-read, no mapping of the output); with one, the mapped output is compared against the last build.
+        // The entries section is digested for v2/v3 while it is written (no re-read, no mapping of the
+        // output). In watch mode the output is one of the cache's two recycled files: records identical to
+        // what that file already holds at the same offset are skipped, not written, and the digests of the
+        // whole 1 MiB chunks before the first change are those of the file's last build.
         let blockDigestAlgorithms = Set(blockAlgorithms.map(\.contentDigestAlgorithm))
-        let streaming = (schemes.contains(.v2) || schemes.contains(.v3)) && cache == nil
-            ? try StreamingChunkDigester(algorithms: blockDigestAlgorithms) : nil
-        let output = SigningOutput(file: file, digester: streaming)
-        defer { _ = streaming?.finish() }
+        let digestsBlock = schemes.contains(.v2) || schemes.contains(.v3)
+        let output: SigningOutput
+        if let cache, archive == nil {
+            let recycled = try cache.recycler(for: destination).open()
+            let previous = recycled.reused ? cache.takeLayout(slot: recycled.slot) : nil
+            output = try SigningOutput(recycled: recycled, previous: previous?.algorithms == blockDigestAlgorithms ? previous : nil,
+                                       algorithms: digestsBlock ? blockDigestAlgorithms : [])
+        } else {
+            output = try SigningOutput(file: try OutputFile(destination: destination), algorithms: digestsBlock ? blockDigestAlgorithms : [])
+        }
+        defer { output.abandon() }
         // (position in the central directory, record) for the copied entries.
         var centralRecords: [(order: Int, bytes: [UInt8])] = []
         centralRecords.reserveCapacity(items.count + 3)
@@ -261,9 +272,12 @@ public struct Signer: Sendable {
                 guard outputEntry.data.count == entry.compressedSize else {
                     throw SignError.invalidOption("entry \(entry.name.debugDescription) has \(outputEntry.data.count) bytes of data but declares \(entry.compressedSize)")
                 }
-                try output.write(written.encodedLocalHeader(extra: written.localExtra))
-                var sink = output
-                try outputEntry.data.feed(0..<outputEntry.data.count, into: &sink)
+                let header = written.encodedLocalHeader(extra: written.localExtra)
+                if try !output.skipIfUnchanged(header: header, data: outputEntry.data) {
+                    try output.write(header)
+                    var sink = output
+                    try outputEntry.data.feed(0..<outputEntry.data.count, into: &sink)
+                }
                 try Self.checkOffset(headerOffset)
                 centralRecords.append((centralRecords.count, written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset)))
             }
@@ -272,6 +286,7 @@ public struct Signer: Sendable {
             if newest == nil || newest! < stamp { newest = stamp }
         }
         if archive != nil { try copyInputGaps(upTo: sectionEnd) }
+        try output.endOfReusableRecords()
 
         // v1 signature entries.
         var newCentralRecords: [[UInt8]] = []
@@ -316,17 +331,9 @@ public struct Signer: Sendable {
             let padding = Int((4096 - output.position % 4096) % 4096)
             try output.writeZeros(padding)
             let entriesEnd = output.position
-            let digests: [ContentDigestAlgorithm: [UInt8]]
-            if let streaming {
-                digests = try ContentDigester.digests(entries: streaming.finish(), centralDirectory: centralDirectoryBytes,
+            let digests = try ContentDigester.digests(entries: output.finishDigests(), centralDirectory: centralDirectoryBytes,
                                                       endOfCentralDirectory: try endOfCentralDirectory(offset: entriesEnd),
                                                       algorithms: blockDigestAlgorithms)
-            } else {
-                let written = try file.mapWritten()
-                digests = try ContentDigester.digests(
-                    of: [written, ByteArrayDataSource(centralDirectoryBytes), ByteArrayDataSource(try endOfCentralDirectory(offset: entriesEnd))],
-                    algorithms: blockDigestAlgorithms, concurrency: concurrency, reuse: cache?.chunks)
-            }
             var pairs: [SigningBlock.Pair] = []
             if schemes.contains(.v2) {
                 pairs.append(try SchemeBlockSigner.makePair(version: .v2, key: key, algorithms: blockAlgorithms,
@@ -337,15 +344,15 @@ public struct Signer: Sendable {
                                                             contentDigests: digests, v3Enabled: true))
             }
             let block = SigningBlock(pairs: pairs).encoded()
-            try file.write(block)
+            try output.writeUndigested(block)
             signingBlockSize = block.count
         }
         let centralDirectoryOffset = output.position
         try Self.checkOffset(centralDirectoryOffset)
-        try file.write(centralDirectoryBytes)
-        try file.write(try endOfCentralDirectory(offset: centralDirectoryOffset))
-        let size = file.position
-        try file.commit()
+        try output.writeUndigested(centralDirectoryBytes)
+        try output.writeUndigested(try endOfCentralDirectory(offset: centralDirectoryOffset))
+        let size = output.position
+        try output.commit(into: cache)
 
         let schemesUsed = schemes.sorted()
         return SigningReport(
@@ -507,10 +514,7 @@ public struct Signer: Sendable {
     static func digestEntries(_ items: [Item], reader: InputReader?, algorithm: DigestAlgorithm, concurrency: Int,
                               cache: SigningCache? = nil) throws -> [[UInt8]] {
         let results = ResultSlots(count: items.count)
-        // Big entries first so the two cores finish together.
-        let order = items.indices.sorted { items[$0].entry.uncompressedSize > items[$1].entry.uncompressedSize }
-        let work: @Sendable (Int) -> Void = { position in
-            let index = order[position]
+        let work: @Sendable (Int) -> Void = { index in
             if results.failed { return }
             let cacheKey = SigningCache.Key(items[index].entry, algorithm: algorithm)
             if let cached = cache?.digest(for: cacheKey) {
@@ -534,6 +538,8 @@ public struct Signer: Sendable {
                     }
                 case .output(let outputEntry):
                     try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
+                    // A mapped input gives the pages back (they stay in the page cache): memory stays flat.
+                    outputEntry.data.discard(0..<outputEntry.data.count)
                 }
                 let digest = hasher.finish()
                 cache?.store(digest, for: cacheKey)
@@ -543,12 +549,36 @@ public struct Signer: Sendable {
             }
         }
         if concurrency <= 1 || items.count < 2 {
-            for position in order.indices { work(position) }
+            for index in items.indices { work(index) }
         } else {
-            DispatchQueue.concurrentPerform(iterations: items.count, execute: work)
+            // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
+            // and a worker that jumped around the file would leave those neighbours resident until their
+            // turn. Biggest runs first so the cores finish together.
+            let batches = Self.contiguousBatches(items.map(\.entry.uncompressedSize), count: concurrency * 8)
+            DispatchQueue.concurrentPerform(iterations: batches.count) { batch in
+                for index in batches[batch] { work(index) }
+            }
         }
         if let error = results.error { throw error }
         return results.values
+    }
+
+    /// `count` runs of consecutive indices with about equal total `sizes`, largest total first.
+    static func contiguousBatches(_ sizes: [Int64], count: Int) -> [Range<Int>] {
+        let total = sizes.reduce(0, +)
+        let target = max(1, total / Int64(max(1, count)))
+        var batches: [(range: Range<Int>, bytes: Int64)] = []
+        var start = 0
+        var bytes: Int64 = 0
+        for (index, size) in sizes.enumerated() {
+            bytes += size
+            if bytes >= target || index == sizes.count - 1 {
+                batches.append((start..<(index + 1), bytes))
+                start = index + 1
+                bytes = 0
+            }
+        }
+        return batches.sorted { $0.bytes > $1.bytes }.map(\.range)
     }
 
     /// Streams an output entry's plaintext: `uncompressed` when known, else its stored data, else inflated.
@@ -564,7 +594,14 @@ public struct Signer: Sendable {
         }
         switch item.entry.method {
         case .stored:
-            try item.data.withBytes(in: 0..<item.data.count, body)
+            // In 1 MiB steps, each given back after use: a 400 MB stored asset must not become 400 MB resident.
+            var offset: Int64 = 0
+            while offset < item.data.count {
+                let end = min(item.data.count, offset + (1 << 20))
+                try item.data.withBytes(in: offset..<end, body)
+                item.data.discard(offset..<end)
+                offset = end
+            }
         case .deflated:
             try item.data.withBytes(in: 0..<item.data.count) { raw in
                 try Inflate.inflate(raw, expectedSize: item.entry.uncompressedSize, body)
@@ -584,26 +621,30 @@ public struct Signer: Sendable {
     }
 }
 
-/// Digests kept between signing runs of the same APK (watch mode): the v1 digest of each entry's
-/// uncompressed data, keyed by its name, CRC-32, sizes and method, so an unchanged entry is not inflated
-/// and hashed again. Thread-safe.
+/// What is kept between signing runs of the same APK (watch mode): the v1 digest of each entry's
+/// uncompressed data, keyed by its name, CRC-32, sizes and method, so an unchanged entry is not inflated and
+/// hashed again; and the two recycled output files with the record layout and chunk digests of each, so an
+/// unchanged record is neither written nor digested again. Thread-safe.
 public final class SigningCache: @unchecked Sendable {
     struct Key: Hashable {
-        var name: [UInt8]
+        var name: String
         var crc32: UInt32
         var compressedSize: Int64
         var uncompressedSize: Int64
         var method: UInt16
         var algorithm: DigestAlgorithm
         init(_ entry: ZipEntry, algorithm: DigestAlgorithm) {
-            name = entry.nameBytes; crc32 = entry.crc32; compressedSize = entry.compressedSize
+            name = entry.name; crc32 = entry.crc32; compressedSize = entry.compressedSize
             uncompressedSize = entry.uncompressedSize; method = entry.method.rawValue; self.algorithm = algorithm
         }
     }
     private let lock = DispatchSemaphore(value: 1)
     private var digests: [Key: [UInt8]] = [:]
-    /// The previous run's v2/v3 chunk digests of the entries section, reused where the bytes are unchanged.
-    public let chunks = ChunkDigestReuse()
+    private var recycler: OutputRecycler?
+    private var layouts: [Int: RecordLayout] = [:]
+    /// How many bytes of the entries section the last run skipped (already in the recycled file) and wrote.
+    public private(set) var lastSkippedBytes: Int64 = 0
+    public private(set) var lastWrittenBytes: Int64 = 0
 
     public init() {}
 
@@ -612,23 +653,177 @@ public final class SigningCache: @unchecked Sendable {
 
     func digest(for key: Key) -> [UInt8]? { lock.wait(); defer { lock.signal() }; return digests[key] }
     func store(_ digest: [UInt8], for key: Key) { lock.wait(); digests[key] = digest; lock.signal() }
+
+    func recycler(for destination: String) -> OutputRecycler {
+        lock.wait(); defer { lock.signal() }
+        if let recycler, recycler.destination == destination { return recycler }
+        let new = OutputRecycler(destination: destination)
+        recycler = new
+        layouts = [:]
+        return new
+    }
+
+    /// The layout a slot held, removed: from now on the slot is being rewritten.
+    func takeLayout(slot: Int) -> RecordLayout? {
+        lock.wait(); defer { lock.signal() }
+        return layouts.removeValue(forKey: slot)
+    }
+
+    func setLayout(_ layout: RecordLayout, slot: Int, skipped: Int64, written: Int64) {
+        lock.wait(); layouts[slot] = layout; lastSkippedBytes = skipped; lastWrittenBytes = written; lock.signal()
+    }
 }
 
-/// The output file, with every byte of the entries section also fed to the streaming v2/v3 digester.
+/// One local record (header and data) as written at an offset, identified without its bytes.
+struct RecordKey: Equatable {
+    var offset: Int64
+    var header: [UInt8]
+    var data: DataIdentity
+    var dataCount: Int64
+}
+
+/// What a recycled output file holds: its first records (up to the first one whose bytes could not be
+/// identified) and the chunk digests of its entries section.
+struct RecordLayout {
+    var records: [RecordKey]
+    var algorithms: Set<ContentDigestAlgorithm>
+    var section: SectionChunkDigests?
+}
+
+/// The signer's output: a new file, or (watch mode) a recycled one. Every byte of the entries section is
+/// fed to the streaming v2/v3 digester as it is written; in a recycled file, the leading records identical
+/// to the file's last build are skipped until the first change, where digesting resumes from the last whole
+/// chunk before it (its bytes read back from the file).
 final class SigningOutput: DataSink {
-    let file: OutputFile
-    let digester: StreamingChunkDigester?
-    init(file: OutputFile, digester: StreamingChunkDigester?) { self.file = file; self.digester = digester }
-    var position: Int64 { file.position }
+    private enum Target { case file(OutputFile), recycled(RecycledOutput) }
+    private let target: Target
+    private let algorithms: Set<ContentDigestAlgorithm>
+    private var digester: StreamingChunkDigester?
+    private let previous: RecordLayout?
+    private var nextPrevious = 0
+    /// Still inside the prefix identical to the recycled file's last build.
+    private var matching: Bool
+    /// This build's records, while each could be identified.
+    private var records: [RecordKey] = []
+    private var recordsComplete = true
+    private var skipped: Int64 = 0
+    private var section: SectionChunkDigests?
+
+    init(file: OutputFile, algorithms: Set<ContentDigestAlgorithm>) throws {
+        target = .file(file)
+        self.algorithms = algorithms
+        previous = nil
+        matching = false
+        recordsComplete = false
+        digester = algorithms.isEmpty ? nil : try StreamingChunkDigester(algorithms: algorithms)
+    }
+
+    init(recycled: RecycledOutput, previous: RecordLayout?, algorithms: Set<ContentDigestAlgorithm>) throws {
+        target = .recycled(recycled)
+        self.algorithms = algorithms
+        self.previous = previous
+        matching = previous != nil
+        if previous == nil { try startDigesting() }
+    }
+
+    var position: Int64 {
+        switch target {
+        case .file(let file): return file.position
+        case .recycled(let recycled): return recycled.position
+        }
+    }
+
+    /// Skips a record identical to the one the recycled file holds at this offset; false (and nothing
+    /// skipped) otherwise, or for a new file.
+    func skipIfUnchanged(header: [UInt8], data: any DataSource) throws -> Bool {
+        guard case .recycled(let recycled) = target else { return false }
+        guard let identity = data.identity else {
+            recordsComplete = false
+            try endOfReusableRecords()
+            return false
+        }
+        let key = RecordKey(offset: recycled.position, header: header, data: identity, dataCount: data.count)
+        if recordsComplete { records.append(key) }
+        if matching, let previous, nextPrevious < previous.records.count, previous.records[nextPrevious] == key {
+            nextPrevious += 1
+            let size = Int64(header.count) + data.count
+            try recycled.skip(size)
+            skipped += size
+            return true
+        }
+        try endOfReusableRecords()
+        return false
+    }
+
+    /// From here on every byte is written: starts the digester where the unchanged prefix ends.
+    func endOfReusableRecords() throws {
+        guard matching else { return }
+        matching = false
+        try startDigesting()
+    }
+
+    private func startDigesting() throws {
+        guard !algorithms.isEmpty, digester == nil, case .recycled(let recycled) = target else { return }
+        let wholeChunks = Int(recycled.position / ContentDigester.chunkSize)
+        let resuming = previous?.section?.prefix(chunks: wholeChunks)
+        let digester = try StreamingChunkDigester(algorithms: algorithms, resuming: resuming)
+        let start = resuming?.byteCount ?? 0
+        var offset = start
+        while offset < recycled.position {
+            let end = min(recycled.position, offset + ContentDigester.chunkSize)
+            try recycled.read(offset..<end).withUnsafeBytes { try digester.consume($0) }
+            offset = end
+        }
+        self.digester = digester
+    }
+
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
-        try file.write(bytes)
+        precondition(!matching, "write inside the reused prefix")
+        try writeUndigested(bytes)
         try digester?.consume(bytes)
     }
+
     func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try consume($0) } }
+
     func writeZeros(_ count: Int) throws {
         guard count > 0 else { return }
         try write([UInt8](repeating: 0, count: count))
     }
+
+    /// Bytes after the entries section (signing block, central directory), not part of its digest.
+    func writeUndigested(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try writeUndigested($0) } }
+
+    private func writeUndigested(_ bytes: UnsafeRawBufferPointer) throws {
+        switch target {
+        case .file(let file): try file.write(bytes)
+        case .recycled(let recycled): try recycled.write(bytes)
+        }
+    }
+
+    /// The entries section's chunk digests; call once, after the section's last byte.
+    func finishDigests() throws -> SectionChunkDigests {
+        try endOfReusableRecords()
+        guard let digester else { throw SignError.invalidOption("internal error: no content digester") }
+        let result = digester.finish()
+        section = result
+        return result
+    }
+
+    /// Renames or publishes the finished file; a recycled file's layout goes into `cache` for the next build.
+    func commit(into cache: SigningCache?) throws {
+        switch target {
+        case .file(let file):
+            try file.commit()
+        case .recycled(let recycled):
+            let written = recycled.position - skipped
+            try recycled.commit()
+            cache?.setLayout(RecordLayout(records: records, algorithms: algorithms, section: section),
+                             slot: recycled.slot, skipped: skipped, written: written)
+        }
+    }
+
+    /// Lets digest workers finish (after a failure the output is dropped unpublished).
+    func abandon() { _ = digester?.finish() }
 }
 
 /// A value produced on another thread.

@@ -36,8 +36,9 @@ public struct SignerConfig: Sendable {
     public var libraryPageAlignment: Int
     /// How many entries/chunks are digested at once (defaults to the number of cores).
     public var concurrency: Int
-    /// Deflate level of the JAR signature files: 9 as apksig (byte-identical output); watch mode uses 1,
-    /// since MANIFEST.MF and the .SF file of a large APK are each about 1 MB and change on every rebuild.
+    /// Deflate level of the JAR signature files: 9 as apksig (byte-identical output); watch mode uses 0
+    /// (deflate's stored blocks: no compression work, no alignment needed), since MANIFEST.MF and the .SF
+    /// file of a large APK are each about 1 MB and change on every rebuild.
     public var jarSignatureCompressionLevel: Int32 = 9
 
     public init(key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,

@@ -28,11 +28,8 @@ public enum ContentDigester {
     /// - Parameter concurrency: how many chunks may be digested at once (1 forces a sequential pass).
     /// - Throws: `ContentDigestError` for the verity algorithm (not computed here) or an input with more
     ///   chunks than apksig allows; any read error from the sources.
-    /// - Parameter reuse: the previous build's section-0 chunk digests (watch mode); chunks whose bytes are
-    ///   unchanged are not digested again, and the new digests are recorded for the next call.
     public static func digests(of sections: [any DataSource], algorithms: Set<ContentDigestAlgorithm>,
-                               concurrency: Int = defaultConcurrency,
-                               reuse: ChunkDigestReuse? = nil) throws -> [ContentDigestAlgorithm: [UInt8]] {
+                               concurrency: Int = defaultConcurrency) throws -> [ContentDigestAlgorithm: [UInt8]] {
         if algorithms.contains(.verityChunkedSHA256) {
             throw ContentDigestError.unsupportedAlgorithm(.verityChunkedSHA256)
         }
@@ -63,7 +60,6 @@ public enum ContentDigester {
         }
         let failure = FirstError()
         let chunkTable = chunks
-        let reusedCount = AtomicCounter()
         let work: @Sendable (Int) -> Void = { chunkIndex in
             if failure.hasError { return }
             let chunk = chunkTable[chunkIndex]
@@ -72,17 +68,12 @@ public enum ContentDigester {
                 prefix.append(contentsOf: UInt32(chunk.range.count64).littleEndianBytes)
                 let hashers = ordered.map { Digest($0.digestAlgorithm) }
                 for hasher in hashers { hasher.update(prefix) }
-                var reused: [[UInt8]]?
                 try sections[chunk.section].withBytes(in: chunk.range) { bytes in
-                    if chunk.section == 0, let reuse {
-                        reused = reuse.reusableDigests(chunk: chunkIndex, range: chunk.range, bytes: bytes, algorithms: ordered)
-                    }
-                    if reused == nil { for hasher in hashers { hasher.update(bytes) } }
+                    for hasher in hashers { hasher.update(bytes) }
                 }
                 sections[chunk.section].discard(chunk.range)  // a mapped section gives its pages back
-                if reused != nil { reusedCount.increment() }
                 for (slot, hasher) in hashers.enumerated() {
-                    let digest = reused?[slot] ?? hasher.finish()
+                    let digest = hasher.finish()
                     let size = ordered[slot].chunkDigestOutputSize
                     let base = 5 + chunkIndex * size
                     digest.withUnsafeBytes { source in
@@ -99,17 +90,6 @@ public enum ContentDigester {
             DispatchQueue.concurrentPerform(iterations: chunks.count, execute: work)
         }
         if let error = failure.error { throw error }
-        if let reuse, let first = sections.first {
-            // Section 0's chunks come first in the table.
-            let sectionChunks = chunks.prefix { $0.section == 0 }.count
-            var sectionDigests: [ContentDigestAlgorithm: [UInt8]] = [:]
-            for (slot, algorithm) in ordered.enumerated() {
-                let size = algorithm.chunkDigestOutputSize
-                sectionDigests[algorithm] = Array(UnsafeRawBufferPointer(outputs[slot].pointer)[5..<(5 + sectionChunks * size)])
-            }
-            reuse.record(section: first, digests: sectionDigests, reused: reusedCount.value, computed: chunks.count - reusedCount.value)
-        }
-
         var result: [ContentDigestAlgorithm: [UInt8]] = [:]
         for (slot, algorithm) in ordered.enumerated() {
             result[algorithm] = Digest.hash(UnsafeRawBufferPointer(outputs[slot].pointer), with: algorithm.digestAlgorithm)
@@ -207,13 +187,3 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// A counter shared by `concurrentPerform` workers.
-final class AtomicCounter: @unchecked Sendable {
-    private var count = 0
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func increment() { pthread_mutex_lock(&mutex); count += 1; pthread_mutex_unlock(&mutex) }
-    var value: Int { pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }; return count }
-}

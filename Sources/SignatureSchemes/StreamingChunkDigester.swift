@@ -22,11 +22,24 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
     /// Bytes consumed so far.
     public private(set) var count: Int64 = 0
     private var finished = false
+    /// Digests of the chunks before the first one fed (`resuming`).
+    private let prefix: SectionChunkDigests?
 
     /// Starts a digester for `algorithms` (chunked algorithms only).
-    public init(algorithms: Set<ContentDigestAlgorithm>, maxInFlight: Int = 4) throws {
+    ///
+    /// - Parameter resuming: the digests of the section's first whole chunks, known from an earlier build
+    ///   whose bytes there are the same (watch mode); feeding then starts at byte `resuming.byteCount`.
+    public init(algorithms: Set<ContentDigestAlgorithm>, maxInFlight: Int = 4, resuming: SectionChunkDigests? = nil) throws {
         if algorithms.contains(.verityChunkedSHA256) { throw ContentDigestError.unsupportedAlgorithm(.verityChunkedSHA256) }
         self.algorithms = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) }
+        if let resuming {
+            guard resuming.byteCount == Int64(resuming.chunkCount) * ContentDigester.chunkSize,
+                  self.algorithms.allSatisfy({ resuming.digests[$0]?.count == resuming.chunkCount * $0.chunkDigestOutputSize }) else {
+                throw ContentDigestError.unsupportedAlgorithm(self.algorithms.first ?? .chunkedSHA256)
+            }
+            count = resuming.byteCount
+        }
+        prefix = resuming
         inFlight = DispatchSemaphore(value: max(1, maxInFlight))
         staging.reserveCapacity(Int(ContentDigester.chunkSize))
     }
@@ -68,14 +81,15 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
         lock.wait()
+        let first = prefix?.chunkCount ?? 0
         for (slot, algorithm) in algorithms.enumerated() {
-            var all: [UInt8] = []
-            all.reserveCapacity(chunkCount * algorithm.chunkDigestOutputSize)
+            var all: [UInt8] = prefix?.digests[algorithm] ?? []
+            all.reserveCapacity((first + chunkCount) * algorithm.chunkDigestOutputSize)
             for index in 0..<chunkCount { all += results[index]![slot] }
             perAlgorithm[algorithm] = all
         }
         lock.signal()
-        return SectionChunkDigests(chunkCount: chunkCount, byteCount: count, digests: perAlgorithm)
+        return SectionChunkDigests(chunkCount: first + chunkCount, byteCount: count, digests: perAlgorithm)
     }
 }
 
@@ -86,6 +100,18 @@ public struct SectionChunkDigests: Sendable, Equatable {
     /// The section's length in bytes (where the signing block starts).
     public var byteCount: Int64
     public var digests: [ContentDigestAlgorithm: [UInt8]]
+
+    public init(chunkCount: Int, byteCount: Int64, digests: [ContentDigestAlgorithm: [UInt8]]) {
+        self.chunkCount = chunkCount; self.byteCount = byteCount; self.digests = digests
+    }
+
+    /// The digests of the first `chunks` whole chunks only.
+    public func prefix(chunks: Int) -> SectionChunkDigests? {
+        guard chunks <= chunkCount, Int64(chunks) * ContentDigester.chunkSize <= byteCount else { return nil }
+        var cut: [ContentDigestAlgorithm: [UInt8]] = [:]
+        for (algorithm, all) in digests { cut[algorithm] = Array(all.prefix(chunks * algorithm.chunkDigestOutputSize)) }
+        return SectionChunkDigests(chunkCount: chunks, byteCount: Int64(chunks) * ContentDigester.chunkSize, digests: cut)
+    }
 }
 
 extension ContentDigester {

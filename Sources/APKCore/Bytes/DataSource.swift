@@ -19,10 +19,31 @@ public protocol DataSource: Sendable {
     /// (they stay in the page cache). Streaming a large input through `feed` thus keeps the resident set
     /// flat instead of growing with the file.
     func discard(_ range: Range<Int64>)
+    /// What these bytes are, when that can be told without reading them (see `DataIdentity`); nil if not.
+    var identity: DataIdentity? { get }
 }
 
 extension DataSource {
     public func discard(_ range: Range<Int64>) {}
+    public var identity: DataIdentity? { nil }
+}
+
+/// Tells that two sources hold the same bytes without reading them: the same range of the same immutable
+/// mapping, or the same in-memory buffer. Watch mode uses it to skip rewriting records that did not change.
+/// Equality is conservative: false only means "not known to be equal".
+public enum DataIdentity: Equatable, @unchecked Sendable {
+    // @unchecked Sendable: the object is only compared by reference, never used.
+    case mapping(AnyObject, Range<Int64>)
+    case bytes([UInt8])
+
+    public static func == (a: DataIdentity, b: DataIdentity) -> Bool {
+        switch (a, b) {
+        case (.mapping(let x, let r), .mapping(let y, let s)): return x === y && r == s
+        // Array equality compares storage identity first, so an unchanged cached buffer costs nothing.
+        case (.bytes(let x), .bytes(let y)): return x == y
+        default: return false
+        }
+    }
 }
 
 /// Receives bytes streamed from a `DataSource` (a digest, a file, a CRC).
@@ -83,6 +104,7 @@ public struct ByteArrayDataSource: DataSource {
     public let storage: [UInt8]
     public init(_ bytes: [UInt8]) { storage = bytes }
     public var count: Int64 { Int64(storage.count) }
+    public var identity: DataIdentity? { .bytes(storage) }
     public func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try checkRange(range)
         return try storage.withUnsafeBytes { all in
@@ -105,6 +127,16 @@ public struct SliceDataSource: DataSource {
     }
     public func discard(_ range: Range<Int64>) {
         base.discard((range.lowerBound + offset)..<(range.upperBound + offset))
+    }
+    public var identity: DataIdentity? {
+        switch base.identity {
+        case .mapping(let object, let range)?:
+            return .mapping(object, (range.lowerBound + offset)..<(range.lowerBound + offset + count))
+        case .bytes(let bytes)? where offset == 0 && count == Int64(bytes.count):
+            return .bytes(bytes)
+        case .bytes?, nil:
+            return nil
+        }
     }
 }
 
@@ -184,6 +216,9 @@ public final class MappedFile: DataSource, @unchecked Sendable {
         if let base { munmap(UnsafeMutableRawPointer(mutating: base), Int(count)) }
     }
 
+    /// The mapping itself: an input APK is not modified while apkpatch reads it.
+    public var identity: DataIdentity? { .mapping(self, 0..<count) }
+
     public func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try checkRange(range)
         guard let base else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
@@ -194,9 +229,13 @@ public final class MappedFile: DataSource, @unchecked Sendable {
     /// private mapping of a file: the next read faults them back in from the page cache, unchanged).
     public func discard(_ range: Range<Int64>) {
         guard let base, range.lowerBound >= 0, range.upperBound <= count else { return }
+        // Every page the range touches, partial ones included: small entries share pages, and the kernel maps
+        // pages around each fault, so giving back only whole pages would leave most of a many-entry APK
+        // resident. Dropping a page someone still reads is harmless: the mapping is read-only, so the page
+        // faults back in from the page cache.
         let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
-        let start = (range.lowerBound + page - 1) / page * page
-        let end = range.upperBound / page * page
+        let start = range.lowerBound / page * page
+        let end = min(count, (range.upperBound + page - 1) / page * page)
         guard end > start else { return }
         madvise(UnsafeMutableRawPointer(mutating: base + Int(start)), Int(end - start), MADV_DONTNEED)
     }
