@@ -294,7 +294,8 @@ struct ManifestFacts {
             return
         }
         do {
-            tree = .success(try XMLTree(binaryXML: try archive.uncompressedData(of: entry)))
+            // Only what the verifier reads is built; the checks (and errors) are those of the full parse.
+            tree = .success(try XMLTree.manifestForVerification(binaryXML: try archive.uncompressedData(of: entry)))
         } catch {
             tree = .failure(ManifestProblem(message: "Failed to read AndroidManifest.xml: \(error)"))
         }
