@@ -127,13 +127,22 @@ final class ContentDigestCache {
     let source: any DataSource
     let zip: ZipArchive
     let signingBlockOffset: Int64
+    /// Digests started before the archive was parsed; used only if computed over this exact layout.
+    let prefetch: ContentDigestPrefetch?
     private var cache: [ContentDigestAlgorithm: [UInt8]] = [:]
 
-    init(source: any DataSource, zip: ZipArchive, signingBlockOffset: Int64) {
-        self.source = source; self.zip = zip; self.signingBlockOffset = signingBlockOffset
+    init(source: any DataSource, zip: ZipArchive, signingBlockOffset: Int64, prefetch: ContentDigestPrefetch? = nil) {
+        self.source = source; self.zip = zip; self.signingBlockOffset = signingBlockOffset; self.prefetch = prefetch
     }
 
     func digests(for algorithms: Set<ContentDigestAlgorithm>) throws -> [ContentDigestAlgorithm: [UInt8]] {
+        if let prefetch, algorithms.contains(where: { cache[$0] == nil && prefetch.algorithms.contains($0) }) {
+            let layout = ContentDigestPrefetch.Layout(signingBlockOffset: signingBlockOffset, centralDirectoryOffset: zip.centralDirectoryOffset,
+                                                      endOfCentralDirectoryOffset: zip.endOfCentralDirectory.offset)
+            if let computed = prefetch.digests(for: layout) {
+                for algorithm in algorithms where cache[algorithm] == nil { cache[algorithm] = computed[algorithm] }
+            }
+        }
         let missing = algorithms.filter { cache[$0] == nil }
         if !missing.isEmpty {
             let eocdOffset = zip.endOfCentralDirectory.offset

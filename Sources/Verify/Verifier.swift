@@ -39,6 +39,11 @@ public struct Verifier: Sendable {
             throw VerificationError.invalidOptions("minSdkVersion (\(min)) > maxSdkVersion (\(options.maxSdkVersion))")
         }
 
+        // The content digests start now on the other cores, while the archive and manifest are parsed
+        // (speculatively: see ContentDigestPrefetch). Nothing of it runs on after this call returns.
+        let prefetch = options.maxSdkVersion >= AndroidSDK.nougat ? ContentDigestPrefetch.start(source: source) : nil
+        defer { prefetch?.cancel() }
+
         // The archive. Duplicate names are apksig's JAR_SIG_DUPLICATE_ZIP_ENTRY; other structural problems
         // make the APK unverifiable (apksig throws ApkFormatException).
         let archive: APKArchive
@@ -77,7 +82,8 @@ public struct Verifier: Sendable {
         report.minSdkVersion = minSdkVersion
         let maxSdkVersion = options.maxSdkVersion
 
-        verifySignatures(archive: archive, manifest: manifest, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion, report: &report)
+        verifySignatures(archive: archive, manifest: manifest, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
+                         prefetch: prefetch, report: &report)
         report.schemes.sort { $0.scheme < $1.scheme }
 
         if options.checksInstallability {
@@ -90,7 +96,7 @@ public struct Verifier: Sendable {
     // MARK: - Signatures
 
     private func verifySignatures(archive: APKArchive, manifest: ManifestFacts, minSdkVersion: Int, maxSdkVersion: Int,
-                                  report: inout VerificationReport) {
+                                  prefetch: ContentDigestPrefetch?, report: inout VerificationReport) {
         let zip = archive.zip
         let source = archive.source
         var found: Set<Int> = []
@@ -115,7 +121,8 @@ public struct Verifier: Sendable {
             report.signatureErrors.append(.error(.malformedAPK, "", "\(error)"))
             return
         }
-        let digests = ContentDigestCache(source: source, zip: zip, signingBlockOffset: signingBlock?.offset ?? zip.centralDirectoryOffset)
+        let digests = ContentDigestCache(source: source, zip: zip, signingBlockOffset: signingBlock?.offset ?? zip.centralDirectoryOffset,
+                                         prefetch: prefetch)
 
         func merge(_ scheme: SignatureScheme, _ result: SchemeVerificationResult) {
             schemeResults[scheme] = result
