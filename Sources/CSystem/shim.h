@@ -19,3 +19,14 @@ static inline int apkpatch_rename_exchange(const char *from, const char *to) {
     return -1;
 #endif
 }
+
+// copy_file_range(2): copies between files inside the kernel. Returns bytes copied, 0 at end of input, or -1
+// with errno set (ENOSYS/EXDEV/EINVAL when the kernel or file systems cannot: fall back to read/write).
+static inline long long apkpatch_copy_file_range(int in, long long *in_offset, int out, long long *out_offset, unsigned long length) {
+#ifdef SYS_copy_file_range
+    return (long long)syscall(SYS_copy_file_range, in, in_offset, out, out_offset, length, 0u);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}

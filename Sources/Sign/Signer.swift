@@ -669,8 +669,18 @@ public final class SigningCache: @unchecked Sendable {
         return layouts.removeValue(forKey: slot)
     }
 
+    /// Records what `slot` now holds. When the other slot holds nothing known (the first build, or after a
+    /// failed one), the published file is copied there in the background with the same layout, so the next
+    /// build rewrites only what changed rather than all of it.
     func setLayout(_ layout: RecordLayout, slot: Int, skipped: Int64, written: Int64) {
-        lock.wait(); layouts[slot] = layout; lastSkippedBytes = skipped; lastWrittenBytes = written; lock.signal()
+        lock.wait(); defer { lock.signal() }
+        layouts[slot] = layout
+        lastSkippedBytes = skipped
+        lastWrittenBytes = written
+        if layouts[1 - slot] == nil, let recycler {
+            layouts[1 - slot] = layout
+            recycler.prepareSpareCopy()
+        }
     }
 }
 

@@ -54,14 +54,26 @@ extension APKPatch {
         }
 
         func run() throws {
-            let key = try signer.keySource().load()
+            let source = try signer.keySource()
             if let outputDirectory {
-                try signBatch(inputs + [inputOption].compactMap { $0 }, into: outputDirectory, key: key)
+                try signBatch(inputs + [inputOption].compactMap { $0 }, into: outputDirectory, key: try source.load())
                 return
             }
             let inputPath = inputOption ?? inputs[0]
             let destination = output ?? inputPath
-            let archive = try APKArchive(path: inputPath)
+            // Decrypting a keystore (PBKDF2: ~15 ms) overlaps opening the APK, unless a password is to be typed
+            // or piped in (then it comes first, before anything else can fail or print).
+            let key: SignerKey
+            let archive: APKArchive
+            if source.isInteractive {
+                key = try source.load()
+                archive = try APKArchive(path: inputPath)
+            } else {
+                let pendingKey = BackgroundResult { try source.load() }
+                let opened = Result { try APKArchive(path: inputPath) }
+                key = try pendingKey.get()
+                archive = try opened.get()
+            }
             let report = try Signer(config: schemes.config(key: key)).sign(archive, to: destination)
             if json {
                 print(try FileHandleOutput.json(SignSummary(report)))
@@ -197,5 +209,38 @@ struct SignSummary: Encodable {
         realignedEntries = report.realignedEntryCount
         signerSubject = report.certificateSubject
         signerCertificateSHA256 = report.certificateSHA256.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+extension KeySource {
+    /// Whether loading reads a password from the terminal or standard input.
+    var isInteractive: Bool {
+        func reads(_ source: PasswordSource?) -> Bool { source == .stdin || source == .prompt }
+        switch self {
+        case .keyStore(_, _, _, let store, let key), .keyStoreData(_, _, _, _, let store, let key):
+            return reads(store) || reads(key)
+        case .keyAndCertificate(_, _, let key):
+            return reads(key)
+        case .debug:
+            return false
+        }
+    }
+}
+
+/// `body`'s result, computed on another thread; `get()` waits for it.
+final class BackgroundResult<T>: @unchecked Sendable {
+    // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting.
+    private var result: Result<T, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+    init(_ body: @escaping @Sendable () throws -> T) {
+        DispatchQueue.global().async { [self] in
+            result = Result { try body() }
+            done.signal()
+        }
+    }
+    func get() throws -> T {
+        done.wait()
+        done.signal()
+        return try result!.get()
     }
 }

@@ -136,8 +136,9 @@ import Unpack
             _ = try Signer(config: SignerConfig(key: key)).sign(entries: entries, to: output, cache: cache)
             _ = try Signer(config: SignerConfig(key: key)).sign(entries: entries, to: reference)
             #expect(try TestSupport.readBytes(output) == (try TestSupport.readBytes(reference)), "run \(run)")
-            // Runs alternate between two files; from the third on, each finds its file's leading records unchanged.
-            if run >= 2 { #expect(cache!.lastSkippedBytes > 3 << 20, "run \(run): skipped \(cache!.lastSkippedBytes)") }
+            // Runs alternate between two files (the second starts as a copy of the first build); from the second
+            // run on, each finds its file's leading records unchanged.
+            if run >= 1 { #expect(cache!.lastSkippedBytes > 3 << 20, "run \(run): skipped \(cache!.lastSkippedBytes)") }
         }
         let verify = try TestSupport.run("apksigner", ["verify", output])
         #expect(verify.succeeded, "\(verify)")

@@ -1,8 +1,12 @@
 #if canImport(Glibc)
 import Glibc
+#if canImport(CSystem)
+import CSystem
+#endif
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 
 /// Two files beside one destination that watch mode rewrites in place and publishes in turn, so that a
 /// rebuild writes only the bytes that changed since that file's last build instead of the whole APK.
@@ -20,6 +24,8 @@ public final class OutputRecycler: @unchecked Sendable {
     private let slotPaths: [String]
     /// The slot whose file is at the destination, if any.
     private var published: Int?
+    /// A background copy of the published file into the other slot (`prepareSpareCopy`).
+    private var spareCopy: DispatchGroup?
 
     public init(destination: String) {
         self.destination = destination
@@ -32,12 +38,66 @@ public final class OutputRecycler: @unchecked Sendable {
     }
 
     deinit {
+        spareCopy?.wait()
         for path in slotPaths { unlink(path) }
+    }
+
+    /// Starts copying the published file into the other slot in the background (in the kernel where it
+    /// can), so the next build finds the same bytes there instead of an empty file and writes only what
+    /// changed. `open` waits for the copy; a failed copy leaves no file, so that build writes everything.
+    public func prepareSpareCopy() {
+        guard let published, spareCopy == nil else { return }
+        let source = slotPaths[published]
+        let target = slotPaths[1 - published]
+        let group = DispatchGroup()
+        spareCopy = group
+        DispatchQueue.global(qos: .utility).async(group: group) {
+            if !Self.copy(source, to: target) { unlink(target) }
+        }
+    }
+
+    private static func copy(_ source: String, to target: String) -> Bool {
+        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { return false }
+        defer { close(input) }
+        unlink(target)
+        let output = Glibc.open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard output >= 0 else { return false }
+        defer { close(output) }
+        fchmod(output, 0o644)
+        #if canImport(CSystem)
+        var inOffset: Int64 = 0
+        var outOffset: Int64 = 0
+        while true {
+            let n = apkpatch_copy_file_range(input, &inOffset, output, &outOffset, 1 << 30)
+            if n > 0 { continue }
+            if n == 0 { return true }
+            if errno == EINTR { continue }
+            if inOffset == 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP) { break }
+            return false
+        }
+        #endif
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return false }
+            if n == 0 { return true }
+            var done = 0
+            while done < n {
+                let w = buffer.withUnsafeBytes { write(output, $0.baseAddress! + done, n - done) }
+                if w < 0 && errno == EINTR { continue }
+                if w <= 0 { return false }
+                done += w
+            }
+        }
     }
 
     /// Opens the slot that is not published. `RecycledOutput.slot` tells the caller which layout it held;
     /// `reused` is false when the file is new (empty), so nothing in it may be kept.
     public func open() throws -> RecycledOutput {
+        spareCopy?.wait()
+        spareCopy = nil
         let slot = published == 0 ? 1 : 0
         let path = slotPaths[slot]
         var fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
