@@ -139,18 +139,42 @@ public struct UnpackLimits: Sendable {
 /// no NUL or other control characters, valid UTF-8.
 public enum EntryName {
     /// Why `name` is unsafe, or nil when it is fine.
+    ///
+    /// One pass over the bytes without allocating (every entry of every input goes through here), then the
+    /// problems in a fixed order: the first one that applies is the one reported.
     public static func problem(with name: [UInt8]) -> String? {
         if name.isEmpty { return "the name is empty" }
-        if name.contains(0) { return "the name contains a NUL byte" }
-        if name.contains(where: { $0 < 0x20 || $0 == 0x7f }) { return "the name contains control characters" }
-        if name.contains(UInt8(ascii: "\\")) { return "the name contains a backslash, which some tools treat as a path separator" }
-        if name.first == UInt8(ascii: "/") { return "the name is an absolute path" }
-        if String(validatingUTF8: name.map { CChar(bitPattern: $0) } + [0]) == nil { return "the name is not valid UTF-8" }
-        let components = name.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        for component in components {
-            if component.elementsEqual("..".utf8) { return "the name contains a '..' component that would escape the output directory" }
+        var hasNUL = false, hasControl = false, hasBackslash = false, isASCII = true
+        var hasDotDotComponent = false, hasEmptyInnerComponent = false
+        name.withUnsafeBufferPointer { name in
+            var componentStart = 0
+            func isDotDot(_ start: Int, _ end: Int) -> Bool {
+                end - start == 2 && name[start] == UInt8(ascii: ".") && name[start + 1] == UInt8(ascii: ".")
+            }
+            for index in name.indices {
+                let byte = name[index]
+                // Printable ASCII other than '/' and '\\' is the common case: nothing to note.
+                if byte > 0x20 && byte < 0x7f && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\") { continue }
+                if byte == 0 { hasNUL = true } else if byte < 0x20 || byte == 0x7f { hasControl = true }
+                if byte == UInt8(ascii: "\\") { hasBackslash = true }
+                if byte >= 0x80 { isASCII = false }
+                if byte == UInt8(ascii: "/") {
+                    // A component that ends in a '/' is never the last one, so empty means '//' (or a leading '/').
+                    if index == componentStart { hasEmptyInnerComponent = true }
+                    if isDotDot(componentStart, index) { hasDotDotComponent = true }
+                    componentStart = index + 1
+                }
+            }
+            if isDotDot(componentStart, name.count) { hasDotDotComponent = true }
         }
-        if components.dropLast().contains(where: { $0.isEmpty }) { return "the name contains an empty path component ('//')" }
+        if hasNUL { return "the name contains a NUL byte" }
+        if hasControl { return "the name contains control characters" }
+        if hasBackslash { return "the name contains a backslash, which some tools treat as a path separator" }
+        if name.first == UInt8(ascii: "/") { return "the name is an absolute path" }
+        // ASCII without NUL is valid UTF-8; only other names need the validating decoder.
+        if !isASCII && String(validatingUTF8: name.map { CChar(bitPattern: $0) } + [0]) == nil { return "the name is not valid UTF-8" }
+        if hasDotDotComponent { return "the name contains a '..' component that would escape the output directory" }
+        if hasEmptyInnerComponent { return "the name contains an empty path component ('//')" }
         if name.count >= 2 && name[1] == UInt8(ascii: ":") { return "the name looks like a drive-letter path" }
         return nil
     }

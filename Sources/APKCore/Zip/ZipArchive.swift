@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A ZIP archive parsed from a `DataSource`: its entries in central-directory order, the EOCD, and where the
 /// sections lie. Parsing checks structure only (bounds, record signatures, local header against central
 /// directory, duplicates, overlaps, unsupported features); name policy for extraction lives in `Unpack`.
@@ -36,26 +42,64 @@ public struct ZipArchive: Sendable {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
         var entries = try Self.readCentralDirectory(source: source, eocd: eocd)
-        var seen = Set<[UInt8]>()
-        seen.reserveCapacity(entries.count)
-        for entry in entries where !seen.insert(entry.nameBytes).inserted {
-            throw ZipFormatError.duplicateEntry(entry.name)
+        if let duplicate = Self.firstRepeatedName(in: entries) {
+            throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
         try source.withBytes(in: 0..<source.count) { all in
+            Self.touchLocalHeaders(of: entries, in: all)
             for index in entries.indices { try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset) }
         }
         // Entries must not overlap each other (a classic way to smuggle different content past a verifier).
-        let byOffset = entries.indices.sorted { entries[$0].localHeaderOffset < entries[$1].localHeaderOffset }
+        // Writers put the central directory in file order, so sort only when it is not.
+        var isInFileOrder = true
+        for index in entries.indices.dropFirst() where entries[index - 1].localHeaderOffset >= entries[index].localHeaderOffset {
+            isInFileOrder = false
+            break
+        }
+        let byOffset = isInFileOrder ? nil : entries.indices.sorted { entries[$0].localHeaderOffset < entries[$1].localHeaderOffset }
         var end: Int64 = 0
-        for (position, index) in byOffset.enumerated() {
-            let entry = entries[index]
-            if position > 0 && entry.localHeaderOffset < end {
-                throw ZipFormatError.malformed("entry \(entry.name.debugQuoted) overlaps the entry before it (local header at \(entry.localHeaderOffset), previous entry ends at \(end))")
+        for position in entries.indices {
+            let index = byOffset?[position] ?? position
+            if position > 0 && entries[index].localHeaderOffset < end {
+                throw ZipFormatError.malformed("entry \(entries[index].name.debugQuoted) overlaps the entry before it (local header at \(entries[index].localHeaderOffset), previous entry ends at \(end))")
             }
-            end = entry.recordRange.upperBound
+            end = entries[index].recordRange.upperBound
         }
         self.entries = entries
         self.entriesEnd = end
+        // No two entries share a local header offset (that is an overlap), so this order is unambiguous.
+        self.fileOrder = byOffset
+    }
+
+    /// Positions in `entries` in the order of their local headers; nil when that is central-directory order.
+    private let fileOrder: [Int]?
+
+    /// The position of the first entry (in central-directory order) whose name, byte for byte, an earlier
+    /// entry already has. An open-addressing table over the name bytes: hashing `[UInt8]` through
+    /// `Set<[UInt8]>` feeds the hasher one byte at a time, several times slower. The seeded `Hasher` keeps a
+    /// crafted archive from making every name collide.
+    static func firstRepeatedName(in entries: [ZipEntry]) -> Int? {
+        guard entries.count > 1 else { return nil }
+        var capacity = 16
+        while capacity < 2 * entries.count { capacity <<= 1 }
+        let mask = capacity - 1
+        var slots = [Int32](repeating: -1, count: capacity)
+        for index in entries.indices {
+            let repeated: Bool = entries[index].nameBytes.withUnsafeBytes { name in
+                var hasher = Hasher()
+                hasher.combine(bytes: name)
+                var slot = hasher.finalize() & mask
+                while slots[slot] >= 0 {
+                    let earlier = Int(slots[slot])
+                    if entries[earlier].nameBytes.withUnsafeBytes({ Self.bytesEqual($0, name) }) { return true }
+                    slot = (slot + 1) & mask
+                }
+                slots[slot] = Int32(index)
+                return false
+            }
+            if repeated { return index }
+        }
+        return nil
     }
 
     /// The entry called `name`, if present.
@@ -65,7 +109,7 @@ public struct ZipArchive: Sendable {
     public func rawData(of entry: ZipEntry) throws -> any DataSource { try source.slice(entry.dataRange) }
 
     /// Entries in the order their records appear in the file.
-    public var entriesInFileOrder: [ZipEntry] { entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset } }
+    public var entriesInFileOrder: [ZipEntry] { fileOrder.map { $0.map { entries[$0] } } ?? entries }
 
     // MARK: - Parsing
 
@@ -126,26 +170,32 @@ public struct ZipArchive: Sendable {
                     guard try r.read(UInt32.self) == CentralDirectoryRecordLayout.signature else {
                         throw ZipFormatError.malformed("central directory record #\(index + 1) at offset \(eocd.centralDirectoryOffset + Int64(recordStart)) has a bad signature")
                     }
-                    let versionMadeBy = try r.read(UInt16.self)
-                    let versionNeeded = try r.read(UInt16.self)
-                    let flags = try r.read(UInt16.self)
-                    let methodRaw = try r.read(UInt16.self)
-                    let time = try r.read(UInt16.self)
-                    let date = try r.read(UInt16.self)
-                    let crc = try r.read(UInt32.self)
-                    let compressedSize = try r.read(UInt32.self)
-                    let uncompressedSize = try r.read(UInt32.self)
-                    let nameLength = Int(try r.read(UInt16.self))
-                    let extraLength = Int(try r.read(UInt16.self))
-                    let commentLength = Int(try r.read(UInt16.self))
-                    _ = try r.read(UInt16.self)  // disk number start
-                    let internalAttributes = try r.read(UInt16.self)
-                    let externalAttributes = try r.read(UInt32.self)
-                    let localHeaderOffset = try r.read(UInt32.self)
+                    // The 42 bytes after the signature, read with one bounds check; a record cut short throws
+                    // what reading it field by field throws (the field's offset and size).
+                    let fields = try r.readBytes(try Self.fixedFields(in: r, total: CentralDirectoryRecordLayout.fixedSize - 4, sizes: Self.centralDirectoryFieldSizes))
+                    func field<T: FixedWidthInteger>(_ at: Int, _: T.Type = T.self) -> T {
+                        T(littleEndian: fields.loadUnaligned(fromByteOffset: at - 4, as: T.self))
+                    }
+                    let versionMadeBy = field(4, UInt16.self)
+                    let versionNeeded = field(6, UInt16.self)
+                    let flags = field(8, UInt16.self)
+                    let methodRaw = field(10, UInt16.self)
+                    let time = field(12, UInt16.self)
+                    let date = field(14, UInt16.self)
+                    let crc = field(16, UInt32.self)
+                    let compressedSize = field(20, UInt32.self)
+                    let uncompressedSize = field(24, UInt32.self)
+                    let nameLength = Int(field(28, UInt16.self))
+                    let extraLength = Int(field(30, UInt16.self))
+                    let commentLength = Int(field(32, UInt16.self))
+                    // 34: disk number start
+                    let internalAttributes = field(36, UInt16.self)
+                    let externalAttributes = field(38, UInt32.self)
+                    let localHeaderOffset = field(42, UInt32.self)
                     let name = Array(try r.readBytes(nameLength))
                     let extra = Array(try r.readBytes(extraLength))
                     let comment = Array(try r.readBytes(commentLength))
-                    let displayName = String(decoding: name, as: UTF8.self)
+                    var displayName: String { String(decoding: name, as: UTF8.self) }  // for messages only
                     if flags & (ZipFlags.encrypted | ZipFlags.strongEncryption) != 0 {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) is encrypted; APKs cannot contain encrypted entries")
                     }
@@ -177,6 +227,40 @@ public struct ZipArchive: Sendable {
         }
     }
 
+    /// Sizes of the central directory record's fields after the signature, in order (APPNOTE 4.3.12).
+    static let centralDirectoryFieldSizes = [2, 2, 2, 2, 2, 2, 4, 4, 4, 2, 2, 2, 2, 2, 4, 4]
+
+    /// `total` (the sum of `sizes`) when `reader` has that many bytes left; otherwise throws the `ShortReadError`
+    /// that reading the fields one by one would have thrown, so messages name the field that is cut short.
+    static func fixedFields(in reader: LittleEndianReader, total: Int, sizes: [Int]) throws -> Int {
+        if reader.remaining >= total { return total }
+        var probe = reader
+        for size in sizes { _ = try probe.readBytes(size) }
+        return total
+    }
+
+    /// Reads one byte of every local header in a tight loop before they are parsed. The headers are spread over
+    /// the whole file (one per entry, a page or more apart in a large APK), so each first read is a cache and
+    /// TLB miss; here the misses are independent and overlap, while inside the parsing loop each one stalls it.
+    static func touchLocalHeaders(of entries: [ZipEntry], in all: UnsafeRawBufferPointer) {
+        var sum: UInt8 = 0
+        for index in entries.indices {
+            let offset = entries[index].localHeaderOffset
+            if offset >= 0 && offset < Int64(all.count) { sum &+= all[Int(offset)] }
+        }
+        keep(sum)
+    }
+
+    /// Uses `value` in a way the optimiser cannot see through, so the reads that produced it stay.
+    @_optimize(none) @inline(never) private static func keep(_ value: UInt8) {}
+
+    /// Byte-for-byte equality (`memcmp`; `elementsEqual` walks the bytes one at a time).
+    static func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let x = a.baseAddress, let y = b.baseAddress else { return true }  // both empty
+        return memcmp(x, y, a.count) == 0
+    }
+
     /// Reads the local header of `entry` and checks it against the central directory record.
     static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64) throws {
         var name: String { entry.name.debugQuoted }  // only for messages: quoting every name costs time
@@ -188,17 +272,22 @@ public struct ZipArchive: Sendable {
             guard try r.read(UInt32.self) == LocalFileHeaderLayout.signature else {
                 throw ZipFormatError.malformed("entry \(name): no local file header at offset \(entry.localHeaderOffset)")
             }
-            _ = try r.read(UInt16.self)  // version needed
-            let flags = try r.read(UInt16.self)
-            let method = try r.read(UInt16.self)
-            _ = try r.read(UInt32.self)  // time and date
-            let crc = try r.read(UInt32.self)
-            let compressedSize = try r.read(UInt32.self)
-            let uncompressedSize = try r.read(UInt32.self)
-            let nameLength = Int(try r.read(UInt16.self))
-            let extraLength = Int(try r.read(UInt16.self))
+            // The guard above leaves the 26 bytes after the signature inside the file: no per-field checks.
+            let fields = try r.readBytes(LocalFileHeaderLayout.fixedSize - 4)
+            func field<T: FixedWidthInteger>(_ at: Int, _: T.Type = T.self) -> T {
+                T(littleEndian: fields.loadUnaligned(fromByteOffset: at - 4, as: T.self))
+            }
+            // 4: version needed
+            let flags = field(6, UInt16.self)
+            let method = field(8, UInt16.self)
+            // 10: time and date
+            let crc = field(14, UInt32.self)
+            let compressedSize = field(18, UInt32.self)
+            let uncompressedSize = field(22, UInt32.self)
+            let nameLength = Int(field(26, UInt16.self))
+            let extraLength = Int(field(28, UInt16.self))
             let localName = try r.readBytes(nameLength)
-            guard localName.elementsEqual(entry.nameBytes) else {
+            guard entry.nameBytes.withUnsafeBytes({ Self.bytesEqual($0, localName) }) else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header names it \(String(decoding: localName, as: UTF8.self).debugQuoted)")
             }
             guard method == entry.method.rawValue else {
