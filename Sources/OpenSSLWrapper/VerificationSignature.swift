@@ -5,7 +5,8 @@ internal import COpenSSL
 package enum VerificationDigest: String, Sendable, Hashable, CaseIterable {
     case md5 = "MD5", sha1 = "SHA-1", sha224 = "SHA-224", sha256 = "SHA-256", sha384 = "SHA-384", sha512 = "SHA-512"
 
-    var evp: OpaquePointer {
+    /// The legacy method, as signature verification (EVP_DigestVerifyInit, RSA-PSS MGF1) has always been given.
+    var legacyEVP: OpaquePointer {
         switch self {
         case .md5: return EVP_md5()
         case .sha1: return EVP_sha1()
@@ -13,6 +14,19 @@ package enum VerificationDigest: String, Sendable, Hashable, CaseIterable {
         case .sha256: return EVP_sha256()
         case .sha384: return EVP_sha384()
         case .sha512: return EVP_sha512()
+        }
+    }
+
+    /// The provider's implementation, fetched once per process: with a legacy `EVP_sha256()` OpenSSL 3 fetches
+    /// it again on every init, and a JAR signature check makes a digest per entry and per manifest section.
+    var evp: OpaquePointer {
+        switch self {
+        case .md5: return FetchedVerificationDigests.md5
+        case .sha1: return FetchedVerificationDigests.sha1
+        case .sha224: return FetchedVerificationDigests.sha224
+        case .sha256: return FetchedVerificationDigests.sha256
+        case .sha384: return FetchedVerificationDigests.sha384
+        case .sha512: return FetchedVerificationDigests.sha512
         }
     }
 
@@ -29,6 +43,20 @@ package enum VerificationDigest: String, Sendable, Hashable, CaseIterable {
 
     /// A streaming digest context.
     package func makeHasher() -> VerificationHasher { VerificationHasher(self) }
+}
+
+/// Fetched once, never freed (process lifetime); immutable and thread-safe in OpenSSL. A failed fetch (a
+/// provider without the algorithm) falls back to the legacy method, which behaves as before.
+private enum FetchedVerificationDigests {
+    nonisolated(unsafe) static let md5 = fetch("MD5", fallback: EVP_md5())
+    nonisolated(unsafe) static let sha1 = fetch("SHA1", fallback: EVP_sha1())
+    nonisolated(unsafe) static let sha224 = fetch("SHA224", fallback: EVP_sha224())
+    nonisolated(unsafe) static let sha256 = fetch("SHA256", fallback: EVP_sha256())
+    nonisolated(unsafe) static let sha384 = fetch("SHA384", fallback: EVP_sha384())
+    nonisolated(unsafe) static let sha512 = fetch("SHA512", fallback: EVP_sha512())
+    static func fetch(_ name: String, fallback: OpaquePointer?) -> OpaquePointer {
+        EVP_MD_fetch(nil, name, nil) ?? fallback!
+    }
 }
 
 /// A streaming digest for the verifier (single owner).
@@ -122,10 +150,10 @@ enum SignatureVerification {
         guard let context = EVP_MD_CTX_new() else { throw OpenSSLError.drain("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context); ERR_clear_error() }
         var pkeyContext: OpaquePointer?
-        try openSSLCheck("EVP_DigestVerifyInit") { EVP_DigestVerifyInit(context, &pkeyContext, algorithm.digest.evp, nil, key) }
+        try openSSLCheck("EVP_DigestVerifyInit") { EVP_DigestVerifyInit(context, &pkeyContext, algorithm.digest.legacyEVP, nil, key) }
         if case .pss(let saltLength) = algorithm.padding, let pkeyContext {
             try openSSLCheck("EVP_PKEY_CTX_set_rsa_padding") { EVP_PKEY_CTX_set_rsa_padding(pkeyContext, RSA_PKCS1_PSS_PADDING) > 0 ? 1 : 0 }
-            try openSSLCheck("EVP_PKEY_CTX_set_rsa_mgf1_md") { EVP_PKEY_CTX_set_rsa_mgf1_md(pkeyContext, algorithm.digest.evp) > 0 ? 1 : 0 }
+            try openSSLCheck("EVP_PKEY_CTX_set_rsa_mgf1_md") { EVP_PKEY_CTX_set_rsa_mgf1_md(pkeyContext, algorithm.digest.legacyEVP) > 0 ? 1 : 0 }
             try openSSLCheck("EVP_PKEY_CTX_set_rsa_pss_saltlen") { EVP_PKEY_CTX_set_rsa_pss_saltlen(pkeyContext, Int32(saltLength)) > 0 ? 1 : 0 }
         }
         let rc = signature.withUnsafeBufferPointer { sig in

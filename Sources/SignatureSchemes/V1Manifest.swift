@@ -29,15 +29,38 @@ public struct JARManifest: Sendable {
         /// The value of the `Name` attribute when it is the section's first attribute, as for individual
         /// sections (nil for the main section, or for an unnamed individual section).
         public var name: String? {
-            guard let first = attributes.first, first.name.lowercased() == "name" else { return nil }
+            guard let first = attributes.first, JARManifest.namesEqual(first.name, "name") else { return nil }
             return first.value
         }
 
         /// The value of the first attribute called `name` (case-insensitive), or nil.
         public func value(of name: String) -> String? {
-            let key = name.lowercased()
-            return attributes.first { $0.name.lowercased() == key }?.value
+            attributes.first { JARManifest.namesEqual($0.name, name) }?.value
         }
+    }
+
+    /// `a.lowercased() == b.lowercased()`, without building either string when both are ASCII (every name a
+    /// real manifest has): a verifier asks each of thousands of sections for several names.
+    public static func namesEqual(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        let fast: Bool? = a.withUTF8 { x in
+            b.withUTF8 { y -> Bool? in
+                var ascii = true
+                for byte in x where byte >= 0x80 { ascii = false; break }
+                for byte in y where byte >= 0x80 { ascii = false; break }
+                // Non-ASCII: Unicode lowercasing can map a scalar onto ASCII (U+212A KELVIN SIGN is "k"), so
+                // only the full comparison is exact.
+                guard ascii else { return nil }
+                guard x.count == y.count else { return false }
+                for i in 0..<x.count where x[i] != y[i] {
+                    // ASCII letters differ only in bit 0x20.
+                    let lower = x[i] | 0x20
+                    guard lower == y[i] | 0x20, lower >= UInt8(ascii: "a"), lower <= UInt8(ascii: "z") else { return false }
+                }
+                return true
+            }
+        }
+        return fast ?? (a.lowercased() == b.lowercased())
     }
 
     /// The bytes the manifest was parsed from.
@@ -63,81 +86,109 @@ public struct JARManifest: Sendable {
 
 /// apksig's ManifestParser state machine, byte for byte: the section ranges it reports are what digests
 /// are computed over, so any difference in where a section "ends" is a verification difference.
+///
+/// Lines and attributes are ranges of `bytes`, not copies: a signed APK's MANIFEST.MF has a section per entry
+/// (thousands of lines), and only an attribute continued over several lines is joined into a new array.
 struct ManifestLineParser {
+    /// An attribute's bytes: its first line, then each continuation line without its leading space.
+    /// No segments means "end of section".
+    struct AttributeBytes {
+        var first: Range<Int>
+        var continuations: [Range<Int>] = []
+        static let endOfSection = AttributeBytes(first: 0..<0)
+        var isEmpty: Bool { first.isEmpty && continuations.isEmpty }
+    }
+
     let bytes: [UInt8]
     var offset = 0
-    /// A line read ahead: nil (none), empty (end of section seen), or the start of the next attribute.
-    var bufferedLine: [UInt8]?
+    /// A line read ahead: nil (none), empty (end of section seen), or the start of the next attribute
+    /// (a non-empty line that does not start with a space).
+    var bufferedLine: Range<Int>?
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
     mutating func readSection() -> JARManifest.Section? {
         var start: Int
-        var line: [UInt8]
+        var line: AttributeBytes
         repeat {
             start = offset
             guard let attribute = readAttributeBytes() else { return nil }
             line = attribute
         } while line.isEmpty
-        var attributes = [Self.parseAttribute(line)]
+        var attributes = [parseAttribute(line)]
         while let next = readAttributeBytes(), !next.isEmpty {
-            attributes.append(Self.parseAttribute(next))
+            attributes.append(parseAttribute(next))
         }
         return JARManifest.Section(range: start..<offset, attributes: attributes)
     }
 
+    func parseAttribute(_ attribute: AttributeBytes) -> JARManifest.Attribute {
+        if attribute.continuations.isEmpty {
+            return bytes.withUnsafeBufferPointer { all in
+                Self.parseAttribute(UnsafeBufferPointer(rebasing: all[attribute.first]))
+            }
+        }
+        var joined = Array(bytes[attribute.first])
+        for range in attribute.continuations { joined += bytes[range] }
+        return joined.withUnsafeBufferPointer { Self.parseAttribute($0) }
+    }
+
     static func parseAttribute(_ line: [UInt8]) -> JARManifest.Attribute {
+        line.withUnsafeBufferPointer { parseAttribute($0) }
+    }
+
+    static func parseAttribute(_ line: UnsafeBufferPointer<UInt8>) -> JARManifest.Attribute {
         // Java decodes the whole line first and then searches; ": " is ASCII, so searching the bytes is the same.
         var index = 0
         while index + 1 < line.count {
             if line[index] == UInt8(ascii: ":") && line[index + 1] == UInt8(ascii: " ") {
-                return JARManifest.Attribute(name: String(decoding: line[..<index], as: UTF8.self),
-                                             value: String(decoding: line[(index + 2)...], as: UTF8.self))
+                return JARManifest.Attribute(name: String(decoding: UnsafeBufferPointer(rebasing: line[..<index]), as: UTF8.self),
+                                             value: String(decoding: UnsafeBufferPointer(rebasing: line[(index + 2)...]), as: UTF8.self))
             }
             index += 1
         }
         return JARManifest.Attribute(name: String(decoding: line, as: UTF8.self), value: "")
     }
 
-    /// The next attribute (continuations joined), an empty array at the end of a section, nil at the end of input.
-    mutating func readAttributeBytes() -> [UInt8]? {
+    /// The next attribute (continuations joined), an empty one at the end of a section, nil at the end of input.
+    mutating func readAttributeBytes() -> AttributeBytes? {
         if let buffered = bufferedLine, buffered.isEmpty {
             bufferedLine = nil
-            return []
+            return .endOfSection
         }
         guard let line = readLine() else {
             if let buffered = bufferedLine {
                 bufferedLine = nil
-                return buffered
+                return AttributeBytes(first: buffered)
             }
             return nil
         }
         if line.isEmpty {
             if let buffered = bufferedLine {
-                bufferedLine = []
-                return buffered
+                bufferedLine = 0..<0
+                return AttributeBytes(first: buffered)
             }
-            return []
+            return .endOfSection
         }
-        var attribute: [UInt8]
+        var attribute: AttributeBytes
         if let buffered = bufferedLine {
-            if line[0] != UInt8(ascii: " ") {
+            if bytes[line.lowerBound] != UInt8(ascii: " ") {
                 bufferedLine = line
-                return buffered
+                return AttributeBytes(first: buffered)
             }
-            attribute = buffered + line.dropFirst()
+            attribute = AttributeBytes(first: buffered, continuations: [(line.lowerBound + 1)..<line.upperBound])
             bufferedLine = nil
         } else {
-            attribute = line
+            attribute = AttributeBytes(first: line)
         }
         while true {
             guard let next = readLine() else { return attribute }
             if next.isEmpty {
-                bufferedLine = []
+                bufferedLine = 0..<0
                 return attribute
             }
-            if next[0] == UInt8(ascii: " ") {
-                attribute += next.dropFirst()
+            if bytes[next.lowerBound] == UInt8(ascii: " ") {
+                attribute.continuations.append((next.lowerBound + 1)..<next.upperBound)
             } else {
                 bufferedLine = next
                 return attribute
@@ -146,26 +197,28 @@ struct ManifestLineParser {
     }
 
     /// The next line without its terminator, or nil at the end of input.
-    mutating func readLine() -> [UInt8]? {
+    mutating func readLine() -> Range<Int>? {
         guard offset < bytes.count else { return nil }
         let start = offset
         var lineEnd = bytes.count
         var next = bytes.count
-        var i = start
-        while i < bytes.count {
-            let b = bytes[i]
-            if b == UInt8(ascii: "\r") {
-                lineEnd = i
-                next = (i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "\n")) ? i + 2 : i + 1
-                break
-            } else if b == UInt8(ascii: "\n") {
-                lineEnd = i
-                next = i + 1
-                break
+        bytes.withUnsafeBufferPointer { all in
+            var i = start
+            while i < all.count {
+                let b = all[i]
+                if b == UInt8(ascii: "\r") {
+                    lineEnd = i
+                    next = (i + 1 < all.count && all[i + 1] == UInt8(ascii: "\n")) ? i + 2 : i + 1
+                    break
+                } else if b == UInt8(ascii: "\n") {
+                    lineEnd = i
+                    next = i + 1
+                    break
+                }
+                i += 1
             }
-            i += 1
         }
         offset = next
-        return Array(bytes[start..<lineEnd])
+        return start..<lineEnd
     }
 }

@@ -459,10 +459,13 @@ struct V1SchemeVerifier {
         }
 
         // The entries' data, digested on all cores (each job writes only its own slot).
+        // Largest entries first, so that one big entry (resources.arsc) does not finish alone on one core.
         let outcomes = DigestOutcomes(count: jobs.count)
         let archive = self.archive
         let jobList = jobs
-        let work: @Sendable (Int) -> Void = { index in
+        let order = jobs.indices.sorted { jobs[$0].entry.uncompressedSize > jobs[$1].entry.uncompressedSize }
+        let work: @Sendable (Int) -> Void = { position in
+            let index = order[position]
             let job = jobList[index]
             let hashers = job.expected.map { $0.algorithm.makeHasher() }
             do {
@@ -521,18 +524,16 @@ struct V1SchemeVerifier {
         }
         if minSdkVersion < AndroidSDK.jellyBeanMR2 {
             let algorithms = section.value(of: "Digest-Algorithms") ?? "SHA SHA1"
-            for token in algorithms.split(whereSeparator: { " \t\n\r\u{0C}".contains($0) }) {
-                let attribute = token + suffix
-                guard let value = section.value(of: String(attribute)) else { continue }
+            for (token, attribute) in Self.digestAlgorithmTokens(algorithms, suffix: suffix) {
+                guard let value = section.value(of: attribute) else { continue }
                 guard let digest = Self.canonicalDigestNames[token.uppercased()], Self.minSdkSupporting(digest) <= minSdkVersion else { continue }
-                result.append((digest, decode(value, String(attribute))))
+                result.append((digest, decode(value, attribute)))
                 break
             }
             if result.isEmpty { return result }
         }
         if maxSdkVersion >= AndroidSDK.jellyBeanMR2 {
-            for digest in [VerificationDigest.sha512, .sha384, .sha256, .sha1] {
-                let attribute = (digest == .sha1 ? "SHA1" : digest.rawValue) + suffix
+            for (digest, attribute) in Self.strongestFirstAttributes(suffix: suffix) {
                 guard let value = section.value(of: attribute) else { continue }
                 let bytes = decode(value, attribute)
                 if let existing = result.first(where: { $0.algorithm == digest }), existing.digest == bytes { break }
@@ -542,6 +543,29 @@ struct V1SchemeVerifier {
         }
         return result
     }
+
+    /// The attribute names JB MR2+ looks for, strongest digest first (`SHA-512<suffix>` … `SHA1<suffix>`).
+    private static func strongestFirstAttributes(suffix: String) -> [(VerificationDigest, String)] {
+        // Built once per suffix: a manifest asks this for every entry.
+        switch suffix {
+        case "-Digest": return strongestFirstEntryAttributes
+        default: return makeStrongestFirstAttributes(suffix: suffix)
+        }
+    }
+    private static let strongestFirstEntryAttributes = makeStrongestFirstAttributes(suffix: "-Digest")
+    private static func makeStrongestFirstAttributes(suffix: String) -> [(VerificationDigest, String)] {
+        [VerificationDigest.sha512, .sha384, .sha256, .sha1].map { ($0, ($0 == .sha1 ? "SHA1" : $0.rawValue) + suffix) }
+    }
+
+    /// The tokens of a Digest-Algorithms value as Java's `StringTokenizer` splits them (on space, tab, LF, CR,
+    /// form feed), each with its `<token><suffix>` attribute name. The value is "SHA SHA1" for nearly every
+    /// entry (the attribute is absent), so that split is made once.
+    private static func digestAlgorithmTokens(_ algorithms: String, suffix: String) -> [(token: Substring, attribute: String)] {
+        if algorithms == "SHA SHA1" && suffix == "-Digest" { return defaultEntryDigestAlgorithmTokens }
+        return algorithms.split(whereSeparator: { " \t\n\r\u{0C}".contains($0) }).map { ($0, String($0 + suffix)) }
+    }
+    private static let defaultEntryDigestAlgorithmTokens: [(token: Substring, attribute: String)] =
+        "SHA SHA1".split(whereSeparator: { " \t\n\r\u{0C}".contains($0) }).map { ($0, String($0 + "-Digest")) }
 }
 
 extension Substring {
@@ -574,13 +598,22 @@ enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Each byte's value in the alphabet, or 0xFF.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        return table
+    }()
+
     static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
         var padding = 0
         for byte in text.utf8 {
             if byte == UInt8(ascii: "=") { padding += 1; continue }
-            guard padding == 0, let index = alphabet.firstIndex(of: byte) else { return nil }
-            values.append(UInt8(index))
+            let value = Self.values[Int(byte)]
+            guard padding == 0, value != 0xFF else { return nil }
+            values.append(value)
         }
         // Padding, when present, must complete the last quantum (Java rejects "QQ=" and "Q===").
         if padding > 0 && (values.count + padding) % 4 != 0 { return nil }

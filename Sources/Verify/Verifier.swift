@@ -1,5 +1,6 @@
 import APKCore
 import BinaryXML
+import Dispatch
 import OpenSSLWrapper
 import SignatureSchemes
 import Unpack
@@ -137,6 +138,25 @@ public struct Verifier: Sendable {
         }
         var hasErrors: Bool { !report.signatureErrors.isEmpty }
 
+        // Whether JAR signatures will be checked (below) depends only on which scheme blocks exist, so when
+        // they will be, the check starts now on another thread, alongside the block schemes (which mostly wait
+        // for the content digests). Its result is used only if `found` turns out as predicted here; a report
+        // that stops before the JAR signatures never shows it.
+        let entries = archive.entries.filter { !$0.name.hasSuffix("/") }
+        func makeV1Verifier(found: Set<Int>) -> V1SchemeVerifier {
+            V1SchemeVerifier(archive: archive, entries: entries, supportedSchemeNames: supportedSchemeNames,
+                             foundSchemeIDs: found, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
+        }
+        let predictedFound = Self.schemeIDsFound(in: signingBlock, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
+        let earlyV1: BackgroundWork<V1SchemeVerifier.Result>?
+        if minSdkVersion < AndroidSDK.nougat || predictedFound.isEmpty {
+            let verifier = makeV1Verifier(found: predictedFound)
+            earlyV1 = BackgroundWork { verifier.verify() }
+        } else {
+            earlyV1 = nil
+        }
+        defer { earlyV1?.wait() }
+
         if maxSdkVersion >= AndroidSDK.nougat, let signingBlock {
             var rotationMinSdkVersion: Int?
             if maxSdkVersion >= AndroidSDK.tiramisu, let block = signingBlock.schemeBlock(id: SigningBlock.ID.v31) {
@@ -183,10 +203,12 @@ public struct Verifier: Sendable {
         // JAR signatures: below N they are all Android checks; from N on, only without a block signature.
         var v1Result: V1SchemeVerifier.Result?
         if minSdkVersion < AndroidSDK.nougat || found.isEmpty {
-            let entries = archive.entries.filter { !$0.name.hasSuffix("/") }
-            let verifier = V1SchemeVerifier(archive: archive, entries: entries, supportedSchemeNames: supportedSchemeNames,
-                                            foundSchemeIDs: found, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
-            let result = verifier.verify()
+            let result: V1SchemeVerifier.Result
+            if let earlyV1, found == predictedFound {
+                result = earlyV1.wait()
+            } else {
+                result = makeV1Verifier(found: found).verify()
+            }
             v1Result = result
             report.signatureErrors += result.errors + result.signers.flatMap(\.errors)
             report.signatureWarnings += result.warnings + result.signers.flatMap(\.warnings)
@@ -262,6 +284,36 @@ public struct Verifier: Sendable {
         } else {
             report.signers = v1Signers.compactMap { $0.certificateChain.first.map(CertificateInfo.init) }
         }
+    }
+}
+
+extension Verifier {
+    /// The scheme IDs `verifySignatures` has found when it reaches the JAR signatures: the v3.1 block on T+,
+    /// the v3 block on P+, and the v2 block when the range starts below P or neither of those was found.
+    static func schemeIDsFound(in signingBlock: RawSigningBlock?, minSdkVersion: Int, maxSdkVersion: Int) -> Set<Int> {
+        var found: Set<Int> = []
+        guard maxSdkVersion >= AndroidSDK.nougat, let signingBlock else { return found }
+        if maxSdkVersion >= AndroidSDK.tiramisu && signingBlock.schemeBlock(id: SigningBlock.ID.v31) != nil { found.insert(31) }
+        if maxSdkVersion >= AndroidSDK.pie && signingBlock.schemeBlock(id: SigningBlock.ID.v3) != nil { found.insert(3) }
+        if (minSdkVersion < AndroidSDK.pie || found.isEmpty) && signingBlock.schemeBlock(id: SigningBlock.ID.v2) != nil { found.insert(2) }
+        return found
+    }
+}
+
+/// A value computed on a background thread; `wait()` returns it (and may be called more than once).
+final class BackgroundWork<Value>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is written once by the worker before `group` leaves, read after `group.wait()`.
+    private let group = DispatchGroup()
+    private var value: Value?
+
+    init(_ body: @escaping @Sendable () -> Value) {
+        DispatchQueue.global().async(group: group) { [self] in value = body() }
+    }
+
+    @discardableResult
+    func wait() -> Value {
+        group.wait()
+        return value!
     }
 }
 
