@@ -125,8 +125,15 @@ public struct Overlay {
                           timestamp: DOSTimestamp, level: Int32, cache: CompressionCache?) throws -> OutputEntry {
         let key = CompressionCache.Key(name: name, file: file, method: method, template: template)
         if let cached = cache?[key] { return cached }
-        let content = try PatchDirectory.read(file)
-        let made = try OutputEntry.making(name: name, content: content, method: method, template: template, timestamp: timestamp, compressionLevel: level)
+        let made: OutputEntry
+        if file.size >= OutputEntry.streamingThreshold {
+            // A large asset (video, model, .so) is streamed through temporary files, never held in memory.
+            made = try OutputEntry.making(name: name, contentsOf: file.path, method: method, template: template, timestamp: timestamp,
+                                          compressionLevel: level)
+        } else {
+            let content = try PatchDirectory.read(file)
+            made = try OutputEntry.making(name: name, content: content, method: method, template: template, timestamp: timestamp, compressionLevel: level)
+        }
         cache?[key] = made
         return made
     }

@@ -1,5 +1,8 @@
 import APKCore
 import ZlibWrapper
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension OutputEntry {
     /// Largest entry `uncompressedBytes()` inflates into memory (framework-res.apk's resources.arsc is 31 MB).
@@ -36,18 +39,100 @@ extension OutputEntry {
         let data: [UInt8] = method == .deflated ? try Deflate.compress(content, level: compressionLevel) : content
         var entry = ZipEntry(nameBytes: Array(name.utf8), method: method, crc32: crc, compressedSize: Int64(data.count),
                              uncompressedSize: Int64(content.count), lastModifiedTime: timestamp.time, lastModifiedDate: timestamp.date)
-        if let template {
-            entry.versionMadeBy = template.versionMadeBy
-            entry.flags = template.flags & ZipFlags.utf8Names
-            entry.lastModifiedTime = template.lastModifiedTime
-            entry.lastModifiedDate = template.lastModifiedDate
-            entry.internalAttributes = template.internalAttributes
-            entry.externalAttributes = template.externalAttributes
-            entry.centralExtra = ExtraField.removing(AlignmentExtraLayout.headerID, from: template.centralExtra)
-            entry.localExtra = ExtraField.removing(AlignmentExtraLayout.headerID, from: template.localExtra)
-            entry.comment = template.comment
-        }
+        if let template { entry.keepMetadata(of: template) }
         return OutputEntry(entry: entry, data: ByteArrayDataSource(data), uncompressed: ByteArrayDataSource(content))
+    }
+}
+
+extension OutputEntry {
+    /// Files at least this large are streamed (`making(name:contentsOf:…)`) rather than read into memory.
+    public static let streamingThreshold: Int64 = 16 << 20
+
+    /// A new or replaced entry with the content of the file at `path`, streamed: the file is copied once
+    /// (a snapshot: an editor rewriting it mid-build cannot make the CRC disagree with the data) and, when
+    /// `method` is deflated, compressed in pieces, each into an unlinked temporary file that is then mapped.
+    /// Memory stays flat whatever the file's size. Metadata as `making(name:content:…)`.
+    public static func making(name: String, contentsOf path: String, method: CompressionMethod, template: ZipEntry? = nil,
+                              timestamp: DOSTimestamp, compressionLevel: Int32 = 6) throws -> OutputEntry {
+        let input = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard input >= 0 else { throw RepackError.unreadablePatchFile(path, String(cString: strerror(errno))) }
+        defer { close(input) }
+        let plain = try TemporaryFile()
+        let compressed = method == .deflated ? try TemporaryFile() : nil
+        let deflater = method == .deflated ? try Deflater(level: compressionLevel) : nil
+        var crc = CRC32()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw RepackError.unreadablePatchFile(path, String(cString: strerror(errno)))
+            }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { all in
+                let piece = UnsafeRawBufferPointer(rebasing: all[0..<n])
+                crc.update(piece)
+                try plain.write(piece)
+                try deflater?.update(piece) { try compressed!.write($0) }
+            }
+        }
+        try deflater?.finish { try compressed!.write($0) }
+        let content = try plain.map()
+        let data = try compressed?.map() ?? content
+        var entry = ZipEntry(nameBytes: Array(name.utf8), method: method, crc32: crc.value, compressedSize: data.count,
+                             uncompressedSize: content.count, lastModifiedTime: timestamp.time, lastModifiedDate: timestamp.date)
+        if let template { entry.keepMetadata(of: template) }
+        return OutputEntry(entry: entry, data: data, uncompressed: content)
+    }
+}
+
+extension ZipEntry {
+    /// What a replacement keeps of the entry it replaces: version, UTF-8 flag, time, attributes, extra fields
+    /// (without an old alignment field), comment.
+    mutating func keepMetadata(of template: ZipEntry) {
+        versionMadeBy = template.versionMadeBy
+        flags = template.flags & ZipFlags.utf8Names
+        lastModifiedTime = template.lastModifiedTime
+        lastModifiedDate = template.lastModifiedDate
+        internalAttributes = template.internalAttributes
+        externalAttributes = template.externalAttributes
+        centralExtra = ExtraField.removing(AlignmentExtraLayout.headerID, from: template.centralExtra)
+        localExtra = ExtraField.removing(AlignmentExtraLayout.headerID, from: template.localExtra)
+        comment = template.comment
+    }
+}
+
+/// A file in `$TMPDIR` written once, then mapped and unlinked (the mapping keeps its blocks until it goes, so
+/// nothing is left behind even if the process is killed after `map`).
+private final class TemporaryFile {
+    private var fd: Int32
+    private let path: String
+
+    init() throws {
+        let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(directory)/.apkpatch-stream-XXXXXX".utf8CString)
+        fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw RepackError.temporaryFile(directory, String(cString: strerror(errno))) }
+        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit {
+        if fd >= 0 { close(fd); unlink(path) }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw RepackError.temporaryFile(path, String(cString: strerror(errno))) }
+            done += n
+        }
+    }
+
+    func map() throws -> MappedFile {
+        defer { close(fd); fd = -1; unlink(path) }
+        return try MappedFile(path: path)
     }
 }
 

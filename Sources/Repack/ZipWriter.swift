@@ -94,6 +94,7 @@ public enum RepackError: Error, CustomStringConvertible {
     case inconsistentEntry(String, String)
     case tooLarge(String)
     case unreadablePatchFile(String, String)
+    case temporaryFile(String, String)
 
     public var description: String {
         switch self {
@@ -101,6 +102,8 @@ public enum RepackError: Error, CustomStringConvertible {
         case .inconsistentEntry(let name, let reason): return "entry \(name.debugQuoted): \(reason)"
         case .tooLarge(let reason): return "output too large: \(reason)"
         case .unreadablePatchFile(let path, let reason): return "cannot read patch file \(path): \(reason)"
+        case .temporaryFile(let path, let reason):
+            return "cannot write a temporary file (\(path)) for a large patch file: \(reason); set TMPDIR to a directory with room for it"
         }
     }
 }

@@ -588,6 +588,7 @@ public struct Signer: Sendable {
             while offset < plain.count {
                 let end = min(plain.count, offset + (1 << 20))
                 try plain.withBytes(in: offset..<end, body)
+                plain.discard(offset..<end)  // a streamed patch file is mapped: give its pages back
                 offset = end
             }
             return

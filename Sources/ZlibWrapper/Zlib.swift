@@ -61,6 +61,59 @@ public enum Deflate {
     }
 }
 
+/// Raw DEFLATE fed in pieces, for inputs too large to hold in memory. The output is the same as
+/// `Deflate.compress` of the whole input at the same level, however the input is split.
+public final class Deflater {
+    private var stream = z_stream()
+    private var output = [UInt8](repeating: 0, count: 256 << 10)
+    private var finished = false
+
+    public init(level: Int32 = 6) throws {
+        let rc = apkpatch_deflateInit2(&stream, level, -MAX_WBITS, 8)
+        guard rc == Z_OK else { throw ZlibError(operation: "deflateInit2", code: rc, message: "cannot initialise deflate") }
+    }
+
+    deinit { deflateEnd(&stream) }
+
+    /// Compresses `input`, handing compressed bytes to `sink` as they are produced.
+    public func update(_ input: UnsafeRawBufferPointer, _ sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        precondition(!finished, "Deflater fed after finish")
+        guard input.count > 0 else { return }
+        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
+        stream.avail_in = uInt(input.count)
+        try run(flush: Z_NO_FLUSH, sink)
+    }
+
+    /// Ends the stream, handing the last compressed bytes to `sink`.
+    public func finish(_ sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard !finished else { return }
+        finished = true
+        stream.next_in = nil
+        stream.avail_in = 0
+        try run(flush: Z_FINISH, sink)
+    }
+
+    private func run(flush: Int32, _ sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        while true {
+            let (rc, produced): (Int32, Int) = output.withUnsafeMutableBytes { out in
+                stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.avail_out = uInt(out.count)
+                let rc = deflate(&stream, flush)
+                return (rc, out.count - Int(stream.avail_out))
+            }
+            guard rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR else {
+                throw ZlibError(operation: "deflate", code: rc, message: stream.msg.map { String(cString: $0) } ?? "failed")
+            }
+            if produced > 0 { try output.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) } }
+            if flush == Z_FINISH {
+                if rc == Z_STREAM_END { return }
+            } else if stream.avail_in == 0 && produced < output.count {
+                return
+            }
+        }
+    }
+}
+
 /// Raw INFLATE with a hard bound on the output: a stream that would inflate past `expectedSize` (a zip bomb,
 /// or a lying header) stops with an error instead of consuming memory or disk.
 public enum Inflate {

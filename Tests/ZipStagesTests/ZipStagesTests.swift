@@ -245,3 +245,34 @@ import ZlibWrapper
         try expectRefused(Array("this is not an archive, just some text that is long enough".utf8), "not a zip")
     }
 }
+
+/// Large patch files are streamed; the result must be the entry the in-memory path makes.
+@Suite struct StreamedEntryTests {
+    @Test("a streamed file gives the same entry as the in-memory path, deflated or stored; Deflater equals Deflate.compress")
+    func streamedMatchesInMemory() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("streamed")
+        var content = [UInt8](repeating: 0, count: (3 << 20) + 777)
+        for i in content.indices { content[i] = UInt8(truncatingIfNeeded: (i &* 7919) >> 5 ^ (i >> 13)) }
+        let path = dir.appendingPathComponent("asset.bin").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(content)))
+        for method in [CompressionMethod.deflated, .stored] {
+            let inMemory = try OutputEntry.making(name: "assets/asset.bin", content: content, method: method, timestamp: .apksigDefault)
+            let streamed = try OutputEntry.making(name: "assets/asset.bin", contentsOf: path, method: method, timestamp: .apksigDefault)
+            #expect(streamed.entry.encodedLocalHeader(extra: []) == inMemory.entry.encodedLocalHeader(extra: []), "\(method)")
+            #expect(try streamed.data.allBytes() == (try inMemory.data.allBytes()), "\(method)")
+            #expect(try streamed.uncompressed?.allBytes() == content, "\(method)")
+        }
+        // Fed in uneven pieces, the stream is byte-identical to one-shot compression.
+        let deflater = try Deflater(level: 9)
+        var pieces: [UInt8] = []
+        var offset = 0
+        for size in [1, 100, 65_536, 1 << 20, 3, 2 << 20] where offset < content.count {
+            let end = min(content.count, offset + size)
+            try content[offset..<end].withUnsafeBytes { piece in try deflater.update(piece) { pieces += $0 } }
+            offset = end
+        }
+        try content[offset...].withUnsafeBytes { piece in try deflater.update(piece) { pieces += $0 } }
+        try deflater.finish { pieces += $0 }
+        #expect(pieces == (try Deflate.compress(content, level: 9)))
+    }
+}
