@@ -35,9 +35,9 @@ package struct Chunk {
             throw BinaryXMLError(.truncated, "\(what) at offset \(offset): need an 8-byte chunk header, only \(max(0, limit - offset)) bytes left")
         }
         var reader = LittleEndianReader(bytes, offset: offset)
-        let type: UInt16 = try reader.read()
-        let headerSize = Int(try reader.read(UInt16.self))
-        let size = Int(try reader.read(UInt32.self))
+        let type = try reader.u16()
+        let headerSize = Int(try reader.u16())
+        let size = Int(try reader.u32())
         guard headerSize >= 8, size >= headerSize else {
             throw BinaryXMLError(.malformedChunk, "\(what) at offset \(offset) (type 0x\(String(type, radix: 16))): header size \(headerSize) / chunk size \(size) are inconsistent")
         }
@@ -70,4 +70,20 @@ extension LittleEndianWriter {
     }
 
     package mutating func padToFour() { while count % 4 != 0 { write(UInt8(0)) } }
+}
+
+extension LittleEndianReader {
+    // Concrete reads for this module. `read<T>()` is generic and not inlinable, so every call from outside
+    // APKCore went through runtime generic metadata: most of the time spent reading a large manifest.
+    // `readBytes` is not generic and throws the same `ShortReadError` (size needed, bytes left, offset).
+
+    @inline(__always) mutating func u8() throws -> UInt8 { try readBytes(1)[0] }
+
+    @inline(__always) mutating func u16() throws -> UInt16 {
+        UInt16(littleEndian: try readBytes(2).loadUnaligned(as: UInt16.self))
+    }
+
+    @inline(__always) mutating func u32() throws -> UInt32 {
+        UInt32(littleEndian: try readBytes(4).loadUnaligned(as: UInt32.self))
+    }
 }

@@ -35,11 +35,11 @@ struct StringPoolView {
             throw BinaryXMLError(.malformedStringPool, "string pool at offset \(chunk.offset): header of \(chunk.headerSize) bytes is shorter than 28")
         }
         var reader = LittleEndianReader(bytes, offset: chunk.offset + 8)
-        let stringCount = Int(try reader.read(UInt32.self))
-        let styleCount = Int(try reader.read(UInt32.self))
-        let flags: UInt32 = try reader.read()
-        let stringsStart = Int(try reader.read(UInt32.self))
-        let stylesStart = Int(try reader.read(UInt32.self))
+        let stringCount = Int(try reader.u32())
+        let styleCount = Int(try reader.u32())
+        let flags = try reader.u32()
+        let stringsStart = Int(try reader.u32())
+        let stylesStart = Int(try reader.u32())
         // The offset arrays must fit between the header and the chunk end: this bounds both counts.
         let arrays = (stringCount + styleCount).multipliedReportingOverflow(by: 4)
         guard stringCount <= StringPool.maximumStrings, styleCount <= stringCount || stringCount == 0 && styleCount == 0,
@@ -82,18 +82,18 @@ struct StringPoolView {
         do {
             if isUTF8 {
                 func length() throws -> Int {
-                    let first = Int(try reader.read(UInt8.self))
+                    let first = Int(try reader.u8())
                     if first & 0x80 == 0 { return first }
-                    return (first & 0x7F) << 8 | Int(try reader.read(UInt8.self))
+                    return (first & 0x7F) << 8 | Int(try reader.u8())
                 }
                 _ = try length()  // UTF-16 length, implied by the bytes
                 let byteCount = try length()
                 guard reader.remaining >= byteCount else { throw bad("claims \(byteCount) bytes but only \(reader.remaining) remain") }
                 return (regionStart + reader.offset, byteCount)
             } else {
-                let first = Int(try reader.read(UInt16.self))
+                let first = Int(try reader.u16())
                 var count = first
-                if first & 0x8000 != 0 { count = (first & 0x7FFF) << 16 | Int(try reader.read(UInt16.self)) }
+                if first & 0x8000 != 0 { count = (first & 0x7FFF) << 16 | Int(try reader.u16()) }
                 guard reader.remaining / 2 >= count else { throw bad("claims \(count) UTF-16 units but only \(reader.remaining) bytes remain") }
                 return (regionStart + reader.offset, count)
             }
@@ -140,9 +140,9 @@ struct StringPoolView {
             var r = LittleEndianReader(chunkBytes, offset: stylesBase + offset)
             var spans = [StringPool.Span]()
             while true {
-                let name: UInt32 = try r.read()
+                let name = try r.u32()
                 if name == StringPool.spanEnd { break }
-                spans.append(StringPool.Span(name: name, firstChar: try r.read(), lastChar: try r.read()))
+                spans.append(StringPool.Span(name: name, firstChar: try r.u32(), lastChar: try r.u32()))
             }
             try body(index, spans)
         }

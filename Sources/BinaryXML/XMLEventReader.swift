@@ -112,7 +112,7 @@ struct XMLEventReader {
                 let count = (chunk.size - chunk.headerSize) / 4
                 var reader = LittleEndianReader(bytes, offset: chunk.headerEnd)
                 resourceMap.reserveCapacity(resourceMap.count + count)
-                for _ in 0..<count { resourceMap.append(try reader.read()) }
+                for _ in 0..<count { resourceMap.append(try reader.u32()) }
             case ChunkType.xmlStartNamespace, ChunkType.xmlEndNamespace, ChunkType.xmlStartElement,
                  ChunkType.xmlEndElement, ChunkType.xmlCDATA:
                 if let event = try node(chunk) { return event }
@@ -155,17 +155,17 @@ struct XMLEventReader {
             throw BinaryXMLError(.malformedChunk, "\(place(chunk)): node header of \(chunk.headerSize) bytes is shorter than 16")
         }
         var header = LittleEndianReader(bytes, offset: chunk.offset + 8)
-        let line: UInt32 = try header.read()
-        let comment: UInt32 = try header.read()
+        let line = try header.u32()
+        let comment = try header.u32()
         try checkOptional(comment, place(chunk) + " comment")
         // The extension must lie inside the chunk; read it through a reader limited to the chunk.
         let chunkBytes = UnsafeRawBufferPointer(rebasing: bytes[0..<chunk.end])
         var ext = LittleEndianReader(chunkBytes, offset: chunk.headerEnd)
         switch chunk.type {
         case ChunkType.xmlStartNamespace:
-            let prefix: UInt32 = try ext.read()
+            let prefix = try ext.u32()
             try checkOptional(prefix, place(chunk) + " namespace prefix")
-            let uri: UInt32 = try ext.read()
+            let uri = try ext.u32()
             try check(uri, place(chunk) + " namespace URI")
             return .startNamespace(prefix: prefix, uri: uri, lineNumber: line)
         case ChunkType.xmlEndNamespace:
@@ -175,13 +175,13 @@ struct XMLEventReader {
                 throw BinaryXMLError(.badNesting, "\(place(chunk)): elements nest deeper than \(XMLTree.maximumDepth) levels")
             }
             let extStart = ext.offset
-            let namespace: UInt32 = try ext.read()
+            let namespace = try ext.u32()
             try checkOptional(namespace, place(chunk) + " element namespace")
-            let name: UInt32 = try ext.read()
+            let name = try ext.u32()
             try check(name, place(chunk) + " element name")
-            let attributeStart = Int(try ext.read(UInt16.self))
-            let attributeSize = Int(try ext.read(UInt16.self))
-            let attributeCount = Int(try ext.read(UInt16.self))
+            let attributeStart = Int(try ext.u16())
+            let attributeSize = Int(try ext.u16())
+            let attributeCount = Int(try ext.u16())
             guard attributeSize >= 20 || attributeCount == 0 else {
                 throw BinaryXMLError(.malformedChunk, "\(place(chunk)) <\(peek(name))>: attribute size \(attributeSize) is smaller than 20")
             }
@@ -201,9 +201,9 @@ struct XMLEventReader {
             open.append((namespace, name))
             return .startElement(element)
         case ChunkType.xmlEndElement:
-            let namespace: UInt32 = try ext.read()
+            let namespace = try ext.u32()
             try checkOptional(namespace, place(chunk) + " end element namespace")
-            let name: UInt32 = try ext.read()
+            let name = try ext.u32()
             try check(name, place(chunk) + " end element name")
             guard let start = open.last else {
                 throw BinaryXMLError(.badNesting, "\(place(chunk)): </\(peek(name))> without a matching start element")
@@ -215,11 +215,11 @@ struct XMLEventReader {
             if open.isEmpty { hasTopLevelElement = true }
             return .endElement(lineNumber: line)
         default:  // CDATA
-            let text: UInt32 = try ext.read()
+            let text = try ext.u32()
             try check(text, place(chunk) + " text")
-            _ = try ext.read(UInt16.self); _ = try ext.read(UInt8.self)
-            let type = ResourceValue.DataType(rawValue: try ext.read())
-            let data: UInt32 = try ext.read()
+            _ = try ext.u16(); _ = try ext.u8()
+            let type = ResourceValue.DataType(rawValue: try ext.u8())
+            let data = try ext.u32()
             if type == .string { try check(data, place(chunk) + " text value") }
             return .text(text: text, type: type, data: data, lineNumber: line, comment: comment)
         }
