@@ -36,6 +36,14 @@ final class InputReader: @unchecked Sendable {
 
     deinit { if fd >= 0 { close(fd) } }
 
+    /// The bytes in `range` (small records such as a local header).
+    func bytes(_ range: Range<Int64>) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(range.count64))
+        try read(range) { out.append(contentsOf: $0) }
+        return out
+    }
+
     /// Streams `range` to `body` in pieces of at most `bufferSize` bytes.
     func read(_ range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try source.checkRange(range)
@@ -48,8 +56,9 @@ final class InputReader: @unchecked Sendable {
             }
             return
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(Int64(Self.bufferSize), max(range.count64, 1))), alignment: 16)
-        defer { buffer.deallocate() }
+        let pooled = BufferPool.shared.take()  // a fresh megabyte per entry fragments the heap (see BufferPool)
+        defer { BufferPool.shared.recycle(pooled) }
+        let buffer = UnsafeMutableRawBufferPointer(rebasing: pooled[0..<min(pooled.count, Self.bufferSize)])
         var position = range.lowerBound
         while position < range.upperBound {
             let want = Int(min(Int64(buffer.count), range.upperBound - position))
@@ -63,15 +72,15 @@ final class InputReader: @unchecked Sendable {
     func withContiguousBytes<R>(_ range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try source.checkRange(range)
         guard fd >= 0 else { return try source.withBytes(in: range, body) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(Int(range.count64), 1), alignment: 16)
-        defer { buffer.deallocate() }
-        var position = range.lowerBound
-        while position < range.upperBound {
-            let want = Int(range.upperBound - position)
-            let start = Int(position - range.lowerBound)
-            position += Int64(try readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + want)]), at: position))
+        return try BufferPool.shared.withBuffer(minimumSize: max(Int(range.count64), 1)) { buffer in
+            var position = range.lowerBound
+            while position < range.upperBound {
+                let want = Int(range.upperBound - position)
+                let start = Int(position - range.lowerBound)
+                position += Int64(try readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + want)]), at: position))
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(range.count64)]))
         }
-        return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(range.count64)]))
     }
 
     private func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {

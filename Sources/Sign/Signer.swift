@@ -244,7 +244,8 @@ public struct Signer: Sendable {
                 let changedExtra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
                                                 outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset)
                 if let extra = changedExtra {
-                    var header = try source.bytes(in: entry.localHeaderOffset..<(entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
+                    // Through pread like the data: a touch of the mapping maps 64 KiB around it, per entry.
+                    var header = try reader.bytes(entry.localHeaderOffset..<(entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
                     guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
                     header[28] = UInt8(extra.count & 0xff)
                     header[29] = UInt8(extra.count >> 8)
@@ -584,25 +585,13 @@ public struct Signer: Sendable {
     /// Streams an output entry's plaintext: `uncompressed` when known, else its stored data, else inflated.
     static func withUncompressedChunks(of item: OutputEntry, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         if let plain = item.uncompressed {
-            var offset: Int64 = 0
-            while offset < plain.count {
-                let end = min(plain.count, offset + (1 << 20))
-                try plain.withBytes(in: offset..<end, body)
-                plain.discard(offset..<end)  // a streamed patch file is mapped: give its pages back
-                offset = end
-            }
+            try plain.stream(0..<plain.count, chunkSize: 1 << 20, body)
             return
         }
         switch item.entry.method {
         case .stored:
-            // In 1 MiB steps, each given back after use: a 400 MB stored asset must not become 400 MB resident.
-            var offset: Int64 = 0
-            while offset < item.data.count {
-                let end = min(item.data.count, offset + (1 << 20))
-                try item.data.withBytes(in: offset..<end, body)
-                item.data.discard(offset..<end)
-                offset = end
-            }
+            // Streamed (pread from a mapped input): a 400 MB stored asset must not become 400 MB resident.
+            try item.data.stream(0..<item.data.count, chunkSize: 1 << 20, body)
         case .deflated:
             try item.data.withBytes(in: 0..<item.data.count) { raw in
                 try Inflate.inflate(raw, expectedSize: item.entry.uncompressedSize, body)

@@ -16,7 +16,9 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
     private let group = DispatchGroup()
     private let inFlight: DispatchSemaphore
     private let lock = DispatchSemaphore(value: 1)
-    private var staging: [UInt8] = []
+    /// The chunk being filled: a pool buffer (fresh megabytes fragment the heap; see BufferPool).
+    private var staging: UnsafeMutableRawBufferPointer?
+    private var stagingCount = 0
     private var chunkCount = 0
     private var results: [Int: [[UInt8]]] = [:]
     /// Bytes consumed so far.
@@ -41,7 +43,6 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         }
         prefix = resuming
         inFlight = DispatchSemaphore(value: max(1, maxInFlight))
-        staging.reserveCapacity(Int(ContentDigester.chunkSize))
     }
 
     public func consume(_ bytes: UnsafeRawBufferPointer) throws {
@@ -50,23 +51,28 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         var offset = 0
         let chunkSize = Int(ContentDigester.chunkSize)
         while offset < bytes.count {
-            let take = min(bytes.count - offset, chunkSize - staging.count)
-            staging.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)]))
+            if staging == nil { staging = BufferPool.shared.take(); stagingCount = 0 }
+            let take = min(bytes.count - offset, chunkSize - stagingCount)
+            UnsafeMutableRawBufferPointer(rebasing: staging![stagingCount..<(stagingCount + take)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)]))
+            stagingCount += take
             offset += take
-            if staging.count == chunkSize { dispatchChunk() }
+            if stagingCount == chunkSize { dispatchChunk() }
         }
     }
 
     private func dispatchChunk() {
-        let chunk = staging
+        guard let buffer = staging else { return }
+        let chunk = SendableBuffer(buffer: buffer, count: stagingCount)
+        staging = nil
+        stagingCount = 0
         let index = chunkCount
         chunkCount += 1
-        staging = []
-        staging.reserveCapacity(Int(ContentDigester.chunkSize))
         let algorithms = self.algorithms
         inFlight.wait()
         queue.async(group: group) { [self] in
-            let digests = ContentDigester.chunkDigests(chunk, algorithms: algorithms)
+            let digests = ContentDigester.chunkDigests(UnsafeRawBufferPointer(rebasing: chunk.buffer[0..<chunk.count]), algorithms: algorithms)
+            BufferPool.shared.recycle(chunk.buffer)
             lock.wait(); results[index] = digests; lock.signal()
             inFlight.signal()
         }
@@ -76,7 +82,7 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
     public func finish() -> SectionChunkDigests {
         if !finished {
             finished = true
-            if !staging.isEmpty { dispatchChunk() }
+            if stagingCount > 0 { dispatchChunk() } else if let buffer = staging { BufferPool.shared.recycle(buffer); staging = nil }
             group.wait()
         }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
@@ -117,6 +123,10 @@ public struct SectionChunkDigests: Sendable, Equatable {
 extension ContentDigester {
     /// H(0xa5 || uint32-LE length || chunk) for each algorithm, in `algorithms` order.
     static func chunkDigests(_ chunk: [UInt8], algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
+        chunk.withUnsafeBytes { chunkDigests($0, algorithms: algorithms) }
+    }
+
+    static func chunkDigests(_ chunk: UnsafeRawBufferPointer, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
         var prefix: [UInt8] = [0xa5]
         prefix += UInt32(chunk.count).littleEndianBytes
         return algorithms.map { algorithm in
@@ -161,4 +171,10 @@ extension ContentDigester {
         }
         return result
     }
+}
+
+/// A pool buffer handed to a digest worker (owned by exactly one thread at a time).
+private struct SendableBuffer: @unchecked Sendable {
+    let buffer: UnsafeMutableRawBufferPointer
+    let count: Int
 }

@@ -21,11 +21,24 @@ public protocol DataSource: Sendable {
     func discard(_ range: Range<Int64>)
     /// What these bytes are, when that can be told without reading them (see `DataIdentity`); nil if not.
     var identity: DataIdentity? { get }
+    /// Calls `body` with `range` in consecutive pieces of at most `chunkSize` bytes, for reading large
+    /// ranges once, front to back (copies, digests). A file mapping reads them with `pread` instead.
+    func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws
 }
 
 extension DataSource {
     public func discard(_ range: Range<Int64>) {}
     public var identity: DataIdentity? { nil }
+    public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try checkRange(range)
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let end = min(range.upperBound, position + chunkSize)
+            try withBytes(in: position..<end, body)
+            discard(position..<end)
+            position = end
+        }
+    }
 }
 
 /// Tells that two sources hold the same bytes without reading them: the same range of the same immutable
@@ -83,14 +96,7 @@ extension DataSource {
 
     /// Streams `range` into `sink` in chunks of at most `chunkSize` bytes.
     public func feed<S: DataSink>(_ range: Range<Int64>, into sink: inout S, chunkSize: Int64 = 1 << 20) throws {
-        try checkRange(range)
-        var position = range.lowerBound
-        while position < range.upperBound {
-            let end = min(range.upperBound, position + chunkSize)
-            try withBytes(in: position..<end) { try sink.consume($0) }
-            discard(position..<end)
-            position = end
-        }
+        try stream(range, chunkSize: chunkSize) { try sink.consume($0) }
     }
 }
 
@@ -127,6 +133,10 @@ public struct SliceDataSource: DataSource {
     }
     public func discard(_ range: Range<Int64>) {
         base.discard((range.lowerBound + offset)..<(range.upperBound + offset))
+    }
+    public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try checkRange(range)
+        try base.stream((range.lowerBound + offset)..<(range.upperBound + offset), chunkSize: chunkSize, body)
     }
     public var identity: DataIdentity? {
         switch base.identity {
@@ -189,13 +199,17 @@ public final class MappedFile: DataSource, @unchecked Sendable {
     public let path: String
     public let count: Int64
     private let base: UnsafeRawPointer?
+    /// Kept open for `stream`: the same file as the mapping, read with pread.
+    private let fd: Int32
 
     /// Maps the file at `path`. An empty file is not mapped (`mmap` rejects length 0) and reads as empty.
     public init(path: String) throws {
         self.path = path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
-        defer { close(fd) }
+        self.fd = fd
+        var mapped = false
+        defer { if !mapped { close(fd) } }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileError(path: path, operation: "stat", errno: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
@@ -210,10 +224,43 @@ public final class MappedFile: DataSource, @unchecked Sendable {
         guard let pointer, pointer != MAP_FAILED else { throw FileError(path: path, operation: "mmap", errno: errno) }
         madvise(pointer, Int(count), MADV_SEQUENTIAL)
         base = UnsafeRawPointer(pointer)
+        mapped = true
     }
 
     deinit {
         if let base { munmap(UnsafeMutableRawPointer(mutating: base), Int(count)) }
+        if base != nil { close(fd) }
+    }
+
+    /// Reads with `pread` into a buffer rather than through the mapping. Pages touched through a mapping
+    /// stay resident (and the kernel maps 64 KiB around each fault), so streaming a 400 MB APK through it
+    /// would grow the process by up to 400 MB; pread copies from the page cache into one reused buffer, costs
+    /// less CPU than the page faults, and a file truncated behind our back gives an error, not SIGBUS.
+    public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try checkRange(range)
+        guard base != nil, range.count64 > 0 else { return }
+        try BufferPool.shared.withBuffer(minimumSize: Int(min(chunkSize, range.count64))) { pooled in
+            try stream(range, chunkSize: chunkSize, through: UnsafeMutableRawBufferPointer(rebasing: pooled[0..<Int(min(chunkSize, Int64(pooled.count)))]), body)
+        }
+    }
+
+    private func stream(_ range: Range<Int64>, chunkSize: Int64, through buffer: UnsafeMutableRawBufferPointer,
+                        _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let want = Int(min(Int64(buffer.count), range.upperBound - position))
+            var got = 0
+            while got < want {
+                let n = pread(fd, buffer.baseAddress! + got, want - got, off_t(position) + off_t(got))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO, detail: "the file changed while it was being read")
+                }
+                got += n
+            }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<want]))
+            position += Int64(want)
+        }
     }
 
     /// The mapping itself: an input APK is not modified while apkpatch reads it.
