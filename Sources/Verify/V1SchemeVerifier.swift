@@ -468,14 +468,23 @@ struct V1SchemeVerifier {
             let index = order[position]
             let job = jobList[index]
             let hashers = job.expected.map { $0.algorithm.makeHasher() }
+            // A large entry gives its mapped pages back (a stored one as it is read), so that the resident set
+            // does not grow by the whole APK; small entries are not worth a system call each.
+            let isLarge = job.entry.compressedSize >= 1 << 20
+            var position = job.entry.dataRange.lowerBound
             do {
                 try archive.withUncompressedChunks(of: job.entry) { chunk in
                     for hasher in hashers { hasher.update(chunk) }
+                    if isLarge && !job.entry.isCompressed {
+                        archive.source.discard(position..<(position + Int64(chunk.count)))
+                        position += Int64(chunk.count)
+                    }
                 }
                 outcomes.set(index, .digests(hashers.map { $0.finish() }))
             } catch {
                 outcomes.set(index, .failed("\(error)"))
             }
+            if isLarge && job.entry.isCompressed { archive.source.discard(job.entry.dataRange) }
         }
         if jobs.count > 1 { DispatchQueue.concurrentPerform(iterations: jobs.count, execute: work) } else { jobs.indices.forEach(work) }
         for (index, job) in jobs.enumerated() {
