@@ -107,15 +107,18 @@ public struct Signer: Sendable {
     // MARK: - Engine
 
     /// One entry to copy into the output.
-    struct Item: Sendable {
-        var entry: ZipEntry
+    /// A class, not a struct: items are passed to workers and looked at several times each, and copying a
+    /// ZipEntry (five arrays and a string) every time cost more than the rest of a watch-mode rebuild.
+    final class Item: Sendable {
+        let entry: ZipEntry
         enum Origin {
             /// An input APK entry: its local record and central directory record are copied from the input.
             case archive(centralRecord: Range<Int64>, centralIndex: Int)
             /// An entry from the Repack stage: headers are encoded from `entry`, data copied from `data`.
             case output(OutputEntry)
         }
-        var origin: Origin
+        let origin: Origin
+        init(entry: ZipEntry, origin: Origin) { self.entry = entry; self.origin = origin }
     }
 
     /// apksig's `getInputJarEntryOutputPolicy` without preserved signers: only entries the v1 manifest would
@@ -481,7 +484,7 @@ public struct Signer: Sendable {
     static func makeJARSignature(items: [Item], digests: [[UInt8]], digestAlgorithm: DigestAlgorithm, signerName: String,
                                  key: SignerKey, inputManifest: [UInt8]?, apkSchemeIDs: [Int],
                                  createdBy: String, level: Int32 = 9) throws -> [(name: String, data: [UInt8], compressed: [UInt8])] {
-        let entryDigests = zip(items, digests).map { (name: $0.entry.name, digest: $1) }
+        let entryDigests = items.indices.map { (name: items[$0].entry.name, digest: digests[$0]) }
         let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: digestAlgorithm, entryDigests: entryDigests, inputManifest: inputManifest)
         let manifestContents = manifest.contents
         let deflatedManifest = PendingResult<[UInt8]>()
