@@ -151,8 +151,15 @@ public enum EntryName {
             func isDotDot(_ start: Int, _ end: Int) -> Bool {
                 end - start == 2 && name[start] == UInt8(ascii: ".") && name[start + 1] == UInt8(ascii: ".")
             }
-            for index in name.indices {
+            var index = 0
+            while index < name.count {
+                // Eight bytes at a time while none is interesting (the usual case between separators).
+                if index + 8 <= name.count {
+                    let word = UInt64(littleEndian: UnsafeRawPointer(name.baseAddress! + index).loadUnaligned(as: UInt64.self))
+                    if !Self.mayNeedAttention(word) { index += 8; continue }
+                }
                 let byte = name[index]
+                defer { index += 1 }
                 // Printable ASCII other than '/' and '\\' is the common case: nothing to note.
                 if byte > 0x20 && byte < 0x7f && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\") { continue }
                 if byte == 0 { hasNUL = true } else if byte < 0x20 || byte == 0x7f { hasControl = true }
@@ -177,6 +184,18 @@ public enum EntryName {
         if hasEmptyInnerComponent { return "the name contains an empty path component ('//')" }
         if name.count >= 2 && name[1] == UInt8(ascii: ":") { return "the name looks like a drive-letter path" }
         return nil
+    }
+
+    /// False only when all eight bytes of `word` are printable ASCII (0x21...0x7E) other than '/' and '\\',
+    /// bytes `problem(with:)` has nothing to note about. Bit tricks from "Bit Twiddling Hacks" (hasless,
+    /// hasmore, haszero): they may report a byte that is fine (the caller then looks at each byte), never
+    /// miss one that is not.
+    @inline(__always) static func mayNeedAttention(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        let below = (word &- ones &* 0x21) & ~word & highs            // some byte < 0x21
+        let above = ((word &+ ones &* (127 - 0x7E)) | word) & highs   // some byte > 0x7E
+        return below != 0 || above != 0 || hasZeroByte(word ^ (ones &* 0x2F)) || hasZeroByte(word ^ (ones &* 0x5C))
     }
 }
 
