@@ -142,10 +142,10 @@ public struct Verifier: Sendable {
         // they will be, the check starts now on another thread, alongside the block schemes (which mostly wait
         // for the content digests). Its result is used only if `found` turns out as predicted here; a report
         // that stops before the JAR signatures never shows it.
-        let entries = archive.entries.filter { !$0.name.hasSuffix("/") }
         func makeV1Verifier(found: Set<Int>) -> V1SchemeVerifier {
-            V1SchemeVerifier(archive: archive, entries: entries, supportedSchemeNames: supportedSchemeNames,
-                             foundSchemeIDs: found, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
+            V1SchemeVerifier(archive: archive, entries: archive.entries.filter { !$0.name.hasSuffix("/") },
+                             supportedSchemeNames: supportedSchemeNames, foundSchemeIDs: found,
+                             minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
         }
         let predictedFound = Self.schemeIDsFound(in: signingBlock, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
         let earlyV1: BackgroundWork<V1SchemeVerifier.Result>?
