@@ -96,6 +96,33 @@ import Unpack
         #expect(try APKFacts(output).archive.entry(named: "META-INF/MY_RELEA.SF") != nil)
     }
 
+    @Test("--jar-deflate-level 9 with apksigner's alignment options gives apksigner's bytes; the default level differs only there")
+    func jarDeflateLevel() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let keys = Self.shared.rsa
+        let theirs = dir.appendingPathComponent("apksigner.apk").path
+        let apksigner = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
+                                                          "--v4-signing-enabled", "false", "--out", theirs, input])
+        #expect(apksigner.succeeded, "\(apksigner)")
+        let common = ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true", "--lib-page-alignment", "4096"]
+        let nine = dir.appendingPathComponent("nine.apk").path
+        let result = try TestSupport.apkpatch(common + ["--jar-deflate-level", "9", "--out", nine, input])
+        #expect(result.succeeded, "\(result)")
+        #expect(try TestSupport.readBytes(nine) == (try TestSupport.readBytes(theirs)))
+        let fast = dir.appendingPathComponent("fast.apk").path
+        #expect(try TestSupport.apkpatch(common + ["--out", fast, input]).succeeded)
+        #expect(try TestSupport.readBytes(fast) != (try TestSupport.readBytes(theirs)))
+        #expect(try TestSupport.run("apksigner", ["verify", fast]).succeeded)
+        // Same JAR signature contents, only compressed differently.
+        for name in ["META-INF/MANIFEST.MF", "META-INF/CLI.SF"] {
+            let a = try TestSupport.run("unzip", ["-p", fast, name]).stdout, b = try TestSupport.run("unzip", ["-p", theirs, name]).stdout
+            #expect(!a.isEmpty && a == b, "\(name)")
+        }
+        let bad = try TestSupport.apkpatch(common + ["--jar-deflate-level", "10", "--out", fast, input])
+        #expect(!bad.succeeded && bad.stderr.contains("--jar-deflate-level takes 0 to 9"), "\(bad)")
+    }
+
     @Test("signing the pipeline's entry list gives the same bytes as signing the archive")
     func entriesPathMatchesArchivePath() throws {
         let dir = try TestSupport.makeTemporaryDirectory()

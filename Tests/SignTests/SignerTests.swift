@@ -187,7 +187,9 @@ import Unpack
                                                        "--v4-signing-enabled", "false"] + flags + ["--out", theirs, input])
         #expect(result.succeeded, "\(result)")
         // The installed apksigner (build-tools < 35) preserves alignment and page-aligns .so files to 4 KiB.
-        let config = SignerConfig(key: keys.key, schemes: schemes, alignmentPreserved: true, libraryPageAlignment: 4096)
+        // apksig deflates the JAR signature files at level 9 (apkpatch's default is 1).
+        var config = SignerConfig(key: keys.key, schemes: schemes, alignmentPreserved: true, libraryPageAlignment: 4096)
+        config.jarSignatureCompressionLevel = 9
         _ = try Signer(config: config).sign(try APKArchive(path: input), to: ours)
         let a = try TestSupport.readBytes(ours), b = try TestSupport.readBytes(theirs)
         let identical = a == b
