@@ -5,7 +5,7 @@
 #   BENCH_QUICK=1 scripts/bench/run.sh   small corpus, 3 runs: checks the harness in a minute or two
 #
 # Environment:
-#   APKPATCH       the binary to measure (default: build `swift build -c release` and use .build/release/apkpatch)
+#   APKPATCH       the binary to measure (default: build it as `make build` does and use .build/release/apkpatch)
 #   BENCH_RUNS     runs per tool and workload (default 5; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
@@ -48,7 +48,7 @@ for tool in aapt zipalign apksigner apktool keytool openssl unzip /usr/bin/time;
 done
 if [ -z "${APKPATCH:-}" ]; then
     log "building apkpatch (release)"
-    (cd "$ROOT" && swift build -c release --product apkpatch >&2) || { log "release build failed"; exit 1; }
+    (cd "$ROOT" && swift build -c release --product apkpatch --static-swift-stdlib >&2) || { log "release build failed"; exit 1; }
     APKPATCH=$ROOT/.build/release/apkpatch
 fi
 [ -x "$APKPATCH" ] || { log "APKPATCH=$APKPATCH is not executable"; exit 1; }
