@@ -44,6 +44,8 @@ final class ContentDigestPrefetch: @unchecked Sendable {
     /// with chunked content digests to compute (or its layout is not what a quick look can find).
     static func start(source: any DataSource) -> ContentDigestPrefetch? {
         guard let eocd = quickEndOfCentralDirectory(in: source),
+              let size = quickSigningBlockSize(in: source, centralDirectoryOffset: eocd.centralDirectoryOffset),
+              size <= maxSigningBlockSize,
               let block = try? SigningBlock.locate(in: source, centralDirectoryOffset: eocd.centralDirectoryOffset) else { return nil }
         var algorithms: Set<ContentDigestAlgorithm> = []
         for id in [SigningBlock.ID.v2, SigningBlock.ID.v3, SigningBlock.ID.v31] {
@@ -88,6 +90,19 @@ final class ContentDigestPrefetch: @unchecked Sendable {
     }
 
     // MARK: - Quick looks (never trusted; see the type's documentation)
+
+    /// Real signing blocks are kilobytes. A larger one is left to the validated path, so that the quick look
+    /// (which runs before the archive's limits are checked) never copies much of a crafted file.
+    static let maxSigningBlockSize: UInt64 = 16 << 20
+
+    /// The size field in the signing block footer that would sit right before the central directory (any
+    /// 8 bytes there; `SigningBlock.locate` checks the magic).
+    static func quickSigningBlockSize(in source: any DataSource, centralDirectoryOffset: Int64) -> UInt64? {
+        guard centralDirectoryOffset >= 24 else { return nil }
+        return try? source.withBytes(in: (centralDirectoryOffset - 24)..<(centralDirectoryOffset - 16)) {
+            UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+        }
+    }
 
     /// The end of central directory record found as `ZipArchive` looks for it (the last record whose comment
     /// reaches the end of the file), without any of its validation; nil when there is none.

@@ -41,7 +41,7 @@ struct WorkAheadTests {
         #expect(prefetch.digests(for: layout) == expected, "a finished prefetch keeps its result")
     }
 
-    @Test("no prefetch without a signing block; a stopped prefetch offers nothing it did not finish")
+    @Test("no prefetch without a signing block or with an oversized one; a stopped prefetch offers nothing it did not finish")
     func prefetchWithoutBlockOrStopped() throws {
         let directory = try TestSupport.makeTemporaryDirectory("verify-prefetch-none")
         let v1Only = try VerifyFixtures.read(try VerifyFixtures.signedAPK(in: directory, schemes: SchemeSet(v1: true, v2: false, v3: false)))
@@ -50,6 +50,13 @@ struct WorkAheadTests {
         #expect(ContentDigestPrefetch.start(source: ByteArrayDataSource(Array(repeating: 0x50, count: 100))) == nil)
 
         let signed = try VerifyFixtures.read(try VerifyFixtures.signedAPK(in: directory))
+        // A footer claiming a block over the quick look's limit: left to the validated path.
+        var huge = signed
+        let footer = Int(try VerifyFixtures.zip(signed).centralDirectoryOffset) - 24
+        let claimed = (ContentDigestPrefetch.maxSigningBlockSize + 1).littleEndian
+        withUnsafeBytes(of: claimed) { for (i, byte) in $0.enumerated() { huge[footer + i] = byte } }
+        #expect(ContentDigestPrefetch.start(source: ByteArrayDataSource(huge)) == nil)
+
         let prefetch = try #require(ContentDigestPrefetch.start(source: ByteArrayDataSource(signed)))
         prefetch.cancel()
         // Either it finished before the stop (and then it is the real digest) or it offers nothing.
