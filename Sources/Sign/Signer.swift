@@ -542,8 +542,6 @@ public struct Signer: Sendable {
                     }
                 case .output(let outputEntry):
                     try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
-                    // A mapped input gives the pages back (they stay in the page cache): memory stays flat.
-                    outputEntry.data.discard(0..<outputEntry.data.count)
                 }
                 let digest = hasher.finish()
                 cache?.store(digest, for: cacheKey)
@@ -561,10 +559,20 @@ public struct Signer: Sendable {
             let batches = Self.contiguousBatches(items.map(\.entry.uncompressedSize), count: concurrency * 8)
             DispatchQueue.concurrentPerform(iterations: batches.count) { batch in
                 for index in batches[batch] { work(index) }
+                // Deflated entries were inflated through the input's mapping: give the run's pages back (they
+                // stay in the page cache) once, rather than per entry, which would fault big folios back in.
+                Self.discardMappedPages(of: items[batches[batch]])
             }
         }
         if let error = results.error { throw error }
         return results.values
+    }
+
+    /// Gives back the mapped input pages under the data of `items` (entries of the pipeline's plan).
+    static func discardMappedPages(of items: ArraySlice<Item>) {
+        for item in items {
+            if case .output(let entry) = item.origin, entry.entry.method == .deflated { entry.data.discard(0..<entry.data.count) }
+        }
     }
 
     /// `count` runs of consecutive indices with about equal total `sizes`, largest total first.

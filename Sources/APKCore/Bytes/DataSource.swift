@@ -272,17 +272,18 @@ public final class MappedFile: DataSource, @unchecked Sendable {
         return try body(UnsafeRawBufferPointer(start: base + Int(range.lowerBound), count: Int(range.count64)))
     }
 
-    /// Drops the whole pages inside `range` from this process's resident set (MADV_DONTNEED on a read-only
-    /// private mapping of a file: the next read faults them back in from the page cache, unchanged).
+    /// Drops the pages around `range` from this process's resident set (MADV_DONTNEED on a read-only private
+    /// mapping of a file: the next read faults them back in from the page cache, unchanged).
     public func discard(_ range: Range<Int64>) {
         guard let base, range.lowerBound >= 0, range.upperBound <= count else { return }
-        // Every page the range touches, partial ones included: small entries share pages, and the kernel maps
-        // pages around each fault, so giving back only whole pages would leave most of a many-entry APK
-        // resident. Dropping a page someone still reads is harmless: the mapping is read-only, so the page
-        // faults back in from the page cache.
-        let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
-        let start = range.lowerBound / page * page
-        let end = min(count, (range.upperBound + page - 1) / page * page)
+        // Out to 2 MiB boundaries, not just the pages the range touches: the kernel maps more than the page a
+        // read faults on (64 KiB around it, and the whole folio where the page cache holds large folios, up
+        // to 2 MiB: on Linux 6.x a file apkpatch wrote in 1 MiB writes is cached that way, and one touched
+        // byte there costs 2 MiB of resident set). Dropping pages someone still reads is harmless: the
+        // mapping is read-only, so they fault back in from the page cache.
+        let granule: Int64 = 2 << 20
+        let start = range.lowerBound / granule * granule
+        let end = min(count, (range.upperBound + granule - 1) / granule * granule)
         guard end > start else { return }
         madvise(UnsafeMutableRawPointer(mutating: base + Int(start)), Int(end - start), MADV_DONTNEED)
     }

@@ -47,12 +47,21 @@ public struct ZipArchive: Sendable {
         }
         try source.withBytes(in: 0..<source.count) { all in
             // In windows of entries, each window's pages given back once read: every header touched maps the
-            // 64 KiB around it (the kernel's fault-around), so reading all 5,500 headers of a 400 MB APK of
-            // 1 MiB assets would otherwise leave ~350 MB resident.
+            // 64 KiB around it (the kernel's fault-around), or the whole large folio (up to 2 MiB) holding it,
+            // so reading all 5,500 headers of a 400 MB APK of 1 MiB assets would otherwise leave up to the
+            // whole file resident. A window ends after 256 headers or 8 MiB of file, whichever comes first.
             let window = 256
+            let span: Int64 = 8 << 20
             var start = 0
             while start < entries.count {
-                let end = min(entries.count, start + window)
+                // Headers are touched ahead (their cache misses overlap) only as far as the window reaches.
+                var end = start + 1
+                let first = entries[start].localHeaderOffset
+                while end < min(entries.count, start + window) {
+                    let offset = entries[end].localHeaderOffset
+                    if offset < first || offset - first > span { break }
+                    end += 1
+                }
                 Self.touchLocalHeaders(of: entries[start..<end], in: all)
                 var low = Int64.max
                 var high: Int64 = 0
@@ -60,9 +69,13 @@ public struct ZipArchive: Sendable {
                     try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset)
                     low = min(low, entries[index].localHeaderOffset)
                     high = max(high, entries[index].dataOffset)
+                    if high - low > span {
+                        source.discard(low..<high)
+                        low = Int64.max
+                        high = 0
+                    }
                 }
-                let around: Int64 = 64 << 10
-                if low < high { source.discard((low / around * around)..<min(source.count, (high / around + 1) * around)) }
+                if low < high { source.discard(low..<high) }
                 start = end
             }
         }
