@@ -19,6 +19,9 @@ public struct PipelineOptions: Sendable {
     public var alignment = AlignmentPolicy.android15
     /// Signs the output when set (what `apkpatch sign` would do); nil writes an unsigned, aligned APK.
     public var signer: SignerConfig?
+    /// A signer whose key is still to be loaded: `run` loads it on another thread while the APK is opened
+    /// and patched (decrypting a keystore is ~15 ms of PBKDF2), then signs with it. Used when `signer` is nil.
+    public var pendingSigner: (@Sendable () throws -> SignerConfig)?
     /// Verifies the signed output by Android's rules, install checks included.
     public var verifies = true
     /// When set, each stage's output is also written there (unsigned.apk, …) for inspection.
@@ -75,11 +78,14 @@ public enum PatchPipeline {
         try ensureDistinct(input: options.input, output: output)
         var clock = StageClock()
         clock.onStage = options.onStage
+        let pendingSigner = options.signer == nil ? options.pendingSigner.map { load in BackgroundValue { try load() } } : nil
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
         let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
         // Opening touched every local header; the kernel mapped the pages around each one. Give them back.
         archive.source.discard(0..<archive.source.count)
+        var options = options
+        if let pendingSigner { options.signer = try pendingSigner.get() }
         var report = try build(plan: plan, archive: archive, options: options, output: output, clock: &clock)
         try finishInstall(&report, options: options, clock: &clock)
         report.timings = clock.timings
@@ -199,5 +205,25 @@ public enum PipelineError: Error, CustomStringConvertible {
         case .verificationFailed(let path, let errors):
             return "\(path) was written but does not verify:\n" + errors.map { "  ERROR: \($0)" }.joined(separator: "\n")
         }
+    }
+}
+
+/// A value computed on another thread; `get()` waits for it.
+final class BackgroundValue<T>: @unchecked Sendable {
+    // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting.
+    private var result: Result<T, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+    init(_ body: @escaping @Sendable () throws -> T) {
+        DispatchQueue.global().async { [self] in
+            result = Result { try body() }
+            done.signal()
+        }
+    }
+    /// Waits for the value (also when the caller fails first, so no work outlives the run).
+    deinit { done.wait() }
+    func get() throws -> T {
+        done.wait()
+        done.signal()
+        return try result!.get()
     }
 }

@@ -46,7 +46,8 @@ extension APKPatch {
 
         func run() throws {
             var options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: keepStages, signer: signer, schemes: schemes,
-                                                  installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json && !quiet)
+                                                  installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json && !quiet,
+                                                  defersKeyLoading: true)
             if !quiet && !json && isatty(STDERR_FILENO) == 1 {
                 // Progress on a terminal only: logs and pipes get the summary alone.
                 options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }
@@ -64,8 +65,12 @@ extension APKPatch {
 }
 
 /// Pipeline options from the command line, shared by `run` and `watch`.
+///
+/// With `defersKeyLoading`, a key that needs no typed or piped password is loaded by the pipeline while it
+/// opens and patches the APK (`PipelineOptions.pendingSigner`).
 func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: String?, signer: SignerOptions, schemes: SchemeOptions,
-                         installFlags: InstallFlags, noSign: Bool, noVerify: Bool, announcesDebugKey: Bool) throws -> PipelineOptions {
+                         installFlags: InstallFlags, noSign: Bool, noVerify: Bool, announcesDebugKey: Bool,
+                         defersKeyLoading: Bool = false) throws -> PipelineOptions {
     var options = PipelineOptions(input: apk, patchDirectory: patch, output: out)
     options.keepStagesDirectory = keepStages
     options.alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: schemes.libraryPageAlignment)
@@ -73,8 +78,13 @@ func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: S
         if !signer.isKeySpecified && announcesDebugKey {
             FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
         }
-        let key = try (signer.isKeySpecified ? signer.keySource() : .debug(path: nil)).load()
-        options.signer = schemes.config(key: key)
+        let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
+        if defersKeyLoading && !source.isInteractive {
+            let schemes = schemes
+            options.pendingSigner = { schemes.config(key: try source.load()) }
+        } else {
+            options.signer = schemes.config(key: try source.load())
+        }
     }
     options.verifies = !noVerify
     options.install = installFlags.options
