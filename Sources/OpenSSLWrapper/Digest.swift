@@ -37,11 +37,14 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// Fetched once, never freed (process lifetime); immutable and thread-safe in OpenSSL.
-private enum FetchedDigests {
+/// Fetched once, never freed (process lifetime); immutable and thread-safe in OpenSSL. Shared by the
+/// signer's `DigestAlgorithm` and the verifier's wider set of digests.
+enum FetchedDigests {
     nonisolated(unsafe) static let md5 = fetch("MD5", fallback: EVP_md5())
     nonisolated(unsafe) static let sha1 = fetch("SHA1", fallback: EVP_sha1())
+    nonisolated(unsafe) static let sha224 = fetch("SHA224", fallback: EVP_sha224())
     nonisolated(unsafe) static let sha256 = fetch("SHA256", fallback: EVP_sha256())
+    nonisolated(unsafe) static let sha384 = fetch("SHA384", fallback: EVP_sha384())
     nonisolated(unsafe) static let sha512 = fetch("SHA512", fallback: EVP_sha512())
     static func fetch(_ name: String, fallback: OpaquePointer?) -> OpaquePointer {
         EVP_MD_fetch(nil, name, nil) ?? fallback!

@@ -21,12 +21,12 @@ package enum VerificationDigest: String, Sendable, Hashable, CaseIterable {
     /// it again on every init, and a JAR signature check makes a digest per entry and per manifest section.
     var evp: OpaquePointer {
         switch self {
-        case .md5: return FetchedVerificationDigests.md5
-        case .sha1: return FetchedVerificationDigests.sha1
-        case .sha224: return FetchedVerificationDigests.sha224
-        case .sha256: return FetchedVerificationDigests.sha256
-        case .sha384: return FetchedVerificationDigests.sha384
-        case .sha512: return FetchedVerificationDigests.sha512
+        case .md5: return FetchedDigests.md5
+        case .sha1: return FetchedDigests.sha1
+        case .sha224: return FetchedDigests.sha224
+        case .sha256: return FetchedDigests.sha256
+        case .sha384: return FetchedDigests.sha384
+        case .sha512: return FetchedDigests.sha512
         }
     }
 
@@ -43,20 +43,6 @@ package enum VerificationDigest: String, Sendable, Hashable, CaseIterable {
 
     /// A streaming digest context.
     package func makeHasher() -> VerificationHasher { VerificationHasher(self) }
-}
-
-/// Fetched once, never freed (process lifetime); immutable and thread-safe in OpenSSL. A failed fetch (a
-/// provider without the algorithm) falls back to the legacy method, which behaves as before.
-private enum FetchedVerificationDigests {
-    nonisolated(unsafe) static let md5 = fetch("MD5", fallback: EVP_md5())
-    nonisolated(unsafe) static let sha1 = fetch("SHA1", fallback: EVP_sha1())
-    nonisolated(unsafe) static let sha224 = fetch("SHA224", fallback: EVP_sha224())
-    nonisolated(unsafe) static let sha256 = fetch("SHA256", fallback: EVP_sha256())
-    nonisolated(unsafe) static let sha384 = fetch("SHA384", fallback: EVP_sha384())
-    nonisolated(unsafe) static let sha512 = fetch("SHA512", fallback: EVP_sha512())
-    static func fetch(_ name: String, fallback: OpaquePointer?) -> OpaquePointer {
-        EVP_MD_fetch(nil, name, nil) ?? fallback!
-    }
 }
 
 /// A streaming digest for the verifier (single owner).

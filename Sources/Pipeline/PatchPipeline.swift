@@ -209,11 +209,11 @@ public enum PipelineError: Error, CustomStringConvertible {
 }
 
 /// A value computed on another thread; `get()` waits for it.
-final class BackgroundValue<T>: @unchecked Sendable {
+public final class BackgroundValue<T>: @unchecked Sendable {
     // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting.
     private var result: Result<T, any Error>?
     private let done = DispatchSemaphore(value: 0)
-    init(_ body: @escaping @Sendable () throws -> T) {
+    public init(_ body: @escaping @Sendable () throws -> T) {
         DispatchQueue.global().async { [self] in
             result = Result { try body() }
             done.signal()
@@ -221,7 +221,7 @@ final class BackgroundValue<T>: @unchecked Sendable {
     }
     /// Waits for the value (also when the caller fails first, so no work outlives the run).
     deinit { done.wait() }
-    func get() throws -> T {
+    public func get() throws -> T {
         done.wait()
         done.signal()
         return try result!.get()

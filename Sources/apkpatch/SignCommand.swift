@@ -69,7 +69,7 @@ extension APKPatch {
                 key = try source.load()
                 archive = try APKArchive(path: inputPath)
             } else {
-                let pendingKey = BackgroundResult { try source.load() }
+                let pendingKey = BackgroundValue { try source.load() }
                 let opened = Result { try APKArchive(path: inputPath) }
                 key = try pendingKey.get()
                 archive = try opened.get()
@@ -224,23 +224,5 @@ extension KeySource {
         case .debug:
             return false
         }
-    }
-}
-
-/// `body`'s result, computed on another thread; `get()` waits for it.
-final class BackgroundResult<T>: @unchecked Sendable {
-    // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting.
-    private var result: Result<T, any Error>?
-    private let done = DispatchSemaphore(value: 0)
-    init(_ body: @escaping @Sendable () throws -> T) {
-        DispatchQueue.global().async { [self] in
-            result = Result { try body() }
-            done.signal()
-        }
-    }
-    func get() throws -> T {
-        done.wait()
-        done.signal()
-        return try result!.get()
     }
 }
