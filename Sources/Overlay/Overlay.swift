@@ -211,7 +211,7 @@ public final class CompressionCache: @unchecked Sendable {
         }
     }
     private var storage: [Key: OutputEntry] = [:]
-    private let lock = NSLockLike()
+    private let lock = Lock()
     public init() {}
     public subscript(key: Key) -> OutputEntry? {
         get { lock.withLock { storage[key] } }
@@ -223,15 +223,4 @@ public final class CompressionCache: @unchecked Sendable {
 struct UnsafeMutableSendableBuffer<T>: @unchecked Sendable {
     let buffer: UnsafeMutableBufferPointer<T>
     init(_ buffer: UnsafeMutableBufferPointer<T>) { self.buffer = buffer }
-}
-
-/// A pthread mutex, for the few places that need one without Foundation.
-final class NSLockLike: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }
-        return try body()
-    }
 }

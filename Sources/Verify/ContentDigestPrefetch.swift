@@ -165,15 +165,9 @@ private struct StoppableSource: DataSource {
 
 /// A flag set once, read from any thread.
 private final class StopFlag: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched under `mutex`.
+    // @unchecked Sendable: `value` is only touched under `lock`.
     private var value = false
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
-    func set() { pthread_mutex_lock(mutex); value = true; pthread_mutex_unlock(mutex) }
-    var isSet: Bool { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; return value }
+    private let lock = Lock()
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }

@@ -654,24 +654,8 @@ private struct DigestJob: Sendable {
 private final class DigestOutcomes: @unchecked Sendable {
     enum Outcome { case digests([[UInt8]]), failed(String) }
     private var slots: [Outcome?]
-    private let lock = NSLockLike()
+    private let lock = Lock()
     init(count: Int) { slots = Array(repeating: nil, count: count) }
     func set(_ index: Int, _ outcome: Outcome) { lock.withLock { slots[index] = outcome } }
     func get(_ index: Int) -> Outcome? { lock.withLock { slots[index] } }
-}
-
-/// A pthread mutex (Verify does not import Foundation).
-private final class NSLockLike: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
 }
