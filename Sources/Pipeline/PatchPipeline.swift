@@ -79,6 +79,7 @@ public enum PatchPipeline {
         var clock = StageClock()
         clock.onStage = options.onStage
         let pendingSigner = options.signer == nil ? options.pendingSigner.map { load in BackgroundValue { try load() } } : nil
+        defer { pendingSigner?.wait() }
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
         let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
@@ -219,11 +220,15 @@ public final class BackgroundValue<T>: @unchecked Sendable {
             done.signal()
         }
     }
-    /// Waits for the value (also when the caller fails first, so no work outlives the run).
-    deinit { done.wait() }
     public func get() throws -> T {
+        wait()
+        return try result!.get()
+    }
+
+    /// Waits for the work to end. A caller that fails before it needs the value must still wait: the
+    /// process exits on the error, and OpenSSL's exit handlers free what a key derivation still uses.
+    public func wait() {
         done.wait()
         done.signal()
-        return try result!.get()
     }
 }

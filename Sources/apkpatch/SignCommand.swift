@@ -70,6 +70,7 @@ extension APKPatch {
                 archive = try APKArchive(path: inputPath)
             } else {
                 let pendingKey = BackgroundValue { try source.load() }
+                defer { pendingKey.wait() }  // also on failure: see BackgroundValue.wait
                 let opened = Result { try APKArchive(path: inputPath) }
                 key = try pendingKey.get()
                 archive = try opened.get()
