@@ -41,10 +41,7 @@ import TestSupport
         let dir = try TestSupport.makeTemporaryDirectory("atomic-\(command)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let keyStore = dir.appendingPathComponent("k.p12").path
-        let keytool = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keyStore, "-storetype", "PKCS12", "-storepass", "android",
-                                                      "-keypass", "android", "-alias", "k", "-keyalg", "RSA", "-keysize", "2048",
-                                                      "-dname", "CN=Atomic, C=US", "-validity", "365"])
-        try #require(keytool.succeeded, "\(keytool)")
+        try TestSupport.makeKeyStore(at: keyStore, password: "android", alias: "k", dname: "CN=Atomic, C=US", validityDays: 365)
         let patch = dir.appendingPathComponent("patch")
         try TestSupport.write("patched\n", to: "assets/atomic.txt", in: patch)
         let output = dir.appendingPathComponent("out.apk").path
@@ -91,10 +88,7 @@ import TestSupport
         let dir = try TestSupport.makeTemporaryDirectory("atomic-inplace")
         defer { try? FileManager.default.removeItem(at: dir) }
         let keyStore = dir.appendingPathComponent("k.p12").path
-        let keytool = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keyStore, "-storetype", "PKCS12", "-storepass", "android",
-                                                      "-keypass", "android", "-alias", "k", "-keyalg", "RSA", "-keysize", "2048",
-                                                      "-dname", "CN=Atomic, C=US", "-validity", "365"])
-        try #require(keytool.succeeded, "\(keytool)")
+        try TestSupport.makeKeyStore(at: keyStore, password: "android", alias: "k", dname: "CN=Atomic, C=US", validityDays: 365)
         let apk = dir.appendingPathComponent("app.apk").path
         try FileManager.default.copyItem(atPath: TestSupport.frameworkRes, toPath: apk)
         let arguments = ["sign", "--ks", keyStore, "--ks-pass", "pass:android", apk]

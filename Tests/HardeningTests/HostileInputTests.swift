@@ -33,9 +33,7 @@ func snapshot(_ directory: URL) -> Set<String> {
     static let keyStore: String = {
         let directory = try! TestSupport.makeTemporaryDirectory("hardening-keystore")
         let path = directory.appendingPathComponent("k.p12").path
-        _ = try? TestSupport.run("keytool", ["-genkeypair", "-keystore", path, "-storetype", "PKCS12", "-storepass", "android",
-                                             "-keypass", "android", "-alias", "k", "-keyalg", "RSA", "-keysize", "2048",
-                                             "-dname", "CN=Hostile, C=US", "-validity", "365"])
+        try? TestSupport.makeKeyStore(at: path, password: "android", alias: "k", dname: "CN=Hostile, C=US", validityDays: 365)
         return path
     }()
 

@@ -92,10 +92,7 @@ import Verify
     /// Keystore made by keytool, shared by both signers.
     static func makeKeyStore(in directory: URL) throws -> String {
         let path = directory.appendingPathComponent("release.p12").path
-        let result = try TestSupport.run("keytool", ["-genkeypair", "-keystore", path, "-storetype", "PKCS12", "-storepass", "android",
-                                                     "-keypass", "android", "-alias", "release", "-keyalg", "RSA", "-keysize", "2048",
-                                                     "-dname", "CN=Tamper Sweep, O=apkpatch, C=US", "-validity", "3650"])
-        guard result.succeeded else { throw FixtureError(message: "keytool failed:\n\(result)") }
+        try TestSupport.makeKeyStore(at: path, password: "android", dname: "CN=Tamper Sweep, O=apkpatch, C=US")
         return path
     }
 

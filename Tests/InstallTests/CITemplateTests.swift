@@ -30,10 +30,7 @@ func parseYAML(_ text: String) throws -> Any {
 /// A PKCS#12 keystore made by keytool (the oracle for "a keystore users already have").
 func makeKeystore(in directory: URL, password: String) throws -> URL {
     let keystore = directory.appendingPathComponent("release.p12")
-    let result = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keystore.path, "-storetype", "PKCS12", "-storepass", password,
-                                                 "-alias", "release", "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650",
-                                                 "-dname", "CN=CI Release, O=Example, C=US"])
-    guard result.succeeded else { throw FixtureError(message: "keytool failed:\n\(result)") }
+    try TestSupport.makeKeyStore(at: keystore.path, password: password, dname: "CN=CI Release, O=Example, C=US")
     return keystore
 }
 

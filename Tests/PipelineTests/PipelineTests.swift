@@ -14,10 +14,7 @@ import Unpack
     init() throws {
         dir = try TestSupport.makeTemporaryDirectory("pipeline")
         keystore = dir.appendingPathComponent("release.p12").path
-        let result = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keystore, "-storetype", "PKCS12", "-alias", "release",
-                                                     "-keyalg", "RSA", "-keysize", "2048", "-validity", "365", "-dname", "CN=Pipeline Test, O=apkpatch",
-                                                     "-storepass:env", "KS_PASS"], environment: ["KS_PASS": Self.password])
-        guard result.succeeded else { throw FixtureError(message: "keytool failed: \(result)") }
+        try TestSupport.makeKeyStore(at: keystore, password: Self.password, dname: "CN=Pipeline Test, O=apkpatch", validityDays: 365)
     }
 
     var signing: [String] { ["--ks", keystore, "--ks-pass", "env:KS_PASS"] }

@@ -11,10 +11,7 @@ import TestSupport
     init() throws {
         dir = try TestSupport.makeTemporaryDirectory("batch")
         keystore = dir.appendingPathComponent("ks.p12").path
-        let made = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keystore, "-storetype", "PKCS12", "-alias", "release",
-                                                   "-keyalg", "RSA", "-keysize", "2048", "-validity", "100", "-dname", "CN=Batch",
-                                                   "-storepass:env", "KS_PASS"], environment: ["KS_PASS": Self.password])
-        guard made.succeeded else { throw FixtureError(message: "\(made)") }
+        try TestSupport.makeKeyStore(at: keystore, password: Self.password, dname: "CN=Batch", validityDays: 100)
     }
 
     @Test func batchSignsTheGoodOnesAndReportsTheBadOne() throws {

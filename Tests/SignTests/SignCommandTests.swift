@@ -78,11 +78,7 @@ import Unpack
     func keytoolStores(type: String) throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let store = dir.appendingPathComponent("release.\(type.lowercased())").path
-        let made = try TestSupport.run("keytool", ["-genkeypair", "-keystore", store, "-storetype", type, "-alias", "my.release-key",
-                                                   "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650",
-                                                   "-dname", "CN=Release, O=Example, C=US",
-                                                   "-storepass", "store-secret", "-keypass", "store-secret"])
-        #expect(made.succeeded, "\(made)")
+        try TestSupport.makeKeyStore(at: store, password: "store-secret", alias: "my.release-key", dname: "CN=Release, O=Example, C=US", type: type)
         let input = try FixtureAPK.cordovaLike().build(in: dir)
         let output = dir.appendingPathComponent("signed.apk").path
         let result = try TestSupport.apkpatch(["sign", "--ks", store, "--ks-key-alias", "my.release-key", "--ks-pass", "env:APKPATCH_TEST_KS_PASS",

@@ -30,6 +30,18 @@ public enum TestSupport {
         public var description: String { "exit \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)" }
     }
 
+    /// A keystore made by the real `keytool -genkeypair` (the oracle for "a keystore users already have").
+    /// The password travels in the environment, never in argv; for PKCS12 it is also the key's password.
+    public static func makeKeyStore(at path: String, password: String, alias: String = "release", dname: String,
+                                    type: String = "PKCS12", keyAlgorithm: String = "RSA", keySize: Int = 2048,
+                                    validityDays: Int = 3650) throws {
+        let result = try run("keytool", ["-genkeypair", "-keystore", path, "-storetype", type, "-alias", alias,
+                                         "-keyalg", keyAlgorithm, "-keysize", String(keySize), "-validity", String(validityDays),
+                                         "-dname", dname, "-storepass:env", "APKPATCH_TEST_KS_PASS", "-keypass:env", "APKPATCH_TEST_KS_PASS"],
+                             environment: ["APKPATCH_TEST_KS_PASS": password])
+        guard result.succeeded else { throw FixtureError(message: "keytool -genkeypair failed:\n\(result)") }
+    }
+
     /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`, waiting for it to finish.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,

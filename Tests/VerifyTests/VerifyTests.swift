@@ -650,10 +650,7 @@ struct SignerConsistencyTests {
     func dsa() throws {
         let directory = try TestSupport.makeTemporaryDirectory("verify-dsa")
         let keystore = directory.appendingPathComponent("dsa.p12").path
-        let made = try TestSupport.run("keytool", ["-genkeypair", "-keystore", keystore, "-storetype", "PKCS12", "-storepass", TestKeys.password,
-                                                   "-keypass", TestKeys.password, "-alias", "signer", "-keyalg", "DSA", "-keysize", "2048",
-                                                   "-dname", "CN=DSA", "-validity", "3650"])
-        try #require(made.succeeded, "\(made)")
+        try TestSupport.makeKeyStore(at: keystore, password: TestKeys.password, alias: "signer", dname: "CN=DSA", keyAlgorithm: "DSA")
         let unsigned = try VerifyFixtures.unsignedAPK(in: directory)
         let output = directory.appendingPathComponent("signed.apk").path
         let signed = try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "pass:\(TestKeys.password)", "--out", output, unsigned])
