@@ -1,24 +1,46 @@
 import APKCore
 
-/// Reads the input APK's bulk data (entry bytes to copy and to digest) through `DataSource.stream`, which
-/// for a mapped file is `pread` into reused buffers rather than the mapping.
+/// Reads the input APK's bulk data (entry bytes to copy and to digest).
 ///
-/// Why: pages touched through a mapping stay in the process's resident set (with the pages the kernel maps
-/// around each fault), so copying a 45 MB APK through its mapping would make the signer 45 MB bigger.
-/// Headers and the central directory are read through the mapping (they are small).
+/// A mapped input is read through its mapping: hashing reads the page cache where it is, and copies reach the
+/// output through `writev` from the mapping (`SigningOutput.consume(stable:)`), so the kernel's one copy is
+/// the only one. Pages touched through a mapping stay in the process's resident set, so every sequential
+/// reader gives them back behind itself with a `ReleaseCursor`: memory stays flat whatever the APK size.
+/// Other sources are streamed through reused buffers.
 struct InputReader: Sendable {
     let source: any DataSource
+    /// The input's mapping, when it is one.
+    let mapping: MappedFile?
     static let bufferSize: Int64 = 1 << 20
 
-    init(source: any DataSource) { self.source = source }
+    init(source: any DataSource) {
+        self.source = source
+        mapping = source as? MappedFile
+    }
 
-    /// Streams `range` to `body` in pieces of at most `bufferSize` bytes.
-    func read(_ range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        try source.stream(range, chunkSize: Self.bufferSize, body)
+    /// Calls `body` with `range` in pieces of at most `bufferSize` bytes: from the mapping (mapped pages go
+    /// back behind the reader through `released`) or read into a reused buffer.
+    func read(_ range: Range<Int64>, releasing released: inout ReleaseCursor, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard let mapping else { return try source.stream(range, chunkSize: Self.bufferSize, body) }
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let end = min(range.upperBound, position + Self.bufferSize)
+            try mapping.withBytes(in: position..<end, body)
+            released.advance(to: end)
+            position = end
+        }
+    }
+
+    /// Copies `range` into `output`, without a copy of our own when the input is mapped (the mapping lives as
+    /// long as the archive, which outlives the output).
+    func copy(_ range: Range<Int64>, into output: SigningOutput, releasing released: inout ReleaseCursor) throws {
+        if mapping == nil { return try source.stream(range, chunkSize: Self.bufferSize) { try output.consume($0) } }
+        try read(range, releasing: &released) { try output.consume(stable: $0) }
     }
 
     /// Calls `body` with all of `range` in one contiguous buffer (for inflating a compressed entry).
     func withContiguousBytes<R>(_ range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        if let mapping { return try mapping.withBytes(in: range, body) }
         var result: R?
         try source.stream(range, chunkSize: max(range.count64, 1)) { result = try body($0) }
         if let result { return result }
@@ -27,9 +49,46 @@ struct InputReader: Sendable {
 
     /// The bytes in `range` (small records such as a local header).
     func bytes(_ range: Range<Int64>) throws -> [UInt8] {
+        if let mapping { return try mapping.bytes(in: range) }
         var out: [UInt8] = []
         out.reserveCapacity(Int(range.count64))
-        try read(range) { out.append(contentsOf: $0) }
+        try source.stream(range, chunkSize: Self.bufferSize) { out.append(contentsOf: $0) }
         return out
+    }
+
+    /// Gives the mapped pages a sequential reader has passed back to the page cache, in whole 2 MiB granules
+    /// (`MappedFile.discard`), `lag` bytes behind its position so that pieces still queued for `writev` or
+    /// a digest worker are not faulted in twice. Dropping pages another thread still reads is harmless (they
+    /// fault back in, unchanged).
+    struct ReleaseCursor {
+        static let granule: Int64 = 2 << 20
+        let mapping: MappedFile?
+        let lag: Int64
+        private var released: Int64
+
+        init(_ reader: InputReader?, from start: Int64, lag: Int64 = 0) {
+            mapping = reader?.mapping
+            self.lag = lag
+            released = start / Self.granule * Self.granule
+        }
+
+        /// The reader has finished with everything before `position`.
+        mutating func advance(to position: Int64) {
+            guard let mapping else { return }
+            let end = (position - lag) / Self.granule * Self.granule
+            if end > released {
+                mapping.discard(released..<end)
+                released = end
+            }
+        }
+
+        /// The reader is done: everything it touched up to `end` goes back, out to the granule around `end`.
+        mutating func finish(at end: Int64) {
+            guard let mapping else { return }
+            let end = min(mapping.count, (end + Self.granule - 1) / Self.granule * Self.granule)
+            guard end > released else { return }
+            mapping.discard(released..<end)
+            released = end
+        }
     }
 }

@@ -20,8 +20,9 @@ import ZlibWrapper
 /// 4. v2/v3: the entries section is digested in 1 MiB chunks *as it is written* (`StreamingChunkDigester`),
 ///    zeros pad it to a 4096-byte boundary, and the APK Signing Block goes before the central directory.
 ///
-/// Bulk input data is read with `pread` (`InputReader`), not through the mapping, and the output is never
-/// re-read, so memory stays flat whatever the APK size. Output goes to a temporary file renamed over the
+/// Input data is hashed and copied straight from the input's mapping (`InputReader`: `writev` from it, no
+/// copy of our own), whose pages go back behind each reader, and the output is never re-read, so memory
+/// stays flat whatever the APK size. Output goes to a temporary file renamed over the
 /// destination only when complete; the input is never modified. The same input and RSA key give
 /// byte-identical output, and with `alignmentPreserved` (and `libraryPageAlignment` 4096) the same bytes as
 /// apksigner from build-tools ≤ 34.
@@ -220,18 +221,21 @@ public struct Signer: Sendable {
         var inputPosition: Int64 = 0
         // Copies the input bytes before `offset` that lie outside records, skipping dropped records (as
         // apksig: "unprocessed data" between records is output verbatim).
+        // Mapped input pages go back behind the copy, far enough behind that what is still queued for the
+        // output's writev (1 MiB) and the chunk digests (4 MiB) stays mapped.
+        var released = InputReader.ReleaseCursor(reader, from: 0, lag: 8 << 20)
         var nextDropped = 0
         func copyInputGaps(upTo offset: Int64) throws {
             while nextDropped < droppedRecords.count && droppedRecords[nextDropped].lowerBound < offset {
                 let dropped = droppedRecords[nextDropped]
                 if dropped.lowerBound > inputPosition {
-                    try reader!.read(inputPosition..<dropped.lowerBound) { try output.consume($0) }
+                    try reader!.copy(inputPosition..<dropped.lowerBound, into: output, releasing: &released)
                 }
                 inputPosition = max(inputPosition, dropped.upperBound)
                 nextDropped += 1
             }
             if offset > inputPosition {
-                try reader!.read(inputPosition..<offset) { try output.consume($0) }
+                try reader!.copy(inputPosition..<offset, into: output, releasing: &released)
                 inputPosition = offset
             }
         }
@@ -247,17 +251,16 @@ public struct Signer: Sendable {
                 let changedExtra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
                                                 outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset)
                 if let extra = changedExtra {
-                    // Through pread like the data: a touch of the mapping maps 64 KiB around it, per entry.
                     var header = try reader.bytes(entry.localHeaderOffset..<(entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
                     guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
                     header[28] = UInt8(extra.count & 0xff)
                     header[29] = UInt8(extra.count >> 8)
                     try output.write(header)
                     try output.write(extra)
-                    try reader.read(entry.dataOffset..<entry.recordRange.upperBound) { try output.consume($0) }
+                    try reader.copy(entry.dataOffset..<entry.recordRange.upperBound, into: output, releasing: &released)
                     realigned += 1
                 } else {
-                    try reader.read(entry.recordRange) { try output.consume($0) }
+                    try reader.copy(entry.recordRange, into: output, releasing: &released)
                 }
                 var record = try source.bytes(in: centralRecord)
                 try Self.patchUInt32(&record, at: 42, to: headerOffset, what: "local header offset of \(entry.name.debugDescription)")
@@ -357,6 +360,7 @@ public struct Signer: Sendable {
         try output.writeUndigested(try endOfCentralDirectory(offset: centralDirectoryOffset))
         let size = output.position
         try output.commit(into: cache)
+        released.finish(at: archive?.source.count ?? 0)
 
         let schemesUsed = schemes.sorted()
         return SigningReport(
@@ -518,7 +522,7 @@ public struct Signer: Sendable {
     static func digestEntries(_ items: [Item], reader: InputReader?, algorithm: DigestAlgorithm, concurrency: Int,
                               cache: SigningCache? = nil) throws -> [[UInt8]] {
         let results = ResultSlots(count: items.count)
-        let work: @Sendable (Int) -> Void = { index in
+        let work: @Sendable (Int, inout InputReader.ReleaseCursor) -> Void = { index, released in
             if results.failed { return }
             let cacheKey = SigningCache.Key(items[index].entry, algorithm: algorithm)
             if let cached = cache?.digest(for: cacheKey) {
@@ -534,10 +538,12 @@ public struct Signer: Sendable {
                     let entry = items[index].entry
                     switch entry.method {
                     case .stored:
-                        try reader!.read(entry.dataRange) { hasher.update($0) }
+                        try reader!.read(entry.dataRange, releasing: &released) { hasher.update($0) }
                     case .deflated:
                         try reader!.withContiguousBytes(entry.dataRange) { raw in
-                            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize) { hasher.update($0) }
+                            let start = entry.dataRange.lowerBound
+                            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize,
+                                                consumed: { released.advance(to: start + Int64($0)) }) { hasher.update($0) }
                         }
                     }
                 case .output(let outputEntry):
@@ -551,21 +557,39 @@ public struct Signer: Sendable {
             }
         }
         if concurrency <= 1 || items.count < 2 {
-            for index in items.indices { work(index) }
+            var released = InputReader.ReleaseCursor(reader, from: 0)
+            for index in items.indices { work(index, &released) }
+            released.finish(at: reader?.source.count ?? 0)
         } else {
             // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
             // and a worker that jumped around the file would leave those neighbours resident until their
             // turn. Biggest runs first so the cores finish together.
             let batches = Self.contiguousBatches(items.map(\.entry.uncompressedSize), count: concurrency * 8)
             DispatchQueue.concurrentPerform(iterations: batches.count) { batch in
-                for index in batches[batch] { work(index) }
-                // Deflated entries were inflated through the input's mapping: give the run's pages back (they
-                // stay in the page cache) once, rather than per entry, which would fault big folios back in.
-                Self.discardMappedPages(of: items[batches[batch]])
+                // The run's input pages go back behind it as it reads (they stay in the page cache).
+                let run = batches[batch]
+                var released = InputReader.ReleaseCursor(reader, from: Self.inputStart(of: items[run.lowerBound]))
+                for index in run { work(index, &released) }
+                if let end = Self.inputEnd(of: items[run.upperBound - 1]) {
+                    released.finish(at: end)
+                }
+                // Deflated entries of the pipeline's plan were inflated through their mapping: give the run's
+                // pages back once, rather than per entry, which would fault big folios back in.
+                Self.discardMappedPages(of: items[run])
             }
         }
         if let error = results.error { throw error }
         return results.values
+    }
+
+    /// Where an input APK entry's record starts and ends in the input (nil for entries of the pipeline's plan).
+    static func inputStart(of item: Item) -> Int64 {
+        if case .archive = item.origin { return item.entry.localHeaderOffset }
+        return 0
+    }
+    static func inputEnd(of item: Item) -> Int64? {
+        if case .archive = item.origin { return item.entry.recordRange.upperBound }
+        return nil
     }
 
     /// Gives back the mapped input pages under the data of `items` (entries of the pipeline's plan).
@@ -792,6 +816,16 @@ final class SigningOutput: DataSink {
         precondition(!matching, "write inside the reused prefix")
         try writeUndigested(bytes)
         try digester?.consume(bytes)
+    }
+
+    /// `consume` without copies: `bytes` must stay valid until the output is committed (the input's mapping).
+    func consume(stable bytes: UnsafeRawBufferPointer) throws {
+        precondition(!matching, "write inside the reused prefix")
+        switch target {
+        case .file(let file): try file.writeStable(bytes)
+        case .recycled(let recycled): try recycled.write(bytes)
+        }
+        digester?.consume(stable: bytes)
     }
 
     func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try consume($0) } }

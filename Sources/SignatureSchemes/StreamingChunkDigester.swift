@@ -16,7 +16,10 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
     private let group = DispatchGroup()
     private let inFlight: DispatchSemaphore
     private let lock = DispatchSemaphore(value: 1)
-    /// The chunk being filled: a pool buffer (fresh megabytes fragment the heap; see BufferPool).
+    /// The chunk being filled, as pieces in order: copies in `staging` (a pool buffer: fresh megabytes
+    /// fragment the heap; see BufferPool) and bytes given to `consume(stable:)`, referenced where they are.
+    private var pieces: [UnsafeRawBufferPointer] = []
+    private var chunkFill = 0
     private var staging: UnsafeMutableRawBufferPointer?
     private var stagingCount = 0
     private var chunkCount = 0
@@ -45,25 +48,50 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         inFlight = DispatchSemaphore(value: max(1, maxInFlight))
     }
 
+    /// Feeds a copy of `bytes`.
     public func consume(_ bytes: UnsafeRawBufferPointer) throws {
+        feed(bytes, stable: false)
+    }
+
+    /// Feeds `bytes` without copying them: they must stay valid and unchanged until `finish()` returns
+    /// (bytes of an input file's read-only mapping), since a worker hashes them where they are.
+    public func consume(stable bytes: UnsafeRawBufferPointer) {
+        feed(bytes, stable: true)
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer, stable: Bool) {
         precondition(!finished, "StreamingChunkDigester fed after finish()")
         count += Int64(bytes.count)
         var offset = 0
         let chunkSize = Int(ContentDigester.chunkSize)
         while offset < bytes.count {
-            if staging == nil { staging = BufferPool.shared.take(); stagingCount = 0 }
-            let take = min(bytes.count - offset, chunkSize - stagingCount)
-            UnsafeMutableRawBufferPointer(rebasing: staging![stagingCount..<(stagingCount + take)])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)]))
-            stagingCount += take
+            let take = min(bytes.count - offset, chunkSize - chunkFill)
+            let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)])
+            if stable {
+                pieces.append(piece)
+            } else {
+                if staging == nil { staging = BufferPool.shared.take(); stagingCount = 0 }
+                let copy = UnsafeMutableRawBufferPointer(rebasing: staging![stagingCount..<(stagingCount + take)])
+                copy.copyMemory(from: piece)
+                stagingCount += take
+                // Contiguous with the previous copy: one piece.
+                if let last = pieces.last, last.baseAddress.map({ $0 + last.count }) == UnsafeRawPointer(copy.baseAddress) {
+                    pieces[pieces.count - 1] = UnsafeRawBufferPointer(start: last.baseAddress, count: last.count + take)
+                } else {
+                    pieces.append(UnsafeRawBufferPointer(copy))
+                }
+            }
+            chunkFill += take
             offset += take
-            if stagingCount == chunkSize { dispatchChunk() }
+            if chunkFill == chunkSize { dispatchChunk() }
         }
     }
 
     private func dispatchChunk() {
-        guard let buffer = staging else { return }
-        let chunk = SendableBuffer(buffer: buffer, count: stagingCount)
+        guard chunkFill > 0 else { return }
+        let chunk = SendableChunk(pieces: pieces, count: chunkFill, staging: staging)
+        pieces = []
+        chunkFill = 0
         staging = nil
         stagingCount = 0
         let index = chunkCount
@@ -71,8 +99,8 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         let algorithms = self.algorithms
         inFlight.wait()
         queue.async(group: group) { [self] in
-            let digests = ContentDigester.chunkDigests(UnsafeRawBufferPointer(rebasing: chunk.buffer[0..<chunk.count]), algorithms: algorithms)
-            BufferPool.shared.recycle(chunk.buffer)
+            let digests = ContentDigester.chunkDigests(chunk.pieces, count: chunk.count, algorithms: algorithms)
+            if let staging = chunk.staging { BufferPool.shared.recycle(staging) }
             lock.wait(); results[index] = digests; lock.signal()
             inFlight.signal()
         }
@@ -82,7 +110,7 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
     public func finish() -> SectionChunkDigests {
         if !finished {
             finished = true
-            if stagingCount > 0 { dispatchChunk() } else if let buffer = staging { BufferPool.shared.recycle(buffer); staging = nil }
+            if chunkFill > 0 { dispatchChunk() } else if let buffer = staging { BufferPool.shared.recycle(buffer); staging = nil }
             group.wait()
         }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
@@ -127,12 +155,17 @@ extension ContentDigester {
     }
 
     static func chunkDigests(_ chunk: UnsafeRawBufferPointer, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
+        chunkDigests([chunk], count: chunk.count, algorithms: algorithms)
+    }
+
+    /// The same, for a chunk given as consecutive pieces totalling `count` bytes.
+    static func chunkDigests(_ pieces: [UnsafeRawBufferPointer], count: Int, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
         var prefix: [UInt8] = [0xa5]
-        prefix += UInt32(chunk.count).littleEndianBytes
+        prefix += UInt32(count).littleEndianBytes
         return algorithms.map { algorithm in
             let hasher = Digest(algorithm.digestAlgorithm)
             hasher.update(prefix)
-            hasher.update(chunk)
+            for piece in pieces { hasher.update(piece) }
             return hasher.finish()
         }
     }
@@ -173,8 +206,10 @@ extension ContentDigester {
     }
 }
 
-/// A pool buffer handed to a digest worker (owned by exactly one thread at a time).
-private struct SendableBuffer: @unchecked Sendable {
-    let buffer: UnsafeMutableRawBufferPointer
+/// A chunk handed to a digest worker: its pieces, and the pool buffer holding the copied ones (owned by
+/// exactly one thread at a time).
+private struct SendableChunk: @unchecked Sendable {
+    let pieces: [UnsafeRawBufferPointer]
     let count: Int
+    let staging: UnsafeMutableRawBufferPointer?
 }

@@ -132,24 +132,32 @@ public enum Inflate {
 
     /// Inflates `input`, calling `body` with each chunk of output (at most `chunkSize` bytes); throws unless
     /// the stream ends after exactly `expectedSize` bytes.
+    ///
+    /// `consumed` is told, after each step, how many input bytes zlib has read so far: it never reads them
+    /// again, so a caller reading from a mapping can give those pages back while a large entry inflates.
     public static func inflate(_ input: UnsafeRawBufferPointer, expectedSize: Int64, chunkSize: Int = 256 << 10,
+                               consumed report: (Int) -> Void = { _ in },
                                _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         var stream = z_stream()
         var rc = apkpatch_inflateInit2(&stream, -MAX_WBITS)
         guard rc == Z_OK else { throw ZlibError(operation: "inflateInit2", code: rc, message: "cannot initialise inflate") }
         defer { inflateEnd(&stream) }
+        // No bigger than the entry needs (one byte more shows a stream longer than declared in the same
+        // step): most entries are small, and a fresh 256 KiB per entry is page faults, not inflating.
+        let chunkSize = Int(max(1, min(Int64(chunkSize), expectedSize + 1)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         var consumed = 0
         var total: Int64 = 0
         repeat {
-            let inputChunk = min(input.count - consumed, Int(UInt32.max))
+            let inputChunk = min(input.count - consumed, 1 << 20)
             stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { ($0 + consumed).assumingMemoryBound(to: Bytef.self) })
             stream.avail_in = uInt(inputChunk)
             stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
             stream.avail_out = uInt(chunkSize)
             rc = CZlib.inflate(&stream, Z_NO_FLUSH)
             consumed += inputChunk - Int(stream.avail_in)
+            report(consumed)
             let produced = chunkSize - Int(stream.avail_out)
             total += Int64(produced)
             if total > expectedSize { throw Failure.exceedsDeclaredSize(expectedSize) }

@@ -18,14 +18,20 @@ import TestSupport
         let sequential = try ContentDigester.digests(entries: ByteArrayDataSource(entries), centralDirectory: ByteArrayDataSource(centralDirectory),
                                                      endOfCentralDirectory: eocd, algorithms: algorithms, concurrency: 1)
         #expect(expected == sequential)
-        // Feed in pseudo-random piece sizes (seeded, printed on failure through the size argument).
+        // Feed in pseudo-random piece sizes (seeded, printed on failure through the size argument), some
+        // copied and some by reference (as the signer feeds a mapped input), from memory that stays valid
+        // until finish().
+        let stable = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, entries.count), alignment: 16)
+        defer { stable.deallocate() }
+        entries.withUnsafeBytes { if $0.count > 0 { stable.copyMemory(from: $0) } }
         let streaming = try StreamingChunkDigester(algorithms: algorithms, maxInFlight: 2)
         var offset = 0
         var state: UInt64 = UInt64(size) | 1
         while offset < entries.count {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             let piece = min(entries.count - offset, Int(state >> 44) % 300_000 + 1)
-            try entries[offset..<(offset + piece)].withUnsafeBytes { try streaming.consume($0) }
+            let bytes = UnsafeRawBufferPointer(rebasing: stable[offset..<(offset + piece)])
+            if state & 0x100 == 0 { try streaming.consume(bytes) } else { streaming.consume(stable: bytes) }
             offset += piece
         }
         let section = streaming.finish()

@@ -16,8 +16,15 @@ public final class OutputFile: DataSink {
     public let destination: String
     public let temporaryPath: String
     private var fd: Int32
-    private var buffer: [UInt8] = []
-    private let bufferLimit = 1 << 20
+    /// Copies of the bytes given to `write`, until the next flush (allocated once: `pending` points into it).
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var bufferUsed = 0
+    /// What the next flush writes, in order: pieces of `buffer` and bytes given to `writeStable`.
+    private var pending: [iovec] = []
+    private var pendingBytes = 0
+    private static let flushThreshold = 1 << 20
+    /// Linux's IOV_MAX.
+    private static let maxPieces = 1024
     public private(set) var position: Int64 = 0
     private var committed = false
 
@@ -32,22 +39,47 @@ public final class OutputFile: DataSink {
         self.fd = fd
         self.temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         fchmod(fd, mode)
-        buffer.reserveCapacity(bufferLimit)
+        buffer = .allocate(byteCount: Self.flushThreshold, alignment: 64)
+        pending.reserveCapacity(Self.maxPieces)
     }
 
     deinit {
+        buffer.deallocate()
         if fd >= 0 { close(fd) }
         if !committed { unlink(temporaryPath) }
     }
 
+    /// Appends a copy of `bytes` (buffered).
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count > 0 else { return }
+        if bufferUsed + bytes.count > buffer.count || pending.count >= Self.maxPieces { try flush() }
         position += Int64(bytes.count)
-        if buffer.count + bytes.count > bufferLimit { try flush() }
-        if bytes.count >= bufferLimit {
+        if bytes.count >= buffer.count {
             try writeAll(bytes)
-        } else {
-            buffer.append(contentsOf: bytes)
+            return
         }
+        let start = buffer.baseAddress! + bufferUsed
+        start.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        bufferUsed += bytes.count
+        if let last = pending.last, last.iov_base == start - last.iov_len {
+            pending[pending.count - 1].iov_len += bytes.count
+        } else {
+            pending.append(iovec(iov_base: start, iov_len: bytes.count))
+        }
+        pendingBytes += bytes.count
+        if pendingBytes >= Self.flushThreshold { try flush() }
+    }
+
+    /// Appends `bytes` without copying them: the caller guarantees they stay valid and unchanged until the
+    /// next `flush` or `commit` (bytes of an input file's read-only mapping). They reach the file in one
+    /// `writev` with their neighbours, so copying an input APK costs the kernel's copy alone.
+    public func writeStable(_ bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count > 0 else { return }
+        if pending.count >= Self.maxPieces { try flush() }
+        position += Int64(bytes.count)
+        pending.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), iov_len: bytes.count))
+        pendingBytes += bytes.count
+        if pendingBytes >= Self.flushThreshold { try flush() }
     }
 
     public func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try write($0) } }
@@ -59,11 +91,30 @@ public final class OutputFile: DataSink {
 
     public func consume(_ bytes: UnsafeRawBufferPointer) throws { try write(bytes) }
 
-    /// Writes buffered bytes to the temporary file.
+    /// Writes what is pending to the temporary file.
     public func flush() throws {
-        guard !buffer.isEmpty else { return }
-        try buffer.withUnsafeBytes { try writeAll($0) }
-        buffer.removeAll(keepingCapacity: true)
+        guard !pending.isEmpty else { return }
+        var first = 0
+        while first < pending.count {
+            let n = pending.withUnsafeBufferPointer { writev(fd, $0.baseAddress! + first, Int32($0.count - first)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: temporaryPath, operation: "write", errno: errno)
+            }
+            // Skip what was written; a short write leaves the rest of a piece for the next call.
+            var written = n
+            while first < pending.count && written >= pending[first].iov_len {
+                written -= pending[first].iov_len
+                first += 1
+            }
+            if written > 0 {
+                pending[first].iov_base = pending[first].iov_base! + written
+                pending[first].iov_len -= written
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+        pendingBytes = 0
+        bufferUsed = 0
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws {

@@ -1,0 +1,46 @@
+import Testing
+@testable import APKCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `OutputFile` gathers copied and referenced pieces into `writev` calls: whatever the mix, the file must hold
+/// exactly the bytes written, in order.
+@Suite struct OutputFileTests {
+    @Test("copied and referenced pieces reach the file in order", arguments: [1, 7, 0x5eed])
+    func gatheredWrites(seed: UInt64) throws {
+        let directory = "/tmp/apkpatch-outputfile-\(getpid())-\(seed)"
+        mkdir(directory, 0o700)
+        defer { unlink(directory + "/out.bin"); rmdir(directory) }
+        // 6 MiB of referenced bytes that outlive the output, and a log of what was written.
+        let source = UnsafeMutableRawBufferPointer.allocate(byteCount: 6 << 20, alignment: 16)
+        defer { source.deallocate() }
+        var state = seed | 1
+        func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state >> 33 }
+        for i in 0..<source.count { source[i] = UInt8(truncatingIfNeeded: next()) }
+        var expected: [UInt8] = []
+        let output = try OutputFile(destination: directory + "/out.bin")
+        var offset = 0
+        while offset < source.count {
+            // Mostly tiny pieces (more than writev's 1024 per call), now and then a large one.
+            let size = min(source.count - offset, next() % 50 == 0 ? Int(next() % (3 << 20)) : Int(next() % 200))
+            let bytes = UnsafeRawBufferPointer(rebasing: source[offset..<(offset + size)])
+            expected += Array(bytes)
+            switch next() % 3 {
+            case 0: try output.writeStable(bytes)
+            case 1: try output.write(bytes)
+            default:
+                let zeros = Int(next() % 5)
+                try output.write(Array(bytes))
+                try output.writeZeros(zeros)
+                expected += [UInt8](repeating: 0, count: zeros)
+            }
+            offset += size
+        }
+        #expect(output.position == Int64(expected.count))
+        try output.commit()
+        let written = try MappedFile(path: directory + "/out.bin").allBytes()
+        #expect(written.count == expected.count)
+        #expect(written == expected)
+    }
+}
