@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build dependencies, then the oracles the tests check our output with.
-APT_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev \
+APT_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev \
 	zipalign aapt apksigner apktool adb apkverifier android-framework-res \
 	openjdk-17-jdk-headless unzip zip openssl python3 time
 

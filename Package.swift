@@ -20,11 +20,12 @@ let package = Package(
         .systemLibrary(name: "CLibzip", pkgConfig: "libzip", providers: [.apt(["libzip-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibdeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CSystem"),
         // The only modules that import a C module.
         .target(name: "LibzipWrapper", dependencies: ["CLibzip"]),
         .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
-        .target(name: "ZlibWrapper", dependencies: ["CZlib"]),
+        .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate"]),
         // Byte sources, ZIP records, the APK Signing Block codec (CSystem only for renameat2).
         .target(name: "APKCore", dependencies: [.target(name: "CSystem", condition: .when(platforms: [.linux]))]),
         // The stages.

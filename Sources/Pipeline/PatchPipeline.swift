@@ -17,11 +17,10 @@ public struct PipelineOptions: Sendable {
     public var output: String?
     /// Alignment when the output is not signed (the signer aligns signed output itself, by the same rules).
     public var alignment = AlignmentPolicy.android15
-    /// Signs the output when set (what `apkpatch sign` would do); nil writes an unsigned, aligned APK.
+    /// Signs the output when set (what `apkpatch sign` would do); nil writes an unsigned, aligned APK. Its key
+    /// may still be loading (`SignerConfig.init(pendingKey:)`): the APK is opened, patched, copied and
+    /// digested meanwhile (decrypting a keystore is ~15 ms of PBKDF2), and `run` waits for it in any case.
     public var signer: SignerConfig?
-    /// A signer whose key is still to be loaded: `run` loads it on another thread while the APK is opened
-    /// and patched (decrypting a keystore is ~15 ms of PBKDF2), then signs with it. Used when `signer` is nil.
-    public var pendingSigner: (@Sendable () throws -> SignerConfig)?
     /// Verifies the signed output by Android's rules, install checks included.
     public var verifies = true
     /// When set, each stage's output is also written there (unsigned.apk, …) for inspection.
@@ -78,15 +77,12 @@ public enum PatchPipeline {
         try ensureDistinct(input: options.input, output: output)
         var clock = StageClock()
         clock.onStage = options.onStage
-        let pendingSigner = options.signer == nil ? options.pendingSigner.map { load in BackgroundValue { try load() } } : nil
-        defer { pendingSigner?.wait() }
+        defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
         let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
         // Opening touched every local header; the kernel mapped the pages around each one. Give them back.
         archive.source.discard(0..<archive.source.count)
-        var options = options
-        if let pendingSigner { options.signer = try pendingSigner.get() }
         var report = try build(plan: plan, archive: archive, options: options, output: output, clock: &clock)
         try finishInstall(&report, options: options, clock: &clock)
         report.timings = clock.timings
@@ -206,29 +202,5 @@ public enum PipelineError: Error, CustomStringConvertible {
         case .verificationFailed(let path, let errors):
             return "\(path) was written but does not verify:\n" + errors.map { "  ERROR: \($0)" }.joined(separator: "\n")
         }
-    }
-}
-
-/// A value computed on another thread; `get()` waits for it.
-public final class BackgroundValue<T>: @unchecked Sendable {
-    // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting.
-    private var result: Result<T, any Error>?
-    private let done = DispatchSemaphore(value: 0)
-    public init(_ body: @escaping @Sendable () throws -> T) {
-        DispatchQueue.global().async { [self] in
-            result = Result { try body() }
-            done.signal()
-        }
-    }
-    public func get() throws -> T {
-        wait()
-        return try result!.get()
-    }
-
-    /// Waits for the work to end. A caller that fails before it needs the value must still wait: the
-    /// process exits on the error, and OpenSSL's exit handlers free what a key derivation still uses.
-    public func wait() {
-        done.wait()
-        done.signal()
     }
 }

@@ -146,28 +146,27 @@ public struct Signer: Sendable {
 
     private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,
                      archive: APKArchive?, sectionEnd: Int64, droppedRecords: [Range<Int64>], inputEndOfCentralDirectory: [UInt8]?,
-                     comment: [UInt8], cache: SigningCache?) throws -> SigningReport {
+                     comment: [UInt8], cache: SigningCache?, plannedDigests: DigestPlan? = nil) throws -> SigningReport {
         let schemes = config.schemes
         guard !schemes.isEmpty else { throw SignError.noSchemes }
         // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
         guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
             throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")
         }
-        let key = config.key
-        guard let certificate = key.certificates.first else { throw SignError.noCertificate }
-        let certificatePublicKey = try certificate.publicKey()
-        let keyAlgorithm = certificatePublicKey.algorithm
         let concurrency = config.concurrency > 0 ? config.concurrency : ContentDigester.defaultConcurrency
 
-        // v1 configuration (DefaultApkSignerEngine.createV1SignerConfigs).
-        var v1Digest: DigestAlgorithm?
-        var v1Name: String?
-        if schemes.contains(.v1) {
-            v1Digest = try V1SchemeSigner.digestAlgorithm(for: keyAlgorithm, minSdkVersion: minSdk.level)
-            v1Name = try V1SchemeSigner.safeSignerName(key.name)
+        // The digests depend on the key. A key still being decrypted (PBKDF2) is not waited for: the entries
+        // are copied and digested with the digests most keys call for, and in the rare case the key calls
+        // for others (RSA over 3072 bits, EC over 256) the whole run starts again with those.
+        let digestPlan: DigestPlan
+        if let key = config.keySupply.ready {
+            digestPlan = try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level)
+        } else if let planned = plannedDigests ?? (cache == nil ? DigestPlan.likely(schemes: schemes, minSdkVersion: minSdk.level) : nil) {
+            digestPlan = planned
+        } else {
+            digestPlan = try DigestPlan(key: try config.key, schemes: schemes, minSdkVersion: minSdk.level)
         }
-        // v2/v3 algorithms (getSuggestedSignatureAlgorithms; verity off, as the apksigner default).
-        let blockAlgorithms = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(keyAlgorithm), keySize: certificatePublicKey.bitSize)
+        let v1Digest = digestPlan.v1
 
         // The whole JAR signature is made in the background while this thread copies the entries: entry digests
         // from uncompressed data on all cores, then MANIFEST.MF, the .SF file and its PKCS #7 block, each
@@ -178,14 +177,19 @@ public struct Signer: Sendable {
         if schemes.contains(.v3) { apkSchemeIDs.append(3) }
         let pendingV1 = PendingResult<[(name: String, data: [UInt8], compressed: [UInt8])]>()
         let v1Done = DispatchGroup()
-        if let v1Digest, let v1Name {
+        if let v1Digest {
             let createdBy = config.createdBy
             let schemeIDs = apkSchemeIDs
             let jarLevel = config.jarSignatureCompressionLevel
+            let keySupply = config.keySupply
             DispatchQueue.global().async(group: v1Done) {
                 pendingV1.set(Result {
                     let digests = try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency, cache: cache)
-                    return try Self.makeJARSignature(items: items, digests: digests, digestAlgorithm: v1Digest, signerName: v1Name,
+                    let key = try keySupply.get()
+                    // A key that needs other digests: the main thread sees it too and starts again.
+                    guard try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level).v1 == v1Digest else { return [] }
+                    return try Self.makeJARSignature(items: items, digests: digests, digestAlgorithm: v1Digest,
+                                                     signerName: try V1SchemeSigner.safeSignerName(key.name),
                                                      key: key, inputManifest: inputManifest, apkSchemeIDs: schemeIDs, createdBy: createdBy,
                                                      level: jarLevel)
                 })
@@ -198,7 +202,7 @@ public struct Signer: Sendable {
         // output). In watch mode the output is one of the cache's two recycled files: records identical to
         // what that file already holds at the same offset are skipped, not written, and the digests of the
         // whole 1 MiB chunks before the first change are those of the file's last build.
-        let blockDigestAlgorithms = Set(blockAlgorithms.map(\.contentDigestAlgorithm))
+        let blockDigestAlgorithms = digestPlan.block
         let digestsBlock = schemes.contains(.v2) || schemes.contains(.v3)
         let output: SigningOutput
         if let cache, archive == nil {
@@ -295,6 +299,23 @@ public struct Signer: Sendable {
         if archive != nil { try copyInputGaps(upTo: sectionEnd) }
         try output.endOfReusableRecords()
 
+        // From here on the key is needed.
+        let key = try config.key
+        let actualDigests = try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level)
+        if actualDigests != digestPlan {
+            v1Done.wait()
+            output.abandon()
+            return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination, archive: archive,
+                           sectionEnd: sectionEnd, droppedRecords: droppedRecords, inputEndOfCentralDirectory: inputEndOfCentralDirectory,
+                           comment: comment, cache: cache, plannedDigests: actualDigests)
+        }
+        guard let certificate = key.certificates.first else { throw SignError.noCertificate }
+        let certificatePublicKey = try certificate.publicKey()
+        // v2/v3 algorithms (getSuggestedSignatureAlgorithms; verity off, as the apksigner default).
+        let blockAlgorithms = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(certificatePublicKey.algorithm),
+                                                           keySize: certificatePublicKey.bitSize)
+        let v1Name = v1Digest == nil ? nil : try V1SchemeSigner.safeSignerName(key.name)
+
         // v1 signature entries.
         var newCentralRecords: [[UInt8]] = []
         if v1Digest != nil {
@@ -370,6 +391,30 @@ public struct Signer: Sendable {
             certificateSHA256: certificate.fingerprint(.sha256), certificateSubject: certificate.subjectDN,
             entryCount: centralDirectoryCount, realignedEntryCount: realigned, outputSize: size,
             signingBlockSize: signingBlockSize)
+    }
+
+    /// The digests a key calls for at a minSdkVersion: v1's (DefaultApkSignerEngine.createV1SignerConfigs) and
+    /// the v2/v3 content digests of its suggested signature algorithms (verity off, as the apksigner default).
+    struct DigestPlan: Equatable {
+        var v1: DigestAlgorithm?
+        var block: Set<ContentDigestAlgorithm>
+
+        init(v1: DigestAlgorithm?, block: Set<ContentDigestAlgorithm>) { self.v1 = v1; self.block = block }
+
+        init(key: SignerKey, schemes: Set<SignatureScheme>, minSdkVersion: Int) throws {
+            guard let certificate = key.certificates.first else { throw SignError.noCertificate }
+            let publicKey = try certificate.publicKey()
+            v1 = schemes.contains(.v1) ? try V1SchemeSigner.digestAlgorithm(for: publicKey.algorithm, minSdkVersion: minSdkVersion) : nil
+            block = Set(SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize)
+                .map(\.contentDigestAlgorithm))
+        }
+
+        /// What RSA keys up to 3072 bits, EC P-256 and DSA call for; nil where the key type decides (v1 below
+        /// API 21: SHA-1 for RSA below 18 and DSA below 21).
+        static func likely(schemes: Set<SignatureScheme>, minSdkVersion: Int) -> DigestPlan? {
+            if schemes.contains(.v1) && minSdkVersion < 21 { return nil }
+            return DigestPlan(v1: schemes.contains(.v1) ? .sha256 : nil, block: [.chunkedSHA256])
+        }
     }
 
     // MARK: - Alignment (apksig ApkSigner.outputInputJarEntryLfhRecord)
@@ -494,16 +539,21 @@ public struct Signer: Sendable {
         let deflatedManifest = PendingResult<[UInt8]>()
         let manifestDeflated = DispatchGroup()
         DispatchQueue.global().async(group: manifestDeflated) {
-            deflatedManifest.set(Result { try Deflate.compress(manifestContents, level: level) })
+            deflatedManifest.set(Result { try Self.deflateJARFile(manifestContents, level: level) })
         }
         defer { manifestDeflated.wait() }
         let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
                                                         digestAlgorithm: digestAlgorithm, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
                                                         createdBy: createdBy)
-        var compressed = try files.dropLast().map { try Deflate.compress($0.data, level: level) }
+        var compressed = try files.dropLast().map { try Self.deflateJARFile($0.data, level: level) }
         manifestDeflated.wait()
         compressed.append(try deflatedManifest.get())
         return zip(files, compressed).map { (name: $0.name, data: $0.data, compressed: $1) }
+    }
+
+    /// zlib at level 9, as apksig (so the bytes are apksigner's); libdeflate, faster, at any other level.
+    static func deflateJARFile(_ data: [UInt8], level: Int32) throws -> [UInt8] {
+        level == 9 ? try Deflate.compress(data, level: 9) : try Deflate.compressFast(data, level: level)
     }
 
     static func checkOffset(_ offset: Int64) throws {

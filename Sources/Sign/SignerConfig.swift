@@ -1,3 +1,5 @@
+import APKCore
+
 /// A signature scheme the signer can produce.
 public enum SignatureScheme: Int, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
     /// JAR signing: `META-INF/MANIFEST.MF`, `<NAME>.SF`, `<NAME>.<RSA|EC|DSA>`. Needed below API 24.
@@ -17,8 +19,12 @@ public enum SignatureScheme: Int, Sendable, Hashable, CaseIterable, Comparable, 
 /// APK's manifest, `Created-By: 1.0 (Android)`, every stored entry re-aligned (4 bytes; `.so` files on
 /// 16 KiB pages); except the JAR signature files' deflate level (see `jarSignatureCompressionLevel`).
 public struct SignerConfig: Sendable {
-    /// The signing key, its certificate chain and the signer name (v1 file names come from it).
-    public var key: SignerKey
+    /// The signing key, its certificate chain and the signer name (v1 file names come from it). Reading it
+    /// waits for a key still being loaded (`init(pendingKey:)`), and throws what loading it threw.
+    public var key: SignerKey { get throws { try keySupply.get() } }
+    /// The key, or its loading on another thread: the signer copies and digests the APK meanwhile, and
+    /// waits only where it signs.
+    public let keySupply: BackgroundValue<SignerKey>
     /// The schemes to sign with; at least one.
     public var schemes: Set<SignatureScheme>
     /// Overrides the APK's `minSdkVersion` (apksigner `--min-sdk-version`). It decides the v1 digest
@@ -39,7 +45,8 @@ public struct SignerConfig: Sendable {
     /// Deflate level of the JAR signature files (`--jar-deflate-level`). apksig uses 9; the default here is
     /// 1: MANIFEST.MF and the .SF file are base64 digests and names, about 1 MB each for a large APK, which
     /// level 9 spends ~35 ms of CPU apiece on (the largest single cost of signing framework-res.apk) to
-    /// come out 8% smaller. With 9, output is byte-identical to apksigner's (given its alignment options).
+    /// come out 8% smaller. Levels below 9 use libdeflate (twice zlib's speed at level 1, and smaller);
+    /// 9 uses zlib as apksig does, so output is byte-identical to apksigner's (given its alignment options).
     /// Watch mode uses 0 (deflate's stored blocks: no compression work, no alignment needed).
     public var jarSignatureCompressionLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
     public static let defaultJARSignatureCompressionLevel: Int32 = 1
@@ -47,7 +54,17 @@ public struct SignerConfig: Sendable {
     public init(key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,
                 maxSdkVersion: Int? = nil, createdBy: String = "1.0 (Android)", alignmentPreserved: Bool = false,
                 libraryPageAlignment: Int = 16384, concurrency: Int = 0) {
-        self.key = key
+        self.init(pendingKey: BackgroundValue(ready: key), schemes: schemes, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
+                  createdBy: createdBy, alignmentPreserved: alignmentPreserved, libraryPageAlignment: libraryPageAlignment,
+                  concurrency: concurrency)
+    }
+
+    /// A configuration whose key is still being loaded (decrypting a keystore is ~15 ms of PBKDF2). Whoever
+    /// made `pendingKey` must `wait()` for it before the process exits, also on failure.
+    public init(pendingKey: BackgroundValue<SignerKey>, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,
+                maxSdkVersion: Int? = nil, createdBy: String = "1.0 (Android)", alignmentPreserved: Bool = false,
+                libraryPageAlignment: Int = 16384, concurrency: Int = 0) {
+        self.keySupply = pendingKey
         self.schemes = schemes
         self.minSdkVersion = minSdkVersion
         self.maxSdkVersion = maxSdkVersion

@@ -1,4 +1,5 @@
 internal import CZlib
+internal import CLibdeflate
 
 /// CRC-32 as ZIP uses it (zlib's `crc32`), fed incrementally.
 public struct CRC32: Sendable {
@@ -58,6 +59,27 @@ public enum Deflate {
 
     public static func compress(_ input: [UInt8], level: Int32 = 6) throws -> [UInt8] {
         try input.withUnsafeBytes { try compress($0, level: level) }
+    }
+
+    /// Compresses `input` with libdeflate at `level` (0–12): at level 1 about twice as fast as zlib and a
+    /// little smaller, but not zlib's bytes. For output no other tool has to reproduce byte for byte.
+    public static func compressFast(_ input: UnsafeRawBufferPointer, level: Int32) throws -> [UInt8] {
+        guard let compressor = libdeflate_alloc_compressor(level) else {
+            throw ZlibError(operation: "libdeflate_alloc_compressor", code: level, message: "cannot create a level \(level) compressor")
+        }
+        defer { libdeflate_free_compressor(compressor) }
+        let bound = libdeflate_deflate_compress_bound(compressor, input.count)
+        return try [UInt8](unsafeUninitializedCapacity: max(bound, 16)) { out, count in
+            count = libdeflate_deflate_compress(compressor, input.baseAddress, input.count, out.baseAddress, out.count)
+            guard count > 0 || input.count == 0 && bound == 0 else {
+                count = 0
+                throw ZlibError(operation: "libdeflate_deflate_compress", code: 0, message: "output larger than its bound")
+            }
+        }
+    }
+
+    public static func compressFast(_ input: [UInt8], level: Int32) throws -> [UInt8] {
+        try input.withUnsafeBytes { try compressFast($0, level: level) }
     }
 }
 
@@ -130,14 +152,19 @@ public enum Inflate {
         }
     }
 
-    /// Inflates `input`, calling `body` with each chunk of output (at most `chunkSize` bytes); throws unless
-    /// the stream ends after exactly `expectedSize` bytes.
+    /// Inflates `input`, calling `body` with each chunk of output (at most `chunkSize` bytes, or the whole
+    /// entry at once when it is small); throws unless the stream ends after exactly `expectedSize` bytes.
     ///
     /// `consumed` is told, after each step, how many input bytes zlib has read so far: it never reads them
     /// again, so a caller reading from a mapping can give those pages back while a large entry inflates.
     public static func inflate(_ input: UnsafeRawBufferPointer, expectedSize: Int64, chunkSize: Int = 256 << 10,
                                consumed report: (Int) -> Void = { _ in },
                                _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if expectedSize >= 0 && expectedSize <= wholeBufferLimit {
+            try inflateWhole(input, expectedSize: Int(expectedSize), body)
+            report(input.count)
+            return
+        }
         var stream = z_stream()
         var rc = apkpatch_inflateInit2(&stream, -MAX_WBITS)
         guard rc == Z_OK else { throw ZlibError(operation: "inflateInit2", code: rc, message: "cannot initialise inflate") }
@@ -171,6 +198,33 @@ public enum Inflate {
             }
         } while true
         guard total == expectedSize else { throw Failure.shorterThanDeclared(expected: expectedSize, actual: total) }
+    }
+
+    /// Entries up to this size are inflated by libdeflate into one buffer (2.5 times zlib's speed); larger ones
+    /// stream through zlib, so memory stays bounded whatever an entry declares.
+    static let wholeBufferLimit: Int64 = 4 << 20
+
+    /// libdeflate into a buffer of exactly `expectedSize` bytes, with the same failures as the zlib path.
+    static func inflateWhole(_ input: UnsafeRawBufferPointer, expectedSize: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard let decompressor = libdeflate_alloc_decompressor() else {
+            throw ZlibError(operation: "libdeflate_alloc_decompressor", code: 0, message: "out of memory")
+        }
+        defer { libdeflate_free_decompressor(decompressor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(expectedSize, 1), alignment: 16)
+        defer { buffer.deallocate() }
+        var consumed = 0
+        var produced = 0
+        let result = libdeflate_deflate_decompress_ex(decompressor, input.baseAddress, input.count, buffer.baseAddress,
+                                                      expectedSize, &consumed, &produced)
+        switch result {
+        case LIBDEFLATE_SUCCESS:
+            guard produced == expectedSize else { throw Failure.shorterThanDeclared(expected: Int64(expectedSize), actual: Int64(produced)) }
+        case LIBDEFLATE_INSUFFICIENT_SPACE:
+            throw Failure.exceedsDeclaredSize(Int64(expectedSize))
+        default:
+            throw Failure.corrupt("invalid or truncated DEFLATE data")
+        }
+        try body(UnsafeRawBufferPointer(rebasing: buffer[0..<produced]))
     }
 
     /// Inflates `input` into a new array of exactly `expectedSize` bytes.

@@ -1,3 +1,4 @@
+import APKCore
 import Align
 import ArgumentParser
 import Foundation
@@ -66,8 +67,9 @@ extension APKPatch {
 
 /// Pipeline options from the command line, shared by `run` and `watch`.
 ///
-/// With `defersKeyLoading`, a key that needs no typed or piped password is loaded by the pipeline while it
-/// opens and patches the APK (`PipelineOptions.pendingSigner`).
+/// With `defersKeyLoading`, a key that needs no typed or piped password is loaded on another thread while the
+/// pipeline opens, patches and copies the APK (`SignerConfig.init(pendingKey:)`); `PatchPipeline.run` waits
+/// for it whatever happens.
 func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: String?, signer: SignerOptions, schemes: SchemeOptions,
                          installFlags: InstallFlags, noSign: Bool, noVerify: Bool, announcesDebugKey: Bool,
                          defersKeyLoading: Bool = false) throws -> PipelineOptions {
@@ -81,7 +83,7 @@ func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: S
         let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
         if defersKeyLoading && !source.isInteractive {
             let schemes = schemes
-            options.pendingSigner = { schemes.config(key: try source.load()) }
+            options.signer = schemes.config(pendingKey: BackgroundValue { try source.load() })
         } else {
             options.signer = schemes.config(key: try source.load())
         }

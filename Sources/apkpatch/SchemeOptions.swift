@@ -1,3 +1,4 @@
+import APKCore
 import ArgumentParser
 import Sign
 
@@ -36,8 +37,11 @@ struct SchemeOptions: ParsableArguments {
         if !(0...9).contains(jarDeflateLevel) { throw ValidationError("--jar-deflate-level takes 0 to 9") }
     }
 
-    func config(key: SignerKey) -> SignerConfig {
-        var config = SignerConfig(key: key, schemes: schemes, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
+    func config(key: SignerKey) -> SignerConfig { config(pendingKey: BackgroundValue(ready: key)) }
+
+    /// With a key still being loaded on another thread (see `SignerConfig.init(pendingKey:)`).
+    func config(pendingKey: BackgroundValue<SignerKey>) -> SignerConfig {
+        var config = SignerConfig(pendingKey: pendingKey, schemes: schemes, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
                                   alignmentPreserved: alignmentPreserved, libraryPageAlignment: libraryPageAlignment)
         config.jarSignatureCompressionLevel = jarDeflateLevel
         return config

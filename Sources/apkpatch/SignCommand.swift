@@ -1,3 +1,4 @@
+import APKCore
 import ArgumentParser
 import Foundation
 import Pipeline
@@ -61,21 +62,18 @@ extension APKPatch {
             }
             let inputPath = inputOption ?? inputs[0]
             let destination = output ?? inputPath
-            // Decrypting a keystore (PBKDF2: ~15 ms) overlaps opening the APK, unless a password is to be typed
-            // or piped in (then it comes first, before anything else can fail or print).
-            let key: SignerKey
+            // Decrypting a keystore (PBKDF2: ~15 ms) overlaps opening, copying and digesting the APK, unless a
+            // password is to be typed or piped in (then it comes first, before anything else can fail or print).
+            let pendingKey = source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
+            defer { pendingKey.wait() }  // also on failure: see BackgroundValue.wait
             let archive: APKArchive
-            if source.isInteractive {
-                key = try source.load()
+            do {
                 archive = try APKArchive(path: inputPath)
-            } else {
-                let pendingKey = BackgroundValue { try source.load() }
-                defer { pendingKey.wait() }  // also on failure: see BackgroundValue.wait
-                let opened = Result { try APKArchive(path: inputPath) }
-                key = try pendingKey.get()
-                archive = try opened.get()
+            } catch {
+                _ = try pendingKey.get()  // a wrong password is reported first, as before the APK is read
+                throw error
             }
-            let report = try Signer(config: schemes.config(key: key)).sign(archive, to: destination)
+            let report = try Signer(config: schemes.config(pendingKey: pendingKey)).sign(archive, to: destination)
             if json {
                 print(try FileHandleOutput.json(SignSummary(report)))
             } else if verbose && !quiet {

@@ -1,0 +1,47 @@
+import Dispatch
+
+/// A value computed on another thread (a keystore being decrypted while the APK is read); `get()` waits for it.
+public final class BackgroundValue<T>: @unchecked Sendable {
+    // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting
+    // (or, in `ready`, after `done` says it was written).
+    private var result: Result<T, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+    private let finished = Lock()
+    private var isFinished = false
+
+    /// Starts `body` on a global queue.
+    public init(_ body: @escaping @Sendable () throws -> T) {
+        DispatchQueue.global().async { [self] in
+            let value = Result { try body() }
+            finished.withLock {
+                result = value
+                isFinished = true
+            }
+            done.signal()
+        }
+    }
+
+    /// A value that is already there.
+    public init(ready value: T) {
+        result = .success(value)
+        isFinished = true
+        done.signal()
+    }
+
+    public func get() throws -> T {
+        wait()
+        return try result!.get()
+    }
+
+    /// The value if the work has succeeded already; nil while it runs (or if it failed: `get()` throws then).
+    public var ready: T? {
+        finished.withLock { isFinished ? try? result?.get() : nil }
+    }
+
+    /// Waits for the work to end. A caller that fails before it needs the value must still wait: the
+    /// process exits on the error, and OpenSSL's exit handlers free what a key derivation still uses.
+    public func wait() {
+        done.wait()
+        done.signal()
+    }
+}

@@ -1,0 +1,2 @@
+// libdeflate (whole-buffer DEFLATE), reached only through ZlibWrapper.
+#include <libdeflate.h>
