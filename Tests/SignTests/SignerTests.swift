@@ -273,6 +273,44 @@ import Unpack
         let names = try APKFacts(output).archive.entries.map(\.name)
         let ext = kind == .rsa4096 ? "RSA" : kind == .dsa2048 ? "DSA" : "EC"
         #expect(names.contains("META-INF/OTHER.\(ext)"))
+
+        // The same key still loading when signing starts (as `apkpatch sign --ks` decrypts a keystore): the
+        // signer digests with the digests most keys call for, and RSA 4096 and P-384 make it start again
+        // with SHA-512. Either way the output is what a ready key gives: the same entries, MANIFEST.MF and
+        // .SF bytes (EC and DSA signatures are randomized, so the signatures themselves differ).
+        let key = keys.key
+        let ready = dir.appendingPathComponent("ready.apk").path
+        let readyReport = try Signer(config: SignerConfig(key: key, minSdkVersion: 24)).sign(try APKArchive(path: input), to: ready)
+        let pending = BackgroundValue<SignerKey> { usleep(100_000); return key }
+        let late = dir.appendingPathComponent("late.apk").path
+        let lateReport = try Signer(config: SignerConfig(pendingKey: pending, minSdkVersion: 24)).sign(try APKArchive(path: input), to: late)
+        #expect(lateReport.signatureAlgorithms == readyReport.signatureAlgorithms)
+        #expect(try apksignerVerify(late, minSdk: 24).succeeded)
+        let (a, b) = (try APKFacts(ready), try APKFacts(late))
+        let firstNew = try #require(a.archive.entry(named: "META-INF/OTHER.SF")).localHeaderOffset
+        #expect(try #require(b.archive.entry(named: "META-INF/OTHER.SF")).localHeaderOffset == firstNew)
+        #expect(try a.source.bytes(in: 0..<firstNew) == b.source.bytes(in: 0..<firstNew))
+        for name in ["META-INF/OTHER.SF", "META-INF/MANIFEST.MF"] {
+            #expect(try a.rawData(name) == b.rawData(name), "\(name)")
+        }
+        if kind == .rsa4096 {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: late)) == Data(contentsOf: URL(fileURLWithPath: ready)))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }.isEmpty)
+    }
+
+    @Test("a key that fails to load fails the signing, and no output is left")
+    func pendingKeyFailure() throws {
+        struct NoKey: Error {}
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("signed.apk").path
+        let pending = BackgroundValue<SignerKey> { usleep(50_000); throw NoKey() }
+        #expect(throws: NoKey.self) {
+            try Signer(config: SignerConfig(pendingKey: pending, minSdkVersion: 24)).sign(try APKArchive(path: input), to: output)
+        }
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }.isEmpty)
     }
 
     @Test("DSA JAR signatures use SHA-1 below API 21, and apksigner accepts them at API 14")
