@@ -25,6 +25,7 @@ struct InputReader: Sendable {
         var position = range.lowerBound
         while position < range.upperBound {
             let end = min(range.upperBound, position + Self.bufferSize)
+            released.willRead(position..<end)
             try mapping.withBytes(in: position..<end, body)
             released.advance(to: end)
             position = end
@@ -56,20 +57,32 @@ struct InputReader: Sendable {
         return out
     }
 
-    /// Gives the mapped pages a sequential reader has passed back to the page cache, in whole 2 MiB granules
-    /// (`MappedFile.discard`), `lag` bytes behind its position so that pieces still queued for `writev` or
-    /// a digest worker are not faulted in twice. Dropping pages another thread still reads is harmless (they
-    /// fault back in, unchanged).
+    /// A sequential reader's window on the input mapping, moved in 2 MiB granules: the pages ahead are mapped
+    /// in one call per granule (`MappedFile.populate`) rather than fault by fault, and the pages it has
+    /// passed go back to the page cache (`MappedFile.discard`), `lag` bytes behind its position so that
+    /// pieces still queued for `writev` or a digest worker are not faulted in twice. Dropping pages another
+    /// thread still reads is harmless (they fault back in, unchanged).
     struct ReleaseCursor {
         static let granule: Int64 = 2 << 20
         let mapping: MappedFile?
         let lag: Int64
         private var released: Int64
+        private var populated: Int64
 
         init(_ reader: InputReader?, from start: Int64, lag: Int64 = 0) {
             mapping = reader?.mapping
             self.lag = lag
             released = start / Self.granule * Self.granule
+            populated = released
+        }
+
+        /// The reader is about to read `range`: maps the granules it reaches into that are not mapped yet.
+        mutating func willRead(_ range: Range<Int64>) {
+            guard let mapping, range.upperBound > populated else { return }
+            let start = max(populated, range.lowerBound / Self.granule * Self.granule)
+            let end = min(mapping.count, (range.upperBound + Self.granule - 1) / Self.granule * Self.granule)
+            mapping.populate(start..<end)
+            populated = end
         }
 
         /// The reader has finished with everything before `position`.

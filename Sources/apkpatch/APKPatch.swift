@@ -1,3 +1,4 @@
+import APKCore
 import ArgumentParser
 import Foundation
 
@@ -30,6 +31,8 @@ struct APKPatch: ParsableCommand {
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // A replaced output's removal overlaps the process's teardown (exit waits for it).
+        BackgroundRemoval.isEnabled = true
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

@@ -272,6 +272,18 @@ public final class MappedFile: DataSource, @unchecked Sendable {
         return try body(UnsafeRawBufferPointer(start: base + Int(range.lowerBound), count: Int(range.count64)))
     }
 
+    /// Maps the pages under `range` in one call (MADV_POPULATE_READ), ahead of a sequential read of them: a
+    /// page fault maps at most 64 KiB and costs microseconds in a virtual machine, so reading a 45 MB APK
+    /// through its mapping would otherwise take ~700 faults per pass. Best effort (kernels before 5.14
+    /// refuse it, and the read then faults as usual).
+    public func populate(_ range: Range<Int64>) {
+        guard let base, range.lowerBound >= 0, range.upperBound <= count, !range.isEmpty else { return }
+        let page: Int64 = 4096
+        let start = range.lowerBound / page * page
+        let end = min(count, (range.upperBound + page - 1) / page * page)
+        madvise(UnsafeMutableRawPointer(mutating: base + Int(start)), Int(end - start), 22 /* MADV_POPULATE_READ */)
+    }
+
     /// Drops the pages around `range` from this process's resident set (MADV_DONTNEED on a read-only private
     /// mapping of a file: the next read faults them back in from the page cache, unchanged).
     public func discard(_ range: Range<Int64>) {

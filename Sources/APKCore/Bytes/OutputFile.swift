@@ -154,7 +154,7 @@ public final class OutputFile: DataSink {
         fd = -1
         if Self.exchange(temporaryPath, destination) {
             committed = true
-            unlink(temporaryPath)  // now the previous output
+            BackgroundRemoval.unlink(temporaryPath)  // now the previous output
             return
         }
         guard rename(temporaryPath, destination) == 0 else {
