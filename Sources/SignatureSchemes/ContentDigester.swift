@@ -60,34 +60,54 @@ public enum ContentDigester {
         }
         let failure = FirstError()
         let chunkTable = chunks
-        let work: @Sendable (Int) -> Void = { chunkIndex in
+        // Work goes out in pairs of chunks of one section: 2 MiB, the granule in which a mapping maps pages in
+        // (`populate`) and gives them back (`discard`), so one worker never drops pages another is hashing.
+        var tasks: [Range<Int>] = []
+        var start = 0
+        while start < chunks.count {
+            var end = start + 1
+            if end < chunks.count && chunks[end].section == chunks[start].section && chunks[start].range.lowerBound % (2 * chunkSize) == 0 {
+                end += 1
+            }
+            tasks.append(start..<end)
+            start = end
+        }
+        let taskTable = tasks
+        let work: @Sendable (Int) -> Void = { taskIndex in
             if failure.hasError { return }
-            let chunk = chunkTable[chunkIndex]
-            do {
-                var prefix: [UInt8] = [0xa5]
-                prefix.append(contentsOf: UInt32(chunk.range.count64).littleEndianBytes)
-                let hashers = ordered.map { Digest($0.digestAlgorithm) }
-                for hasher in hashers { hasher.update(prefix) }
-                try sections[chunk.section].withBytes(in: chunk.range) { bytes in
-                    for hasher in hashers { hasher.update(bytes) }
-                }
-                sections[chunk.section].discard(chunk.range)  // a mapped section gives its pages back
-                for (slot, hasher) in hashers.enumerated() {
-                    let digest = hasher.finish()
-                    let size = ordered[slot].chunkDigestOutputSize
-                    let base = 5 + chunkIndex * size
-                    digest.withUnsafeBytes { source in
-                        UnsafeMutableRawBufferPointer(rebasing: outputs[slot].pointer[base..<(base + size)]).copyMemory(from: source)
+            let task = taskTable[taskIndex]
+            let section = sections[chunkTable[task.lowerBound].section]
+            let span = chunkTable[task.lowerBound].range.lowerBound..<chunkTable[task.upperBound - 1].range.upperBound
+            section.populate(span)
+            defer { section.discard(span) }  // a mapped section gives its pages back
+            for chunkIndex in task {
+                let chunk = chunkTable[chunkIndex]
+                do {
+                    var prefix: [UInt8] = [0xa5]
+                    prefix.append(contentsOf: UInt32(chunk.range.count64).littleEndianBytes)
+                    let hashers = ordered.map { Digest($0.digestAlgorithm) }
+                    for hasher in hashers { hasher.update(prefix) }
+                    try section.withBytes(in: chunk.range) { bytes in
+                        for hasher in hashers { hasher.update(bytes) }
                     }
+                    for (slot, hasher) in hashers.enumerated() {
+                        let digest = hasher.finish()
+                        let size = ordered[slot].chunkDigestOutputSize
+                        let base = 5 + chunkIndex * size
+                        digest.withUnsafeBytes { source in
+                            UnsafeMutableRawBufferPointer(rebasing: outputs[slot].pointer[base..<(base + size)]).copyMemory(from: source)
+                        }
+                    }
+                } catch {
+                    failure.record(error)
+                    return
                 }
-            } catch {
-                failure.record(error)
             }
         }
-        if concurrency <= 1 || chunks.count < 2 {
-            for index in chunks.indices { work(index) }
+        if concurrency <= 1 || tasks.count < 2 {
+            for index in tasks.indices { work(index) }
         } else {
-            DispatchQueue.concurrentPerform(iterations: chunks.count, execute: work)
+            DispatchQueue.concurrentPerform(iterations: tasks.count, execute: work)
         }
         if let error = failure.error { throw error }
         var result: [ContentDigestAlgorithm: [UInt8]] = [:]

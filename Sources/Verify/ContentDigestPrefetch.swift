@@ -161,6 +161,7 @@ private struct StoppableSource: DataSource {
         return try base.withBytes(in: range, body)
     }
     func discard(_ range: Range<Int64>) { base.discard(range) }
+    func populate(_ range: Range<Int64>) { base.populate(range) }
 }
 
 /// A flag set once, read from any thread.

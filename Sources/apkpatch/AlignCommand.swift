@@ -10,6 +10,7 @@ extension APKPatch {
     /// A drop-in for zipalign: same arguments, same output with -v, same exit codes (0 ok, 1 failed, 2 usage).
     struct Align: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "align",
             abstract: "Align stored entries like zipalign (and check alignment with -c).",
             usage: """
             apkpatch align [-f] [-p | -P <pagesize_kb>] [-v] <align> infile.apk outfile.apk

@@ -8,6 +8,7 @@ extension APKPatch {
     /// `apkpatch decode`: the manifest, res/xml and strings as editable text (apktool's `d` for those files only).
     struct Decode: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "decode",
             abstract: "Write AndroidManifest.xml, res/xml/*.xml and res/values*/strings.xml as editable text.",
             discussion: """
             Binary XML is shown the way apktool shows it: android: attributes by name, references as

@@ -6,6 +6,7 @@ extension APKPatch {
     /// `apkpatch init DIR`: a new patch directory from `Templates/patch-dir/`.
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "init",
             abstract: "Create a patch directory: an apkpatch.yml with commented examples and an empty assets/www/.",
             discussion: """
             Every file you then put in DIR adds or replaces the APK entry with the same path (assets/www/index.html \

@@ -20,6 +20,7 @@ struct Keystore: ParsableCommand {
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Create a PKCS12 keystore with one new key and self-signed certificate (like keytool -genkeypair).",
             discussion: """
             The file is written with mode 0600 and never replaces an existing file. keytool -list and
@@ -80,6 +81,7 @@ struct Keystore: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List a keystore's entries: alias, certificate DN, SHA-256 fingerprint, validity (PKCS12 and JKS).",
             discussion: """
             Example:

@@ -10,6 +10,7 @@ import Sign
 extension APKPatch {
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "run",
             abstract: "Patch an APK: unpack, overlay, repack, align, sign and verify in one pass.",
             discussion: """
             The patch directory mirrors APK paths: every file in it adds or replaces that entry. An optional \

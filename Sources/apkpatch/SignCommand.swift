@@ -10,6 +10,7 @@ extension APKPatch {
     /// changing the name.
     struct Sign: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sign",
             abstract: "Sign an APK with schemes v1, v2 and v3, as apksigner sign does.",
             usage: """
             apkpatch sign --ks release.jks [--ks-key-alias alias] [--ks-pass spec] [--out signed.apk] app.apk

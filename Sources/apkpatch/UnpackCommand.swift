@@ -7,6 +7,7 @@ import Unpack
 extension APKPatch {
     struct Unpack: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "unpack",
             abstract: "Extract an APK's entries into a directory, refusing hostile archives.",
             discussion: """
             The archive is checked before anything is written (entry names that escape the directory, duplicate \

@@ -8,6 +8,7 @@ nonisolated(unsafe) private var stopDescriptor: Int32 = -1
 extension APKPatch {
     struct Watch: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "watch",
             abstract: "Rebuild, re-sign (and reinstall) the patched APK on every save in the patch directory.",
             discussion: """
             Builds once, then watches the patch directory (inotify, new folders included) and rebuilds after each \

@@ -19,6 +19,9 @@ public protocol DataSource: Sendable {
     /// (they stay in the page cache). Streaming a large input through `feed` thus keeps the resident set
     /// flat instead of growing with the file.
     func discard(_ range: Range<Int64>)
+    /// Tells the source that `range` is about to be read front to back, so a mapping can map its pages in one
+    /// call instead of fault by fault (`MappedFile.populate`).
+    func populate(_ range: Range<Int64>)
     /// What these bytes are, when that can be told without reading them (see `DataIdentity`); nil if not.
     var identity: DataIdentity? { get }
     /// Calls `body` with `range` in consecutive pieces of at most `chunkSize` bytes, for reading large
@@ -28,6 +31,7 @@ public protocol DataSource: Sendable {
 
 extension DataSource {
     public func discard(_ range: Range<Int64>) {}
+    public func populate(_ range: Range<Int64>) {}
     public var identity: DataIdentity? { nil }
     public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try checkRange(range)
@@ -133,6 +137,9 @@ public struct SliceDataSource: DataSource {
     }
     public func discard(_ range: Range<Int64>) {
         base.discard((range.lowerBound + offset)..<(range.upperBound + offset))
+    }
+    public func populate(_ range: Range<Int64>) {
+        base.populate((range.lowerBound + offset)..<(range.upperBound + offset))
     }
     public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try checkRange(range)
