@@ -12,20 +12,19 @@ record_command() {
     grep -q "^$workload	$tool	" "$COMMANDS" 2>/dev/null || printf '%s\t%s\t%s\n' "$workload" "$tool" "$*" >> "$COMMANDS"
 }
 
-# measure WORKLOAD INPUT TOOL RUN CMD...: runs CMD once under /usr/bin/time, appends one result row.
-# Wall time comes from date +%s%N (ms resolution matters for the small cases); peak RSS from time's %M, which
-# covers the command and every child it waited for (the apktool chain is one `bash -c`).
-# A failing command is recorded as FAILED and never stops the harness; its output stays in $LOGS.
+# measure WORKLOAD INPUT TOOL RUN COMMAND-STRING: runs the command once under measure.py, appends one result row.
+# measure.py times the command alone, from fork to wait4 (a `bash -c` and /usr/bin/time around it were ~5 ms
+# of harness in every sample), and reads its peak RSS from wait4 as /usr/bin/time's %M does: the largest of
+# the command and every child it waited for (the apktool chain is one script). A command with shell syntax
+# still runs under bash -c. A failing command is recorded as FAILED and never stops the harness; its output
+# stays in $LOGS.
 measure() {
-    local workload=$1 input=$2 tool=$3 run=$4; shift 4
+    local workload=$1 input=$2 tool=$3 run=$4 command=$5
     local tag="$workload.$input.$tool.$run" timefile="$LOGS/$workload.$input.$tool.$run.time"
-    local start end status rss seconds
-    start=$(date +%s%N)
-    /usr/bin/time -f '%M' -o "$timefile" "$@" >"$LOGS/$tag.log" 2>&1
+    local status rss seconds
+    python3 "$(dirname "${BASH_SOURCE[0]}")/measure.py" "$timefile" "$command" >"$LOGS/$tag.log" 2>&1
     status=$?
-    end=$(date +%s%N)
-    rss=$(tail -n 1 "$timefile" 2>/dev/null | tr -dc 0-9)
-    seconds=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.4f", (e - s) / 1e9 }')
+    read -r seconds rss < "$timefile" 2>/dev/null || { seconds=0; rss=0; }
     if [ "$status" -eq 0 ]; then
         printf '%s\t%s\t%s\t%s\tok\t%s\t%s\n' "$workload" "$input" "$tool" "$run" "$seconds" "${rss:-0}" >> "$RESULTS"
     else
@@ -42,10 +41,14 @@ alternate() {
     local workload=$1 input=$2 runs=$3 tool_a=$4 cmd_a=$5 tool_b=$6 cmd_b=$7 prepare=${8:-true}
     record_command "$workload" "$tool_a" "$cmd_a"
     record_command "$workload" "$tool_b" "$cmd_b"
-    log "$workload on $input: $tool_a vs $tool_b, $runs runs each"
+    log "$workload on $input: $tool_a vs $tool_b, one warm-up and $runs measured runs each"
+    # One unmeasured run of each first (as hyperfine --warmup): the first run after another workload pays
+    # for cold caches, not for the tool.
+    bash -c "$prepare"; bash -c "$cmd_a" >/dev/null 2>&1
+    bash -c "$prepare"; bash -c "$cmd_b" >/dev/null 2>&1
     local run
     for run in $(seq 1 "$runs"); do
-        bash -c "$prepare"; measure "$workload" "$input" "$tool_a" "$run" bash -c "$cmd_a"
-        bash -c "$prepare"; measure "$workload" "$input" "$tool_b" "$run" bash -c "$cmd_b"
+        bash -c "$prepare"; measure "$workload" "$input" "$tool_a" "$run" "$cmd_a"
+        bash -c "$prepare"; measure "$workload" "$input" "$tool_b" "$run" "$cmd_b"
     done
 }

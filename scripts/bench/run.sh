@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # apkpatch benchmarks against the tool chain it replaces (issue 7); writes BENCHMARKS.md.
 #
-#   scripts/bench/run.sh                 full run (corpus up to 400 MB, 5 runs per workload)
+#   scripts/bench/run.sh                 full run (corpus up to 400 MB, 9 runs per workload after a warm-up)
 #   BENCH_QUICK=1 scripts/bench/run.sh   small corpus, 3 runs: checks the harness in a minute or two
 #
 # Environment:
 #   APKPATCH       the binary to measure (default: build it as `make build` does and use .build/release/apkpatch)
-#   BENCH_RUNS     runs per tool and workload (default 5; 3 with BENCH_QUICK=1)
+#   BENCH_RUNS     measured runs per tool and workload (default 9; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
 #   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch floor
 #
 # Each workload runs apkpatch and its anchor alternately in the same run, and reports medians, the ratio and
-# peak memory (/usr/bin/time -v's "Maximum resident set size", via -f %M). A failing command is reported as
+# peak memory (measure.py: fork-to-exit wall time and wait4's ru_maxrss, what /usr/bin/time -f %M reports). A failing command is reported as
 # FAILED in the table; the harness carries on. Benchmarks are not tests: nothing here runs in CI.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +20,7 @@ HERE=$ROOT/scripts/bench
 source "$HERE/lib.sh"
 
 QUICK=${BENCH_QUICK:-0}
-if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-5}; fi
+if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-9}; fi
 WORK=${BENCH_WORK:-$ROOT/bench-work}
 OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
 ONLY=${BENCH_ONLY:-cycle manifest align sign verify watch floor}
@@ -121,10 +121,11 @@ if wants sign; then
 fi
 if wants floor; then
     for input in $INPUTS; do
-        command="openssl dgst -sha256 \"$CORPUS/$input.aligned.apk\" >/dev/null && cp \"$CORPUS/$input.aligned.apk\" \"$OUT/floor.apk\""
+        command="openssl dgst -sha256 \"$CORPUS/$input.aligned.apk\" && cp \"$CORPUS/$input.aligned.apk\" \"$OUT/floor.apk\""
         record_command floor floor "$command"
         log "floor on $input, $RUNS runs"
-        for run in $(seq 1 "$RUNS"); do rm -f "$OUT/floor.apk"; measure floor "$input" floor "$run" bash -c "$command"; done
+        rm -f "$OUT/floor.apk"; bash -c "$command" >/dev/null 2>&1   # warm-up, as for the tools
+        for run in $(seq 1 "$RUNS"); do rm -f "$OUT/floor.apk"; measure floor "$input" floor "$run" "$command"; done
     done
 fi
 
