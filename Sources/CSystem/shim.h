@@ -30,3 +30,48 @@ static inline long long apkpatch_copy_file_range(int in, long long *in_offset, i
     return -1;
 #endif
 }
+
+// A bus error while reading a mapped input means another program truncated the file under apkpatch: the
+// handler (APKCore's BusErrorGuard) removes the temporary outputs registered in `slots` and exits 1 with a
+// message, through async-signal-safe calls only (unlink, write, _exit). No static state here: a header's
+// statics would be duplicated in each place the Swift compiler emits these functions.
+#include <signal.h>
+#include <string.h>
+
+#define APKPATCH_OUTPUT_SLOTS 64
+
+static inline void apkpatch_bus_error_exit(char **slots) {
+    static const char message[] = "Error: an input file changed while apkpatch was reading it (another program truncated or "
+                                  "rewrote it). Nothing was written; run again once the file is complete.\n";
+    for (int i = 0; i < APKPATCH_OUTPUT_SLOTS; i++) {
+        char *path = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+        if (path) unlink(path);
+    }
+    ssize_t ignored = write(2, message, sizeof message - 1);
+    (void)ignored;
+    _exit(1);
+}
+
+static inline int apkpatch_install_bus_error_handler(void (*handler)(int)) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = handler;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGBUS, &action, NULL);
+}
+
+// Registers a temporary output path (a strdup'ed string the caller keeps alive); returns its slot, or -1
+// when all slots are taken (the file is then not removed on a bus error).
+static inline int apkpatch_register_output_path(char **slots, char *path) {
+    for (int i = 0; i < APKPATCH_OUTPUT_SLOTS; i++) {
+        char *expected = NULL;
+        if (__atomic_compare_exchange_n(&slots[i], &expected, path, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return i;
+    }
+    return -1;
+}
+
+// Clears a slot; returns the path that was registered there (for the caller to free).
+static inline char *apkpatch_unregister_output_path(char **slots, int slot) {
+    if (slot < 0 || slot >= APKPATCH_OUTPUT_SLOTS) return NULL;
+    return __atomic_exchange_n(&slots[slot], NULL, __ATOMIC_ACQ_REL);
+}

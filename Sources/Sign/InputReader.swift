@@ -6,7 +6,8 @@ import APKCore
 /// output through `writev` from the mapping (`SigningOutput.consume(stable:)`), so the kernel's one copy is
 /// the only one. Pages touched through a mapping stay in the process's resident set, so every sequential
 /// reader gives them back behind itself with a `ReleaseCursor`: memory stays flat whatever the APK size.
-/// Other sources are streamed through reused buffers.
+/// An input truncated by another program while it is read raises SIGBUS; the CLI turns that into a clean
+/// failure without output (`BusErrorGuard`). Other sources are streamed through reused buffers.
 struct InputReader: Sendable {
     let source: any DataSource
     /// The input's mapping, when it is one.

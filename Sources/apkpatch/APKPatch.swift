@@ -33,6 +33,8 @@ struct APKPatch: ParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         // A replaced output's removal overlaps the process's teardown (exit waits for it).
         BackgroundRemoval.isEnabled = true
+        // An input truncated under its mapping fails cleanly, without partial output (see BusErrorGuard).
+        BusErrorGuard.install()
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

@@ -54,7 +54,13 @@ import TestSupport
             let delay = 0.05 + Double(generator.next() % 1000) / 1000 * 0.5
             if try runAndKill(arguments(command, output: output, patch: patch, keyStore: keyStore), after: delay) {
                 killedWithoutPrevious += 1
-                #expect(!fm.fileExists(atPath: output), "\(command) killed after \(delay)s left a file at the destination")
+                if fm.fileExists(atPath: output) {
+                    // The kill landed after the rename (`run` verifies its output, and every command exits after
+                    // it): what is at the destination must then be the complete, valid output.
+                    let check = command == .align ? try TestSupport.run("zipalign", ["-c", "-p", "4", output])
+                                                  : try TestSupport.run("apksigner", ["verify", output])
+                    #expect(check.succeeded, "\(command) killed after \(delay)s left an incomplete file at the destination: \(check)")
+                }
             }
             try? fm.removeItem(atPath: output)
         }
@@ -106,5 +112,57 @@ import TestSupport
                     "in-place sign killed after \(delay)s of a \(duration)s run changed the input")
         }
         #expect(killed > 0, "no kill landed mid-run (runs took \(duration)s)")
+    }
+    /// An input truncated by another program while apkpatch reads it through its mapping raises SIGBUS. The
+    /// process must fail with a message and exit 1, and remove its temporary output: nothing at the
+    /// destination, no hidden leftover. The truncation is made deterministic by stopping the process as soon
+    /// as its temporary output exists (the copy is about to start), truncating, then letting it continue.
+    @Test func inputTruncatedWhileSigningFailsCleanly() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("bus-error")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        let keyStore = dir.appendingPathComponent("k.p12").path
+        try TestSupport.makeKeyStore(at: keyStore, password: "android", alias: "k", dname: "CN=Bus, C=US", validityDays: 365)
+        // 96 MiB stored: long enough to copy that the stop lands before the end.
+        let payload = dir.appendingPathComponent("big.bin")
+        var generator = SplitMix64(seed: 0xb05)
+        var bytes = [UInt8](repeating: 0, count: 96 << 20)
+        bytes.withUnsafeMutableBytes { raw in
+            let words = raw.bindMemory(to: UInt64.self)
+            for i in words.indices { words[i] = generator.next() }
+        }
+        try Data(bytes).write(to: payload)
+        bytes = []
+        let input = dir.appendingPathComponent("in.apk").path
+        let zip = try TestSupport.run("zip", ["-q", "-0", "-j", input, payload.path])
+        try #require(zip.succeeded, "\(zip)")
+        let output = dir.appendingPathComponent("out.apk").path
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
+        process.arguments = ["sign", "--ks", keyStore, "--ks-pass", "pass:android", "--min-sdk-version", "24", "--out", output, input]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        var stopped = false
+        while process.isRunning && Date() < deadline {
+            if try fm.contentsOfDirectory(atPath: dir.path).contains(where: { $0.hasPrefix(".out.apk.tmp-") }) {
+                stopped = kill(process.processIdentifier, SIGSTOP) == 0
+                break
+            }
+            usleep(200)
+        }
+        try #require(stopped, "apkpatch sign finished or failed before its temporary output appeared")
+        #expect(truncate(input, 4096) == 0)
+        kill(process.processIdentifier, SIGCONT)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 1, "\(process.terminationReason) \(process.terminationStatus): \(message)")
+        #expect(message.contains("changed while apkpatch was reading it"), "\(message)")
+        #expect(!fm.fileExists(atPath: output))
+        let leftovers = try fm.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 }

@@ -27,6 +27,8 @@ public final class OutputFile: DataSink {
     private static let maxPieces = 1024
     public private(set) var position: Int64 = 0
     private var committed = false
+    /// Removes the temporary file if reading a mapped input ends the process with a bus error.
+    private let busErrorCleanup: BusErrorGuard.Registration
 
     /// Creates the temporary file; `mode` is applied to it (and so to the destination after the rename).
     public init(destination: String, mode: mode_t = 0o644) throws {
@@ -41,9 +43,11 @@ public final class OutputFile: DataSink {
         fchmod(fd, mode)
         buffer = .allocate(byteCount: Self.flushThreshold, alignment: 64)
         pending.reserveCapacity(Self.maxPieces)
+        busErrorCleanup = BusErrorGuard.register(temporaryPath)
     }
 
     deinit {
+        busErrorCleanup.end()
         buffer.deallocate()
         if fd >= 0 { close(fd) }
         if !committed { unlink(temporaryPath) }
@@ -150,6 +154,7 @@ public final class OutputFile: DataSink {
     /// destination, a symlink, a file system without exchange) gets a plain `rename`.
     public func commit() throws {
         try flush()
+        busErrorCleanup.end()  // every byte is written: nothing reads an input any more
         guard close(fd) == 0 else { fd = -1; throw FileError(path: temporaryPath, operation: "close", errno: errno) }
         fd = -1
         if Self.exchange(temporaryPath, destination) {
