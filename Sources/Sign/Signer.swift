@@ -255,11 +255,14 @@ public struct Signer: Sendable {
                 let changedExtra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
                                                 outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset)
                 if let extra = changedExtra {
-                    var header = try reader.bytes(entry.localHeaderOffset..<(entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
                     guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
-                    header[28] = UInt8(extra.count & 0xff)
-                    header[29] = UInt8(extra.count >> 8)
-                    try output.write(header)
+                    // The input's header with the new extra field's length (bytes 28-29), then the new field.
+                    let headerRange = entry.localHeaderOffset..<(entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count))
+                    try source.withBytes(in: headerRange) { header in
+                        try output.consume(UnsafeRawBufferPointer(rebasing: header[0..<28]))
+                        try withUnsafeBytes(of: UInt16(extra.count).littleEndian) { try output.consume($0) }
+                        try output.consume(UnsafeRawBufferPointer(rebasing: header[30...]))
+                    }
                     try output.write(extra)
                     try reader.copy(entry.dataOffset..<entry.recordRange.upperBound, into: output, releasing: &released)
                     realigned += 1
@@ -476,10 +479,16 @@ public struct Signer: Sendable {
         }
         let dataMinStart = extraStart + Int64(result.count) + Int64(AlignmentExtraLayout.minimumSize)
         let padding = Int((Int64(multiple) - dataMinStart % Int64(multiple)) % Int64(multiple))
-        result += AlignmentExtraLayout.headerID.littleEndianBytes
-        result += UInt16(2 + padding).littleEndianBytes
-        result += UInt16(truncatingIfNeeded: multiple).littleEndianBytes
-        result += [UInt8](repeating: 0, count: padding)
+        // Appended byte by byte into one allocation: this runs for every stored entry.
+        result.reserveCapacity(result.count + 6 + padding)
+        let id = AlignmentExtraLayout.headerID
+        let size = UInt16(2 + padding)
+        let value = UInt16(truncatingIfNeeded: multiple)
+        for half in [id, size, value] {
+            result.append(UInt8(half & 0xff))
+            result.append(UInt8(half >> 8))
+        }
+        result.append(contentsOf: repeatElement(0, count: padding))
         return result
     }
 
