@@ -31,6 +31,17 @@ static inline long long apkpatch_copy_file_range(int in, long long *in_offset, i
 #endif
 }
 
+// fallocate(2) with mode 0: allocates `length` bytes of blocks for `fd` (extending its size) in one call.
+// Returns 0, or -1 with errno set (EOPNOTSUPP on file systems that cannot; ENOSPC when the disk is full).
+static inline int apkpatch_fallocate(int fd, long long length) {
+#ifdef SYS_fallocate
+    return (int)syscall(SYS_fallocate, fd, 0, 0LL, length);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 // A bus error while reading a mapped input means another program truncated the file under apkpatch: the
 // handler (APKCore's BusErrorGuard) removes the temporary outputs registered in `slots` and exits 1 with a
 // message, through async-signal-safe calls only (unlink, write, _exit). No static state here: a header's

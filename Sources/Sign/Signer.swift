@@ -211,7 +211,12 @@ public struct Signer: Sendable {
             output = try SigningOutput(recycled: recycled, previous: previous?.algorithms == blockDigestAlgorithms ? previous : nil,
                                        algorithms: digestsBlock ? blockDigestAlgorithms : [])
         } else {
-            output = try SigningOutput(file: try OutputFile(destination: destination), algorithms: digestsBlock ? blockDigestAlgorithms : [])
+            let file = try OutputFile(destination: destination)
+            // The input's size (or the entries'), plus the v1 files (two lines of about 70 bytes per entry in
+            // MANIFEST.MF and in the .SF file, before deflate) and the signing block.
+            let base = archive?.source.count ?? Repacker.estimatedSize(of: items.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
+            try file.reserve(base + Int64(items.count) * 160 + (1 << 16))
+            output = try SigningOutput(file: file, algorithms: digestsBlock ? blockDigestAlgorithms : [])
         }
         defer { output.abandon() }
         // (position in the central directory, record) for the copied entries.

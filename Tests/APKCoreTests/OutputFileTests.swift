@@ -20,6 +20,8 @@ import Glibc
         for i in 0..<source.count { source[i] = UInt8(truncatingIfNeeded: next()) }
         var expected: [UInt8] = []
         let output = try OutputFile(destination: directory + "/out.bin")
+        // More than will be written: commit must cut the file back (size and disk blocks).
+        try output.reserve(16 << 20)
         var offset = 0
         while offset < source.count {
             // Mostly tiny pieces (more than writev's 1024 per call), now and then a large one.
@@ -42,5 +44,8 @@ import Glibc
         let written = try MappedFile(path: directory + "/out.bin").allBytes()
         #expect(written.count == expected.count)
         #expect(written == expected)
+        var info = stat()
+        #expect(stat(directory + "/out.bin", &info) == 0)
+        #expect(Int(info.st_blocks) * 512 < expected.count + (1 << 20), "\(info.st_blocks) blocks for \(expected.count) bytes")
     }
 }

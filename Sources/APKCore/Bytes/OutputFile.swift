@@ -27,6 +27,8 @@ public final class OutputFile: DataSink {
     private static let maxPieces = 1024
     public private(set) var position: Int64 = 0
     private var committed = false
+    /// `reserve` made the file larger than what is written; `commit` truncates it.
+    private var reserved = false
     /// Removes the temporary file if reading a mapped input ends the process with a bus error.
     private let busErrorCleanup: BusErrorGuard.Registration
 
@@ -95,6 +97,21 @@ public final class OutputFile: DataSink {
 
     public func consume(_ bytes: UnsafeRawBufferPointer) throws { try write(bytes) }
 
+    /// Allocates about `bytes` of disk for the output in one call before it is written: ext4 then writes
+    /// into allocated blocks instead of reserving delayed allocation page by page, a third less kernel time
+    /// for a 45 MB APK, and a full disk shows before anything is written. Best effort (some file systems
+    /// cannot); `commit` cuts the file to what was written.
+    public func reserve(_ bytes: Int64) throws {
+        #if canImport(CSystem)
+        guard bytes > 0, fd >= 0 else { return }
+        if apkpatch_fallocate(fd, bytes) == 0 {
+            reserved = true
+        } else if errno == ENOSPC {
+            throw FileError(path: temporaryPath, operation: "reserve \(bytes) bytes for", errno: ENOSPC, detail: "the disk is full")
+        }
+        #endif
+    }
+
     /// Writes what is pending to the temporary file.
     public func flush() throws {
         guard !pending.isEmpty else { return }
@@ -143,7 +160,7 @@ public final class OutputFile: DataSink {
     /// Maps what has been written so far, for digesting it without another read through the page cache.
     public func mapWritten() throws -> any DataSource {
         try flush()
-        return try MappedFile(path: temporaryPath)
+        return try MappedFile(path: temporaryPath).slice(0..<position)  // not the reserved space beyond
     }
 
     /// Flushes and moves the temporary file to the destination in one atomic step.
@@ -155,6 +172,9 @@ public final class OutputFile: DataSink {
     public func commit() throws {
         try flush()
         busErrorCleanup.end()  // every byte is written: nothing reads an input any more
+        if reserved && ftruncate(fd, off_t(position)) != 0 {
+            throw FileError(path: temporaryPath, operation: "truncate", errno: errno)
+        }
         guard close(fd) == 0 else { fd = -1; throw FileError(path: temporaryPath, operation: "close", errno: errno) }
         fd = -1
         if Self.exchange(temporaryPath, destination) {
