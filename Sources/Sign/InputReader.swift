@@ -49,15 +49,6 @@ struct InputReader: Sendable {
         return try body(UnsafeRawBufferPointer(start: nil, count: 0))  // an empty range: no piece was read
     }
 
-    /// The bytes in `range` (small records such as a local header).
-    func bytes(_ range: Range<Int64>) throws -> [UInt8] {
-        if let mapping { return try mapping.bytes(in: range) }
-        var out: [UInt8] = []
-        out.reserveCapacity(Int(range.count64))
-        try source.stream(range, chunkSize: Self.bufferSize) { out.append(contentsOf: $0) }
-        return out
-    }
-
     /// A sequential reader's window on the input mapping, moved in 2 MiB granules: the pages ahead are mapped
     /// in one call per granule (`MappedFile.populate`) rather than fault by fault, and the pages it has
     /// passed go back to the page cache (`MappedFile.discard`), `lag` bytes behind its position so that

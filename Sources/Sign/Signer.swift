@@ -228,11 +228,11 @@ public struct Signer: Sendable {
 
         // Entries, in order, with the bytes between input records.
         var inputPosition: Int64 = 0
-        // Copies the input bytes before `offset` that lie outside records, skipping dropped records (as
-        // apksig: "unprocessed data" between records is output verbatim).
         // Mapped input pages go back behind the copy, far enough behind that what is still queued for the
         // output's writev (1 MiB) and the chunk digests (4 MiB) stays mapped.
         var released = InputReader.ReleaseCursor(reader, from: 0, lag: 8 << 20)
+        // Copies the input bytes before `offset` that lie outside records, skipping dropped records (as
+        // apksig: "unprocessed data" between records is output verbatim).
         var nextDropped = 0
         func copyInputGaps(upTo offset: Int64) throws {
             while nextDropped < droppedRecords.count && droppedRecords[nextDropped].lowerBound < offset {
