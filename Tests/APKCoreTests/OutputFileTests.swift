@@ -48,4 +48,23 @@ import Glibc
         #expect(stat(directory + "/out.bin", &info) == 0)
         #expect(Int(info.st_blocks) * 512 < expected.count + (1 << 20), "\(info.st_blocks) blocks for \(expected.count) bytes")
     }
+
+    @Test("an output's temporary file is registered for a bus error until commit, and only its own")
+    func busErrorRegistration() throws {
+        let directory = "/tmp/apkpatch-outputfile-bus-\(getpid())"
+        mkdir(directory, 0o700)
+        defer { unlink(directory + "/a.bin"); unlink(directory + "/b.bin"); rmdir(directory) }
+        var first: OutputFile? = try OutputFile(destination: directory + "/a.bin")
+        let firstTemporary = first!.temporaryPath
+        #expect(BusErrorGuard.registeredPaths.contains(firstTemporary))
+        try first!.write([1, 2, 3])
+        try first!.commit()
+        #expect(!BusErrorGuard.registeredPaths.contains(firstTemporary))
+        // The slot the first output freed is taken by the next one; the first one's end must not free it again.
+        let second = try OutputFile(destination: directory + "/b.bin")
+        first = nil
+        #expect(BusErrorGuard.registeredPaths.contains(second.temporaryPath))
+        try second.commit()
+        #expect(!BusErrorGuard.registeredPaths.contains(second.temporaryPath))
+    }
 }

@@ -44,6 +44,15 @@ public enum BusErrorGuard {
         }
     }
 
+    /// The paths a bus error would remove now (for tests).
+    static var registeredPaths: [String] {
+        #if canImport(CSystem)
+        return (0..<Int(APKPATCH_OUTPUT_SLOTS)).compactMap { slots[$0].map { String(cString: $0) } }
+        #else
+        return []
+        #endif
+    }
+
     /// Registers `path` for removal if a bus error ends the process before `end()`.
     public static func register(_ path: String) -> Registration {
         #if canImport(CSystem)

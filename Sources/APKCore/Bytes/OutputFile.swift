@@ -30,7 +30,8 @@ public final class OutputFile: DataSink {
     /// `reserve` made the file larger than what is written; `commit` truncates it.
     private var reserved = false
     /// Removes the temporary file if reading a mapped input ends the process with a bus error.
-    private let busErrorCleanup: BusErrorGuard.Registration
+    /// Ended once (a slot ended twice could belong to another output by then).
+    private var busErrorCleanup: BusErrorGuard.Registration?
 
     /// Creates the temporary file; `mode` is applied to it (and so to the destination after the rename).
     public init(destination: String, mode: mode_t = 0o644) throws {
@@ -49,7 +50,7 @@ public final class OutputFile: DataSink {
     }
 
     deinit {
-        busErrorCleanup.end()
+        busErrorCleanup?.end()
         buffer.deallocate()
         if fd >= 0 { close(fd) }
         if !committed { unlink(temporaryPath) }
@@ -171,7 +172,8 @@ public final class OutputFile: DataSink {
     /// destination, a symlink, a file system without exchange) gets a plain `rename`.
     public func commit() throws {
         try flush()
-        busErrorCleanup.end()  // every byte is written: nothing reads an input any more
+        busErrorCleanup?.end()  // every byte is written: nothing reads an input any more
+        busErrorCleanup = nil
         if reserved && ftruncate(fd, off_t(position)) != 0 {
             throw FileError(path: temporaryPath, operation: "truncate", errno: errno)
         }
