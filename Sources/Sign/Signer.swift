@@ -184,7 +184,8 @@ public struct Signer: Sendable {
             let keySupply = config.keySupply
             DispatchQueue.global().async(group: v1Done) {
                 pendingV1.set(Result {
-                    let digests = try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency, cache: cache)
+                    let digests = try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency,
+                                                         cache: cache, key: keySupply)
                     let key = try keySupply.get()
                     // A key that needs other digests: the main thread sees it too and starts again.
                     guard try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level).v1 == v1Digest else { return [] }
@@ -249,6 +250,8 @@ public struct Signer: Sendable {
             }
         }
         for item in items {
+            // A key that failed to load (a wrong password) ends the copy now, not after the last entry.
+            try config.keySupply.throwIfFailed()
             let entry = item.entry
             switch item.origin {
             case .archive(let centralRecord, let centralIndex):
@@ -584,10 +587,12 @@ public struct Signer: Sendable {
 
     /// Digests of the uncompressed data of every item, computed `concurrency` entries at a time.
     static func digestEntries(_ items: [Item], reader: InputReader?, algorithm: DigestAlgorithm, concurrency: Int,
-                              cache: SigningCache? = nil) throws -> [[UInt8]] {
+                              cache: SigningCache? = nil, key: BackgroundValue<SignerKey>? = nil) throws -> [[UInt8]] {
         let results = ResultSlots(count: items.count)
         let work: @Sendable (Int, inout InputReader.ReleaseCursor) -> Void = { index, released in
             if results.failed { return }
+            // A key that failed to load ends the digests too: its error is what the run reports.
+            do { try key?.throwIfFailed() } catch { results.fail(error); return }
             let cacheKey = SigningCache.Key(items[index].entry, algorithm: algorithm)
             if let cached = cache?.digest(for: cacheKey) {
                 results.set(index, cached)

@@ -38,6 +38,16 @@ public final class BackgroundValue<T>: @unchecked Sendable {
         finished.withLock { isFinished ? try? result?.get() : nil }
     }
 
+    /// Throws what the work threw, if it has failed already; returns at once otherwise (for long work that
+    /// should stop early rather than finish only to report a wrong password).
+    public func throwIfFailed() throws {
+        let failure: (any Error)? = finished.withLock {
+            guard isFinished, case .failure(let error)? = result else { return nil }
+            return error
+        }
+        if let failure { throw failure }
+    }
+
     /// Waits for the work to end. A caller that fails before it needs the value must still wait: the
     /// process exits on the error, and OpenSSL's exit handlers free what a key derivation still uses.
     public func wait() {
