@@ -124,18 +124,7 @@ import TestSupport
         let keyStore = dir.appendingPathComponent("k.p12").path
         try TestSupport.makeKeyStore(at: keyStore, password: "android", alias: "k", dname: "CN=Bus, C=US", validityDays: 365)
         // 96 MiB stored: long enough to copy that the stop lands before the end.
-        let payload = dir.appendingPathComponent("big.bin")
-        var generator = SplitMix64(seed: 0xb05)
-        var bytes = [UInt8](repeating: 0, count: 96 << 20)
-        bytes.withUnsafeMutableBytes { raw in
-            let words = raw.bindMemory(to: UInt64.self)
-            for i in words.indices { words[i] = generator.next() }
-        }
-        try Data(bytes).write(to: payload)
-        bytes = []
-        let input = dir.appendingPathComponent("in.apk").path
-        let zip = try TestSupport.run("zip", ["-q", "-0", "-j", input, payload.path])
-        try #require(zip.succeeded, "\(zip)")
+        let input = try Self.largeStoredAPK(in: dir, seed: 0xb05)
         let output = dir.appendingPathComponent("out.apk").path
 
         let process = Process()
@@ -163,6 +152,41 @@ import TestSupport
         #expect(message.contains("changed while apkpatch was reading it"), "\(message)")
         #expect(!fm.fileExists(atPath: output))
         let leftovers = try fm.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// A 96 MiB APK of one stored entry of random bytes (no manifest: sign it with --min-sdk-version).
+    static func largeStoredAPK(in dir: URL, seed: UInt64) throws -> String {
+        let payload = dir.appendingPathComponent("big.bin")
+        var generator = SplitMix64(seed: seed)
+        var bytes = [UInt8](repeating: 0, count: 96 << 20)
+        bytes.withUnsafeMutableBytes { raw in
+            let words = raw.bindMemory(to: UInt64.self)
+            for i in words.indices { words[i] = generator.next() }
+        }
+        try Data(bytes).write(to: payload)
+        let input = dir.appendingPathComponent("in.apk").path
+        let zip = try TestSupport.run("zip", ["-q", "-0", "-j", input, payload.path])
+        try #require(zip.succeeded, "\(zip)")
+        try FileManager.default.removeItem(at: payload)
+        return input
+    }
+
+    /// Signing starts before the keystore is decrypted; a wrong password must still end it with the
+    /// keystore's error, exit 1, and nothing written (the copy stops at the next entry once the key failed).
+    @Test func wrongPasswordWhileSigningALargeAPKFailsCleanly() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("wrong-password")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keyStore = dir.appendingPathComponent("k.p12").path
+        try TestSupport.makeKeyStore(at: keyStore, password: "android", alias: "k", dname: "CN=Wrong, C=US", validityDays: 365)
+        let input = try Self.largeStoredAPK(in: dir, seed: 0x9a55)
+        let output = dir.appendingPathComponent("out.apk").path
+        let result = try TestSupport.apkpatch(["sign", "--ks", keyStore, "--ks-pass", "pass:not-the-password", "--min-sdk-version", "24",
+                                               "--out", output, input])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("wrong password"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 }
