@@ -13,7 +13,6 @@ import CSystem
 /// (the `apkpatch` executable does so at start), the process instead removes every registered temporary
 /// output, prints what happened and exits 1. A library caller decides about its own signal handlers, so
 /// nothing is installed by default; registration is cheap and harmless without the handler.
-///
 public enum BusErrorGuard {
     #if canImport(CSystem)
     /// The registered paths, one C string pointer per slot (null when free), read by the signal handler.
