@@ -129,14 +129,8 @@ import TestSupport
     /// Seeded random corruption (SplitMix64; the seed is in the failure message).
     @Test(arguments: [UInt64(1), 2, 3])
     func randomCorruption(seed: UInt64) {
-        var state = seed
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator = SplitMix64(seed: seed)
+        func next() -> UInt64 { generator.next() }
         let (manifest, table) = Self.fixture
         for _ in 0..<700 {
             var bytes = manifest

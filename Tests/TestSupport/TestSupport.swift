@@ -152,14 +152,10 @@ public struct FixtureAPK {
 
     /// Deterministic filler bytes (SplitMix64), so fixtures are reproducible.
     public static func pseudoRandomBytes(count: Int, seed: UInt64) -> [UInt8] {
-        var state = seed &+ 0x9E37_79B9_7F4A_7C15
+        var generator = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
         var out = [UInt8](); out.reserveCapacity(count)
         while out.count < count {
-            state = state &+ 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
+            let z = generator.next()
             withUnsafeBytes(of: z) { out.append(contentsOf: $0.prefix(count - out.count)) }
         }
         return out
@@ -216,4 +212,18 @@ public struct FixtureError: Error, CustomStringConvertible {
     public let message: String
     public init(message: String) { self.message = message }
     public var description: String { message }
+}
+
+/// SplitMix64 (as in argument-parser's Examples/roll): a seeded generator, so a failure names a reproducible
+/// input (the seed goes in the test's arguments or message).
+public struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
