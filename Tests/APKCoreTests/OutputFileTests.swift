@@ -67,4 +67,29 @@ import Glibc
         try second.commit()
         #expect(!BusErrorGuard.registeredPaths.contains(second.temporaryPath))
     }
+
+    /// Other threads may be reading a mapped input while an output is created (sign digests the input as soon
+    /// as it starts): a temporary file that existed for a moment unregistered could be left by a bus error.
+    @Test("a temporary file is registered for a bus error from the moment it exists until it is removed")
+    func registeredFromCreation() throws {
+        let directory = "/tmp/apkpatch-outputfile-created-\(getpid())"
+        mkdir(directory, 0o700)
+        defer { rmdir(directory) }
+        // Other tests create outputs at the same time: keep only this directory's, under a lock.
+        let lock = Lock()
+        nonisolated(unsafe) var seen: [(path: String, registered: Bool)] = []
+        OutputFile.createdForTesting = { path in
+            guard path.hasPrefix(directory + "/") else { return }
+            let registered = access(path, F_OK) == 0 && BusErrorGuard.registeredPaths.contains(path)
+            lock.withLock { seen.append((path, registered)) }
+        }
+        defer { OutputFile.createdForTesting = nil }
+        var output: OutputFile? = try OutputFile(destination: directory + "/c.bin")
+        let temporary = output!.temporaryPath
+        let observed = lock.withLock { seen }
+        #expect(observed.count == 1 && observed[0].path == temporary && observed[0].registered, "\(observed)")
+        output = nil  // not committed: removed, then unregistered
+        #expect(access(temporary, F_OK) != 0)
+        #expect(!BusErrorGuard.registeredPaths.contains(temporary))
+    }
 }

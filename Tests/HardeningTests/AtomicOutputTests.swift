@@ -5,7 +5,7 @@ import TestSupport
 /// Atomic output: `kill -9` of `apkpatch run`/`sign`/`align` at random moments while it writes framework-res.apk
 /// (45 MB, 7,600 entries) must leave the destination as it was: absent if there was none, else byte-identical to the
 /// previous output. Never a truncated or half-written APK at the destination path. (A killed process cannot clean up
-/// its hidden `.<name>.tmp-XXXXXX` file; that leftover is allowed, the destination is what matters.)
+/// its hidden `.<name>.tmp-XXXXXXXX` file; that leftover is allowed, the destination is what matters.)
 @Suite(.serialized) struct AtomicOutputTests {
     enum Command: String, CaseIterable, CustomStringConvertible {
         case run, sign, align

@@ -38,22 +38,50 @@ public final class OutputFile: DataSink {
         self.destination = destination
         let directory = destination.contains("/") ? String(destination[..<destination.lastIndex(of: "/")!]) : "."
         let base = destination.split(separator: "/").last.map(String.init) ?? destination
-        var template = Array("\(directory.isEmpty ? "/" : directory)/.\(base).tmp-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw FileError(path: destination, operation: "create a temporary file for", errno: errno) }
-        self.fd = fd
-        self.temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let prefix = "\(directory.isEmpty ? "/" : directory)/.\(base).tmp-"
+        // The name is registered for the bus-error cleanup before the file exists: other threads may already
+        // be reading a mapped input, and a file created first and registered after could be left behind by a
+        // bus error in between. (mkstemp picks the name and creates the file in one call, so it cannot do that.)
+        var attempts = 0
+        while true {
+            let path = prefix + Self.randomSuffix()
+            let registration = BusErrorGuard.register(path)
+            let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                Self.createdForTesting?(path)
+                self.fd = fd
+                self.temporaryPath = path
+                busErrorCleanup = registration
+                break
+            }
+            let error = errno
+            registration.end()
+            attempts += 1
+            guard error == EEXIST && attempts < 100 else {
+                throw FileError(path: destination, operation: "create a temporary file for", errno: error)
+            }
+        }
         fchmod(fd, mode)
         buffer = .allocate(byteCount: Self.flushThreshold, alignment: 64)
         pending.reserveCapacity(Self.maxPieces)
-        busErrorCleanup = BusErrorGuard.register(temporaryPath)
+    }
+
+    /// Called with each temporary file's path just after it is created (tests check it is registered by then).
+    nonisolated(unsafe) static var createdForTesting: ((String) -> Void)?
+
+    /// Eight random letters and digits (as mkstemp's six, a little longer).
+    private static func randomSuffix() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<8).map { _ in alphabet[Int(generator.next(upperBound: UInt32(alphabet.count)))] }, as: UTF8.self)
     }
 
     deinit {
-        busErrorCleanup?.end()
         buffer.deallocate()
         if fd >= 0 { close(fd) }
+        // Removed before the registration ends: a failed run's other threads may still be reading the input.
         if !committed { unlink(temporaryPath) }
+        busErrorCleanup?.end()
     }
 
     /// Appends a copy of `bytes` (buffered).
