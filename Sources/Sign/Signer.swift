@@ -175,7 +175,7 @@ public struct Signer: Sendable {
         var apkSchemeIDs: [Int] = []
         if schemes.contains(.v2) { apkSchemeIDs.append(2) }
         if schemes.contains(.v3) { apkSchemeIDs.append(3) }
-        let pendingV1 = PendingResult<[(name: String, data: [UInt8], compressed: [UInt8])]>()
+        let pendingV1 = PendingResult<[JARFile]>()
         let v1Done = DispatchGroup()
         if let v1Digest {
             let createdBy = config.createdBy
@@ -221,8 +221,8 @@ public struct Signer: Sendable {
         }
         defer { output.abandon() }
         // (position in the central directory, record) for the copied entries.
-        var centralRecords: [(order: Int, bytes: [UInt8])] = []
-        centralRecords.reserveCapacity(items.count + 3)
+        var centralRecords: [(order: Int, record: CentralRecord)] = []
+        centralRecords.reserveCapacity(items.count)
         var centralDirectoryCount = 0
         var newest: DOSTimestamp?
         var realigned = 0
@@ -277,9 +277,8 @@ public struct Signer: Sendable {
                 } else {
                     try reader.copy(entry.recordRange, into: output, releasing: &released)
                 }
-                var record = try source.bytes(in: centralRecord)
-                try Self.patchUInt32(&record, at: 42, to: headerOffset, what: "local header offset of \(entry.name.debugDescription)")
-                centralRecords.append((centralIndex, record))
+                try Self.checkOffset(headerOffset)
+                centralRecords.append((centralIndex, .input(centralRecord, headerOffset: UInt32(headerOffset))))
             case .output(let outputEntry):
                 let headerOffset = output.position
                 let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
@@ -301,7 +300,7 @@ public struct Signer: Sendable {
                     try outputEntry.data.feed(0..<outputEntry.data.count, into: &sink)
                 }
                 try Self.checkOffset(headerOffset)
-                centralRecords.append((centralRecords.count, written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset)))
+                centralRecords.append((centralRecords.count, .encoded(written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))))
             }
             centralDirectoryCount += 1
             let stamp = DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)
@@ -337,7 +336,7 @@ public struct Signer: Sendable {
                 let headerOffset = output.position
                 try Self.checkOffset(headerOffset)
                 let (local, central) = try Self.deflatedRecords(name: file.name, data: file.data, compressed: file.compressed,
-                                                                timestamp: stamp, headerOffset: headerOffset)
+                                                                crc: file.crc, timestamp: stamp, headerOffset: headerOffset)
                 try output.write(local)
                 newCentralRecords.append(central)
                 centralDirectoryCount += 1
@@ -346,10 +345,7 @@ public struct Signer: Sendable {
 
         // Central directory and EOCD (the input's EOCD with new counts, size and offset, as apksig does): the
         // copied entries in their input central directory order, then the new v1 files.
-        var centralDirectory = LittleEndianWriter(capacity: centralRecords.reduce(0) { $0 + $1.bytes.count } + newCentralRecords.reduce(0) { $0 + $1.count })
-        for record in centralRecords.sorted(by: { $0.order < $1.order }) { centralDirectory.write(bytes: record.bytes) }
-        for record in newCentralRecords { centralDirectory.write(bytes: record) }
-        let centralDirectoryBytes = centralDirectory.bytes
+        let centralDirectoryBytes = try Self.centralDirectory(centralRecords, then: newCentralRecords, input: archive?.source)
         guard centralDirectoryCount <= 0xFFFF else { throw SignError.tooLarge("\(centralDirectoryCount) entries need ZIP64, which APKs cannot use") }
         func endOfCentralDirectory(offset: Int64) throws -> [UInt8] {
             var eocd: [UInt8]
@@ -373,15 +369,20 @@ public struct Signer: Sendable {
             let digests = try ContentDigester.digests(entries: output.finishDigests(), centralDirectory: centralDirectoryBytes,
                                                       endOfCentralDirectory: try endOfCentralDirectory(offset: entriesEnd),
                                                       algorithms: blockDigestAlgorithms)
-            var pairs: [SigningBlock.Pair] = []
-            if schemes.contains(.v2) {
-                pairs.append(try SchemeBlockSigner.makePair(version: .v2, key: key, algorithms: blockAlgorithms,
-                                                            contentDigests: digests, v3Enabled: schemes.contains(.v3)))
+            // The v2 and v3 blocks are signed at the same time (a private-key operation each, ~1 ms for RSA 2048).
+            let versions = [(SignatureScheme.v2, SignatureSchemeVersion.v2), (.v3, .v3)].filter { schemes.contains($0.0) }.map(\.1)
+            let v3Enabled = schemes.contains(.v3)
+            let signed = UnsafeMutableBufferPointer<Result<SigningBlock.Pair, Error>?>.allocate(capacity: versions.count)
+            signed.initialize(repeating: nil)
+            defer { _ = signed.deinitialize(); signed.deallocate() }
+            nonisolated(unsafe) let results = signed
+            DispatchQueue.concurrentPerform(iterations: versions.count) { index in
+                results[index] = Result {
+                    try SchemeBlockSigner.makePair(version: versions[index], key: key, algorithms: blockAlgorithms,
+                                                   contentDigests: digests, v3Enabled: v3Enabled)
+                }
             }
-            if schemes.contains(.v3) {
-                pairs.append(try SchemeBlockSigner.makePair(version: .v3, key: key, algorithms: blockAlgorithms,
-                                                            contentDigests: digests, v3Enabled: true))
-            }
+            let pairs = try signed.map { try $0!.get() }
             let block = SigningBlock(pairs: pairs).encoded()
             try output.writeUndigested(block)
             signingBlockSize = block.count
@@ -504,9 +505,8 @@ public struct Signer: Sendable {
 
     /// Local record (header + deflated data) and central directory record of a v1 file: deflate level 9,
     /// raw; version 20, UTF-8 flag, no extra fields, no attributes.
-    static func deflatedRecords(name: String, data: [UInt8], compressed: [UInt8], timestamp: DOSTimestamp,
+    static func deflatedRecords(name: String, data: [UInt8], compressed: [UInt8], crc: UInt32, timestamp: DOSTimestamp,
                                 headerOffset: Int64) throws -> ([UInt8], [UInt8]) {
-        let crc = CRC32.checksum(data)
         let nameBytes = Array(name.utf8)
         var local = LittleEndianWriter(capacity: 30 + nameBytes.count + compressed.count)
         local.write(LocalFileHeaderLayout.signature)
@@ -549,7 +549,7 @@ public struct Signer: Sendable {
     /// the .SF file is made and signed.
     static func makeJARSignature(items: [Item], digests: [[UInt8]], digestAlgorithm: DigestAlgorithm, signerName: String,
                                  key: SignerKey, inputManifest: [UInt8]?, apkSchemeIDs: [Int],
-                                 createdBy: String, level: Int32 = 9) throws -> [(name: String, data: [UInt8], compressed: [UInt8])] {
+                                 createdBy: String, level: Int32 = 9) throws -> [JARFile] {
         let entryDigests = items.indices.map { (name: items[$0].entry.name, digest: digests[$0]) }
         let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: digestAlgorithm, entryDigests: entryDigests, inputManifest: inputManifest)
         let manifestContents = manifest.contents
@@ -565,12 +565,60 @@ public struct Signer: Sendable {
         var compressed = try files.dropLast().map { try Self.deflateJARFile($0.data, level: level) }
         manifestDeflated.wait()
         compressed.append(try deflatedManifest.get())
-        return zip(files, compressed).map { (name: $0.name, data: $0.data, compressed: $1) }
+        return zip(files, compressed).map { JARFile(name: $0.name, data: $0.data, compressed: $1, crc: CRC32.checksum($0.data)) }
+    }
+
+    /// A JAR signature file, deflated, with the CRC-32 of its uncompressed bytes.
+    struct JARFile {
+        var name: String
+        var data: [UInt8]
+        var compressed: [UInt8]
+        var crc: UInt32
     }
 
     /// zlib at level 9, as apksig (so the bytes are apksigner's); libdeflate, faster, at any other level.
     static func deflateJARFile(_ data: [UInt8], level: Int32) throws -> [UInt8] {
         level == 9 ? try Deflate.compress(data, level: 9) : try Deflate.compressFast(data, level: level)
+    }
+
+    /// A copied entry's central directory record: the input's bytes with a new local header offset, or
+    /// (entries from the Repack stage) encoded.
+    enum CentralRecord {
+        case input(Range<Int64>, headerOffset: UInt32)
+        case encoded([UInt8])
+    }
+
+    /// The central directory: `records` by `order`, then `appended`, written into one buffer (the input's
+    /// records are copied from its mapping with the offset patched in place, not one array per entry).
+    static func centralDirectory(_ records: [(order: Int, record: CentralRecord)], then appended: [[UInt8]],
+                                 input: (any DataSource)?) throws -> [UInt8] {
+        var size = appended.reduce(0) { $0 + $1.count }
+        var inOrder = true
+        for (index, item) in records.enumerated() {
+            switch item.record {
+            case .input(let range, _): size += Int(range.count64)
+            case .encoded(let bytes): size += bytes.count
+            }
+            if index > 0 && records[index - 1].order > item.order { inOrder = false }
+        }
+        let order = inOrder ? nil : records.indices.sorted { records[$0].order < records[$1].order }
+        var result = [UInt8]()
+        result.reserveCapacity(size)
+        for position in records.indices {
+            switch records[order?[position] ?? position].record {
+            case .input(let range, let headerOffset):
+                guard let input else { throw SignError.invalidOption("no input for a copied central directory record") }
+                let start = result.count
+                try input.withBytes(in: range) { result.append(contentsOf: $0) }
+                withUnsafeBytes(of: headerOffset.littleEndian) { offset in
+                    for i in 0..<4 { result[start + 42 + i] = offset[i] }
+                }
+            case .encoded(let bytes):
+                result.append(contentsOf: bytes)
+            }
+        }
+        for bytes in appended { result.append(contentsOf: bytes) }
+        return result
     }
 
     static func checkOffset(_ offset: Int64) throws {

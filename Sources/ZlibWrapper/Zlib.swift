@@ -1,22 +1,14 @@
 internal import CZlib
 internal import CLibdeflate
 
-/// CRC-32 as ZIP uses it (zlib's `crc32`), fed incrementally.
+/// CRC-32 as ZIP uses it, fed incrementally. libdeflate's (carry-less multiplication: ~13 GB/s here, 4x
+/// zlib's) computes the same function as zlib's `crc32`.
 public struct CRC32: Sendable {
     public private(set) var value: UInt32 = 0
     public init() {}
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        var pointer = base.assumingMemoryBound(to: Bytef.self)
-        var remaining = bytes.count
-        var crc = uLong(value)
-        while remaining > 0 {  // zlib takes a uInt length
-            let n = min(remaining, Int(UInt32.max))
-            crc = crc32(crc, pointer, uInt(n))
-            pointer += n
-            remaining -= n
-        }
-        value = UInt32(truncatingIfNeeded: crc)
+        value = libdeflate_crc32(value, base, bytes.count)
     }
     public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc = CRC32(); crc.update(bytes); return crc.value
