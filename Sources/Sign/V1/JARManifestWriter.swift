@@ -37,8 +37,15 @@ struct JARManifestWriter {
     var count: Int { bytes.count }
     mutating func reserveCapacity(_ capacity: Int) { bytes.reserveCapacity(capacity) }
 
-    /// `name: value` split by bytes into a first line of 70 and continuation lines of a space plus 69.
+    /// Appends bytes that are already manifest lines.
+    mutating func write(_ lines: UnsafeRawBufferPointer) { bytes.append(contentsOf: lines) }
+
     mutating func writeAttribute(name: [UInt8], value: [UInt8]) {
+        value.withUnsafeBytes { writeAttribute(name: name, value: $0) }
+    }
+
+    /// `name: value` split by bytes into a first line of 70 and continuation lines of a space plus 69.
+    mutating func writeAttribute(name: [UInt8], value: UnsafeRawBufferPointer) {
         let total = name.count + 2 + value.count
         // The logical line is name, ": ", value; `byte(at:)` reads it without building it.
         func byte(at index: Int) -> UInt8 {

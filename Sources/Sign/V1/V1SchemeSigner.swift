@@ -1,4 +1,7 @@
 import OpenSSLWrapper
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// JAR signing (APK Signature Scheme v1), as apksig's `internal/apk/v1/V1SchemeSigner` does it: the output
 /// `META-INF/MANIFEST.MF` with one digest per entry, the signature file `<NAME>.SF` over the manifest and its
@@ -68,6 +71,8 @@ enum V1SchemeSigner {
         /// Entry names, sorted as Java sorts strings, and each one's section range in `contents`.
         var sectionNames: [String]
         var sectionRanges: [Range<Int>]
+        /// Where each section's `Name:` attribute lines end (the .SF file repeats those lines byte for byte).
+        var nameLineEnds: [Int]
         var sections: [(name: String, bytes: [UInt8])] { zip(sectionNames, sectionRanges).map { ($0, Array(contents[$1])) } }
     }
 
@@ -90,49 +95,81 @@ enum V1SchemeSigner {
             writer.writeMainSection(first: ("Manifest-Version", "1.0"), others: [])
         }
         let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
-        let order = try javaSortedOrder(entryDigests.map(\.name))
+        let sorted = try JavaSortedNames(entryDigests.map(\.name))
         var names: [String] = []
         var ranges: [Range<Int>] = []
-        names.reserveCapacity(order.count)
-        ranges.reserveCapacity(order.count)
-        writer.reserveCapacity(writer.count + order.count * (attributeName.count + 80))
+        var nameLineEnds: [Int] = []
+        names.reserveCapacity(sorted.order.count)
+        ranges.reserveCapacity(sorted.order.count)
+        nameLineEnds.reserveCapacity(sorted.order.count)
+        writer.reserveCapacity(writer.count + sorted.bytes.count + sorted.order.count * (attributeName.count + 64))
         var encoded: [UInt8] = []
-        for index in order {
-            let (name, digest) = entryDigests[index]
-            let start = writer.count
-            encoded.removeAll(keepingCapacity: true)
-            appendBase64(digest, to: &encoded)
-            writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: Array(name.utf8))
-            writer.writeAttribute(name: attributeName, value: encoded)
-            writer.writeSectionDelimiter()
-            names.append(name)
-            ranges.append(start..<writer.count)
+        sorted.bytes.withUnsafeBytes { pool in
+            for index in sorted.order {
+                let start = writer.count
+                encoded.removeAll(keepingCapacity: true)
+                appendBase64(entryDigests[index].digest, to: &encoded)
+                writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: sorted.utf8(of: index, in: pool))
+                nameLineEnds.append(writer.count)
+                writer.writeAttribute(name: attributeName, value: encoded)
+                writer.writeSectionDelimiter()
+                names.append(entryDigests[index].name)
+                ranges.append(start..<writer.count)
+            }
         }
-        return Manifest(contents: writer.bytes, sectionNames: names, sectionRanges: ranges)
+        return Manifest(contents: writer.bytes, sectionNames: names, sectionRanges: ranges, nameLineEnds: nameLineEnds)
     }
 
-    /// The indices of `names` in Java's `String` order (UTF-16 code units), refusing names a manifest cannot
-    /// hold. UTF-8 byte order is the same order unless a name has a character at U+E000 or above (UTF-8
-    /// lead byte 0xEE or more: there UTF-16's surrogates sort differently), so bytes are compared unless one does.
-    static func javaSortedOrder(_ names: [String]) throws -> [Int] {
-        var keys: [[UInt8]] = []
-        keys.reserveCapacity(names.count)
-        var byteOrderHolds = true
-        for name in names {
-            let bytes = Array(name.utf8)
-            for byte in bytes where byte < 0x20 || byte >= 0xEE {
-                if byte == 0x0d || byte == 0x0a || byte == 0 {
-                    throw SignError.unsupportedEntryName(name, character: UInt32(byte))
+    /// Entry names in Java's `String` order (UTF-16 code units), with their UTF-8 bytes in one buffer. Names a
+    /// manifest cannot hold (CR, LF, NUL) are refused. UTF-8 byte order is the same order unless a name has a
+    /// character at U+E000 or above (UTF-8 lead byte 0xEE or more: there UTF-16's surrogates sort
+    /// differently), so bytes are compared (memcmp) unless one does.
+    struct JavaSortedNames {
+        /// Every name's UTF-8 bytes, back to back.
+        var bytes: [UInt8] = []
+        /// Where each name (by input index) starts in `bytes`; one more entry for the end.
+        var starts: [Int] = [0]
+        /// Input indices in sorted order.
+        var order: [Int] = []
+
+        init(_ names: [String]) throws {
+            starts.reserveCapacity(names.count + 1)
+            var byteOrderHolds = true
+            for name in names {
+                var contiguous = name
+                try contiguous.withUTF8 { utf8 in
+                    for byte in utf8 where byte < 0x20 || byte >= 0xEE {
+                        if byte == 0x0d || byte == 0x0a || byte == 0 {
+                            throw SignError.unsupportedEntryName(name, character: UInt32(byte))
+                        }
+                        if byte >= 0xEE { byteOrderHolds = false }
+                    }
+                    bytes.append(contentsOf: utf8)
                 }
-                if byte >= 0xEE { byteOrderHolds = false }
+                starts.append(bytes.count)
             }
-            keys.append(bytes)
+            if !byteOrderHolds {
+                let units = names.map { Array($0.utf16) }
+                order = units.indices.sorted { units[$0].lexicographicallyPrecedes(units[$1]) }
+                return
+            }
+            order = Array(names.indices)
+            let starts = self.starts
+            bytes.withUnsafeBytes { pool in
+                func less(_ a: Int, _ b: Int) -> Bool {
+                    let lengthA = starts[a + 1] - starts[a], lengthB = starts[b + 1] - starts[b]
+                    let common = memcmp(pool.baseAddress! + starts[a], pool.baseAddress! + starts[b], min(lengthA, lengthB))
+                    return common != 0 ? common < 0 : lengthA < lengthB
+                }
+                // Entries are often in name order already (aapt writes them so).
+                if !zip(order, order.dropFirst()).allSatisfy({ !less($1, $0) }) { order.sort(by: less) }
+            }
         }
-        if byteOrderHolds {
-            return keys.indices.sorted { keys[$0].lexicographicallyPrecedes(keys[$1]) }
+
+        /// The UTF-8 bytes of name `index`, in `pool` (this value's `bytes`).
+        func utf8(of index: Int, in pool: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: pool[starts[index]..<starts[index + 1]])
         }
-        let units = names.map { Array($0.utf16) }
-        return units.indices.sorted { units[$0].lexicographicallyPrecedes(units[$1]) }
     }
 
     /// `generateSignatureFile`: `Signature-Version: 1.0`, `Created-By`, the manifest digest and (when v2/v3
@@ -152,12 +189,15 @@ enum V1SchemeSigner {
         let digests = Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
         writer.reserveCapacity(writer.count + manifest.contents.count + 64)
         var encoded: [UInt8] = []
-        for (index, name) in manifest.sectionNames.enumerated() {
-            encoded.removeAll(keepingCapacity: true)
-            appendBase64(digests[(index * size)..<((index + 1) * size)], to: &encoded)
-            writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: Array(name.utf8))
-            writer.writeAttribute(name: attributeName, value: encoded)
-            writer.writeSectionDelimiter()
+        manifest.contents.withUnsafeBytes { contents in
+            for index in manifest.sectionRanges.indices {
+                encoded.removeAll(keepingCapacity: true)
+                appendBase64(digests[(index * size)..<((index + 1) * size)], to: &encoded)
+                // The same Name lines as the manifest section.
+                writer.write(UnsafeRawBufferPointer(rebasing: contents[manifest.sectionRanges[index].lowerBound..<manifest.nameLineEnds[index]]))
+                writer.writeAttribute(name: attributeName, value: encoded)
+                writer.writeSectionDelimiter()
+            }
         }
         if !writer.bytes.isEmpty && writer.bytes.count % 1024 == 0 { writer.writeSectionDelimiter() }
         return writer.bytes
