@@ -72,12 +72,17 @@ public final class Digest {
 
     public func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
 
-    /// Returns the digest; the object must not be updated afterwards.
+    /// Returns the digest; the object must not be updated afterwards, until `reset`.
     public func finish() -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var output = [UInt8](repeating: 0, count: algorithm.outputSize)
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &output, &length)
-        return Array(output[0..<Int(length)])
+        return output
+    }
+
+    /// Starts a new digest with the same context (cheaper than a new `Digest` per message).
+    public func reset() {
+        EVP_DigestInit_ex2(context, algorithm.fetched, nil)
     }
 
     public static func hash(_ bytes: UnsafeRawBufferPointer, with algorithm: DigestAlgorithm) -> [UInt8] {

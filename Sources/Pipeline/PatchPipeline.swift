@@ -78,7 +78,7 @@ public enum PatchPipeline {
         var clock = StageClock()
         clock.onStage = options.onStage
         defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait
-        let archive = try clock.measure("unpack") { try APKArchive(path: options.input) }
+        let archive = try clock.measure("unpack") { try APKArchive(path: options.input, readsAll: true) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
         let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
         // Opening touched every local header; the kernel mapped the pages around each one. Give them back.

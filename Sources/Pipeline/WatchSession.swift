@@ -39,7 +39,7 @@ public final class WatchSession {
     public init(options: PipelineOptions) throws {
         self.options = options
         try PatchPipeline.ensureDistinct(input: options.input, output: options.resolvedOutput)
-        archive = try APKArchive(path: options.input)
+        archive = try APKArchive(path: options.input, readsAll: true)
         archive.source.discard(0..<archive.source.count)  // pages mapped around the local headers read while opening
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw WatchError.inotify("pipe: \(String(cString: strerror(errno)))") }

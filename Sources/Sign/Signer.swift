@@ -637,17 +637,18 @@ public struct Signer: Sendable {
     static func digestEntries(_ items: [Item], reader: InputReader?, algorithm: DigestAlgorithm, concurrency: Int,
                               cache: SigningCache? = nil, key: BackgroundValue<SignerKey>? = nil) throws -> [[UInt8]] {
         let results = ResultSlots(count: items.count)
-        let work: @Sendable (Int, inout InputReader.ReleaseCursor) -> Void = { index, released in
+        // One digest context per worker, reset for each entry.
+        let work: @Sendable (Int, inout InputReader.ReleaseCursor, Digest) -> Void = { index, released, hasher in
             if results.failed { return }
             // A key that failed to load ends the digests too: its error is what the run reports.
             do { try key?.throwIfFailed() } catch { results.fail(error); return }
-            let cacheKey = SigningCache.Key(items[index].entry, algorithm: algorithm)
-            if let cached = cache?.digest(for: cacheKey) {
+            let cacheKey = cache.map { _ in SigningCache.Key(items[index].entry, algorithm: algorithm) }
+            if let cacheKey, let cached = cache?.digest(for: cacheKey) {
                 results.set(index, cached)
                 return
             }
             do {
-                let hasher = Digest(algorithm)
+                hasher.reset()
                 switch items[index].origin {
                 case .archive:
                     // As apksig, digest what the entry inflates to without checking its CRC (signing
@@ -667,7 +668,7 @@ public struct Signer: Sendable {
                     try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
                 }
                 let digest = hasher.finish()
-                cache?.store(digest, for: cacheKey)
+                if let cacheKey { cache?.store(digest, for: cacheKey) }
                 results.set(index, digest)
             } catch {
                 results.fail(error)
@@ -675,7 +676,8 @@ public struct Signer: Sendable {
         }
         if concurrency <= 1 || items.count < 2 {
             var released = InputReader.ReleaseCursor(reader, from: 0)
-            for index in items.indices { work(index, &released) }
+            let hasher = Digest(algorithm)
+            for index in items.indices { work(index, &released, hasher) }
             released.finish(at: reader?.source.count ?? 0)
         } else {
             // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
@@ -686,7 +688,8 @@ public struct Signer: Sendable {
                 // The run's input pages go back behind it as it reads (they stay in the page cache).
                 let run = batches[batch]
                 var released = InputReader.ReleaseCursor(reader, from: Self.inputStart(of: items[run.lowerBound]))
-                for index in run { work(index, &released) }
+                let hasher = Digest(algorithm)
+                for index in run { work(index, &released, hasher) }
                 if let end = Self.inputEnd(of: items[run.upperBound - 1]) {
                     released.finish(at: end)
                 }

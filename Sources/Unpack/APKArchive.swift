@@ -14,12 +14,14 @@ public struct APKArchive: Sendable {
     public let label: String
     public let limits: UnpackLimits
 
-    /// Maps and parses the APK at `path`.
-    public init(path: String, limits: UnpackLimits = UnpackLimits()) throws {
+    /// Maps and parses the APK at `path`. `readsAll`: the caller will read every byte (signing, aligning,
+    /// repacking), so the file is read ahead into the page cache in the background (`MappedFile.readAhead`).
+    public init(path: String, limits: UnpackLimits = UnpackLimits(), readsAll: Bool = false) throws {
         let file: MappedFile
         do { file = try MappedFile(path: path) } catch let error as FileError {
             throw UnpackError.cannotRead(path: path, reason: error.description)
         }
+        if readsAll { file.readAhead() }
         try self.init(source: file, label: path, limits: limits)
     }
 

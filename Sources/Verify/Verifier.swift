@@ -24,6 +24,7 @@ public struct Verifier: Sendable {
         do { source = try MappedFile(path: path) } catch {
             throw VerificationError.cannotRead(path: path, reason: "\(error)")
         }
+        source.readAhead()  // every byte is digested
         return try verify(source: source, label: path)
     }
 

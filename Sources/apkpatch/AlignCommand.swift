@@ -80,7 +80,7 @@ extension APKPatch {
                 try PatchPipeline.ensureDistinct(input: input, output: output)
                 // APKArchive, not a bare ZipArchive: refuse what every other command refuses (zip-slip names,
                 // bombs) rather than copy it into a new, aligned APK.
-                let archive = try APKArchive(path: input).zip
+                let archive = try APKArchive(path: input, readsAll: true).zip
                 if verbose { print("Verifying alignment of \(output) (\(alignment))...") }
                 let report = try Repacker.write(try Repacker.rawEntries(of: archive), to: output, alignment: policy,
                                                 comment: archive.endOfCentralDirectory.comment)

@@ -69,7 +69,7 @@ extension APKPatch {
             defer { pendingKey.wait() }  // also on failure: see BackgroundValue.wait
             let archive: APKArchive
             do {
-                archive = try APKArchive(path: inputPath)
+                archive = try APKArchive(path: inputPath, readsAll: true)
             } catch {
                 _ = try pendingKey.get()  // a wrong password is reported first, as before the APK is read
                 throw error
@@ -115,7 +115,7 @@ extension APKPatch {
                     let destination = (directory as NSString).appendingPathComponent((path as NSString).lastPathComponent)
                     let result = Result { () throws -> SigningReport in
                         try PatchPipeline.ensureDistinct(input: path, output: destination)
-                        return try signer.sign(try APKArchive(path: path), to: destination)
+                        return try signer.sign(try APKArchive(path: path, readsAll: true), to: destination)
                     }
                     let done = results.set(index, input: path, output: destination, result: result)
                     if showsProgress {
