@@ -57,8 +57,7 @@ public struct Signer: Sendable {
         var items: [Item] = []
         // Records not copied: apksig skips their bytes but copies the bytes between records.
         var droppedRecords: [Range<Int64>] = []
-        let fileOrder = zip.entries.indices.sorted { zip.entries[$0].localHeaderOffset < zip.entries[$1].localHeaderOffset }
-        for index in fileOrder {
+        for index in zip.indicesInFileOrder {
             let entry = zip.entries[index]
             if config.schemes.contains(.v1) && entry.name == V1SchemeSigner.manifestEntryName {
                 inputManifest = try archive.uncompressedData(of: entry)

@@ -141,6 +141,9 @@ public struct ZipArchive: Sendable {
     /// Entries in the order their records appear in the file.
     public var entriesInFileOrder: [ZipEntry] { fileOrder.map { $0.map { entries[$0] } } ?? entries }
 
+    /// Positions in `entries` in the order their records appear in the file.
+    public var indicesInFileOrder: [Int] { fileOrder ?? Array(entries.indices) }
+
     // MARK: - Parsing
 
     static func findEndOfCentralDirectory(in source: any DataSource) throws -> EndOfCentralDirectory {

@@ -44,8 +44,9 @@ enum V1SchemeSigner {
     /// in META-INF (MANIFEST.MF, *.SF, *.RSA, *.DSA, *.EC, SIG-*; case-insensitive). apksig also drops
     /// every entry for which this is false when it copies an APK.
     static func isDigestNeeded(_ name: String) -> Bool {
-        if name.hasSuffix("/") { return false }
-        guard name.hasPrefix("META-INF/") else { return true }
+        let utf8 = name.utf8
+        if utf8.last == UInt8(ascii: "/") { return false }
+        guard utf8.starts(with: "META-INF/".utf8) else { return true }
         let rest = name.dropFirst("META-INF/".count)
         if rest.contains("/") { return true }
         // Java's toLowerCase(Locale.US).
