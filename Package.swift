@@ -17,7 +17,7 @@ let package = Package(
     ],
     targets: [
         // C libraries: a module map and a shim each, nothing else.
-        .systemLibrary(name: "CLibzip", pkgConfig: "libzip", providers: [.apt(["libzip-dev"])]),
+        .systemLibrary(name: "CLibzip", providers: [.apt(["libzip-dev"])]),  // loaded with dlopen (see shim.h)
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLibdeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
