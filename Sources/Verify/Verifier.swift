@@ -28,8 +28,18 @@ public struct Verifier: Sendable {
         return try verify(source: source, label: path)
     }
 
+    /// Verifies an APK opened with `PreparedInput.prepare`, using the content digests it has started.
+    public func verify(_ prepared: PreparedInput) throws -> VerificationReport {
+        try verify(source: prepared.source, label: prepared.path, prefetch: .some(prepared.prefetch))
+    }
+
     /// Verifies APK bytes held in `source`.
     public func verify(source: any DataSource, label: String) throws -> VerificationReport {
+        try verify(source: source, label: label, prefetch: nil)
+    }
+
+    /// `prefetch`: digests a `PreparedInput` started (`.some(nil)`: it started none), or nil to start them here.
+    private func verify(source: any DataSource, label: String, prefetch started: ContentDigestPrefetch??) throws -> VerificationReport {
         var report = VerificationReport(path: label, minSdkVersion: options.minSdkVersion ?? 1, maxSdkVersion: options.maxSdkVersion,
                                         isSignatureVerified: false, verifiedSchemes: [], schemes: [], signers: [],
                                         signatureErrors: [], signatureWarnings: [], installErrors: [], installWarnings: [],
@@ -42,8 +52,15 @@ public struct Verifier: Sendable {
         }
 
         // The content digests start now on the other cores, while the archive and manifest are parsed
-        // (speculatively: see ContentDigestPrefetch). Nothing of it runs on after this call returns.
-        let prefetch = options.maxSdkVersion >= AndroidSDK.nougat ? ContentDigestPrefetch.start(source: source) : nil
+        // (speculatively: see ContentDigestPrefetch), unless a PreparedInput started them already. Nothing
+        // of it runs on after this call returns.
+        let prefetch: ContentDigestPrefetch?
+        if options.maxSdkVersion >= AndroidSDK.nougat {
+            prefetch = started ?? ContentDigestPrefetch.start(source: source)
+        } else {
+            started??.cancel()
+            prefetch = nil
+        }
         defer { prefetch?.cancel() }
 
         // The archive. Duplicate names are apksig's JAR_SIG_DUPLICATE_ZIP_ENTRY; other structural problems
@@ -432,4 +449,30 @@ struct ManifestFacts {
               let attribute = Self.attribute(application, id: Self.extractNativeLibsAttribute) else { return nil }
         return attribute.value.booleanValue ?? attribute.value.integerValue.map { $0 != 0 } ?? attribute.value.stringValue.map { $0 == "true" }
     }
+}
+
+/// An APK opened for verification before anything else is known about the run: its content digests (the
+/// bulk of verifying) start at once. The `apkpatch` executable prepares the path it sees last on a `verify`
+/// command line before the rest of its arguments are parsed, so the digests use the cores that parsing
+/// leaves idle. Give it to `Verifier.verify(_:)`, or `cancel()` it if the command turns out to be another.
+public final class PreparedInput: Sendable {
+    public let path: String
+    let source: MappedFile
+    let prefetch: ContentDigestPrefetch?
+
+    /// Maps `path` and starts its content digests; nil when it cannot be mapped (the verifier reports why).
+    public static func prepare(path: String) -> PreparedInput? {
+        guard let source = try? MappedFile(path: path) else { return nil }
+        source.readAhead()
+        return PreparedInput(path: path, source: source, prefetch: ContentDigestPrefetch.start(source: source))
+    }
+
+    private init(path: String, source: MappedFile, prefetch: ContentDigestPrefetch?) {
+        self.path = path
+        self.source = source
+        self.prefetch = prefetch
+    }
+
+    /// Stops the digests and waits for their workers.
+    public func cancel() { prefetch?.cancel() }
 }

@@ -35,6 +35,7 @@ struct APKPatch: ParsableCommand {
         BackgroundRemoval.isEnabled = true
         // An input truncated under its mapping fails cleanly, without partial output (see BusErrorGuard).
         BusErrorGuard.install()
+        Verify.prepare(arguments)
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

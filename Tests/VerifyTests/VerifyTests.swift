@@ -323,6 +323,25 @@ struct TamperTests {
         #expect(VerifyFixtures.codes(report.signatureErrors) == ["JAR_SIG_NO_SIGNATURES"])
         #expect(VerifyFixtures.codes(report.signatureWarnings).contains("JAR_SIG_MISSING_FILE"))
     }
+
+    /// `apkpatch verify` opens the last argument and starts its digests before parsing the rest (see
+    /// `Verify.prepare`). When that argument is not the APK being verified, what it opened must not be used:
+    /// here it is a tampered APK named like the option value that ends the command line.
+    @Test("the CLI's early start on its last argument never verifies the wrong file")
+    func earlyStartUsesOnlyTheVerifiedPath() throws {
+        let apk = try signed("verify-early-start")
+        let decoy = apk.directory.appendingPathComponent("33").path
+        try VerifyFixtures.write(try VerifyFixtures.editingStoredEntry("assets/data.bin", in: apk.bytes), to: decoy)
+        let good = try TestSupport.run(TestSupport.apkpatchBinary, ["verify", "--in", apk.path, "--max-sdk-version", "33"],
+                                       currentDirectory: apk.directory.path)
+        #expect(good.status == 0, "\(good)")
+        let bad = try TestSupport.run(TestSupport.apkpatchBinary, ["verify", "--in", decoy, "--max-sdk-version", "33"],
+                                      currentDirectory: apk.directory.path)
+        #expect(bad.status == 1, "\(bad)")
+        // Prepared and used: the tampered APK as the last argument fails, the good one passes.
+        #expect(try TestSupport.apkpatch(["verify", decoy]).status == 1)
+        #expect(try TestSupport.apkpatch(["verify", apk.path]).status == 0)
+    }
 }
 
 /// Rules about which schemes must be present.
