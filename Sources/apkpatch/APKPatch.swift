@@ -36,6 +36,7 @@ struct APKPatch: ParsableCommand {
         // An input truncated under its mapping fails cleanly, without partial output (see BusErrorGuard).
         BusErrorGuard.install()
         Verify.prepare(arguments)
+        Sign.prepare(arguments)
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

@@ -55,6 +55,17 @@ extension APKPatch {
             if v4 == true { throw ValidationError("v4 signing (.idsig) is not supported yet; pass --v4-signing-enabled false or drop the option") }
         }
 
+        /// The APK `main` started opening before the arguments were parsed (see `prepare`), if any.
+        nonisolated(unsafe) static var prepared: (path: String, archive: BackgroundValue<APKArchive>)?
+
+        /// For `sign … app.apk`: starts opening the last argument (parsing its ~7,600 headers) while the rest
+        /// of the arguments are parsed on the main thread. `run` uses it only for that same input path.
+        static func prepare(_ arguments: [String]) {
+            guard arguments.count >= 2, arguments[0] == "sign", let last = arguments.last, !last.hasPrefix("-"),
+                  !arguments.contains(where: { $0.hasPrefix("--out-dir") }) else { return }
+            prepared = (last, BackgroundValue { try APKArchive(path: last, readsAll: true) })
+        }
+
         func run() throws {
             let source = try signer.keySource()
             if let outputDirectory {
@@ -69,7 +80,11 @@ extension APKPatch {
             defer { pendingKey.wait() }  // also on failure: see BackgroundValue.wait
             let archive: APKArchive
             do {
-                archive = try APKArchive(path: inputPath, readsAll: true)
+                if let prepared = Self.prepared, prepared.path == inputPath, let opened = try? prepared.archive.get() {
+                    archive = opened
+                } else {
+                    archive = try APKArchive(path: inputPath, readsAll: true)
+                }
             } catch {
                 _ = try pendingKey.get()  // a wrong password is reported first, as before the APK is read
                 throw error

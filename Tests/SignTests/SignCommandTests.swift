@@ -40,6 +40,29 @@ import Unpack
         #expect(try TestSupport.readBytes(output) == (try TestSupport.readBytes(jsonOutput)))
     }
 
+    /// `apkpatch sign` starts opening the last argument before parsing the rest (see `Sign.prepare`). When
+    /// that argument is an option's value that happens to name another APK, that APK must not be signed.
+    @Test("the CLI's early start on its last argument never signs the wrong file")
+    func earlyStartUsesOnlyTheInputPath() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        // A different APK named like the value of the last option.
+        var other = FixtureAPK.cordovaLike()
+        other.rawFiles["assets/decoy.txt"] = Array("not the input".utf8)
+        let decoy = try other.build(in: dir, name: "decoy.apk")
+        try FileManager.default.moveItem(atPath: decoy, toPath: dir.appendingPathComponent("24").path)
+        let keys = Self.shared.rsa
+        let output = dir.appendingPathComponent("out.apk").path
+        let result = try TestSupport.run(TestSupport.apkpatchBinary, ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
+                                                                     "--out", output, "--in", input, "--min-sdk-version", "24"],
+                                         currentDirectory: dir.path)
+        #expect(result.succeeded, "\(result)")
+        let names = Set(try APKArchive(path: output).entries.map(\.name))
+        #expect(!names.contains("assets/decoy.txt"))
+        #expect(names.isSuperset(of: try APKArchive(path: input).entries.map(\.name).filter { !$0.hasPrefix("META-INF/") }))
+        #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
+    }
+
     @Test("without --out the input is signed in place")
     func inPlace() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
