@@ -30,16 +30,22 @@ public struct Verifier: Sendable {
 
     /// Verifies an APK opened with `PreparedInput.prepare`, using the content digests it has started.
     public func verify(_ prepared: PreparedInput) throws -> VerificationReport {
-        try verify(source: prepared.source, label: prepared.path, prefetch: .some(prepared.prefetch))
+        try verify(source: prepared.source, label: prepared.path, digests: .prepared(prepared.prefetch))
     }
 
     /// Verifies APK bytes held in `source`.
     public func verify(source: any DataSource, label: String) throws -> VerificationReport {
-        try verify(source: source, label: label, prefetch: nil)
+        try verify(source: source, label: label, digests: .startHere)
     }
 
-    /// `prefetch`: digests a `PreparedInput` started (`.some(nil)`: it started none), or nil to start them here.
-    private func verify(source: any DataSource, label: String, prefetch started: ContentDigestPrefetch??) throws -> VerificationReport {
+    /// Where the content digests come from: started by this verification, or by a `PreparedInput` (which may
+    /// have found none to start).
+    private enum DigestStart {
+        case startHere
+        case prepared(ContentDigestPrefetch?)
+    }
+
+    private func verify(source: any DataSource, label: String, digests start: DigestStart) throws -> VerificationReport {
         var report = VerificationReport(path: label, minSdkVersion: options.minSdkVersion ?? 1, maxSdkVersion: options.maxSdkVersion,
                                         isSignatureVerified: false, verifiedSchemes: [], schemes: [], signers: [],
                                         signatureErrors: [], signatureWarnings: [], installErrors: [], installWarnings: [],
@@ -54,11 +60,13 @@ public struct Verifier: Sendable {
         // The content digests start now on the other cores, while the archive and manifest are parsed
         // (speculatively: see ContentDigestPrefetch), unless a PreparedInput started them already. Nothing
         // of it runs on after this call returns.
-        let prefetch: ContentDigestPrefetch?
-        if options.maxSdkVersion >= AndroidSDK.nougat {
-            prefetch = started ?? ContentDigestPrefetch.start(source: source)
-        } else {
-            started??.cancel()
+        var prefetch: ContentDigestPrefetch?
+        switch start {
+        case .startHere: prefetch = options.maxSdkVersion >= AndroidSDK.nougat ? ContentDigestPrefetch.start(source: source) : nil
+        case .prepared(let started): prefetch = started
+        }
+        if options.maxSdkVersion < AndroidSDK.nougat {
+            prefetch?.cancel()  // no v2+ scheme is checked below API 24
             prefetch = nil
         }
         defer { prefetch?.cancel() }

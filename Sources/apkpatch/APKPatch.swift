@@ -28,6 +28,13 @@ struct APKPatch: ParsableCommand {
         ]
     )
 
+    /// The last argument of `apkpatch <command> … <last>` when it is not an option: the APK path, for the
+    /// commands that start work on it before the arguments are parsed (`Verify.prepare`, `Sign.prepare`).
+    static func trailingPath(of arguments: [String], command: String) -> String? {
+        guard arguments.count >= 2, arguments[0] == command, let last = arguments.last, !last.hasPrefix("-") else { return nil }
+        return last
+    }
+
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())

@@ -61,9 +61,9 @@ extension APKPatch {
         /// For `sign … app.apk`: starts opening the last argument (parsing its ~7,600 headers) while the rest
         /// of the arguments are parsed on the main thread. `run` uses it only for that same input path.
         static func prepare(_ arguments: [String]) {
-            guard arguments.count >= 2, arguments[0] == "sign", let last = arguments.last, !last.hasPrefix("-"),
+            guard let path = APKPatch.trailingPath(of: arguments, command: "sign"),
                   !arguments.contains(where: { $0.hasPrefix("--out-dir") }) else { return }
-            prepared = (last, BackgroundValue { try APKArchive(path: last, readsAll: true) })
+            prepared = (path, BackgroundValue { try APKArchive(path: path, readsAll: true) })
         }
 
         func run() throws {

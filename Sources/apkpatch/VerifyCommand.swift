@@ -62,8 +62,8 @@ struct Verify: ParsableCommand {
     /// For `verify … app.apk`: opens the last argument and starts its content digests before the arguments
     /// are parsed (~2 ms that would leave the cores idle). `run` uses it only for that same path.
     static func prepare(_ arguments: [String]) {
-        guard arguments.count >= 2, arguments[0] == "verify", let last = arguments.last, !last.hasPrefix("-") else { return }
-        prepared = PreparedInput.prepare(path: last)
+        guard let path = APKPatch.trailingPath(of: arguments, command: "verify") else { return }
+        prepared = PreparedInput.prepare(path: path)
     }
 
     func run() throws {
