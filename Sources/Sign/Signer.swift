@@ -15,7 +15,7 @@ import ZlibWrapper
 ///    dropping directories and old JAR signature files; stored entries are re-aligned with Android's 0xd935
 ///    extra field unless `alignmentPreserved`; the central directory keeps the input's order;
 /// 3. v1, in the background during step 2: the entries' uncompressed data are digested on all cores, then
-///    `<NAME>.SF`, `<NAME>.<ALG>` and `META-INF/MANIFEST.MF` are made and deflated (level 9), and appended
+///    `<NAME>.SF`, `<NAME>.<ALG>` and `META-INF/MANIFEST.MF` are made and deflated (`deflateJARFile`), and appended
 ///    after the entries, stamped with the newest kept entry's time;
 /// 4. v2/v3: the entries section is digested in 1 MiB chunks *as it is written* (`StreamingChunkDigester`),
 ///    zeros pad it to a 4096-byte boundary, and the APK Signing Block goes before the central directory.
@@ -71,8 +71,8 @@ public struct Signer: Sendable {
             items.append(Item(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
         }
         let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)
-        // Bulk data is read with pread below; the pages mapped while the archive was opened and its headers
-        // read go back (memory stays flat whatever the APK size).
+        // The pages mapped while the archive was opened and its headers read go back; the copy and the digests
+        // below map the input again granule by granule, each giving pages back behind it.
         archive.source.discard(0..<archive.source.count)
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
                        archive: archive, sectionEnd: sectionEnd, droppedRecords: droppedRecords,
@@ -502,8 +502,8 @@ public struct Signer: Sendable {
 
     // MARK: - Records for new entries (apksig LocalFileRecord/CentralDirectoryRecord.*WithDeflateCompressedData)
 
-    /// Local record (header + deflated data) and central directory record of a v1 file: deflate level 9,
-    /// raw; version 20, UTF-8 flag, no extra fields, no attributes.
+    /// Local record (header + deflated data) and central directory record of a v1 file: raw deflate,
+    /// version 20, UTF-8 flag, no extra fields, no attributes.
     static func deflatedRecords(name: String, data: [UInt8], compressed: [UInt8], crc: UInt32, timestamp: DOSTimestamp,
                                 headerOffset: Int64) throws -> ([UInt8], [UInt8]) {
         let nameBytes = Array(name.utf8)
@@ -544,7 +544,7 @@ public struct Signer: Sendable {
     }
 
     /// The JAR signature files in apksig's order (`<NAME>.SF`, `<NAME>.<ALG>`, `META-INF/MANIFEST.MF`), each
-    /// with its deflated form (level 9 as apksig; `level` lower for watch mode). MANIFEST.MF is deflated while
+    /// with its deflated form (`deflateJARFile` at `level`). MANIFEST.MF is deflated while
     /// the .SF file is made and signed.
     static func makeJARSignature(items: [Item], digests: [[UInt8]], digestAlgorithm: DigestAlgorithm, signerName: String,
                                  key: SignerKey, inputManifest: [UInt8]?, apkSchemeIDs: [Int],
