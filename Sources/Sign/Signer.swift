@@ -55,6 +55,7 @@ public struct Signer: Sendable {
         // apksig copies records in local-header order and keeps the central directory's order.
         var inputManifest: [UInt8]?
         var items: [Item] = []
+        items.reserveCapacity(zip.entries.count)
         // Records not copied: apksig skips their bytes but copies the bytes between records.
         var droppedRecords: [Range<Int64>] = []
         for index in zip.indicesInFileOrder {

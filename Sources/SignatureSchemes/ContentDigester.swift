@@ -144,7 +144,7 @@ public enum ContentDigester {
     }
 
     /// The number of cores to digest on.
-    public static var defaultConcurrency: Int { max(1, System.activeProcessorCount) }
+    public static var defaultConcurrency: Int { ProcessorCount.active }
 }
 
 /// Why content digests could not be computed.
@@ -190,20 +190,3 @@ private final class FirstError: @unchecked Sendable {
         lock.signal()
     }
 }
-
-/// Processor count without Foundation.
-enum System {
-    static var activeProcessorCount: Int {
-        #if canImport(Glibc)
-        return Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        #else
-        return Int(sysconf(_SC_NPROCESSORS_ONLN))
-        #endif
-    }
-}
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

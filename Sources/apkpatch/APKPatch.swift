@@ -38,6 +38,11 @@ struct APKPatch: ParsableCommand {
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // Commands that spread work over the cores start the worker threads now, while nothing else runs (see
+        // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
+        if let command = arguments.first, ["verify", "sign", "align", "run", "watch"].contains(command) {
+            WorkerPool.warmUp()
+        }
         // A replaced output's removal overlaps the process's teardown (exit waits for it).
         BackgroundRemoval.isEnabled = true
         // An input truncated under its mapping fails cleanly, without partial output (see BusErrorGuard).
