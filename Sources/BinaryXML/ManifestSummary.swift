@@ -61,6 +61,9 @@ public struct ManifestSummary: Sendable, Equatable {
     public var targetSdkVersion: SDKVersion?
     /// `<application android:debuggable>`.
     public var debuggable: Bool?
+    /// The resource `<application android:debuggable>` refers to, if it is a reference (its value then
+    /// depends on the device configuration; apksig refuses to decide such an APK's debuggability).
+    public var debuggableResourceID: UInt32?
     /// `<application android:extractNativeLibs>`.
     public var extractNativeLibs: Bool?
     /// Fully qualified class name of the first activity (or activity-alias) with a MAIN action and LAUNCHER category.
@@ -111,7 +114,9 @@ public struct ManifestSummary: Sendable, Equatable {
         minSdkVersion = usesSDK?.attribute(id: AndroidAttribute.minSdkVersion, name: "minSdkVersion").flatMap(Self.sdkVersion)
         targetSdkVersion = usesSDK?.attribute(id: AndroidAttribute.targetSdkVersion, name: "targetSdkVersion").flatMap(Self.sdkVersion)
         let application = manifest.elements(named: "application").first
-        debuggable = application?.attribute(id: AndroidAttribute.debuggable, name: "debuggable")?.value.booleanValue
+        let debuggableAttribute = application?.attribute(id: AndroidAttribute.debuggable, name: "debuggable")
+        debuggable = debuggableAttribute?.value.booleanValue
+        debuggableResourceID = debuggableAttribute?.value.referenceID
         extractNativeLibs = application?.attribute(id: AndroidAttribute.extractNativeLibs, name: "extractNativeLibs")?.value.booleanValue
         launcherActivity = application.flatMap { Self.launcher(in: $0, package: package) }
         let labelAttribute = application?.attribute(id: AndroidAttribute.label, name: "label")

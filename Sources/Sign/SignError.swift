@@ -13,6 +13,8 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     case duplicateEntry(String)
     case tooLarge(String)
     case invalidOption(String)
+    case debuggableAPKNotPermitted
+    case debuggableUndetermined(String)
 
     public var description: String {
         switch self {
@@ -42,6 +44,10 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "the signed APK would be too large: \(reason)"
         case .invalidOption(let reason):
             return reason
+        case .debuggableAPKNotPermitted:
+            return "the APK is debuggable (android:debuggable=\"true\" in AndroidManifest.xml) and --debuggable-apk-permitted is false: remove the attribute or sign with a debug key"
+        case .debuggableUndetermined(let reason):
+            return "cannot tell whether the APK is debuggable: \(reason)"
         }
     }
 }

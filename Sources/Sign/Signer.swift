@@ -34,10 +34,12 @@ public struct Signer: Sendable {
     /// Signs the APK `archive` into `destination`.
     public func sign(_ archive: APKArchive, to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
         let zip = archive.zip
-        let minSdk = try resolveMinSdkVersion {
-            guard let manifest = archive.entry(named: "AndroidManifest.xml") else { return nil }
+        let manifest = {
+            guard let manifest = archive.entry(named: "AndroidManifest.xml") else { return nil as [UInt8]? }
             return try archive.uncompressedData(of: manifest)
         }
+        let minSdk = try resolveMinSdkVersion(manifest)
+        try checkDebuggable(manifest)
         // The input's signing block (if any) ends the local-file section apksig copies from.
         let inputBlock = try? SigningBlock.locate(in: archive.source, centralDirectoryOffset: zip.centralDirectoryOffset)
         let sectionEnd = inputBlock?.offset ?? zip.centralDirectoryOffset
@@ -86,10 +88,12 @@ public struct Signer: Sendable {
     /// `cache` (watch mode) keeps the v1 digests of entries between runs, so an unchanged entry is not
     /// inflated and digested again.
     public func sign(entries: [OutputEntry], comment: [UInt8] = [], to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
-        let minSdk = try resolveMinSdkVersion {
-            guard let manifest = entries.first(where: { $0.entry.name == "AndroidManifest.xml" }) else { return nil }
+        let manifest = {
+            guard let manifest = entries.first(where: { $0.entry.name == "AndroidManifest.xml" }) else { return nil as [UInt8]? }
             return try Self.uncompressed(manifest)
         }
+        let minSdk = try resolveMinSdkVersion(manifest)
+        try checkDebuggable(manifest)
         var inputManifest: [UInt8]?
         var items: [Item] = []
         var names = Set<String>(minimumCapacity: entries.count)  // String hashes its bytes in bulk; [UInt8] byte by byte
@@ -128,6 +132,22 @@ public struct Signer: Sendable {
     static func isKept(_ name: String) -> Bool {
         guard V1SchemeSigner.isDigestNeeded(name) else { return false }
         return name != "stamp-cert-sha256" && name != "pinlist.meta"
+    }
+
+    /// apksigner `--debuggable-apk-permitted false` (apksig's `ApkUtils.getDebuggableFromBinaryAndroidManifest`):
+    /// the first `<application>` decides; a reference is refused, since its value depends on the device's
+    /// configuration and the same APK could be debuggable on one device and not on another.
+    private func checkDebuggable(_ manifest: () throws -> [UInt8]?) throws {
+        guard !config.debuggableAPKPermitted else { return }
+        guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
+        let summary: ManifestSummary
+        do { summary = try ManifestSummary(binaryXML: bytes) } catch {
+            throw SignError.debuggableUndetermined("AndroidManifest.xml: \(error)")
+        }
+        if let reference = summary.debuggableResourceID {
+            throw SignError.debuggableUndetermined("android:debuggable refers to the resource 0x\(String(reference, radix: 16)); only a literal true or false can be checked")
+        }
+        if summary.debuggable == true { throw SignError.debuggableAPKNotPermitted }
     }
 
     private func resolveMinSdkVersion(_ manifest: () throws -> [UInt8]?) throws -> (level: Int, overridden: Bool) {
@@ -182,6 +202,7 @@ public struct Signer: Sendable {
             let schemeIDs = apkSchemeIDs
             let jarLevel = config.jarSignatureCompressionLevel
             let keySupply = config.keySupply
+            let v1SignerName = config.v1SignerName
             DispatchQueue.global().async(group: v1Done) {
                 pendingV1.set(Result {
                     let digests = try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency,
@@ -190,7 +211,7 @@ public struct Signer: Sendable {
                     // A key that needs other digests: the main thread sees it too and starts again.
                     guard try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level).v1 == v1Digest else { return [] }
                     return try Self.makeJARSignature(items: items, digests: digests, digestAlgorithm: v1Digest,
-                                                     signerName: try V1SchemeSigner.safeSignerName(key.name),
+                                                     signerName: try V1SchemeSigner.safeSignerName(v1SignerName ?? key.name),
                                                      key: key, inputManifest: inputManifest, apkSchemeIDs: schemeIDs, createdBy: createdBy,
                                                      level: jarLevel)
                 })
@@ -324,7 +345,7 @@ public struct Signer: Sendable {
         // v2/v3 algorithms (getSuggestedSignatureAlgorithms; verity off, as the apksigner default).
         let blockAlgorithms = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(certificatePublicKey.algorithm),
                                                            keySize: certificatePublicKey.bitSize)
-        let v1Name = v1Digest == nil ? nil : try V1SchemeSigner.safeSignerName(key.name)
+        let v1Name = v1Digest == nil ? nil : try V1SchemeSigner.safeSignerName(config.v1SignerName ?? key.name)
 
         // v1 signature entries.
         var newCentralRecords: [[UInt8]] = []

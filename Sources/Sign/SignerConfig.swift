@@ -40,6 +40,13 @@ public struct SignerConfig: Sendable {
     public var alignmentPreserved: Bool
     /// Page alignment for stored `.so` files (apksigner `--lib-page-alignment`).
     public var libraryPageAlignment: Int
+    /// apksigner `--v1-signer-name`: the base name of the v1 `.SF` and signature block files, instead of the
+    /// key's alias or file name. Made safe the same way (upper case, 8 characters, `[A-Z0-9_-]`).
+    public var v1SignerName: String?
+    /// apksigner `--debuggable-apk-permitted`: false refuses an APK whose manifest says
+    /// `android:debuggable="true"` (a production key should not sign one: anybody with adb can run code as
+    /// that app). True by default, as in apksigner.
+    public var debuggableAPKPermitted: Bool = true
     /// How many entries/chunks are digested at once (defaults to the number of cores).
     public var concurrency: Int
     /// Deflate level of the JAR signature files (`--jar-deflate-level`). apksig uses 9; the default here is

@@ -35,9 +35,35 @@ struct APKPatch: ParsableCommand {
         return last
     }
 
+    /// apksigner's boolean options, which take `true` or `false` or nothing (meaning true): `--v1-signing-enabled
+    /// app.apk` is apksigner's `--v1-signing-enabled true app.apk` (its `OptionsParser.getOptionalBooleanValue`).
+    static let apksignerBooleans: Set<String> = [
+        "--v1-signing-enabled", "--v2-signing-enabled", "--v3-signing-enabled", "--v4-signing-enabled",
+        "--alignment-preserved", "--debuggable-apk-permitted",
+    ]
+
+    /// `arguments` with the value apksigner implies written out after each valueless boolean option of the
+    /// commands that take apksigner's options, so the parser sees `--option true`.
+    static func withApksignerBooleanValues(_ arguments: [String]) -> [String] {
+        guard let command = arguments.first, ["sign", "run", "watch"].contains(command) else { return arguments }
+        var result: [String] = []
+        result.reserveCapacity(arguments.count + 2)
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            result.append(argument)
+            index += 1
+            if argument == "--" { result += arguments[index...]; break }
+            if apksignerBooleans.contains(argument), index == arguments.count || !["true", "false"].contains(arguments[index]) {
+                result.append("true")
+            }
+        }
+        return result
+    }
+
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
         // Commands that spread work over the cores start the worker threads now, while nothing else runs (see
         // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
         if let command = arguments.first, ["verify", "sign", "align", "run", "watch"].contains(command) {

@@ -2,7 +2,9 @@ import APKCore
 import ArgumentParser
 import Sign
 
-/// apksigner's scheme and SDK options, shared by `sign` and `run` so the pipeline mirrors `apkpatch sign`.
+/// apksigner's scheme, SDK and output options (all but the key's), shared by `sign`, `run` and `watch` so the
+/// pipeline mirrors `apkpatch sign`. Like apksigner, a boolean option given without a value means true
+/// (`APKPatch.apksignerBooleans`).
 struct SchemeOptions: ParsableArguments {
     @Option(name: .customLong("v1-signing-enabled"), help: ArgumentHelp("Sign with JAR signing (v1): true or false.", valueName: "true|false"))
     var v1: Bool?
@@ -20,6 +22,10 @@ struct SchemeOptions: ParsableArguments {
     var libraryPageAlignment: Int = 16384
     @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 1; 9 gives output byte-identical to apksigner's, and costs ~70 ms of CPU on a large APK).", valueName: "level"))
     var jarDeflateLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
+    @Option(name: .customLong("v1-signer-name"), help: ArgumentHelp("Base name of the v1 signature files (META-INF/NAME.SF), instead of the key alias or key file name.", valueName: "name"))
+    var v1SignerName: String?
+    @Option(name: .customLong("debuggable-apk-permitted"), help: ArgumentHelp("false refuses to sign an APK whose manifest says android:debuggable=\"true\" (default true, as apksigner).", valueName: "true|false"))
+    var debuggableAPKPermitted: Bool = true
 
     var schemes: Set<SignatureScheme> {
         var set: Set<SignatureScheme> = []
@@ -35,6 +41,7 @@ struct SchemeOptions: ParsableArguments {
         if let min = minSdkVersion, let max = maxSdkVersion, max < min { throw ValidationError("--max-sdk-version (\(max)) is below --min-sdk-version (\(min))") }
         if ![4096, 16384].contains(libraryPageAlignment) { throw ValidationError("--lib-page-alignment takes 4096 or 16384") }
         if !(0...9).contains(jarDeflateLevel) { throw ValidationError("--jar-deflate-level takes 0 to 9") }
+        if let name = v1SignerName, name.isEmpty { throw ValidationError("--v1-signer-name must not be empty") }
     }
 
     func config(key: SignerKey) -> SignerConfig { config(pendingKey: BackgroundValue(ready: key)) }
@@ -44,6 +51,8 @@ struct SchemeOptions: ParsableArguments {
         var config = SignerConfig(pendingKey: pendingKey, schemes: schemes, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
                                   alignmentPreserved: alignmentPreserved, libraryPageAlignment: libraryPageAlignment)
         config.jarSignatureCompressionLevel = jarDeflateLevel
+        config.v1SignerName = v1SignerName
+        config.debuggableAPKPermitted = debuggableAPKPermitted
         return config
     }
 }

@@ -97,6 +97,53 @@ import Unpack
         #expect(none.stderr.contains("enable at least one"), "\(none)")
     }
 
+    /// apksigner's parser takes a boolean option's value only when the next argument is `true` or `false`, and
+    /// otherwise means true; `--v1-signer-name` and `--debuggable-apk-permitted` mean what they mean there.
+    @Test("valueless boolean options, --v1-signer-name and --debuggable-apk-permitted as apksigner reads them")
+    func apksignerOptionForms() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let keys = Self.shared.rsa
+        let key = ["--key", keys.keyPK8, "--cert", keys.certificatePEM]
+
+        // `--v1-signing-enabled` right before the APK, and `--v3-signing-enabled=false`: v1 and v2 only.
+        let ours = dir.appendingPathComponent("ours.apk").path
+        let theirs = dir.appendingPathComponent("theirs.apk").path
+        let options = ["--v3-signing-enabled=false", "--v1-signer-name", "my.cert-1", "--v2-signing-enabled", "--v1-signing-enabled"]
+        let signed = try TestSupport.apkpatch(["sign"] + key + ["--out", ours] + options + [input])
+        #expect(signed.succeeded, "\(signed)")
+        let reference = try TestSupport.run("apksigner", ["sign"] + key + ["--out", theirs] + options + [input])
+        #expect(reference.succeeded, "\(reference)")
+        for path in [ours, theirs] {
+            let verify = try TestSupport.run("apksigner", ["verify", "-v", path])
+            #expect(verify.succeeded, "\(verify)")
+            #expect(verify.stdout.contains("Verified using v1 scheme (JAR signing): true"), "\(verify)")
+            #expect(verify.stdout.contains("Verified using v2 scheme (APK Signature Scheme v2): true"), "\(verify)")
+            #expect(verify.stdout.contains("Verified using v3 scheme (APK Signature Scheme v3): false"), "\(verify)")
+        }
+        // The signer name is made safe as apksig does: upper case, [A-Z0-9_-], 8 characters.
+        let names = { (path: String) in Set(try APKArchive(path: path).entries.map(\.name).filter { $0.hasPrefix("META-INF/") }) }
+        #expect(try names(ours) == ["META-INF/MANIFEST.MF", "META-INF/MY_CERT-.SF", "META-INF/MY_CERT-.RSA"])
+        #expect(try names(ours) == (try names(theirs)))
+
+        // --debuggable-apk-permitted false: a debuggable APK is refused (nothing written), as by apksigner; a
+        // valueless --debuggable-apk-permitted permits it; a non-debuggable APK is signed either way.
+        var debuggable = FixtureAPK.cordovaLike()
+        debuggable.applicationAttributes = #"android:debuggable="true""#
+        let debuggableInput = try debuggable.build(in: dir, name: "debuggable.apk")
+        let refused = dir.appendingPathComponent("refused.apk").path
+        let refusal = try TestSupport.apkpatch(["sign"] + key + ["--debuggable-apk-permitted", "false", "--out", refused, debuggableInput])
+        #expect(refusal.status == 1, "\(refusal)")
+        #expect(refusal.stderr.contains("debuggable"), "\(refusal)")
+        #expect(!FileManager.default.fileExists(atPath: refused))
+        let apksignerRefusal = try TestSupport.run("apksigner", ["sign"] + key + ["--debuggable-apk-permitted", "false", "--out", refused, debuggableInput])
+        #expect(apksignerRefusal.stderr.contains("APK is debuggable"), "\(apksignerRefusal)")
+        let permitted = try TestSupport.apkpatch(["sign"] + key + ["--out", refused, "--debuggable-apk-permitted", debuggableInput])
+        #expect(permitted.succeeded, "\(permitted)")
+        let plain = try TestSupport.apkpatch(["sign"] + key + ["--debuggable-apk-permitted", "false", "--out", ours, input])
+        #expect(plain.succeeded, "\(plain)")
+    }
+
     @Test("keystores made by keytool (PKCS12 and JKS); the alias names the v1 files", arguments: ["PKCS12", "JKS"])
     func keytoolStores(type: String) throws {
         let dir = try TestSupport.makeTemporaryDirectory()
