@@ -116,6 +116,8 @@ struct SchemeVerificationResult {
     }
     var isVerified = false
     var signers: [Signer] = []
+    /// v3/v3.1: the signers' lineages merged into one (apksig `consolidateLineages`), nil without any.
+    var lineage: SigningCertificateLineage?
     var errors: [Issue] = []
     var warnings: [Issue] = []
     var containsErrors: Bool { !errors.isEmpty || signers.contains { !$0.errors.isEmpty } }
@@ -238,6 +240,7 @@ struct SigningBlockSchemeVerifier {
         var byMax: [Int: SchemeVerificationResult.Signer] = [:]
         for signer in result.signers { byMax[signer.maxSdkVersion] = signer }
         var firstMin = 0, lastMax = 0, lastLineageSize = 0
+        var lineages: [SigningCertificateLineage] = []
         for key in byMax.keys.sorted() {
             let signer = byMax[key]!
             if firstMin == 0 {
@@ -254,12 +257,26 @@ struct SigningBlockSchemeVerifier {
                     break
                 }
                 lastLineageSize = lineage.nodes.count
+                lineages.append(lineage)
             }
         }
+        // v3.1 may start rotation at any level (v3.0 covers the levels before it): apksig's
+        // `V3SchemeVerifier.Builder.build` sets a v3.1 verifier's minimum to its maximum.
+        let requiredMin = kind == .v31 ? maxSdkVersion : minSdkVersion
         let requiredMax = rotationMinSdkVersion.map { $0 - 1 } ?? maxSdkVersion
-        if firstMin > minSdkVersion || lastMax < requiredMax {
+        if firstMin > requiredMin || lastMax < requiredMax {
             result.errors.append(.error(.v3MissingSdkVersions, "", "APK Signature Scheme v3 signers supported min/max SDK versions do not cover the entire desired range.  Found min:  \(firstMin) max \(lastMax)"))
         }
+        // All lineages must be parts of one signing history, whatever their sizes.
+        var consolidated = lineages.first
+        for lineage in lineages.dropFirst() {
+            consolidated = consolidated?.merged(with: lineage)
+            if consolidated == nil {
+                result.errors.append(.error(.v3InconsistentLineages, "", "SigningCertificateLineages targeting different platform versions using APK Signature Scheme v3 are not all a part of the same overall lineage."))
+                break
+            }
+        }
+        result.lineage = consolidated
     }
 
     private func parseSigners(_ block: [UInt8], into result: inout SchemeVerificationResult, contentDigestsToVerify: inout Set<ContentDigestAlgorithm>) {
