@@ -234,6 +234,71 @@ struct ApksigConformanceBlockFramingTests {
     }
 }
 
+@Suite("apksig conformance: ZIP records as Android reads them")
+struct ApksigConformanceZipTests {
+    enum MethodCase: String, CaseIterable, CustomStringConvertible, Sendable {
+        /// apksig testWeirdZipCompressionMethod (weird-compression-method.apk): the central directory says
+        /// method 21 for the (deflated) signature block file; Android reads any method but stored as deflate.
+        case weirdMethodInCentralDirectory
+        /// apksig testZipCompressionMethodMismatchBetweenLfhAndCd (mismatched-compression-method.apk): the local
+        /// header says stored, the central directory deflated; Android goes by the central directory.
+        case storedInLocalHeaderOnly
+        var description: String { rawValue }
+    }
+
+    /// Both used to be refused as malformed archives (a false reject of APKs Android installs).
+    @Test("compression methods as Android reads them", arguments: MethodCase.allCases)
+    func compressionMethods(_ testCase: MethodCase) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("conformance-\(testCase.rawValue)")
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { $0.targetSdk = 29 }
+        var bytes = try VerifyFixtures.read(try VerifyFixtures.sign(unsigned, key: .rsa2048, schemes: SchemeSet(v1: true, v2: false, v3: false),
+                                                                   output: directory.appendingPathComponent("v1.apk").path))
+        let archive = try VerifyFixtures.zip(bytes)
+        let entry = try #require(archive.entries.first { $0.name.hasPrefix("META-INF/") && $0.name.hasSuffix(".RSA") })
+        #expect(entry.method == .deflated)
+        switch testCase {
+        case .weirdMethodInCentralDirectory:
+            // The entry's central directory record: walk the records to the one with its local header offset.
+            var position = Int(archive.centralDirectoryOffset)
+            for _ in archive.entries {
+                let offset = Int(bytes[position + 42]) | Int(bytes[position + 43]) << 8 | Int(bytes[position + 44]) << 16 | Int(bytes[position + 45]) << 24
+                if offset == Int(entry.localHeaderOffset) { bytes[position + 10] = 21; bytes[position + 11] = 0 }
+                let variable = (Int(bytes[position + 28]) | Int(bytes[position + 29]) << 8) + (Int(bytes[position + 30]) | Int(bytes[position + 31]) << 8)
+                    + (Int(bytes[position + 32]) | Int(bytes[position + 33]) << 8)
+                position += 46 + variable
+            }
+        case .storedInLocalHeaderOnly:
+            bytes[Int(entry.localHeaderOffset) + 8] = 0
+        }
+        let path = directory.appendingPathComponent("edited.apk").path
+        try VerifyFixtures.write(bytes, to: path)
+        let oracle = try VerifyFixtures.apksignerVerify(path)
+        #expect(oracle.verifies, "\(oracle.output)")
+        let report = try VerifyFixtures.verify(path)
+        #expect(report.isSignatureVerified, "\(report.signatureErrors)")
+        #expect(report.verifiedSchemes == [.v1])
+    }
+
+    /// apksig testMaxSizedZipEocdCommentAccepted (v2-only-max-sized-eocd-comment.apk): a 65535-byte EOCD
+    /// comment, present when the APK was signed.
+    @Test("a max-sized EOCD comment")
+    func maxSizedComment() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("conformance-eocd-comment")
+        var unsigned = try VerifyFixtures.read(try VerifyFixtures.unsignedAPK(in: directory))
+        let eocd = Int(try VerifyFixtures.zip(unsigned).endOfCentralDirectory.offset)
+        unsigned.removeSubrange((eocd + 20)...)
+        unsigned += [0xff, 0xff] + (0..<0xffff).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        let input = directory.appendingPathComponent("commented.apk").path
+        try VerifyFixtures.write(unsigned, to: input)
+        let apk = try VerifyFixtures.sign(input, key: .ecP256, schemes: SchemeSet(v1: false, v2: true, v3: false),
+                                          output: directory.appendingPathComponent("signed.apk").path)
+        #expect(try VerifyFixtures.zip(try VerifyFixtures.read(apk)).endOfCentralDirectory.comment.count == 0xffff)
+        #expect(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 24).verifies)
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24)
+        #expect(report.isSignatureVerified, "\(report.signatureErrors)")
+    }
+}
+
 @Suite("apksig conformance: v3.1 rotation and v3 lineages")
 struct ApksigConformanceRotationTests {
     typealias C = BlockCraft
