@@ -16,7 +16,8 @@ struct SigningCertificateLineage {
         case malformed(String)
         /// apksig: SecurityException → V3_SIG_POR_DID_NOT_VERIFY.
         case didNotVerify(String)
-        /// apksig: IllegalArgumentException → V3_SIG_POR_CERT_MISMATCH.
+        /// apksig: IllegalArgumentException → V3_SIG_POR_CERT_MISMATCH: an unknown version, or an empty value
+        /// (no node list, so `calculateMinSdkVersion` refuses it).
         case unknownVersion
     }
 
@@ -28,7 +29,7 @@ struct SigningCertificateLineage {
     var nodes: [Node]
 
     init(attributeValue value: [UInt8]) throws {
-        guard !value.isEmpty else { throw Failure.malformed("empty lineage") }
+        guard !value.isEmpty else { throw Failure.unknownVersion }
         var input = SchemeBuffer(value)
         var nodes: [Node] = []
         var lastCertificate: VerificationCertificate?

@@ -435,3 +435,51 @@ struct ApksigConformanceRotationTests {
         #expect(C.codes(report.signatureErrors) == (verifies ? [] : ["V3_INCONSISTENT_LINEAGES"]), "\(report.signatureErrors)")
     }
 }
+
+@Suite("apksig conformance: v3 proof-of-rotation attribute")
+struct ApksigConformanceProofOfRotationTests {
+    typealias C = BlockCraft
+
+    enum Case: String, CaseIterable, CustomStringConvertible, Sendable {
+        case valid, signerIsNotLast, signerNotInLineage, badNodeSignature, truncated, unknownVersion, empty
+        var description: String { rawValue }
+        /// apksig `V3SchemeVerifier.parseSigner`: SecurityException → POR_DID_NOT_VERIFY,
+        /// IllegalArgumentException (unknown version, empty value, certificate not in lineage) → POR_CERT_MISMATCH,
+        /// any other failure (underflow) → MALFORMED_LINEAGE. We reported an empty value as MALFORMED_LINEAGE.
+        var expectedErrors: Set<String> {
+            switch self {
+            case .valid: return []
+            case .signerIsNotLast, .signerNotInLineage, .unknownVersion, .empty: return ["V3_SIG_POR_CERT_MISMATCH"]
+            case .badNodeSignature: return ["V3_SIG_POR_DID_NOT_VERIFY"]
+            case .truncated: return ["V3_SIG_MALFORMED_LINEAGE"]
+            }
+        }
+    }
+
+    @Test("proof-of-rotation attribute checks", arguments: Case.allCases)
+    func proofOfRotation(_ testCase: Case) throws {
+        let bench = try C.Workbench("por-\(testCase.rawValue)")
+        var lineage = try bench.lineage([.rsa2048, .ecP256])
+        var signer = TestKey.ecP256
+        switch testCase {
+        case .valid: break
+        case .signerIsNotLast: signer = .rsa2048
+        case .signerNotInLineage: signer = .ecP384
+        case .badNodeSignature: lineage[lineage.count - 1] ^= 0x01  // the last bytes are node 2's signature
+        case .truncated: lineage.removeLast()
+        case .unknownVersion: lineage[0] = 2
+        case .empty: lineage = []
+        }
+        let block = C.Workbench.schemeBlock([try bench.v3Signer(signer, min: 28, attributes: [C.attribute(AdditionalAttribute.ID.proofOfRotation, lineage)])])
+        let apk = try bench.write("por.apk", pairs: [(SigningBlock.ID.v3, block)])
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 28)
+        #expect(report.isSignatureVerified == testCase.expectedErrors.isEmpty, "\(report.signatureErrors)")
+        #expect(C.codes(report.signatureErrors) == testCase.expectedErrors, "\(report.signatureErrors)")
+        // apksigner prints the issue's message; these are the messages of the expected issues.
+        let oracle = try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 28)
+        #expect(oracle.verifies == testCase.expectedErrors.isEmpty, "\(oracle.output)")
+        let message = ["V3_SIG_POR_CERT_MISMATCH": "differs from the associated certificate", "V3_SIG_POR_DID_NOT_VERIFY": "did not verify",
+                       "V3_SIG_MALFORMED_LINEAGE": "Failed to parse the SigningCertificateLineage"]
+        for code in testCase.expectedErrors { #expect(oracle.output.contains(message[code]!), "\(oracle.output)") }
+    }
+}
