@@ -412,7 +412,8 @@ struct SigningBlockSchemeVerifier {
             signer.error(code(.v2SigNoCertificates, .v3SigNoCertificates), "No certificates")
             return
         }
-        let certificateKey = main.subjectPublicKeyInfoDER
+        var certificateKey = main.subjectPublicKeyInfoDER
+        if certificateKey != publicKeyBytes, let positive = Self.rsaKeyWithPositiveModulus(certificateKey) { certificateKey = positive }
         if certificateKey != publicKeyBytes {
             signer.error(code(.v2SigPublicKeyMismatch, .v3SigPublicKeyMismatch),
                          "Public key mismatch between certificate and signature record: <\(certificateKey.hexString)> vs <\(publicKeyBytes.hexString)>")
@@ -529,6 +530,31 @@ struct SigningBlockSchemeVerifier {
             }
         } catch {}
         return false
+    }
+
+    /// apksig `ApkSigningBlockUtils.encodePublicKey`: an RSA certificate whose modulus is DER-encoded without
+    /// its leading zero (so it reads as negative, v1v2v3-rsa-2048-negmod-in-cert.apk) is compared by the key
+    /// with the zero restored, which is what signers write in the signature record. Nil when not such a key.
+    static func rsaKeyWithPositiveModulus(_ spki: [UInt8]) -> [UInt8]? {
+        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+            var length: [UInt8] = []
+            var n = content.count
+            if n < 0x80 { length = [UInt8(n)] } else {
+                while n > 0 { length.insert(UInt8(n & 0xff), at: 0); n >>= 8 }
+                length.insert(0x80 | UInt8(length.count), at: 0)
+            }
+            return [tag] + length + content
+        }
+        guard let outer = try? BERElement.parseSingle(spki[...]), outer.isUniversalSequence,
+              let parts = try? outer.children(), parts.count == 2, parts[0].isUniversalSequence,
+              parts[1].tagClass == 0, !parts[1].isConstructed, parts[1].tagNumber == 3, parts[1].contents.first == 0,
+              let key = try? BERElement.parseSingle(parts[1].contents.dropFirst()), key.isUniversalSequence,
+              let numbers = try? key.children(), numbers.count == 2,
+              numbers.allSatisfy({ $0.tagClass == 0 && !$0.isConstructed && $0.tagNumber == 2 }),
+              let top = numbers[0].contents.first, top & 0x80 != 0 else { return nil }
+        let modulus = tlv(0x02, [0] + numbers[0].contents)
+        let rsaKey = tlv(0x30, modulus + Array(numbers[1].encoded))
+        return tlv(0x30, Array(parts[0].encoded) + tlv(0x03, [0] + rsaKey))
     }
 
     private static func list(_ ids: [UInt32]) -> String { "[" + ids.map { String(Int32(bitPattern: $0)) }.joined(separator: ", ") + "]" }

@@ -34,9 +34,9 @@ enum BlockCraft {
         let contentDigest: [UInt8]
         private var keys: [TestKey: Key] = [:]
 
-        init(_ label: String, garbageBeforeEOCD: [UInt8] = []) throws {
+        init(_ label: String, garbageBeforeEOCD: [UInt8] = [], configure: (inout FixtureAPK) -> Void = { _ in }) throws {
             directory = try TestSupport.makeTemporaryDirectory("conformance-\(label)")
-            var bytes = try VerifyFixtures.read(try VerifyFixtures.unsignedAPK(in: directory))
+            var bytes = try VerifyFixtures.read(try VerifyFixtures.unsignedAPK(in: directory, configure: configure))
             if !garbageBeforeEOCD.isEmpty {
                 let eocd = Int(try VerifyFixtures.zip(bytes).endOfCentralDirectory.offset)
                 bytes.insert(contentsOf: garbageBeforeEOCD, at: eocd)
@@ -76,9 +76,9 @@ enum BlockCraft {
         }
 
         /// A v2 signer block over this APK's contents.
-        func v2Signer(_ key: TestKey, attributes: [[UInt8]] = []) throws -> [UInt8] {
+        func v2Signer(_ key: TestKey, attributes: [[UInt8]] = [], certificate: [UInt8]? = nil) throws -> [UInt8] {
             let key = try self.key(key)
-            let signedData = lp(lp(u32(key.algorithm) + lp(contentDigest))) + lp(lp(key.certificate)) + lp(attributes.map(lp).flatMap { $0 })
+            let signedData = lp(lp(u32(key.algorithm) + lp(contentDigest))) + lp(lp(certificate ?? key.certificate)) + lp(attributes.map(lp).flatMap { $0 })
             let signature = try sign(signedData, with: key)
             return lp(signedData) + lp(lp(u32(key.algorithm) + lp(signature))) + lp(key.publicKey)
         }
@@ -481,5 +481,111 @@ struct ApksigConformanceProofOfRotationTests {
         let message = ["V3_SIG_POR_CERT_MISMATCH": "differs from the associated certificate", "V3_SIG_POR_DID_NOT_VERIFY": "did not verify",
                        "V3_SIG_MALFORMED_LINEAGE": "Failed to parse the SigningCertificateLineage"]
         for code in testCase.expectedErrors { #expect(oracle.output.contains(message[code]!), "\(oracle.output)") }
+    }
+}
+
+@Suite("apksig conformance: source stamps and platform ranges")
+struct ApksigConformanceStampAndRangeTests {
+    typealias C = BlockCraft
+
+    /// apksig testSourceStampBlock_* (stamp-without-block.apk, stamp-certificate-mismatch.apk,
+    /// stamp-malformed-signature.apk, stamp-apk-hash-mismatch-v2.apk): "A broken stamp should not block a
+    /// signing scheme verified APK". A stamp-cert-sha256 entry with garbage source-stamp v1/v2 blocks, or with
+    /// none, still verifies. (Debian's apksigner 0.9 predates source stamps, so the verdict is apksig's.)
+    @Test("broken or missing source stamps never fail an APK", arguments: [false, true])
+    func sourceStampTolerance(_ withBlocks: Bool) throws {
+        let bench = try C.Workbench("stamp-\(withBlocks)") { $0.rawFiles["stamp-cert-sha256"] = Array(repeating: 0xab, count: 32) }
+        var pairs: [(UInt32, [UInt8])] = [(SigningBlock.ID.v2, C.Workbench.schemeBlock([try bench.v2Signer(.rsa2048)]))]
+        if withBlocks {
+            pairs += [(SigningBlock.ID.sourceStamp, [0xde, 0xad]), (SigningBlock.ID.sourceStampV2, C.lp([1, 2, 3]) + [9])]
+        }
+        let apk = try bench.write("stamped.apk", pairs: pairs)
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24)
+        #expect(report.isSignatureVerified, "\(report.signatureErrors)")
+        #expect(report.signatureErrors.isEmpty && report.signatureWarnings.isEmpty, "\(report.signatureErrors) \(report.signatureWarnings)")
+    }
+
+    /// apksig testSignaturesIgnoredForMaxSDK (v1v2v3-with-rsa-2048-lineage-3-signers.apk): for a maximum
+    /// below P the v3 block (and its v2 stripping-protection reference to it) is ignored; below N only the JAR
+    /// signature counts. Checked against apksigner, which also names the signer for each range.
+    @Test("a v1+v2+v3 APK with a three-signer lineage, verified for max SDK O, M and unbounded")
+    func lineageForMaxSdk() throws {
+        let bench = try C.Workbench("lineage-max-sdk") { $0.targetSdk = 29 }
+        let lineageFile = bench.path("lineage.bin")
+        for (index, pair) in [(TestKey.rsa2048, TestKey.ecP256), (.ecP256, .ecP384)].enumerated() {
+            var arguments = ["rotate", "--out", lineageFile + "\(index)"]
+            if index > 0 { arguments += ["--in", lineageFile + "\(index - 1)"] }
+            arguments += ["--old-signer", "--ks", try pair.0.keystore, "--ks-pass", "pass:\(TestKeys.password)",
+                          "--new-signer", "--ks", try pair.1.keystore, "--ks-pass", "pass:\(TestKeys.password)"]
+            let result = try TestSupport.run("apksigner", arguments)
+            try #require(result.succeeded, "\(result)")
+        }
+        let input = bench.path("unsigned.apk")
+        try VerifyFixtures.write(bench.base, to: input)
+        let apk = try VerifyFixtures.sign(input, key: .rsa2048, schemes: .all, output: bench.path("signed.apk"),
+                                          extra: ["--next-signer", "--ks", try TestKey.ecP384.keystore, "--ks-pass", "pass:\(TestKeys.password)",
+                                                  "--lineage", lineageFile + "1"])
+        for max in [26, 23, Int(Int32.max)] {
+            let oracle = try VerifyFixtures.apksignerVerify(apk, maxSdkVersion: max == Int(Int32.max) ? nil : max)
+            try #require(oracle.verifies, "max \(max): \(oracle.output)")
+            let report = try VerifyFixtures.verify(apk, maxSdkVersion: max)
+            #expect(report.isSignatureVerified, "max \(max): \(report.signatureErrors)")
+            #expect(report.signers.map(\.sha256) == oracle.certificateSHA256, "max \(max)")
+            #expect(Set(report.verifiedSchemes.map(\.rawValue)) == oracle.schemes, "max \(max)")
+        }
+    }
+}
+
+@Suite("apksig conformance: certificate encodings")
+struct ApksigConformanceCertificateTests {
+    typealias C = BlockCraft
+
+    static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        var length: [UInt8] = []
+        var n = content.count
+        if n < 0x80 { length = [UInt8(n)] } else {
+            while n > 0 { length.insert(UInt8(n & 0xff), at: 0); n >>= 8 }
+            length.insert(0x80 | UInt8(length.count), at: 0)
+        }
+        return [tag] + length + content
+    }
+
+    /// The certificate with its RSA modulus's leading zero byte dropped (a "negative" modulus); the certificate's
+    /// own signature is left stale, which neither Android nor apksig checks.
+    static func negativeModulus(_ certificate: [UInt8]) throws -> [UInt8] {
+        let outer = try BERElement.parseSingle(certificate[...])
+        var parts = try outer.children()
+        var tbs = try parts[0].children()
+        let spkiIndex = try #require(tbs.firstIndex { element in
+            element.isUniversalSequence && ((try? element.children())?.last.map { $0.tagNumber == 3 && !$0.isConstructed } ?? false)
+        })
+        let spki = try tbs[spkiIndex].children()
+        let key = try BERElement.parseSingle(spki[1].contents.dropFirst())
+        let numbers = try key.children()
+        try #require(numbers[0].contents.first == 0 && (numbers[0].contents.dropFirst().first ?? 0) & 0x80 != 0)
+        let rsaKey = tlv(0x30, tlv(0x02, Array(numbers[0].contents.dropFirst())) + Array(numbers[1].encoded))
+        let newSPKI = tlv(0x30, Array(spki[0].encoded) + tlv(0x03, [0] + rsaKey))
+        let newTBS = tlv(0x30, tbs.indices.flatMap { $0 == spkiIndex ? newSPKI : Array(tbs[$0].encoded) })
+        _ = parts.removeFirst(); tbs = []
+        return tlv(0x30, newTBS + parts.flatMap { Array($0.encoded) })
+    }
+
+    /// apksig verifySignature_negativeModulusConscryptProvider (v1v2v3-rsa-2048-negmod-in-cert.apk): the
+    /// certificate's modulus reads as negative, the signature record's key has it positive, and apksig's
+    /// `encodePublicKey` makes them equal. We reported V2_SIG_PUBLIC_KEY_MISMATCH. (apksig only runs this with
+    /// Conscrypt, which Debian's apksigner lacks, so the verdict is apksig's.)
+    @Test("an RSA certificate with a negative-looking modulus matches its signer's key")
+    func negativeModulusCertificate() throws {
+        let bench = try C.Workbench("negmod")
+        let rsa = try bench.key(.rsa2048)
+        let negative = try Self.negativeModulus(rsa.certificate)
+        #expect(negative.count == rsa.certificate.count - 1)
+        let apk = try bench.write("negmod.apk", pairs: [(SigningBlock.ID.v2, C.Workbench.schemeBlock([try bench.v2Signer(.rsa2048, certificate: negative)]))])
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24)
+        #expect(report.isSignatureVerified, "\(report.signatureErrors)")
+        #expect(report.signers.first?.sha256 == C.sha256Hex(negative))
+        // A different key in the certificate is still a mismatch.
+        let other = try bench.write("other.apk", pairs: [(SigningBlock.ID.v2, C.Workbench.schemeBlock([try bench.v2Signer(.rsa2048, certificate: try bench.key(.rsa4096).certificate)]))])
+        #expect(C.codes(try VerifyFixtures.verify(other, minSdkVersion: 24).signatureErrors) == ["V2_SIG_PUBLIC_KEY_MISMATCH_BETWEEN_CERTIFICATE_AND_SIGNATURES_RECORD"])
     }
 }
