@@ -377,7 +377,12 @@ struct SigningBlockSchemeVerifier {
                 return
             }
             if !verified {
-                signer.error(code(.v2SigDidNotVerify, .v3SigDidNotVerify), "\(algorithm) signature over signed-data did not verify")
+                if Self.isPKCS1SignatureWithOtherDigest(signature, data: signedData, key: key, expected: verificationAlgorithm) {
+                    // Java's RSA verify throws ("Signature encoding error") when the DigestInfo names another digest.
+                    signer.error(code(.v2SigVerifyException, .v3SigVerifyException), "Failed to verify \(algorithm) signature: Signature encoding error")
+                } else {
+                    signer.error(code(.v2SigDidNotVerify, .v3SigDidNotVerify), "\(algorithm) signature over signed-data did not verify")
+                }
                 return
             }
             contentDigestsToVerify.insert(algorithm.contentDigestAlgorithm)
@@ -577,8 +582,10 @@ struct SigningBlockSchemeVerifier {
     static func encodingProblem(_ signature: [UInt8], algorithm: VerificationSignatureAlgorithm, keyBits: Int) -> String? {
         switch algorithm.keyType {
         case .rsa:
+            // Exactly the modulus length, as Java's RSA verify demands (it throws otherwise; Android's BoringSSL
+            // refuses such a signature too), not merely no longer than it.
             let modulusBytes = (keyBits + 7) / 8
-            return signature.count > modulusBytes ? "Signature length not correct: got \(signature.count) but was expecting \(modulusBytes)" : nil
+            return signature.count != modulusBytes ? "Signature length not correct: got \(signature.count) but was expecting \(modulusBytes)" : nil
         case .ec, .dsa:
             guard let sequence = try? BERElement.parseSingle(signature[...]), sequence.isUniversalSequence,
                   let parts = try? sequence.children(), parts.count == 2,
@@ -586,6 +593,19 @@ struct SigningBlockSchemeVerifier {
                 return "invalid encoding for signature"
             }
             return nil
+        }
+    }
+
+    /// True when an RSA PKCS#1 v1.5 signature that failed to verify with the expected digest verifies with
+    /// another one (its DigestInfo names another digest), which Java reports as an exception
+    /// (apksig v2-only-with-rsa-pkcs1-sha256-2048-sig-does-not-verify.apk → V2_SIG_VERIFY_EXCEPTION). Only
+    /// tried after a failure, so verifying good APKs costs nothing more.
+    static func isPKCS1SignatureWithOtherDigest(_ signature: [UInt8], data: [UInt8], key: VerificationPublicKey,
+                                                expected: VerificationSignatureAlgorithm) -> Bool {
+        guard expected.keyType == .rsa, case .pkcs1 = expected.padding else { return false }
+        return VerificationDigest.allCases.contains { digest in
+            digest != expected.digest
+                && (try? key.verify(signature: signature, data: data, algorithm: VerificationSignatureAlgorithm(keyType: .rsa, digest: digest))) == true
         }
     }
 

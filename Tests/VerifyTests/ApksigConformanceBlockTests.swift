@@ -67,10 +67,10 @@ enum BlockCraft {
             return made
         }
 
-        func sign(_ data: [UInt8], with key: Key) throws -> [UInt8] {
+        func sign(_ data: [UInt8], with key: Key, digest: String = "-sha256") throws -> [UInt8] {
             let input = path("data-\(UUID().uuidString)")
             try VerifyFixtures.write(data, to: input)
-            let result = try TestSupport.run("openssl", ["dgst", "-sha256", "-sign", key.pem, "-out", input + ".sig", input])
+            let result = try TestSupport.run("openssl", ["dgst", digest, "-sign", key.pem, "-out", input + ".sig", input])
             try #require(result.succeeded, "\(result)")
             return try VerifyFixtures.read(input + ".sig")
         }
@@ -587,5 +587,57 @@ struct ApksigConformanceCertificateTests {
         // A different key in the certificate is still a mismatch.
         let other = try bench.write("other.apk", pairs: [(SigningBlock.ID.v2, C.Workbench.schemeBlock([try bench.v2Signer(.rsa2048, certificate: try bench.key(.rsa4096).certificate)]))])
         #expect(C.codes(try VerifyFixtures.verify(other, minSdkVersion: 24).signatureErrors) == ["V2_SIG_PUBLIC_KEY_MISMATCH_BETWEEN_CERTIFICATE_AND_SIGNATURES_RECORD"])
+    }
+}
+
+@Suite("apksig conformance: RSA signature encodings")
+struct ApksigConformanceRSASignatureTests {
+    typealias C = BlockCraft
+
+    /// A v2 signer (RSA 2048, id 0x0103) whose signature is `transform` of OpenSSL's over its signed data.
+    static func signer(_ bench: C.Workbench, attribute: [UInt8], digest: String = "-sha256",
+                       accept: ([UInt8]) -> Bool = { _ in true }, transform: ([UInt8]) -> [UInt8] = { $0 }) throws -> [UInt8]? {
+        let key = try bench.key(.rsa2048)
+        let signedData = C.lp(C.lp(C.u32(0x0103) + C.lp(bench.contentDigest))) + C.lp(C.lp(key.certificate))
+            + C.lp(C.lp(C.attribute(0x1234_5678, attribute)))
+        let signature = try bench.sign(signedData, with: key, digest: digest)
+        guard accept(signature) else { return nil }
+        return C.lp(signedData) + C.lp(C.lp(C.u32(0x0103) + C.lp(transform(signature)))) + C.lp(key.publicKey)
+    }
+
+    /// An RSA signature must be exactly as long as the modulus: Java's `Signature.verify` throws otherwise
+    /// (V2_SIG_VERIFY_EXCEPTION) and Android's BoringSSL refuses it. We refused it too, but as
+    /// V2_SIG_DID_NOT_VERIFY (OpenSSL's verdict), checking only for signatures longer than the modulus.
+    @Test("an RSA signature one byte short (its leading zero dropped) is refused")
+    func shortRSASignature() throws {
+        let bench = try C.Workbench("rsa-short")
+        var made: [UInt8]?
+        for counter in UInt32(0)..<3000 where made == nil {
+            made = try Self.signer(bench, attribute: C.u32(counter), accept: { $0.first == 0 }, transform: { Array($0.dropFirst()) })
+        }
+        let signer = try #require(made, "no signature with a leading zero byte in 3000 tries")
+        let apk = try bench.write("short.apk", pairs: [(SigningBlock.ID.v2, C.Workbench.schemeBlock([signer]))])
+        #expect(!(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 24).verifies))
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24)
+        #expect(!report.isSignatureVerified)
+        #expect(C.codes(report.signatureErrors) == ["V2_SIG_VERIFY_EXCEPTION"], "\(report.signatureErrors)")
+    }
+
+    /// apksig testV2SignatureDoesNotMatchSignedDataRejected, v2-only-with-rsa-pkcs1-sha256-2048-sig-does-not-verify.apk:
+    /// "Signature claims to be RSA PKCS#1 v1.5 with SHA-256, but is actually using SHA-512" → V2_SIG_VERIFY_EXCEPTION
+    /// (Java throws on the DigestInfo's other digest). We said V2_SIG_DID_NOT_VERIFY. Debian's apksigner runs on a
+    /// newer JDK that returns false instead, so only its verdict is compared.
+    @Test("an RSA PKCS#1 signature made with SHA-512 under the SHA-256 algorithm ID (V2_SIG_VERIFY_EXCEPTION)")
+    func pkcs1WithOtherDigest() throws {
+        let bench = try C.Workbench("rsa-sha512")
+        let signer = try #require(try Self.signer(bench, attribute: [1], digest: "-sha512"))
+        let apk = try bench.write("sha512.apk", pairs: [(SigningBlock.ID.v2, C.Workbench.schemeBlock([signer]))])
+        #expect(!(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 24).verifies))
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24)
+        #expect(C.codes(report.signatureErrors) == ["V2_SIG_VERIFY_EXCEPTION"], "\(report.signatureErrors)")
+        // A signature that is simply wrong stays V2_SIG_DID_NOT_VERIFY.
+        let wrong = try #require(try Self.signer(bench, attribute: [2], transform: { var s = $0; s[s.count / 2] ^= 1; return s }))
+        let wrongAPK = try bench.write("wrong.apk", pairs: [(SigningBlock.ID.v2, C.Workbench.schemeBlock([wrong]))])
+        #expect(C.codes(try VerifyFixtures.verify(wrongAPK, minSdkVersion: 24).signatureErrors) == ["V2_SIG_DID_NOT_VERIFY"])
     }
 }
