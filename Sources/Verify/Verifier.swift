@@ -77,7 +77,7 @@ public struct Verifier: Sendable {
         do {
             var limits = UnpackLimits()
             limits.checksEntryNames = false  // names are an extraction concern; Android judges signatures
-            limits.androidCompressionMethods = true  // any method but stored is deflate; the CD's method rules
+            limits.readsLikeAndroid = true  // compression methods and ZIP64 entry fields as Android reads them
             archive = try APKArchive(source: source, label: label, limits: limits)
         } catch {
             // Parse again only to classify the failure (APKArchive reports it as text).
