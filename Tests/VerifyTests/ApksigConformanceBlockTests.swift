@@ -355,6 +355,26 @@ struct ApksigConformanceZipTests {
         #expect(BlockCraft.codes(try VerifyFixtures.verify(brokenPath, minSdkVersion: 24).signatureErrors) == ["MALFORMED_APK"])
     }
 
+    /// apksig's original-with-64k-files.apk: 65535 entries fit the EOCD's 16-bit count; without a ZIP64
+    /// locator 0xFFFF is that count, not a ZIP64 marker. We refused such archives as ZIP64.
+    @Test("an archive of exactly 65535 entries")
+    func sixtyFourKEntries() throws {
+        var data: [UInt8] = []
+        var central: [UInt8] = []
+        for index in 0..<0xffff {
+            var entry = ZipEntry(nameBytes: Array("f\(index)".utf8), method: .stored, crc32: 0, compressedSize: 0, uncompressedSize: 0,
+                                 lastModifiedTime: 0, lastModifiedDate: 0x3a21)
+            entry.localHeaderOffset = Int64(data.count)
+            central += entry.encodedCentralDirectoryRecord(localHeaderOffset: Int64(data.count))
+            data += entry.encodedLocalHeader(extra: [])
+        }
+        let bytes = data + central + EndOfCentralDirectory(entryCount: 0xffff, centralDirectorySize: Int64(central.count),
+                                                           centralDirectoryOffset: Int64(data.count)).encoded()
+        let archive = try ZipArchive(source: ByteArrayDataSource(bytes))
+        #expect(archive.entries.count == 0xffff)
+        #expect(archive.entries.last?.name == "f65534")
+    }
+
     /// apksig testMaxSizedZipEocdCommentAccepted (v2-only-max-sized-eocd-comment.apk): a 65535-byte EOCD
     /// comment, present when the APK was signed.
     @Test("a max-sized EOCD comment")

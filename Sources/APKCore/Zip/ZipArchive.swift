@@ -183,7 +183,9 @@ public struct ZipArchive: Sendable {
                                 throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
                             }
                         }
-                        if entries == 0xFFFF || cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
+                        // Without a ZIP64 locator, 0xFFFF is a real entry count (apksig and libziparchive read it
+                        // so: apksig's original-with-64k-files.apk); offsets and sizes of 0xFFFFFFFF cannot be.
+                        if cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
                             throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
                         }
                         guard disk == 0, cdDisk == 0, entriesOnDisk == entries else {
