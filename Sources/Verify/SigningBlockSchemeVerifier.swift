@@ -116,6 +116,8 @@ struct SchemeVerificationResult {
     }
     var isVerified = false
     var signers: [Signer] = []
+    /// v3/v3.1: the signers' lineages merged into one (apksig `consolidateLineages`), nil without any.
+    var lineage: SigningCertificateLineage?
     var errors: [Issue] = []
     var warnings: [Issue] = []
     var containsErrors: Bool { !errors.isEmpty || signers.contains { !$0.errors.isEmpty } }
@@ -238,6 +240,7 @@ struct SigningBlockSchemeVerifier {
         var byMax: [Int: SchemeVerificationResult.Signer] = [:]
         for signer in result.signers { byMax[signer.maxSdkVersion] = signer }
         var firstMin = 0, lastMax = 0, lastLineageSize = 0
+        var lineages: [SigningCertificateLineage] = []
         for key in byMax.keys.sorted() {
             let signer = byMax[key]!
             if firstMin == 0 {
@@ -254,12 +257,26 @@ struct SigningBlockSchemeVerifier {
                     break
                 }
                 lastLineageSize = lineage.nodes.count
+                lineages.append(lineage)
             }
         }
+        // v3.1 may start rotation at any level (v3.0 covers the levels before it): apksig's
+        // `V3SchemeVerifier.Builder.build` sets a v3.1 verifier's minimum to its maximum.
+        let requiredMin = kind == .v31 ? maxSdkVersion : minSdkVersion
         let requiredMax = rotationMinSdkVersion.map { $0 - 1 } ?? maxSdkVersion
-        if firstMin > minSdkVersion || lastMax < requiredMax {
+        if firstMin > requiredMin || lastMax < requiredMax {
             result.errors.append(.error(.v3MissingSdkVersions, "", "APK Signature Scheme v3 signers supported min/max SDK versions do not cover the entire desired range.  Found min:  \(firstMin) max \(lastMax)"))
         }
+        // All lineages must be parts of one signing history, whatever their sizes.
+        var consolidated = lineages.first
+        for lineage in lineages.dropFirst() {
+            consolidated = consolidated?.merged(with: lineage)
+            if consolidated == nil {
+                result.errors.append(.error(.v3InconsistentLineages, "", "SigningCertificateLineages targeting different platform versions using APK Signature Scheme v3 are not all a part of the same overall lineage."))
+                break
+            }
+        }
+        result.lineage = consolidated
     }
 
     private func parseSigners(_ block: [UInt8], into result: inout SchemeVerificationResult, contentDigestsToVerify: inout Set<ContentDigestAlgorithm>) {
@@ -360,7 +377,12 @@ struct SigningBlockSchemeVerifier {
                 return
             }
             if !verified {
-                signer.error(code(.v2SigDidNotVerify, .v3SigDidNotVerify), "\(algorithm) signature over signed-data did not verify")
+                if Self.isPKCS1SignatureWithOtherDigest(signature, data: signedData, key: key, expected: verificationAlgorithm) {
+                    // Java's RSA verify throws ("Signature encoding error") when the DigestInfo names another digest.
+                    signer.error(code(.v2SigVerifyException, .v3SigVerifyException), "Failed to verify \(algorithm) signature: Signature encoding error")
+                } else {
+                    signer.error(code(.v2SigDidNotVerify, .v3SigDidNotVerify), "\(algorithm) signature over signed-data did not verify")
+                }
                 return
             }
             contentDigestsToVerify.insert(algorithm.contentDigestAlgorithm)
@@ -395,7 +417,8 @@ struct SigningBlockSchemeVerifier {
             signer.error(code(.v2SigNoCertificates, .v3SigNoCertificates), "No certificates")
             return
         }
-        let certificateKey = main.subjectPublicKeyInfoDER
+        var certificateKey = main.subjectPublicKeyInfoDER
+        if certificateKey != publicKeyBytes, let positive = Self.rsaKeyWithPositiveModulus(certificateKey) { certificateKey = positive }
         if certificateKey != publicKeyBytes {
             signer.error(code(.v2SigPublicKeyMismatch, .v3SigPublicKeyMismatch),
                          "Public key mismatch between certificate and signature record: <\(certificateKey.hexString)> vs <\(publicKeyBytes.hexString)>")
@@ -514,6 +537,31 @@ struct SigningBlockSchemeVerifier {
         return false
     }
 
+    /// apksig `ApkSigningBlockUtils.encodePublicKey`: an RSA certificate whose modulus is DER-encoded without
+    /// its leading zero (so it reads as negative, v1v2v3-rsa-2048-negmod-in-cert.apk) is compared by the key
+    /// with the zero restored, which is what signers write in the signature record. Nil when not such a key.
+    static func rsaKeyWithPositiveModulus(_ spki: [UInt8]) -> [UInt8]? {
+        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+            var length: [UInt8] = []
+            var n = content.count
+            if n < 0x80 { length = [UInt8(n)] } else {
+                while n > 0 { length.insert(UInt8(n & 0xff), at: 0); n >>= 8 }
+                length.insert(0x80 | UInt8(length.count), at: 0)
+            }
+            return [tag] + length + content
+        }
+        guard let outer = try? BERElement.parseSingle(spki[...]), outer.isUniversalSequence,
+              let parts = try? outer.children(), parts.count == 2, parts[0].isUniversalSequence,
+              parts[1].tagClass == 0, !parts[1].isConstructed, parts[1].tagNumber == 3, parts[1].contents.first == 0,
+              let key = try? BERElement.parseSingle(parts[1].contents.dropFirst()), key.isUniversalSequence,
+              let numbers = try? key.children(), numbers.count == 2,
+              numbers.allSatisfy({ $0.tagClass == 0 && !$0.isConstructed && $0.tagNumber == 2 }),
+              let top = numbers[0].contents.first, top & 0x80 != 0 else { return nil }
+        let modulus = tlv(0x02, [0] + numbers[0].contents)
+        let rsaKey = tlv(0x30, modulus + Array(numbers[1].encoded))
+        return tlv(0x30, Array(parts[0].encoded) + tlv(0x03, [0] + rsaKey))
+    }
+
     private static func list(_ ids: [UInt32]) -> String { "[" + ids.map { String(Int32(bitPattern: $0)) }.joined(separator: ", ") + "]" }
 
     static func keyType(_ algorithm: SignatureAlgorithm) -> VerificationSignatureAlgorithm.KeyType {
@@ -534,8 +582,10 @@ struct SigningBlockSchemeVerifier {
     static func encodingProblem(_ signature: [UInt8], algorithm: VerificationSignatureAlgorithm, keyBits: Int) -> String? {
         switch algorithm.keyType {
         case .rsa:
+            // Exactly the modulus length, as Java's RSA verify demands (it throws otherwise; Android's BoringSSL
+            // refuses such a signature too), not merely no longer than it.
             let modulusBytes = (keyBits + 7) / 8
-            return signature.count > modulusBytes ? "Signature length not correct: got \(signature.count) but was expecting \(modulusBytes)" : nil
+            return signature.count != modulusBytes ? "Signature length not correct: got \(signature.count) but was expecting \(modulusBytes)" : nil
         case .ec, .dsa:
             guard let sequence = try? BERElement.parseSingle(signature[...]), sequence.isUniversalSequence,
                   let parts = try? sequence.children(), parts.count == 2,
@@ -543,6 +593,19 @@ struct SigningBlockSchemeVerifier {
                 return "invalid encoding for signature"
             }
             return nil
+        }
+    }
+
+    /// True when an RSA PKCS#1 v1.5 signature that failed to verify with the expected digest verifies with
+    /// another one (its DigestInfo names another digest), which Java reports as an exception
+    /// (apksig v2-only-with-rsa-pkcs1-sha256-2048-sig-does-not-verify.apk → V2_SIG_VERIFY_EXCEPTION). Only
+    /// tried after a failure, so verifying good APKs costs nothing more.
+    static func isPKCS1SignatureWithOtherDigest(_ signature: [UInt8], data: [UInt8], key: VerificationPublicKey,
+                                                expected: VerificationSignatureAlgorithm) -> Bool {
+        guard expected.keyType == .rsa, case .pkcs1 = expected.padding else { return false }
+        return VerificationDigest.allCases.contains { digest in
+            digest != expected.digest
+                && (try? key.verify(signature: signature, data: data, algorithm: VerificationSignatureAlgorithm(keyType: .rsa, digest: digest))) == true
         }
     }
 

@@ -16,7 +16,8 @@ struct SigningCertificateLineage {
         case malformed(String)
         /// apksig: SecurityException → V3_SIG_POR_DID_NOT_VERIFY.
         case didNotVerify(String)
-        /// apksig: IllegalArgumentException → V3_SIG_POR_CERT_MISMATCH.
+        /// apksig: IllegalArgumentException → V3_SIG_POR_CERT_MISMATCH: an unknown version, or an empty value
+        /// (no node list, so `calculateMinSdkVersion` refuses it).
         case unknownVersion
     }
 
@@ -28,7 +29,7 @@ struct SigningCertificateLineage {
     var nodes: [Node]
 
     init(attributeValue value: [UInt8]) throws {
-        guard !value.isEmpty else { throw Failure.malformed("empty lineage") }
+        guard !value.isEmpty else { throw Failure.unknownVersion }
         var input = SchemeBuffer(value)
         var nodes: [Node] = []
         var lastCertificate: VerificationCertificate?
@@ -85,8 +86,30 @@ struct SigningCertificateLineage {
         self.nodes = nodes
     }
 
+    private init(nodes: [Node]) { self.nodes = nodes }
+
     /// The position of `certificate` in the lineage (0 = the original signer), or nil.
     func index(of certificate: VerificationCertificate) -> Int? {
         nodes.firstIndex { $0.certificate.derBytes == certificate.derBytes }
+    }
+
+    /// This lineage merged with `other` (apksig `SigningCertificateLineage.mergeLineageWith`, which
+    /// `consolidateLineages` folds over a v3 block's lineages): the one whose first certificate appears in the
+    /// other is the descendant; both must then name the same certificates wherever they overlap. Nil when
+    /// they do not overlap or diverge (apksig's IllegalArgumentException → V3_INCONSISTENT_LINEAGES): the
+    /// signers of different platform ranges would not be one signing history.
+    func merged(with other: SigningCertificateLineage) -> SigningCertificateLineage? {
+        guard let first = nodes.first, !other.nodes.isEmpty else { return nil }
+        let (ancestor, descendant) = other.index(of: first.certificate) != nil ? (other, self) : (self, other)
+        guard let start = ancestor.index(of: descendant.nodes[0].certificate) else { return nil }
+        var merged = Array(ancestor.nodes[..<start])
+        var a = start, d = 0
+        while a < ancestor.nodes.count && d < descendant.nodes.count {
+            guard ancestor.nodes[a].certificate.derBytes == descendant.nodes[d].certificate.derBytes else { return nil }
+            merged.append(descendant.nodes[d])
+            a += 1; d += 1
+        }
+        merged += ancestor.nodes[a...] + descendant.nodes[d...]
+        return SigningCertificateLineage(nodes: merged)
     }
 }

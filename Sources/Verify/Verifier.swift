@@ -77,6 +77,7 @@ public struct Verifier: Sendable {
         do {
             var limits = UnpackLimits()
             limits.checksEntryNames = false  // names are an extraction concern; Android judges signatures
+            limits.readsLikeAndroid = true  // compression methods and ZIP64 entry fields as Android reads them
             archive = try APKArchive(source: source, label: label, limits: limits)
         } catch {
             // Parse again only to classify the failure (APKArchive reports it as text).
@@ -138,11 +139,15 @@ public struct Verifier: Sendable {
             supportedSchemeNames = [:]
         }
 
-        // The APK Signing Block, if any. A block whose framing is broken is apksig's ApkFormatException.
+        // The APK Signing Block, if any. As in apksig and Android (`findApkSigningBlock`), a block whose framing
+        // is broken, or any block when the central directory does not end where the EOCD starts, is no block at
+        // all: the APK falls back to its JAR signature (apksig v2-only-garbage-between-cd-and-eocd.apk,
+        // v2-only-apk-sig-block-size-mismatch.apk → JAR_SIG_NO_MANIFEST).
         var signingBlock: RawSigningBlock?
         do {
-            if let located = try SigningBlock.locate(in: source, centralDirectoryOffset: zip.centralDirectoryOffset) {
-                signingBlock = RawSigningBlock(bytes: try source.bytes(in: located.offset..<zip.centralDirectoryOffset), offset: located.offset)
+            if zip.centralDirectoryRange.upperBound == zip.endOfCentralDirectory.offset,
+               let start = try SigningBlock.frameOffset(in: source, centralDirectoryOffset: zip.centralDirectoryOffset) {
+                signingBlock = RawSigningBlock(bytes: try source.bytes(in: start..<zip.centralDirectoryOffset), offset: start)
             }
         } catch {
             report.signatureErrors.append(.error(.malformedAPK, "", "\(error)"))
@@ -279,7 +284,9 @@ public struct Verifier: Sendable {
                 }
                 oldCertificate = v2Signers.first?.certificates.first
             }
-            let lineage = v3Signers.last(where: { $0.lineage != nil })?.lineage
+            // The v3 block's consolidated lineage. (apksig falls back to the v3.1 lineage when v3.0 has none,
+            // which lets a v3.0 signer unrelated to v1/v2 pass; we keep requiring v3.0 to match them then.)
+            let lineage = schemeResults[.v3]?.lineage
             if let lineage {
                 if oldCertificate.flatMap({ lineage.index(of: $0) }) != 0 {
                     report.signatureErrors.append(.error(.v3SigPastSignersMismatch, "", "v3 signer differs from v1/v2 signer without proper signing certificate lineage."))

@@ -42,6 +42,26 @@ public struct SigningBlock: Sendable, Equatable {
     /// The value of the first pair with `id`.
     public func value(for id: UInt32) -> [UInt8]? { pairs.first { $0.id == id }?.value }
 
+    /// Where the APK Signing Block ending at `centralDirectoryOffset` starts, judged only by its framing, as
+    /// apksig's `ApkSigningBlockUtilsLite.findApkSigningBlock` and Android's `ApkSigningBlockUtils` do: nil when
+    /// the magic is missing, the footer size is out of range, the block would start before the file, or the
+    /// header and footer sizes differ. Both treat all of these as "no APK Signing Block" (the APK then stands
+    /// or falls by its JAR signature and that signature's stripping protection), not as a malformed APK. The
+    /// pairs are not looked at: a malformed pair only hides the pairs after it. Throws only when reading fails.
+    public static func frameOffset(in source: any DataSource, centralDirectoryOffset: Int64) throws -> Int64? {
+        guard centralDirectoryOffset >= minimumSize, centralDirectoryOffset <= source.count else { return nil }
+        let footer = try source.bytes(in: (centralDirectoryOffset - 24)..<centralDirectoryOffset)
+        guard Array(footer[8...]) == magic else { return nil }
+        let sizeInFooter = footer.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        // apksig: `apkSigBlockSizeInFooter < 24 || > Integer.MAX_VALUE - 8` → not found.
+        guard sizeInFooter >= 24, sizeInFooter <= UInt64(Int32.max) - 8 else { return nil }
+        let start = centralDirectoryOffset - Int64(sizeInFooter) - 8
+        guard start >= 0 else { return nil }
+        let header = try source.bytes(in: start..<(start + 8))
+        let sizeInHeader = header.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        return sizeInHeader == sizeInFooter ? start : nil
+    }
+
     /// Finds and parses the signing block that ends where the central directory starts.
     /// Returns nil when there is none (an unsigned or v1-only APK); throws when one is there but malformed.
     public static func locate(in source: any DataSource, centralDirectoryOffset: Int64) throws -> SigningBlock? {

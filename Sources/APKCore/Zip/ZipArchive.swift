@@ -24,6 +24,13 @@ public struct ZipArchive: Sendable {
     public struct Limits: Sendable {
         public var maxEntries = 65_535
         public var maxCentralDirectorySize: Int64 = 64 << 20
+        /// Read entries as Android and apksig do (verification only): the central directory's compression method
+        /// rules, any method but stored (0) is deflate, and the local header's method is not consulted (apksig
+        /// testWeirdZipCompressionMethod, testZipCompressionMethodMismatchBetweenLfhAndCd); sizes and offsets of
+        /// 0xFFFFFFFF are taken from the entry's ZIP64 extended-information extra field (apksig
+        /// verify_apkWithZip64Records_verifiesSuccessfully; libziparchive reads them too). Off, all of these are
+        /// refused, which is right for anything that rewrites the APK. ZIP64 end records are refused either way.
+        public var readsLikeAndroid = false
         public init() {}
     }
 
@@ -41,7 +48,7 @@ public struct ZipArchive: Sendable {
         guard eocd.entryCount <= limits.maxEntries else {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
-        var entries = try Self.readCentralDirectory(source: source, eocd: eocd)
+        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, androidMethods: limits.readsLikeAndroid)
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
@@ -66,7 +73,8 @@ public struct ZipArchive: Sendable {
                 var low = Int64.max
                 var high: Int64 = 0
                 for index in start..<end {
-                    try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset)
+                    try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset,
+                                             comparesMethod: !limits.readsLikeAndroid)
                     low = min(low, entries[index].localHeaderOffset)
                     high = max(high, entries[index].dataOffset)
                     if high - low > span {
@@ -175,7 +183,9 @@ public struct ZipArchive: Sendable {
                                 throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
                             }
                         }
-                        if entries == 0xFFFF || cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
+                        // Without a ZIP64 locator, 0xFFFF is a real entry count (apksig and libziparchive read it
+                        // so: apksig's original-with-64k-files.apk); offsets and sizes of 0xFFFFFFFF cannot be.
+                        if cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
                             throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
                         }
                         guard disk == 0, cdDisk == 0, entriesOnDisk == entries else {
@@ -192,7 +202,7 @@ public struct ZipArchive: Sendable {
         }
     }
 
-    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory) throws -> [ZipEntry] {
+    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, androidMethods: Bool = false) throws -> [ZipEntry] {
         try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
             var r = LittleEndianReader(cd)
             var entries: [ZipEntry] = []
@@ -232,17 +242,23 @@ public struct ZipArchive: Sendable {
                     if flags & (ZipFlags.encrypted | ZipFlags.strongEncryption) != 0 {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) is encrypted; APKs cannot contain encrypted entries")
                     }
-                    guard let method = CompressionMethod(rawValue: methodRaw) else {
+                    guard let method = CompressionMethod(rawValue: methodRaw) ?? (androidMethods ? .deflated : nil) else {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses compression method \(methodRaw); APKs use only stored (0) or deflated (8)")
                     }
+                    var (uncompressed, compressed, offset) = (Int64(uncompressedSize), Int64(compressedSize), Int64(localHeaderOffset))
                     if compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF {
-                        throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
+                        guard androidMethods else {
+                            throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
+                        }
+                        let values = try Self.zip64Values(in: extra[...], [uncompressedSize, compressedSize, localHeaderOffset],
+                                                          what: "entry \(displayName.debugQuoted)")
+                        (uncompressed, compressed, offset) = (values[0], values[1], values[2])
                     }
-                    if method == .stored && compressedSize != uncompressedSize {
+                    if method == .stored && compressed != uncompressed {
                         throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(compressedSize) but uncompressed size \(uncompressedSize)")
                     }
-                    var entry = ZipEntry(nameBytes: name, method: method, crc32: crc, compressedSize: Int64(compressedSize),
-                                         uncompressedSize: Int64(uncompressedSize), lastModifiedTime: time, lastModifiedDate: date)
+                    var entry = ZipEntry(nameBytes: name, method: method, crc32: crc, compressedSize: compressed,
+                                         uncompressedSize: uncompressed, lastModifiedTime: time, lastModifiedDate: date)
                     entry.versionMadeBy = versionMadeBy
                     entry.versionNeeded = versionNeeded
                     entry.flags = flags
@@ -250,7 +266,7 @@ public struct ZipArchive: Sendable {
                     entry.comment = comment
                     entry.internalAttributes = internalAttributes
                     entry.externalAttributes = externalAttributes
-                    entry.localHeaderOffset = Int64(localHeaderOffset)
+                    entry.localHeaderOffset = offset
                     entries.append(entry)
                 } catch let error as ShortReadError {
                     throw ZipFormatError.truncated("central directory record #\(index + 1): \(error)")
@@ -258,6 +274,34 @@ public struct ZipArchive: Sendable {
             }
             return entries
         }
+    }
+
+    /// The values of `fields` (in APPNOTE 4.5.3 order: uncompressed size, compressed size, local header offset),
+    /// each 0xFFFFFFFF one read as a uint64 from the ZIP64 extended-information extra field (ID 0x0001), as
+    /// apksig's `ZipUtils.parseExtraField`/`checkAndReturnZip64Value` do. Throws when the extra fields are
+    /// malformed, the ZIP64 field is missing or too short, or a value is beyond any real file.
+    static func zip64Values(in extra: ArraySlice<UInt8>, _ fields: [UInt32], what: String) throws -> [Int64] {
+        var values = fields.map { Int64($0) }
+        var i = extra.startIndex
+        while extra.endIndex - i >= 4 {
+            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
+            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
+            guard extra.endIndex - (i + 4) >= size else { throw ZipFormatError.malformed("\(what): extra field runs past its end") }
+            if id == 0x0001 {
+                var position = i + 4
+                for index in fields.indices where fields[index] == 0xFFFF_FFFF {
+                    guard i + 4 + size - position >= 8 else { throw ZipFormatError.malformed("\(what): ZIP64 extra field too short") }
+                    var value: UInt64 = 0
+                    for byte in 0..<8 { value |= UInt64(extra[position + byte]) << (8 * byte) }
+                    guard value < 1 << 48 else { throw ZipFormatError.malformed("\(what): ZIP64 value \(value) out of range") }
+                    values[index] = Int64(value)
+                    position += 8
+                }
+                return values
+            }
+            i += 4 + size
+        }
+        throw ZipFormatError.malformed("\(what): 0xFFFFFFFF size or offset without a ZIP64 extra field")
     }
 
     /// Sizes of the central directory record's fields after the signature, in order (APPNOTE 4.3.12).
@@ -295,8 +339,9 @@ public struct ZipArchive: Sendable {
     }
 
     /// Reads the local header of `entry` and checks it against the central directory record.
-    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64) throws {
+    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, comparesMethod: Bool = true) throws {
         var name: String { entry.name.debugQuoted }  // only for messages: quoting every name costs time
+        var usesZip64 = false
         guard entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize) <= limit else {
             throw ZipFormatError.malformed("local header of entry \(name) at offset \(entry.localHeaderOffset) lies outside the entries section (which ends at \(limit))")
         }
@@ -323,19 +368,26 @@ public struct ZipArchive: Sendable {
             guard entry.nameBytes.withUnsafeBytes({ Self.bytesEqual($0, localName) }) else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header names it \(String(decoding: localName, as: UTF8.self).debugQuoted)")
             }
-            guard method == entry.method.rawValue else {
+            guard method == entry.method.rawValue || !comparesMethod else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header says compression method \(method), central directory says \(entry.method.rawValue)")
             }
             guard (flags & ZipFlags.dataDescriptor) == (entry.flags & ZipFlags.dataDescriptor),
                   (flags & ZipFlags.encrypted) == 0 else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header flags 0x\(String(flags, radix: 16)) disagree with the central directory's 0x\(String(entry.flags, radix: 16))")
             }
+            entry.localExtra = Array(try r.readBytes(extraLength))
+            var (localUncompressed, localCompressed) = (Int64(uncompressedSize), Int64(compressedSize))
+            if !comparesMethod && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
+                // ZIP64 in the local header: its extra field holds the sizes that are 0xFFFFFFFF (no offset here).
+                let values = try Self.zip64Values(in: entry.localExtra[...], [uncompressedSize, compressedSize], what: "local header of entry \(name)")
+                (localUncompressed, localCompressed) = (values[0], values[1])
+                usesZip64 = true
+            }
             if flags & ZipFlags.dataDescriptor == 0 {
-                guard crc == entry.crc32, Int64(compressedSize) == entry.compressedSize, Int64(uncompressedSize) == entry.uncompressedSize else {
+                guard crc == entry.crc32, localCompressed == entry.compressedSize, localUncompressed == entry.uncompressedSize else {
                     throw ZipFormatError.headerMismatch("entry \(name): local header CRC/sizes (\(crc), \(compressedSize), \(uncompressedSize)) disagree with the central directory (\(entry.crc32), \(entry.compressedSize), \(entry.uncompressedSize))")
                 }
             }
-            entry.localExtra = Array(try r.readBytes(extraLength))
             entry.dataOffset = Int64(r.offset)
         } catch let error as ShortReadError {
             throw ZipFormatError.truncated("local header of entry \(name): \(error)")
@@ -345,11 +397,11 @@ public struct ZipArchive: Sendable {
             throw ZipFormatError.truncated("entry \(name): its \(entry.compressedSize) bytes of data at offset \(entry.dataOffset) run past the entries section (which ends at \(limit))")
         }
         if entry.hasDataDescriptor {
-            // 12 bytes (CRC, sizes) or 16 with the optional signature.
-            var size: Int64 = 12
+            // CRC and sizes (8-byte sizes with ZIP64), optionally after a signature.
+            var size: Int64 = usesZip64 ? 20 : 12
             if dataEnd + 4 <= limit {
                 let signature = UInt32(littleEndian: all.loadUnaligned(fromByteOffset: Int(dataEnd), as: UInt32.self))
-                if signature == DataDescriptorLayout.signature { size = 16 }
+                if signature == DataDescriptorLayout.signature { size += 4 }
             }
             guard dataEnd + size <= limit else {
                 throw ZipFormatError.truncated("entry \(name): data descriptor runs past the entries section")
