@@ -33,6 +33,7 @@ public struct APKArchive: Sendable {
         do {
             var zipLimits = ZipArchive.Limits()
             zipLimits.maxEntries = limits.maxEntries
+            zipLimits.readsMethodsAsAndroid = limits.readsMethodsAsAndroid
             zip = try ZipArchive(source: source, limits: zipLimits)
         } catch let error as ZipFormatError {
             throw UnpackError.malformedArchive(path: label, reason: error.description)
@@ -134,6 +135,9 @@ public struct UnpackLimits: Sendable {
     /// Refuse names that are unsafe as paths (`..`, absolute, backslashes, NUL). Off for verification only:
     /// Android verifies and installs such an APK, so the verifier must judge its signatures, not its names.
     public var checksEntryNames = true
+    /// Read compression methods as Android's verifier does (see `ZipArchive.Limits.readsMethodsAsAndroid`).
+    /// Verification only.
+    public var readsMethodsAsAndroid = false
     public init() {}
 }
 

@@ -77,10 +77,13 @@ public struct Verifier: Sendable {
         do {
             var limits = UnpackLimits()
             limits.checksEntryNames = false  // names are an extraction concern; Android judges signatures
+            limits.readsMethodsAsAndroid = true  // apksig: weird-compression-method.apk, mismatched-compression-method.apk
             archive = try APKArchive(source: source, label: label, limits: limits)
         } catch {
             // Parse again only to classify the failure (APKArchive reports it as text).
-            do { _ = try ZipArchive(source: source) } catch ZipFormatError.duplicateEntry(let name) {
+            var zipLimits = ZipArchive.Limits()
+            zipLimits.readsMethodsAsAndroid = true
+            do { _ = try ZipArchive(source: source, limits: zipLimits) } catch ZipFormatError.duplicateEntry(let name) {
                 report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
                 return report
             } catch {}
@@ -138,16 +141,9 @@ public struct Verifier: Sendable {
             supportedSchemeNames = [:]
         }
 
-        // The APK Signing Block, if any. A block whose framing is broken is apksig's ApkFormatException.
-        var signingBlock: RawSigningBlock?
-        do {
-            if let located = try SigningBlock.locate(in: source, centralDirectoryOffset: zip.centralDirectoryOffset) {
-                signingBlock = RawSigningBlock(bytes: try source.bytes(in: located.offset..<zip.centralDirectoryOffset), offset: located.offset)
-            }
-        } catch {
-            report.signatureErrors.append(.error(.malformedAPK, "", "\(error)"))
-            return
-        }
+        // The APK Signing Block, if any. A block that cannot be found as apksig finds it is no block: its
+        // schemes count as absent and the JAR signature decides (apksig's ApkSigningBlockNotFoundException).
+        let signingBlock = Self.findSigningBlock(source: source, zip: zip)
         let digests = ContentDigestCache(source: source, zip: zip, signingBlockOffset: signingBlock?.offset ?? zip.centralDirectoryOffset,
                                          prefetch: prefetch)
 
@@ -314,6 +310,25 @@ public struct Verifier: Sendable {
 }
 
 extension Verifier {
+    /// The APK Signing Block as apksig's `ApkSigningBlockUtils.findApkSigningBlock` finds it, or nil where
+    /// that throws ApkSigningBlockNotFoundException: the central directory not immediately followed by the
+    /// end of central directory (bytes between them are covered by no v2+ digest), no magic, a size out of
+    /// range, or header and footer sizes that differ. Pairs are not parsed here: each scheme's block is looked
+    /// up by ID as apksig does (`RawSigningBlock.schemeBlock`).
+    static func findSigningBlock(source: any DataSource, zip: ZipArchive) -> RawSigningBlock? {
+        let eocd = zip.endOfCentralDirectory
+        let cdStart = eocd.centralDirectoryOffset
+        guard cdStart + eocd.centralDirectorySize == eocd.offset, cdStart >= SigningBlock.minimumSize,
+              let footer = try? source.bytes(in: (cdStart - 24)..<cdStart), Array(footer[8...]) == SigningBlock.magic else { return nil }
+        let sizeInFooter = footer.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        guard sizeInFooter >= 24, sizeInFooter <= UInt64(Int32.max - 8) else { return nil }
+        let start = cdStart - Int64(sizeInFooter) - 8
+        guard start >= 0, let bytes = try? source.bytes(in: start..<cdStart) else { return nil }
+        let sizeInHeader = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        guard sizeInHeader == sizeInFooter else { return nil }
+        return RawSigningBlock(bytes: bytes, offset: start)
+    }
+
     /// The scheme IDs `verifySignatures` has found when it reaches the JAR signatures: the v3.1 block on T+,
     /// the v3 block on P+, and the v2 block when the range starts below P or neither of those was found.
     static func schemeIDsFound(in signingBlock: RawSigningBlock?, minSdkVersion: Int, maxSdkVersion: Int) -> Set<Int> {

@@ -24,6 +24,10 @@ public struct ZipArchive: Sendable {
     public struct Limits: Sendable {
         public var maxEntries = 65_535
         public var maxCentralDirectorySize: Int64 = 64 << 20
+        /// Read compression methods as Android's verifier does (apksig `LocalFileRecord`): any method other
+        /// than stored (0) in the central directory is deflate, and the local header's method is ignored.
+        /// For verification only: a rewritten archive must not carry such entries on.
+        public var readsMethodsAsAndroid = false
         public init() {}
     }
 
@@ -41,7 +45,7 @@ public struct ZipArchive: Sendable {
         guard eocd.entryCount <= limits.maxEntries else {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
-        var entries = try Self.readCentralDirectory(source: source, eocd: eocd)
+        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, methodsAsAndroid: limits.readsMethodsAsAndroid)
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
@@ -66,7 +70,7 @@ public struct ZipArchive: Sendable {
                 var low = Int64.max
                 var high: Int64 = 0
                 for index in start..<end {
-                    try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset)
+                    try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset, methodsAsAndroid: limits.readsMethodsAsAndroid)
                     low = min(low, entries[index].localHeaderOffset)
                     high = max(high, entries[index].dataOffset)
                     if high - low > span {
@@ -192,7 +196,7 @@ public struct ZipArchive: Sendable {
         }
     }
 
-    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory) throws -> [ZipEntry] {
+    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, methodsAsAndroid: Bool = false) throws -> [ZipEntry] {
         try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
             var r = LittleEndianReader(cd)
             var entries: [ZipEntry] = []
@@ -232,7 +236,7 @@ public struct ZipArchive: Sendable {
                     if flags & (ZipFlags.encrypted | ZipFlags.strongEncryption) != 0 {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) is encrypted; APKs cannot contain encrypted entries")
                     }
-                    guard let method = CompressionMethod(rawValue: methodRaw) else {
+                    guard let method = CompressionMethod(rawValue: methodRaw) ?? (methodsAsAndroid ? .deflated : nil) else {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses compression method \(methodRaw); APKs use only stored (0) or deflated (8)")
                     }
                     if compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF {
@@ -295,7 +299,7 @@ public struct ZipArchive: Sendable {
     }
 
     /// Reads the local header of `entry` and checks it against the central directory record.
-    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64) throws {
+    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, methodsAsAndroid: Bool = false) throws {
         var name: String { entry.name.debugQuoted }  // only for messages: quoting every name costs time
         guard entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize) <= limit else {
             throw ZipFormatError.malformed("local header of entry \(name) at offset \(entry.localHeaderOffset) lies outside the entries section (which ends at \(limit))")
@@ -323,7 +327,7 @@ public struct ZipArchive: Sendable {
             guard entry.nameBytes.withUnsafeBytes({ Self.bytesEqual($0, localName) }) else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header names it \(String(decoding: localName, as: UTF8.self).debugQuoted)")
             }
-            guard method == entry.method.rawValue else {
+            guard methodsAsAndroid || method == entry.method.rawValue else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header says compression method \(method), central directory says \(entry.method.rawValue)")
             }
             guard (flags & ZipFlags.dataDescriptor) == (entry.flags & ZipFlags.dataDescriptor),
