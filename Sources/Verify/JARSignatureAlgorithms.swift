@@ -139,15 +139,17 @@ enum JARSignatureAlgorithms {
     }
 
     /// Rejects signatures Java's `Signature.verify` would throw on rather than return false for: an RSA
-    /// signature longer than the modulus, an ECDSA/DSA signature that is not a DER SEQUENCE of two INTEGERs.
+    /// signature whose length is not the modulus's (OpenSSL accepts a shorter one, with its leading zero
+    /// bytes dropped; the JDK throws "Bad signature length"), an ECDSA/DSA signature that is not a DER
+    /// SEQUENCE of two INTEGERs.
     /// The difference matters: a throw ends verification of the whole signature block, a false only skips
     /// to the next SignerInfo.
     static func checkSignatureEncoding(_ signature: [UInt8], algorithm: VerificationSignatureAlgorithm, certificate: VerificationCertificate) throws {
         switch algorithm.keyType {
         case .rsa:
             let modulusBytes = (certificate.keyBitSize + 7) / 8
-            if signature.count > modulusBytes {
-                throw V1SchemeVerifier.SignerInfoFailure.verify("Signature length not correct: got \(signature.count) but was expecting \(modulusBytes)")
+            if signature.count != modulusBytes {
+                throw V1SchemeVerifier.SignerInfoFailure.verify("Bad signature length: got \(signature.count) but was expecting \(modulusBytes)")
             }
         case .ec, .dsa:
             guard let sequence = try? BERElement.parseSingle(signature[...]), sequence.isUniversalSequence,

@@ -242,6 +242,12 @@ struct V1SchemeVerifier {
             throw SignerInfoFailure.verify("Signing certificate not authorized for use in digital signatures: keyUsage extension missing digitalSignature and nonRepudiation")
         }
         let algorithm = try JARSignatureAlgorithms.verificationAlgorithm(digestOID: digestOID, signatureOID: signatureOID)
+        // Java's Signature.initVerify comes before the signed attributes: a key that does not suit the
+        // algorithm ends the whole block (InvalidKeyException), even where the attributes would only skip
+        // this SignerInfo.
+        if certificate.keyAlgorithm != algorithm.keyType.rawValue {
+            throw SignerInfoFailure.verify("\(algorithm) cannot be verified with a \(certificate.keyAlgorithm) key")
+        }
         var data: [UInt8]
         if let signedAttributes = info.signedAttributesEncoded {
             if minSdkVersion < 19 {
@@ -257,9 +263,10 @@ struct V1SchemeVerifier {
                     throw SignerInfoFailure.parse("Duplicate signed attribute: \(attribute.type)")
                 }
             }
+            // apksig SignedAttributes.getSingleValue: an empty value set is as good as no attribute.
             func single(_ oid: String) throws -> BERElement? {
-                guard let values = byType[oid] else { return nil }
-                guard values.count == 1 else { throw SignerInfoFailure.parse("Attribute \(oid) must have exactly one value") }
+                guard let values = byType[oid], !values.isEmpty else { return nil }
+                guard values.count == 1 else { throw SignerInfoFailure.parse("Attribute \(oid) has multiple values") }
                 return values[0]
             }
             if maxSdkVersion >= AndroidSDK.nougat {
