@@ -449,6 +449,13 @@ struct ApksigConformanceV1Tests {
         let full = try lab.apk("full", signatureFile: sf, block: try DERBuilder.signedData(certificates: [lab.rsa.certificate], signerInfos: [
             .init(certificate: lab.rsa.certificate, digestOID: A.digestSHA256, signatureOID: A.rsa, signature: signature)]))
         try expectVerdict(full, verified: true, "the same signature at full length")
+        // OpenSSL alone rejects the short signature too, but as "did not verify", which on N+ moves on to the
+        // next SignerInfo; the JDK's exception ends the block there.
+        let good = try lab.rsa.sign(sf, digest: "sha256")
+        let pair = try lab.apk("short-then-good", signatureFile: sf, block: try DERBuilder.signedData(certificates: [lab.rsa.certificate], signerInfos: [
+            .init(certificate: lab.rsa.certificate, digestOID: A.digestSHA256, signatureOID: A.rsa, signature: Array(signature.dropFirst())),
+            .init(certificate: lab.rsa.certificate, digestOID: A.digestSHA256, signatureOID: A.rsa, signature: good)]))
+        try expectVerdict(pair, min: 24, verified: false, code: "JAR_SIG_VERIFY_EXCEPTION", "short signature, then a good SignerInfo, N+")
     }
 
     // MARK: - Manifests and .SF: testV1MultipleDigestAlgsInManifestAndSignatureFile, X-Android-APK-Signed
