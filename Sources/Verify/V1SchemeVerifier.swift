@@ -414,7 +414,7 @@ struct V1SchemeVerifier {
         for token in value.split(separator: ",") {
             let text = token.trimmingJavaWhitespace()
             if text.isEmpty { continue }
-            guard let id = Int32(text).map(Int.init) else { continue }
+            guard let id = Self.javaParseInt(text) else { continue }
             if supportedSchemeNames[id] != nil {
                 expected.insert(id)
             } else {
@@ -424,6 +424,23 @@ struct V1SchemeVerifier {
         for id in expected.sorted() where !foundSchemeIDs.contains(id) {
             signer.error(.jarSigMissingAPKSigReferenced, "JAR signature \(fileName) indicates the APK is signed using \(supportedSchemeNames[id]!) but no such signature was found. Signature stripped?")
         }
+    }
+
+    /// Java's `Integer.parseInt(text)`: an optional sign, then decimal digits of any script (Character.digit
+    /// accepts every Unicode Nd digit: "\u{0662}" is 2), within Int32; nil where it throws.
+    static func javaParseInt(_ text: String) -> Int? {
+        var scalars = Substring(text).unicodeScalars[...]
+        var negative = false
+        if let sign = scalars.first, sign == "+" || sign == "-" { negative = sign == "-"; scalars = scalars.dropFirst() }
+        guard !scalars.isEmpty else { return nil }
+        var value = 0
+        for scalar in scalars {
+            guard scalar.properties.numericType == .decimal, let digit = scalar.properties.numericValue else { return nil }
+            value = value * 10 + Int(digit)
+            guard value <= Int(Int32.max) + 1 else { return nil }
+        }
+        value = negative ? -value : value
+        return value <= Int(Int32.max) ? value : nil
     }
 
     // MARK: - Entries against the manifest
