@@ -472,11 +472,13 @@ struct ManifestFacts {
         return 1
     }
 
-    /// android:targetSandboxVersion on the root element.
+    /// android:targetSandboxVersion on the root element; as for targetSdkVersion, apksig counts only a
+    /// decimal or hex integer (anything else reads as the default, 1).
     var targetSandboxVersion: Int? {
         guard case .success(let tree) = tree, let root = tree.root,
               let attribute = Self.attribute(root, id: Self.targetSandboxVersionAttribute) else { return nil }
-        return attribute.value.integerValue.map(Int.init) ?? attribute.value.stringValue.flatMap { Int($0) }
+        guard case .typed(let type, let data) = attribute.value, type == .intDecimal || type == .intHex else { return nil }
+        return Int(Int32(bitPattern: data))
     }
 
     /// android:extractNativeLibs on `<application>` (absent → nil, which Android reads as true).
