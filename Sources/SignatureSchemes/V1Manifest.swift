@@ -78,8 +78,11 @@ public struct JARManifest: Sendable {
         return true
     }
 
-    /// Java's one-`char` case mapping: the Unicode mapping when it is one UTF-16 unit, else the unit itself.
+    /// Java's one-`char` case mapping: the Unicode mapping when it is one UTF-16 unit, else the unit itself
+    /// (the simple mapping, except for U+0130, whose simple lowercase is "i": with K, ı and ſ the characters
+    /// that can stand for an ASCII letter).
     private static func simpleMapping(_ unit: UInt16, upper: Bool) -> UInt16 {
+        if unit == 0x130 && !upper { return 0x69 }
         guard let scalar = Unicode.Scalar(unit) else { return unit }  // a surrogate half maps to itself
         let mapped = (upper ? scalar.properties.uppercaseMapping : scalar.properties.lowercaseMapping).utf16
         return mapped.count == 1 ? mapped.first! : unit

@@ -369,6 +369,30 @@ struct ApksigConformanceV1Tests {
         try expectVerdict(apk, min: 24, verified: false, code: "JAR_SIG_VERIFY_EXCEPTION", "key/algorithm mismatch before a wrong digest")
     }
 
+    @Test("a DSA/ECDSA signature not in strict DER ends the block as the JDK's decoder does (JAR_SIG_VERIFY_EXCEPTION)")
+    func nonDERECDSASignature() throws {
+        let lab = try V1Lab("v1-ecdsa-der")
+        let ec = try LabKey.fromKeystore(.ecP256, in: lab.directory)
+        let good = try ec.sign(lab.signatureFile, digest: "sha256")
+        try #require(good[0] == 0x30 && good[1] < 0x80)
+        let longForm = [0x30, 0x81] + Array(good[1...])  // the SEQUENCE length in long form: BER, not DER
+        func info(_ signature: [UInt8]) -> DERBuilder.SignerInfo {
+            .init(certificate: ec.certificate, digestOID: A.digestSHA256, signatureOID: A.sha256WithECDSA, signature: signature)
+        }
+        let single = try lab.apk("ec-ber", block: try DERBuilder.signedData(certificates: [ec.certificate], signerInfos: [info(longForm)]), blockName: "SIGNER.EC")
+        try expectVerdict(single, verified: false, code: "JAR_SIG_VERIFY_EXCEPTION", "ECDSA signature with a long-form length")
+        let pair = try lab.apk("ec-ber-good", block: try DERBuilder.signedData(certificates: [ec.certificate], signerInfos: [info(longForm), info(good)]),
+                               blockName: "SIGNER.EC")
+        try expectVerdict(pair, min: 24, verified: false, code: "JAR_SIG_VERIFY_EXCEPTION", "non-DER SignerInfo, then a good one, N+")
+        // The strict decoder itself.
+        #expect(A.isStrictDERPairOfIntegers(good))
+        #expect(!A.isStrictDERPairOfIntegers(longForm))
+        #expect(!A.isStrictDERPairOfIntegers([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01, 0x00]))  // trailing byte
+        #expect(!A.isStrictDERPairOfIntegers([0x30, 0x07, 0x02, 0x02, 0x00, 0x01, 0x02, 0x01, 0x01]))  // redundant 0x00
+        #expect(A.isStrictDERPairOfIntegers([0x30, 0x07, 0x02, 0x02, 0x00, 0x81, 0x02, 0x01, 0x01]))
+        #expect(!A.isStrictDERPairOfIntegers([0x30, 0x80, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00]))  // indefinite
+    }
+
     @Test("v1-only-pkcs7-cert-bag-first-cert-not-used.apk: the signer's certificate is found by issuer and serial, not position")
     func certificateBag() throws {
         let lab = try V1Lab("v1-certbag")
@@ -521,6 +545,14 @@ struct ApksigConformanceV1Tests {
             try expectVerdict(apk, verified: false, code: "JAR_SIG_MISSING_APK_SIG_REFERENCED", "\(name): 2 without a v2 signature")
             try expectVerdict(apk, max: 23, verified: true, "\(name): ignored before N")
         }
+        // The scheme IDs are read with Integer.parseInt, which takes digits of any script.
+        for value in ["\u{0662}", "+2", " 3, \u{FF12} "] {
+            let sf = Array(text.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "Signature-Version: 1.0\r\nX-Android-APK-Signed: \(value)\r\n").utf8)
+            let apk = try lab.apk("strip-digits", signatureFile: sf, block: try lab.block(over: sf))
+            try expectVerdict(apk, verified: false, code: "JAR_SIG_MISSING_APK_SIG_REFERENCED", "X-Android-APK-Signed: \(value.debugDescription)")
+        }
+        #expect(V1SchemeVerifier.javaParseInt("-2147483648") == -2_147_483_648 && V1SchemeVerifier.javaParseInt("2147483648") == nil)
+        #expect(V1SchemeVerifier.javaParseInt("2 ") == nil && V1SchemeVerifier.javaParseInt("-") == nil && V1SchemeVerifier.javaParseInt("\u{0663}") == 3)
         #expect(JARManifest.javaEqualsIgnoringCase("SHA-256-D\u{0131}gest", "SHA-256-Digest"))
         #expect(JARManifest.javaEqualsIgnoringCase("\u{212A}ey", "key"))
         #expect(!JARManifest.javaEqualsIgnoringCase("Stra\u{00DF}e", "STRASSE"))
