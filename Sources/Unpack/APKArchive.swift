@@ -34,6 +34,7 @@ public struct APKArchive: Sendable {
             var zipLimits = ZipArchive.Limits()
             zipLimits.maxEntries = limits.maxEntries
             zipLimits.readsMethodsAsAndroid = limits.readsMethodsAsAndroid
+            zipLimits.readsZip64ExtraRecords = limits.readsMethodsAsAndroid
             zip = try ZipArchive(source: source, limits: zipLimits)
         } catch let error as ZipFormatError {
             throw UnpackError.malformedArchive(path: label, reason: error.description)
@@ -135,8 +136,8 @@ public struct UnpackLimits: Sendable {
     /// Refuse names that are unsafe as paths (`..`, absolute, backslashes, NUL). Off for verification only:
     /// Android verifies and installs such an APK, so the verifier must judge its signatures, not its names.
     public var checksEntryNames = true
-    /// Read compression methods as Android's verifier does (see `ZipArchive.Limits.readsMethodsAsAndroid`).
-    /// Verification only.
+    /// Read the archive as apksig's verifier does: compression methods (`ZipArchive.Limits.readsMethodsAsAndroid`)
+    /// and ZIP64 extra records (`readsZip64ExtraRecords`). Verification only.
     public var readsMethodsAsAndroid = false
     public init() {}
 }

@@ -83,6 +83,7 @@ public struct Verifier: Sendable {
             // Parse again only to classify the failure (APKArchive reports it as text).
             var zipLimits = ZipArchive.Limits()
             zipLimits.readsMethodsAsAndroid = true
+            zipLimits.readsZip64ExtraRecords = true
             do { _ = try ZipArchive(source: source, limits: zipLimits) } catch ZipFormatError.duplicateEntry(let name) {
                 report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
                 return report

@@ -629,6 +629,43 @@ struct ApksigConformanceV1Tests {
         try expectVerdict(mismatchedPath, verified: true, "stored in the local header, deflated in the central directory")
     }
 
+    @Test("v1v2v3-with-zip64-records.apk: sizes and local header offsets in ZIP64 extra records verify (apksig since 2025)")
+    func zip64Records() throws {
+        // Debian's apksigner (0.9) predates ZIP64 records: apksig's documented verdict
+        // (verify_apkWithZip64Records_verifiesSuccessfully), no oracle.
+        let lab = try V1Lab("v1-zip64")
+        let archive = try APKArchive(path: lab.base)
+        var builder = ZipBuilder()
+        for entry in archive.entries {
+            let bytes = try archive.uncompressedData(of: entry)
+            builder.items.append(.init(rawName: entry.nameBytes, data: bytes, crc: VerifyFixtures.crc32(bytes[...])))
+        }
+        let targets = Set(["assets/a.txt", "META-INF/SIGNER.RSA"].compactMap { name in archive.entries.firstIndex { $0.name == name } })
+        try #require(targets.count == 2)
+        func u64(_ v: Int64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+        func build(missingRecord: Bool) -> [UInt8] {
+            builder.build(mutateLocal: { index, entry in
+                guard targets.contains(index) else { return }
+                entry.localExtra = [0x01, 0x00, 16, 0x00] + u64(entry.uncompressedSize) + u64(entry.compressedSize)
+                entry.compressedSize = 0xFFFF_FFFF; entry.uncompressedSize = 0xFFFF_FFFF
+            }, mutateCentral: { index, entry in
+                guard targets.contains(index) else { return }
+                // Another record first, as apksig's ZipUtilsTest has it.
+                entry.centralExtra = [0xcd, 0xab, 0x04, 0x00, 1, 2, 3, 4]
+                if !missingRecord {
+                    entry.centralExtra += [0x01, 0x00, 24, 0x00] + u64(entry.uncompressedSize) + u64(entry.compressedSize) + u64(entry.localHeaderOffset)
+                }
+                entry.compressedSize = 0xFFFF_FFFF; entry.uncompressedSize = 0xFFFF_FFFF; entry.localHeaderOffset = 0xFFFF_FFFF
+            })
+        }
+        let path = lab.directory.appendingPathComponent("zip64.apk").path
+        try VerifyFixtures.write(build(missingRecord: false), to: path)
+        try expectVerdict(path, verified: true, oracle: false, "ZIP64 records on an asset and on the signature block")
+        let broken = lab.directory.appendingPathComponent("zip64-missing.apk").path
+        try VerifyFixtures.write(build(missingRecord: true), to: broken)
+        try expectVerdict(broken, verified: false, code: "MALFORMED_APK", oracle: false, "0xFFFFFFFF sizes without a ZIP64 record")
+    }
+
     @Test("v1-only-max-sized-eocd-comment.apk: a 65535-byte archive comment")
     func maxComment() throws {
         let lab = try V1Lab("v1-comment")

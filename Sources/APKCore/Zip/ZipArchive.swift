@@ -28,6 +28,11 @@ public struct ZipArchive: Sendable {
         /// than stored (0) in the central directory is deflate, and the local header's method is ignored.
         /// For verification only: a rewritten archive must not carry such entries on.
         public var readsMethodsAsAndroid = false
+        /// Take sizes and local header offsets of 0xFFFFFFFF from the entry's ZIP64 extra record, as apksig
+        /// does since 2025 (`ZipUtils.parseExtraField`; ApkVerifierTest
+        /// verify_apkWithZip64Records_verifiesSuccessfully). For verification only; a ZIP64 end of central
+        /// directory is still refused.
+        public var readsZip64ExtraRecords = false
         public init() {}
     }
 
@@ -45,7 +50,7 @@ public struct ZipArchive: Sendable {
         guard eocd.entryCount <= limits.maxEntries else {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
-        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, methodsAsAndroid: limits.readsMethodsAsAndroid)
+        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, methodsAsAndroid: limits.readsMethodsAsAndroid, zip64Records: limits.readsZip64ExtraRecords)
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
@@ -70,7 +75,8 @@ public struct ZipArchive: Sendable {
                 var low = Int64.max
                 var high: Int64 = 0
                 for index in start..<end {
-                    try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset, methodsAsAndroid: limits.readsMethodsAsAndroid)
+                    try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset, methodsAsAndroid: limits.readsMethodsAsAndroid,
+                                             zip64Records: limits.readsZip64ExtraRecords)
                     low = min(low, entries[index].localHeaderOffset)
                     high = max(high, entries[index].dataOffset)
                     if high - low > span {
@@ -196,7 +202,7 @@ public struct ZipArchive: Sendable {
         }
     }
 
-    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, methodsAsAndroid: Bool = false) throws -> [ZipEntry] {
+    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, methodsAsAndroid: Bool = false, zip64Records: Bool = false) throws -> [ZipEntry] {
         try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
             var r = LittleEndianReader(cd)
             var entries: [ZipEntry] = []
@@ -239,14 +245,18 @@ public struct ZipArchive: Sendable {
                     guard let method = CompressionMethod(rawValue: methodRaw) ?? (methodsAsAndroid ? .deflated : nil) else {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses compression method \(methodRaw); APKs use only stored (0) or deflated (8)")
                     }
+                    var sizes = (uncompressed: Int64(uncompressedSize), compressed: Int64(compressedSize), headerOffset: Int64(localHeaderOffset))
                     if compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF {
-                        throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
+                        guard zip64Records else {
+                            throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
+                        }
+                        sizes = try Self.zip64Values(in: extra[...], sizes, entry: displayName, headerOffsetToo: true)
                     }
-                    if method == .stored && compressedSize != uncompressedSize {
-                        throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(compressedSize) but uncompressed size \(uncompressedSize)")
+                    if method == .stored && sizes.compressed != sizes.uncompressed {
+                        throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(sizes.compressed) but uncompressed size \(sizes.uncompressed)")
                     }
-                    var entry = ZipEntry(nameBytes: name, method: method, crc32: crc, compressedSize: Int64(compressedSize),
-                                         uncompressedSize: Int64(uncompressedSize), lastModifiedTime: time, lastModifiedDate: date)
+                    var entry = ZipEntry(nameBytes: name, method: method, crc32: crc, compressedSize: sizes.compressed,
+                                         uncompressedSize: sizes.uncompressed, lastModifiedTime: time, lastModifiedDate: date)
                     entry.versionMadeBy = versionMadeBy
                     entry.versionNeeded = versionNeeded
                     entry.flags = flags
@@ -254,7 +264,7 @@ public struct ZipArchive: Sendable {
                     entry.comment = comment
                     entry.internalAttributes = internalAttributes
                     entry.externalAttributes = externalAttributes
-                    entry.localHeaderOffset = Int64(localHeaderOffset)
+                    entry.localHeaderOffset = sizes.headerOffset
                     entries.append(entry)
                 } catch let error as ShortReadError {
                     throw ZipFormatError.truncated("central directory record #\(index + 1): \(error)")
@@ -262,6 +272,42 @@ public struct ZipArchive: Sendable {
             }
             return entries
         }
+    }
+
+    /// The values a ZIP64 extra record (ID 1) holds for the fields of `sizes` that are 0xFFFFFFFF, in APPNOTE's
+    /// order (uncompressed size, compressed size, local header offset), as apksig's `ZipUtils.parseExtraField`
+    /// and `checkAndReturnZip64Value` read them: a record running past the extra field, one too short for a
+    /// field it must hold, or no ZIP64 record at all is an error.
+    static func zip64Values(in extra: ArraySlice<UInt8>, _ sizes: (uncompressed: Int64, compressed: Int64, headerOffset: Int64), entry: String,
+                            headerOffsetToo: Bool) throws -> (uncompressed: Int64, compressed: Int64, headerOffset: Int64) {
+        let marker = Int64(0xFFFF_FFFF)
+        var result = sizes
+        var i = extra.startIndex
+        func u16(_ at: Int) -> Int { Int(extra[at]) | Int(extra[at + 1]) << 8 }
+        func u64(_ at: Int) -> Int64 { (0..<8).reduce(Int64(0)) { $0 | Int64(extra[at + $1]) << (8 * $1) } }
+        while extra.endIndex - i > 4 {
+            let id = u16(i), size = u16(i + 2)
+            i += 4
+            guard size <= extra.endIndex - i else {
+                throw ZipFormatError.malformed("entry \(entry.debugQuoted): extra field record 0x\(String(id, radix: 16)) of \(size) bytes runs past the extra field")
+            }
+            if id == 1 {
+                var field = i, left = size
+                for keyPath in [\(uncompressed: Int64, compressed: Int64, headerOffset: Int64).uncompressed, \.compressed, \.headerOffset]
+                where result[keyPath: keyPath] == marker && (headerOffsetToo || keyPath != \.headerOffset) {
+                    guard left >= 8 else { throw ZipFormatError.malformed("entry \(entry.debugQuoted): ZIP64 extra record too short") }
+                    result[keyPath: keyPath] = u64(field)
+                    field += 8; left -= 8
+                }
+                break
+            }
+            i += size
+        }
+        guard result.uncompressed != marker, result.compressed != marker, !headerOffsetToo || result.headerOffset != marker,
+              result.uncompressed >= 0, result.compressed >= 0, result.headerOffset >= 0 else {
+            throw ZipFormatError.malformed("entry \(entry.debugQuoted) has ZIP64 sizes (0xFFFFFFFF) but no ZIP64 extra record holding them")
+        }
+        return result
     }
 
     /// Sizes of the central directory record's fields after the signature, in order (APPNOTE 4.3.12).
@@ -299,7 +345,8 @@ public struct ZipArchive: Sendable {
     }
 
     /// Reads the local header of `entry` and checks it against the central directory record.
-    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, methodsAsAndroid: Bool = false) throws {
+    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, methodsAsAndroid: Bool = false,
+                                zip64Records: Bool = false) throws {
         var name: String { entry.name.debugQuoted }  // only for messages: quoting every name costs time
         guard entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize) <= limit else {
             throw ZipFormatError.malformed("local header of entry \(name) at offset \(entry.localHeaderOffset) lies outside the entries section (which ends at \(limit))")
@@ -334,12 +381,18 @@ public struct ZipArchive: Sendable {
                   (flags & ZipFlags.encrypted) == 0 else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header flags 0x\(String(flags, radix: 16)) disagree with the central directory's 0x\(String(entry.flags, radix: 16))")
             }
+            let localExtra = try r.readBytes(extraLength)
             if flags & ZipFlags.dataDescriptor == 0 {
-                guard crc == entry.crc32, Int64(compressedSize) == entry.compressedSize, Int64(uncompressedSize) == entry.uncompressedSize else {
-                    throw ZipFormatError.headerMismatch("entry \(name): local header CRC/sizes (\(crc), \(compressedSize), \(uncompressedSize)) disagree with the central directory (\(entry.crc32), \(entry.compressedSize), \(entry.uncompressedSize))")
+                var sizes = (uncompressed: Int64(uncompressedSize), compressed: Int64(compressedSize), headerOffset: Int64(0))
+                if zip64Records && extraLength > 0 && (compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF) {
+                    let extra = Array(localExtra)
+                    sizes = try Self.zip64Values(in: extra[...], sizes, entry: entry.name, headerOffsetToo: false)
+                }
+                guard crc == entry.crc32, sizes.compressed == entry.compressedSize, sizes.uncompressed == entry.uncompressedSize else {
+                    throw ZipFormatError.headerMismatch("entry \(name): local header CRC/sizes (\(crc), \(sizes.compressed), \(sizes.uncompressed)) disagree with the central directory (\(entry.crc32), \(entry.compressedSize), \(entry.uncompressedSize))")
                 }
             }
-            entry.localExtra = Array(try r.readBytes(extraLength))
+            entry.localExtra = Array(localExtra)
             entry.dataOffset = Int64(r.offset)
         } catch let error as ShortReadError {
             throw ZipFormatError.truncated("local header of entry \(name): \(error)")
