@@ -441,7 +441,15 @@ struct ApksigConformanceV1Tests {
             tbs[spkiIndex] = DERBuilder.tlv(0x30, spki.flatMap { $0 })
             parts[0] = DERBuilder.tlv(0x30, tbs.flatMap { $0 })
         }
-        for (name, certificate) in [("cert-not-der", longLength), ("cert-not-der2", extraZero), ("negmod", negativeModulus)] {
+        // A negative serial number (Java's BigInteger takes it; RFC 5280 forbids it).
+        let negativeSerial = try Self.reencoded(original) { parts in
+            var tbs = try BERElement.parseSingle(parts[0][...]).children().map { Array($0.encoded) }
+            let serialIndex = tbs[0].first == 0xA0 ? 1 : 0
+            tbs[serialIndex] = DERBuilder.tlv(0x02, [0xFF, 0x7E, 0x12, 0x34])
+            parts[0] = DERBuilder.tlv(0x30, tbs.flatMap { $0 })
+        }
+        for (name, certificate) in [("cert-not-der", longLength), ("cert-not-der2", extraZero), ("negmod", negativeModulus),
+                                    ("negative-serial", negativeSerial)] {
             #expect(certificate != original)
             let signature = try lab.rsa.sign(lab.signatureFile, digest: "sha256")
             let block = try DERBuilder.signedData(certificates: [certificate], signerInfos: [
@@ -451,6 +459,26 @@ struct ApksigConformanceV1Tests {
             try expectVerdict(apk, verified: true, oracle: false, "\(name)")
             let report = try VerifyFixtures.verify(apk)
             #expect(report.signers.map(\.sha256) == [VerificationDigest.sha256.hash(certificate).hexString], "\(name): certificate re-encoded")
+        }
+    }
+
+    @Test("signing certificate extensions: keyUsage without digitalSignature/nonRepudiation and unknown critical extensions end the block; extensions Java knows are fine, critical or not")
+    func certificateExtensions() throws {
+        let lab = try V1Lab("v1-extensions")
+        let cases: [(extensions: [String], verified: Bool)] = [
+            (["keyUsage=critical,keyEncipherment"], false), (["keyUsage=nonRepudiation"], true), (["keyUsage=critical,digitalSignature"], true),
+            (["1.2.3.4=critical,DER:05:00"], false), (["1.2.3.4=DER:05:00"], true),
+            (["subjectKeyIdentifier=critical,hash"], true), (["basicConstraints=critical,CA:FALSE"], true),
+            (["extendedKeyUsage=critical,codeSigning"], true), (["subjectAltName=critical,DNS:example.com"], true),
+        ]
+        for (index, c) in cases.enumerated() {
+            let der = lab.directory.appendingPathComponent("ext\(index).der").path
+            let r = try TestSupport.run("openssl", ["req", "-x509", "-new", "-key", lab.rsa.keyPath, "-subj", "/CN=Extensions \(index)", "-days", "365",
+                                                    "-sha256", "-outform", "DER", "-out", der] + c.extensions.flatMap { ["-addext", $0] })
+            try #require(r.succeeded, "\(r)")
+            let key = LabKey(keyPath: lab.rsa.keyPath, certificate: try VerifyFixtures.read(der))
+            let apk = try lab.apk("ext\(index)", block: try lab.block(key: key))
+            try expectVerdict(apk, verified: c.verified, code: c.verified ? nil : "JAR_SIG_VERIFY_EXCEPTION", "\(c.extensions)")
         }
     }
 
