@@ -393,6 +393,35 @@ struct ApksigConformanceV1Tests {
         #expect(!A.isStrictDERPairOfIntegers([0x30, 0x80, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01, 0x00, 0x00]))  // indefinite
     }
 
+    @Test("BER indefinite lengths in the PKCS #7 structure (as old jarsigner/BouncyCastle write them) verify; signed attributes so encoded are signed as encoded")
+    func indefiniteLengths() throws {
+        let lab = try V1Lab("v1-indefinite")
+        func indefinite(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { [tag, 0x80] + content + [0, 0] }
+        func block(attributes: [[UInt8]]?, indefiniteAttributes: Bool) throws -> [UInt8] {
+            var info = DERBuilder.int(1) + (try DERBuilder.issuerAndSerial(of: lab.rsa.certificate)) + DERBuilder.algorithm(A.digestSHA256)
+            let signature: [UInt8]
+            if let attributes {
+                let content = attributes.flatMap { $0 }
+                let encoded = indefiniteAttributes ? indefinite(0xA0, content) : DERBuilder.tlv(0xA0, content)
+                info += encoded
+                signature = try lab.rsa.sign([0x31] + encoded.dropFirst(), digest: "sha256")
+            } else {
+                signature = try lab.rsa.sign(lab.signatureFile, digest: "sha256")
+            }
+            info += DERBuilder.algorithm(A.rsa) + DERBuilder.octets(signature)
+            let signed = indefinite(0x30, DERBuilder.int(1) + DERBuilder.set([DERBuilder.algorithm(A.digestSHA256)])
+                                    + indefinite(0x30, DERBuilder.oid(PKCS7SignedData.dataOID)) + indefinite(0xA0, lab.rsa.certificate)
+                                    + indefinite(0x31, indefinite(0x30, info)))
+            return indefinite(0x30, DERBuilder.oid(PKCS7SignedData.signedDataOID) + indefinite(0xA0, signed))
+        }
+        let plain = try lab.apk("indefinite", block: try block(attributes: nil, indefiniteAttributes: false))
+        try expectVerdict(plain, verified: true, "indefinite lengths throughout")
+        let attributes = [DERBuilder.attribute(PKCS7SignedData.contentTypeAttributeOID, [DERBuilder.oid(PKCS7SignedData.dataOID)]),
+                          DERBuilder.attribute(PKCS7SignedData.messageDigestAttributeOID, [DERBuilder.octets(VerificationDigest.sha256.hash(lab.signatureFile))])]
+        let signedAttributes = try lab.apk("indefinite-attrs", block: try block(attributes: attributes, indefiniteAttributes: true))
+        try expectVerdict(signedAttributes, verified: true, "signed attributes with an indefinite length, signed as encoded")
+    }
+
     @Test("v1-only-pkcs7-cert-bag-first-cert-not-used.apk: the signer's certificate is found by issuer and serial, not position")
     func certificateBag() throws {
         let lab = try V1Lab("v1-certbag")
