@@ -23,7 +23,7 @@ struct V1SchemeVerifier {
         var blockEntry: ZipEntry
         var signatureFileEntry: ZipEntry
         var signatureFileBytes: [UInt8] = []
-        var signatureFileEntryNames: Set<String> = []
+        var signatureFileEntryNames: Set<ExactName> = []
         var isIgnored = false
         var certificateChain: [VerificationCertificate] = []
         var errors: [Issue] = []
@@ -54,15 +54,15 @@ struct V1SchemeVerifier {
 
     func verify() -> Result {
         var result = Result()
-        let entryNames = Set(entries.map(\.name))
+        let entryNames = Set(entries.map { ExactName($0.name) })
 
         var manifestEntry: ZipEntry?
-        var signatureFiles: [String: ZipEntry] = [:]
+        var signatureFiles: [ExactName: ZipEntry] = [:]
         var blockEntries: [ZipEntry] = []
-        for entry in entries where entry.name.hasPrefix("META-INF/") {
-            if manifestEntry == nil && entry.name == Self.manifestName { manifestEntry = entry; continue }
-            if entry.name.hasSuffix(".SF") { signatureFiles[entry.name] = entry; continue }
-            if entry.name.hasSuffix(".RSA") || entry.name.hasSuffix(".DSA") || entry.name.hasSuffix(".EC") {
+        for entry in entries where entry.name.javaHasPrefix("META-INF/") {
+            if manifestEntry == nil && ExactName(entry.name) == ExactName(Self.manifestName) { manifestEntry = entry; continue }
+            if entry.name.javaHasSuffix(".SF") { signatureFiles[ExactName(entry.name)] = entry; continue }
+            if entry.name.javaHasSuffix(".RSA") || entry.name.javaHasSuffix(".DSA") || entry.name.javaHasSuffix(".EC") {
                 blockEntries.append(entry)
             }
         }
@@ -76,18 +76,18 @@ struct V1SchemeVerifier {
             return result
         }
         let manifest = JARManifest(bytes: manifestBytes)
-        var sectionsByName: [String: JARManifest.Section] = [:]
+        var sectionsByName: [ExactName: JARManifest.Section] = [:]
         for (number, section) in manifest.individualSections.enumerated() {
             guard let name = section.name else {
                 result.errors.append(.error(.jarSigUnnamedManifestSection, "", "Malformed META-INF/MANIFEST.MF: invidual section #\(number + 1) does not have a name"))
                 continue
             }
-            if sectionsByName[name] != nil {
+            if sectionsByName[ExactName(name)] != nil {
                 result.errors.append(.error(.jarSigDuplicateManifestSection, "", "Duplicate section in META-INF/MANIFEST.MF: \(name)"))
                 continue
             }
-            sectionsByName[name] = section
-            if !entryNames.contains(name) {
+            sectionsByName[ExactName(name)] = section
+            if !entryNames.contains(ExactName(name)) {
                 result.errors.append(.error(.jarSigMissingZipEntryReferencedInManifest, "", "\(name) entry referenced by META-INF/MANIFEST.MF not found in the APK"))
             }
         }
@@ -97,11 +97,12 @@ struct V1SchemeVerifier {
         for block in blockEntries {
             guard let dot = block.name.lastIndex(of: ".") else { continue }
             let signatureFileName = String(block.name[..<dot]) + ".SF"
-            guard let signatureFile = signatureFiles[signatureFileName] else {
+            guard let signatureFile = signatureFiles[ExactName(signatureFileName)] else {
                 result.warnings.append(.warning(.jarSigMissingFile, "", "Partial JAR signature. Found: \(block.name), missing: \(signatureFileName)"))
                 continue
             }
-            signers.append(Signer(name: String(block.name.dropFirst("META-INF/".count)), blockEntry: block, signatureFileEntry: signatureFile))
+            signers.append(Signer(name: String(decoding: block.name.utf8.dropFirst("META-INF/".utf8.count), as: UTF8.self), blockEntry: block,
+                                  signatureFileEntry: signatureFile))
         }
         if signers.isEmpty {
             result.errors.append(.error(.jarSigNoSignatures, "", "No JAR signatures"))
@@ -141,16 +142,16 @@ struct V1SchemeVerifier {
         let apkSignerNames = verifyEntries(signers: signers, sectionsByName: sectionsByName, result: &result)
         if result.containsErrors { return result }
 
-        var signatureEntryNames: Set<String> = [manifestEntry.name]
-        for signer in signers where apkSignerNames.contains(signer.name) {
-            signatureEntryNames.insert(signer.blockEntry.name)
-            signatureEntryNames.insert(signer.signatureFileEntry.name)
+        var signatureEntryNames: Set<ExactName> = [ExactName(manifestEntry.name)]
+        for signer in signers where apkSignerNames.contains(ExactName(signer.name)) {
+            signatureEntryNames.insert(ExactName(signer.blockEntry.name))
+            signatureEntryNames.insert(ExactName(signer.signatureFileEntry.name))
         }
-        for entry in entries where entry.name.hasPrefix("META-INF/") && !entry.name.hasSuffix("/") && !signatureEntryNames.contains(entry.name) {
+        for entry in entries where entry.name.javaHasPrefix("META-INF/") && !entry.name.javaHasSuffix("/") && !signatureEntryNames.contains(ExactName(entry.name)) {
             result.warnings.append(.warning(.jarSigUnprotectedZipEntry, "", "\(entry.name) not protected by signature. Unauthorized modifications to this JAR entry will not be detected. Delete or move the entry outside of META-INF/."))
         }
         for signer in signers {
-            if apkSignerNames.contains(signer.name) { result.signers.append(signer) } else { result.ignoredSigners.append(signer) }
+            if apkSignerNames.contains(ExactName(signer.name)) { result.signers.append(signer) } else { result.ignoredSigners.append(signer) }
         }
         result.isVerified = true
         return result
@@ -317,7 +318,7 @@ struct V1SchemeVerifier {
     // MARK: - .SF against MANIFEST.MF
 
     private func verifySignatureFileAgainstManifest(_ signer: inout Signer, manifest: JARManifest,
-                                                    sectionsByName: [String: JARManifest.Section]) {
+                                                    sectionsByName: [ExactName: JARManifest.Section]) {
         let signatureFile = JARManifest(bytes: signer.signatureFileBytes)
         let fileName = signer.signatureFileEntry.name
         guard let main = signatureFile.mainSection, main.value(of: "Signature-Version") != nil else {
@@ -346,20 +347,20 @@ struct V1SchemeVerifier {
         }
         if !signer.errors.isEmpty { return }
 
-        var names: Set<String> = []
+        var names: Set<ExactName> = []
         for (number, section) in signatureFile.individualSections.enumerated() {
             guard let name = section.name else {
                 signer.error(.jarSigUnnamedSigFileSection, "Malformed \(fileName): invidual section #\(number + 1) does not have a name")
                 signer.isIgnored = true
                 return
             }
-            guard names.insert(name).inserted else {
+            guard names.insert(ExactName(name)).inserted else {
                 signer.error(.jarSigDuplicateSigFileSection, "Duplicate section in \(fileName): \(name)")
                 signer.isIgnored = true
                 return
             }
             if manifestDigestVerified { continue }
-            guard let manifestSection = sectionsByName[name] else {
+            guard let manifestSection = sectionsByName[ExactName(name)] else {
                 signer.error(.jarSigNoZipEntryDigestInSigFile, "No digest for \(name) in \(fileName)")
                 signer.isIgnored = true
                 continue
@@ -446,25 +447,26 @@ struct V1SchemeVerifier {
     // MARK: - Entries against the manifest
 
     /// Returns the names of the signers that sign every entry (all entries must name the same set).
-    private func verifyEntries(signers: [Signer], sectionsByName: [String: JARManifest.Section], result: inout Result) -> Set<String> {
+    private func verifyEntries(signers: [Signer], sectionsByName: [ExactName: JARManifest.Section], result: inout Result) -> Set<ExactName> {
         var firstSigners: [String]?
         var firstName = ""
         var scratch = Signer(name: "", blockEntry: signers[0].blockEntry, signatureFileEntry: signers[0].signatureFileEntry)
         var jobs: [DigestJob] = []
         for entry in entries.sorted(by: { $0.localHeaderOffset < $1.localHeaderOffset }) {
             let name = entry.name
-            if name.hasPrefix("META-INF/") || name.hasSuffix("/") { continue }
-            guard let section = sectionsByName[name] else {
+            if name.javaHasPrefix("META-INF/") || name.javaHasSuffix("/") { continue }
+            let key = ExactName(name)
+            guard let section = sectionsByName[key] else {
                 result.errors.append(.error(.jarSigNoZipEntryDigestInManifest, "", "No digest for \(name) in META-INF/MANIFEST.MF"))
                 continue
             }
-            let entrySigners = signers.filter { $0.signatureFileEntryNames.contains(name) }.map(\.name)
+            let entrySigners = signers.filter { $0.signatureFileEntryNames.contains(key) }.map(\.name)
             if entrySigners.isEmpty {
                 result.errors.append(.error(.jarSigZipEntryNotSigned, "", "\(name) entry not signed"))
                 continue
             }
             if let first = firstSigners {
-                if first != entrySigners {
+                if !first.elementsEqual(entrySigners, by: { ExactName($0) == ExactName($1) }) {
                     result.errors.append(.error(.jarSigZipEntrySignersMismatch, "", "Entries \(firstName) and \(name) are signed with different sets of signers : <\(first.joined(separator: ", "))> vs <\(entrySigners.joined(separator: ", "))>"))
                     continue
                 }
@@ -528,7 +530,7 @@ struct V1SchemeVerifier {
             result.errors.append(.error(.jarSigNoSignedZipEntries, "", "No JAR entries covered by JAR signatures"))
             return []
         }
-        return Set(firstSigners)
+        return Set(firstSigners.map(ExactName.init))
     }
 
     // MARK: - Digest attributes
@@ -599,6 +601,27 @@ struct V1SchemeVerifier {
     }
     private static let defaultEntryDigestAlgorithmTokens: [(token: Substring, attribute: String)] =
         "SHA SHA1".split(whereSeparator: { " \t\n\r\u{0C}".contains($0) }).map { ($0, String($0 + "-Digest")) }
+}
+
+/// A name compared as Java compares Strings (apksig's maps and sets of entry and section names): scalar for
+/// scalar. Swift's String equality and hashing use canonical equivalence ("K" and U+212A KELVIN SIGN,
+/// "\u{E9}" and "e\u{301}" are equal), which let an entry renamed to an equivalent spelling match the
+/// manifest section of the entry it replaced.
+struct ExactName: Hashable {
+    let string: String
+    init(_ string: String) { self.string = string }
+    static func == (a: ExactName, b: ExactName) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    func hash(into hasher: inout Hasher) {
+        var string = self.string
+        string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}
+
+extension String {
+    /// Java's `startsWith`/`endsWith`, unit for unit. Swift's compare whole Characters: "META-INF/\u{301}x"
+    /// (a combining mark after the slash) does not have the prefix "META-INF/" for Swift, and does for Java.
+    func javaHasPrefix(_ prefix: String) -> Bool { utf8.starts(with: prefix.utf8) }
+    func javaHasSuffix(_ suffix: String) -> Bool { utf8.count >= suffix.utf8.count && utf8.reversed().starts(with: suffix.utf8.reversed()) }
 }
 
 extension Substring {

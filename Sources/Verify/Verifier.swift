@@ -166,7 +166,7 @@ public struct Verifier: Sendable {
         // for the content digests). Its result is used only if `found` turns out as predicted here; a report
         // that stops before the JAR signatures never shows it.
         func makeV1Verifier(found: Set<Int>) -> V1SchemeVerifier {
-            V1SchemeVerifier(archive: archive, entries: archive.entries.filter { !$0.name.hasSuffix("/") },
+            V1SchemeVerifier(archive: archive, entries: archive.entries.filter { !$0.name.javaHasSuffix("/") },
                              supportedSchemeNames: supportedSchemeNames, foundSchemeIDs: found,
                              minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
         }

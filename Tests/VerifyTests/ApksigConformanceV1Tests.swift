@@ -639,6 +639,50 @@ struct ApksigConformanceV1Tests {
         }
     }
 
+    @Test("entry and section names compare as Java Strings (unit for unit), not by Swift's canonical equivalence")
+    func exactNames() throws {
+        let lab = try V1Lab("v1-names")
+        // aapt refuses non-ASCII asset names: the entries are added to the unsigned APK here, then apksigner signs.
+        var unsigned = ZipBuilder()
+        let base = try APKArchive(path: lab.base)
+        for entry in base.entries where !entry.name.hasPrefix("META-INF/") {
+            let bytes = try base.uncompressedData(of: entry)
+            unsigned.items.append(.init(rawName: entry.nameBytes, data: bytes, crc: VerifyFixtures.crc32(bytes[...])))
+        }
+        for name in ["assets/Key.txt", "assets/caf\u{E9}.txt"] {
+            let bytes = Array("\(name)\n".utf8)
+            unsigned.items.append(.init(name: name, data: bytes, crc: VerifyFixtures.crc32(bytes[...])))
+        }
+        let unsignedPath = lab.directory.appendingPathComponent("names-unsigned.apk").path
+        try VerifyFixtures.write(unsigned.build(), to: unsignedPath)
+        let signed = try VerifyFixtures.sign(unsignedPath, key: .rsa2048, schemes: SchemeSet(v1: true, v2: false, v3: false),
+                                             output: lab.directory.appendingPathComponent("names-signed.apk").path)
+        let archive = try APKArchive(path: signed)
+        /// The signed APK rebuilt (stored) with `rename` applied to the names and `extra` entries added.
+        func rebuilt(_ label: String, rename: [String: String] = [:], extra: [(String, [UInt8])] = []) throws -> String {
+            var builder = ZipBuilder()
+            for entry in archive.entries {
+                let bytes = try archive.uncompressedData(of: entry)
+                builder.items.append(.init(name: rename[entry.name] ?? entry.name, data: bytes, crc: VerifyFixtures.crc32(bytes[...])))
+            }
+            for (name, bytes) in extra { builder.items.append(.init(name: name, data: bytes, crc: VerifyFixtures.crc32(bytes[...]))) }
+            let path = lab.directory.appendingPathComponent("\(label).apk").path
+            try VerifyFixtures.write(builder.build(), to: path)
+            return path
+        }
+        try expectVerdict(try rebuilt("same"), verified: true, "rebuilt unchanged")
+        // Renamed to a canonically equivalent spelling: K (U+212A KELVIN SIGN) for K; e + U+0301 for U+00E9.
+        for (from, to) in [("assets/Key.txt", "assets/\u{212A}ey.txt"), ("assets/caf\u{E9}.txt", "assets/cafe\u{301}.txt")] {
+            try #require(from == to && Array(from.utf8) != Array(to.utf8))
+            let apk = try rebuilt("renamed", rename: [from: to])
+            try expectVerdict(apk, verified: false, code: "JAR_SIG_MISSING_ZIP_ENTRY_REFERENCED_IN_MANIFEST", "\(from.debugDescription) renamed \(to.debugDescription)")
+        }
+        // A combining mark after "META-INF/": still under META-INF/ for Java (unprotected, not signed).
+        let apk = try rebuilt("meta-inf", extra: [("META-INF/\u{301}x", Array("x".utf8))])
+        try expectVerdict(apk, verified: true, "META-INF/ + U+0301")
+        #expect(VerifyFixtures.codes(try VerifyFixtures.verify(apk).signatureWarnings).contains("JAR_SIG_UNPROTECTED_ZIP_ENTRY"))
+    }
+
     @Test("v1-only-two-signers.apk: two JAR signers verify and both are listed")
     func twoSigners() throws {
         let directory = try TestSupport.makeTemporaryDirectory("v1-two")
