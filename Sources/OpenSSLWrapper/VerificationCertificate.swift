@@ -63,6 +63,16 @@ package final class VerificationCertificate: @unchecked Sendable {
         }
     }
 
+    /// The curve of an EC key as OpenSSL names it ("prime256v1", "secp384r1", ...); "" when it has no name
+    /// (explicit parameters); nil for other key types.
+    package var ecCurveName: String? {
+        guard let key = X509_get0_pubkey(x509), EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return nil }
+        var buffer = [CChar](repeating: 0, count: 80)
+        var length = 0
+        guard EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1 else { ERR_clear_error(); return "" }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// RSA modulus bits; EC group order bits; DSA prime bits (as apksigner's key size).
     package var keyBitSize: Int {
         guard let key = X509_get0_pubkey(x509) else { return 0 }

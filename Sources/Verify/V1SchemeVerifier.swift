@@ -249,6 +249,12 @@ struct V1SchemeVerifier {
         if certificate.keyAlgorithm != algorithm.keyType.rawValue {
             throw SignerInfoFailure.verify("\(algorithm) cannot be verified with a \(certificate.keyAlgorithm) key")
         }
+        // initVerify also refuses an EC key on a curve the JDK's SunEC lacks (since JDK 16 it has P-256,
+        // P-384 and P-521 only; Android's BoringSSL has no other curve but P-224). OpenSSL would verify
+        // secp256k1 or brainpool signatures that neither apksigner nor Android accepts.
+        if let curve = certificate.ecCurveName, !["prime256v1", "secp384r1", "secp521r1"].contains(curve) {
+            throw SignerInfoFailure.verify("Unsupported EC curve: \(curve.isEmpty ? "explicit parameters" : curve)")
+        }
         var data: [UInt8]
         if let signedAttributes = info.signedAttributesEncoded {
             if minSdkVersion < 19 {

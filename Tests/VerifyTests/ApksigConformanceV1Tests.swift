@@ -511,6 +511,17 @@ struct ApksigConformanceV1Tests {
         }
     }
 
+    @Test("ECDSA keys on curves other than P-256, P-384, P-521 do not verify (JDK SunEC, as apksigner says)")
+    func ecCurves() throws {
+        let lab = try V1Lab("v1-curves")
+        for (curve, verified) in [("secp256k1", false), ("secp224r1", false), ("brainpoolP256r1", false), ("prime256v1", true), ("secp521r1", true)] {
+            let key = try LabKey.generate(curve, in: lab.directory, genpkey: ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)",
+                                                                          "-pkeyopt", "ec_param_enc:named_curve"])
+            let apk = try lab.apk(curve, block: try lab.block(key: key, signatureOID: A.sha256WithECDSA), blockName: "SIGNER.EC")
+            try expectVerdict(apk, verified: verified, code: verified ? nil : "JAR_SIG_VERIFY_EXCEPTION", "\(curve)")
+        }
+    }
+
     @Test("an RSA signature one byte short (leading zero dropped) ends the block as the JDK does (JAR_SIG_VERIFY_EXCEPTION)")
     func shortRSASignature() throws {
         let lab = try V1Lab("v1-short")
