@@ -63,6 +63,16 @@ package final class VerificationCertificate: @unchecked Sendable {
         }
     }
 
+    /// The curve of an EC key as OpenSSL names it ("prime256v1", "secp384r1", ...); "" when it has no name
+    /// (explicit parameters); nil for other key types.
+    package var ecCurveName: String? {
+        guard let key = X509_get0_pubkey(x509), EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return nil }
+        var buffer = [CChar](repeating: 0, count: 80)
+        var length = 0
+        guard EVP_PKEY_get_group_name(key, &buffer, buffer.count, &length) == 1 else { ERR_clear_error(); return "" }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// RSA modulus bits; EC group order bits; DSA prime bits (as apksigner's key size).
     package var keyBitSize: Int {
         guard let key = X509_get0_pubkey(x509) else { return 0 }
@@ -109,11 +119,29 @@ package final class VerificationCertificate: @unchecked Sendable {
         return Array(v)
     }
 
-    /// True when the certificate has a critical extension OpenSSL does not handle (Java's
-    /// `hasUnsupportedCriticalExtension`).
+    /// True when the certificate has a critical extension the JDK's X.509 implementation has no class for
+    /// (Java's `hasUnsupportedCriticalExtension`, which apksig asks: sun.security.x509.OIDMap). OpenSSL's own
+    /// list (EXFLAG_CRITICAL) differs: it refused a critical subjectKeyIdentifier, which apksig and apksigner
+    /// accept.
     package var hasUnsupportedCriticalExtension: Bool {
-        (X509_get_extension_flags(x509) & UInt32(EXFLAG_CRITICAL)) != 0
+        var buffer = [CChar](repeating: 0, count: 128)
+        for index in 0..<X509_get_ext_count(x509) {
+            guard let extensionPointer = X509_get_ext(x509, index), X509_EXTENSION_get_critical(extensionPointer) != 0 else { continue }
+            let length = OBJ_obj2txt(&buffer, Int32(buffer.count), X509_EXTENSION_get_object(extensionPointer), 1)
+            guard length > 0, Int(length) < buffer.count else { return true }
+            let oid = String(decoding: buffer[..<Int(length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !Self.extensionsJavaSupports.contains(oid) { return true }
+        }
+        return false
     }
+
+    /// The certificate and CRL extensions of JDK 17's sun.security.x509.OIDMap.
+    static let extensionsJavaSupports: Set<String> = [
+        "2.5.29.14", "2.5.29.15", "2.5.29.16", "2.5.29.17", "2.5.29.18", "2.5.29.19", "2.5.29.20", "2.5.29.21", "2.5.29.24",
+        "2.5.29.27", "2.5.29.28", "2.5.29.29", "2.5.29.30", "2.5.29.31", "2.5.29.32", "2.5.29.33", "2.5.29.35", "2.5.29.36",
+        "2.5.29.37", "2.5.29.46", "2.5.29.54", "2.16.840.1.113730.1.1", "1.3.6.1.5.5.7.1.1", "1.3.6.1.5.5.7.1.11",
+        "1.3.6.1.5.5.7.48.1.5",
+    ]
 
     /// False when a keyUsage extension is present without digitalSignature and nonRepudiation: Android then
     /// refuses the certificate for JAR signatures.

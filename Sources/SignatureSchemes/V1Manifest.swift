@@ -39,8 +39,9 @@ public struct JARManifest: Sendable {
         }
     }
 
-    /// `a.lowercased() == b.lowercased()`, without building either string when both are ASCII (every name a
-    /// real manifest has): a verifier asks each of thousands of sections for several names.
+    /// Java's `String.equalsIgnoreCase` (apksig's `ManifestParser.Section.getAttributeValue` compares names
+    /// with it), without building either string when both are ASCII (every name a real manifest has): a
+    /// verifier asks each of thousands of sections for several names.
     public static func namesEqual(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
         let fast: Bool? = a.withUTF8 { x in
@@ -48,8 +49,8 @@ public struct JARManifest: Sendable {
                 var ascii = true
                 for byte in x where byte >= 0x80 { ascii = false; break }
                 for byte in y where byte >= 0x80 { ascii = false; break }
-                // Non-ASCII: Unicode lowercasing can map a scalar onto ASCII (U+212A KELVIN SIGN is "k"), so
-                // only the full comparison is exact.
+                // Non-ASCII: case mapping can map a character onto ASCII (U+212A KELVIN SIGN is "k", U+0131
+                // DOTLESS I uppercases to "I"), so only Java's comparison is exact.
                 guard ascii else { return nil }
                 guard x.count == y.count else { return false }
                 for i in 0..<x.count where x[i] != y[i] {
@@ -60,7 +61,31 @@ public struct JARManifest: Sendable {
                 return true
             }
         }
-        return fast ?? (a.lowercased() == b.lowercased())
+        return fast ?? javaEqualsIgnoringCase(a, b)
+    }
+
+    /// `String.equalsIgnoreCase` as Java defines it: UTF-16 units pairwise equal, or equal after
+    /// `Character.toUpperCase`, or after `Character.toLowerCase` of those. Lowercasing both strings is not the
+    /// same: "Sıgned" (dotless i) equals "Signed" in Java, so an .SF naming X-Android-APK-Sıgned is protected
+    /// on Android and must be here.
+    public static func javaEqualsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf16), y = Array(b.utf16)
+        guard x.count == y.count else { return false }
+        for (c1, c2) in zip(x, y) where c1 != c2 {
+            let u1 = simpleMapping(c1, upper: true), u2 = simpleMapping(c2, upper: true)
+            if u1 != u2 && simpleMapping(u1, upper: false) != simpleMapping(u2, upper: false) { return false }
+        }
+        return true
+    }
+
+    /// Java's one-`char` case mapping: the Unicode mapping when it is one UTF-16 unit, else the unit itself
+    /// (the simple mapping, except for U+0130, whose simple lowercase is "i": with K, ı and ſ the characters
+    /// that can stand for an ASCII letter).
+    private static func simpleMapping(_ unit: UInt16, upper: Bool) -> UInt16 {
+        if unit == 0x130 && !upper { return 0x69 }
+        guard let scalar = Unicode.Scalar(unit) else { return unit }  // a surrogate half maps to itself
+        let mapped = (upper ? scalar.properties.uppercaseMapping : scalar.properties.lowercaseMapping).utf16
+        return mapped.count == 1 ? mapped.first! : unit
     }
 
     /// The bytes the manifest was parsed from.

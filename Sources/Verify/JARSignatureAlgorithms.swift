@@ -120,6 +120,36 @@ enum JARSignatureAlgorithms {
         return missing
     }
 
+    /// The JDK's DSA and ECDSA signature decoding (`DerInputStream(..., allowBER: false)`, `getSequence(2)`):
+    /// SEQUENCE { INTEGER, INTEGER } in DER only: definite lengths in their shortest form, no INTEGER with a
+    /// redundant leading zero byte, nothing after. Anything else throws "Invalid encoding for signature"
+    /// (OpenSSL only reports such a signature as not verifying).
+    static func isStrictDERPairOfIntegers(_ s: [UInt8]) -> Bool {
+        var i = 0
+        func length() -> Int? {
+            guard i < s.count else { return nil }
+            let first = s[i]
+            i += 1
+            if first < 0x80 { return Int(first) }
+            let count = Int(first & 0x7f)
+            guard count >= 1, count <= 4, i + count <= s.count, s[i] != 0 else { return nil }
+            var value = 0
+            for _ in 0..<count { value = value << 8 | Int(s[i]); i += 1 }
+            return value >= 0x80 ? value : nil
+        }
+        guard s.first == 0x30 else { return false }
+        i = 1
+        guard let total = length(), i + total == s.count else { return false }
+        for _ in 0..<2 {
+            guard i < s.count, s[i] == 0x02 else { return false }
+            i += 1
+            guard let count = length(), count >= 1, i + count <= s.count else { return false }
+            if count >= 2 && s[i] == 0 && s[i + 1] < 0x80 { return false }
+            i += count
+        }
+        return i == s.count
+    }
+
     /// The JCA-equivalent signature algorithm (apksig `getJcaSignatureAlgorithm`): the signature OID alone
     /// when it names a digest, else the digest OID with the key type of the bare key OID.
     static func verificationAlgorithm(digestOID: String, signatureOID: String) throws -> VerificationSignatureAlgorithm {
@@ -139,21 +169,20 @@ enum JARSignatureAlgorithms {
     }
 
     /// Rejects signatures Java's `Signature.verify` would throw on rather than return false for: an RSA
-    /// signature longer than the modulus, an ECDSA/DSA signature that is not a DER SEQUENCE of two INTEGERs.
+    /// signature whose length is not the modulus's (OpenSSL accepts a shorter one, with its leading zero
+    /// bytes dropped; the JDK throws "Bad signature length"), an ECDSA/DSA signature that is not a DER
+    /// SEQUENCE of two INTEGERs.
     /// The difference matters: a throw ends verification of the whole signature block, a false only skips
     /// to the next SignerInfo.
     static func checkSignatureEncoding(_ signature: [UInt8], algorithm: VerificationSignatureAlgorithm, certificate: VerificationCertificate) throws {
         switch algorithm.keyType {
         case .rsa:
             let modulusBytes = (certificate.keyBitSize + 7) / 8
-            if signature.count > modulusBytes {
-                throw V1SchemeVerifier.SignerInfoFailure.verify("Signature length not correct: got \(signature.count) but was expecting \(modulusBytes)")
+            if signature.count != modulusBytes {
+                throw V1SchemeVerifier.SignerInfoFailure.verify("Bad signature length: got \(signature.count) but was expecting \(modulusBytes)")
             }
         case .ec, .dsa:
-            guard let sequence = try? BERElement.parseSingle(signature[...]), sequence.isUniversalSequence,
-                  sequence.encoded.count == signature.count,
-                  let parts = try? sequence.children(), parts.count == 2,
-                  parts.allSatisfy({ $0.tagClass == 0 && !$0.isConstructed && $0.tagNumber == 2 && !$0.contents.isEmpty }) else {
+            guard isStrictDERPairOfIntegers(signature) else {
                 throw V1SchemeVerifier.SignerInfoFailure.verify("Could not verify signature: invalid encoding for signature")
             }
         }

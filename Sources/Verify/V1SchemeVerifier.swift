@@ -23,7 +23,7 @@ struct V1SchemeVerifier {
         var blockEntry: ZipEntry
         var signatureFileEntry: ZipEntry
         var signatureFileBytes: [UInt8] = []
-        var signatureFileEntryNames: Set<String> = []
+        var signatureFileEntryNames: Set<ExactName> = []
         var isIgnored = false
         var certificateChain: [VerificationCertificate] = []
         var errors: [Issue] = []
@@ -54,15 +54,15 @@ struct V1SchemeVerifier {
 
     func verify() -> Result {
         var result = Result()
-        let entryNames = Set(entries.map(\.name))
+        let entryNames = Set(entries.map { ExactName($0.name) })
 
         var manifestEntry: ZipEntry?
-        var signatureFiles: [String: ZipEntry] = [:]
+        var signatureFiles: [ExactName: ZipEntry] = [:]
         var blockEntries: [ZipEntry] = []
-        for entry in entries where entry.name.hasPrefix("META-INF/") {
-            if manifestEntry == nil && entry.name == Self.manifestName { manifestEntry = entry; continue }
-            if entry.name.hasSuffix(".SF") { signatureFiles[entry.name] = entry; continue }
-            if entry.name.hasSuffix(".RSA") || entry.name.hasSuffix(".DSA") || entry.name.hasSuffix(".EC") {
+        for entry in entries where entry.name.javaHasPrefix("META-INF/") {
+            if manifestEntry == nil && ExactName(entry.name) == ExactName(Self.manifestName) { manifestEntry = entry; continue }
+            if entry.name.javaHasSuffix(".SF") { signatureFiles[ExactName(entry.name)] = entry; continue }
+            if entry.name.javaHasSuffix(".RSA") || entry.name.javaHasSuffix(".DSA") || entry.name.javaHasSuffix(".EC") {
                 blockEntries.append(entry)
             }
         }
@@ -76,18 +76,18 @@ struct V1SchemeVerifier {
             return result
         }
         let manifest = JARManifest(bytes: manifestBytes)
-        var sectionsByName: [String: JARManifest.Section] = [:]
+        var sectionsByName: [ExactName: JARManifest.Section] = [:]
         for (number, section) in manifest.individualSections.enumerated() {
             guard let name = section.name else {
                 result.errors.append(.error(.jarSigUnnamedManifestSection, "", "Malformed META-INF/MANIFEST.MF: invidual section #\(number + 1) does not have a name"))
                 continue
             }
-            if sectionsByName[name] != nil {
+            if sectionsByName[ExactName(name)] != nil {
                 result.errors.append(.error(.jarSigDuplicateManifestSection, "", "Duplicate section in META-INF/MANIFEST.MF: \(name)"))
                 continue
             }
-            sectionsByName[name] = section
-            if !entryNames.contains(name) {
+            sectionsByName[ExactName(name)] = section
+            if !entryNames.contains(ExactName(name)) {
                 result.errors.append(.error(.jarSigMissingZipEntryReferencedInManifest, "", "\(name) entry referenced by META-INF/MANIFEST.MF not found in the APK"))
             }
         }
@@ -97,11 +97,12 @@ struct V1SchemeVerifier {
         for block in blockEntries {
             guard let dot = block.name.lastIndex(of: ".") else { continue }
             let signatureFileName = String(block.name[..<dot]) + ".SF"
-            guard let signatureFile = signatureFiles[signatureFileName] else {
+            guard let signatureFile = signatureFiles[ExactName(signatureFileName)] else {
                 result.warnings.append(.warning(.jarSigMissingFile, "", "Partial JAR signature. Found: \(block.name), missing: \(signatureFileName)"))
                 continue
             }
-            signers.append(Signer(name: String(block.name.dropFirst("META-INF/".count)), blockEntry: block, signatureFileEntry: signatureFile))
+            signers.append(Signer(name: String(decoding: block.name.utf8.dropFirst("META-INF/".utf8.count), as: UTF8.self), blockEntry: block,
+                                  signatureFileEntry: signatureFile))
         }
         if signers.isEmpty {
             result.errors.append(.error(.jarSigNoSignatures, "", "No JAR signatures"))
@@ -141,16 +142,16 @@ struct V1SchemeVerifier {
         let apkSignerNames = verifyEntries(signers: signers, sectionsByName: sectionsByName, result: &result)
         if result.containsErrors { return result }
 
-        var signatureEntryNames: Set<String> = [manifestEntry.name]
-        for signer in signers where apkSignerNames.contains(signer.name) {
-            signatureEntryNames.insert(signer.blockEntry.name)
-            signatureEntryNames.insert(signer.signatureFileEntry.name)
+        var signatureEntryNames: Set<ExactName> = [ExactName(manifestEntry.name)]
+        for signer in signers where apkSignerNames.contains(ExactName(signer.name)) {
+            signatureEntryNames.insert(ExactName(signer.blockEntry.name))
+            signatureEntryNames.insert(ExactName(signer.signatureFileEntry.name))
         }
-        for entry in entries where entry.name.hasPrefix("META-INF/") && !entry.name.hasSuffix("/") && !signatureEntryNames.contains(entry.name) {
+        for entry in entries where entry.name.javaHasPrefix("META-INF/") && !entry.name.javaHasSuffix("/") && !signatureEntryNames.contains(ExactName(entry.name)) {
             result.warnings.append(.warning(.jarSigUnprotectedZipEntry, "", "\(entry.name) not protected by signature. Unauthorized modifications to this JAR entry will not be detected. Delete or move the entry outside of META-INF/."))
         }
         for signer in signers {
-            if apkSignerNames.contains(signer.name) { result.signers.append(signer) } else { result.ignoredSigners.append(signer) }
+            if apkSignerNames.contains(ExactName(signer.name)) { result.signers.append(signer) } else { result.ignoredSigners.append(signer) }
         }
         result.isVerified = true
         return result
@@ -242,6 +243,18 @@ struct V1SchemeVerifier {
             throw SignerInfoFailure.verify("Signing certificate not authorized for use in digital signatures: keyUsage extension missing digitalSignature and nonRepudiation")
         }
         let algorithm = try JARSignatureAlgorithms.verificationAlgorithm(digestOID: digestOID, signatureOID: signatureOID)
+        // Java's Signature.initVerify comes before the signed attributes: a key that does not suit the
+        // algorithm ends the whole block (InvalidKeyException), even where the attributes would only skip
+        // this SignerInfo.
+        if certificate.keyAlgorithm != algorithm.keyType.rawValue {
+            throw SignerInfoFailure.verify("\(algorithm) cannot be verified with a \(certificate.keyAlgorithm) key")
+        }
+        // initVerify also refuses an EC key on a curve the JDK's SunEC lacks (since JDK 16 it has P-256,
+        // P-384 and P-521 only; Android's BoringSSL has no other curve but P-224). OpenSSL would verify
+        // secp256k1 or brainpool signatures that neither apksigner nor Android accepts.
+        if let curve = certificate.ecCurveName, !["prime256v1", "secp384r1", "secp521r1"].contains(curve) {
+            throw SignerInfoFailure.verify("Unsupported EC curve: \(curve.isEmpty ? "explicit parameters" : curve)")
+        }
         var data: [UInt8]
         if let signedAttributes = info.signedAttributesEncoded {
             if minSdkVersion < 19 {
@@ -257,9 +270,10 @@ struct V1SchemeVerifier {
                     throw SignerInfoFailure.parse("Duplicate signed attribute: \(attribute.type)")
                 }
             }
+            // apksig SignedAttributes.getSingleValue: an empty value set is as good as no attribute.
             func single(_ oid: String) throws -> BERElement? {
-                guard let values = byType[oid] else { return nil }
-                guard values.count == 1 else { throw SignerInfoFailure.parse("Attribute \(oid) must have exactly one value") }
+                guard let values = byType[oid], !values.isEmpty else { return nil }
+                guard values.count == 1 else { throw SignerInfoFailure.parse("Attribute \(oid) has multiple values") }
                 return values[0]
             }
             if maxSdkVersion >= AndroidSDK.nougat {
@@ -310,7 +324,7 @@ struct V1SchemeVerifier {
     // MARK: - .SF against MANIFEST.MF
 
     private func verifySignatureFileAgainstManifest(_ signer: inout Signer, manifest: JARManifest,
-                                                    sectionsByName: [String: JARManifest.Section]) {
+                                                    sectionsByName: [ExactName: JARManifest.Section]) {
         let signatureFile = JARManifest(bytes: signer.signatureFileBytes)
         let fileName = signer.signatureFileEntry.name
         guard let main = signatureFile.mainSection, main.value(of: "Signature-Version") != nil else {
@@ -339,20 +353,20 @@ struct V1SchemeVerifier {
         }
         if !signer.errors.isEmpty { return }
 
-        var names: Set<String> = []
+        var names: Set<ExactName> = []
         for (number, section) in signatureFile.individualSections.enumerated() {
             guard let name = section.name else {
                 signer.error(.jarSigUnnamedSigFileSection, "Malformed \(fileName): invidual section #\(number + 1) does not have a name")
                 signer.isIgnored = true
                 return
             }
-            guard names.insert(name).inserted else {
+            guard names.insert(ExactName(name)).inserted else {
                 signer.error(.jarSigDuplicateSigFileSection, "Duplicate section in \(fileName): \(name)")
                 signer.isIgnored = true
                 return
             }
             if manifestDigestVerified { continue }
-            guard let manifestSection = sectionsByName[name] else {
+            guard let manifestSection = sectionsByName[ExactName(name)] else {
                 signer.error(.jarSigNoZipEntryDigestInSigFile, "No digest for \(name) in \(fileName)")
                 signer.isIgnored = true
                 continue
@@ -407,7 +421,7 @@ struct V1SchemeVerifier {
         for token in value.split(separator: ",") {
             let text = token.trimmingJavaWhitespace()
             if text.isEmpty { continue }
-            guard let id = Int32(text).map(Int.init) else { continue }
+            guard let id = Self.javaParseInt(text) else { continue }
             if supportedSchemeNames[id] != nil {
                 expected.insert(id)
             } else {
@@ -419,28 +433,46 @@ struct V1SchemeVerifier {
         }
     }
 
+    /// Java's `Integer.parseInt(text)`: an optional sign, then decimal digits of any script (Character.digit
+    /// accepts every Unicode Nd digit: "\u{0662}" is 2), within Int32; nil where it throws.
+    static func javaParseInt(_ text: String) -> Int? {
+        var scalars = Substring(text).unicodeScalars[...]
+        var negative = false
+        if let sign = scalars.first, sign == "+" || sign == "-" { negative = sign == "-"; scalars = scalars.dropFirst() }
+        guard !scalars.isEmpty else { return nil }
+        var value = 0
+        for scalar in scalars {
+            guard scalar.properties.numericType == .decimal, let digit = scalar.properties.numericValue else { return nil }
+            value = value * 10 + Int(digit)
+            guard value <= Int(Int32.max) + 1 else { return nil }
+        }
+        value = negative ? -value : value
+        return value <= Int(Int32.max) ? value : nil
+    }
+
     // MARK: - Entries against the manifest
 
     /// Returns the names of the signers that sign every entry (all entries must name the same set).
-    private func verifyEntries(signers: [Signer], sectionsByName: [String: JARManifest.Section], result: inout Result) -> Set<String> {
+    private func verifyEntries(signers: [Signer], sectionsByName: [ExactName: JARManifest.Section], result: inout Result) -> Set<ExactName> {
         var firstSigners: [String]?
         var firstName = ""
         var scratch = Signer(name: "", blockEntry: signers[0].blockEntry, signatureFileEntry: signers[0].signatureFileEntry)
         var jobs: [DigestJob] = []
         for entry in entries.sorted(by: { $0.localHeaderOffset < $1.localHeaderOffset }) {
             let name = entry.name
-            if name.hasPrefix("META-INF/") || name.hasSuffix("/") { continue }
-            guard let section = sectionsByName[name] else {
+            if name.javaHasPrefix("META-INF/") || name.javaHasSuffix("/") { continue }
+            let key = ExactName(name)
+            guard let section = sectionsByName[key] else {
                 result.errors.append(.error(.jarSigNoZipEntryDigestInManifest, "", "No digest for \(name) in META-INF/MANIFEST.MF"))
                 continue
             }
-            let entrySigners = signers.filter { $0.signatureFileEntryNames.contains(name) }.map(\.name)
+            let entrySigners = signers.filter { $0.signatureFileEntryNames.contains(key) }.map(\.name)
             if entrySigners.isEmpty {
                 result.errors.append(.error(.jarSigZipEntryNotSigned, "", "\(name) entry not signed"))
                 continue
             }
             if let first = firstSigners {
-                if first != entrySigners {
+                if !first.elementsEqual(entrySigners, by: { ExactName($0) == ExactName($1) }) {
                     result.errors.append(.error(.jarSigZipEntrySignersMismatch, "", "Entries \(firstName) and \(name) are signed with different sets of signers : <\(first.joined(separator: ", "))> vs <\(entrySigners.joined(separator: ", "))>"))
                     continue
                 }
@@ -504,7 +536,7 @@ struct V1SchemeVerifier {
             result.errors.append(.error(.jarSigNoSignedZipEntries, "", "No JAR entries covered by JAR signatures"))
             return []
         }
-        return Set(firstSigners)
+        return Set(firstSigners.map(ExactName.init))
     }
 
     // MARK: - Digest attributes
@@ -575,6 +607,27 @@ struct V1SchemeVerifier {
     }
     private static let defaultEntryDigestAlgorithmTokens: [(token: Substring, attribute: String)] =
         "SHA SHA1".split(whereSeparator: { " \t\n\r\u{0C}".contains($0) }).map { ($0, String($0 + "-Digest")) }
+}
+
+/// A name compared as Java compares Strings (apksig's maps and sets of entry and section names): scalar for
+/// scalar. Swift's String equality and hashing use canonical equivalence ("K" and U+212A KELVIN SIGN,
+/// "\u{E9}" and "e\u{301}" are equal), which let an entry renamed to an equivalent spelling match the
+/// manifest section of the entry it replaced.
+struct ExactName: Hashable {
+    let string: String
+    init(_ string: String) { self.string = string }
+    static func == (a: ExactName, b: ExactName) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    func hash(into hasher: inout Hasher) {
+        var string = self.string
+        string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}
+
+extension String {
+    /// Java's `startsWith`/`endsWith`, unit for unit. Swift's compare whole Characters: "META-INF/\u{301}x"
+    /// (a combining mark after the slash) does not have the prefix "META-INF/" for Swift, and does for Java.
+    func javaHasPrefix(_ prefix: String) -> Bool { utf8.starts(with: prefix.utf8) }
+    func javaHasSuffix(_ suffix: String) -> Bool { utf8.count >= suffix.utf8.count && utf8.reversed().starts(with: suffix.utf8.reversed()) }
 }
 
 extension Substring {

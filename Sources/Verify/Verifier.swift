@@ -81,7 +81,9 @@ public struct Verifier: Sendable {
             archive = try APKArchive(source: source, label: label, limits: limits)
         } catch {
             // Parse again only to classify the failure (APKArchive reports it as text).
-            do { _ = try ZipArchive(source: source) } catch ZipFormatError.duplicateEntry(let name) {
+            var zipLimits = ZipArchive.Limits()
+            zipLimits.readsLikeAndroid = true
+            do { _ = try ZipArchive(source: source, limits: zipLimits) } catch ZipFormatError.duplicateEntry(let name) {
                 report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
                 return report
             } catch {}
@@ -174,7 +176,7 @@ public struct Verifier: Sendable {
         // for the content digests). Its result is used only if `found` turns out as predicted here; a report
         // that stops before the JAR signatures never shows it.
         func makeV1Verifier(found: Set<Int>) -> V1SchemeVerifier {
-            V1SchemeVerifier(archive: archive, entries: archive.entries.filter { !$0.name.hasSuffix("/") },
+            V1SchemeVerifier(archive: archive, entries: archive.entries.filter { !$0.name.javaHasSuffix("/") },
                              supportedSchemeNames: supportedSchemeNames, foundSchemeIDs: found,
                              minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
         }
@@ -421,10 +423,11 @@ struct ManifestFacts {
                 case .typed(let type, let data) where type == .intDecimal || type == .intHex:
                     level = Int(Int32(bitPattern: data))
                 case .string(let text):
-                    guard let number = Int(text) else {
-                        return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: minSdkVersion is the preview codename \(text.debugQuoted). Use --min-sdk-version to override"))
+                    // A string is a preview codename, even when it is digits (apksig getMinSdkVersionForCodename).
+                    guard let codenameLevel = Self.minSdkVersion(forCodename: text) else {
+                        return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported codename in AndroidManifest.xml's minSdkVersion: \(text.debugQuoted). Use --min-sdk-version to override"))
                     }
-                    level = number
+                    level = codenameLevel
                 default:
                     return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported value type in AndroidManifest.xml's minSdkVersion. Use --min-sdk-version to override"))
                 }
@@ -434,27 +437,42 @@ struct ManifestFacts {
         return .success(result)
     }
 
-    /// targetSdkVersion (absent → minSdkVersion; a codename counts as a future level); nil when the
-    /// manifest is unreadable (apksig then skips the rule).
+    /// The API level of a preview codename, by its first letter (apksig `ApkUtils.getMinSdkVersionForCodename`:
+    /// a preview has the level of the release before it; letters after O add one each); nil unless it starts
+    /// with A-Z.
+    static func minSdkVersion(forCodename codename: String) -> Int? {
+        guard let first = codename.utf16.first, first >= 0x41, first <= 0x5A else { return nil }
+        let known: [(letter: Character, level: Int)] = [("C", 2), ("D", 3), ("E", 4), ("F", 7), ("G", 8), ("H", 10), ("I", 13),
+                                                        ("J", 15), ("K", 18), ("L", 20), ("M", 22), ("N", 23), ("O", 25)]
+        guard let older = known.last(where: { $0.letter.utf16.first! <= first }) else { return 1 }  // A, B
+        return older.level + Int(first - older.letter.utf16.first!)
+    }
+
+    /// targetSdkVersion as apksig's `getTargetSdkVersionFromBinaryAndroidManifest` reads it: the first
+    /// `<uses-sdk>` that has the attribute decides; only a decimal or hexadecimal integer counts (a string,
+    /// codename or not, a reference or a boolean cannot be coerced and falls back like a missing one), and
+    /// the fallback is the manifest's minSdkVersion (not --min-sdk-version), or 1. Nil when the manifest is
+    /// unreadable (apksig then skips the rule).
     func targetSdkVersion(minSdkVersion: Int) -> Int? {
         guard case .success = tree else { return nil }
         for usesSDK in usesSDKElements {
             guard let attribute = Self.attribute(usesSDK, id: Self.targetSdkVersionAttribute) else { continue }
-            switch attribute.value {
-            case .typed(let type, let data) where type.isInteger: return Int(Int32(bitPattern: data))
-            case .string(let text): return Int(text) ?? 10_000
-            default: return 10_000
+            if case .typed(let type, let data) = attribute.value, type == .intDecimal || type == .intHex {
+                return Int(Int32(bitPattern: data))
             }
+            break
         }
         if case .success(let level) = self.minSdkVersion { return level }
         return 1
     }
 
-    /// android:targetSandboxVersion on the root element.
+    /// android:targetSandboxVersion on the root element; as for targetSdkVersion, apksig counts only a
+    /// decimal or hex integer (anything else reads as the default, 1).
     var targetSandboxVersion: Int? {
         guard case .success(let tree) = tree, let root = tree.root,
               let attribute = Self.attribute(root, id: Self.targetSandboxVersionAttribute) else { return nil }
-        return attribute.value.integerValue.map(Int.init) ?? attribute.value.stringValue.flatMap { Int($0) }
+        guard case .typed(let type, let data) = attribute.value, type == .intDecimal || type == .intHex else { return nil }
+        return Int(Int32(bitPattern: data))
     }
 
     /// android:extractNativeLibs on `<application>` (absent → nil, which Android reads as true).
