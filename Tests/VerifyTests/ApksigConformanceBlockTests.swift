@@ -245,7 +245,7 @@ struct ApksigConformanceBlockFramingTests {
 }
 
 @Suite("apksig conformance: ZIP records as Android reads them")
-struct ApksigConformanceZipTests {
+struct ApksigConformanceBlockZipTests {
     enum MethodCase: String, CaseIterable, CustomStringConvertible, Sendable {
         /// apksig testWeirdZipCompressionMethod (weird-compression-method.apk): the central directory says
         /// method 21 for the (deflated) signature block file; Android reads any method but stored as deflate.
@@ -396,7 +396,7 @@ struct ApksigConformanceZipTests {
 }
 
 @Suite("apksig conformance: v3.1 rotation and v3 lineages")
-struct ApksigConformanceRotationTests {
+struct ApksigConformanceBlockRotationTests {
     typealias C = BlockCraft
     static let rotationMinSdk = AdditionalAttribute.ID.rotationMinSdkVersion
     static let proofOfRotation = AdditionalAttribute.ID.proofOfRotation
@@ -533,7 +533,7 @@ struct ApksigConformanceRotationTests {
 }
 
 @Suite("apksig conformance: v3 proof-of-rotation attribute")
-struct ApksigConformanceProofOfRotationTests {
+struct ApksigConformanceBlockProofOfRotationTests {
     typealias C = BlockCraft
 
     enum Case: String, CaseIterable, CustomStringConvertible, Sendable {
@@ -581,7 +581,7 @@ struct ApksigConformanceProofOfRotationTests {
 }
 
 @Suite("apksig conformance: source stamps and platform ranges")
-struct ApksigConformanceStampAndRangeTests {
+struct ApksigConformanceBlockStampAndRangeTests {
     typealias C = BlockCraft
 
     /// apksig testSourceStampBlock_* (stamp-without-block.apk, stamp-certificate-mismatch.apk,
@@ -633,7 +633,7 @@ struct ApksigConformanceStampAndRangeTests {
 }
 
 @Suite("apksig conformance: certificate encodings")
-struct ApksigConformanceCertificateTests {
+struct ApksigConformanceBlockCertificateTests {
     typealias C = BlockCraft
 
     static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
@@ -687,7 +687,7 @@ struct ApksigConformanceCertificateTests {
 }
 
 @Suite("apksig conformance: RSA signature encodings")
-struct ApksigConformanceRSASignatureTests {
+struct ApksigConformanceBlockRSASignatureTests {
     typealias C = BlockCraft
 
     /// A v2 signer (RSA 2048, id 0x0103) whose signature is `transform` of OpenSSL's over its signed data.

@@ -48,7 +48,7 @@ public struct ZipArchive: Sendable {
         guard eocd.entryCount <= limits.maxEntries else {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
-        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, androidMethods: limits.readsLikeAndroid)
+        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, readsLikeAndroid: limits.readsLikeAndroid)
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
@@ -74,7 +74,7 @@ public struct ZipArchive: Sendable {
                 var high: Int64 = 0
                 for index in start..<end {
                     try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset,
-                                             comparesMethod: !limits.readsLikeAndroid)
+                                             readsLikeAndroid: limits.readsLikeAndroid)
                     low = min(low, entries[index].localHeaderOffset)
                     high = max(high, entries[index].dataOffset)
                     if high - low > span {
@@ -202,7 +202,7 @@ public struct ZipArchive: Sendable {
         }
     }
 
-    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, androidMethods: Bool = false) throws -> [ZipEntry] {
+    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, readsLikeAndroid: Bool = false) throws -> [ZipEntry] {
         try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
             var r = LittleEndianReader(cd)
             var entries: [ZipEntry] = []
@@ -242,12 +242,12 @@ public struct ZipArchive: Sendable {
                     if flags & (ZipFlags.encrypted | ZipFlags.strongEncryption) != 0 {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) is encrypted; APKs cannot contain encrypted entries")
                     }
-                    guard let method = CompressionMethod(rawValue: methodRaw) ?? (androidMethods ? .deflated : nil) else {
+                    guard let method = CompressionMethod(rawValue: methodRaw) ?? (readsLikeAndroid ? .deflated : nil) else {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses compression method \(methodRaw); APKs use only stored (0) or deflated (8)")
                     }
                     var (uncompressed, compressed, offset) = (Int64(uncompressedSize), Int64(compressedSize), Int64(localHeaderOffset))
                     if compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF {
-                        guard androidMethods else {
+                        guard readsLikeAndroid else {
                             throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
                         }
                         let values = try Self.zip64Values(in: extra[...], [uncompressedSize, compressedSize, localHeaderOffset],
@@ -338,8 +338,9 @@ public struct ZipArchive: Sendable {
         return memcmp(x, y, a.count) == 0
     }
 
-    /// Reads the local header of `entry` and checks it against the central directory record.
-    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, comparesMethod: Bool = true) throws {
+    /// Reads the local header of `entry` and checks it against the central directory record (`readsLikeAndroid`:
+    /// see `Limits.readsLikeAndroid`).
+    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, readsLikeAndroid: Bool = false) throws {
         var name: String { entry.name.debugQuoted }  // only for messages: quoting every name costs time
         var usesZip64 = false
         guard entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize) <= limit else {
@@ -368,7 +369,7 @@ public struct ZipArchive: Sendable {
             guard entry.nameBytes.withUnsafeBytes({ Self.bytesEqual($0, localName) }) else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header names it \(String(decoding: localName, as: UTF8.self).debugQuoted)")
             }
-            guard method == entry.method.rawValue || !comparesMethod else {
+            guard method == entry.method.rawValue || readsLikeAndroid else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header says compression method \(method), central directory says \(entry.method.rawValue)")
             }
             guard (flags & ZipFlags.dataDescriptor) == (entry.flags & ZipFlags.dataDescriptor),
@@ -377,7 +378,7 @@ public struct ZipArchive: Sendable {
             }
             entry.localExtra = Array(try r.readBytes(extraLength))
             var (localUncompressed, localCompressed) = (Int64(uncompressedSize), Int64(compressedSize))
-            if !comparesMethod && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
+            if readsLikeAndroid && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
                 // ZIP64 in the local header: its extra field holds the sizes that are 0xFFFFFFFF (no offset here).
                 let values = try Self.zip64Values(in: entry.localExtra[...], [uncompressedSize, compressedSize], what: "local header of entry \(name)")
                 (localUncompressed, localCompressed) = (values[0], values[1])
