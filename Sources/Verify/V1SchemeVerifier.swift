@@ -616,18 +616,39 @@ struct V1SchemeVerifier {
 struct ExactName: Hashable {
     let string: String
     init(_ string: String) { self.string = string }
-    static func == (a: ExactName, b: ExactName) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    static func == (a: ExactName, b: ExactName) -> Bool { a.string.sameUTF8(as: b.string) }
     func hash(into hasher: inout Hasher) {
-        var string = self.string
-        string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if done == nil { for byte in string.utf8 { hasher.combine(byte) } }
     }
 }
 
 extension String {
     /// Java's `startsWith`/`endsWith`, unit for unit. Swift's compare whole Characters: "META-INF/\u{301}x"
     /// (a combining mark after the slash) does not have the prefix "META-INF/" for Swift, and does for Java.
-    func javaHasPrefix(_ prefix: String) -> Bool { utf8.starts(with: prefix.utf8) }
-    func javaHasSuffix(_ suffix: String) -> Bool { utf8.count >= suffix.utf8.count && utf8.reversed().starts(with: suffix.utf8.reversed()) }
+    func javaHasPrefix(_ prefix: String) -> Bool { utf8Compare(prefix, atEnd: false) }
+    func javaHasSuffix(_ suffix: String) -> Bool { utf8Compare(suffix, atEnd: true) }
+
+    /// Byte-for-byte equality (memcmp over the contiguous UTF-8 of native strings; names are checked for
+    /// every entry, so this stays off the Character machinery).
+    func sameUTF8(as other: String) -> Bool {
+        let fast = utf8.withContiguousStorageIfAvailable { x in
+            other.utf8.withContiguousStorageIfAvailable { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
+        }
+        return (fast ?? nil) ?? utf8.elementsEqual(other.utf8)
+    }
+
+    private func utf8Compare(_ part: String, atEnd: Bool) -> Bool {
+        let fast = utf8.withContiguousStorageIfAvailable { x in
+            part.utf8.withContiguousStorageIfAvailable { y -> Bool in
+                guard y.count <= x.count else { return false }
+                if y.isEmpty { return true }
+                return memcmp(x.baseAddress! + (atEnd ? x.count - y.count : 0), y.baseAddress!, y.count) == 0
+            }
+        }
+        if let result = fast ?? nil { return result }
+        return atEnd ? (utf8.count >= part.utf8.count && utf8.reversed().starts(with: part.utf8.reversed())) : utf8.starts(with: part.utf8)
+    }
 }
 
 extension Substring {
