@@ -541,15 +541,7 @@ struct SigningBlockSchemeVerifier {
     /// its leading zero (so it reads as negative, v1v2v3-rsa-2048-negmod-in-cert.apk) is compared by the key
     /// with the zero restored, which is what signers write in the signature record. Nil when not such a key.
     static func rsaKeyWithPositiveModulus(_ spki: [UInt8]) -> [UInt8]? {
-        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-            var length: [UInt8] = []
-            var n = content.count
-            if n < 0x80 { length = [UInt8(n)] } else {
-                while n > 0 { length.insert(UInt8(n & 0xff), at: 0); n >>= 8 }
-                length.insert(0x80 | UInt8(length.count), at: 0)
-            }
-            return [tag] + length + content
-        }
+        let tlv = DER.tlv
         guard let outer = try? BERElement.parseSingle(spki[...]), outer.isUniversalSequence,
               let parts = try? outer.children(), parts.count == 2, parts[0].isUniversalSequence,
               parts[1].tagClass == 0, !parts[1].isConstructed, parts[1].tagNumber == 3, parts[1].contents.first == 0,

@@ -636,15 +636,7 @@ struct ApksigConformanceBlockStampAndRangeTests {
 struct ApksigConformanceBlockCertificateTests {
     typealias C = BlockCraft
 
-    static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-        var length: [UInt8] = []
-        var n = content.count
-        if n < 0x80 { length = [UInt8(n)] } else {
-            while n > 0 { length.insert(UInt8(n & 0xff), at: 0); n >>= 8 }
-            length.insert(0x80 | UInt8(length.count), at: 0)
-        }
-        return [tag] + length + content
-    }
+    static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { DER.tlv(tag, content) }
 
     /// The certificate with its RSA modulus's leading zero byte dropped (a "negative" modulus); the certificate's
     /// own signature is left stale, which neither Android nor apksig checks.
