@@ -31,6 +31,19 @@ public struct Signer: Sendable {
 
     public init(config: SignerConfig) { self.config = config }
 
+    /// How to open an APK for signing: as apksig reads its input. Compression methods as Android reads them
+    /// (the central directory's rules; any method but stored is deflate: ApkSignerTest
+    /// testWeirdZipCompressionMethod, testZipCompressionMethodMismatchBetweenLfhAndCd), ZIP64 size and offset
+    /// fields of entries (testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully), and any entry name:
+    /// names are never paths here, and apksig refuses only the CR, LF and NUL a v1 manifest cannot hold
+    /// (testV1SigningRejectsInvalidZipEntryNames; `V1SchemeSigner.makeManifest`), so `a\b` or `../x` are signed.
+    public static var inputLimits: UnpackLimits {
+        var limits = UnpackLimits()
+        limits.checksEntryNames = false
+        limits.readsLikeAndroid = true
+        return limits
+    }
+
     /// Signs the APK `archive` into `destination`.
     public func sign(_ archive: APKArchive, to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
         let zip = archive.zip
@@ -631,15 +644,40 @@ public struct Signer: Sendable {
                 guard let input else { throw SignError.invalidOption("no input for a copied central directory record") }
                 let start = result.count
                 try input.withBytes(in: range) { result.append(contentsOf: $0) }
-                withUnsafeBytes(of: headerOffset.littleEndian) { offset in
-                    for i in 0..<4 { result[start + 42 + i] = offset[i] }
-                }
+                try patchLocalHeaderOffset(&result, record: start, to: headerOffset)
             case .encoded(let bytes):
                 result.append(contentsOf: bytes)
             }
         }
         for bytes in appended { result.append(contentsOf: bytes) }
         return result
+    }
+
+    /// Writes the local header offset of the central directory record at `start`. A record whose offset field
+    /// is 0xFFFFFFFF keeps the marker and gets the offset in its ZIP64 extra field instead (after the values of
+    /// the sizes that are 0xFFFFFFFF), so ZIP64 records stay consistent as apksig keeps them
+    /// (ApkSignerTest testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully).
+    static func patchLocalHeaderOffset(_ cd: inout [UInt8], record start: Int, to offset: UInt32) throws {
+        func uint16(_ at: Int) -> Int { Int(cd[at]) | Int(cd[at + 1]) << 8 }
+        func isMarker(_ at: Int) -> Bool { cd[at] == 0xff && cd[at + 1] == 0xff && cd[at + 2] == 0xff && cd[at + 3] == 0xff }
+        guard isMarker(start + 42) else {
+            withUnsafeBytes(of: offset.littleEndian) { for i in 0..<4 { cd[start + 42 + i] = $0[i] } }
+            return
+        }
+        // ZipArchive has checked that the field exists and holds the values the markers call for.
+        var i = start + 46 + uint16(start + 28)
+        let extraEnd = i + uint16(start + 30)
+        while i + 4 <= extraEnd {
+            let size = uint16(i + 2)
+            if uint16(i) == 0x0001 {
+                let position = i + 4 + 8 * ((isMarker(start + 24) ? 1 : 0) + (isMarker(start + 20) ? 1 : 0))
+                guard position + 8 <= i + 4 + size else { break }
+                withUnsafeBytes(of: UInt64(offset).littleEndian) { for k in 0..<8 { cd[position + k] = $0[k] } }
+                return
+            }
+            i += 4 + size
+        }
+        throw SignError.invalidOption("internal error: a ZIP64 central directory record without the offset in its ZIP64 field")
     }
 
     static func checkOffset(_ offset: Int64) throws {
