@@ -148,8 +148,10 @@ public struct Signer: Sendable {
     }
 
     /// apksigner `--debuggable-apk-permitted false` (apksig's `ApkUtils.getDebuggableFromBinaryAndroidManifest`):
-    /// the first `<application>` decides; a reference is refused, since its value depends on the device's
-    /// configuration and the same APK could be debuggable on one device and not on another.
+    /// the first `<application>` decides; a boolean, string or integer value is debuggable when it reads
+    /// "true", "TRUE" or "1" (so `android:debuggable="true"` stored as a string counts, and the integer 5 does
+    /// not); a reference is refused, since its value depends on the device's configuration and the same APK
+    /// could be debuggable on one device and not on another (ApkSignerTest testDebuggableApk).
     private func checkDebuggable(_ manifest: () throws -> [UInt8]?) throws {
         guard !config.debuggableAPKPermitted else { return }
         guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
@@ -157,12 +159,28 @@ public struct Signer: Sendable {
         do { summary = try ManifestSummary(binaryXML: bytes) } catch {
             throw SignError.debuggableUndetermined("AndroidManifest.xml: \(error)")
         }
-        if let reference = summary.debuggableResourceID {
-            throw SignError.debuggableUndetermined("android:debuggable refers to the resource 0x\(String(reference, radix: 16)); only a literal true or false can be checked")
-        }
-        if summary.debuggable == true { throw SignError.debuggableAPKNotPermitted }
+        if try Self.apksigDebuggable(summary.debuggableAttribute) { throw SignError.debuggableAPKNotPermitted }
     }
 
+    /// `getDebuggableFromBinaryAndroidManifest` for the attribute's stored value.
+    static func apksigDebuggable(_ attribute: XMLTree.Attribute?) throws -> Bool {
+        guard let attribute else { return false }
+        let text: String
+        switch attribute.value {
+        case .string(let string): text = string
+        case .typed(.intBoolean, let data): text = data != 0 ? "true" : "false"
+        case .typed(.intDecimal, let data), .typed(.intHex, let data): text = String(Int32(bitPattern: data))
+        case .typed(.reference, let id), .typed(.dynamicReference, let id):
+            throw SignError.debuggableUndetermined("android:debuggable refers to the resource 0x\(String(id, radix: 16)); only a literal true or false can be checked")
+        case .typed(let type, _):
+            throw SignError.debuggableUndetermined("android:debuggable has a value of type \(type); only boolean, string and integer values can be checked")
+        }
+        return text == "true" || text == "TRUE" || text == "1"
+    }
+
+    /// apksig's `getMinSdkVersionFromBinaryAndroidManifest`: the largest `android:minSdkVersion` of the
+    /// `<uses-sdk>` elements (1 for one without); an integer is the level, a string a preview codename mapped
+    /// by `apiLevel(forCodename:)`; any other value (a reference) cannot be decided.
     private func resolveMinSdkVersion(_ manifest: () throws -> [UInt8]?) throws -> (level: Int, overridden: Bool) {
         if let level = config.minSdkVersion { return (level, true) }
         guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
@@ -170,11 +188,38 @@ public struct Signer: Sendable {
         do { summary = try ManifestSummary(binaryXML: bytes) } catch {
             throw SignError.unreadableMinSdkVersion("AndroidManifest.xml: \(error)")
         }
-        switch summary.minSdkVersion {
-        case nil: return (1, false)
-        case .level(let level)?: return (level, false)
-        case .codename(let name)?: throw SignError.codenameMinSdkVersion(name)
+        var level = 1
+        for attribute in summary.usesSDKMinSdkVersionAttributes {
+            var declared = 1
+            switch attribute?.value {
+            case nil: break
+            case .typed(.intDecimal, let data)?, .typed(.intHex, let data)?: declared = Int(Int32(bitPattern: data))
+            case .string(let codename)?:
+                guard let codenameLevel = Self.apiLevel(forCodename: codename) else { throw SignError.codenameMinSdkVersion(codename) }
+                declared = codenameLevel
+            case .typed(let type, _)?:
+                throw SignError.unreadableMinSdkVersion("android:minSdkVersion has a value of type \(type), not an integer")
+            }
+            level = max(level, declared)
         }
+        return (level, false)
+    }
+
+    /// apksig's `ApkUtils.getMinSdkVersionForCodename`: a preview codename counts as one level below the
+    /// release it became, judged by its first letter (known letters from a table, later ones one level per
+    /// letter after 'O' = 25; "Baklava" is 34); nil for a codename not starting with A-Z. apksigner signs such
+    /// APKs, so refusing them would be a divergence (ApkUtilsTest testGetMinSdkVersionForValidCodename).
+    static func apiLevel(forCodename codename: String) -> Int? {
+        if codename == "Baklava" { return 34 }
+        guard let first = codename.utf8.first, first >= UInt8(ascii: "A"), first <= UInt8(ascii: "Z") else { return nil }
+        let table: [(letter: UInt8, level: Int)] = [
+            (UInt8(ascii: "C"), 2), (UInt8(ascii: "D"), 3), (UInt8(ascii: "E"), 4), (UInt8(ascii: "F"), 7),
+            (UInt8(ascii: "G"), 8), (UInt8(ascii: "H"), 10), (UInt8(ascii: "I"), 13), (UInt8(ascii: "J"), 15),
+            (UInt8(ascii: "K"), 18), (UInt8(ascii: "L"), 20), (UInt8(ascii: "M"), 22), (UInt8(ascii: "N"), 23),
+            (UInt8(ascii: "O"), 25),
+        ]
+        guard let newestOlder = table.last(where: { $0.letter <= first }) else { return 1 }  // 'A', 'B': never released
+        return newestOlder.level + Int(first - newestOlder.letter)
     }
 
     private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,
