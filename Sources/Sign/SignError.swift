@@ -25,7 +25,7 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
         case .unreadableMinSdkVersion(let reason):
             return "failed to determine the APK's minimum supported platform version (\(reason)). Use --min-sdk-version to override"
         case .codenameMinSdkVersion(let codename):
-            return "the APK's minSdkVersion is the preview codename \"\(codename)\", not an API level. Use --min-sdk-version to override"
+            return "the APK's minSdkVersion \"\(codename)\" is neither an API level nor a preview codename (those start with A-Z), so its platform version is unknown. Use --min-sdk-version to override"
         case .ecdsaJARSignatureNeedsAPI18(let level):
             return "ECDSA JAR (v1) signatures need minSdkVersion 18 or higher, but it is \(level): use an RSA key, raise --min-sdk-version, or turn v1 off with --v1-signing-enabled false"
         case .emptySignerName:

@@ -340,13 +340,17 @@ import Unpack
         #expect(try apksignerVerify(output, minSdk: 24).succeeded)
     }
 
-    @Test("a codename minSdkVersion needs --min-sdk-version")
-    func codenameMinSdk() throws {
+    /// apksig maps a codename starting with A-Z to an API level by its first letter ('Z' = 25 + 11), as
+    /// apksigner signs such APKs (ApkUtilsTest testGetMinSdkVersionForValidCodename); any other needs
+    /// --min-sdk-version (testGetMinSdkVersionForUnexpectedCodename).
+    @Test("a codename minSdkVersion maps to a level by its first letter; one apksig cannot map needs --min-sdk-version",
+          arguments: [("Zebra", 36 as Int?), ("zebra", nil)])
+    func codenameMinSdk(codename: String, level: Int?) throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let manifest = """
         <?xml version="1.0" encoding="utf-8"?>
         <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.codename">
-            <uses-sdk android:minSdkVersion="Zebra" android:targetSdkVersion="Zebra" />
+            <uses-sdk android:minSdkVersion="\(codename)" android:targetSdkVersion="\(codename)" />
             <application android:label="x" />
         </manifest>
         """
@@ -357,10 +361,16 @@ import Unpack
                                                 "-F", input], currentDirectory: dir.path)
         #expect(aapt.succeeded, "\(aapt)")
         let output = dir.appendingPathComponent("signed.apk").path
-        #expect(throws: SignError.codenameMinSdkVersion("Zebra")) {
+        if let level {
+            let report = try sign(input, to: output, key: Self.shared.rsa.key)
+            #expect(report.minSdkVersion == level)
+            #expect(try apksignerVerify(output, minSdk: 24).succeeded)
+            return
+        }
+        #expect(throws: SignError.codenameMinSdkVersion(codename)) {
             _ = try sign(input, to: output, key: Self.shared.rsa.key)
         }
-        #expect(SignError.codenameMinSdkVersion("Zebra").description.contains("Use --min-sdk-version to override"))
+        #expect(SignError.codenameMinSdkVersion(codename).description.contains("Use --min-sdk-version to override"))
         _ = try sign(input, to: output, key: Self.shared.rsa.key, minSdk: 24)
         #expect(try apksignerVerify(output, minSdk: 24).succeeded)
     }
