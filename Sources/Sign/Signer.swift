@@ -245,6 +245,15 @@ public struct Signer: Sendable {
             digestPlan = try DigestPlan(key: try config.key, schemes: schemes, minSdkVersion: minSdk.level)
         }
         let v1Digest = digestPlan.v1
+        // A ZIP without ZIP64 holds 65,535 entries. apksig (since its ZIP64 support, ApkSignerTest
+        // testSignApk_apkWithExactly64kFiles_signsAndVerifiesSuccessfully) writes a ZIP64 end record when its
+        // three JAR signature files pass that, but Android's package manager reads ZIP64 only in recent
+        // releases, so such an APK would not install where its minSdkVersion says it does: refused up front,
+        // before any copying, with the way out.
+        let jarFileCount = v1Digest == nil ? 0 : 3
+        if items.count <= 0xFFFF && items.count + jarFileCount > 0xFFFF {
+            throw SignError.tooLarge("its \(items.count) entries and the \(jarFileCount) JAR signature files pass the 65,535 entries a ZIP holds without ZIP64, which older Android versions cannot read: sign without v1 (--v1-signing-enabled false, for minSdkVersion 24 and up) or remove \(items.count + jarFileCount - 0xFFFF) entries")
+        }
 
         // The whole JAR signature is made in the background while this thread copies the entries: entry digests
         // from uncompressed data on all cores, then MANIFEST.MF, the .SF file and its PKCS #7 block, each

@@ -322,3 +322,29 @@ import Unpack
         try Self.expectSameAsApksigner(input, in: dir, label: "debuggable-string-permitted")
     }
 }
+
+extension ApksigSignerConformanceTests {
+    /// 65,535 entries fit a ZIP; the three JAR signature files would not. apksig writes a ZIP64 end record then
+    /// (testSignApk_apkWithExactly64kFiles_signsAndVerifiesSuccessfully), which older Android cannot read; apkpatch
+    /// refuses before copying and says how to sign it: without v1, which apksigner verifies.
+    @Test("testSignApk_apkWithExactly64kFiles: v1 would need ZIP64, so it is refused with the way out; v2/v3 alone sign")
+    func exactly64kEntries() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        var entries = try Self.baseEntries()
+        let filler = 0xFFFF - entries.count
+        entries.reserveCapacity(0xFFFF)
+        for index in 0..<filler { entries.append(try Self.stored(String(format: "assets/f/%05d", index), [])) }
+        let input = try Self.write(entries, to: "64k.apk", in: dir)
+        let keys = Self.shared.rsa
+        let output = dir.appendingPathComponent("64k-signed.apk").path
+        let refused = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", output, input])
+        #expect(!refused.succeeded, "\(refused)")
+        #expect(refused.stderr.contains("--v1-signing-enabled false"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let signed = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", output,
+                                               "--v1-signing-enabled", "false", "--min-sdk-version", "24", input])
+        #expect(signed.succeeded, "\(signed)")
+        let verify = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", "24", output])
+        #expect(verify.succeeded, "\(verify)")
+    }
+}
