@@ -41,6 +41,9 @@ public struct Signer: Sendable {
         var limits = UnpackLimits()
         limits.checksEntryNames = false
         limits.readsLikeAndroid = true
+        // A ZIP64 end record holding standard values is read and a standard one written
+        // (testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully): the output is an ordinary APK.
+        limits.readsZip64EndRecord = true
         return limits
     }
 

@@ -34,6 +34,7 @@ public struct APKArchive: Sendable {
             var zipLimits = ZipArchive.Limits()
             zipLimits.maxEntries = limits.maxEntries
             zipLimits.readsLikeAndroid = limits.readsLikeAndroid
+            zipLimits.readsZip64EndRecord = limits.readsZip64EndRecord
             zip = try ZipArchive(source: source, limits: zipLimits)
         } catch let error as ZipFormatError {
             throw UnpackError.malformedArchive(path: label, reason: error.description)
@@ -139,6 +140,8 @@ public struct UnpackLimits: Sendable {
     /// Android's reading of compression methods and ZIP64 entry fields (`ZipArchive.Limits.readsLikeAndroid`);
     /// verification and signing only (the signer copies records verbatim, as apksig does).
     public var readsLikeAndroid = false
+    /// A ZIP64 end record whose values fit the standard one (`ZipArchive.Limits.readsZip64EndRecord`); signing only.
+    public var readsZip64EndRecord = false
     public init() {}
 }
 

@@ -348,3 +348,50 @@ extension ApksigSignerConformanceTests {
         #expect(verify.succeeded, "\(verify)")
     }
 }
+
+extension ApksigSignerConformanceTests {
+    /// The plain archive with a ZIP64 end record and locator put before its end record, whose fields become
+    /// markers (or keep their values, `markers` false); `entries` overrides the ZIP64 record's entry count.
+    static func withZip64EndRecord(_ plain: [UInt8], markers: Bool, entries overridden: Int? = nil) -> [UInt8] {
+        let eocd = plain.count - 22
+        func uint(_ at: Int, _ count: Int) -> Int { (0..<count).reduce(0) { $0 | Int(plain[at + $1]) << (8 * $1) } }
+        let (count, size, offset) = (uint(eocd + 10, 2), uint(eocd + 12, 4), uint(eocd + 16, 4))
+        var record = le32(0x0606_4b50) + le64(44) + le16(45) + le16(45) + le32(0) + le32(0)
+        record += le64(overridden ?? count) + le64(overridden ?? count) + le64(size) + le64(offset)
+        let locator = le32(0x0706_4b50) + le32(0) + le64(eocd) + le32(1)
+        var end = Array(plain[eocd...])
+        if markers {
+            for i in 8..<12 { end[i] = 0xff }
+            for i in 12..<20 { end[i] = 0xff }
+        }
+        return Array(plain[..<eocd]) + record + locator + end
+    }
+
+    static func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+
+    @Test("testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully: a ZIP64 end record of standard values is read, a standard one written",
+          arguments: [true, false])
+    func zip64EndRecord(markers: Bool) throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let plain = Self.shared.base
+        let input = dir.appendingPathComponent("zip64-eocd.apk").path
+        try Data(Self.withZip64EndRecord(try TestSupport.readBytes(plain), markers: markers)).write(to: URL(fileURLWithPath: input))
+        let keys = Self.shared.rsa
+        // apksig drops the ZIP64 records with the rest of the old end: the output is what the plain input gives.
+        let ours = dir.appendingPathComponent("ours.apk").path
+        let theirs = dir.appendingPathComponent("theirs.apk").path
+        let signed = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", ours]
+                                              + Self.apksigner09Layout + [input])
+        try #require(signed.succeeded, "\(signed)")
+        let reference = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", theirs, plain])
+        try #require(reference.succeeded, "\(reference)")
+        #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)))
+
+        // A ZIP64 end record that disagrees with the standard one is not guessed at.
+        let conflicting = dir.appendingPathComponent("zip64-conflict.apk").path
+        try Data(Self.withZip64EndRecord(try TestSupport.readBytes(plain), markers: false, entries: 1)).write(to: URL(fileURLWithPath: conflicting))
+        let refused = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out",
+                                                dir.appendingPathComponent("conflict-signed.apk").path, conflicting])
+        #expect(!refused.succeeded, "\(refused)")
+    }
+}
