@@ -230,6 +230,11 @@ public struct Signer: Sendable {
                      comment: [UInt8], cache: SigningCache?, plannedDigests: DigestPlan? = nil) throws -> SigningReport {
         let schemes = config.schemes
         guard !schemes.isEmpty else { throw SignError.noSchemes }
+        // Android before 7.0 (API 24) reads only JAR signatures, and apksig's verifier rejects an APK without
+        // one whose minSdkVersion is below 24 ("Missing META-INF/MANIFEST.MF"). apksigner signs it anyway
+        // when told --v1-signing-enabled false; apkpatch refuses to write an APK that cannot install where its
+        // manifest says it does (an explicit --min-sdk-version 24 states that it need not).
+        if !schemes.contains(.v1) && minSdk.level < 24 { throw SignError.jarSignatureNeededBelowAPI24(minSdkVersion: minSdk.level) }
         // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
         guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
             throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")

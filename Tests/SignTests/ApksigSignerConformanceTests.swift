@@ -170,7 +170,8 @@ import Unpack
         #expect(!withV1.theirs.succeeded, "\(withV1.theirs)")
         #expect(!withV1.ours.succeeded, "\(withV1.ours)")
         #expect(withV1.ours.stderr.contains("which a JAR manifest cannot express"), "\(withV1.ours)")
-        try Self.expectSameAsApksigner(input, ["--v1-signing-enabled", "false"], in: dir, label: "nov1-\(character)", verifyMinSdk: 24)
+        try Self.expectSameAsApksigner(input, ["--v1-signing-enabled", "false", "--min-sdk-version", "24"], in: dir,
+                                       label: "nov1-\(character)", verifyMinSdk: 24)
     }
 
     /// apksigner 0.9 cannot read ZIP64 fields, so this checks the output itself: every entry where its
@@ -188,7 +189,8 @@ import Unpack
         for v1 in [true, false] {
             let output = dir.appendingPathComponent("zip64-\(alignmentPreserved)-\(v1).apk").path
             let result = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", output,
-                                                   "--alignment-preserved", "\(alignmentPreserved)", "--v1-signing-enabled", "\(v1)", input])
+                                                   "--alignment-preserved", "\(alignmentPreserved)", "--v1-signing-enabled", "\(v1)"]
+                                                  + (v1 ? [] : ["--min-sdk-version", "24"]) + [input])
             try #require(result.succeeded, "\(result)")
             // --signature-only: with the alignment preserved, resources.arsc stays where the ZIP64 fields put it.
             let verify = try TestSupport.apkpatch(["verify", "--signature-only"] + (v1 ? [] : ["--min-sdk-version", "24"]) + [output])
@@ -393,5 +395,24 @@ extension ApksigSignerConformanceTests {
         let refused = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out",
                                                 dir.appendingPathComponent("conflict-signed.apk").path, conflicting])
         #expect(!refused.succeeded, "\(refused)")
+    }
+}
+
+extension ApksigSignerConformanceTests {
+    /// apksigner signs a minSdkVersion 21 APK with --v1-signing-enabled false, and its own verifier then
+    /// rejects the output ("Missing META-INF/MANIFEST.MF"): Android 5-6 read only JAR signatures. apkpatch
+    /// refuses instead, and signs once --min-sdk-version 24 says the app needs Android 7.0.
+    @Test("no v1 below API 24: apksigner writes an APK its verifier rejects; apkpatch refuses with the way out")
+    func noV1BelowAPI24() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let both = try Self.signWithBoth(Self.shared.base, ["--v1-signing-enabled", "false"], in: dir, label: "nov1-21")
+        try #require(both.theirs.succeeded, "\(both.theirs)")
+        let theirVerdict = try TestSupport.run("apksigner", ["verify", both.theirsPath])
+        #expect(!theirVerdict.succeeded, "apksigner's own output for minSdkVersion 21 without v1: \(theirVerdict)")
+        #expect(!both.ours.succeeded, "\(both.ours)")
+        #expect(both.ours.stderr.contains("--min-sdk-version 24"), "\(both.ours)")
+        #expect(!FileManager.default.fileExists(atPath: both.oursPath))
+        try Self.expectSameAsApksigner(Self.shared.base, ["--v1-signing-enabled", "false", "--min-sdk-version", "24"], in: dir,
+                                       label: "nov1-24", verifyMinSdk: 24)
     }
 }
