@@ -235,6 +235,9 @@ public struct Signer: Sendable {
         // when told --v1-signing-enabled false; apkpatch refuses to write an APK that cannot install where its
         // manifest says it does (an explicit --min-sdk-version 24 states that it need not).
         if !schemes.contains(.v1) && minSdk.level < 24 { throw SignError.jarSignatureNeededBelowAPI24(minSdkVersion: minSdk.level) }
+        // Likewise Android 7 and 8 (API 24-27) know no v3 block: a v3-only APK installs from API 28. apksig's
+        // verifier accepts it (it asks for v1 only below 24 or without any block), the devices do not.
+        if schemes == [.v3] && minSdk.level < 28 { throw SignError.v2SignatureNeededBelowAPI28(minSdkVersion: minSdk.level) }
         // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
         guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
             throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")

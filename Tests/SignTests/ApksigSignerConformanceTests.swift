@@ -416,3 +416,18 @@ extension ApksigSignerConformanceTests {
                                        label: "nov1-24", verifyMinSdk: 24)
     }
 }
+
+extension ApksigSignerConformanceTests {
+    /// Android 7-8.1 (API 24-27) verify v2 or v1 only: a v3-only APK with minSdkVersion 24 cannot install there,
+    /// though apksigner signs it and its verifier accepts it. apkpatch refuses below 28 and signs from 28.
+    @Test("v3 alone below API 28 is refused (Android 7-8 cannot read it); from 28 it is apksigner's bytes")
+    func v3OnlyBelowAPI28() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let v3Only = ["--v1-signing-enabled", "false", "--v2-signing-enabled", "false"]
+        let refused = try Self.signWithBoth(Self.shared.base, v3Only + ["--min-sdk-version", "24"], in: dir, label: "v3-24")
+        #expect(refused.theirs.succeeded, "\(refused.theirs)")
+        #expect(!refused.ours.succeeded, "\(refused.ours)")
+        #expect(refused.ours.stderr.contains("--v2-signing-enabled true"), "\(refused.ours)")
+        try Self.expectSameAsApksigner(Self.shared.base, v3Only + ["--min-sdk-version", "28"], in: dir, label: "v3-28", verifyMinSdk: 28)
+    }
+}
