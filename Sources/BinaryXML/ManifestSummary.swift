@@ -61,6 +61,13 @@ public struct ManifestSummary: Sendable, Equatable {
     public var targetSdkVersion: SDKVersion?
     /// `<application android:debuggable>`.
     public var debuggable: Bool?
+    /// `<application android:debuggable>` as stored, found by resource ID only, for readers with rules of their
+    /// own (the signer reads it as apksig does).
+    public var debuggableAttribute: XMLTree.Attribute?
+    /// The `android:minSdkVersion` attribute (by resource ID) of every `<uses-sdk>` in `<manifest>`, in order (nil
+    /// for one without):
+    /// apksig takes the largest of them (`ApkUtils.getMinSdkVersionFromBinaryAndroidManifest`).
+    public var usesSDKMinSdkVersionAttributes: [XMLTree.Attribute?] = []
     /// The resource `<application android:debuggable>` refers to, if it is a reference (its value then
     /// depends on the device configuration; apksig refuses to decide such an APK's debuggability).
     public var debuggableResourceID: UInt32?
@@ -110,12 +117,16 @@ public struct ManifestSummary: Sendable, Equatable {
         let versionNameAttribute = manifest.attribute(id: AndroidAttribute.versionName, name: "versionName")
         versionName = versionNameAttribute.flatMap(Self.text)
         versionNameResourceID = versionNameAttribute?.value.referenceID
-        let usesSDK = manifest.elements(named: "uses-sdk").first
+        let usesSDKs = manifest.elements(named: "uses-sdk")
+        let usesSDK = usesSDKs.first
+        // By resource ID only, as apksig and the package manager look attributes up.
+        usesSDKMinSdkVersionAttributes = usesSDKs.map { $0.attributes.first { $0.resourceID == AndroidAttribute.minSdkVersion } }
         minSdkVersion = usesSDK?.attribute(id: AndroidAttribute.minSdkVersion, name: "minSdkVersion").flatMap(Self.sdkVersion)
         targetSdkVersion = usesSDK?.attribute(id: AndroidAttribute.targetSdkVersion, name: "targetSdkVersion").flatMap(Self.sdkVersion)
         let application = manifest.elements(named: "application").first
         let debuggableAttribute = application?.attribute(id: AndroidAttribute.debuggable, name: "debuggable")
         debuggable = debuggableAttribute?.value.booleanValue
+        self.debuggableAttribute = application?.attributes.first { $0.resourceID == AndroidAttribute.debuggable }
         debuggableResourceID = debuggableAttribute?.value.referenceID
         extractNativeLibs = application?.attribute(id: AndroidAttribute.extractNativeLibs, name: "extractNativeLibs")?.value.booleanValue
         launcherActivity = application.flatMap { Self.launcher(in: $0, package: package) }

@@ -31,6 +31,22 @@ public struct Signer: Sendable {
 
     public init(config: SignerConfig) { self.config = config }
 
+    /// How to open an APK for signing: as apksig reads its input. Compression methods as Android reads them
+    /// (the central directory's rules; any method but stored is deflate: ApkSignerTest
+    /// testWeirdZipCompressionMethod, testZipCompressionMethodMismatchBetweenLfhAndCd), ZIP64 size and offset
+    /// fields of entries (testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully), and any entry name:
+    /// names are never paths here, and apksig refuses only the CR, LF and NUL a v1 manifest cannot hold
+    /// (testV1SigningRejectsInvalidZipEntryNames; `V1SchemeSigner.makeManifest`), so `a\b` or `../x` are signed.
+    public static var inputLimits: UnpackLimits {
+        var limits = UnpackLimits()
+        limits.checksEntryNames = false
+        limits.readsLikeAndroid = true
+        // A ZIP64 end record holding standard values is read and a standard one written
+        // (testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully): the output is an ordinary APK.
+        limits.readsZip64EndRecord = true
+        return limits
+    }
+
     /// Signs the APK `archive` into `destination`.
     public func sign(_ archive: APKArchive, to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
         let zip = archive.zip
@@ -135,8 +151,10 @@ public struct Signer: Sendable {
     }
 
     /// apksigner `--debuggable-apk-permitted false` (apksig's `ApkUtils.getDebuggableFromBinaryAndroidManifest`):
-    /// the first `<application>` decides; a reference is refused, since its value depends on the device's
-    /// configuration and the same APK could be debuggable on one device and not on another.
+    /// the first `<application>` decides; a boolean, string or integer value is debuggable when it reads
+    /// "true", "TRUE" or "1" (so `android:debuggable="true"` stored as a string counts, and the integer 5 does
+    /// not); a reference is refused, since its value depends on the device's configuration and the same APK
+    /// could be debuggable on one device and not on another (ApkSignerTest testDebuggableApk).
     private func checkDebuggable(_ manifest: () throws -> [UInt8]?) throws {
         guard !config.debuggableAPKPermitted else { return }
         guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
@@ -144,12 +162,28 @@ public struct Signer: Sendable {
         do { summary = try ManifestSummary(binaryXML: bytes) } catch {
             throw SignError.debuggableUndetermined("AndroidManifest.xml: \(error)")
         }
-        if let reference = summary.debuggableResourceID {
-            throw SignError.debuggableUndetermined("android:debuggable refers to the resource 0x\(String(reference, radix: 16)); only a literal true or false can be checked")
-        }
-        if summary.debuggable == true { throw SignError.debuggableAPKNotPermitted }
+        if try Self.apksigDebuggable(summary.debuggableAttribute) { throw SignError.debuggableAPKNotPermitted }
     }
 
+    /// `getDebuggableFromBinaryAndroidManifest` for the attribute's stored value.
+    static func apksigDebuggable(_ attribute: XMLTree.Attribute?) throws -> Bool {
+        guard let attribute else { return false }
+        let text: String
+        switch attribute.value {
+        case .string(let string): text = string
+        case .typed(.intBoolean, let data): text = data != 0 ? "true" : "false"
+        case .typed(.intDecimal, let data), .typed(.intHex, let data): text = String(Int32(bitPattern: data))
+        case .typed(.reference, let id), .typed(.dynamicReference, let id):
+            throw SignError.debuggableUndetermined("android:debuggable refers to the resource 0x\(String(id, radix: 16)); only a literal true or false can be checked")
+        case .typed(let type, _):
+            throw SignError.debuggableUndetermined("android:debuggable has a value of type \(type); only boolean, string and integer values can be checked")
+        }
+        return text == "true" || text == "TRUE" || text == "1"
+    }
+
+    /// apksig's `getMinSdkVersionFromBinaryAndroidManifest`: the largest `android:minSdkVersion` of the
+    /// `<uses-sdk>` elements (1 for one without); an integer is the level, a string a preview codename mapped
+    /// by `apiLevel(forCodename:)`; any other value (a reference) cannot be decided.
     private func resolveMinSdkVersion(_ manifest: () throws -> [UInt8]?) throws -> (level: Int, overridden: Bool) {
         if let level = config.minSdkVersion { return (level, true) }
         guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
@@ -157,11 +191,38 @@ public struct Signer: Sendable {
         do { summary = try ManifestSummary(binaryXML: bytes) } catch {
             throw SignError.unreadableMinSdkVersion("AndroidManifest.xml: \(error)")
         }
-        switch summary.minSdkVersion {
-        case nil: return (1, false)
-        case .level(let level)?: return (level, false)
-        case .codename(let name)?: throw SignError.codenameMinSdkVersion(name)
+        var level = 1
+        for attribute in summary.usesSDKMinSdkVersionAttributes {
+            var declared = 1
+            switch attribute?.value {
+            case nil: break
+            case .typed(.intDecimal, let data)?, .typed(.intHex, let data)?: declared = Int(Int32(bitPattern: data))
+            case .string(let codename)?:
+                guard let codenameLevel = Self.apiLevel(forCodename: codename) else { throw SignError.codenameMinSdkVersion(codename) }
+                declared = codenameLevel
+            case .typed(let type, _)?:
+                throw SignError.unreadableMinSdkVersion("android:minSdkVersion has a value of type \(type), not an integer")
+            }
+            level = max(level, declared)
         }
+        return (level, false)
+    }
+
+    /// apksig's `ApkUtils.getMinSdkVersionForCodename`: a preview codename counts as one level below the
+    /// release it became, judged by its first letter (known letters from a table, later ones one level per
+    /// letter after 'O' = 25; "Baklava" is 34); nil for a codename not starting with A-Z. apksigner signs such
+    /// APKs, so refusing them would be a divergence (ApkUtilsTest testGetMinSdkVersionForValidCodename).
+    static func apiLevel(forCodename codename: String) -> Int? {
+        if codename == "Baklava" { return 34 }
+        guard let first = codename.utf8.first, first >= UInt8(ascii: "A"), first <= UInt8(ascii: "Z") else { return nil }
+        let table: [(letter: UInt8, level: Int)] = [
+            (UInt8(ascii: "C"), 2), (UInt8(ascii: "D"), 3), (UInt8(ascii: "E"), 4), (UInt8(ascii: "F"), 7),
+            (UInt8(ascii: "G"), 8), (UInt8(ascii: "H"), 10), (UInt8(ascii: "I"), 13), (UInt8(ascii: "J"), 15),
+            (UInt8(ascii: "K"), 18), (UInt8(ascii: "L"), 20), (UInt8(ascii: "M"), 22), (UInt8(ascii: "N"), 23),
+            (UInt8(ascii: "O"), 25),
+        ]
+        guard let newestOlder = table.last(where: { $0.letter <= first }) else { return 1 }  // 'A', 'B': never released
+        return newestOlder.level + Int(first - newestOlder.letter)
     }
 
     private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,
@@ -169,6 +230,14 @@ public struct Signer: Sendable {
                      comment: [UInt8], cache: SigningCache?, plannedDigests: DigestPlan? = nil) throws -> SigningReport {
         let schemes = config.schemes
         guard !schemes.isEmpty else { throw SignError.noSchemes }
+        // Android before 7.0 (API 24) reads only JAR signatures, and apksig's verifier rejects an APK without
+        // one whose minSdkVersion is below 24 ("Missing META-INF/MANIFEST.MF"). apksigner signs it anyway
+        // when told --v1-signing-enabled false; apkpatch refuses to write an APK that cannot install where its
+        // manifest says it does (an explicit --min-sdk-version 24 states that it need not).
+        if !schemes.contains(.v1) && minSdk.level < 24 { throw SignError.jarSignatureNeededBelowAPI24(minSdkVersion: minSdk.level) }
+        // Likewise Android 7 and 8 (API 24-27) know no v3 block: a v3-only APK installs from API 28. apksig's
+        // verifier accepts it (it asks for v1 only below 24 or without any block), the devices do not.
+        if schemes == [.v3] && minSdk.level < 28 { throw SignError.v2SignatureNeededBelowAPI28(minSdkVersion: minSdk.level) }
         // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
         guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
             throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")
@@ -187,6 +256,15 @@ public struct Signer: Sendable {
             digestPlan = try DigestPlan(key: try config.key, schemes: schemes, minSdkVersion: minSdk.level)
         }
         let v1Digest = digestPlan.v1
+        // A ZIP without ZIP64 holds 65,535 entries. apksig (since its ZIP64 support, ApkSignerTest
+        // testSignApk_apkWithExactly64kFiles_signsAndVerifiesSuccessfully) writes a ZIP64 end record when its
+        // three JAR signature files pass that, but Android's package manager reads ZIP64 only in recent
+        // releases, so such an APK would not install where its minSdkVersion says it does: refused up front,
+        // before any copying, with the way out.
+        let jarFileCount = v1Digest == nil ? 0 : 3
+        if items.count <= 0xFFFF && items.count + jarFileCount > 0xFFFF {
+            throw SignError.tooLarge("its \(items.count) entries and the \(jarFileCount) JAR signature files pass the 65,535 entries a ZIP holds without ZIP64, which older Android versions cannot read: sign without v1 (--v1-signing-enabled false, for minSdkVersion 24 and up) or remove \(items.count + jarFileCount - 0xFFFF) entries")
+        }
 
         // The whole JAR signature is made in the background while this thread copies the entries: entry digests
         // from uncompressed data on all cores, then MANIFEST.MF, the .SF file and its PKCS #7 block, each
@@ -631,15 +709,40 @@ public struct Signer: Sendable {
                 guard let input else { throw SignError.invalidOption("no input for a copied central directory record") }
                 let start = result.count
                 try input.withBytes(in: range) { result.append(contentsOf: $0) }
-                withUnsafeBytes(of: headerOffset.littleEndian) { offset in
-                    for i in 0..<4 { result[start + 42 + i] = offset[i] }
-                }
+                try patchLocalHeaderOffset(&result, record: start, to: headerOffset)
             case .encoded(let bytes):
                 result.append(contentsOf: bytes)
             }
         }
         for bytes in appended { result.append(contentsOf: bytes) }
         return result
+    }
+
+    /// Writes the local header offset of the central directory record at `start`. A record whose offset field
+    /// is 0xFFFFFFFF keeps the marker and gets the offset in its ZIP64 extra field instead (after the values of
+    /// the sizes that are 0xFFFFFFFF), so ZIP64 records stay consistent as apksig keeps them
+    /// (ApkSignerTest testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully).
+    static func patchLocalHeaderOffset(_ cd: inout [UInt8], record start: Int, to offset: UInt32) throws {
+        func uint16(_ at: Int) -> Int { Int(cd[at]) | Int(cd[at + 1]) << 8 }
+        func isMarker(_ at: Int) -> Bool { cd[at] == 0xff && cd[at + 1] == 0xff && cd[at + 2] == 0xff && cd[at + 3] == 0xff }
+        guard isMarker(start + 42) else {
+            withUnsafeBytes(of: offset.littleEndian) { for i in 0..<4 { cd[start + 42 + i] = $0[i] } }
+            return
+        }
+        // ZipArchive has checked that the field exists and holds the values the markers call for.
+        var i = start + 46 + uint16(start + 28)
+        let extraEnd = i + uint16(start + 30)
+        while i + 4 <= extraEnd {
+            let size = uint16(i + 2)
+            if uint16(i) == 0x0001 {
+                let position = i + 4 + 8 * ((isMarker(start + 24) ? 1 : 0) + (isMarker(start + 20) ? 1 : 0))
+                guard position + 8 <= i + 4 + size else { break }
+                withUnsafeBytes(of: UInt64(offset).littleEndian) { for k in 0..<8 { cd[position + k] = $0[k] } }
+                return
+            }
+            i += 4 + size
+        }
+        throw SignError.invalidOption("internal error: a ZIP64 central directory record without the offset in its ZIP64 field")
     }
 
     static func checkOffset(_ offset: Int64) throws {

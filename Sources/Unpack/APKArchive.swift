@@ -34,6 +34,7 @@ public struct APKArchive: Sendable {
             var zipLimits = ZipArchive.Limits()
             zipLimits.maxEntries = limits.maxEntries
             zipLimits.readsLikeAndroid = limits.readsLikeAndroid
+            zipLimits.readsZip64EndRecord = limits.readsZip64EndRecord
             zip = try ZipArchive(source: source, limits: zipLimits)
         } catch let error as ZipFormatError {
             throw UnpackError.malformedArchive(path: label, reason: error.description)
@@ -132,12 +133,15 @@ public struct UnpackLimits: Sendable {
     /// framework-res.apk's is 31 MB). Without it a 1 MB APK whose AndroidManifest.xml inflates to 1 GB made
     /// verify, sign and run allocate 1 GB. Streaming readers (`withUncompressedChunks`) are not limited by it.
     public var maxInMemoryEntrySize: Int64 = 128 << 20
-    /// Refuse names that are unsafe as paths (`..`, absolute, backslashes, NUL). Off for verification only:
-    /// Android verifies and installs such an APK, so the verifier must judge its signatures, not its names.
+    /// Refuse names that are unsafe as paths (`..`, absolute, backslashes, NUL). Off for verification and
+    /// signing only (`Signer.inputLimits`): Android verifies and installs such an APK, and apksig signs it, so
+    /// neither may refuse it for its names.
     public var checksEntryNames = true
     /// Android's reading of compression methods and ZIP64 entry fields (`ZipArchive.Limits.readsLikeAndroid`);
-    /// verification only.
+    /// verification and signing only (the signer copies records verbatim, as apksig does).
     public var readsLikeAndroid = false
+    /// A ZIP64 end record whose values fit the standard one (`ZipArchive.Limits.readsZip64EndRecord`); signing only.
+    public var readsZip64EndRecord = false
     public init() {}
 }
 

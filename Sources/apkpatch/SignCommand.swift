@@ -63,7 +63,7 @@ extension APKPatch {
         static func prepare(_ arguments: [String]) {
             guard let path = APKPatch.trailingPath(of: arguments, command: "sign"),
                   !arguments.contains(where: { $0.hasPrefix("--out-dir") }) else { return }
-            prepared = (path, BackgroundValue { try APKArchive(path: path, readsAll: true) })
+            prepared = (path, BackgroundValue { try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true) })
         }
 
         func run() throws {
@@ -83,7 +83,7 @@ extension APKPatch {
                 if let prepared = Self.prepared, prepared.path == inputPath, let opened = try? prepared.archive.get() {
                     archive = opened
                 } else {
-                    archive = try APKArchive(path: inputPath, readsAll: true)
+                    archive = try APKArchive(path: inputPath, limits: Signer.inputLimits, readsAll: true)
                 }
             } catch {
                 _ = try pendingKey.get()  // a wrong password is reported first, as before the APK is read
@@ -130,7 +130,7 @@ extension APKPatch {
                     let destination = (directory as NSString).appendingPathComponent((path as NSString).lastPathComponent)
                     let result = Result { () throws -> SigningReport in
                         try PatchPipeline.ensureDistinct(input: path, output: destination)
-                        return try signer.sign(try APKArchive(path: path, readsAll: true), to: destination)
+                        return try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
                     }
                     let done = results.set(index, input: path, output: destination, result: result)
                     if showsProgress {

@@ -180,7 +180,8 @@ import Unpack
         var schemes: Set<SignatureScheme> = [.v1, .v2, .v3]
         var flags: [String] = []
         if variant == .v1Only { schemes = [.v1]; flags = ["--v2-signing-enabled", "false", "--v3-signing-enabled", "false"] }
-        if variant == .v2Only { schemes = [.v2]; flags = ["--v1-signing-enabled", "false", "--v3-signing-enabled", "false"] }
+        // Without v1 the APK must state API 24 or later (see `SignError.jarSignatureNeededBelowAPI24`).
+        if variant == .v2Only { schemes = [.v2]; flags = ["--v1-signing-enabled", "false", "--v3-signing-enabled", "false", "--min-sdk-version", "24"] }
         let ours = dir.appendingPathComponent("ours.apk").path
         let theirs = dir.appendingPathComponent("theirs.apk").path
         let result = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
@@ -188,7 +189,8 @@ import Unpack
         #expect(result.succeeded, "\(result)")
         // The installed apksigner (build-tools < 35) preserves alignment and page-aligns .so files to 4 KiB.
         // apksig deflates the JAR signature files at level 9 (apkpatch's default is 1).
-        var config = SignerConfig(key: keys.key, schemes: schemes, alignmentPreserved: true, libraryPageAlignment: 4096)
+        var config = SignerConfig(key: keys.key, schemes: schemes, minSdkVersion: variant == .v2Only ? 24 : nil,
+                                  alignmentPreserved: true, libraryPageAlignment: 4096)
         config.jarSignatureCompressionLevel = 9
         _ = try Signer(config: config).sign(try APKArchive(path: input), to: ours)
         let a = try TestSupport.readBytes(ours), b = try TestSupport.readBytes(theirs)
@@ -335,18 +337,22 @@ import Unpack
             _ = try sign(input, to: output, key: keys.key, minSdk: 14)
         }
         #expect(!FileManager.default.fileExists(atPath: output), "a failed signing must leave no output")
-        // Without v1 the same key is fine.
-        _ = try sign(input, to: output, key: keys.key, schemes: [.v2, .v3], minSdk: 14)
+        // Without v1 the same key is fine (for an APK that states API 24: below it v1 is needed).
+        _ = try sign(input, to: output, key: keys.key, schemes: [.v2, .v3], minSdk: 24)
         #expect(try apksignerVerify(output, minSdk: 24).succeeded)
     }
 
-    @Test("a codename minSdkVersion needs --min-sdk-version")
-    func codenameMinSdk() throws {
+    /// apksig maps a codename starting with A-Z to an API level by its first letter ('Z' = 25 + 11), as
+    /// apksigner signs such APKs (ApkUtilsTest testGetMinSdkVersionForValidCodename); any other needs
+    /// --min-sdk-version (testGetMinSdkVersionForUnexpectedCodename).
+    @Test("a codename minSdkVersion maps to a level by its first letter; one apksig cannot map needs --min-sdk-version",
+          arguments: [("Zebra", 36 as Int?), ("zebra", nil)])
+    func codenameMinSdk(codename: String, level: Int?) throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let manifest = """
         <?xml version="1.0" encoding="utf-8"?>
         <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.codename">
-            <uses-sdk android:minSdkVersion="Zebra" android:targetSdkVersion="Zebra" />
+            <uses-sdk android:minSdkVersion="\(codename)" android:targetSdkVersion="\(codename)" />
             <application android:label="x" />
         </manifest>
         """
@@ -357,10 +363,16 @@ import Unpack
                                                 "-F", input], currentDirectory: dir.path)
         #expect(aapt.succeeded, "\(aapt)")
         let output = dir.appendingPathComponent("signed.apk").path
-        #expect(throws: SignError.codenameMinSdkVersion("Zebra")) {
+        if let level {
+            let report = try sign(input, to: output, key: Self.shared.rsa.key)
+            #expect(report.minSdkVersion == level)
+            #expect(try apksignerVerify(output, minSdk: 24).succeeded)
+            return
+        }
+        #expect(throws: SignError.codenameMinSdkVersion(codename)) {
             _ = try sign(input, to: output, key: Self.shared.rsa.key)
         }
-        #expect(SignError.codenameMinSdkVersion("Zebra").description.contains("Use --min-sdk-version to override"))
+        #expect(SignError.codenameMinSdkVersion(codename).description.contains("Use --min-sdk-version to override"))
         _ = try sign(input, to: output, key: Self.shared.rsa.key, minSdk: 24)
         #expect(try apksignerVerify(output, minSdk: 24).succeeded)
     }

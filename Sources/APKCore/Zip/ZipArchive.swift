@@ -31,13 +31,18 @@ public struct ZipArchive: Sendable {
         /// verify_apkWithZip64Records_verifiesSuccessfully; libziparchive reads them too). Off, all of these are
         /// refused, which is right for anything that rewrites the APK. ZIP64 end records are refused either way.
         public var readsLikeAndroid = false
+        /// Accept a ZIP64 end of central directory record whose values fit the standard record (the standard
+        /// one then holds 0xFFFF/0xFFFFFFFF markers or the same values), as apksig's signer does
+        /// (ApkSignerTest testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully): it writes a standard end
+        /// record. For the signer only; archives that really need ZIP64 are refused either way.
+        public var readsZip64EndRecord = false
         public init() {}
     }
 
     /// Parses the archive in `source`. Throws `ZipFormatError` describing the first problem found.
     public init(source: any DataSource, limits: Limits = Limits()) throws {
         self.source = source
-        let eocd = try Self.findEndOfCentralDirectory(in: source)
+        let eocd = try Self.findEndOfCentralDirectory(in: source, readsZip64EndRecord: limits.readsZip64EndRecord)
         self.endOfCentralDirectory = eocd
         guard eocd.centralDirectorySize <= limits.maxCentralDirectorySize else {
             throw ZipFormatError.limitExceeded("central directory of \(eocd.centralDirectorySize) bytes exceeds the limit of \(limits.maxCentralDirectorySize)")
@@ -154,7 +159,7 @@ public struct ZipArchive: Sendable {
 
     // MARK: - Parsing
 
-    static func findEndOfCentralDirectory(in source: any DataSource) throws -> EndOfCentralDirectory {
+    static func findEndOfCentralDirectory(in source: any DataSource, readsZip64EndRecord: Bool = false) throws -> EndOfCentralDirectory {
         let size = source.count
         let fixed = Int64(EndOfCentralDirectoryLayout.fixedSize)
         guard size >= fixed else { throw ZipFormatError.notAZip("file is \(size) bytes, too short for a ZIP archive: empty or truncated") }
@@ -166,12 +171,12 @@ public struct ZipArchive: Sendable {
             while position >= 0 {
                 var r = LittleEndianReader(tail, offset: position)
                 if try r.read(UInt32.self) == EndOfCentralDirectoryLayout.signature {
-                    let disk = try r.read(UInt16.self)
-                    let cdDisk = try r.read(UInt16.self)
-                    let entriesOnDisk = try r.read(UInt16.self)
-                    let entries = try r.read(UInt16.self)
-                    let cdSize = try r.read(UInt32.self)
-                    let cdOffset = try r.read(UInt32.self)
+                    var disk = try r.read(UInt16.self)
+                    var cdDisk = try r.read(UInt16.self)
+                    var entriesOnDisk = try r.read(UInt16.self)
+                    var entries = try r.read(UInt16.self)
+                    var cdSize = try r.read(UInt32.self)
+                    var cdOffset = try r.read(UInt32.self)
                     let commentLength = Int(try r.read(UInt16.self))
                     if position + Int(fixed) + commentLength == tail.count {
                         let absolute = searchStart + Int64(position)
@@ -180,7 +185,12 @@ public struct ZipArchive: Sendable {
                                 $0.loadUnaligned(as: UInt32.self)
                             }
                             if UInt32(littleEndian: locator) == Zip64LocatorLayout.signature {
-                                throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
+                                guard readsZip64EndRecord,
+                                      let values = try Self.zip64EndValues(in: source, locatorOffset: absolute - Int64(Zip64LocatorLayout.fixedSize),
+                                                                           standard: (entries, cdSize, cdOffset)) else {
+                                    throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
+                                }
+                                (disk, cdDisk, entriesOnDisk, entries, cdSize, cdOffset) = (0, 0, values.entries, values.entries, values.size, values.offset)
                             }
                         }
                         // Without a ZIP64 locator, 0xFFFF is a real entry count (apksig and libziparchive read it
@@ -200,6 +210,31 @@ public struct ZipArchive: Sendable {
             }
             throw ZipFormatError.notAZip("no end of central directory record found; the file is not a ZIP archive or is truncated")
         }
+    }
+
+    /// The values of the ZIP64 end record the locator at `locatorOffset` points to, when they fit the standard
+    /// record and agree with it (each standard field is its 0xFF… marker or the same value); nil otherwise.
+    static func zip64EndValues(in source: any DataSource, locatorOffset: Int64,
+                               standard: (entries: UInt16, size: UInt32, offset: UInt32)) throws -> (entries: UInt16, size: UInt32, offset: UInt32)? {
+        func uint(_ bytes: [UInt8], _ at: Int, _ count: Int) -> UInt64 {
+            (0..<count).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) }
+        }
+        let locator = try source.bytes(in: locatorOffset..<(locatorOffset + Int64(Zip64LocatorLayout.fixedSize)))
+        let (recordDisk, recordOffset, disks) = (uint(locator, 4, 4), uint(locator, 8, 8), uint(locator, 16, 4))
+        let recordSize: Int64 = 56
+        guard recordDisk == 0, disks <= 1, locatorOffset >= recordSize, recordOffset <= UInt64(locatorOffset - recordSize) else { return nil }
+        let record = try source.bytes(in: Int64(recordOffset)..<(Int64(recordOffset) + recordSize))
+        guard uint(record, 0, 4) == 0x0606_4b50 else { return nil }
+        // After the signature: record size (8), versions (2 + 2), then these.
+        let (disk, cdDisk) = (uint(record, 16, 4), uint(record, 20, 4))
+        let (entriesOnDisk, entries) = (uint(record, 24, 8), uint(record, 32, 8))
+        let (size, offset) = (uint(record, 40, 8), uint(record, 48, 8))
+        guard disk == 0, cdDisk == 0, entriesOnDisk == entries, entries <= 0xFFFF, size < 0xFFFF_FFFF, offset < 0xFFFF_FFFF,
+              standard.entries == 0xFFFF || UInt64(standard.entries) == entries,
+              standard.size == 0xFFFF_FFFF || UInt64(standard.size) == size,
+              standard.offset == 0xFFFF_FFFF || UInt64(standard.offset) == offset,
+              offset + size <= recordOffset else { return nil }
+        return (UInt16(entries), UInt32(size), UInt32(offset))
     }
 
     static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, readsLikeAndroid: Bool = false) throws -> [ZipEntry] {
