@@ -13,10 +13,24 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         _ = try? SigningBlock.locate(in: source, centralDirectoryOffset: zip.centralDirectoryOffset)
         for entry in zip.entries.prefix(64) { _ = try? zip.rawData(of: entry).bytes(in: 0..<min(entry.compressedSize, 64)) }
     }
-    guard let archive = try? APKArchive(source: source, label: "fuzz") else { return 0 }
-    for entry in archive.entries.prefix(64) {
-        var total = 0
-        try? archive.withUncompressedChunks(of: entry) { total += $0.count }
+    // The readings verify and sign use (Android's compression-method and ZIP64 field rules, unchecked names,
+    // a ZIP64 end record holding ordinary values) as well as the strict one every other command uses.
+    var androidZip = ZipArchive.Limits()
+    androidZip.readsLikeAndroid = true
+    androidZip.readsZip64EndRecord = true
+    if let zip = try? ZipArchive(source: source, limits: androidZip) {
+        for entry in zip.entries.prefix(64) { _ = try? zip.rawData(of: entry).bytes(in: 0..<min(entry.compressedSize, 64)) }
+    }
+    var android = UnpackLimits()
+    android.checksEntryNames = false
+    android.readsLikeAndroid = true
+    android.readsZip64EndRecord = true
+    for limits in [UnpackLimits(), android] {
+        guard let archive = try? APKArchive(source: source, label: "fuzz", limits: limits) else { continue }
+        for entry in archive.entries.prefix(64) {
+            var total = 0
+            try? archive.withUncompressedChunks(of: entry) { total += $0.count }
+        }
     }
     return 0
 }
