@@ -46,7 +46,11 @@ extension APKPatch {
             if inputOption != nil && !inputs.isEmpty { throw ValidationError("give the input APK once: either --in or as the last argument") }
             if inputOption == nil && inputs.isEmpty { throw ValidationError("missing the input APK (apkpatch sign [options] app.apk)") }
             if outputDirectory != nil && output != nil { throw ValidationError("--out names one output; with --out-dir each APK keeps its name in that directory") }
-            if outputDirectory == nil && inputs.count > 1 { throw ValidationError("several input APKs need --out-dir DIR") }
+            if outputDirectory == nil && inputs.count > 1 {
+                // An option apkpatch does not know leaves its value behind as an input: say so, as that is the
+                // usual cause (apksigner options such as --pass-encoding or --lineage).
+                throw ValidationError("several input APKs (\(inputs.joined(separator: ", "))) need --out-dir DIR; if one of them is an option's value, apkpatch sign does not support that option (see apkpatch sign --help)")
+            }
             if let dir = outputDirectory {
                 let names = (inputs + [inputOption].compactMap { $0 }).map { ($0 as NSString).lastPathComponent }
                 if Set(names).count != names.count { throw ValidationError("two inputs have the same file name; they would overwrite each other in \(dir)") }

@@ -142,6 +142,11 @@ import Unpack
         #expect(permitted.succeeded, "\(permitted)")
         let plain = try TestSupport.apkpatch(["sign"] + key + ["--debuggable-apk-permitted", "false", "--out", ours, input])
         #expect(plain.succeeded, "\(plain)")
+
+        // An apksigner option apkpatch lacks leaves its value behind as a second input: the error says so.
+        let unknown = try TestSupport.apkpatch(["sign"] + key + ["--pass-encoding", "utf-8", "--out", ours, input])
+        #expect(!unknown.succeeded)
+        #expect(unknown.stderr.contains("utf-8") && unknown.stderr.contains("does not support that option"), "\(unknown)")
     }
 
     @Test("keystores made by keytool (PKCS12 and JKS); the alias names the v1 files", arguments: ["PKCS12", "JKS"])
