@@ -5,8 +5,6 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     case unreadableMinSdkVersion(String)
     case codenameMinSdkVersion(String)
     case ecdsaJARSignatureNeedsAPI18(minSdkVersion: Int)
-    case jarSignatureNeededBelowAPI24(minSdkVersion: Int)
-    case v2SignatureNeededBelowAPI28(minSdkVersion: Int)
     case emptySignerName
     case noCertificate
     case keyDoesNotMatchCertificate(String)
@@ -30,10 +28,6 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "the APK's minSdkVersion \"\(codename)\" is neither an API level nor a preview codename (those start with A-Z), so its platform version is unknown. Use --min-sdk-version to override"
         case .ecdsaJARSignatureNeedsAPI18(let level):
             return "ECDSA JAR (v1) signatures need minSdkVersion 18 or higher, but it is \(level): use an RSA key, raise --min-sdk-version, or turn v1 off with --v1-signing-enabled false"
-        case .jarSignatureNeededBelowAPI24(let level):
-            return "without v1 (JAR) signing the APK installs only on Android 7.0 (API 24) and later, but its minSdkVersion is \(level), so apksigner verify would reject it: keep v1 (--v1-signing-enabled true), or pass --min-sdk-version 24 if the app really needs Android 7.0"
-        case .v2SignatureNeededBelowAPI28(let level):
-            return "with v3 as the only signature the APK installs only on Android 9 (API 28) and later (Android 7 and 8 read v2 or v1 signatures), but its minSdkVersion is \(level): keep v2 (--v2-signing-enabled true), or pass --min-sdk-version 28 if the app really needs Android 9"
         case .emptySignerName:
             return "the signer name is empty; v1 signature file names are made from it (give a key alias or a key file name)"
         case .noCertificate:

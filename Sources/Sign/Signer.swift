@@ -230,14 +230,13 @@ public struct Signer: Sendable {
                      comment: [UInt8], cache: SigningCache?, plannedDigests: DigestPlan? = nil) throws -> SigningReport {
         let schemes = config.schemes
         guard !schemes.isEmpty else { throw SignError.noSchemes }
-        // Android before 7.0 (API 24) reads only JAR signatures, and apksig's verifier rejects an APK without
-        // one whose minSdkVersion is below 24 ("Missing META-INF/MANIFEST.MF"). apksigner signs it anyway
-        // when told --v1-signing-enabled false; apkpatch refuses to write an APK that cannot install where its
-        // manifest says it does (an explicit --min-sdk-version 24 states that it need not).
-        if !schemes.contains(.v1) && minSdk.level < 24 { throw SignError.jarSignatureNeededBelowAPI24(minSdkVersion: minSdk.level) }
-        // Likewise Android 7 and 8 (API 24-27) know no v3 block: a v3-only APK installs from API 28. apksig's
-        // verifier accepts it (it asks for v1 only below 24 or without any block), the devices do not.
-        if schemes == [.v3] && minSdk.level < 28 { throw SignError.v2SignatureNeededBelowAPI28(minSdkVersion: minSdk.level) }
+        // Android before 7.0 (API 24) reads only JAR signatures, and Android 7 and 8 (API 24-27) no v3 block: an
+        // APK without v1 below 24, or with v3 alone below 28, does not install everywhere its manifest says.
+        // apksigner signs it as told, and so does apkpatch (a drop-in must not refuse what a CI script asks of
+        // apksigner), but the report says so and how out.
+        var warnings: [SigningWarning] = []
+        if !schemes.contains(.v1) && minSdk.level < 24 { warnings.append(.noJARSignatureBelowAPI24(minSdkVersion: minSdk.level)) }
+        if schemes == [.v3] && minSdk.level < 28 { warnings.append(.v3OnlyBelowAPI28(minSdkVersion: minSdk.level)) }
         // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
         guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
             throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")
@@ -501,7 +500,7 @@ public struct Signer: Sendable {
             signatureAlgorithms: (schemes.contains(.v2) || schemes.contains(.v3)) ? blockAlgorithms : [],
             certificateSHA256: certificate.fingerprint(.sha256), certificateSubject: certificate.subjectDN,
             entryCount: centralDirectoryCount, realignedEntryCount: realigned, outputSize: size,
-            signingBlockSize: signingBlockSize)
+            signingBlockSize: signingBlockSize, warnings: warnings)
     }
 
     /// The digests a key calls for at a minSdkVersion: v1's (DefaultApkSignerEngine.createV1SignerConfigs) and

@@ -29,4 +29,26 @@ public struct SigningReport: Sendable, Equatable {
     public var outputSize: Int64
     /// Size of the APK Signing Block (0 without v2/v3).
     public var signingBlockSize: Int
+    /// What the signed APK will not do that its manifest promises (the CLI prints these as warnings).
+    public var warnings: [SigningWarning] = []
+}
+
+/// A signed APK that will not install everywhere its manifest says it does. apksigner writes such APKs
+/// without a word (its verifier then rejects the first kind); apkpatch writes the same bytes, as the
+/// options asked, and says what is wrong and how out.
+public enum SigningWarning: Sendable, Equatable, CustomStringConvertible {
+    /// No v1 (JAR) signature while minSdkVersion is below 24: Android before 7.0 reads only JAR signatures, and
+    /// apksig's verifier rejects such an APK ("Missing META-INF/MANIFEST.MF").
+    case noJARSignatureBelowAPI24(minSdkVersion: Int)
+    /// v3 as the only signature while minSdkVersion is below 28: Android 7 and 8 (API 24-27) read v2 or v1 only.
+    case v3OnlyBelowAPI28(minSdkVersion: Int)
+
+    public var description: String {
+        switch self {
+        case .noJARSignatureBelowAPI24(let level):
+            return "without v1 (JAR) signing the APK installs only on Android 7.0 (API 24) and later, but its minSdkVersion is \(level) (apksigner verify rejects it): keep v1 (--v1-signing-enabled true), or pass --min-sdk-version 24 if the app really needs Android 7.0"
+        case .v3OnlyBelowAPI28(let level):
+            return "with v3 as the only signature the APK installs only on Android 9 (API 28) and later (Android 7 and 8 read v2 or v1), but its minSdkVersion is \(level): keep v2 (--v2-signing-enabled true), or pass --min-sdk-version 28 if the app really needs Android 9"
+        }
+    }
 }

@@ -119,6 +119,7 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     if let signing = report.signing {
         print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
         print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+        for warning in signing.warnings { print("  WARNING: \(warning)") }
     } else {
         print("  not signed (--no-sign)")
     }

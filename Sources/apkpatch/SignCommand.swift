@@ -94,6 +94,7 @@ extension APKPatch {
                 throw error
             }
             let report = try Signer(config: schemes.config(pendingKey: pendingKey)).sign(archive, to: destination)
+            if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(warning)") } }
             if json {
                 print(try FileHandleOutput.json(SignSummary(report)))
             } else if verbose && !quiet {
@@ -153,6 +154,7 @@ extension APKPatch {
                         FileHandleOutput.standardError("FAILED \(item.input): \(error)")
                     } else if !quiet {
                         print("signed \(item.input) → \(item.output)")
+                        for warning in item.report?.warnings ?? [] { FileHandleOutput.standardError("WARNING: \(item.input): \(warning)") }
                     }
                 }
                 if !quiet || failed > 0 { print("\(items.count - failed) of \(items.count) APKs signed\(failed > 0 ? ", \(failed) failed" : "")") }
@@ -213,6 +215,7 @@ struct SignSummary: Encodable {
     var realignedEntries: Int
     var signerSubject: String
     var signerCertificateSHA256: String
+    var warnings: [String]
 
     init(_ report: SigningReport) {
         output = report.outputPath
@@ -228,6 +231,7 @@ struct SignSummary: Encodable {
         realignedEntries = report.realignedEntryCount
         signerSubject = report.certificateSubject
         signerCertificateSHA256 = report.certificateSHA256.map { String(format: "%02x", $0) }.joined()
+        warnings = report.warnings.map(\.description)
     }
 }
 

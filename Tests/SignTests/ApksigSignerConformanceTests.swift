@@ -401,17 +401,20 @@ extension ApksigSignerConformanceTests {
 extension ApksigSignerConformanceTests {
     /// apksigner signs a minSdkVersion 21 APK with --v1-signing-enabled false, and its own verifier then
     /// rejects the output ("Missing META-INF/MANIFEST.MF"): Android 5-6 read only JAR signatures. apkpatch
-    /// refuses instead, and signs once --min-sdk-version 24 says the app needs Android 7.0.
-    @Test("no v1 below API 24: apksigner writes an APK its verifier rejects; apkpatch refuses with the way out")
+    /// writes the same bytes, as a drop-in must, and warns with the way out; without the warning once
+    /// --min-sdk-version 24 says the app needs Android 7.0.
+    @Test("no v1 below API 24: apksigner's bytes, with a warning saying the APK will not install below 24")
     func noV1BelowAPI24() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let both = try Self.signWithBoth(Self.shared.base, ["--v1-signing-enabled", "false"], in: dir, label: "nov1-21")
         try #require(both.theirs.succeeded, "\(both.theirs)")
         let theirVerdict = try TestSupport.run("apksigner", ["verify", both.theirsPath])
         #expect(!theirVerdict.succeeded, "apksigner's own output for minSdkVersion 21 without v1: \(theirVerdict)")
-        #expect(!both.ours.succeeded, "\(both.ours)")
-        #expect(both.ours.stderr.contains("--min-sdk-version 24"), "\(both.ours)")
-        #expect(!FileManager.default.fileExists(atPath: both.oursPath))
+        #expect(both.ours.succeeded, "\(both.ours)")
+        #expect(both.ours.stderr.contains("WARNING") && both.ours.stderr.contains("--min-sdk-version 24"), "\(both.ours)")
+        #expect(try TestSupport.readBytes(both.oursPath) == (try TestSupport.readBytes(both.theirsPath)))
+        let stated = try Self.signWithBoth(Self.shared.base, ["--v1-signing-enabled", "false", "--min-sdk-version", "24"], in: dir, label: "nov1-quiet")
+        #expect(stated.ours.succeeded && !stated.ours.stderr.contains("WARNING"), "\(stated.ours)")
         try Self.expectSameAsApksigner(Self.shared.base, ["--v1-signing-enabled", "false", "--min-sdk-version", "24"], in: dir,
                                        label: "nov1-24", verifyMinSdk: 24)
     }
@@ -419,15 +422,16 @@ extension ApksigSignerConformanceTests {
 
 extension ApksigSignerConformanceTests {
     /// Android 7-8.1 (API 24-27) verify v2 or v1 only: a v3-only APK with minSdkVersion 24 cannot install there,
-    /// though apksigner signs it and its verifier accepts it. apkpatch refuses below 28 and signs from 28.
-    @Test("v3 alone below API 28 is refused (Android 7-8 cannot read it); from 28 it is apksigner's bytes")
+    /// though apksigner signs it and its verifier accepts it. apkpatch writes the same bytes and warns below 28.
+    @Test("v3 alone below API 28: apksigner's bytes, with a warning (Android 7-8 cannot read it); from 28 none")
     func v3OnlyBelowAPI28() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let v3Only = ["--v1-signing-enabled", "false", "--v2-signing-enabled", "false"]
-        let refused = try Self.signWithBoth(Self.shared.base, v3Only + ["--min-sdk-version", "24"], in: dir, label: "v3-24")
-        #expect(refused.theirs.succeeded, "\(refused.theirs)")
-        #expect(!refused.ours.succeeded, "\(refused.ours)")
-        #expect(refused.ours.stderr.contains("--v2-signing-enabled true"), "\(refused.ours)")
+        let warned = try Self.signWithBoth(Self.shared.base, v3Only + ["--min-sdk-version", "24"], in: dir, label: "v3-24")
+        #expect(warned.theirs.succeeded, "\(warned.theirs)")
+        #expect(warned.ours.succeeded, "\(warned.ours)")
+        #expect(warned.ours.stderr.contains("WARNING") && warned.ours.stderr.contains("--v2-signing-enabled true"), "\(warned.ours)")
+        #expect(try TestSupport.readBytes(warned.oursPath) == (try TestSupport.readBytes(warned.theirsPath)))
         try Self.expectSameAsApksigner(Self.shared.base, v3Only + ["--min-sdk-version", "28"], in: dir, label: "v3-28", verifyMinSdk: 28)
     }
 }
