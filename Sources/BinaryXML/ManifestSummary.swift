@@ -11,6 +11,19 @@ public enum SDKVersion: Sendable, Hashable, CustomStringConvertible {
     /// The level, when this is a released API level.
     public var level: Int? { if case .level(let n) = self { return n }; return nil }
 
+    /// The API level apksig assigns a preview codename (`ApkUtils.getMinSdkVersionForCodename`), for signer and
+    /// verifier alike: one below the release it became, judged by its first UTF-16 unit as Java's `charAt(0)`
+    /// (known letters from a table, one level per letter after 'O' = 25; 'A' and 'B' were never released: 1),
+    /// except "Baklava", which came after VanillaIceCream (35) and is 34. Nil unless it starts with A-Z.
+    public static func apiLevel(forCodename codename: String) -> Int? {
+        if codename == "Baklava" { return 34 }
+        guard let first = codename.utf16.first, first >= 0x41, first <= 0x5A else { return nil }
+        let known: [(letter: UInt16, level: Int)] = [(0x43, 2), (0x44, 3), (0x45, 4), (0x46, 7), (0x47, 8), (0x48, 10), (0x49, 13),
+                                                    (0x4A, 15), (0x4B, 18), (0x4C, 20), (0x4D, 22), (0x4E, 23), (0x4F, 25)]  // C … O
+        guard let older = known.last(where: { $0.letter <= first }) else { return 1 }
+        return older.level + Int(first - older.letter)
+    }
+
     public var description: String {
         switch self {
         case .level(let n): return String(n)

@@ -183,7 +183,7 @@ public struct Signer: Sendable {
 
     /// apksig's `getMinSdkVersionFromBinaryAndroidManifest`: the largest `android:minSdkVersion` of the
     /// `<uses-sdk>` elements (1 for one without); an integer is the level, a string a preview codename mapped
-    /// by `apiLevel(forCodename:)`; any other value (a reference) cannot be decided.
+    /// by `SDKVersion.apiLevel(forCodename:)`; any other value (a reference) cannot be decided.
     private func resolveMinSdkVersion(_ manifest: () throws -> [UInt8]?) throws -> (level: Int, overridden: Bool) {
         if let level = config.minSdkVersion { return (level, true) }
         guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
@@ -198,7 +198,7 @@ public struct Signer: Sendable {
             case nil: break
             case .typed(.intDecimal, let data)?, .typed(.intHex, let data)?: declared = Int(Int32(bitPattern: data))
             case .string(let codename)?:
-                guard let codenameLevel = Self.apiLevel(forCodename: codename) else { throw SignError.codenameMinSdkVersion(codename) }
+                guard let codenameLevel = SDKVersion.apiLevel(forCodename: codename) else { throw SignError.codenameMinSdkVersion(codename) }
                 declared = codenameLevel
             case .typed(let type, _)?:
                 throw SignError.unreadableMinSdkVersion("android:minSdkVersion has a value of type \(type), not an integer")
@@ -206,23 +206,6 @@ public struct Signer: Sendable {
             level = max(level, declared)
         }
         return (level, false)
-    }
-
-    /// apksig's `ApkUtils.getMinSdkVersionForCodename`: a preview codename counts as one level below the
-    /// release it became, judged by its first letter (known letters from a table, later ones one level per
-    /// letter after 'O' = 25; "Baklava" is 34); nil for a codename not starting with A-Z. apksigner signs such
-    /// APKs, so refusing them would be a divergence (ApkUtilsTest testGetMinSdkVersionForValidCodename).
-    static func apiLevel(forCodename codename: String) -> Int? {
-        if codename == "Baklava" { return 34 }
-        guard let first = codename.utf8.first, first >= UInt8(ascii: "A"), first <= UInt8(ascii: "Z") else { return nil }
-        let table: [(letter: UInt8, level: Int)] = [
-            (UInt8(ascii: "C"), 2), (UInt8(ascii: "D"), 3), (UInt8(ascii: "E"), 4), (UInt8(ascii: "F"), 7),
-            (UInt8(ascii: "G"), 8), (UInt8(ascii: "H"), 10), (UInt8(ascii: "I"), 13), (UInt8(ascii: "J"), 15),
-            (UInt8(ascii: "K"), 18), (UInt8(ascii: "L"), 20), (UInt8(ascii: "M"), 22), (UInt8(ascii: "N"), 23),
-            (UInt8(ascii: "O"), 25),
-        ]
-        guard let newestOlder = table.last(where: { $0.letter <= first }) else { return 1 }  // 'A', 'B': never released
-        return newestOlder.level + Int(first - newestOlder.letter)
     }
 
     private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,

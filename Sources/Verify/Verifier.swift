@@ -424,7 +424,7 @@ struct ManifestFacts {
                     level = Int(Int32(bitPattern: data))
                 case .string(let text):
                     // A string is a preview codename, even when it is digits (apksig getMinSdkVersionForCodename).
-                    guard let codenameLevel = Self.minSdkVersion(forCodename: text) else {
+                    guard let codenameLevel = SDKVersion.apiLevel(forCodename: text) else {
                         return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported codename in AndroidManifest.xml's minSdkVersion: \(text.debugQuoted). Use --min-sdk-version to override"))
                     }
                     level = codenameLevel
@@ -435,17 +435,6 @@ struct ManifestFacts {
             result = max(result, level)
         }
         return .success(result)
-    }
-
-    /// The API level of a preview codename, by its first letter (apksig `ApkUtils.getMinSdkVersionForCodename`:
-    /// a preview has the level of the release before it; letters after O add one each); nil unless it starts
-    /// with A-Z.
-    static func minSdkVersion(forCodename codename: String) -> Int? {
-        guard let first = codename.utf16.first, first >= 0x41, first <= 0x5A else { return nil }
-        let known: [(letter: Character, level: Int)] = [("C", 2), ("D", 3), ("E", 4), ("F", 7), ("G", 8), ("H", 10), ("I", 13),
-                                                        ("J", 15), ("K", 18), ("L", 20), ("M", 22), ("N", 23), ("O", 25)]
-        guard let older = known.last(where: { $0.letter.utf16.first! <= first }) else { return 1 }  // A, B
-        return older.level + Int(first - older.letter.utf16.first!)
     }
 
     /// targetSdkVersion as apksig's `getTargetSdkVersionFromBinaryAndroidManifest` reads it: the first

@@ -236,19 +236,19 @@ import Unpack
 
     @Test("ApkUtilsTest testGetMinSdkVersionForValidCodename: codenames map by their first letter")
     func codenameLevels() {
-        #expect(Signer.apiLevel(forCodename: "AAAA") == 1)
-        #expect(Signer.apiLevel(forCodename: "CUPCAKE") == 2)
-        #expect(Signer.apiLevel(forCodename: "FROYO") == 7)
-        #expect(Signer.apiLevel(forCodename: "N") == 23)
-        #expect(Signer.apiLevel(forCodename: "NMR1") == 23)
-        #expect(Signer.apiLevel(forCodename: "OMG") == 25)
-        #expect(Signer.apiLevel(forCodename: "QQQ") == 27)
-        #expect(Signer.apiLevel(forCodename: "VanillaIceCream") == 32)
-        #expect(Signer.apiLevel(forCodename: "Baklava") == 34)
+        #expect(SDKVersion.apiLevel(forCodename: "AAAA") == 1)
+        #expect(SDKVersion.apiLevel(forCodename: "CUPCAKE") == 2)
+        #expect(SDKVersion.apiLevel(forCodename: "FROYO") == 7)
+        #expect(SDKVersion.apiLevel(forCodename: "N") == 23)
+        #expect(SDKVersion.apiLevel(forCodename: "NMR1") == 23)
+        #expect(SDKVersion.apiLevel(forCodename: "OMG") == 25)
+        #expect(SDKVersion.apiLevel(forCodename: "QQQ") == 27)
+        #expect(SDKVersion.apiLevel(forCodename: "VanillaIceCream") == 32)
+        #expect(SDKVersion.apiLevel(forCodename: "Baklava") == 34)
         // testGetMinSdkVersionForEmptyCodename, testGetMinSdkVersionForUnexpectedCodename
-        #expect(Signer.apiLevel(forCodename: "") == nil)
-        #expect(Signer.apiLevel(forCodename: "1ABC") == nil)
-        #expect(Signer.apiLevel(forCodename: "tiramisu") == nil)
+        #expect(SDKVersion.apiLevel(forCodename: "") == nil)
+        #expect(SDKVersion.apiLevel(forCodename: "1ABC") == nil)
+        #expect(SDKVersion.apiLevel(forCodename: "tiramisu") == nil)
     }
 
     @Test("a preview codename minSdkVersion is signed as apksigner signs it, not refused")

@@ -1,4 +1,5 @@
 import APKCore
+import BinaryXML
 import Foundation
 import OpenSSLWrapper
 import SignatureSchemes
@@ -862,9 +863,9 @@ struct ApksigConformanceV1Tests {
         try expectVerdict(apk, verified: true, "minSdkVersion Tiramisu")
         #expect(try VerifyFixtures.verify(apk).minSdkVersion == 30)
         let table: [(String, Int?)] = [("Cupcake", 2), ("Froyo", 7), ("KitKat", 18), ("Oreo", 25), ("P", 26), ("UpsideDownCake", 31),
-                                       ("Z", 36), ("A", 1), ("B", 1), ("tiramisu", nil), ("", nil), ("21", nil)]
+                                       ("Z", 36), ("A", 1), ("B", 1), ("Baklava", 34), ("tiramisu", nil), ("", nil), ("21", nil)]
         for (codename, level) in table {
-            #expect(ManifestFacts.minSdkVersion(forCodename: codename) == level, "\(codename)")
+            #expect(SDKVersion.apiLevel(forCodename: codename) == level, "\(codename)")
         }
     }
 
