@@ -11,6 +11,35 @@ public enum SDKVersion: Sendable, Hashable, CustomStringConvertible {
     /// The level, when this is a released API level.
     public var level: Int? { if case .level(let n) = self { return n }; return nil }
 
+    /// Why `minSdkVersion(of:)` could not decide.
+    public enum Problem: Error, Equatable {
+        /// A string that is no preview codename apksig knows (it must start with A-Z).
+        case unsupportedCodename(String)
+        /// A value that is neither an integer nor a string (a reference, a boolean, …).
+        case unsupportedValueType(String)
+    }
+
+    /// apksig's `ApkUtils.getMinSdkVersionFromBinaryAndroidManifest`, for signer and verifier alike, given the
+    /// `android:minSdkVersion` attribute of each `<uses-sdk>` (nil where one has none): the largest of them,
+    /// 1 for none; an integer is the level, a string a preview codename (`apiLevel(forCodename:)`), even
+    /// when it is digits.
+    public static func minSdkVersion(of attributes: [XMLTree.Attribute?]) -> Result<Int, Problem> {
+        var result = 1
+        for attribute in attributes {
+            var level = 1
+            switch attribute?.value {
+            case nil: break
+            case .typed(.intDecimal, let data)?, .typed(.intHex, let data)?: level = Int(Int32(bitPattern: data))
+            case .string(let text)?:
+                guard let codenameLevel = apiLevel(forCodename: text) else { return .failure(.unsupportedCodename(text)) }
+                level = codenameLevel
+            case .typed(let type, _)?: return .failure(.unsupportedValueType("\(type)"))
+            }
+            result = max(result, level)
+        }
+        return .success(result)
+    }
+
     /// The API level apksig assigns a preview codename (`ApkUtils.getMinSdkVersionForCodename`), for signer and
     /// verifier alike: one below the release it became, judged by its first UTF-16 unit as Java's `charAt(0)`
     /// (known letters from a table, one level per letter after 'O' = 25; 'A' and 'B' were never released: 1),

@@ -181,9 +181,8 @@ public struct Signer: Sendable {
         return text == "true" || text == "TRUE" || text == "1"
     }
 
-    /// apksig's `getMinSdkVersionFromBinaryAndroidManifest`: the largest `android:minSdkVersion` of the
-    /// `<uses-sdk>` elements (1 for one without); an integer is the level, a string a preview codename mapped
-    /// by `SDKVersion.apiLevel(forCodename:)`; any other value (a reference) cannot be decided.
+    /// apksig's `getMinSdkVersionFromBinaryAndroidManifest` (`SDKVersion.minSdkVersion(of:)`), unless
+    /// `--min-sdk-version` overrides it.
     private func resolveMinSdkVersion(_ manifest: () throws -> [UInt8]?) throws -> (level: Int, overridden: Bool) {
         if let level = config.minSdkVersion { return (level, true) }
         guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
@@ -191,21 +190,12 @@ public struct Signer: Sendable {
         do { summary = try ManifestSummary(binaryXML: bytes) } catch {
             throw SignError.unreadableMinSdkVersion("AndroidManifest.xml: \(error)")
         }
-        var level = 1
-        for attribute in summary.usesSDKMinSdkVersionAttributes {
-            var declared = 1
-            switch attribute?.value {
-            case nil: break
-            case .typed(.intDecimal, let data)?, .typed(.intHex, let data)?: declared = Int(Int32(bitPattern: data))
-            case .string(let codename)?:
-                guard let codenameLevel = SDKVersion.apiLevel(forCodename: codename) else { throw SignError.codenameMinSdkVersion(codename) }
-                declared = codenameLevel
-            case .typed(let type, _)?:
-                throw SignError.unreadableMinSdkVersion("android:minSdkVersion has a value of type \(type), not an integer")
-            }
-            level = max(level, declared)
+        switch SDKVersion.minSdkVersion(of: summary.usesSDKMinSdkVersionAttributes) {
+        case .success(let level): return (level, false)
+        case .failure(.unsupportedCodename(let codename)): throw SignError.codenameMinSdkVersion(codename)
+        case .failure(.unsupportedValueType(let type)):
+            throw SignError.unreadableMinSdkVersion("android:minSdkVersion has a value of type \(type), not an integer")
         }
-        return (level, false)
     }
 
     private func run(items: [Item], inputManifest: [UInt8]?, minSdk: (level: Int, overridden: Bool), destination: String,

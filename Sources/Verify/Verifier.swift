@@ -415,26 +415,14 @@ struct ManifestFacts {
         if case .failure(let problem) = tree {
             return .failure(ManifestProblem(message: "\(problem.message). Use --min-sdk-version to override"))
         }
-        var result = 1
-        for usesSDK in usesSDKElements {
-            var level = 1
-            if let attribute = Self.attribute(usesSDK, id: Self.minSdkVersionAttribute) {
-                switch attribute.value {
-                case .typed(let type, let data) where type == .intDecimal || type == .intHex:
-                    level = Int(Int32(bitPattern: data))
-                case .string(let text):
-                    // A string is a preview codename, even when it is digits (apksig getMinSdkVersionForCodename).
-                    guard let codenameLevel = SDKVersion.apiLevel(forCodename: text) else {
-                        return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported codename in AndroidManifest.xml's minSdkVersion: \(text.debugQuoted). Use --min-sdk-version to override"))
-                    }
-                    level = codenameLevel
-                default:
-                    return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported value type in AndroidManifest.xml's minSdkVersion. Use --min-sdk-version to override"))
-                }
-            }
-            result = max(result, level)
+        switch SDKVersion.minSdkVersion(of: usesSDKElements.map { Self.attribute($0, id: Self.minSdkVersionAttribute) }) {
+        case .success(let level):
+            return .success(level)
+        case .failure(.unsupportedCodename(let text)):
+            return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported codename in AndroidManifest.xml's minSdkVersion: \(text.debugQuoted). Use --min-sdk-version to override"))
+        case .failure(.unsupportedValueType):
+            return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported value type in AndroidManifest.xml's minSdkVersion. Use --min-sdk-version to override"))
         }
-        return .success(result)
     }
 
     /// targetSdkVersion as apksig's `getTargetSdkVersionFromBinaryAndroidManifest` reads it: the first
