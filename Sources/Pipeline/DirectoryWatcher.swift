@@ -16,14 +16,18 @@ public final class DirectoryWatcher {
         self.root = root
         fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { throw WatchError.inotify("inotify_init1: \(String(cString: strerror(errno)))") }
-        try addWatches(relative: "")
+        var existing: [String] = []
+        try addWatches(relative: "", files: &existing)
     }
 
     deinit { close(fd) }
 
     private func absolute(_ relative: String) -> String { relative.isEmpty ? root : root + "/" + relative }
 
-    private func addWatches(relative: String) throws {
+    /// Watches the folder `relative` and every folder below it, and adds the other entries found to `files`:
+    /// for a folder that has just appeared, those were written before its watch existed and would otherwise
+    /// never be reported (`cp -r` of an assets folder, or a save right after a `mkdir`).
+    private func addWatches(relative: String, files: inout [String]) throws {
         let wd = inotify_add_watch(fd, absolute(relative), Self.mask)
         guard wd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return }  // gone again already
@@ -36,8 +40,16 @@ public final class DirectoryWatcher {
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
             if name == "." || name == ".." || name == ".git" { continue }
-            if entry.pointee.d_type == UInt8(DT_DIR) {
-                try addWatches(relative: relative.isEmpty ? name : relative + "/" + name)
+            let path = relative.isEmpty ? name : relative + "/" + name
+            var isDirectory = entry.pointee.d_type == UInt8(DT_DIR)
+            if entry.pointee.d_type == UInt8(DT_UNKNOWN) {  // file systems that do not fill d_type
+                var info = stat()
+                isDirectory = lstat(absolute(path), &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+            }
+            if isDirectory {
+                try addWatches(relative: path, files: &files)
+            } else {
+                files.append(path)
             }
         }
     }
@@ -87,7 +99,10 @@ public final class DirectoryWatcher {
                 if event.mask & UInt32(IN_IGNORED) != 0 { paths[event.wd] = nil; continue }
                 let relative = name.isEmpty ? folder : (folder.isEmpty ? name : folder + "/" + name)
                 if event.mask & UInt32(IN_ISDIR) != 0 && event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                    try addWatches(relative: relative)  // files written into it before the watch are found by the rescan
+                    // Files written into it before the watch was added get no events of their own: report them.
+                    var files: [String] = []
+                    try addWatches(relative: relative, files: &files)
+                    changed.formUnion(files)
                 }
                 changed.insert(relative)
             }

@@ -1,5 +1,6 @@
 import APKCore
 import Foundation
+import Pipeline
 import Testing
 import TestSupport
 import Unpack
@@ -214,5 +215,31 @@ import Unpack
         #expect(process.terminationStatus == 0)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+}
+
+/// The inotify watcher on its own: deterministic cases the end-to-end watch test can only hit by chance.
+@Suite struct DirectoryWatcherTests {
+    /// A folder and its files created before the watcher reads the folder's creation event: the files got no
+    /// events of their own (there was no watch on the folder yet), so the watcher must find them when it adds
+    /// the watch. (CI once missed `extra/b.js` this way: no rebuild for a new folder written in one go.)
+    @Test func filesInANewFolderWrittenBeforeItsWatchAreReported() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("watcher")
+        let watcher = try DirectoryWatcher(root: dir.path)
+        try TestSupport.write("a\n", to: "extra/a.js", in: dir)
+        try TestSupport.write("b\n", to: "extra/deeper/b.js", in: dir)
+        var changed = Set<String>()
+        let deadline = Date().addingTimeInterval(10)
+        while !changed.isSuperset(of: ["extra/a.js", "extra/deeper/b.js"]) && Date() < deadline {
+            changed.formUnion(try watcher.waitForChanges(quietPeriodMilliseconds: 50, timeoutMilliseconds: 1000))
+        }
+        #expect(changed.isSuperset(of: ["extra/a.js", "extra/deeper/b.js"]), "\(changed)")
+        // Later writes into the new folders are seen through their own watches.
+        try TestSupport.write("c\n", to: "extra/deeper/c.js", in: dir)
+        var later = Set<String>()
+        while !later.contains("extra/deeper/c.js") && Date() < deadline {
+            later.formUnion(try watcher.waitForChanges(quietPeriodMilliseconds: 50, timeoutMilliseconds: 1000))
+        }
+        #expect(later.contains("extra/deeper/c.js"), "\(later)")
     }
 }
