@@ -110,9 +110,6 @@ public struct ManifestSummary: Sendable, Equatable {
     /// for one without):
     /// apksig takes the largest of them (`ApkUtils.getMinSdkVersionFromBinaryAndroidManifest`).
     public var usesSDKMinSdkVersionAttributes: [XMLTree.Attribute?] = []
-    /// The resource `<application android:debuggable>` refers to, if it is a reference (its value then
-    /// depends on the device configuration; apksig refuses to decide such an APK's debuggability).
-    public var debuggableResourceID: UInt32?
     /// `<application android:extractNativeLibs>`.
     public var extractNativeLibs: Bool?
     /// Fully qualified class name of the first activity (or activity-alias) with a MAIN action and LAUNCHER category.
@@ -169,7 +166,6 @@ public struct ManifestSummary: Sendable, Equatable {
         let debuggableAttribute = application?.attribute(id: AndroidAttribute.debuggable, name: "debuggable")
         debuggable = debuggableAttribute?.value.booleanValue
         self.debuggableAttribute = application?.attributes.first { $0.resourceID == AndroidAttribute.debuggable }
-        debuggableResourceID = debuggableAttribute?.value.referenceID
         extractNativeLibs = application?.attribute(id: AndroidAttribute.extractNativeLibs, name: "extractNativeLibs")?.value.booleanValue
         launcherActivity = application.flatMap { Self.launcher(in: $0, package: package) }
         let labelAttribute = application?.attribute(id: AndroidAttribute.label, name: "label")

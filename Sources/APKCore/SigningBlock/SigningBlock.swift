@@ -49,40 +49,51 @@ public struct SigningBlock: Sendable, Equatable {
     /// or falls by its JAR signature and that signature's stripping protection), not as a malformed APK. The
     /// pairs are not looked at: a malformed pair only hides the pairs after it. Throws only when reading fails.
     public static func frameOffset(in source: any DataSource, centralDirectoryOffset: Int64) throws -> Int64? {
-        guard centralDirectoryOffset >= minimumSize, centralDirectoryOffset <= source.count else { return nil }
+        if case .found(let start) = try framing(in: source, centralDirectoryOffset: centralDirectoryOffset) { return start }
+        return nil
+    }
+
+    /// What the 24-byte footer and the 8-byte header before `centralDirectoryOffset` say; the checks both
+    /// `frameOffset` (apksig's "not found") and `locate` (an error for a broken block) are made of.
+    private enum Framing {
+        case absent
+        case malformed(String)
+        case found(start: Int64)
+    }
+
+    private static func framing(in source: any DataSource, centralDirectoryOffset: Int64) throws -> Framing {
+        guard centralDirectoryOffset >= minimumSize, centralDirectoryOffset <= source.count else { return .absent }
         let footer = try source.bytes(in: (centralDirectoryOffset - 24)..<centralDirectoryOffset)
-        guard Array(footer[8...]) == magic else { return nil }
+        guard Array(footer[8...]) == magic else { return .absent }
         let sizeInFooter = footer.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-        // apksig: `apkSigBlockSizeInFooter < 24 || > Integer.MAX_VALUE - 8` → not found.
-        guard sizeInFooter >= 24, sizeInFooter <= UInt64(Int32.max) - 8 else { return nil }
+        // apksig: `apkSigBlockSizeInFooter < 24 || > Integer.MAX_VALUE - 8`.
+        guard sizeInFooter >= 24, sizeInFooter <= UInt64(Int32.max) - 8 else {
+            return .malformed("APK Signing Block size \(sizeInFooter) out of range")
+        }
         let start = centralDirectoryOffset - Int64(sizeInFooter) - 8
-        guard start >= 0 else { return nil }
+        guard start >= 0 else {
+            return .malformed("APK Signing Block size \(sizeInFooter) is larger than the space before the central directory")
+        }
         let header = try source.bytes(in: start..<(start + 8))
         let sizeInHeader = header.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-        return sizeInHeader == sizeInFooter ? start : nil
+        guard sizeInHeader == sizeInFooter else {
+            return .malformed("APK Signing Block sizes in header (\(sizeInHeader)) and footer (\(sizeInFooter)) differ")
+        }
+        return .found(start: start)
     }
 
     /// Finds and parses the signing block that ends where the central directory starts.
     /// Returns nil when there is none (an unsigned or v1-only APK); throws when one is there but malformed.
     public static func locate(in source: any DataSource, centralDirectoryOffset: Int64) throws -> SigningBlock? {
-        guard centralDirectoryOffset >= minimumSize else { return nil }
-        let footer = try source.bytes(in: (centralDirectoryOffset - 24)..<centralDirectoryOffset)
-        guard Array(footer[8...]) == magic else { return nil }
-        let sizeInFooter = footer.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-        guard sizeInFooter >= 24, sizeInFooter <= UInt64(Int32.max) else {
-            throw SigningBlockError("APK Signing Block size \(sizeInFooter) out of range")
-        }
-        let total = Int64(sizeInFooter) + 8
-        let start = centralDirectoryOffset - total
-        guard start >= 0 else {
-            throw SigningBlockError("APK Signing Block size \(sizeInFooter) is larger than the space before the central directory")
+        let start: Int64
+        switch try framing(in: source, centralDirectoryOffset: centralDirectoryOffset) {
+        case .absent: return nil
+        case .malformed(let reason): throw SigningBlockError(reason)
+        case .found(let offset): start = offset
         }
         return try source.withBytes(in: start..<centralDirectoryOffset) { block in
             var r = LittleEndianReader(block)
-            let sizeInHeader = try r.read(UInt64.self)
-            guard sizeInHeader == sizeInFooter else {
-                throw SigningBlockError("APK Signing Block sizes in header (\(sizeInHeader)) and footer (\(sizeInFooter)) differ")
-            }
+            _ = try r.read(UInt64.self)  // the header's size, equal to the footer's (framing)
             var pairs: [Pair] = []
             let pairsEnd = block.count - 24
             var index = 0
