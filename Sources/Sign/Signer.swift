@@ -14,18 +14,20 @@ import ZlibWrapper
 /// 2. entries are copied raw in local-header order (never recompressed; bytes between records copied too),
 ///    dropping directories and old JAR signature files; stored entries are re-aligned with Android's 0xd935
 ///    extra field unless `alignmentPreserved`; the central directory keeps the input's order;
-/// 3. v1, in the background during step 2: the entries' uncompressed data are digested on all cores, then
-///    `<NAME>.SF`, `<NAME>.<ALG>` and `META-INF/MANIFEST.MF` are made and deflated (`deflateJARFile`), and appended
-///    after the entries, stamped with the newest kept entry's time;
-/// 4. v2/v3: the entries section is digested in 1 MiB chunks *as it is written* (`StreamingChunkDigester`),
-///    zeros pad it to a 4096-byte boundary, and the APK Signing Block goes before the central directory.
+/// 3. v1: the entries' uncompressed data are digested during step 2, then `<NAME>.SF`, `<NAME>.<ALG>` and
+///    `META-INF/MANIFEST.MF` are made and deflated (`deflateJARFile`) in the background, and appended after the
+///    entries, stamped with the newest kept entry's time;
+/// 4. v2/v3: the entries section is digested in 1 MiB chunks as it is written, zeros pad it to a 4096-byte
+///    boundary, and the APK Signing Block goes before the central directory.
 ///
-/// Input data is hashed and copied straight from the input's mapping (`InputReader`: `writev` from it, no
-/// copy of our own), whose pages go back behind each reader, and the output is never re-read, so memory
-/// stays flat whatever the APK size. Output goes to a temporary file renamed over the
-/// destination only when complete; the input is never modified. The same input and RSA key give
-/// byte-identical output, and with `alignmentPreserved` (and `libraryPageAlignment` 4096) the same bytes as
-/// apksigner from build-tools ≤ 34.
+/// An input APK's records are laid out before a byte is copied (`SectionLayout`), and then copied and
+/// digested for v1 and v2/v3 on all cores at once (`SectionCopy`: `pread` into each core's buffer, `pwrite`
+/// out). Entries from the Repack stage are written in order and digested as they are written
+/// (`StreamingChunkDigester`). The output is never re-read and the input never mapped for the copy, so
+/// memory stays flat whatever the APK size. Output goes to a temporary file renamed over the destination
+/// only when complete; the input is never modified. The same input and RSA key give byte-identical output,
+/// and with `alignmentPreserved` (and `libraryPageAlignment` 4096) the same bytes as apksigner from
+/// build-tools ≤ 34.
 public struct Signer: Sendable {
     public let config: SignerConfig
 
@@ -238,16 +240,15 @@ public struct Signer: Sendable {
             throw SignError.tooLarge("its \(items.count) entries and the \(jarFileCount) JAR signature files pass the 65,535 entries a ZIP holds without ZIP64, which older Android versions cannot read: sign without v1 (--v1-signing-enabled false, for minSdkVersion 24 and up) or remove \(items.count + jarFileCount - 0xFFFF) entries")
         }
 
-        // The whole JAR signature is made in the background while this thread copies the entries: entry digests
-        // from uncompressed data on all cores, then MANIFEST.MF, the .SF file and its PKCS #7 block, each
-        // deflated (the copy is memory bandwidth; the v1 work is CPU that does not depend on the copy).
-        let reader = archive.map { InputReader(source: $0.source) }
+        // The JAR signature is made in the background from the entries' digests: MANIFEST.MF, the .SF file
+        // and its PKCS #7 block, each deflated.
         var apkSchemeIDs: [Int] = []
         if schemes.contains(.v2) { apkSchemeIDs.append(2) }
         if schemes.contains(.v3) { apkSchemeIDs.append(3) }
         let pendingV1 = PendingResult<[JARFile]>()
         let v1Done = DispatchGroup()
-        if let v1Digest {
+        func startJARSignature(_ entryDigests: @escaping @Sendable () throws -> [[UInt8]]) {
+            guard let v1Digest else { return }
             let createdBy = config.createdBy
             let schemeIDs = apkSchemeIDs
             let jarLevel = config.jarSignatureCompressionLevel
@@ -255,8 +256,7 @@ public struct Signer: Sendable {
             let v1SignerName = config.v1SignerName
             DispatchQueue.global().async(group: v1Done) {
                 pendingV1.set(Result {
-                    let digests = try Self.digestEntries(items, reader: reader, algorithm: v1Digest, concurrency: concurrency,
-                                                         cache: cache, key: keySupply)
+                    let digests = try entryDigests()
                     let key = try keySupply.get()
                     // A key that needs other digests: the main thread sees it too and starts again.
                     guard try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level).v1 == v1Digest else { return [] }
@@ -270,87 +270,124 @@ public struct Signer: Sendable {
         // Whatever happens below, the workers must finish before `items` and the mapping go away.
         defer { v1Done.wait() }
 
-        // The entries section is digested for v2/v3 while it is written (no re-read, no mapping of the
-        // output). In watch mode the output is one of the cache's two recycled files: records identical to
-        // what that file already holds at the same offset are skipped, not written, and the digests of the
-        // whole 1 MiB chunks before the first change are those of the file's last build.
         let blockDigestAlgorithms = digestPlan.block
         let digestsBlock = schemes.contains(.v2) || schemes.contains(.v3)
         let output: SigningOutput
-        if let cache, archive == nil {
-            let recycled = try cache.recycler(for: destination).open()
-            let previous = recycled.reused ? cache.takeLayout(slot: recycled.slot) : nil
-            output = try SigningOutput(recycled: recycled, previous: previous?.algorithms == blockDigestAlgorithms ? previous : nil,
-                                       algorithms: digestsBlock ? blockDigestAlgorithms : [])
-        } else {
-            let file = try OutputFile(destination: destination)
-            // The input's size (or the entries'), plus the v1 files (two lines of about 70 bytes per entry in
-            // MANIFEST.MF and in the .SF file, before deflate) and the signing block.
-            let base = archive?.source.count ?? Repacker.estimatedSize(of: items.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
-            try file.reserve(base + Int64(items.count) * 160 + (1 << 16))
-            output = try SigningOutput(file: file, algorithms: digestsBlock ? blockDigestAlgorithms : [])
-        }
-        defer { output.abandon() }
         // (position in the central directory, record) for the copied entries.
         var centralRecords: [(order: Int, record: CentralRecord)] = []
         centralRecords.reserveCapacity(items.count)
         var centralDirectoryCount = 0
         var newest: DOSTimestamp?
         var realigned = 0
-
-        // Entries, in order, with the bytes between input records.
-        var inputPosition: Int64 = 0
-        // Mapped input pages go back behind the copy, far enough behind that what is still queued for the
-        // output's writev (1 MiB) and the chunk digests (4 MiB) stays mapped.
-        var released = InputReader.ReleaseCursor(reader, from: 0, lag: 8 << 20)
-        // Copies the input bytes before `offset` that lie outside records, skipping dropped records (as
-        // apksig: "unprocessed data" between records is output verbatim).
-        var nextDropped = 0
-        func copyInputGaps(upTo offset: Int64) throws {
-            while nextDropped < droppedRecords.count && droppedRecords[nextDropped].lowerBound < offset {
-                let dropped = droppedRecords[nextDropped]
-                if dropped.lowerBound > inputPosition {
-                    try reader!.copy(inputPosition..<dropped.lowerBound, into: output, releasing: &released)
-                }
-                inputPosition = max(inputPosition, dropped.upperBound)
-                nextDropped += 1
-            }
-            if offset > inputPosition {
-                try reader!.copy(inputPosition..<offset, into: output, releasing: &released)
-                inputPosition = offset
-            }
+        var sectionTail: [UInt8] = []
+        func noteCopied(_ entry: ZipEntry) {
+            centralDirectoryCount += 1
+            let stamp = DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)
+            if newest == nil || newest! < stamp { newest = stamp }
         }
-        for item in items {
-            // A key that failed to load (a wrong password) ends the copy now, not after the last entry.
-            try config.keySupply.throwIfFailed()
-            let entry = item.entry
-            switch item.origin {
-            case .archive(let centralRecord, let centralIndex):
-                let source = archive!.source
-                let reader = reader!
-                try copyInputGaps(upTo: entry.localHeaderOffset)
+
+        if let archive {
+            // An input APK: where each record goes is known before a byte is copied (only stored entries
+            // whose alignment changes get a new local header), so the cores copy and digest the entries
+            // section together (`SectionCopy`), v1 digests included.
+            let file = try OutputFile(destination: destination)
+            // The input's size, plus the v1 files (two lines of about 70 bytes per entry in MANIFEST.MF and
+            // in the .SF file, before deflate) and the signing block.
+            try file.reserve(archive.source.count + Int64(items.count) * 160 + (1 << 16))
+            var layout = SectionLayout()
+            var recordStarts: [Int64] = [], dataStarts: [Int64] = []
+            recordStarts.reserveCapacity(items.count)
+            dataStarts.reserveCapacity(items.count)
+            // The input bytes before `offset` that lie outside records are copied, dropped records skipped
+            // (as apksig: "unprocessed data" between records is output verbatim).
+            var inputPosition: Int64 = 0
+            var nextDropped = 0
+            func appendInputGaps(upTo offset: Int64) {
+                while nextDropped < droppedRecords.count && droppedRecords[nextDropped].lowerBound < offset {
+                    let dropped = droppedRecords[nextDropped]
+                    if dropped.lowerBound > inputPosition { layout.append(input: inputPosition..<dropped.lowerBound) }
+                    inputPosition = max(inputPosition, dropped.upperBound)
+                    nextDropped += 1
+                }
+                if offset > inputPosition {
+                    layout.append(input: inputPosition..<offset)
+                    inputPosition = offset
+                }
+            }
+            for item in items {
+                guard case .archive(let centralRecord, let centralIndex) = item.origin else {
+                    preconditionFailure("an input APK's items are its entries")
+                }
+                let entry = item.entry
+                appendInputGaps(upTo: entry.localHeaderOffset)
                 inputPosition = entry.recordRange.upperBound
-                let headerOffset = output.position
-                let changedExtra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
-                                                outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset)
-                if let extra = changedExtra {
+                let headerOffset = layout.count
+                try Self.checkOffset(headerOffset)
+                recordStarts.append(headerOffset)
+                if let extra = alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
+                                            outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset) {
                     guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
-                    // The input's header with the new extra field's length (bytes 28-29), then the new field.
-                    let headerRange = entry.localHeaderOffset..<(entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count))
-                    try source.withBytes(in: headerRange) { header in
-                        try output.consume(UnsafeRawBufferPointer(rebasing: header[0..<28]))
-                        try withUnsafeBytes(of: UInt16(extra.count).littleEndian) { try output.consume($0) }
-                        try output.consume(UnsafeRawBufferPointer(rebasing: header[30...]))
-                    }
-                    try output.write(extra)
-                    try reader.copy(entry.dataOffset..<entry.recordRange.upperBound, into: output, releasing: &released)
+                    // The input's header with the new extra field's length (bytes 28-29), then the new field
+                    // (the header's bytes are read when copied, not now).
+                    let start = entry.localHeaderOffset
+                    layout.append(input: start..<(start + 28))
+                    layout.append(literal: UInt16(extra.count).littleEndianBytes)
+                    layout.append(input: (start + 30)..<(start + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
+                    layout.append(literal: extra)
+                    dataStarts.append(layout.count)
+                    layout.append(input: entry.dataOffset..<entry.recordRange.upperBound)
                     realigned += 1
                 } else {
-                    try reader.copy(entry.recordRange, into: output, releasing: &released)
+                    dataStarts.append(headerOffset + (entry.dataOffset - entry.localHeaderOffset))
+                    layout.append(input: entry.recordRange)
                 }
-                try Self.checkOffset(headerOffset)
                 centralRecords.append((centralIndex, .input(centralRecord, headerOffset: UInt32(headerOffset))))
-            case .output(let outputEntry):
+                noteCopied(entry)
+            }
+            appendInputGaps(upTo: sectionEnd)
+            let copy = SectionCopy(layout: layout, source: archive.source, items: items, recordStarts: recordStarts,
+                                   dataStarts: dataStarts, entryDigest: v1Digest,
+                                   chunkAlgorithms: digestsBlock ? ContentDigestAlgorithm.allCases.filter { blockDigestAlgorithms.contains($0) } : [])
+            let copied = try copy.run(into: file, concurrency: concurrency, key: config.keySupply) { digests in
+                startJARSignature { digests }
+            }
+            // The section's partial last chunk is written and digested with the JAR signature files after it.
+            try file.skip(to: copied.chunks.byteCount)
+            output = try SigningOutput(file: file, algorithms: digestsBlock ? blockDigestAlgorithms : [],
+                                       resuming: digestsBlock ? copied.chunks : nil)
+            sectionTail = copied.tail
+        } else {
+            // Entries from the Repack stage: the v1 digests on all cores in the background, while this thread
+            // writes the entries and streams them to the v2/v3 digester (no re-read, no mapping of the
+            // output). In watch mode the output is one of the cache's two recycled files: records identical to
+            // what that file already holds at the same offset are skipped, not written, and the digests of the
+            // whole 1 MiB chunks before the first change are those of the file's last build.
+            if let v1Digest {
+                let keySupply = config.keySupply
+                startJARSignature {
+                    try Self.digestEntries(items, algorithm: v1Digest, concurrency: concurrency, cache: cache, key: keySupply)
+                }
+            }
+            if let cache {
+                let recycled = try cache.recycler(for: destination).open()
+                let previous = recycled.reused ? cache.takeLayout(slot: recycled.slot) : nil
+                output = try SigningOutput(recycled: recycled, previous: previous?.algorithms == blockDigestAlgorithms ? previous : nil,
+                                           algorithms: digestsBlock ? blockDigestAlgorithms : [])
+            } else {
+                let file = try OutputFile(destination: destination)
+                let base = Repacker.estimatedSize(of: items.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
+                try file.reserve(base + Int64(items.count) * 160 + (1 << 16))
+                output = try SigningOutput(file: file, algorithms: digestsBlock ? blockDigestAlgorithms : [])
+            }
+        }
+        defer { output.abandon() }
+        if !sectionTail.isEmpty { try output.write(sectionTail) }
+        if archive == nil {
+            for item in items {
+                // A key that failed to load (a wrong password) ends the copy now, not after the last entry.
+                try config.keySupply.throwIfFailed()
+                guard case .output(let outputEntry) = item.origin else { preconditionFailure("entries to write are the Repack stage's") }
+                let entry = item.entry
                 let headerOffset = output.position
                 let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
                 var written = entry
@@ -372,12 +409,9 @@ public struct Signer: Sendable {
                 }
                 try Self.checkOffset(headerOffset)
                 centralRecords.append((centralRecords.count, .encoded(written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))))
+                noteCopied(entry)
             }
-            centralDirectoryCount += 1
-            let stamp = DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)
-            if newest == nil || newest! < stamp { newest = stamp }
         }
-        if archive != nil { try copyInputGaps(upTo: sectionEnd) }
         try output.endOfReusableRecords()
 
         // From here on the key is needed.
@@ -464,7 +498,6 @@ public struct Signer: Sendable {
         try output.writeUndigested(try endOfCentralDirectory(offset: centralDirectoryOffset))
         let size = output.position
         try output.commit(into: cache)
-        released.finish(at: archive?.source.count ?? 0)
 
         let schemesUsed = schemes.sorted()
         return SigningReport(
@@ -729,12 +762,13 @@ public struct Signer: Sendable {
 
     // MARK: - v1 entry digests
 
-    /// Digests of the uncompressed data of every item, computed `concurrency` entries at a time.
-    static func digestEntries(_ items: [Item], reader: InputReader?, algorithm: DigestAlgorithm, concurrency: Int,
+    /// Digests of the uncompressed data of every item (entries of the Repack stage), computed `concurrency`
+    /// entries at a time.
+    static func digestEntries(_ items: [Item], algorithm: DigestAlgorithm, concurrency: Int,
                               cache: SigningCache? = nil, key: BackgroundValue<SignerKey>? = nil) throws -> [[UInt8]] {
         let results = ResultSlots(count: items.count)
         // One digest context per worker, reset for each entry.
-        let work: @Sendable (Int, inout InputReader.ReleaseCursor, Digest) -> Void = { index, released, hasher in
+        let work: @Sendable (Int, Digest) -> Void = { index, hasher in
             if results.failed { return }
             // A key that failed to load ends the digests too: its error is what the run reports.
             do { try key?.throwIfFailed() } catch { results.fail(error); return }
@@ -744,25 +778,9 @@ public struct Signer: Sendable {
                 return
             }
             do {
+                guard case .output(let outputEntry) = items[index].origin else { preconditionFailure("an input APK's entries are digested by SectionCopy") }
                 hasher.reset()
-                switch items[index].origin {
-                case .archive:
-                    // As apksig, digest what the entry inflates to without checking its CRC (signing
-                    // does not change entry data; verifiers check it).
-                    let entry = items[index].entry
-                    switch entry.method {
-                    case .stored:
-                        try reader!.read(entry.dataRange, releasing: &released) { hasher.update($0) }
-                    case .deflated:
-                        try reader!.withContiguousBytes(entry.dataRange) { raw in
-                            let start = entry.dataRange.lowerBound
-                            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize,
-                                                consumed: { released.advance(to: start + Int64($0)) }) { hasher.update($0) }
-                        }
-                    }
-                case .output(let outputEntry):
-                    try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
-                }
+                try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
                 let digest = hasher.finish()
                 if let cacheKey { cache?.store(digest, for: cacheKey) }
                 results.set(index, digest)
@@ -771,24 +789,17 @@ public struct Signer: Sendable {
             }
         }
         if concurrency <= 1 || items.count < 2 {
-            var released = InputReader.ReleaseCursor(reader, from: 0)
             let hasher = Digest(algorithm)
-            for index in items.indices { work(index, &released, hasher) }
-            released.finish(at: reader?.source.count ?? 0)
+            for index in items.indices { work(index, hasher) }
         } else {
             // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
             // and a worker that jumped around the file would leave those neighbours resident until their
             // turn. Biggest runs first so the cores finish together.
             let batches = Self.contiguousBatches(items.map(\.entry.uncompressedSize), count: concurrency * 8)
             DispatchQueue.concurrentPerform(iterations: batches.count) { batch in
-                // The run's input pages go back behind it as it reads (they stay in the page cache).
                 let run = batches[batch]
-                var released = InputReader.ReleaseCursor(reader, from: Self.inputStart(of: items[run.lowerBound]))
                 let hasher = Digest(algorithm)
-                for index in run { work(index, &released, hasher) }
-                if let end = Self.inputEnd(of: items[run.upperBound - 1]) {
-                    released.finish(at: end)
-                }
+                for index in run { work(index, hasher) }
                 // Deflated entries of the pipeline's plan were inflated through their mapping: give the run's
                 // pages back once, rather than per entry, which would fault big folios back in.
                 Self.discardMappedPages(of: items[run])
@@ -796,16 +807,6 @@ public struct Signer: Sendable {
         }
         if let error = results.error { throw error }
         return results.values
-    }
-
-    /// Where an input APK entry's record starts and ends in the input (nil for entries of the pipeline's plan).
-    static func inputStart(of item: Item) -> Int64 {
-        if case .archive = item.origin { return item.entry.localHeaderOffset }
-        return 0
-    }
-    static func inputEnd(of item: Item) -> Int64? {
-        if case .archive = item.origin { return item.entry.recordRange.upperBound }
-        return nil
     }
 
     /// Gives back the mapped input pages under the data of `items` (entries of the pipeline's plan).
@@ -960,13 +961,14 @@ final class SigningOutput: DataSink {
     private var skipped: Int64 = 0
     private var section: SectionChunkDigests?
 
-    init(file: OutputFile, algorithms: Set<ContentDigestAlgorithm>) throws {
+    /// - Parameter resuming: the digests of the section's first whole chunks, already written (`SectionCopy`).
+    init(file: OutputFile, algorithms: Set<ContentDigestAlgorithm>, resuming: SectionChunkDigests? = nil) throws {
         target = .file(file)
         self.algorithms = algorithms
         previous = nil
         matching = false
         recordsComplete = false
-        digester = algorithms.isEmpty ? nil : try StreamingChunkDigester(algorithms: algorithms)
+        digester = algorithms.isEmpty ? nil : try StreamingChunkDigester(algorithms: algorithms, resuming: resuming)
     }
 
     init(recycled: RecycledOutput, previous: RecordLayout?, algorithms: Set<ContentDigestAlgorithm>) throws {
@@ -1032,16 +1034,6 @@ final class SigningOutput: DataSink {
         precondition(!matching, "write inside the reused prefix")
         try writeUndigested(bytes)
         try digester?.consume(bytes)
-    }
-
-    /// `consume` without copies: `bytes` must stay valid until the output is committed (the input's mapping).
-    func consume(stable bytes: UnsafeRawBufferPointer) throws {
-        precondition(!matching, "write inside the reused prefix")
-        switch target {
-        case .file(let file): try file.writeStable(bytes)
-        case .recycled(let recycled): try recycled.write(bytes)
-        }
-        digester?.consume(stable: bytes)
     }
 
     func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try consume($0) } }
@@ -1110,3 +1102,5 @@ private final class ResultSlots: @unchecked Sendable {
     var failed: Bool { lock.wait(); defer { lock.signal() }; return firstError != nil }
     var error: Error? { lock.wait(); defer { lock.signal() }; return firstError }
 }
+
+

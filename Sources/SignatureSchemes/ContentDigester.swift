@@ -17,8 +17,8 @@ import OpenSSLWrapper
 ///     3. content digest = H(0x5a || uint32-LE chunk count || chunk digests in order).
 ///
 /// All requested algorithms are computed in one pass over the data, and the chunks are spread over the
-/// available cores with `DispatchQueue.concurrentPerform`. Sections are read through `DataSource.withBytes`,
-/// so a memory-mapped APK is digested without copying it.
+/// available cores with `DispatchQueue.concurrentPerform`. Each chunk is read with `DataSource.read` (`pread`
+/// for a file) into a worker's buffer, where every algorithm hashes it while it is in the core's cache.
 public enum ContentDigester {
     /// apksig's `CONTENT_DIGESTED_CHUNK_MAX_SIZE_BYTES`.
     public static let chunkSize: Int64 = 1 << 20
@@ -60,50 +60,37 @@ public enum ContentDigester {
         }
         let failure = FirstError()
         let chunkTable = chunks
-        // Work goes out in pairs of chunks of one section: 2 MiB, the granule in which a mapping maps pages in
-        // (`populate`) and gives them back (`discard`), so one worker never drops pages another is hashing.
-        var tasks: [Range<Int>] = []
-        var start = 0
-        while start < chunks.count {
-            var end = start + 1
-            if end < chunks.count && chunks[end].section == chunks[start].section && chunks[start].range.lowerBound % (2 * chunkSize) == 0 {
-                end += 1
-            }
-            tasks.append(start..<end)
-            start = end
-        }
-        let taskTable = tasks
-        let work: @Sendable (Int) -> Void = { taskIndex in
+        // Each chunk is read (pread from a mapped file) into a worker's buffer and hashed there: no page of the
+        // input is mapped, so workers do not fault pages in, give them back and shoot down each other's TLB
+        // entries, and the resident set stays flat whatever the APK size.
+        let work: @Sendable (Int) -> Void = { chunkIndex in
             if failure.hasError { return }
-            let task = taskTable[taskIndex]
-            let section = sections[chunkTable[task.lowerBound].section]
-            let span = chunkTable[task.lowerBound].range.lowerBound..<chunkTable[task.upperBound - 1].range.upperBound
-            section.populate(span)
-            defer { section.discard(span) }  // a mapped section gives its pages back
-            for chunkIndex in task {
-                let chunk = chunkTable[chunkIndex]
-                do {
+            let chunk = chunkTable[chunkIndex]
+            do {
+                let hashers = ordered.map { Digest($0.digestAlgorithm) }
+                try BufferPool.shared.withBuffer(minimumSize: Int(chunk.range.count64)) { buffer in
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunk.range.count64)])
+                    try sections[chunk.section].read(chunk.range, into: buffer)
                     var prefix: [UInt8] = [0xa5]
                     prefix.append(contentsOf: UInt32(chunk.range.count64).littleEndianBytes)
-                    let hashers = ordered.map { Digest($0.digestAlgorithm) }
-                    for hasher in hashers { hasher.update(prefix) }
-                    try section.withBytes(in: chunk.range) { bytes in
-                        for hasher in hashers { hasher.update(bytes) }
+                    for hasher in hashers {
+                        hasher.update(prefix)
+                        hasher.update(bytes)
                     }
-                    for (slot, hasher) in hashers.enumerated() {
-                        let digest = hasher.finish()
-                        let size = ordered[slot].chunkDigestOutputSize
-                        let base = 5 + chunkIndex * size
-                        digest.withUnsafeBytes { source in
-                            UnsafeMutableRawBufferPointer(rebasing: outputs[slot].pointer[base..<(base + size)]).copyMemory(from: source)
-                        }
-                    }
-                } catch {
-                    failure.record(error)
-                    return
                 }
+                for (slot, hasher) in hashers.enumerated() {
+                    let digest = hasher.finish()
+                    let size = ordered[slot].chunkDigestOutputSize
+                    let base = 5 + chunkIndex * size
+                    digest.withUnsafeBytes { source in
+                        UnsafeMutableRawBufferPointer(rebasing: outputs[slot].pointer[base..<(base + size)]).copyMemory(from: source)
+                    }
+                }
+            } catch {
+                failure.record(error)
             }
         }
+        let tasks = chunks.indices
         if concurrency <= 1 || tasks.count < 2 {
             for index in tasks.indices { work(index) }
         } else {

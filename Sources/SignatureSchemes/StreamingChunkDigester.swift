@@ -154,7 +154,7 @@ extension ContentDigester {
         chunk.withUnsafeBytes { chunkDigests($0, algorithms: algorithms) }
     }
 
-    static func chunkDigests(_ chunk: UnsafeRawBufferPointer, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
+    public static func chunkDigests(_ chunk: UnsafeRawBufferPointer, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
         chunkDigests([chunk], count: chunk.count, algorithms: algorithms)
     }
 

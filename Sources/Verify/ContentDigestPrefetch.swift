@@ -160,6 +160,10 @@ private struct StoppableSource: DataSource {
         if stop.isSet { throw Stopped() }
         return try base.withBytes(in: range, body)
     }
+    func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        if stop.isSet { throw Stopped() }
+        try base.read(range, into: buffer)
+    }
     func discard(_ range: Range<Int64>) { base.discard(range) }
     func populate(_ range: Range<Int64>) { base.populate(range) }
 }

@@ -113,8 +113,8 @@ import TestSupport
         }
         #expect(killed > 0, "no kill landed mid-run (runs took \(duration)s)")
     }
-    /// An input truncated by another program while apkpatch reads it through its mapping raises SIGBUS. The
-    /// process must fail with a message and exit 1, and remove its temporary output: nothing at the
+    /// An input truncated by another program while apkpatch reads it (a short `pread`, or SIGBUS where it is
+    /// read through its mapping) must fail the process with a message and exit 1, and remove its temporary output: nothing at the
     /// destination, no hidden leftover. The truncation is made deterministic by stopping the process as soon
     /// as its temporary output exists (the copy is about to start), truncating, then letting it continue.
     @Test func inputTruncatedWhileSigningFailsCleanly() throws {

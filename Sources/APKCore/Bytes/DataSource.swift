@@ -28,6 +28,9 @@ public protocol DataSource: Sendable {
     /// Calls `body` with `range` in consecutive pieces of at most `chunkSize` bytes, for reading large
     /// ranges once, front to back (copies, digests). A file mapping reads them with `pread` instead.
     func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws
+    /// Copies `range` into the start of `buffer` (which holds at least `range.count` bytes). A file mapping
+    /// reads it with `pread`, touching no mapped page: safe to call from several threads at once.
+    func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws
 }
 
 extension DataSource {
@@ -43,6 +46,10 @@ extension DataSource {
             discard(position..<end)
             position = end
         }
+    }
+    public func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        precondition(buffer.count >= Int(range.count64), "buffer too small")
+        try withBytes(in: range) { buffer.copyMemory(from: $0) }
     }
 }
 
@@ -145,6 +152,10 @@ public struct SliceDataSource: DataSource {
     public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try checkRange(range)
         try base.stream((range.lowerBound + offset)..<(range.upperBound + offset), chunkSize: chunkSize, body)
+    }
+    public func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        try checkRange(range)
+        try base.read((range.lowerBound + offset)..<(range.upperBound + offset), into: buffer)
     }
     public var identity: DataIdentity? {
         switch base.identity {
@@ -257,17 +268,29 @@ public final class MappedFile: DataSource, @unchecked Sendable {
         var position = range.lowerBound
         while position < range.upperBound {
             let want = Int(min(Int64(buffer.count), range.upperBound - position))
-            var got = 0
-            while got < want {
-                let n = pread(fd, buffer.baseAddress! + got, want - got, off_t(position) + off_t(got))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO, detail: "the file changed while it was being read")
-                }
-                got += n
-            }
+            try preadAll(position..<(position + Int64(want)), into: buffer)
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<want]))
             position += Int64(want)
+        }
+    }
+
+    public func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        try checkRange(range)
+        precondition(buffer.count >= Int(range.count64), "buffer too small")
+        guard base != nil, !range.isEmpty else { return }
+        try preadAll(range, into: buffer)
+    }
+
+    private func preadAll(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        let want = Int(range.count64)
+        var got = 0
+        while got < want {
+            let n = pread(fd, buffer.baseAddress! + got, want - got, off_t(range.lowerBound) + off_t(got))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO, detail: "it changed while apkpatch was reading it (another program truncated or rewrote it); run again once the file is complete")
+            }
+            got += n
         }
     }
 

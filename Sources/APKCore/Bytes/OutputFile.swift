@@ -179,6 +179,30 @@ public final class OutputFile: DataSink {
         }
     }
 
+    /// Writes `bytes` at `offset` with `pwrite`, past the buffer: for a region that several threads write
+    /// at once, each its own part (nothing else may be written meanwhile). `skip(to:)` then moves the
+    /// sequential writer to the region's end.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: temporaryPath, operation: "write", errno: errno)
+            }
+            done += n
+        }
+    }
+
+    /// Continues sequential writing at `offset`, after a region written with `write(_:at:)`.
+    public func skip(to offset: Int64) throws {
+        try flush()
+        guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
+            throw FileError(path: temporaryPath, operation: "seek in", errno: errno)
+        }
+        position = offset
+    }
+
     /// Overwrites bytes already written at `offset` (flushes first). Used to patch headers after the fact.
     public func overwrite(at offset: Int64, with bytes: [UInt8]) throws {
         try flush()

@@ -1,0 +1,373 @@
+import APKCore
+import Dispatch
+import OpenSSLWrapper
+import SignatureSchemes
+import ZlibWrapper
+
+/// Where the bytes of the output's entries section come from, in output order: runs of input bytes, and
+/// the few literal bytes that differ from the input (local headers given a new alignment field).
+struct SectionLayout {
+    struct Segment {
+        var outputOffset: Int64
+        var count: Int64
+        /// Where the run starts in the input; unused for a literal.
+        var inputOffset: Int64
+        var literal: [UInt8]?
+    }
+    private(set) var segments: [Segment] = []
+    private(set) var count: Int64 = 0
+
+    /// Appends input bytes (merged with the previous run when they follow it in the input, so an APK copied
+    /// unchanged is one segment).
+    mutating func append(input range: Range<Int64>) {
+        guard !range.isEmpty else { return }
+        if let last = segments.last, last.literal == nil, last.inputOffset + last.count == range.lowerBound {
+            segments[segments.count - 1].count += range.count64
+        } else {
+            segments.append(Segment(outputOffset: count, count: range.count64, inputOffset: range.lowerBound, literal: nil))
+        }
+        count += range.count64
+    }
+
+    mutating func append(literal bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        segments.append(Segment(outputOffset: count, count: Int64(bytes.count), inputOffset: 0, literal: bytes))
+        count += Int64(bytes.count)
+    }
+
+    /// Copies the output bytes `range` into the start of `buffer`, reading input runs from `source`.
+    ///
+    /// By default (apksig since build-tools 35) every stored entry gets a new local header, so a 1 MiB chunk
+    /// of a resource-heavy APK holds hundreds of short input runs between literal headers. Runs of at least
+    /// `directReadMinimum` bytes are read straight into place; shorter ones are served from `window`, one
+    /// read of the input that spans many of them (the few header bytes in between are read and skipped), so
+    /// a chunk costs a handful of reads, not one per entry.
+    func read(_ range: Range<Int64>, from source: any DataSource, into buffer: UnsafeMutableRawBufferPointer,
+              window: UnsafeMutableRawBufferPointer) throws {
+        guard !range.isEmpty else { return }
+        let first = segmentIndex(containing: range.lowerBound)
+        var last = first
+        while last + 1 < segments.count && segments[last + 1].outputOffset < range.upperBound { last += 1 }
+        // The end of the input the chunk needs.
+        var inputEnd: Int64 = 0
+        for index in first...last where segments[index].literal == nil {
+            inputEnd = segments[index].inputOffset + min(segments[index].count, range.upperBound - segments[index].outputOffset)
+        }
+        var windowRange: Range<Int64> = 0..<0
+        var position = range.lowerBound
+        for index in first...last {
+            let segment = segments[index]
+            let start = position - segment.outputOffset
+            let take = min(segment.count - start, range.upperBound - position)
+            let at = Int(position - range.lowerBound)
+            let destination = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<(at + Int(take))])
+            if let literal = segment.literal {
+                literal.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(start)..<Int(start + take)])) }
+            } else {
+                let input = (segment.inputOffset + start)..<(segment.inputOffset + start + take)
+                if take >= Self.directReadMinimum {
+                    try source.read(input, into: destination)
+                } else {
+                    if !(windowRange.lowerBound <= input.lowerBound && input.upperBound <= windowRange.upperBound) {
+                        windowRange = input.lowerBound..<max(input.upperBound, min(inputEnd, input.lowerBound + Int64(window.count)))
+                        try source.read(windowRange, into: window)
+                    }
+                    let offset = Int(input.lowerBound - windowRange.lowerBound)
+                    destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: window[offset..<(offset + Int(take))]))
+                }
+            }
+            position += take
+        }
+    }
+
+    static let directReadMinimum: Int64 = 64 << 10
+
+    /// The last segment starting at or before `offset`.
+    private func segmentIndex(containing offset: Int64) -> Int {
+        var low = 0, high = segments.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if segments[middle].outputOffset <= offset { low = middle } else { high = middle - 1 }
+        }
+        return low
+    }
+}
+
+/// Copies and digests the entries section of an APK signed from an input archive, on all cores at once.
+///
+/// Each worker takes a run of whole 1 MiB chunks of the output, and for each chunk reads the input bytes
+/// into its own buffer with `pread`, hashes the chunk for v2/v3, hashes for v1 the entries whose records
+/// start in its run (stored data where it lies in the buffer; deflated entries inflated from it), and
+/// writes the chunk with `pwrite`. Every input byte leaves the page cache once, into a buffer still in the
+/// core's cache when both digests and the write read it; nothing is mapped, so there are no page faults,
+/// no TLB shootdowns between the cores and no resident input pages, whatever the APK size.
+///
+/// Two exceptions to "once": the last few chunks are read twice (v1 first, so the JAR signature can be made
+/// while they are copied), and an entry running past the end of its run is read on to its end by the run
+/// that holds its record. The section's last partial chunk is only read (and its entries hashed): the
+/// caller writes and digests it with what follows it (the JAR signature files and the padding).
+struct SectionCopy {
+    let layout: SectionLayout
+    let source: any DataSource
+    /// The entries, in output order, with where each one's record and data start in the output.
+    let items: [Signer.Item]
+    let recordStarts: [Int64]
+    let dataStarts: [Int64]
+    /// v1's digest, or nil without v1.
+    let entryDigest: DigestAlgorithm?
+    let chunkAlgorithms: [ContentDigestAlgorithm]
+
+    struct Result {
+        /// Digests of the section's whole chunks.
+        var chunks: SectionChunkDigests
+        /// The bytes after the last whole chunk, not yet written.
+        var tail: [UInt8]
+    }
+
+    /// Copies and digests the section into `file`. `entriesDigested` gets the v1 digests as soon as they are
+    /// all known, before the copy ends: the JAR signature made from them (about a millisecond per thousand
+    /// entries, mostly on one core) then overlaps the copy's last chunks instead of following it.
+    func run(into file: OutputFile, concurrency: Int, key: BackgroundValue<SignerKey>?,
+             entriesDigested: ([[UInt8]]) -> Void) throws -> Result {
+        let chunkSize = ContentDigester.chunkSize
+        let wholeChunks = Int(layout.count / chunkSize)
+        let wholeEnd = Int64(wholeChunks) * chunkSize
+        // The last chunks are first read for their v1 digests only, and copied and v2-digested (read again)
+        // while the JAR signature is made: about as many chunks as one core hashes and writes in that time.
+        let deferred = entryDigest == nil ? 0 : min(wholeChunks / 2, items.count / 512)
+        let deferredStart = Int64(wholeChunks - deferred) * chunkSize
+        // Runs of two chunks: small enough that the cores finish together (one that drew entries to inflate
+        // does not hold up the end), large enough that an entry rarely straddles two runs.
+        var first = Self.runs(0..<deferredStart, chunksPerRun: 2, entries: true, chunks: true)
+        first += Self.runs(deferredStart..<wholeEnd, chunksPerRun: 2, entries: true, chunks: false)
+        if wholeEnd < layout.count { first.append(Run(range: wholeEnd..<layout.count, entries: true, chunks: false)) }
+        // One core copies the deferred chunks while the other makes the JAR signature.
+        let second = Self.runs(deferredStart..<wholeEnd, chunksPerRun: deferred, entries: false, chunks: true)
+
+        let state = SharedState(chunkCount: wholeChunks, itemCount: entryDigest == nil ? 0 : items.count)
+        nonisolated(unsafe) let output = file
+        for (phase, runs) in [first, second].enumerated() {
+            let work: @Sendable (Int) -> Void = { index in
+                if state.failed { return }
+                do {
+                    try copy(runs[index], into: output, state: state, key: key)
+                } catch {
+                    state.fail(error)
+                }
+            }
+            // One core when asked (`signBatch` signs several APKs at once, one per core).
+            if concurrency <= 1 { runs.indices.forEach(work) } else { DispatchQueue.concurrentPerform(iterations: runs.count, execute: work) }
+            if let error = state.error { throw error }
+            if phase == 0 && entryDigest != nil { entriesDigested(Array(state.entryDigests)) }
+        }
+        var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
+        for (slot, algorithm) in chunkAlgorithms.enumerated() {
+            var all: [UInt8] = []
+            all.reserveCapacity(wholeChunks * algorithm.chunkDigestOutputSize)
+            for chunk in 0..<wholeChunks { all += state.chunkDigests[chunk][slot] }
+            perAlgorithm[algorithm] = all
+        }
+        return Result(chunks: SectionChunkDigests(chunkCount: wholeChunks, byteCount: wholeEnd, digests: perAlgorithm),
+                      tail: state.tail ?? [])
+    }
+
+    /// Part of the section for one worker: its v1 digests (of the entries whose records start in it), its
+    /// chunks' v2/v3 digests and their writing, or both. A run that is neither is the partial last chunk,
+    /// kept for the caller.
+    private struct Run {
+        var range: Range<Int64>
+        var entries: Bool
+        var chunks: Bool
+    }
+
+    /// `range` (whole chunks) in runs of `chunksPerRun` chunks (the last one shorter).
+    private static func runs(_ range: Range<Int64>, chunksPerRun: Int, entries: Bool, chunks: Bool) -> [Run] {
+        let step = Int64(max(1, chunksPerRun)) * ContentDigester.chunkSize
+        return stride(from: range.lowerBound, to: range.upperBound, by: Int(step)).map { start in
+            Run(range: start..<min(range.upperBound, start + step), entries: entries, chunks: chunks)
+        }
+    }
+
+    private func copy(_ run: Run, into file: OutputFile, state: SharedState, key: BackgroundValue<SignerKey>?) throws {
+        let buffer = BufferPool.shared.take(), window = BufferPool.shared.take()
+        defer { BufferPool.shared.recycle(buffer); BufferPool.shared.recycle(window) }
+        var entries = run.entries ? entryDigest.map { EntryDigester(copy: self, run: run.range, algorithm: $0, state: state) } : nil
+        var chunkStart = run.range.lowerBound
+        while chunkStart < run.range.upperBound {
+            // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
+            try key?.throwIfFailed()
+            if state.failed { return }
+            let chunkEnd = min(chunkStart + ContentDigester.chunkSize, run.range.upperBound)
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkEnd - chunkStart)])
+            try layout.read(chunkStart..<chunkEnd, from: source, into: buffer, window: window)
+            try entries?.consume(chunk, at: chunkStart)
+            if run.chunks {
+                state.chunkDigests[Int(chunkStart / ContentDigester.chunkSize)] = ContentDigester.chunkDigests(chunk, algorithms: chunkAlgorithms)
+                try file.write(chunk, at: chunkStart)
+            } else if chunk.count < ContentDigester.chunkSize {
+                state.tail = Array(chunk)
+            }
+            chunkStart = chunkEnd
+        }
+        try entries?.finish(buffer: buffer)
+    }
+
+    /// v1 digests of the entries whose records start in one run, fed the run's chunks in order.
+    private struct EntryDigester {
+        let copy: SectionCopy
+        let hasher: Digest
+        let state: SharedState
+        var next: Int
+        let end: Int
+        /// The stored entry being hashed, and how far (output offset).
+        var open: (item: Int, hashedTo: Int64)?
+        /// Deflated entries whose data is not inside one chunk: inflated at the end.
+        var spanning: [Int] = []
+
+        init(copy: SectionCopy, run: Range<Int64>, algorithm: DigestAlgorithm, state: SharedState) {
+            self.copy = copy
+            hasher = Digest(algorithm)
+            self.state = state
+            next = Self.firstIndex(in: copy.recordStarts, atLeast: run.lowerBound)
+            end = Self.firstIndex(in: copy.recordStarts, atLeast: run.upperBound)
+        }
+
+        static func firstIndex(in starts: [Int64], atLeast value: Int64) -> Int {
+            var low = 0, high = starts.count
+            while low < high {
+                let middle = (low + high) / 2
+                if starts[middle] < value { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+
+        /// The output bytes at `offset` are `chunk`.
+        mutating func consume(_ chunk: UnsafeRawBufferPointer, at offset: Int64) throws {
+            let chunkEnd = offset + Int64(chunk.count)
+            while true {
+                if let current = open {
+                    let dataEnd = copy.dataStarts[current.item] + copy.items[current.item].entry.dataRange.count64
+                    let from = max(current.hashedTo, offset), to = min(dataEnd, chunkEnd)
+                    if to > from { hasher.update(UnsafeRawBufferPointer(rebasing: chunk[Int(from - offset)..<Int(to - offset)])) }
+                    if to < dataEnd { open = (current.item, to); return }
+                    state.entryDigests[current.item] = hasher.finish()
+                    open = nil
+                }
+                guard next < end, copy.dataStarts[next] < chunkEnd else { return }
+                let item = next
+                next += 1
+                let entry = copy.items[item].entry
+                let dataStart = copy.dataStarts[item]
+                switch entry.method {
+                case .stored:
+                    hasher.reset()
+                    open = (item, dataStart)
+                case .deflated:
+                    let dataEnd = dataStart + entry.dataRange.count64
+                    guard dataStart >= offset, dataEnd <= chunkEnd else { spanning.append(item); continue }
+                    // As apksig, digest what the entry inflates to without checking its CRC (signing does
+                    // not change entry data; verifiers check it).
+                    hasher.reset()
+                    try Inflate.inflate(UnsafeRawBufferPointer(rebasing: chunk[Int(dataStart - offset)..<Int(dataEnd - offset)]),
+                                        expectedSize: entry.uncompressedSize) { hasher.update($0) }
+                    state.entryDigests[item] = hasher.finish()
+                }
+            }
+        }
+
+        /// Entries the run's chunks did not complete: read from the input past the run's end.
+        mutating func finish(buffer: UnsafeMutableRawBufferPointer) throws {
+            if let current = open {
+                let entry = copy.items[current.item].entry
+                let done = current.hashedTo - copy.dataStarts[current.item]
+                try hashInput((entry.dataRange.lowerBound + done)..<entry.dataRange.upperBound, buffer: buffer)
+                state.entryDigests[current.item] = hasher.finish()
+                open = nil
+            }
+            for item in next..<end {
+                let entry = copy.items[item].entry
+                switch entry.method {
+                case .stored:
+                    hasher.reset()
+                    try hashInput(entry.dataRange, buffer: buffer)
+                    state.entryDigests[item] = hasher.finish()
+                case .deflated:
+                    spanning.append(item)
+                }
+            }
+            for item in spanning {
+                hasher.reset()
+                try SectionCopy.inflate(copy.items[item].entry, from: copy.source, buffer: buffer) { hasher.update($0) }
+                state.entryDigests[item] = hasher.finish()
+            }
+        }
+
+        private func hashInput(_ range: Range<Int64>, buffer: UnsafeMutableRawBufferPointer) throws {
+            var position = range.lowerBound
+            while position < range.upperBound {
+                let end = min(range.upperBound, position + Int64(buffer.count))
+                try copy.source.read(position..<end, into: buffer)
+                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(end - position)]))
+                position = end
+            }
+        }
+    }
+
+    /// What the workers produce; each slot is written by exactly one worker.
+    private final class SharedState: @unchecked Sendable {
+        let chunkDigests: UnsafeMutableBufferPointer<[[UInt8]]>
+        let entryDigests: UnsafeMutableBufferPointer<[UInt8]>
+        private let lock = DispatchSemaphore(value: 1)
+        private var firstError: Error?
+        private var stopped = false
+        private var partial: [UInt8]?
+
+        init(chunkCount: Int, itemCount: Int) {
+            chunkDigests = .allocate(capacity: chunkCount)
+            chunkDigests.initialize(repeating: [])
+            entryDigests = .allocate(capacity: itemCount)
+            entryDigests.initialize(repeating: [])
+        }
+        deinit {
+            chunkDigests.deinitialize(); chunkDigests.deallocate()
+            entryDigests.deinitialize(); entryDigests.deallocate()
+        }
+
+        var tail: [UInt8]? {
+            get { lock.wait(); defer { lock.signal() }; return partial }
+            set { lock.wait(); partial = newValue; lock.signal() }
+        }
+        var failed: Bool { lock.wait(); defer { lock.signal() }; return stopped }
+        var error: Error? { lock.wait(); defer { lock.signal() }; return firstError }
+        func fail(_ error: Error) {
+            lock.wait()
+            if firstError == nil { firstError = error }
+            stopped = true
+            lock.signal()
+        }
+    }
+}
+
+extension SectionCopy {
+    /// Inflates a deflated entry: read into `buffer` when it fits, else through the input's mapping, whose
+    /// pages go back behind zlib as it reads.
+    static func inflate(_ entry: ZipEntry, from source: any DataSource, buffer: UnsafeMutableRawBufferPointer,
+                        _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let range = entry.dataRange
+        if range.count64 <= Int64(buffer.count) {
+            try source.read(range, into: buffer)
+            try Inflate.inflate(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(range.count64)]), expectedSize: entry.uncompressedSize, body)
+            return
+        }
+        var released = range.lowerBound
+        try source.withBytes(in: range) { raw in
+            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize, consumed: { read in
+                // Whole 2 MiB granules behind what zlib has read (MappedFile.discard rounds outward).
+                let granule: Int64 = 2 << 20
+                let behind = (range.lowerBound + Int64(read)) / granule * granule - granule
+                if behind > released { source.discard(released..<behind); released = behind }
+            }, body)
+        }
+        source.discard(range)
+    }
+}
