@@ -36,7 +36,11 @@ measure() {
 }
 
 # alternate WORKLOAD INPUT RUNS TOOL_A CMD_A TOOL_B CMD_B [PREPARE]: runs the two commands (bash strings)
-# alternately RUNS times, with PREPARE (a bash string, e.g. deleting outputs) before each. The order turns
+# alternately RUNS times, with PREPARE (a bash string, e.g. deleting outputs) and then `sync` before each,
+# untimed. The sync writes back what earlier runs and workloads left dirty (the align workload alone leaves
+# gigabytes): otherwise the kernel's writeback threads take a core from whichever command runs while they
+# flush, and on this 2-core machine that showed up as apkpatch sign of framework-res at 65 ms or 120-150 ms
+# depending on its place in the sequence. Each command still pays for writing its own output. The order turns
 # round every run (A B, B A, A B, …): whichever runs second finds the input freshly read into the page cache
 # and the other tool's output still being written back, and on this machine (page cache reclaimed within
 # seconds, 400 MB outputs) a fixed order showed up as a bias (apkpatch align of 400 MB: 0.1 s or 0.4-0.8 s).
@@ -47,16 +51,16 @@ alternate() {
     log "$workload on $input: $tool_a vs $tool_b, one warm-up and $runs measured runs each"
     # One unmeasured run of each first (as hyperfine --warmup): the first run after another workload pays
     # for cold caches, not for the tool.
-    bash -c "$prepare"; bash -c "$cmd_a" >/dev/null 2>&1
-    bash -c "$prepare"; bash -c "$cmd_b" >/dev/null 2>&1
+    bash -c "$prepare"; sync; bash -c "$cmd_a" >/dev/null 2>&1
+    bash -c "$prepare"; sync; bash -c "$cmd_b" >/dev/null 2>&1
     local run
     for run in $(seq 1 "$runs"); do
         if [ $((run % 2)) -eq 1 ]; then
-            bash -c "$prepare"; measure "$workload" "$input" "$tool_a" "$run" "$cmd_a"
-            bash -c "$prepare"; measure "$workload" "$input" "$tool_b" "$run" "$cmd_b"
+            bash -c "$prepare"; sync; measure "$workload" "$input" "$tool_a" "$run" "$cmd_a"
+            bash -c "$prepare"; sync; measure "$workload" "$input" "$tool_b" "$run" "$cmd_b"
         else
-            bash -c "$prepare"; measure "$workload" "$input" "$tool_b" "$run" "$cmd_b"
-            bash -c "$prepare"; measure "$workload" "$input" "$tool_a" "$run" "$cmd_a"
+            bash -c "$prepare"; sync; measure "$workload" "$input" "$tool_b" "$run" "$cmd_b"
+            bash -c "$prepare"; sync; measure "$workload" "$input" "$tool_a" "$run" "$cmd_a"
         fi
     done
 }
