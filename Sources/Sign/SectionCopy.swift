@@ -65,7 +65,7 @@ struct SectionLayout {
                 literal.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(start)..<Int(start + take)])) }
             } else {
                 let input = (segment.inputOffset + start)..<(segment.inputOffset + start + take)
-                if take >= Self.directReadMinimum {
+                if take >= Self.directReadMinimum || take > Int64(window.count) {
                     try source.read(input, into: destination)
                 } else {
                     if !(windowRange.lowerBound <= input.lowerBound && input.upperBound <= windowRange.upperBound) {

@@ -1,0 +1,108 @@
+import APKCore
+import Foundation
+@testable import Sign
+import Testing
+import TestSupport
+import Unpack
+
+/// The parallel copy of an input APK's entries section (`SectionCopy`, `SectionLayout`) at its seams: entries
+/// whose data crosses 1 MiB chunks and the workers' two-chunk runs, deflated entries split by a chunk (inflated
+/// after the run) or larger than a chunk (inflated through the mapping), empty entries, and enough entries that
+/// the last chunks are digested for v1 before they are copied. apksigner is the oracle: with apksigner 0.9's
+/// layout both tools must write the same bytes, and apksigner must verify apkpatch's default output with v1
+/// checked (every entry's digest).
+@Suite struct SectionCopyTests {
+    static func seamFixture(in directory: URL) throws -> String {
+        var fixture = FixtureAPK()
+        fixture.minSdk = 18
+        fixture.storedExtensions = ["bin"]
+        // 1,200 entries (so the last chunks are deferred: one per 512 entries), ~10 MB in all: stored random
+        // blocks of uneven sizes that straddle chunk and run boundaries, and compressible text between them.
+        for index in 0..<600 {
+            fixture.assets["blocks/b\(index).bin"] = FixtureAPK.pseudoRandomBytes(count: 3_000 + (index * 7_919) % 29_000, seed: UInt64(index))
+            fixture.assets["text/t\(index).txt"] = Array(String(repeating: "line \(index) of some text\n", count: 20 + index % 300).utf8)
+        }
+        // 6 bits of entropy a byte: aapt deflates it (to ~2.3 MiB), more than a worker's 1 MiB buffer.
+        fixture.assets["big/random.dat"] = FixtureAPK.pseudoRandomBytes(count: 3 << 20, seed: 0x5ec7).map { $0 & 0x3f | 0x40 }
+        fixture.assets["empty.txt"] = []
+        fixture.assets["empty.bin"] = []
+        return try fixture.build(in: directory, name: "seams.apk")
+    }
+
+    @Test("chunk and run seams: the same bytes as apksigner, and apksigner verifies every v1 digest")
+    func seams() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("section-copy")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = try Self.seamFixture(in: dir)
+        let archive = try APKArchive(path: input)
+        #expect(archive.source.count > 8 << 20)
+        #expect(archive.zip.entries.count > 1_024)
+        let big = try #require(archive.entry(named: "assets/big/random.dat"))
+        #expect(big.method == .deflated && big.compressedSize > 1 << 20)
+
+        // apksigner 0.9's layout: byte for byte.
+        let keys = try TestKeys.make(.rsa2048, in: dir, name: "seams")
+        let same = dir.appendingPathComponent("same-apkpatch.apk").path, theirs = dir.appendingPathComponent("same-apksigner.apk").path
+        let ours = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", same]
+                                            + ApksigSignerConformanceTests.apksigner09Layout + [input])
+        #expect(ours.succeeded, "\(ours)")
+        let reference = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", theirs, input])
+        #expect(reference.succeeded, "\(reference)")
+        #expect(try TestSupport.readBytes(same) == (try TestSupport.readBytes(theirs)), "apkpatch's output differs from apksigner's")
+
+        // apkpatch's defaults re-align every stored entry (new local headers between input runs).
+        let realigned = dir.appendingPathComponent("default.apk").path
+        let signed = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", realigned, input])
+        #expect(signed.succeeded, "\(signed)")
+        for minSdk in ["18", "24"] {
+            let verify = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", minSdk, realigned])
+            #expect(verify.succeeded, "minSdk \(minSdk): \(verify)")
+        }
+        // One core only (`SignerConfig.concurrency`, as in batch signing): the same bytes.
+        let key = try KeySource.keyAndCertificate(keyPath: keys.keyPK8, certificatePath: keys.certificatePEM, keyPassword: nil).load()
+        var config = SignerConfig(key: key)
+        config.concurrency = 1
+        let serial = dir.appendingPathComponent("serial.apk").path
+        _ = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true), to: serial)
+        #expect(try TestSupport.readBytes(serial) == (try TestSupport.readBytes(realigned)))
+    }
+
+    @Test("SectionLayout reads any range: literals, merged runs, short runs served from one read")
+    func layoutReads() throws {
+        let input = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let source = ByteArrayDataSource(input)
+        var layout = SectionLayout()
+        var expected: [UInt8] = []
+        var position: Int64 = 0
+        var step = 0
+        while position < Int64(input.count) {
+            // Short input runs (skipping a few bytes, as a replaced header does) between literals.
+            let length = Int64(1 + (step * 37) % 200)
+            let end = min(Int64(input.count), position + length)
+            layout.append(input: position..<end)
+            expected += input[Int(position)..<Int(end)]
+            let literal = [UInt8](repeating: UInt8(step & 0xff), count: step % 3)
+            layout.append(literal: literal)
+            expected += literal
+            position = end + Int64(step % 4)
+            step += 1
+        }
+        #expect(layout.count == Int64(expected.count))
+        // Contiguous input runs merge.
+        var merged = SectionLayout()
+        merged.append(input: 0..<10); merged.append(input: 10..<20)
+        #expect(merged.segments.count == 1)
+
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: expected.count, alignment: 16)
+        defer { buffer.deallocate() }
+        for window in [16, 300, 1 << 20] {
+            let windowBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: window, alignment: 16)
+            defer { windowBuffer.deallocate() }
+            for (start, length) in [(0, expected.count), (1, 17), (777, 1_000), (expected.count - 5, 5), (123, 0)] {
+                let range = Int64(start)..<Int64(start + length)
+                try layout.read(range, from: source, into: buffer, window: windowBuffer)
+                #expect(Array(buffer[0..<length]) == Array(expected[start..<(start + length)]), "window \(window), \(range)")
+            }
+        }
+    }
+}
