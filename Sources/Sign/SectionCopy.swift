@@ -29,6 +29,8 @@ struct SectionLayout {
         count += range.count64
     }
 
+    mutating func reserveCapacity(_ segmentCount: Int) { segments.reserveCapacity(segmentCount) }
+
     mutating func append(literal bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         segments.append(Segment(outputOffset: count, count: Int64(bytes.count), inputOffset: 0, literal: bytes))

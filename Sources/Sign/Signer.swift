@@ -295,6 +295,8 @@ public struct Signer: Sendable {
             // in the .SF file, before deflate) and the signing block.
             try file.reserve(archive.source.count + Int64(items.count) * 160 + (1 << 16))
             var layout = SectionLayout()
+            // At most five segments per entry (a re-aligned header is four around its data), and the gaps.
+            layout.reserveCapacity(items.count * 5 + droppedRecords.count + 1)
             var recordStarts: [Int64] = [], dataStarts: [Int64] = []
             recordStarts.reserveCapacity(items.count)
             dataStarts.reserveCapacity(items.count)
