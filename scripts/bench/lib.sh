@@ -35,6 +35,16 @@ measure() {
     return 0
 }
 
+# settle: the same machine state at the start of every workload: dirty data written back and, where the
+# harness may (root), the page cache and reclaimable slabs dropped. Without it each workload inherited what
+# the ones before it left: after the align workload (gigabytes written and deleted) apkpatch sign of
+# framework-res measured 100-130 ms in half its runs and 62-71 ms in the rest, 62-71 ms in all of them when
+# the sign workload ran alone. The warm-up runs that follow read the inputs back into the page cache.
+settle() {
+    sync
+    if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
+}
+
 # alternate WORKLOAD INPUT RUNS TOOL_A CMD_A TOOL_B CMD_B [PREPARE]: runs the two commands (bash strings)
 # alternately RUNS times, with PREPARE (a bash string, e.g. deleting outputs) and then `sync` before each,
 # untimed. The sync writes back what earlier runs and workloads left dirty (the align workload alone leaves
@@ -49,8 +59,9 @@ alternate() {
     record_command "$workload" "$tool_a" "$cmd_a"
     record_command "$workload" "$tool_b" "$cmd_b"
     log "$workload on $input: $tool_a vs $tool_b, one warm-up and $runs measured runs each"
-    # One unmeasured run of each first (as hyperfine --warmup): the first run after another workload pays
-    # for cold caches, not for the tool.
+    # One unmeasured run of each first (as hyperfine --warmup), after `settle`: the first run after another
+    # workload pays for cold caches, not for the tool.
+    settle
     bash -c "$prepare"; sync; bash -c "$cmd_a" >/dev/null 2>&1
     bash -c "$prepare"; sync; bash -c "$cmd_b" >/dev/null 2>&1
     local run

@@ -124,7 +124,7 @@ if wants floor; then
         command="openssl dgst -sha256 \"$CORPUS/$input.aligned.apk\" && cp \"$CORPUS/$input.aligned.apk\" \"$OUT/floor.apk\""
         record_command floor floor "$command"
         log "floor on $input, $RUNS runs"
-        rm -f "$OUT/floor.apk"; bash -c "$command" >/dev/null 2>&1   # warm-up, as for the tools
+        settle; rm -f "$OUT/floor.apk"; bash -c "$command" >/dev/null 2>&1   # warm-up, as for the tools
         for run in $(seq 1 "$RUNS"); do rm -f "$OUT/floor.apk"; sync; measure floor "$input" floor "$run" "$command"; done
     done
 fi
