@@ -183,15 +183,7 @@ public final class OutputFile: DataSink {
     /// at once, each its own part (nothing else may be written meanwhile). `skip(to:)` then moves the
     /// sequential writer to the region's end.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileError(path: temporaryPath, operation: "write", errno: errno)
-            }
-            done += n
-        }
+        if let error = pwriteAll(fd, bytes, at: offset) { throw FileError(path: temporaryPath, operation: "write", errno: error) }
     }
 
     /// Continues sequential writing at `offset`, after a region written with `write(_:at:)`.
@@ -252,4 +244,18 @@ public final class OutputFile: DataSink {
         return false
         #endif
     }
+}
+
+/// Writes all of `bytes` at `offset` (retrying short writes and EINTR); the errno of a failure, else nil.
+func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int32? {
+    var done = 0
+    while done < bytes.count {
+        let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+        if n < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        done += n
+    }
+    return nil
 }

@@ -203,14 +203,8 @@ public final class RecycledOutput: DataSink {
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileError(path: recycler.destination, operation: "write the working file of", errno: errno)
-            }
-            done += n
+        if let error = pwriteAll(fd, bytes, at: offset) {
+            throw FileError(path: recycler.destination, operation: "write the working file of", errno: error)
         }
     }
 
