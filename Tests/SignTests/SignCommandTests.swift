@@ -149,6 +149,38 @@ import Unpack
         #expect(unknown.stderr.contains("utf-8") && unknown.stderr.contains("does not support that option"), "\(unknown)")
     }
 
+    /// `apkpatch sign` starts loading a keystore before parsing its options (see `Sign.prepare`) and uses that
+    /// load only when the parsed options name the same keystore, alias and password sources.
+    @Test("the CLI's early start on the keystore: option spellings, a wrong password, options that overrule the guess")
+    func earlyKeyStoreLoad() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let store = dir.appendingPathComponent("early.p12").path
+        try TestSupport.makeKeyStore(at: store, password: "store-secret", alias: "early", dname: "CN=Early, C=US")
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let environment = ["APKPATCH_TEST_KS_PASS": "store-secret", "APKPATCH_TEST_WRONG": "not-it"]
+        try TestSupport.write("store-secret\n", to: "pass.txt", in: dir)
+        let passwordFile = dir.appendingPathComponent("pass.txt").path
+        let cases: [(label: String, options: [String], succeeds: Bool)] = [
+            ("equals", ["--ks=\(store)", "--ks-pass=env:APKPATCH_TEST_KS_PASS", "--ks-key-alias=early"], true),
+            ("wrong", ["--ks", store, "--ks-pass", "env:APKPATCH_TEST_WRONG"], false),
+            // Given twice, the parser takes the last value; the early start, in doubt, does not start.
+            ("twice", ["--ks", store, "--ks-pass", "env:APKPATCH_TEST_WRONG", "--ks-pass", "env:APKPATCH_TEST_KS_PASS"], true),
+            ("file", ["--ks", store, "--ks-pass", "file:\(passwordFile)"], true),
+        ]
+        for (label, options, succeeds) in cases {
+            let output = dir.appendingPathComponent("\(label).apk").path
+            let result = try TestSupport.apkpatch(["sign"] + options + ["--out", output, input], environment: environment)
+            #expect(result.succeeded == succeeds, "\(label): \(result)")
+            #expect(!result.stderr.contains("store-secret") && !result.stderr.contains("not-it"), "\(label)")
+            if succeeds {
+                #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded, "\(label)")
+            } else {
+                #expect(result.stderr.contains("wrong password"), "\(label): \(result)")
+                #expect(!FileManager.default.fileExists(atPath: output), "\(label)")
+            }
+        }
+    }
+
     @Test("keystores made by keytool (PKCS12 and JKS); the alias names the v1 files", arguments: ["PKCS12", "JKS"])
     func keytoolStores(type: String) throws {
         let dir = try TestSupport.makeTemporaryDirectory()

@@ -18,7 +18,7 @@ public struct SignerKey: Sendable {
 }
 
 /// Where the signing key comes from, as the CLI options (`--ks`…, `--key`/`--cert`, `--debug`) describe it.
-public enum KeySource: Sendable {
+public enum KeySource: Sendable, Equatable {
     /// A PKCS#12 or JKS keystore. `type` is "PKCS12" or "JKS" (nil: detected from the file's magic).
     /// `alias` may be nil when the store holds exactly one key. `keyPassword` nil means "same as the store
     /// password" (always true for keytool's PKCS#12 stores).
