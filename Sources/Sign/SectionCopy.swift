@@ -104,10 +104,9 @@ struct SectionLayout {
 /// core's cache when both digests and the write read it; nothing is mapped, so there are no page faults,
 /// no TLB shootdowns between the cores and no resident input pages, whatever the APK size.
 ///
-/// Two exceptions to "once": the last few chunks are read twice (v1 first, so the JAR signature can be made
-/// while they are copied), and an entry running past the end of its run is read on to its end by the run
-/// that holds its record. The section's last partial chunk is only read (and its entries hashed): the
-/// caller writes and digests it with what follows it (the JAR signature files and the padding).
+/// (An entry running past the end of its run is read on to its end by the run that holds its record.) The
+/// section's last partial chunk is only read (and its entries hashed): the caller writes and digests it with
+/// what follows it (the JAR signature files and the padding).
 struct SectionCopy {
     let layout: SectionLayout
     let source: any DataSource
@@ -124,44 +123,38 @@ struct SectionCopy {
         var chunks: SectionChunkDigests
         /// The bytes after the last whole chunk, not yet written.
         var tail: [UInt8]
+        /// v1 digest of each item's uncompressed data (empty without v1).
+        var entryDigests: [[UInt8]]
     }
 
-    /// Copies and digests the section into `file`. `entriesDigested` gets the v1 digests as soon as they are
-    /// all known, before the copy ends: the JAR signature made from them (about a millisecond per thousand
-    /// entries, mostly on one core) then overlaps the copy's last chunks instead of following it.
-    func run(into file: OutputFile, concurrency: Int, key: BackgroundValue<SignerKey>?,
-             entriesDigested: ([[UInt8]]) -> Void) throws -> Result {
+    /// Copies and digests the section into `file`.
+    func run(into file: OutputFile, concurrency: Int, key: BackgroundValue<SignerKey>?) throws -> Result {
         let chunkSize = ContentDigester.chunkSize
         let wholeChunks = Int(layout.count / chunkSize)
         let wholeEnd = Int64(wholeChunks) * chunkSize
-        // The last chunks are first read for their v1 digests only, and copied and v2-digested (read again)
-        // while the JAR signature is made: about as many chunks as one core hashes and writes in that time.
-        let deferred = entryDigest == nil ? 0 : min(wholeChunks / 2, items.count / 512)
-        let deferredStart = Int64(wholeChunks - deferred) * chunkSize
         // Runs of two chunks: small enough that the cores finish together (one that drew entries to inflate
-        // does not hold up the end), large enough that an entry rarely straddles two runs.
-        var first = Self.runs(0..<deferredStart, chunksPerRun: 2, entries: true, chunks: true)
-        first += Self.runs(deferredStart..<wholeEnd, chunksPerRun: 2, entries: true, chunks: false)
-        if wholeEnd < layout.count { first.append(Run(range: wholeEnd..<layout.count, entries: true, chunks: false)) }
-        // One core copies the deferred chunks while the other makes the JAR signature.
-        let second = Self.runs(deferredStart..<wholeEnd, chunksPerRun: deferred, entries: false, chunks: true)
+        // does not hold up the end), large enough that an entry rarely straddles two runs. (Digesting the
+        // last chunks for v1 first, so that the JAR signature could be made while they were copied, measured
+        // 3 ms slower on framework-res: the re-read and the second pass cost more than the overlap gained.)
+        var planned = stride(from: Int64(0), to: wholeEnd, by: Int(2 * chunkSize)).map {
+            Run(range: $0..<min(wholeEnd, $0 + 2 * chunkSize), writesChunks: true)
+        }
+        if wholeEnd < layout.count { planned.append(Run(range: wholeEnd..<layout.count, writesChunks: false)) }
+        let runs = planned
 
         let state = SharedState(chunkCount: wholeChunks, itemCount: entryDigest == nil ? 0 : items.count)
         nonisolated(unsafe) let output = file
-        for (phase, runs) in [first, second].enumerated() {
-            let work: @Sendable (Int) -> Void = { index in
-                if state.failed { return }
-                do {
-                    try copy(runs[index], into: output, state: state, key: key)
-                } catch {
-                    state.fail(error)
-                }
+        let work: @Sendable (Int) -> Void = { index in
+            if state.failed { return }
+            do {
+                try copy(runs[index], into: output, state: state, key: key)
+            } catch {
+                state.fail(error)
             }
-            // One core when asked (`signBatch` signs several APKs at once, one per core).
-            if concurrency <= 1 { runs.indices.forEach(work) } else { DispatchQueue.concurrentPerform(iterations: runs.count, execute: work) }
-            if let error = state.error { throw error }
-            if phase == 0 && entryDigest != nil { entriesDigested(Array(state.entryDigests)) }
         }
+        // One core when asked (`signBatch` signs several APKs at once, one per core).
+        if concurrency <= 1 { runs.indices.forEach(work) } else { DispatchQueue.concurrentPerform(iterations: runs.count, execute: work) }
+        if let error = state.error { throw error }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
         for (slot, algorithm) in chunkAlgorithms.enumerated() {
             var all: [UInt8] = []
@@ -170,30 +163,20 @@ struct SectionCopy {
             perAlgorithm[algorithm] = all
         }
         return Result(chunks: SectionChunkDigests(chunkCount: wholeChunks, byteCount: wholeEnd, digests: perAlgorithm),
-                      tail: state.tail ?? [])
+                      tail: state.tail ?? [], entryDigests: Array(state.entryDigests))
     }
 
-    /// Part of the section for one worker: its v1 digests (of the entries whose records start in it), its
-    /// chunks' v2/v3 digests and their writing, or both. A run that is neither is the partial last chunk,
-    /// kept for the caller.
+    /// Part of the section for one worker: its chunks (digested for v2/v3 and written, unless it is the
+    /// partial last chunk, kept for the caller) and the v1 digests of the entries whose records start in it.
     private struct Run {
         var range: Range<Int64>
-        var entries: Bool
-        var chunks: Bool
-    }
-
-    /// `range` (whole chunks) in runs of `chunksPerRun` chunks (the last one shorter).
-    private static func runs(_ range: Range<Int64>, chunksPerRun: Int, entries: Bool, chunks: Bool) -> [Run] {
-        let step = Int64(max(1, chunksPerRun)) * ContentDigester.chunkSize
-        return stride(from: range.lowerBound, to: range.upperBound, by: Int(step)).map { start in
-            Run(range: start..<min(range.upperBound, start + step), entries: entries, chunks: chunks)
-        }
+        var writesChunks: Bool
     }
 
     private func copy(_ run: Run, into file: OutputFile, state: SharedState, key: BackgroundValue<SignerKey>?) throws {
         let buffer = BufferPool.shared.take(), window = BufferPool.shared.take()
         defer { BufferPool.shared.recycle(buffer); BufferPool.shared.recycle(window) }
-        var entries = run.entries ? entryDigest.map { EntryDigester(copy: self, run: run.range, algorithm: $0, state: state) } : nil
+        var entries = entryDigest.map { EntryDigester(copy: self, run: run.range, algorithm: $0, state: state) }
         var chunkStart = run.range.lowerBound
         while chunkStart < run.range.upperBound {
             // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
@@ -203,7 +186,7 @@ struct SectionCopy {
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkEnd - chunkStart)])
             try layout.read(chunkStart..<chunkEnd, from: source, into: buffer, window: window)
             try entries?.consume(chunk, at: chunkStart)
-            if run.chunks {
+            if run.writesChunks {
                 state.chunkDigests[Int(chunkStart / ContentDigester.chunkSize)] = ContentDigester.chunkDigests(chunk, algorithms: chunkAlgorithms)
                 try file.write(chunk, at: chunkStart)
             } else if chunk.count < ContentDigester.chunkSize {

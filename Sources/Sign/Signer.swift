@@ -350,9 +350,8 @@ public struct Signer: Sendable {
             let copy = SectionCopy(layout: layout, source: archive.source, items: items, recordStarts: recordStarts,
                                    dataStarts: dataStarts, entryDigest: v1Digest,
                                    chunkAlgorithms: digestsBlock ? ContentDigestAlgorithm.allCases.filter { blockDigestAlgorithms.contains($0) } : [])
-            let copied = try copy.run(into: file, concurrency: concurrency, key: config.keySupply) { digests in
-                startJARSignature { digests }
-            }
+            let copied = try copy.run(into: file, concurrency: concurrency, key: config.keySupply)
+            startJARSignature { copied.entryDigests }
             // The section's partial last chunk is written and digested with the JAR signature files after it.
             try file.skip(to: copied.chunks.byteCount)
             output = try SigningOutput(file: file, algorithms: digestsBlock ? blockDigestAlgorithms : [],

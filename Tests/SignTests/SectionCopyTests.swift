@@ -7,8 +7,8 @@ import Unpack
 
 /// The parallel copy of an input APK's entries section (`SectionCopy`, `SectionLayout`) at its seams: entries
 /// whose data crosses 1 MiB chunks and the workers' two-chunk runs, deflated entries split by a chunk (inflated
-/// after the run) or larger than a chunk (inflated through the mapping), empty entries, and enough entries that
-/// the last chunks are digested for v1 before they are copied. apksigner is the oracle: with apksigner 0.9's
+/// after the run) or larger than a chunk (inflated through the mapping), empty entries, many entries. apksigner
+/// is the oracle: with apksigner 0.9's
 /// layout both tools must write the same bytes, and apksigner must verify apkpatch's default output with v1
 /// checked (every entry's digest).
 @Suite struct SectionCopyTests {
@@ -16,8 +16,8 @@ import Unpack
         var fixture = FixtureAPK()
         fixture.minSdk = 18
         fixture.storedExtensions = ["bin"]
-        // 1,200 entries (so the last chunks are deferred: one per 512 entries), ~10 MB in all: stored random
-        // blocks of uneven sizes that straddle chunk and run boundaries, and compressible text between them.
+        // 1,200 entries, ~10 MB in all: stored random blocks of uneven sizes that straddle chunk and run
+        // boundaries, and compressible text between them.
         for index in 0..<600 {
             fixture.assets["blocks/b\(index).bin"] = FixtureAPK.pseudoRandomBytes(count: 3_000 + (index * 7_919) % 29_000, seed: UInt64(index))
             fixture.assets["text/t\(index).txt"] = Array(String(repeating: "line \(index) of some text\n", count: 20 + index % 300).utf8)
