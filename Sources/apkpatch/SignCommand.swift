@@ -71,12 +71,13 @@ extension APKPatch {
         /// CPU on a core that is otherwise idle while the arguments are parsed); `run` uses it only when the
         /// parsed options name the very same key source.
         static func prepare(_ arguments: [String]) {
+            // The archive first: `run` waits for it before anything else, and for the key only at the end.
+            if let path = APKPatch.trailingPath(of: arguments, command: "sign"), !arguments.contains(where: { $0.hasPrefix("--out-dir") }) {
+                prepared = (path, BackgroundValue { try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true) })
+            }
             if let source = SignerOptions.keyStoreSource(in: arguments, command: "sign") {
                 preparedKey = (source, BackgroundValue { try source.load() })
             }
-            guard let path = APKPatch.trailingPath(of: arguments, command: "sign"),
-                  !arguments.contains(where: { $0.hasPrefix("--out-dir") }) else { return }
-            prepared = (path, BackgroundValue { try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true) })
         }
 
         func run() throws {
