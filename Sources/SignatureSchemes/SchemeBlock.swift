@@ -61,6 +61,8 @@ public struct AdditionalAttribute: Sendable, Hashable {
         public static let proofOfRotation: UInt32 = 0x3ba0_6f8c
         /// v3.0 signers: minimum SDK of the v3.1 block (its stripping protection).
         public static let rotationMinSdkVersion: UInt32 = 0x559f_8b02
+        /// v3.0 and v3.1 signers: minimum SDK of the v3.2 (hybrid) block (its stripping protection).
+        public static let hybridMinSdkVersion: UInt32 = 0xbf94_0529
         /// v3.x signers that target a development release.
         public static let signerTargetsDevRelease: UInt32 = 0xc2a6_b3ba
     }

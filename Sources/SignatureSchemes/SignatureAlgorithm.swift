@@ -193,4 +193,6 @@ public enum AndroidSDK {
     public static let r = 30
     /// Android 13: APK Signature Scheme v3.1.
     public static let tiramisu = 33
+    /// Android 17 (apksig's `AndroidSdkVersion.C`): APK Signature Scheme v3.2, hybrid signatures with ML-DSA.
+    public static let c = 37
 }

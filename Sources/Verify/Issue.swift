@@ -128,6 +128,9 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case v31RotationMinSdkAttrMissing = "V31_ROTATION_MIN_SDK_ATTR_MISSING"
         case v31BlockFoundWithoutV3Block = "V31_BLOCK_FOUND_WITHOUT_V3_BLOCK"
         case v31RotationTargetsDevReleaseAttrOnV3Signer = "V31_ROTATION_TARGETS_DEV_RELEASE_ATTR_ON_V3_SIGNER"
+        case v32BlockMissing = "V32_BLOCK_MISSING"
+        /// Not apksig's: a v3.2 block apkpatch cannot check (no ML-DSA in OpenSSL 3.0), where Android would.
+        case v32Unsupported = "V32_SIG_UNSUPPORTED"
 
         // Install checks beyond apksigner (what makes Android's installer refuse an APK apksigner accepts).
         case installResourcesArscCompressed = "INSTALL_RESOURCES_ARSC_COMPRESSED"

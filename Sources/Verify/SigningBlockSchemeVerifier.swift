@@ -477,6 +477,14 @@ struct SigningBlockSchemeVerifier {
                             signer.error(.v31BlockMissing, "The v3 signer indicates key rotation should be supported starting from SDK version \(value), but a v3.1 block was not found")
                         }
                     }
+                case (_, AdditionalAttribute.ID.hybridMinSdkVersion):
+                    // apksig reads the value first (too short: a malformed attribute), then checks it only where
+                    // v3.2 exists. A v3.2 block is refused before this verifier runs (see `Verifier`), so here
+                    // the block the attribute vouches for is missing: stripped.
+                    let value = Int(try attribute.getInt())
+                    if maxSdkVersion >= AndroidSDK.c {
+                        signer.error(.v32BlockMissing, "The v\(kind == .v31 ? "3.1" : "3.0") signer indicates a v3.2 (hybrid) signature from SDK version \(value), but a v3.2 block was not found")
+                    }
                 case (_, AdditionalAttribute.ID.signerTargetsDevRelease):
                     if kind == .v3 {
                         signer.warning(.v31RotationTargetsDevReleaseAttrOnV3Signer, "The rotation-targets-dev-release attribute is only supported on v3.1 signers; this attribute will be ignored by the platform in a v3.0 signer")

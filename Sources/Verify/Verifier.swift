@@ -191,6 +191,13 @@ public struct Verifier: Sendable {
         defer { earlyV1?.wait() }
 
         if maxSdkVersion >= AndroidSDK.nougat, let signingBlock {
+            // Android 17 (API 37) verifies a v3.2 block (hybrid: a classical and an ML-DSA signature) and
+            // rejects the APK if it does not verify. apkpatch cannot check ML-DSA (OpenSSL 3.0 has none), so
+            // it does not call such an APK verified where v3.2 counts; below 37 the block is ignored, as there.
+            if maxSdkVersion >= AndroidSDK.c, signingBlock.schemeBlock(id: SigningBlock.ID.v32) != nil {
+                report.signatureErrors.append(.error(.v32Unsupported, "", "The APK has an APK Signature Scheme v3.2 block (hybrid ML-DSA signatures), which Android checks from SDK version \(AndroidSDK.c); apkpatch cannot verify ML-DSA signatures. Pass --max-sdk-version \(AndroidSDK.c - 1) to verify everything else"))
+                return
+            }
             var rotationMinSdkVersion: Int?
             if maxSdkVersion >= AndroidSDK.tiramisu, let block = signingBlock.schemeBlock(id: SigningBlock.ID.v31) {
                 let verifier = SigningBlockSchemeVerifier(kind: .v31, minSdkVersion: max(minSdkVersion, AndroidSDK.tiramisu), maxSdkVersion: maxSdkVersion)

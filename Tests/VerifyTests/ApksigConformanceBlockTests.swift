@@ -729,3 +729,62 @@ struct ApksigConformanceBlockRSASignatureTests {
         #expect(C.codes(try VerifyFixtures.verify(wrongAPK, minSdkVersion: 24).signatureErrors) == ["V2_SIG_DID_NOT_VERIFY"])
     }
 }
+
+@Suite("apksig conformance: v3.2 hybrid blocks")
+struct ApksigConformanceV32Tests {
+    typealias C = BlockCraft
+    static let hybridMinSdk = AdditionalAttribute.ID.hybridMinSdkVersion
+    static let rotationMinSdk = AdditionalAttribute.ID.rotationMinSdkVersion
+    static let proofOfRotation = AdditionalAttribute.ID.proofOfRotation
+
+    enum V32Case: String, CaseIterable, CustomStringConvertible, Sendable {
+        /// v32-sig-stripped-v3-rsa-2048.apk: the v3.0 signer's hybrid attribute names a v3.2 block that is gone
+        /// (apksig V3SchemeVerifier: V32_BLOCK_MISSING where the range reaches AndroidSdkVersion.C, 37).
+        case strippedUnderV3
+        /// v32-sig-stripped-v31-rsa-2048_2-v3-rsa-2048.apk: the same attribute on the v3.1 signer.
+        case strippedUnderV31
+        /// A v3.2 block present: Android 17 checks its ML-DSA signature, which apkpatch cannot.
+        case present
+        /// A hybrid attribute too short to hold its SDK version: malformed wherever it is read.
+        case malformedAttribute
+        var description: String { rawValue }
+    }
+
+    @Test("v3.2 stripping protection and blocks apkpatch cannot check", arguments: V32Case.allCases)
+    func v32(_ testCase: V32Case) throws {
+        let bench = try C.Workbench("v32-\(testCase.rawValue)")
+        let hybrid = C.attribute(Self.hybridMinSdk, C.u32(37))
+        typealias Expectation = (max: Int, verifies: Bool, errors: Set<String>)
+        let pairs: [(UInt32, [UInt8])]
+        let expectations: [Expectation]
+        switch testCase {
+        case .strippedUnderV3:
+            pairs = [(SigningBlock.ID.v3, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 28, attributes: [hybrid])]))]
+            expectations = [(Int(Int32.max), false, ["V32_BLOCK_MISSING"]), (37, false, ["V32_BLOCK_MISSING"]), (36, true, [])]
+        case .strippedUnderV31:
+            let lineage = C.attribute(Self.proofOfRotation, try bench.lineage([.rsa2048, .ecP256]))
+            pairs = [(SigningBlock.ID.v31, C.Workbench.schemeBlock([try bench.v3Signer(.ecP256, min: 33, attributes: [lineage, hybrid])])),
+                     (SigningBlock.ID.v3, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 28, max: 32,
+                                                                                      attributes: [C.attribute(Self.rotationMinSdk, C.u32(33))])]))]
+            expectations = [(Int(Int32.max), false, ["V32_BLOCK_MISSING"]), (36, true, [])]
+        case .present:
+            pairs = [(SigningBlock.ID.v32, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 37)])),
+                     (SigningBlock.ID.v3, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 28, attributes: [hybrid])]))]
+            expectations = [(Int(Int32.max), false, ["V32_SIG_UNSUPPORTED"]), (36, true, [])]
+        case .malformedAttribute:
+            pairs = [(SigningBlock.ID.v3, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 28,
+                                                                                      attributes: [C.attribute(Self.hybridMinSdk, [37, 0])])]))]
+            expectations = [(Int(Int32.max), false, ["V3_SIG_MALFORMED_ADDITIONAL_ATTRIBUTE"]),
+                            (36, false, ["V3_SIG_MALFORMED_ADDITIONAL_ATTRIBUTE"])]
+        }
+        let apk = try bench.write("v32.apk", pairs: pairs)
+        for expected in expectations {
+            let report = try VerifyFixtures.verify(apk, minSdkVersion: 28, maxSdkVersion: expected.max)
+            #expect(report.isSignatureVerified == expected.verifies, "max \(expected.max): \(report.signatureErrors)")
+            #expect(C.codes(report.signatureErrors) == expected.errors, "max \(expected.max): \(report.signatureErrors)")
+        }
+        // The CLI, with apksigner's default range, refuses each of them.
+        let cli = try TestSupport.apkpatch(["verify", "--min-sdk-version", "28", apk])
+        #expect(!cli.succeeded, "\(cli)")
+    }
+}

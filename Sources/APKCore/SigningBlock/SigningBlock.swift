@@ -14,6 +14,8 @@ public struct SigningBlock: Sendable, Equatable {
         public static let v2: UInt32 = 0x7109_871a
         public static let v3: UInt32 = 0xf053_68c0
         public static let v31: UInt32 = 0x1b93_ad61
+        /// APK Signature Scheme v3.2: hybrid signers (a classical and an ML-DSA signature), Android 17+.
+        public static let v32: UInt32 = 0x70e1_c89f
         public static let verityPadding: UInt32 = 0x4272_6577
         public static let sourceStamp: UInt32 = 0x6dff_800d
         public static let sourceStampV2: UInt32 = 0x2b09_189e
