@@ -733,9 +733,7 @@ struct ApksigConformanceBlockRSASignatureTests {
 @Suite("apksig conformance: v3.2 hybrid blocks")
 struct ApksigConformanceV32Tests {
     typealias C = BlockCraft
-    static let hybridMinSdk = AdditionalAttribute.ID.hybridMinSdkVersion
-    static let rotationMinSdk = AdditionalAttribute.ID.rotationMinSdkVersion
-    static let proofOfRotation = AdditionalAttribute.ID.proofOfRotation
+    typealias Rotation = ApksigConformanceBlockRotationTests
 
     enum V32Case: String, CaseIterable, CustomStringConvertible, Sendable {
         /// v32-sig-stripped-v3-rsa-2048.apk: the v3.0 signer's hybrid attribute names a v3.2 block that is gone
@@ -753,7 +751,7 @@ struct ApksigConformanceV32Tests {
     @Test("v3.2 stripping protection and blocks apkpatch cannot check", arguments: V32Case.allCases)
     func v32(_ testCase: V32Case) throws {
         let bench = try C.Workbench("v32-\(testCase.rawValue)")
-        let hybrid = C.attribute(Self.hybridMinSdk, C.u32(37))
+        let hybrid = C.attribute(AdditionalAttribute.ID.hybridMinSdkVersion, C.u32(37))
         typealias Expectation = (max: Int, verifies: Bool, errors: Set<String>)
         let pairs: [(UInt32, [UInt8])]
         let expectations: [Expectation]
@@ -762,10 +760,10 @@ struct ApksigConformanceV32Tests {
             pairs = [(SigningBlock.ID.v3, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 28, attributes: [hybrid])]))]
             expectations = [(Int(Int32.max), false, ["V32_BLOCK_MISSING"]), (37, false, ["V32_BLOCK_MISSING"]), (36, true, [])]
         case .strippedUnderV31:
-            let lineage = C.attribute(Self.proofOfRotation, try bench.lineage([.rsa2048, .ecP256]))
+            let lineage = C.attribute(Rotation.proofOfRotation, try bench.lineage([.rsa2048, .ecP256]))
             pairs = [(SigningBlock.ID.v31, C.Workbench.schemeBlock([try bench.v3Signer(.ecP256, min: 33, attributes: [lineage, hybrid])])),
                      (SigningBlock.ID.v3, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 28, max: 32,
-                                                                                      attributes: [C.attribute(Self.rotationMinSdk, C.u32(33))])]))]
+                                                                                      attributes: [C.attribute(Rotation.rotationMinSdk, C.u32(33))])]))]
             expectations = [(Int(Int32.max), false, ["V32_BLOCK_MISSING"]), (36, true, [])]
         case .present:
             pairs = [(SigningBlock.ID.v32, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 37)])),
@@ -773,7 +771,7 @@ struct ApksigConformanceV32Tests {
             expectations = [(Int(Int32.max), false, ["V32_SIG_UNSUPPORTED"]), (36, true, [])]
         case .malformedAttribute:
             pairs = [(SigningBlock.ID.v3, C.Workbench.schemeBlock([try bench.v3Signer(.rsa2048, min: 28,
-                                                                                      attributes: [C.attribute(Self.hybridMinSdk, [37, 0])])]))]
+                                                                                      attributes: [C.attribute(AdditionalAttribute.ID.hybridMinSdkVersion, [37, 0])])]))]
             expectations = [(Int(Int32.max), false, ["V3_SIG_MALFORMED_ADDITIONAL_ATTRIBUTE"]),
                             (36, false, ["V3_SIG_MALFORMED_ADDITIONAL_ATTRIBUTE"])]
         }
