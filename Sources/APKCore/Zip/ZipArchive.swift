@@ -188,7 +188,7 @@ public struct ZipArchive: Sendable {
                                 guard readsZip64EndRecord,
                                       let values = try Self.zip64EndValues(in: source, locatorOffset: absolute - Int64(Zip64LocatorLayout.fixedSize),
                                                                            standard: (entries, cdSize, cdOffset)) else {
-                                    throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
+                                    throw ZipFormatError.unsupported("ZIP64 archives are not supported: older Android releases cannot read one, so an APK must stay under 65,535 entries and 4 GB, with a standard end of central directory record")
                                 }
                                 (disk, cdDisk, entriesOnDisk, entries, cdSize, cdOffset) = (0, 0, values.entries, values.entries, values.size, values.offset)
                             }
@@ -196,7 +196,7 @@ public struct ZipArchive: Sendable {
                         // Without a ZIP64 locator, 0xFFFF is a real entry count (apksig and libziparchive read it
                         // so: apksig's original-with-64k-files.apk); offsets and sizes of 0xFFFFFFFF cannot be.
                         if cdSize == 0xFFFF_FFFF || cdOffset == 0xFFFF_FFFF {
-                            throw ZipFormatError.unsupported("ZIP64 archives are not valid APKs (Android's package manager and apksig refuse them)")
+                            throw ZipFormatError.unsupported("ZIP64 archives are not supported: older Android releases cannot read one, so an APK must stay under 65,535 entries and 4 GB, with a standard end of central directory record")
                         }
                         guard disk == 0, cdDisk == 0, entriesOnDisk == entries else {
                             throw ZipFormatError.unsupported("multi-disk (spanned) ZIP archives are not supported")
