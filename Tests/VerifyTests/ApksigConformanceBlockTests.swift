@@ -786,3 +786,67 @@ struct ApksigConformanceV32Tests {
         #expect(!cli.succeeded, "\(cli)")
     }
 }
+
+@Suite("apksig conformance: two signers in one block")
+struct ApksigConformanceTwoSignerTests {
+    typealias C = BlockCraft
+
+    enum SecondSigner: String, CaseIterable, CustomStringConvertible, Sendable {
+        /// Both signers verify.
+        case valid
+        /// testV2TwoSignersRejectedWhenOneBroken (two-signers-second-signer-v2-broken.apk).
+        case broken
+        /// testV2TwoSignersRejectedWhenOneWithoutSignatures.
+        case withoutSignatures
+        /// testV2TwoSignersRejectedWhenOneWithoutSupportedSignatures.
+        case withoutSupportedSignatures
+        var description: String { rawValue }
+    }
+
+    /// Every signer of a v2 or v3 block must verify (apksig `V2SchemeVerifier.parseSigners`). Debian's
+    /// apksigner is the oracle for v2; for v3 the expected issue is apksig's.
+    @Test("a block whose second signer does not verify is rejected", arguments: SecondSigner.allCases, [SigningBlock.ID.v2, SigningBlock.ID.v3])
+    func twoSigners(_ second: SecondSigner, scheme: UInt32) throws {
+        let bench = try C.Workbench("two-\(second.rawValue)-\(scheme == SigningBlock.ID.v2 ? "v2" : "v3")")
+        func signer(_ key: TestKey) throws -> [UInt8] {
+            scheme == SigningBlock.ID.v2 ? try bench.v2Signer(key) : try bench.v3Signer(key, min: 24)
+        }
+        let first = try signer(.rsa2048)
+        var other = try signer(.ecP256)
+        // The signer: length-prefixed signed data, (v3) min and max SDK, length-prefixed signatures, public key.
+        func u32(at offset: Int) -> Int { Int(other[offset]) | Int(other[offset + 1]) << 8 | Int(other[offset + 2]) << 16 | Int(other[offset + 3]) << 24 }
+        let signaturesStart = 4 + u32(at: 0) + (scheme == SigningBlock.ID.v2 ? 0 : 8)
+        let signaturesEnd = signaturesStart + 4 + u32(at: signaturesStart)
+        let expectedCode: String?
+        let prefix = scheme == SigningBlock.ID.v2 ? "V2" : "V3"
+        switch second {
+        case .valid:
+            expectedCode = nil
+        case .broken:
+            other[signaturesEnd - 1] ^= 0x01
+            expectedCode = "\(prefix)_SIG_VERIFY_EXCEPTION"  // a DER ECDSA signature with a flipped byte
+        case .withoutSignatures:
+            other.replaceSubrange(signaturesStart..<signaturesEnd, with: C.lp([]))
+            expectedCode = "\(prefix)_SIG_NO_SIGNATURES"
+        case .withoutSupportedSignatures:
+            other.replaceSubrange(signaturesStart..<signaturesEnd, with: C.lp(C.lp(C.u32(0x0999) + C.lp([1, 2, 3]))))
+            expectedCode = "\(prefix)_SIG_NO_SUPPORTED_SIGNATURES"
+        }
+        let apk = try bench.write("two.apk", pairs: [(scheme, C.Workbench.schemeBlock([first, other]))])
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24, maxSdkVersion: Int(Int32.max))
+        #expect(report.isSignatureVerified == (expectedCode == nil), "\(report.signatureErrors)")
+        if let expectedCode {
+            let codes = C.codes(report.signatureErrors)
+            // A flipped byte in a DER signature is either unparsable (exception) or a wrong signature.
+            #expect(codes.contains(expectedCode) || (second == .broken && codes.contains("\(prefix)_SIG_DID_NOT_VERIFY")), "\(report.signatureErrors)")
+        } else if scheme == SigningBlock.ID.v2 {
+            // (Two v3 signers for the same API range: apksig keys its range check by maximum SDK, so it reports
+            // the APK verified; which signer is listed is a report detail.)
+            #expect(report.signers.count == 2)
+        }
+        if scheme == SigningBlock.ID.v2 {
+            let oracle = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", "24", apk])
+            #expect(oracle.succeeded == report.isSignatureVerified, "apksigner: \(oracle)")
+        }
+    }
+}
