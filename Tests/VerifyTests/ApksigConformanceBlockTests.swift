@@ -850,3 +850,30 @@ struct ApksigConformanceTwoSignerTests {
         }
     }
 }
+
+extension ApksigConformanceTwoSignerTests {
+    /// testV2UnknownSignatureAlgorithmsIgnored / testV3UnknownSignatureAlgorithmsIgnored
+    /// (v2-only-with-ignorable-unsupported-sig-algs.apk, v3-only-with-ignorable-unsupported-sig-algs.apk): a
+    /// signature record with an algorithm nobody knows, beside one that verifies, is a warning, not an error.
+    @Test("an unknown signature algorithm beside a known one is ignored", arguments: [SigningBlock.ID.v2, SigningBlock.ID.v3])
+    func unknownAlgorithmBesideKnown(scheme: UInt32) throws {
+        let bench = try C.Workbench("unknown-alg-\(scheme == SigningBlock.ID.v2 ? "v2" : "v3")")
+        let key = try bench.key(.rsa2048)
+        let unknown = C.u32(0x0999)
+        let isV3 = scheme == SigningBlock.ID.v3
+        let range = isV3 ? C.u32(24) + C.u32(C.anyLevel) : []
+        let digests = C.lp(C.lp(unknown + C.lp([UInt8](repeating: 7, count: 32))) + C.lp(C.u32(key.algorithm) + C.lp(bench.contentDigest)))
+        let signedData = digests + C.lp(C.lp(key.certificate)) + range + C.lp([])
+        let signature = try bench.sign(signedData, with: key)
+        let signatures = C.lp(C.lp(unknown + C.lp([1, 2, 3])) + C.lp(C.u32(key.algorithm) + C.lp(signature)))
+        let signer = C.lp(signedData) + range + signatures + C.lp(key.publicKey)
+        let apk = try bench.write("unknown.apk", pairs: [(scheme, C.Workbench.schemeBlock([signer]))])
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24, maxSdkVersion: Int(Int32.max))
+        #expect(report.isSignatureVerified, "\(report.signatureErrors)")
+        #expect(C.codes(report.signatureWarnings).contains(isV3 ? "V3_SIG_UNKNOWN_SIG_ALGORITHM" : "V2_SIG_UNKNOWN_SIG_ALGORITHM"), "\(report.signatureWarnings)")
+        if !isV3 {
+            let oracle = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", "24", apk])
+            #expect(oracle.succeeded, "apksigner: \(oracle)")
+        }
+    }
+}
