@@ -17,7 +17,7 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
     private let inFlight: DispatchSemaphore
     private let lock = DispatchSemaphore(value: 1)
     /// The chunk being filled, as pieces in order: copies in `staging` (a pool buffer: fresh megabytes
-    /// fragment the heap; see BufferPool) and bytes given to `consume(stable:)`, referenced where they are.
+    /// fragment the heap; see BufferPool).
     private var pieces: [UnsafeRawBufferPointer] = []
     private var chunkFill = 0
     private var staging: UnsafeMutableRawBufferPointer?
@@ -50,16 +50,10 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
 
     /// Feeds a copy of `bytes`.
     public func consume(_ bytes: UnsafeRawBufferPointer) throws {
-        feed(bytes, stable: false)
+        feed(bytes)
     }
 
-    /// Feeds `bytes` without copying them: they must stay valid and unchanged until `finish()` returns
-    /// (bytes of an input file's read-only mapping), since a worker hashes them where they are.
-    public func consume(stable bytes: UnsafeRawBufferPointer) {
-        feed(bytes, stable: true)
-    }
-
-    private func feed(_ bytes: UnsafeRawBufferPointer, stable: Bool) {
+    private func feed(_ bytes: UnsafeRawBufferPointer) {
         precondition(!finished, "StreamingChunkDigester fed after finish()")
         count += Int64(bytes.count)
         var offset = 0
@@ -67,19 +61,15 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         while offset < bytes.count {
             let take = min(bytes.count - offset, chunkSize - chunkFill)
             let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)])
-            if stable {
-                pieces.append(piece)
+            if staging == nil { staging = BufferPool.shared.take(); stagingCount = 0 }
+            let copy = UnsafeMutableRawBufferPointer(rebasing: staging![stagingCount..<(stagingCount + take)])
+            copy.copyMemory(from: piece)
+            stagingCount += take
+            // Contiguous with the previous copy: one piece.
+            if let last = pieces.last, last.baseAddress.map({ $0 + last.count }) == UnsafeRawPointer(copy.baseAddress) {
+                pieces[pieces.count - 1] = UnsafeRawBufferPointer(start: last.baseAddress, count: last.count + take)
             } else {
-                if staging == nil { staging = BufferPool.shared.take(); stagingCount = 0 }
-                let copy = UnsafeMutableRawBufferPointer(rebasing: staging![stagingCount..<(stagingCount + take)])
-                copy.copyMemory(from: piece)
-                stagingCount += take
-                // Contiguous with the previous copy: one piece.
-                if let last = pieces.last, last.baseAddress.map({ $0 + last.count }) == UnsafeRawPointer(copy.baseAddress) {
-                    pieces[pieces.count - 1] = UnsafeRawBufferPointer(start: last.baseAddress, count: last.count + take)
-                } else {
-                    pieces.append(UnsafeRawBufferPointer(copy))
-                }
+                pieces.append(UnsafeRawBufferPointer(copy))
             }
             chunkFill += take
             offset += take

@@ -165,7 +165,6 @@ private struct StoppableSource: DataSource {
         try base.read(range, into: buffer)
     }
     func discard(_ range: Range<Int64>) { base.discard(range) }
-    func populate(_ range: Range<Int64>) { base.populate(range) }
 }
 
 /// A flag set once, read from any thread.

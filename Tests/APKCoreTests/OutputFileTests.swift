@@ -29,8 +29,7 @@ import Glibc
             let bytes = UnsafeRawBufferPointer(rebasing: source[offset..<(offset + size)])
             expected += Array(bytes)
             switch next() % 3 {
-            case 0: try output.writeStable(bytes)
-            case 1: try output.write(bytes)
+            case 0, 1: try output.write(bytes)
             default:
                 let zeros = Int(next() % 5)
                 try output.write(Array(bytes))

@@ -31,7 +31,7 @@ import TestSupport
             state = state &* 6364136223846793005 &+ 1442695040888963407
             let piece = min(entries.count - offset, Int(state >> 44) % 300_000 + 1)
             let bytes = UnsafeRawBufferPointer(rebasing: stable[offset..<(offset + piece)])
-            if state & 0x100 == 0 { try streaming.consume(bytes) } else { streaming.consume(stable: bytes) }
+            try streaming.consume(bytes)
             offset += piece
         }
         let section = streaming.finish()

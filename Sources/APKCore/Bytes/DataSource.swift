@@ -20,9 +20,6 @@ public protocol DataSource: Sendable {
     /// (they stay in the page cache). Streaming a large input through `feed` thus keeps the resident set
     /// flat instead of growing with the file.
     func discard(_ range: Range<Int64>)
-    /// Tells the source that `range` is about to be read front to back, so a mapping can map its pages in one
-    /// call instead of fault by fault (`MappedFile.populate`).
-    func populate(_ range: Range<Int64>)
     /// What these bytes are, when that can be told without reading them (see `DataIdentity`); nil if not.
     var identity: DataIdentity? { get }
     /// Calls `body` with `range` in consecutive pieces of at most `chunkSize` bytes, for reading large
@@ -35,7 +32,6 @@ public protocol DataSource: Sendable {
 
 extension DataSource {
     public func discard(_ range: Range<Int64>) {}
-    public func populate(_ range: Range<Int64>) {}
     public var identity: DataIdentity? { nil }
     public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try checkRange(range)
@@ -145,9 +141,6 @@ public struct SliceDataSource: DataSource {
     }
     public func discard(_ range: Range<Int64>) {
         base.discard((range.lowerBound + offset)..<(range.upperBound + offset))
-    }
-    public func populate(_ range: Range<Int64>) {
-        base.populate((range.lowerBound + offset)..<(range.upperBound + offset))
     }
     public func stream(_ range: Range<Int64>, chunkSize: Int64, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try checkRange(range)
@@ -318,18 +311,6 @@ public final class MappedFile: DataSource, @unchecked Sendable {
                 offset += step
             }
         }
-    }
-
-    /// Maps the pages under `range` in one call (MADV_POPULATE_READ), ahead of a sequential read of them: a
-    /// page fault maps at most 64 KiB and costs microseconds in a virtual machine, so reading a 45 MB APK
-    /// through its mapping would otherwise take ~700 faults per pass. Best effort (kernels before 5.14
-    /// refuse it, and the read then faults as usual).
-    public func populate(_ range: Range<Int64>) {
-        guard let base, range.lowerBound >= 0, range.upperBound <= count, !range.isEmpty else { return }
-        let page: Int64 = 4096
-        let start = range.lowerBound / page * page
-        let end = min(count, (range.upperBound + page - 1) / page * page)
-        madvise(UnsafeMutableRawPointer(mutating: base + Int(start)), Int(end - start), 22 /* MADV_POPULATE_READ */)
     }
 
     /// Drops the pages around `range` from this process's resident set (MADV_DONTNEED on a read-only private

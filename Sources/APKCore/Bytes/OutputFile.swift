@@ -19,7 +19,7 @@ public final class OutputFile: DataSink {
     /// Copies of the bytes given to `write`, until the next flush (allocated once: `pending` points into it).
     private let buffer: UnsafeMutableRawBufferPointer
     private var bufferUsed = 0
-    /// What the next flush writes, in order: pieces of `buffer` and bytes given to `writeStable`.
+    /// What the next flush writes, in order: pieces of `buffer`.
     private var pending: [iovec] = []
     private var pendingBytes = 0
     private static let flushThreshold = 1 << 20
@@ -101,18 +101,6 @@ public final class OutputFile: DataSink {
         } else {
             pending.append(iovec(iov_base: start, iov_len: bytes.count))
         }
-        pendingBytes += bytes.count
-        if pendingBytes >= Self.flushThreshold { try flush() }
-    }
-
-    /// Appends `bytes` without copying them: the caller guarantees they stay valid and unchanged until the
-    /// next `flush` or `commit` (bytes of an input file's read-only mapping). They reach the file in one
-    /// `writev` with their neighbours, so copying an input APK costs the kernel's copy alone.
-    public func writeStable(_ bytes: UnsafeRawBufferPointer) throws {
-        guard bytes.count > 0 else { return }
-        if pending.count >= Self.maxPieces { try flush() }
-        position += Int64(bytes.count)
-        pending.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), iov_len: bytes.count))
         pendingBytes += bytes.count
         if pendingBytes >= Self.flushThreshold { try flush() }
     }
