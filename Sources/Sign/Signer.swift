@@ -92,8 +92,8 @@ public struct Signer: Sendable {
             items.append(Item(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
         }
         let eocd = try archive.source.bytes(in: zip.endOfCentralDirectory.offset..<archive.source.count)
-        // The pages mapped while the archive was opened and its headers read go back; the copy and the digests
-        // below map the input again granule by granule, each giving pages back behind it.
+        // The pages mapped while the archive was opened and its headers read go back: the copy and the digests
+        // below read the input with pread (`SectionCopy`), not through the mapping.
         archive.source.discard(0..<archive.source.count)
         return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
                        archive: archive, sectionEnd: sectionEnd, droppedRecords: droppedRecords,
