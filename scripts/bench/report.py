@@ -101,6 +101,15 @@ def main():
     end_load = " ".join(open("/proc/loadavg").read().split()[:3])
     w(f"- Load average (1/5/15 min) at start: {start_load}; at the end: {end_load}. Anything well above 0 means other work "
       "shared the cores; apkpatch and the anchor alternate so both see the same conditions, but absolute times suffer.")
+    # A virtual machine that hands freed memory back to its host (virtio free-page reporting, DAMON pageout)
+    # makes the next process pay to fault it in again: after apksigner's JVM frees 1.3 GB, signing the 400 MB
+    # APK took 800 ms instead of 300 ms in some runs. The report says when the machine does this.
+    reporting = sh("cat /sys/module/page_reporting/parameters/page_reporting_order 2>/dev/null || sed -n 's/.*page_reporting.page_reporting_order=\\([0-9]*\\).*/\\1/p' /proc/cmdline")
+    damon = sh("cat /sys/kernel/mm/damon/admin/kdamonds/*/state 2>/dev/null | grep -c on")
+    if reporting or (damon and damon != "0"):
+        w("- Memory is handed back to the host when freed (virtio free-page reporting and/or DAMON): a run that follows "
+          "one that freed a lot (apksigner's JVM frees up to 1.3 GB) can pay to fault its memory in again, so some "
+          "medians, the 400 MB ones above all, move between runs of this report.")
     w(f"- apkpatch: {sh(a.apkpatch + ' --version')} (`{a.apkpatch}`; `make bench` measures the release build)")
     versions = {name: sh("dpkg-query -W -f='${Version}' " + name) for name in ["zipalign", "aapt"]}
     w(f"- Anchors: apksigner {sh('apksigner --version')}, apktool {sh('apktool --version')}, zipalign (Debian {versions['zipalign']}), "
