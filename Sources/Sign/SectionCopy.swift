@@ -189,8 +189,8 @@ struct SectionCopy {
             if run.writesChunks {
                 state.chunkDigests[Int(chunkStart / ContentDigester.chunkSize)] = ContentDigester.chunkDigests(chunk, algorithms: chunkAlgorithms)
                 try file.write(chunk, at: chunkStart)
-            } else if chunk.count < ContentDigester.chunkSize {
-                state.tail = Array(chunk)
+            } else {
+                state.tail = Array(chunk)  // the partial last chunk: the run's only one
             }
             chunkStart = chunkEnd
         }
