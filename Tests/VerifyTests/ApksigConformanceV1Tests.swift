@@ -614,8 +614,9 @@ struct ApksigConformanceV1Tests {
             try expectVerdict(apk, verified: false, code: "JAR_SIG_MISSING_APK_SIG_REFERENCED", "\(name): 2 without a v2 signature")
             try expectVerdict(apk, max: 23, verified: true, "\(name): ignored before N")
         }
-        // The scheme IDs are read with Integer.parseInt, which takes digits of any script.
-        for value in ["\u{0662}", "+2", " 3, \u{FF12} "] {
+        // The scheme IDs are read with Integer.parseInt, which takes digits of any script; unknown IDs beside a
+        // known one are ignored (v2-stripped-with-ignorable-signing-schemes.apk).
+        for value in ["\u{0662}", "+2", " 3, \u{FF12} ", "2, 99", "1000, 2, 12345"] {
             let sf = Array(text.replacingOccurrences(of: "Signature-Version: 1.0\r\n", with: "Signature-Version: 1.0\r\nX-Android-APK-Signed: \(value)\r\n").utf8)
             let apk = try lab.apk("strip-digits", signatureFile: sf, block: try lab.block(over: sf))
             try expectVerdict(apk, verified: false, code: "JAR_SIG_MISSING_APK_SIG_REFERENCED", "X-Android-APK-Signed: \(value.debugDescription)")
