@@ -4,6 +4,7 @@ import OpenSSLWrapper
 import SignatureSchemes
 import TestSupport
 import Testing
+import Unpack
 @testable import Verify
 
 /// Our verifier against APKs signed by the real apksigner, with apksigner's own verdict as the oracle.
@@ -1124,5 +1125,44 @@ struct CraftedV3SignerTests {
         let verified = report.isSignatureVerified
         #expect(verified == expected.verifies, "\(report.signatureErrors)")
         #expect(VerifyFixtures.codes(report.signatureErrors) == expected.errors, "\(report.signatureErrors)")
+    }
+}
+
+@Suite("Verify: more key types, signed by apksigner")
+struct MoreKeyTypesTests {
+    /// apksig's ApkVerifierTest signs with RSA 1024-16384, EC P-256/P-384/P-521 and DSA in v2 and v3 blocks
+    /// (v2-only-with-*.apk, v3-only-with-*.apk). The key types the matrix above does not have: EC P-521 (apksig
+    /// picks SHA-512 for it), DSA 2048 (SHA-256 with DSA), RSA 3072 and RSA 1024 (still accepted by verifiers).
+    @Test("apksigner's v1+v2+v3 output with these keys verifies, and the same with a flipped byte does not",
+          arguments: [("EC", 521), ("DSA", 2048), ("RSA", 3072), ("RSA", 1024)])
+    func keyType(algorithm: String, size: Int) throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-\(algorithm)-\(size)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("key.p12").path
+        try TestSupport.makeKeyStore(at: store, password: "key-types", alias: "k", dname: "CN=\(algorithm) \(size), C=US",
+                                     keyAlgorithm: algorithm, keySize: size)
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { $0.minSdk = 24 }
+        let aligned = try VerifyFixtures.zipalign(unsigned, output: directory.appendingPathComponent("aligned.apk").path)
+        let signed = directory.appendingPathComponent("signed.apk").path
+        let sign = try TestSupport.run("apksigner", ["sign", "--ks", store, "--ks-pass", "env:APKPATCH_TEST_KS_PASS", "--out", signed, aligned],
+                                       environment: ["APKPATCH_TEST_KS_PASS": "key-types"])
+        try #require(sign.succeeded, "\(sign)")
+        let oracle = try VerifyFixtures.apksignerVerify(signed)
+        #expect(oracle.verifies, "\(oracle.output)")
+        let report = try VerifyFixtures.verify(signed)
+        #expect(report.isSignatureVerified, "\(report.signatureErrors)")
+        #expect(Set(report.verifiedSchemes.map(\.rawValue)) == oracle.schemes, "apksigner: \(oracle.schemes)")
+        #expect(report.signers.map(\.sha256) == oracle.certificateSHA256)
+        #expect(report.signers.first?.keySize == size)
+
+        // A byte of an entry's data flipped: both refuse.
+        var bytes = try VerifyFixtures.read(signed)
+        let archive = try APKArchive(path: signed)
+        let entry = try #require(archive.entry(named: "assets/data.bin"))
+        bytes[Int(entry.dataOffset) + 100] ^= 0x01
+        let tampered = directory.appendingPathComponent("tampered.apk").path
+        try VerifyFixtures.write(bytes, to: tampered)
+        #expect(!(try VerifyFixtures.apksignerVerify(tampered).verifies))
+        #expect(!(try VerifyFixtures.verify(tampered).isSignatureVerified))
     }
 }
