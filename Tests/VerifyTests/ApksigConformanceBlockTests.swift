@@ -877,3 +877,44 @@ extension ApksigConformanceTwoSignerTests {
         }
     }
 }
+
+extension BlockCraft.Workbench {
+    /// The APK's chunked SHA-512 content digest (for the SHA-512 signature algorithms).
+    func contentDigest(sha512: Bool) throws -> [UInt8] {
+        guard sha512 else { return contentDigest }
+        let source = ByteArrayDataSource(base)
+        return try #require(try ContentDigester.digests(
+            entries: try source.slice(0..<Int64(centralDirectoryOffset)),
+            centralDirectory: try source.slice(Int64(centralDirectoryOffset)..<Int64(endOfCentralDirectoryOffset)),
+            endOfCentralDirectory: Array(base[endOfCentralDirectoryOffset...]), algorithms: [.chunkedSHA512])[.chunkedSHA512])
+    }
+}
+
+extension ApksigConformanceTwoSignerTests {
+    /// testV2OneSignerRSAPSSWithSHA256Accepted / ...SHA512 (v2-only-with-rsa-pss-sha256-%s.apk): RSASSA-PSS with MGF1
+    /// over the same digest and a salt as long as the digest (apksig `SignatureAlgorithm.RSA_PSS_WITH_SHA*`);
+    /// any other salt length does not verify. No oracle here: Debian's apksigner 0.9 asks the JDK for
+    /// "SHA256withRSA/PSS", which OpenJDK 17 does not provide (NoSuchAlgorithmException), so the verdicts are
+    /// apksig's (`getJcaSignatureAlgorithmAndParams`: MGF1 with the same digest, salt = digest length, trailer 1).
+    @Test("RSA-PSS signatures in a v2 block: the salt as long as the digest verifies, another does not",
+          arguments: [(0x0101, "-sha256", 32), (0x0102, "-sha512", 64), (0x0101, "-sha256", 20)])
+    func rsaPSS(algorithm: Int, digest: String, salt: Int) throws {
+        let bench = try C.Workbench("pss-\(algorithm)-\(salt)")
+        let key = try bench.key(.rsa2048)
+        let chunked = algorithm == 0x0102 ? try bench.contentDigest(sha512: true) : bench.contentDigest
+        let signedData = C.lp(C.lp(C.u32(UInt32(algorithm)) + C.lp(chunked))) + C.lp(C.lp(key.certificate)) + C.lp([])
+        let input = bench.path("pss-data"), output = bench.path("pss-sig")
+        try VerifyFixtures.write(signedData, to: input)
+        let signing = try TestSupport.run("openssl", ["dgst", digest, "-sign", key.pem, "-sigopt", "rsa_padding_mode:pss",
+                                                      "-sigopt", "rsa_pss_saltlen:\(salt)", "-sigopt", "rsa_mgf1_md:\(digest.dropFirst())",
+                                                      "-out", output, input])
+        try #require(signing.succeeded, "\(signing)")
+        let signature = try VerifyFixtures.read(output)
+        let signer = C.lp(signedData) + C.lp(C.lp(C.u32(UInt32(algorithm)) + C.lp(signature))) + C.lp(key.publicKey)
+        let apk = try bench.write("pss.apk", pairs: [(SigningBlock.ID.v2, C.Workbench.schemeBlock([signer]))])
+        let report = try VerifyFixtures.verify(apk, minSdkVersion: 24, maxSdkVersion: Int(Int32.max))
+        let expected = salt * 8 == (algorithm == 0x0102 ? 512 : 256)
+        #expect(report.isSignatureVerified == expected, "\(report.signatureErrors)")
+        if !expected { #expect(C.codes(report.signatureErrors) == ["V2_SIG_DID_NOT_VERIFY"], "\(report.signatureErrors)") }
+    }
+}
