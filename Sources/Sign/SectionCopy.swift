@@ -265,7 +265,7 @@ struct SectionCopy {
             if let current = open {
                 let entry = copy.items[current.item].entry
                 let done = current.hashedTo - copy.dataStarts[current.item]
-                try hashInput((entry.dataRange.lowerBound + done)..<entry.dataRange.upperBound, buffer: buffer)
+                try hashInput((entry.dataRange.lowerBound + done)..<entry.dataRange.upperBound)
                 state.entryDigests[current.item] = hasher.finish()
                 open = nil
             }
@@ -274,7 +274,7 @@ struct SectionCopy {
                 switch entry.method {
                 case .stored:
                     hasher.reset()
-                    try hashInput(entry.dataRange, buffer: buffer)
+                    try hashInput(entry.dataRange)
                     state.entryDigests[item] = hasher.finish()
                 case .deflated:
                     spanning.append(item)
@@ -287,14 +287,9 @@ struct SectionCopy {
             }
         }
 
-        private func hashInput(_ range: Range<Int64>, buffer: UnsafeMutableRawBufferPointer) throws {
-            var position = range.lowerBound
-            while position < range.upperBound {
-                let end = min(range.upperBound, position + Int64(buffer.count))
-                try copy.source.read(position..<end, into: buffer)
-                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(end - position)]))
-                position = end
-            }
+        /// Hashes input bytes past the run's chunks (`stream` reads a mapped file with pread, as the chunks are).
+        private func hashInput(_ range: Range<Int64>) throws {
+            try copy.source.stream(range, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
         }
     }
 
