@@ -1,0 +1,227 @@
+internal import CSHA256x16
+import OpenSSLWrapper
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Sixteen SHA-256 digests computed together: APK signing and verification hash many independent streams
+/// (every 1 MiB chunk for v2/v3, every entry for v1), and one core hashes sixteen of them in the lanes of
+/// AVX-512 registers about 2.6 times as fast as it hashes one with SHA-NI (5.4 against 2.1 GB/s here).
+///
+/// Queue bytes and message ends on any lane with `update` and `finish`, then call `run`, which hashes
+/// everything queued and hands over each finished message's digest with the tag it was given. Queued bytes
+/// are not copied: they must stay valid and unchanged until `run` returns. Each lane hashes its messages in
+/// the order they were queued; lanes are independent. A single owner; not thread-safe.
+///
+/// When few lanes have work (the others' streams have ended), each is run on its own with SHA-NI; without
+/// AVX-512 (or with `APKPATCH_SHA256_LANES=0` in the environment) every lane is an OpenSSL digest.
+public final class SHA256Lanes {
+    public static let width = 16
+
+    /// Whether this CPU runs the sixteen-lane kernel.
+    public static let isAccelerated: Bool = {
+        if let setting = getenv("APKPATCH_SHA256_LANES"), String(cString: setting) == "0" { return false }
+        return apk_sha256x16_available() != 0
+    }()
+    private static let hasSHANI = apk_sha256_shani_available() != 0
+
+    /// Fewer active lanes than this run one by one with SHA-NI (5.4 GB/s shared by n lanes against 2.1 each).
+    private static let serialBelow = 6
+
+    private enum Operation {
+        case bytes(UnsafeRawPointer, Int)
+        case finish(tag: Int)
+    }
+
+    private struct Lane {
+        var queue: [Operation] = []
+        var head = 0
+        /// The bytes being consumed.
+        var segment: UnsafeRawPointer?
+        var segmentLeft = 0
+        /// Bytes of the message that do not yet fill a block, at the lane's 128-byte scratch area.
+        var carried = 0
+        /// Message length so far, in bytes.
+        var length: UInt64 = 0
+        /// The blocks prepared for the kernel: where, how many, and the message they finish (padding).
+        var blocks = 0
+        var blockPointer: UnsafeRawPointer?
+        var fromSegment = false
+        var finishing: Int?
+    }
+
+    private let accelerated: Bool
+    /// Mutated in place (an array of structs holding arrays would copy a queue on every write back).
+    private let lanes: UnsafeMutablePointer<Lane>
+    /// Word w of lane j at state[16 * w + j] (the kernel's layout).
+    private let state: UnsafeMutablePointer<UInt32>
+    /// 128 bytes per lane: a partial block, then room for the padding.
+    private let scratch: UnsafeMutableRawPointer
+    /// The OpenSSL digests of the unaccelerated form, and the digests it finished.
+    private var digests: [Digest] = []
+    private var finished: [(tag: Int, digest: [UInt8])] = []
+
+    private static let initialState: [UInt32] = [
+        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
+    ]
+
+    public init(accelerated: Bool = SHA256Lanes.isAccelerated) {
+        self.accelerated = accelerated
+        lanes = .allocate(capacity: Self.width)
+        lanes.initialize(repeating: Lane(), count: Self.width)
+        state = .allocate(capacity: 8 * Self.width)
+        scratch = .allocate(byteCount: 128 * Self.width, alignment: 64)
+        for lane in 0..<Self.width { resetState(lane) }
+        if !accelerated { digests = (0..<Self.width).map { _ in Digest(.sha256) } }
+    }
+
+    deinit {
+        lanes.deinitialize(count: Self.width)
+        lanes.deallocate()
+        state.deallocate()
+        scratch.deallocate()
+    }
+
+    /// Appends `bytes` to the message on `lane`.
+    public func update(_ lane: Int, _ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        if accelerated { lanes[lane].queue.append(.bytes(base, bytes.count)) } else { digests[lane].update(bytes) }
+    }
+
+    /// Ends the message on `lane`; `run` hands over its digest with `tag`. The lane's next message starts empty.
+    public func finish(_ lane: Int, tag: Int) {
+        if accelerated {
+            lanes[lane].queue.append(.finish(tag: tag))
+        } else {
+            finished.append((tag, digests[lane].finish()))
+            digests[lane].reset()
+        }
+    }
+
+    /// Hashes everything queued, and calls `body` with each finished message's tag and digest.
+    public func run(_ body: (_ tag: Int, _ digest: [UInt8]) throws -> Void) rethrows {
+        if accelerated { runKernel() }
+        let done = finished
+        finished.removeAll(keepingCapacity: true)
+        for (tag, digest) in done { try body(tag, digest) }
+    }
+
+    private func runKernel() {
+        var pointers = [UnsafePointer<UInt8>?](repeating: nil, count: Self.width)
+        while true {
+            var active: UInt32 = 0, count = 0, blocks = Int.max
+            var stand: UnsafeRawPointer?
+            for lane in 0..<Self.width where prepare(lane) {
+                active |= 1 << UInt32(lane)
+                count += 1
+                blocks = min(blocks, lanes[lane].blocks)
+                stand = lanes[lane].blockPointer
+            }
+            guard count > 0 else { return }
+            if count < Self.serialBelow && Self.hasSHANI {
+                for lane in 0..<Self.width where active & (1 << UInt32(lane)) != 0 { runAlone(lane) }
+                continue
+            }
+            for lane in 0..<Self.width {
+                let pointer = active & (1 << UInt32(lane)) != 0 ? lanes[lane].blockPointer : stand
+                pointers[lane] = pointer!.assumingMemoryBound(to: UInt8.self)
+            }
+            pointers.withUnsafeBufferPointer { apk_sha256x16_blocks(state, $0.baseAddress, active, blocks) }
+            for lane in 0..<Self.width where active & (1 << UInt32(lane)) != 0 { advance(lane, by: blocks) }
+        }
+    }
+
+    /// Runs the lane's prepared blocks with SHA-NI on its column of the state.
+    private func runAlone(_ lane: Int) {
+        var words = (0..<8).map { state[16 * $0 + lane] }
+        let blocks = lanes[lane].blocks
+        apk_sha256_shani_blocks(&words, lanes[lane].blockPointer!.assumingMemoryBound(to: UInt8.self), blocks)
+        for w in 0..<8 { state[16 * w + lane] = words[w] }
+        advance(lane, by: blocks)
+    }
+
+    /// Makes the lane's next blocks ready (whole blocks of the queued bytes where they lie, else a block
+    /// assembled in scratch, else the padding that ends a message); false when it has nothing to run.
+    private func prepare(_ index: Int) -> Bool {
+        lanes[index].blocks > 0 || Self.prepare(&lanes[index], carry: scratch + 128 * index)
+    }
+
+    private static func prepare(_ lane: inout Lane, carry: UnsafeMutableRawPointer) -> Bool {
+        while true {
+            if lane.segmentLeft > 0 {
+                if lane.carried == 0 && lane.segmentLeft >= 64 {
+                    lane.blocks = lane.segmentLeft / 64
+                    lane.blockPointer = lane.segment
+                    lane.fromSegment = true
+                    return true
+                }
+                let take = min(64 - lane.carried, lane.segmentLeft)
+                (carry + lane.carried).copyMemory(from: lane.segment!, byteCount: take)
+                lane.carried += take
+                lane.segment! += take
+                lane.segmentLeft -= take
+                lane.length += UInt64(take)
+                if lane.carried == 64 {
+                    lane.blocks = 1
+                    lane.blockPointer = UnsafeRawPointer(carry)
+                    lane.fromSegment = false
+                    return true
+                }
+                continue
+            }
+            guard lane.head < lane.queue.count else {
+                lane.queue.removeAll(keepingCapacity: true)
+                lane.head = 0
+                return false
+            }
+            let operation = lane.queue[lane.head]
+            lane.head += 1
+            switch operation {
+            case .bytes(let pointer, let count):
+                lane.segment = pointer
+                lane.segmentLeft = count
+            case .finish(let tag):
+                // 0x80, zeros to 56 mod 64, then the length in bits, big-endian: one block or two.
+                let used = lane.carried
+                carry.storeBytes(of: 0x80, toByteOffset: used, as: UInt8.self)
+                let total = used < 56 ? 64 : 128
+                (carry + used + 1).initializeMemory(as: UInt8.self, repeating: 0, count: total - used - 9)
+                carry.storeBytes(of: (lane.length &* 8).bigEndian, toByteOffset: total - 8, as: UInt64.self)
+                lane.blocks = total / 64
+                lane.blockPointer = UnsafeRawPointer(carry)
+                lane.fromSegment = false
+                lane.finishing = tag
+                return true
+            }
+        }
+    }
+
+    private func advance(_ index: Int, by blocks: Int) {
+        lanes[index].blocks -= blocks
+        lanes[index].blockPointer! += 64 * blocks
+        if lanes[index].fromSegment {
+            lanes[index].segment! += 64 * blocks
+            lanes[index].segmentLeft -= 64 * blocks
+            lanes[index].length += UInt64(64 * blocks)
+        } else if lanes[index].blocks == 0 {
+            lanes[index].carried = 0
+            if let tag = lanes[index].finishing {
+                var digest = [UInt8](repeating: 0, count: 32)
+                for w in 0..<8 {
+                    let word = state[16 * w + index]
+                    for b in 0..<4 { digest[4 * w + b] = UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32(b))) }
+                }
+                finished.append((tag, digest))
+                lanes[index].finishing = nil
+                lanes[index].length = 0
+                resetState(index)
+            }
+        }
+    }
+
+    private func resetState(_ lane: Int) {
+        for w in 0..<8 { state[16 * w + lane] = Self.initialState[w] }
+    }
+}

@@ -1,0 +1,79 @@
+import Testing
+@testable import DigestLanes
+import OpenSSLWrapper
+
+/// `SHA256Lanes` must give OpenSSL's SHA-256 of every message, whatever the lengths (each padding case:
+/// 0, 55, 56, 63, 64 bytes mod 64), however the bytes are split into updates, and however messages share
+/// lanes and finish at different times (the kernel runs the fewest blocks any active lane has, so lanes fall
+/// out of step, and few active lanes go to SHA-NI one by one).
+@Suite struct SHA256LanesTests {
+    /// A deterministic generator, so a failure can be reproduced.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9e37_79b9_7f4a_7c15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func messages(_ generator: inout SplitMix) -> [[UInt8]] {
+        var lengths = [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4096, 65_536 + 37]
+        for _ in 0..<60 { lengths.append(Int.random(in: 0..<5000, using: &generator)) }
+        lengths.append((1 << 20) + 5)
+        return lengths.map { length in (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+    }
+
+    @Test(arguments: [true, false])
+    func matchesOpenSSLWithRandomSplitsAndLanes(accelerated: Bool) throws {
+        if accelerated && !SHA256Lanes.isAccelerated { return }  // no AVX-512 here: the OpenSSL form is tested below
+        var generator = SplitMix(state: 42)
+        let messages = Self.messages(&generator)
+        let expected = messages.map { Digest.hash($0, with: .sha256) }
+        let lanes = SHA256Lanes(accelerated: accelerated)
+        var got = [[UInt8]?](repeating: nil, count: messages.count)
+        // Several rounds: each queues some messages on random lanes in random pieces, then runs, so lanes
+        // carry partial blocks and message ends across runs.
+        var pending = Array(messages.indices).shuffled(using: &generator)
+        while !pending.isEmpty {
+            let batch = pending.prefix(Int.random(in: 1...24, using: &generator))
+            pending.removeFirst(batch.count)
+            for index in batch {
+                let lane = Int.random(in: 0..<SHA256Lanes.width, using: &generator)
+                let message = messages[index]
+                var offset = 0
+                while offset < message.count {
+                    let take = min(message.count - offset, Int.random(in: 1...9000, using: &generator))
+                    message.withUnsafeBytes { lanes.update(lane, UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + take)])) }
+                    offset += take
+                }
+                lanes.finish(lane, tag: index)
+            }
+            // The queued bytes are the arrays' storage, alive until run returns.
+            lanes.run { tag, digest in
+                #expect(got[tag] == nil)
+                got[tag] = digest
+            }
+        }
+        for index in messages.indices {
+            #expect(got[index] == expected[index], "message \(index), \(messages[index].count) bytes")
+        }
+    }
+
+    /// A message spread over two runs: bytes queued in one run, the rest and its end in the next.
+    @Test func messageContinuesAcrossRuns() throws {
+        let message = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let lanes = SHA256Lanes()
+        var digests: [[UInt8]] = []
+        message.withUnsafeBytes { bytes in
+            lanes.update(3, UnsafeRawBufferPointer(rebasing: bytes[0..<1001]))
+            lanes.run { _, _ in Issue.record("nothing finished yet") }
+            lanes.update(3, UnsafeRawBufferPointer(rebasing: bytes[1001...]))
+            lanes.finish(3, tag: 7)
+            lanes.run { tag, digest in #expect(tag == 7); digests.append(digest) }
+        }
+        #expect(digests == [Digest.hash(message, with: .sha256)])
+    }
+}
