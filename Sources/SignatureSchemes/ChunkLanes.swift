@@ -1,0 +1,75 @@
+import APKCore
+import DigestLanes
+
+/// v2/v3 chunk digests (SHA-256 only) of up to sixteen chunks at once, one chunk per lane of `SHA256Lanes`.
+///
+/// The chunks are taken in slices: slice s is bytes [s·S, (s+1)·S) of every chunk, read side by side into
+/// one pool buffer (S = buffer size / 16 = 64 KiB), hashed, and handed to `consume` before the next slice
+/// overwrites them. So sixteen 1 MiB chunks are hashed together in 1 MiB of memory that stays in the
+/// core's cache, and each byte is read once.
+public enum ChunkLanes {
+    /// Whether chunk digests for `algorithms` go through the lanes (SHA-256 alone, on a CPU with AVX-512).
+    public static func applies(to algorithms: [ContentDigestAlgorithm]) -> Bool {
+        algorithms == [.chunkedSHA256] && SHA256Lanes.isAccelerated
+    }
+
+    /// How to split `count` chunks into groups of at most sixteen for `workers` cores: as few groups as
+    /// possible, a multiple of `workers` so that the cores finish together, sizes differing by at most one.
+    public static func groups(chunkCount count: Int, workers: Int) -> [Range<Int>] {
+        guard count > 0 else { return [] }
+        let workers = max(1, workers)
+        var groupCount = (count + SHA256Lanes.width - 1) / SHA256Lanes.width
+        groupCount = min(count, (groupCount + workers - 1) / workers * workers)
+        var ranges: [Range<Int>] = []
+        var start = 0
+        for index in 0..<groupCount {
+            let size = count / groupCount + (index < count % groupCount ? 1 : 0)
+            ranges.append(start..<(start + size))
+            start += size
+        }
+        return ranges
+    }
+
+    /// The digests H(0xa5 || uint32-LE length || chunk) of chunks of the given `lengths` (at most 16, each at
+    /// most 1 MiB), in order.
+    ///
+    /// - Parameters:
+    ///   - fill: reads bytes `range` of chunk `lane` into the buffer given.
+    ///   - consume: sees each piece after it was read, in order within a chunk (to write or hash it too).
+    public static func digests(lengths: [Int],
+                               fill: (_ lane: Int, _ range: Range<Int64>, _ into: UnsafeMutableRawBufferPointer) throws -> Void,
+                               consume: ((_ lane: Int, _ range: Range<Int64>, _ bytes: UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> [[UInt8]] {
+        precondition(lengths.count <= SHA256Lanes.width && lengths.allSatisfy { $0 <= Int(ContentDigester.chunkSize) })
+        let lanes = SHA256Lanes()
+        let buffer = BufferPool.shared.take()
+        defer { BufferPool.shared.recycle(buffer) }
+        let slice = BufferPool.bufferSize / SHA256Lanes.width
+        var prefixes = [UInt8](repeating: 0xa5, count: 5 * lengths.count)
+        for (lane, length) in lengths.enumerated() {
+            for (i, byte) in UInt32(length).littleEndianBytes.enumerated() { prefixes[5 * lane + 1 + i] = byte }
+        }
+        var digests = [[UInt8]](repeating: [], count: lengths.count)
+        try prefixes.withUnsafeBytes { prefixBytes in
+            for (lane, _) in lengths.enumerated() { lanes.update(lane, UnsafeRawBufferPointer(rebasing: prefixBytes[(5 * lane)..<(5 * lane + 5)])) }
+            let longest = lengths.max() ?? 0
+            var start = 0
+            repeat {
+                var pieces: [(lane: Int, range: Range<Int64>, bytes: UnsafeRawBufferPointer)] = []
+                for (lane, length) in lengths.enumerated() where start < length {
+                    let range = Int64(start)..<Int64(min(length, start + slice))
+                    let destination = UnsafeMutableRawBufferPointer(rebasing: buffer[(lane * slice)..<(lane * slice + range.count)])
+                    try fill(lane, range, destination)
+                    lanes.update(lane, UnsafeRawBufferPointer(destination))
+                    pieces.append((lane, range, UnsafeRawBufferPointer(destination)))
+                }
+                if start + slice >= longest {
+                    for lane in lengths.indices { lanes.finish(lane, tag: lane) }
+                }
+                lanes.run { lane, digest in digests[lane] = digest }
+                if let consume { for piece in pieces { try consume(piece.lane, piece.range, piece.bytes) } }
+                start += slice
+            } while start < longest
+        }
+        return digests
+    }
+}
