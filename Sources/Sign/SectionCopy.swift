@@ -3,6 +3,7 @@ import Dispatch
 import OpenSSLWrapper
 import SignatureSchemes
 import ZlibWrapper
+import DigestLanes
 
 /// Where the bytes of the output's entries section come from, in output order: runs of input bytes, and
 /// the few literal bytes that differ from the input (local headers given a new alignment field).
@@ -155,14 +156,23 @@ struct SectionCopy {
         var workCount = runs.count
         if ChunkLanes.applies(to: chunkAlgorithms) {
             // Sixteen chunks at a time on each core (see ChunkLanes); the partial last chunk as before.
+            // A large stored entry's v1 digest is one long serial hash (framework-res.apk's resources.arsc is
+            // 31 MB: 15 ms of SHA-NI). Each is hashed on its own from the start, and the other cores take the
+            // chunk groups meanwhile; left to the group holding its record, it would end the copy alone.
+            let large = entryDigest == .sha256 ? items.indices.filter { Self.isLarge(items[$0].entry) } : []
             let groups = ChunkLanes.groups(chunkCount: wholeChunks, workers: concurrency)
             let partial = runs.last.flatMap { $0.writesChunks ? nil : $0 }
-            workCount = groups.count + (partial == nil ? 0 : 1)
+            workCount = large.count + groups.count + (partial == nil ? 0 : 1)
+            let source = self.source
             work = { index in
                 if state.failed { return }
                 do {
-                    if index < groups.count {
-                        try copyLanes(chunks: groups[index], into: output, state: state, key: key)
+                    if index < large.count {
+                        let hasher = Digest(.sha256)
+                        try source.stream(items[large[index]].entry.dataRange, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
+                        state.entryDigests[large[index]] = hasher.finish()
+                    } else if index - large.count < groups.count {
+                        try copyLanes(chunks: groups[index - large.count], into: output, state: state, key: key)
                     } else {
                         try copy(partial!, into: output, state: state, key: key)
                     }
@@ -223,7 +233,13 @@ struct SectionCopy {
         defer { BufferPool.shared.recycle(window) }
         let chunkSize = ContentDigester.chunkSize
         let starts = chunks.map { Int64($0) * chunkSize }
-        var entries = starts.map { start in entryDigest.map { EntryDigester(copy: self, run: start..<(start + chunkSize), algorithm: $0, state: state) } }
+        // v1 SHA-256 digests of stored entries on lanes too: chunk j's entries on lane j, in order.
+        let entryLanes = entryDigest == .sha256 ? SHA256Lanes() : nil
+        var entries = starts.enumerated().map { lane, start in
+            entryDigest.map { EntryDigester(copy: self, run: start..<(start + chunkSize), algorithm: $0, state: state,
+                                            lane: entryLanes.map { ($0, lane) }) }
+        }
+        let deliver: (Int, [UInt8]) -> Void = { item, digest in state.entryDigests[item] = digest }
         let digests = try ChunkLanes.digests(lengths: Array(repeating: Int(chunkSize), count: chunks.count)) { lane, range, into in
             // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
             try key?.throwIfFailed()
@@ -232,9 +248,20 @@ struct SectionCopy {
         } consume: { lane, range, bytes in
             try entries[lane]?.consume(bytes, at: starts[lane] + range.lowerBound)
             try file.write(bytes, at: starts[lane] + range.lowerBound)
+        } sliceDone: {
+            entryLanes?.run(deliver)  // before the next slice overwrites the bytes queued on it
         }
         for (lane, chunk) in chunks.enumerated() { state.chunkDigests[chunk] = [digests[lane]] }
         for lane in entries.indices { try entries[lane]?.finish(buffer: window) }
+        if let entryLanes {
+            // Entries past the chunks' ends, read on from the input on their lanes.
+            try ChunkLanes.digests(continuing: entries.map { $0?.pendingInput ?? [] }, from: source, lanes: entryLanes, deliver: deliver)
+        }
+    }
+
+    /// Stored entries hashed for v1 on their own, not on the lanes of their chunk (see `run`).
+    static func isLarge(_ entry: ZipEntry) -> Bool {
+        entry.method == .stored && entry.dataRange.count64 >= 4 << 20
     }
 
     /// v1 digests of the entries whose records start in one run, fed the run's chunks in order.
@@ -248,11 +275,17 @@ struct SectionCopy {
         var open: (item: Int, hashedTo: Int64)?
         /// Deflated entries whose data is not inside one chunk: inflated at the end.
         var spanning: [Int] = []
+        /// Where stored entries are hashed when not by `hasher` (deflated ones always are: inflating yields
+        /// transient bytes), and in lane form what `finish` left to read on from the input.
+        let lane: (lanes: SHA256Lanes, index: Int)?
+        private(set) var pendingInput: [(range: Range<Int64>, tag: Int)] = []
 
-        init(copy: SectionCopy, run: Range<Int64>, algorithm: DigestAlgorithm, state: SharedState) {
+        init(copy: SectionCopy, run: Range<Int64>, algorithm: DigestAlgorithm, state: SharedState,
+             lane: (lanes: SHA256Lanes, index: Int)? = nil) {
             self.copy = copy
             hasher = Digest(algorithm)
             self.state = state
+            self.lane = lane
             next = Self.firstIndex(in: copy.recordStarts, atLeast: run.lowerBound)
             end = Self.firstIndex(in: copy.recordStarts, atLeast: run.upperBound)
         }
@@ -273,9 +306,9 @@ struct SectionCopy {
                 if let current = open {
                     let dataEnd = copy.dataStarts[current.item] + copy.items[current.item].entry.dataRange.count64
                     let from = max(current.hashedTo, offset), to = min(dataEnd, chunkEnd)
-                    if to > from { hasher.update(UnsafeRawBufferPointer(rebasing: chunk[Int(from - offset)..<Int(to - offset)])) }
+                    if to > from { updateStored(UnsafeRawBufferPointer(rebasing: chunk[Int(from - offset)..<Int(to - offset)])) }
                     if to < dataEnd { open = (current.item, to); return }
-                    state.entryDigests[current.item] = hasher.finish()
+                    finishStored(current.item)
                     open = nil
                 }
                 guard next < end, copy.dataStarts[next] < chunkEnd else { return }
@@ -285,7 +318,8 @@ struct SectionCopy {
                 let dataStart = copy.dataStarts[item]
                 switch entry.method {
                 case .stored:
-                    hasher.reset()
+                    if lane != nil && SectionCopy.isLarge(entry) { continue }  // hashed on its own
+                    if lane == nil { hasher.reset() }
                     open = (item, dataStart)
                 case .deflated:
                     let dataEnd = dataStart + entry.dataRange.count64
@@ -305,17 +339,16 @@ struct SectionCopy {
             if let current = open {
                 let entry = copy.items[current.item].entry
                 let done = current.hashedTo - copy.dataStarts[current.item]
-                try hashInput((entry.dataRange.lowerBound + done)..<entry.dataRange.upperBound)
-                state.entryDigests[current.item] = hasher.finish()
+                try hashStoredInput((entry.dataRange.lowerBound + done)..<entry.dataRange.upperBound, item: current.item)
                 open = nil
             }
             for item in next..<end {
                 let entry = copy.items[item].entry
                 switch entry.method {
                 case .stored:
-                    hasher.reset()
-                    try hashInput(entry.dataRange)
-                    state.entryDigests[item] = hasher.finish()
+                    if lane != nil && SectionCopy.isLarge(entry) { continue }
+                    if lane == nil { hasher.reset() }
+                    try hashStoredInput(entry.dataRange, item: item)
                 case .deflated:
                     spanning.append(item)
                 }
@@ -327,9 +360,20 @@ struct SectionCopy {
             }
         }
 
-        /// Hashes input bytes past the run's chunks (`stream` reads a mapped file with pread, as the chunks are).
-        private func hashInput(_ range: Range<Int64>) throws {
+        private func updateStored(_ bytes: UnsafeRawBufferPointer) {
+            if let lane { lane.lanes.update(lane.index, bytes) } else { hasher.update(bytes) }
+        }
+
+        private func finishStored(_ item: Int) {
+            if let lane { lane.lanes.finish(lane.index, tag: item) } else { state.entryDigests[item] = hasher.finish() }
+        }
+
+        /// Hashes the rest of a stored entry, input bytes past the run's chunks (`stream` reads a mapped file
+        /// with pread, as the chunks are), or leaves them in `pendingInput` for its lane.
+        private mutating func hashStoredInput(_ range: Range<Int64>, item: Int) throws {
+            if lane != nil { pendingInput.append((range, item)); return }
             try copy.source.stream(range, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
+            state.entryDigests[item] = hasher.finish()
         }
     }
 

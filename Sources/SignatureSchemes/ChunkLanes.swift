@@ -36,9 +36,11 @@ public enum ChunkLanes {
     /// - Parameters:
     ///   - fill: reads bytes `range` of chunk `lane` into the buffer given.
     ///   - consume: sees each piece after it was read, in order within a chunk (to write or hash it too).
+    ///   - sliceDone: called after `consume` has seen a slice's pieces, before the buffer is reused.
     public static func digests(lengths: [Int],
                                fill: (_ lane: Int, _ range: Range<Int64>, _ into: UnsafeMutableRawBufferPointer) throws -> Void,
-                               consume: ((_ lane: Int, _ range: Range<Int64>, _ bytes: UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> [[UInt8]] {
+                               consume: ((_ lane: Int, _ range: Range<Int64>, _ bytes: UnsafeRawBufferPointer) throws -> Void)? = nil,
+                               sliceDone: (() throws -> Void)? = nil) throws -> [[UInt8]] {
         precondition(lengths.count <= SHA256Lanes.width && lengths.allSatisfy { $0 <= Int(ContentDigester.chunkSize) })
         let lanes = SHA256Lanes()
         let buffer = BufferPool.shared.take()
@@ -67,9 +69,49 @@ public enum ChunkLanes {
                 }
                 lanes.run { lane, digest in digests[lane] = digest }
                 if let consume { for piece in pieces { try consume(piece.lane, piece.range, piece.bytes) } }
+                try sliceDone?()
                 start += slice
             } while start < longest
         }
         return digests
+    }
+
+    /// Reads input `ranges` on to the messages open on `lanes`: lane j is given `jobs[j]` in order, each
+    /// range's bytes followed by the end of its message with its tag; finished digests go to `deliver`.
+    /// Lanes are filled side by side, up to 64 KiB a lane per pass, so short jobs share one run.
+    public static func digests(continuing jobs: [[(range: Range<Int64>, tag: Int)]], from source: any DataSource,
+                               lanes: SHA256Lanes, deliver: (Int, [UInt8]) -> Void) throws {
+        precondition(jobs.count <= SHA256Lanes.width)
+        guard jobs.contains(where: { !$0.isEmpty }) else { return }
+        let buffer = BufferPool.shared.take()
+        defer { BufferPool.shared.recycle(buffer) }
+        let slice = BufferPool.bufferSize / SHA256Lanes.width
+        var cursors = [(job: Int, done: Int64)](repeating: (0, 0), count: jobs.count)
+        while true {
+            var queued = false
+            for lane in jobs.indices {
+                var at = lane * slice
+                let limit = at + slice
+                while at < limit, cursors[lane].job < jobs[lane].count {
+                    let job = jobs[lane][cursors[lane].job]
+                    let take = Int(min(Int64(limit - at), job.range.count64 - cursors[lane].done))
+                    if take > 0 {
+                        let start = job.range.lowerBound + cursors[lane].done
+                        let destination = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<(at + take)])
+                        try source.read(start..<(start + Int64(take)), into: destination)
+                        lanes.update(lane, UnsafeRawBufferPointer(destination))
+                        at += take
+                        cursors[lane].done += Int64(take)
+                    }
+                    if cursors[lane].done == job.range.count64 {
+                        lanes.finish(lane, tag: job.tag)
+                        cursors[lane] = (cursors[lane].job + 1, 0)
+                    }
+                    queued = true
+                }
+            }
+            guard queued else { return }
+            lanes.run(deliver)
+        }
     }
 }

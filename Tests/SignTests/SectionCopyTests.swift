@@ -24,6 +24,8 @@ import Unpack
         }
         // 6 bits of entropy a byte: aapt deflates it (to ~2.3 MiB), more than a worker's 1 MiB buffer.
         fixture.assets["big/random.dat"] = FixtureAPK.pseudoRandomBytes(count: 3 << 20, seed: 0x5ec7).map { $0 & 0x3f | 0x40 }
+        // A stored entry of 5 MiB: its v1 digest is taken on its own, not on its chunk's lane (SectionCopy.isLarge).
+        fixture.assets["huge/blob.bin"] = FixtureAPK.pseudoRandomBytes(count: 5 << 20, seed: 0xb10b)
         fixture.assets["empty.txt"] = []
         fixture.assets["empty.bin"] = []
         return try fixture.build(in: directory, name: "seams.apk")
@@ -35,7 +37,8 @@ import Unpack
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = try Self.seamFixture(in: dir)
         let archive = try APKArchive(path: input)
-        #expect(archive.source.count > 8 << 20)
+        // Over 12 chunks: two groups of six or more, so the sixteen-lane kernel runs (fewer go to SHA-NI).
+        #expect(archive.source.count > 13 << 20)
         #expect(archive.zip.entries.count > 1_024)
         let big = try #require(archive.entry(named: "assets/big/random.dat"))
         #expect(big.method == .deflated && big.compressedSize > 1 << 20)
@@ -58,6 +61,12 @@ import Unpack
             let verify = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", minSdk, realigned])
             #expect(verify.succeeded, "minSdk \(minSdk): \(verify)")
         }
+        // Without the SHA-256 lanes (OpenSSL for every digest, one chunk at a time): the same bytes.
+        let plain = dir.appendingPathComponent("no-lanes.apk").path
+        let unaccelerated = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", plain, input],
+                                                     environment: ["APKPATCH_SHA256_LANES": "0"])
+        #expect(unaccelerated.succeeded, "\(unaccelerated)")
+        #expect(try TestSupport.readBytes(plain) == (try TestSupport.readBytes(realigned)))
         // One core only (`SignerConfig.concurrency`, as in batch signing): the same bytes.
         let key = try KeySource.keyAndCertificate(keyPath: keys.keyPK8, certificatePath: keys.certificatePEM, keyPassword: nil).load()
         var config = SignerConfig(key: key)
