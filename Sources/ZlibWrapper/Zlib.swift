@@ -219,6 +219,38 @@ public enum Inflate {
         try body(UnsafeRawBufferPointer(rebasing: buffer[0..<produced]))
     }
 
+    /// Inflates whole entries into buffers the caller gives, with one libdeflate decompressor for all of them
+    /// (allocating one costs more than inflating a small entry).
+    public final class Inflater {
+        private let decompressor: OpaquePointer
+
+        public init() throws {
+            guard let decompressor = libdeflate_alloc_decompressor() else {
+                throw ZlibError(operation: "libdeflate_alloc_decompressor", code: 0, message: "out of memory")
+            }
+            self.decompressor = decompressor
+        }
+
+        deinit { libdeflate_free_decompressor(decompressor) }
+
+        /// Inflates `input` into `output`, which must be exactly the size it declares; with the same failures
+        /// as `Inflate.inflate(_:expectedSize:_:)`.
+        public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+            var consumed = 0
+            var produced = 0
+            let result = libdeflate_deflate_decompress_ex(decompressor, input.baseAddress, input.count, output.baseAddress,
+                                                          output.count, &consumed, &produced)
+            switch result {
+            case LIBDEFLATE_SUCCESS:
+                guard produced == output.count else { throw Failure.shorterThanDeclared(expected: Int64(output.count), actual: Int64(produced)) }
+            case LIBDEFLATE_INSUFFICIENT_SPACE:
+                throw Failure.exceedsDeclaredSize(Int64(output.count))
+            default:
+                throw Failure.corrupt("invalid or truncated DEFLATE data")
+            }
+        }
+    }
+
     /// Inflates `input` into a new array of exactly `expectedSize` bytes.
     public static func inflate(_ input: UnsafeRawBufferPointer, expectedSize: Int64) throws -> [UInt8] {
         var out: [UInt8] = []

@@ -10,6 +10,7 @@
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
 #   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch floor
+#   BENCH_INPUTS   space-separated subset of the corpus (default: all of it)
 #
 # Each workload runs apkpatch and its anchor alternately in the same run, and reports medians, the ratio and
 # peak memory (measure.py: fork-to-exit wall time and wait4's ru_maxrss, what /usr/bin/time -f %M reports). A failing command is reported as
@@ -58,6 +59,7 @@ export APKPATCH
 # --- Corpus and key ---------------------------------------------------------------------------------------------
 BENCH_QUICK=$QUICK "$HERE/corpus.sh" "$CORPUS" || { log "corpus generation failed"; exit 1; }
 if [ "$QUICK" = 1 ]; then INPUTS="webapp framework-res synthetic-20m"; else INPUTS="webapp framework-res synthetic-100m synthetic-400m"; fi
+INPUTS=${BENCH_INPUTS:-$INPUTS}
 
 # One PKCS#12 key from keytool for both signers; the password only ever travels in the environment.
 export BENCH_KS_PASS=bench-store-password
