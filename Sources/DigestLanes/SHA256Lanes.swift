@@ -108,6 +108,24 @@ public final class SHA256Lanes {
         for (tag, digest) in done { try body(tag, digest) }
     }
 
+    /// The SHA-256 of each range of `bytes`, concatenated in order (the .SF file digests every manifest
+    /// section: thousands of messages of a hundred bytes, where one OpenSSL call each costs more than hashing).
+    public static func hashEach(_ ranges: [Range<Int>], of bytes: [UInt8]) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: ranges.count * 32)
+        let lanes = SHA256Lanes()
+        bytes.withUnsafeBytes { input in
+            for (index, range) in ranges.enumerated() {
+                precondition(range.lowerBound >= 0 && range.upperBound <= input.count)
+                lanes.update(index % width, UnsafeRawBufferPointer(rebasing: input[range]))
+                lanes.finish(index % width, tag: index)
+            }
+            lanes.run { index, digest in
+                for i in 0..<32 { output[32 * index + i] = digest[i] }
+            }
+        }
+        return output
+    }
+
     private func runKernel() {
         var pointers = [UnsafePointer<UInt8>?](repeating: nil, count: Self.width)
         while true {

@@ -247,6 +247,12 @@ public struct Signer: Sendable {
         if schemes.contains(.v3) { apkSchemeIDs.append(3) }
         let pendingV1 = PendingResult<[JARFile]>()
         let v1Done = DispatchGroup()
+        // All of MANIFEST.MF and of the .SF sections but the digests, written while the entries are copied.
+        let manifestTemplate: BackgroundValue<V1SchemeSigner.ManifestTemplate>? = v1Digest.map { digest in
+            let names = items.map(\.entry.name)
+            return BackgroundValue { try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest) }
+        }
+        defer { manifestTemplate?.wait() }
         func startJARSignature(_ entryDigests: @escaping @Sendable () throws -> [[UInt8]]) {
             guard let v1Digest else { return }
             let createdBy = config.createdBy
@@ -260,9 +266,9 @@ public struct Signer: Sendable {
                     let key = try keySupply.get()
                     // A key that needs other digests: the main thread sees it too and starts again.
                     guard try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level).v1 == v1Digest else { return [] }
-                    return try Self.makeJARSignature(items: items, digests: digests, digestAlgorithm: v1Digest,
+                    return try Self.makeJARSignature(template: try manifestTemplate!.get(), digests: digests,
                                                      signerName: try V1SchemeSigner.safeSignerName(v1SignerName ?? key.name),
-                                                     key: key, inputManifest: inputManifest, apkSchemeIDs: schemeIDs, createdBy: createdBy,
+                                                     key: key, apkSchemeIDs: schemeIDs, createdBy: createdBy,
                                                      level: jarLevel)
                 })
             }
@@ -652,11 +658,11 @@ public struct Signer: Sendable {
     /// The JAR signature files in apksig's order (`<NAME>.SF`, `<NAME>.<ALG>`, `META-INF/MANIFEST.MF`), each
     /// with its deflated form (`deflateJARFile` at `level`). MANIFEST.MF is deflated while
     /// the .SF file is made and signed.
-    static func makeJARSignature(items: [Item], digests: [[UInt8]], digestAlgorithm: DigestAlgorithm, signerName: String,
-                                 key: SignerKey, inputManifest: [UInt8]?, apkSchemeIDs: [Int],
-                                 createdBy: String, level: Int32 = 9) throws -> [JARFile] {
-        let entryDigests = items.indices.map { (name: items[$0].entry.name, digest: digests[$0]) }
-        let manifest = try V1SchemeSigner.makeManifest(digestAlgorithm: digestAlgorithm, entryDigests: entryDigests, inputManifest: inputManifest)
+    static func makeJARSignature(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signerName: String,
+                                 key: SignerKey, apkSchemeIDs: [Int], createdBy: String, level: Int32 = 9) throws -> [JARFile] {
+        var template = template
+        let digestAlgorithm = template.digestAlgorithm
+        let manifest = template.filled(with: digests)
         let manifestContents = manifest.contents
         let deflatedManifest = PendingResult<[UInt8]>()
         let manifestDeflated = DispatchGroup()
@@ -665,7 +671,8 @@ public struct Signer: Sendable {
         }
         defer { manifestDeflated.wait() }
         let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
-                                                        digestAlgorithm: digestAlgorithm, manifest: manifest, apkSchemeIDs: apkSchemeIDs,
+                                                        digestAlgorithm: digestAlgorithm, manifest: manifest, template: template,
+                                                        apkSchemeIDs: apkSchemeIDs,
                                                         createdBy: createdBy)
         var compressed = try files.dropLast().map { try Self.deflateJARFile($0.data, level: level) }
         manifestDeflated.wait()

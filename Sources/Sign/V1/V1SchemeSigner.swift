@@ -1,4 +1,6 @@
 import OpenSSLWrapper
+import DigestLanes
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,43 +84,98 @@ enum V1SchemeSigner {
     /// buffer: an APK can have tens of thousands of entries.
     static func makeManifest(digestAlgorithm: DigestAlgorithm, entryDigests: [(name: String, digest: [UInt8])],
                              inputManifest: [UInt8]?) throws -> Manifest {
-        var writer = JARManifestWriter()
-        if let inputManifest {
-            let main = try JARMainSection(manifest: inputManifest)
-            guard let version = main.value(of: "Manifest-Version") else {
-                throw SignError.malformedInputManifest("its main section has no Manifest-Version attribute")
+        var template = try ManifestTemplate(digestAlgorithm: digestAlgorithm, names: entryDigests.map(\.name), inputManifest: inputManifest)
+        return template.filled(with: entryDigests.map(\.digest))
+    }
+
+    /// The manifest (and the .SF file's sections) with every digest left blank: all of them but the digests
+    /// is known before a byte is hashed, so the signer writes this while the entries are copied, and only the
+    /// Base64 digests are written in once they are known.
+    struct ManifestTemplate {
+        private(set) var manifest: Manifest
+        let digestAlgorithm: DigestAlgorithm
+        /// Where entry i's Base64 digest goes in the manifest (entries in the order given).
+        private let digestOffsets: [Int]
+        /// The .SF file's sections (the manifest's Name lines, then a blank digest), and where section k's
+        /// digest goes.
+        let signatureSections: [UInt8]
+        let signatureDigestOffsets: [Int]
+
+        init(digestAlgorithm: DigestAlgorithm, names: [String], inputManifest: [UInt8]?) throws {
+            self.digestAlgorithm = digestAlgorithm
+            var writer = JARManifestWriter()
+            if let inputManifest {
+                let main = try JARMainSection(manifest: inputManifest)
+                guard let version = main.value(of: "Manifest-Version") else {
+                    throw SignError.malformedInputManifest("its main section has no Manifest-Version attribute")
+                }
+                // apksig puts the main attributes in a TreeMap and removes exactly "Manifest-Version" (a differently
+                // cased spelling stays and is written a second time, as apksig does).
+                let others = main.attributes.filter { $0.name != "Manifest-Version" }.map { ($0.name, $0.value) }
+                writer.writeMainSection(first: ("Manifest-Version", version), others: others)
+            } else {
+                writer.writeMainSection(first: ("Manifest-Version", "1.0"), others: [])
             }
-            // apksig puts the main attributes in a TreeMap and removes exactly "Manifest-Version" (a differently
-            // cased spelling stays and is written a second time, as apksig does).
-            let others = main.attributes.filter { $0.name != "Manifest-Version" }.map { ($0.name, $0.value) }
-            writer.writeMainSection(first: ("Manifest-Version", version), others: others)
-        } else {
-            writer.writeMainSection(first: ("Manifest-Version", "1.0"), others: [])
-        }
-        let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
-        let sorted = try JavaSortedNames(entryDigests.map(\.name))
-        var names: [String] = []
-        var ranges: [Range<Int>] = []
-        var nameLineEnds: [Int] = []
-        names.reserveCapacity(sorted.order.count)
-        ranges.reserveCapacity(sorted.order.count)
-        nameLineEnds.reserveCapacity(sorted.order.count)
-        writer.reserveCapacity(writer.count + sorted.bytes.count + sorted.order.count * (attributeName.count + 64))
-        var encoded: [UInt8] = []
-        sorted.bytes.withUnsafeBytes { pool in
-            for index in sorted.order {
-                let start = writer.count
-                encoded.removeAll(keepingCapacity: true)
-                appendBase64(entryDigests[index].digest, to: &encoded)
-                writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: sorted.utf8(of: index, in: pool))
-                nameLineEnds.append(writer.count)
-                writer.writeAttribute(name: attributeName, value: encoded)
-                writer.writeSectionDelimiter()
-                names.append(entryDigests[index].name)
-                ranges.append(start..<writer.count)
+            let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
+            // Base64 of a digest, and the attribute line's length: one line (SHA-256: 60 bytes of 70), so the
+            // digest's place does not depend on its value.
+            let blank = [UInt8](repeating: 0x41, count: (digestAlgorithm.outputSize + 2) / 3 * 4)
+            precondition(attributeName.count + 2 + blank.count <= JARManifestWriter.maxLineLength)
+            let sorted = try JavaSortedNames(names)
+            var sortedNames: [String] = [], ranges: [Range<Int>] = [], nameLineEnds: [Int] = []
+            var offsets = [Int](repeating: 0, count: names.count)
+            sortedNames.reserveCapacity(sorted.order.count)
+            ranges.reserveCapacity(sorted.order.count)
+            nameLineEnds.reserveCapacity(sorted.order.count)
+            writer.reserveCapacity(writer.count + sorted.bytes.count + sorted.order.count * (attributeName.count + 64))
+            sorted.bytes.withUnsafeBytes { pool in
+                for index in sorted.order {
+                    let start = writer.count
+                    writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: sorted.utf8(of: index, in: pool))
+                    nameLineEnds.append(writer.count)
+                    offsets[index] = writer.count + attributeName.count + 2
+                    writer.writeAttribute(name: attributeName, value: blank)
+                    writer.writeSectionDelimiter()
+                    sortedNames.append(names[index])
+                    ranges.append(start..<writer.count)
+                }
             }
+            manifest = Manifest(contents: writer.bytes, sectionNames: sortedNames, sectionRanges: ranges, nameLineEnds: nameLineEnds)
+            digestOffsets = offsets
+            (signatureSections, signatureDigestOffsets) = Self.signatureSections(of: manifest, digestAlgorithm: digestAlgorithm)
         }
-        return Manifest(contents: writer.bytes, sectionNames: names, sectionRanges: ranges, nameLineEnds: nameLineEnds)
+
+        /// The .SF file's sections for `manifest` with blank digests, and where each digest goes.
+        static func signatureSections(of manifest: Manifest, digestAlgorithm: DigestAlgorithm) -> (bytes: [UInt8], digestOffsets: [Int]) {
+            let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
+            let blank = [UInt8](repeating: 0x41, count: (digestAlgorithm.outputSize + 2) / 3 * 4)
+            var signature = JARManifestWriter()
+            signature.reserveCapacity(manifest.contents.count + 64)
+            var offsets: [Int] = []
+            offsets.reserveCapacity(manifest.sectionRanges.count)
+            manifest.contents.withUnsafeBytes { contents in
+                for index in manifest.sectionRanges.indices {
+                    // The same Name lines as the manifest section.
+                    signature.write(UnsafeRawBufferPointer(rebasing: contents[manifest.sectionRanges[index].lowerBound..<manifest.nameLineEnds[index]]))
+                    offsets.append(signature.count + attributeName.count + 2)
+                    signature.writeAttribute(name: attributeName, value: blank)
+                    signature.writeSectionDelimiter()
+                }
+            }
+            return (signature.bytes, offsets)
+        }
+
+        /// The manifest with entry i's digest `digests[i]`.
+        mutating func filled(with digests: [[UInt8]]) -> Manifest {
+            precondition(digests.count == digestOffsets.count)
+            manifest.contents.withUnsafeMutableBytes { contents in
+                for (index, digest) in digests.enumerated() {
+                    precondition(digest.count == digestAlgorithm.outputSize)
+                    writeBase64(digest, into: UnsafeMutableRawBufferPointer(rebasing: contents[digestOffsets[index]...]))
+                }
+            }
+            return manifest
+        }
     }
 
     /// Entry names in Java's `String` order (UTF-16 code units), with their UTF-8 bytes in one buffer. Names a
@@ -176,39 +233,47 @@ enum V1SchemeSigner {
     /// `generateSignatureFile`: `Signature-Version: 1.0`, `Created-By`, the manifest digest and (when v2/v3
     /// are on) `X-Android-APK-Signed`, then a digest of each manifest section; an extra CRLF when the length
     /// is a multiple of 1024 (a workaround for Android ≤ 1.6's JAR parser).
-    static func makeSignatureFile(manifest: Manifest, digestAlgorithm: DigestAlgorithm, apkSchemeIDs: [Int],
-                                  createdBy: String) -> [UInt8] {
+    ///
+    /// `template` is the manifest's (its blank .SF sections); without one they are made here.
+    static func makeSignatureFile(manifest: Manifest, template: ManifestTemplate? = nil, digestAlgorithm: DigestAlgorithm,
+                                  apkSchemeIDs: [Int], createdBy: String) -> [UInt8] {
+        // The whole manifest's digest beside the sections' (thousands of short messages, on SHA-256 lanes).
+        let size = digestAlgorithm.outputSize
+        nonisolated(unsafe) var manifestDigest: [UInt8] = []
+        nonisolated(unsafe) var digests: [UInt8] = []
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                manifestDigest = Digest.hash(manifest.contents, with: digestAlgorithm)
+            } else {
+                digests = Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
+            }
+        }
         var main: [(String, String)] = [("Created-By", createdBy)]
         if !apkSchemeIDs.isEmpty {
             main.append(("X-Android-APK-Signed", apkSchemeIDs.map(String.init).joined(separator: ", ")))
         }
-        main.append((manifestDigestAttributeName(digestAlgorithm), base64(Digest.hash(manifest.contents, with: digestAlgorithm))))
+        main.append((manifestDigestAttributeName(digestAlgorithm), base64(manifestDigest)))
         var writer = JARManifestWriter()
         writer.writeMainSection(first: ("Signature-Version", "1.0"), others: main)
-        let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
-        let size = digestAlgorithm.outputSize
-        let digests = Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
-        writer.reserveCapacity(writer.count + manifest.contents.count + 64)
-        var encoded: [UInt8] = []
-        manifest.contents.withUnsafeBytes { contents in
-            for index in manifest.sectionRanges.indices {
-                encoded.removeAll(keepingCapacity: true)
-                appendBase64(digests[(index * size)..<((index + 1) * size)], to: &encoded)
-                // The same Name lines as the manifest section.
-                writer.write(UnsafeRawBufferPointer(rebasing: contents[manifest.sectionRanges[index].lowerBound..<manifest.nameLineEnds[index]]))
-                writer.writeAttribute(name: attributeName, value: encoded)
-                writer.writeSectionDelimiter()
+        let sections = template.map { ($0.signatureSections, $0.signatureDigestOffsets) }
+            ?? ManifestTemplate.signatureSections(of: manifest, digestAlgorithm: digestAlgorithm)
+        let start = writer.count
+        var bytes = writer.bytes
+        bytes.append(contentsOf: sections.0)
+        bytes.withUnsafeMutableBytes { out in
+            for (index, offset) in sections.1.enumerated() {
+                writeBase64(digests[(index * size)..<((index + 1) * size)], into: UnsafeMutableRawBufferPointer(rebasing: out[(start + offset)...]))
             }
         }
-        if !writer.bytes.isEmpty && writer.bytes.count % 1024 == 0 { writer.writeSectionDelimiter() }
-        return writer.bytes
+        if !bytes.isEmpty && bytes.count % 1024 == 0 { bytes += [0x0d, 0x0a] }
+        return bytes
     }
 
     /// The JAR signature entries in apksig's order: `<NAME>.SF`, `<NAME>.<ALG>`, then `META-INF/MANIFEST.MF`.
     static func signatureEntries(signerName: String, key: PrivateKey, certificates: [Certificate],
-                                 digestAlgorithm: DigestAlgorithm, manifest: Manifest, apkSchemeIDs: [Int],
-                                 createdBy: String) throws -> [(name: String, data: [UInt8])] {
-        let signatureFile = makeSignatureFile(manifest: manifest, digestAlgorithm: digestAlgorithm,
+                                 digestAlgorithm: DigestAlgorithm, manifest: Manifest, template: ManifestTemplate? = nil,
+                                 apkSchemeIDs: [Int], createdBy: String) throws -> [(name: String, data: [UInt8])] {
+        let signatureFile = makeSignatureFile(manifest: manifest, template: template, digestAlgorithm: digestAlgorithm,
                                               apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)
         // makeSignedData refuses a key that does not match certificates[0] (apksig verifies its signature too).
         let block = try PKCS7.makeSignedData(signing: signatureFile, key: key, certificates: certificates, digest: digestAlgorithm)
@@ -230,6 +295,26 @@ func base64(_ bytes: [UInt8]) -> String {
 private let base64Alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
 func appendBase64(_ bytes: [UInt8], to out: inout [UInt8]) { appendBase64(bytes[...], to: &out) }
+
+/// Writes the Base64 of `bytes` at the start of `out`, which must have room for it.
+func writeBase64(_ bytes: [UInt8], into out: UnsafeMutableRawBufferPointer) { writeBase64(bytes[...], into: out) }
+
+func writeBase64(_ bytes: ArraySlice<UInt8>, into out: UnsafeMutableRawBufferPointer) {
+    precondition(out.count >= (bytes.count + 2) / 3 * 4)
+    base64Alphabet.withUnsafeBufferPointer { alphabet in
+        var i = bytes.startIndex, o = 0
+        while i < bytes.endIndex {
+            let rest = bytes.endIndex - i
+            let n = UInt32(bytes[i]) << 16 | (rest > 1 ? UInt32(bytes[i + 1]) << 8 : 0) | (rest > 2 ? UInt32(bytes[i + 2]) : 0)
+            out[o] = alphabet[Int(n >> 18 & 63)]
+            out[o + 1] = alphabet[Int(n >> 12 & 63)]
+            out[o + 2] = rest > 1 ? alphabet[Int(n >> 6 & 63)] : 0x3d
+            out[o + 3] = rest > 2 ? alphabet[Int(n & 63)] : 0x3d
+            i += 3
+            o += 4
+        }
+    }
+}
 
 func appendBase64(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
     let alphabet = base64Alphabet
