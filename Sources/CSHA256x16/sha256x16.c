@@ -3,6 +3,8 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
 
 int apk_sha256x16_available(void) {
     unsigned a, b, c, d;
@@ -100,6 +102,61 @@ AVX512 void apk_sha256x16_blocks(uint32_t state[8 * 16], const uint8_t *const da
     for (int i = 0; i < 8; i++) _mm512_storeu_si512(state + 16 * i, s[i]);
 }
 
+AVX512 void apk_sha256x16_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out) {
+    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    uint32_t state[8 * 16];
+    uint8_t tails[16][128] __attribute__((aligned(64)));
+    const uint8_t *body[16];
+    size_t bodyBlocks[16], tailBlocks[16], tailDone[16], message[16];
+    const uint8_t *pointers[16];
+    uint32_t active = 0;
+    size_t next = 0;
+    for (;;) {
+        /* Idle lanes take the next message: its whole blocks where they lie, the rest padded in `tails`. */
+        for (int j = 0; j < 16 && next < count; j++) {
+            if (active & (1u << j)) continue;
+            size_t length = lengths[next], rest = length % 64;
+            for (int w = 0; w < 8; w++) state[16 * w + j] = iv[w];
+            body[j] = base + offsets[next];
+            bodyBlocks[j] = length / 64;
+            memset(tails[j], 0, 128);
+            memcpy(tails[j], body[j] + 64 * bodyBlocks[j], rest);
+            tails[j][rest] = 0x80;
+            tailBlocks[j] = rest < 56 ? 1 : 2;
+            uint64_t bits = (uint64_t)length * 8;
+            for (int b = 0; b < 8; b++) tails[j][64 * tailBlocks[j] - 1 - b] = (uint8_t)(bits >> (8 * b));
+            tailDone[j] = 0;
+            message[j] = next++;
+            active |= 1u << j;
+        }
+        if (!active) return;
+        size_t n = SIZE_MAX;
+        const uint8_t *stand = 0;
+        for (int j = 0; j < 16; j++) {
+            if (!(active & (1u << j))) continue;
+            size_t left = bodyBlocks[j] ? bodyBlocks[j] : tailBlocks[j] - tailDone[j];
+            if (left < n) n = left;
+            pointers[j] = bodyBlocks[j] ? body[j] : tails[j] + 64 * tailDone[j];
+            stand = pointers[j];
+        }
+        for (int j = 0; j < 16; j++) if (!(active & (1u << j))) pointers[j] = stand;
+        apk_sha256x16_blocks(state, pointers, active, n);
+        for (int j = 0; j < 16; j++) {
+            if (!(active & (1u << j))) continue;
+            if (bodyBlocks[j]) { bodyBlocks[j] -= n; body[j] += 64 * n; continue; }
+            tailDone[j] += n;
+            if (tailDone[j] < tailBlocks[j]) continue;
+            uint8_t *digest = out + 32 * message[j];
+            for (int w = 0; w < 8; w++) {
+                uint32_t word = state[16 * w + j];
+                digest[4 * w] = (uint8_t)(word >> 24); digest[4 * w + 1] = (uint8_t)(word >> 16);
+                digest[4 * w + 2] = (uint8_t)(word >> 8); digest[4 * w + 3] = (uint8_t)word;
+            }
+            active &= ~(1u << j);
+        }
+    }
+}
+
 int apk_sha256_shani_available(void) {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1)) return 0;
@@ -151,6 +208,9 @@ void apk_sha256_shani_blocks(uint32_t state[8], const uint8_t *data, size_t nblo
 }
 void apk_sha256x16_blocks(uint32_t state[8 * 16], const uint8_t *const data[16], uint32_t active, size_t nblocks) {
     (void)state; (void)data; (void)active; (void)nblocks;
+}
+void apk_sha256x16_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out) {
+    (void)base; (void)offsets; (void)lengths; (void)count; (void)out;
 }
 
 #endif

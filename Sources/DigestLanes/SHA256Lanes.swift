@@ -110,17 +110,18 @@ public final class SHA256Lanes {
 
     /// The SHA-256 of each range of `bytes`, concatenated in order (the .SF file digests every manifest
     /// section: thousands of messages of a hundred bytes, where one OpenSSL call each costs more than hashing).
-    public static func hashEach(_ ranges: [Range<Int>], of bytes: [UInt8]) -> [UInt8] {
+    public static func hashEach(_ ranges: [Range<Int>], of bytes: [UInt8], accelerated: Bool = isAccelerated) -> [UInt8] {
+        guard accelerated && isAccelerated, !ranges.isEmpty else { return Digest.hashEach(ranges, of: bytes, with: .sha256) }
         var output = [UInt8](repeating: 0, count: ranges.count * 32)
-        let lanes = SHA256Lanes()
+        let offsets = ranges.map { range -> Int in
+            precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
+            return range.lowerBound
+        }
+        let lengths = ranges.map(\.count)
         bytes.withUnsafeBytes { input in
-            for (index, range) in ranges.enumerated() {
-                precondition(range.lowerBound >= 0 && range.upperBound <= input.count)
-                lanes.update(index % width, UnsafeRawBufferPointer(rebasing: input[range]))
-                lanes.finish(index % width, tag: index)
-            }
-            lanes.run { index, digest in
-                for i in 0..<32 { output[32 * index + i] = digest[i] }
+            output.withUnsafeMutableBytes { out in
+                apk_sha256x16_each(input.baseAddress?.assumingMemoryBound(to: UInt8.self), offsets, lengths, ranges.count,
+                                   out.baseAddress?.assumingMemoryBound(to: UInt8.self))
             }
         }
         return output

@@ -656,8 +656,8 @@ public struct Signer: Sendable {
     }
 
     /// The JAR signature files in apksig's order (`<NAME>.SF`, `<NAME>.<ALG>`, `META-INF/MANIFEST.MF`), each
-    /// with its deflated form (`deflateJARFile` at `level`). MANIFEST.MF is deflated while
-    /// the .SF file is made and signed.
+    /// with its deflated form (`deflateJARFile` at `level`). MANIFEST.MF is deflated while the .SF file is
+    /// made, and the .SF file while it is signed.
     static func makeJARSignature(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signerName: String,
                                  key: SignerKey, apkSchemeIDs: [Int], createdBy: String, level: Int32 = 9) throws -> [JARFile] {
         var template = template
@@ -670,13 +670,16 @@ public struct Signer: Sendable {
             deflatedManifest.set(Result { try Self.deflateJARFile(manifestContents, level: level) })
         }
         defer { manifestDeflated.wait() }
+        // The .SF file is deflated here while its PKCS #7 signature is made.
+        var deflatedSignatureFile: [UInt8] = []
         let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
                                                         digestAlgorithm: digestAlgorithm, manifest: manifest, template: template,
-                                                        apkSchemeIDs: apkSchemeIDs,
-                                                        createdBy: createdBy)
-        var compressed = try files.dropLast().map { try Self.deflateJARFile($0.data, level: level) }
+                                                        apkSchemeIDs: apkSchemeIDs, createdBy: createdBy) { signatureFile in
+            deflatedSignatureFile = try Self.deflateJARFile(signatureFile, level: level)
+        }
+        let deflatedBlock = try Self.deflateJARFile(files[1].data, level: level)
         manifestDeflated.wait()
-        compressed.append(try deflatedManifest.get())
+        let compressed = [deflatedSignatureFile, deflatedBlock, try deflatedManifest.get()]
         return zip(files, compressed).map { JARFile(name: $0.name, data: $0.data, compressed: $1, crc: CRC32.checksum($0.data)) }
     }
 

@@ -77,3 +77,21 @@ import OpenSSLWrapper
         #expect(digests == [Digest.hash(message, with: .sha256)])
     }
 }
+
+/// `hashEach` (the C scheduler: lanes take the next message as they finish one) against OpenSSL, for every
+/// padding case and messages sharing bytes, empty ones included.
+@Suite struct SHA256LanesEachTests {
+    @Test func hashEachMatchesOpenSSL() {
+        var generator = SHA256LanesTests.SplitMix(state: 7)
+        let bytes = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var ranges: [Range<Int>] = [0..<0, 0..<55, 1..<57, 3..<67, 5..<69, 10..<129, 0..<100_000]
+        for _ in 0..<3_000 {
+            let start = Int.random(in: 0..<190_000, using: &generator)
+            ranges.append(start..<(start + Int.random(in: 0..<(Bool.random(using: &generator) ? 300 : 9_000), using: &generator)))
+        }
+        let expected = Digest.hashEach(ranges, of: bytes, with: .sha256)
+        #expect(SHA256Lanes.hashEach(ranges, of: bytes) == expected)
+        #expect(SHA256Lanes.hashEach(ranges, of: bytes, accelerated: false) == expected)
+        #expect(SHA256Lanes.hashEach([], of: bytes).isEmpty)
+    }
+}

@@ -17,6 +17,12 @@ int apk_sha256x16_available(void);
    bytes (any active lane's pointer will do). Call only when apk_sha256x16_available(). */
 void apk_sha256x16_blocks(uint32_t state[8 * 16], const uint8_t *const data[16], uint32_t active, size_t nblocks);
 
+/* The SHA-256 of each of `count` messages, message i being `lengths[i]` bytes at `base + offsets[i]`, written
+   to `out + 32 * i`: lanes take the next message as they finish one, with the padding done here, so thousands
+   of short messages (a JAR manifest's sections) cost no scheduling per block in the caller.
+   Call only when apk_sha256x16_available(). */
+void apk_sha256x16_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out);
+
 /* Non-zero when the CPU has the SHA extensions (SHA-NI) and SSE4.1. */
 int apk_sha256_shani_available(void);
 

@@ -237,17 +237,13 @@ enum V1SchemeSigner {
     /// `template` is the manifest's (its blank .SF sections); without one they are made here.
     static func makeSignatureFile(manifest: Manifest, template: ManifestTemplate? = nil, digestAlgorithm: DigestAlgorithm,
                                   apkSchemeIDs: [Int], createdBy: String) -> [UInt8] {
-        // The whole manifest's digest beside the sections' (thousands of short messages, on SHA-256 lanes).
+        // The sections' digests: thousands of short messages, on SHA-256 lanes. (Run here, not beside the
+        // whole manifest's digest on another thread: the signer deflates MANIFEST.MF on the other core now.)
         let size = digestAlgorithm.outputSize
-        nonisolated(unsafe) var manifestDigest: [UInt8] = []
-        nonisolated(unsafe) var digests: [UInt8] = []
-        DispatchQueue.concurrentPerform(iterations: 2) { part in
-            if part == 0 {
-                manifestDigest = Digest.hash(manifest.contents, with: digestAlgorithm)
-            } else {
-                digests = Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
-            }
-        }
+        let manifestDigest = Digest.hash(manifest.contents, with: digestAlgorithm)
+        let digests = digestAlgorithm == .sha256
+            ? SHA256Lanes.hashEach(manifest.sectionRanges, of: manifest.contents)
+            : Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
         var main: [(String, String)] = [("Created-By", createdBy)]
         if !apkSchemeIDs.isEmpty {
             main.append(("X-Android-APK-Signed", apkSchemeIDs.map(String.init).joined(separator: ", ")))
@@ -272,17 +268,32 @@ enum V1SchemeSigner {
     /// The JAR signature entries in apksig's order: `<NAME>.SF`, `<NAME>.<ALG>`, then `META-INF/MANIFEST.MF`.
     static func signatureEntries(signerName: String, key: PrivateKey, certificates: [Certificate],
                                  digestAlgorithm: DigestAlgorithm, manifest: Manifest, template: ManifestTemplate? = nil,
-                                 apkSchemeIDs: [Int], createdBy: String) throws -> [(name: String, data: [UInt8])] {
+                                 apkSchemeIDs: [Int], createdBy: String,
+                                 whileSigning: ([UInt8]) throws -> Void = { _ in }) throws -> [(name: String, data: [UInt8])] {
         let signatureFile = makeSignatureFile(manifest: manifest, template: template, digestAlgorithm: digestAlgorithm,
                                               apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)
+        // The signature is made on another thread while `whileSigning` (the signer deflates the .SF file) runs.
         // makeSignedData refuses a key that does not match certificates[0] (apksig verifies its signature too).
-        let block = try PKCS7.makeSignedData(signing: signatureFile, key: key, certificates: certificates, digest: digestAlgorithm)
+        let pending = PendingSignature()
+        let signed = DispatchGroup()
+        DispatchQueue.global().async(group: signed) {
+            pending.result = Result { try PKCS7.makeSignedData(signing: signatureFile, key: key, certificates: certificates, digest: digestAlgorithm) }
+        }
+        defer { signed.wait() }
+        try whileSigning(signatureFile)
+        signed.wait()
+        let block = try pending.result!.get()
         return [
             ("META-INF/\(signerName).SF", signatureFile),
             ("META-INF/\(signerName).\(key.algorithm.rawValue)", block),
             (manifestEntryName, manifest.contents),
         ]
     }
+}
+
+/// The PKCS #7 block, written by one thread and read by another after the group it ran in.
+private final class PendingSignature: @unchecked Sendable {
+    var result: Result<[UInt8], Error>?
 }
 
 /// Standard Base64 with padding (Java's `Base64.getEncoder()`).
