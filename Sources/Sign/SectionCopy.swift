@@ -166,7 +166,7 @@ struct SectionCopy {
             let inGroups = items.indices.filter { lanesHashV1 && recordStarts[$0] < wholeEnd }
             let large = inGroups.filter { Self.isLarge(items[$0].entry.method, items[$0].entry.dataRange) }
             let deflated = Self.batches(inGroups.filter { items[$0].entry.method == .deflated }, items: items)
-            let groups = ChunkLanes.groups(chunkCount: wholeChunks, workers: concurrency)
+            let groups = ChunkLanes.groups(chunkCount: wholeChunks)
             let partial = runs.last.flatMap { $0.writesChunks ? nil : $0 }
             workCount = large.count + groups.count + deflated.count + (partial == nil ? 0 : 1)
             let source = self.source

@@ -62,7 +62,7 @@ public enum ContentDigester {
         let chunkTable = chunks
         if ChunkLanes.applies(to: ordered) {
             // Sixteen chunks at a time on each core (see ChunkLanes).
-            let groups = ChunkLanes.groups(chunkCount: chunks.count, workers: concurrency)
+            let groups = ChunkLanes.groups(chunkCount: chunks.count)
             let digestGroup: @Sendable (Int) -> Void = { index in
                 if failure.hasError { return }
                 let members = Array(chunkTable[groups[index]])
