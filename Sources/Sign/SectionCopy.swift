@@ -11,21 +11,23 @@ struct SectionLayout {
     struct Segment {
         var outputOffset: Int64
         var count: Int64
-        /// Where the run starts in the input; unused for a literal.
+        /// Where the run starts in the input, or for a literal in `literals`.
         var inputOffset: Int64
-        var literal: [UInt8]?
+        var isLiteral: Bool
     }
     private(set) var segments: [Segment] = []
     private(set) var count: Int64 = 0
+    /// Every literal's bytes, back to back (one array, not one per re-aligned header: there are thousands).
+    private var literals: [UInt8] = []
 
     /// Appends input bytes (merged with the previous run when they follow it in the input, so an APK copied
     /// unchanged is one segment).
     mutating func append(input range: Range<Int64>) {
         guard !range.isEmpty else { return }
-        if let last = segments.last, last.literal == nil, last.inputOffset + last.count == range.lowerBound {
+        if let last = segments.last, !last.isLiteral, last.inputOffset + last.count == range.lowerBound {
             segments[segments.count - 1].count += range.count64
         } else {
-            segments.append(Segment(outputOffset: count, count: range.count64, inputOffset: range.lowerBound, literal: nil))
+            segments.append(Segment(outputOffset: count, count: range.count64, inputOffset: range.lowerBound, isLiteral: false))
         }
         count += range.count64
     }
@@ -34,8 +36,17 @@ struct SectionLayout {
 
     mutating func append(literal bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
-        segments.append(Segment(outputOffset: count, count: Int64(bytes.count), inputOffset: 0, literal: bytes))
+        segments.append(Segment(outputOffset: count, count: Int64(bytes.count), inputOffset: Int64(literals.count), isLiteral: true))
+        literals.append(contentsOf: bytes)
         count += Int64(bytes.count)
+    }
+
+    /// A two-byte little-endian literal (a header's extra field length).
+    mutating func append(literal value: UInt16) {
+        segments.append(Segment(outputOffset: count, count: 2, inputOffset: Int64(literals.count), isLiteral: true))
+        literals.append(UInt8(truncatingIfNeeded: value))
+        literals.append(UInt8(truncatingIfNeeded: value >> 8))
+        count += 2
     }
 
     /// Copies the output bytes `range` into the start of `buffer`, reading input runs from `source`.
@@ -53,7 +64,7 @@ struct SectionLayout {
         while last + 1 < segments.count && segments[last + 1].outputOffset < range.upperBound { last += 1 }
         // The end of the input the chunk needs.
         var inputEnd: Int64 = 0
-        for index in first...last where segments[index].literal == nil {
+        for index in first...last where !segments[index].isLiteral {
             inputEnd = segments[index].inputOffset + min(segments[index].count, range.upperBound - segments[index].outputOffset)
         }
         var windowRange: Range<Int64> = 0..<0
@@ -64,8 +75,9 @@ struct SectionLayout {
             let take = min(segment.count - start, range.upperBound - position)
             let at = Int(position - range.lowerBound)
             let destination = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<(at + Int(take))])
-            if let literal = segment.literal {
-                literal.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(start)..<Int(start + take)])) }
+            if segment.isLiteral {
+                let from = Int(segment.inputOffset + start)
+                literals.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + Int(take))])) }
             } else {
                 let input = (segment.inputOffset + start)..<(segment.inputOffset + start + take)
                 if take >= Self.directReadMinimum || take > Int64(window.count) {
