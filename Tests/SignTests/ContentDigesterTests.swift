@@ -1,4 +1,5 @@
 import APKCore
+import OpenSSLWrapper
 import SignatureSchemes
 import Testing
 import TestSupport
@@ -40,6 +41,40 @@ import TestSupport
         let actual = try ContentDigester.digests(entries: section, centralDirectory: centralDirectory, endOfCentralDirectory: eocd,
                                                  algorithms: algorithms)
         #expect(actual == expected)
+    }
+
+    /// SHA-256 alone goes through the sixteen-lane path (`ChunkLanes`, on a CPU with AVX-512): chunks in
+    /// groups of up to sixteen, read side by side in slices. Against H(0x5a || count || H(0xa5 || len ||
+    /// chunk)...) computed here chunk by chunk with OpenSSL, for one group, two, and three with a short last
+    /// chunk in each section.
+    @Test("SHA-256 content digests through the lanes equal a chunk-by-chunk reference",
+          arguments: [0, 1, 5 << 20, (16 << 20) + 5, (40 << 20) + 12_345])
+    func lanesMatchReference(size: Int) throws {
+        var entries = [UInt8](repeating: 0, count: size)
+        var state: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(size)
+        for index in stride(from: 0, to: size, by: 8) {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            withUnsafeBytes(of: state) { word in for i in 0..<min(8, size - index) { entries[index + i] = word[i] } }
+        }
+        let centralDirectory = FixtureAPK.pseudoRandomBytes(count: 70_000, seed: 5)
+        var eocd = [UInt8](repeating: 0, count: 22)
+        eocd[0] = 0x50; eocd[1] = 0x4b; eocd[2] = 0x05; eocd[3] = 0x06
+        let patched = try ContentDigester.endOfCentralDirectoryForDigesting(eocd, centralDirectoryOffset: Int64(size))
+        var chunkDigests: [UInt8] = []
+        var count = 0
+        for section in [entries, centralDirectory, patched] {
+            for start in stride(from: 0, to: section.count, by: 1 << 20) {
+                let chunk = Array(section[start..<min(section.count, start + (1 << 20))])
+                chunkDigests += Digest.hash([0xa5] + UInt32(chunk.count).littleEndianBytes + chunk, with: .sha256)
+                count += 1
+            }
+        }
+        let reference = Digest.hash([0x5a] + UInt32(count).littleEndianBytes + chunkDigests, with: .sha256)
+        for concurrency in [1, 2] {
+            let digests = try ContentDigester.digests(entries: ByteArrayDataSource(entries), centralDirectory: ByteArrayDataSource(centralDirectory),
+                                                      endOfCentralDirectory: eocd, algorithms: [.chunkedSHA256], concurrency: concurrency)
+            #expect(digests[.chunkedSHA256] == reference, "concurrency \(concurrency)")
+        }
     }
 
     @Test("the EOCD is digested with its central directory offset pointing at the signing block")
