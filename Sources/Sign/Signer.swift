@@ -440,6 +440,9 @@ public struct Signer: Sendable {
                                                            keySize: certificatePublicKey.bitSize)
         let v1Name = v1Digest == nil ? nil : try V1SchemeSigner.safeSignerName(config.v1SignerName ?? key.name)
 
+        // The copied entries' central directory records, while the JAR signature is still being made.
+        var centralDirectoryBytes = try Self.centralDirectory(centralRecords, then: [], input: archive?.source)
+
         // v1 signature entries.
         var newCentralRecords: [[UInt8]] = []
         if v1Digest != nil {
@@ -459,7 +462,7 @@ public struct Signer: Sendable {
 
         // Central directory and EOCD (the input's EOCD with new counts, size and offset, as apksig does): the
         // copied entries in their input central directory order, then the new v1 files.
-        let centralDirectoryBytes = try Self.centralDirectory(centralRecords, then: newCentralRecords, input: archive?.source)
+        for record in newCentralRecords { centralDirectoryBytes += record }
         guard centralDirectoryCount <= 0xFFFF else { throw SignError.tooLarge("\(centralDirectoryCount) entries need ZIP64, which APKs cannot use") }
         func endOfCentralDirectory(offset: Int64) throws -> [UInt8] {
             var eocd: [UInt8]

@@ -64,6 +64,10 @@ public struct ZipArchive: Sendable {
             // whole file resident. A window ends after 256 headers or 8 MiB of file, whichever comes first.
             let window = 256
             let span: Int64 = 8 << 20
+            // Pages read are given back 8 MiB at a time, not once per window: each MADV_DONTNEED interrupts
+            // the other cores to flush their TLBs (framework-res.apk's 7,600 headers are 30 windows).
+            var low = Int64.max
+            var high: Int64 = 0
             var start = 0
             while start < entries.count {
                 // Headers are touched ahead (their cache misses overlap) only as far as the window reaches.
@@ -75,8 +79,6 @@ public struct ZipArchive: Sendable {
                     end += 1
                 }
                 Self.touchLocalHeaders(of: entries[start..<end], in: all)
-                var low = Int64.max
-                var high: Int64 = 0
                 for index in start..<end {
                     try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset,
                                              readsLikeAndroid: limits.readsLikeAndroid)
@@ -88,9 +90,9 @@ public struct ZipArchive: Sendable {
                         high = 0
                     }
                 }
-                if low < high { source.discard(low..<high) }
                 start = end
             }
+            if low < high { source.discard(low..<high) }
         }
         // Entries must not overlap each other (a classic way to smuggle different content past a verifier).
         // Writers put the central directory in file order, so sort only when it is not.

@@ -307,20 +307,29 @@ private let base64Alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi
 
 func appendBase64(_ bytes: [UInt8], to out: inout [UInt8]) { appendBase64(bytes[...], to: &out) }
 
-/// Writes the Base64 of `bytes` at the start of `out`, which must have room for it.
-func writeBase64(_ bytes: [UInt8], into out: UnsafeMutableRawBufferPointer) { writeBase64(bytes[...], into: out) }
+/// Writes the Base64 of `bytes` at the start of `out`, which must have room for it (checked once; the
+/// signer writes thousands of digests into MANIFEST.MF and the .SF file while the other work waits).
+func writeBase64(_ bytes: [UInt8], into out: UnsafeMutableRawBufferPointer) {
+    bytes.withUnsafeBufferPointer { writeBase64($0, into: out) }
+}
 
 func writeBase64(_ bytes: ArraySlice<UInt8>, into out: UnsafeMutableRawBufferPointer) {
+    bytes.withUnsafeBufferPointer { writeBase64($0, into: out) }
+}
+
+func writeBase64(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableRawBufferPointer) {
     precondition(out.count >= (bytes.count + 2) / 3 * 4)
-    base64Alphabet.withUnsafeBufferPointer { alphabet in
-        var i = bytes.startIndex, o = 0
-        while i < bytes.endIndex {
-            let rest = bytes.endIndex - i
-            let n = UInt32(bytes[i]) << 16 | (rest > 1 ? UInt32(bytes[i + 1]) << 8 : 0) | (rest > 2 ? UInt32(bytes[i + 2]) : 0)
-            out[o] = alphabet[Int(n >> 18 & 63)]
-            out[o + 1] = alphabet[Int(n >> 12 & 63)]
-            out[o + 2] = rest > 1 ? alphabet[Int(n >> 6 & 63)] : 0x3d
-            out[o + 3] = rest > 2 ? alphabet[Int(n & 63)] : 0x3d
+    guard let input = bytes.baseAddress, let output = out.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    base64Alphabet.withUnsafeBufferPointer { table in
+        let alphabet = table.baseAddress!
+        var i = 0, o = 0
+        while i < bytes.count {
+            let rest = bytes.count - i
+            let n = UInt32(input[i]) << 16 | (rest > 1 ? UInt32(input[i + 1]) << 8 : 0) | (rest > 2 ? UInt32(input[i + 2]) : 0)
+            output[o] = alphabet[Int(n >> 18 & 63)]
+            output[o + 1] = alphabet[Int(n >> 12 & 63)]
+            output[o + 2] = rest > 1 ? alphabet[Int(n >> 6 & 63)] : 0x3d
+            output[o + 3] = rest > 2 ? alphabet[Int(n & 63)] : 0x3d
             i += 3
             o += 4
         }
