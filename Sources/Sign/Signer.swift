@@ -255,14 +255,19 @@ public struct Signer: Sendable {
             return BackgroundValue { try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest) }
         }
         defer { manifestTemplate?.wait() }
-        func startJARSignature(_ entryDigests: @escaping @Sendable () throws -> [[UInt8]]) {
+        /// `inline`: made on this thread now (the digests are there and it has nothing else to do), so that the
+        /// two deflates and the PKCS #7 signature it hands out find the worker threads free.
+        func startJARSignature(inline: Bool = false, _ entryDigests: @escaping @Sendable () throws -> [[UInt8]]) {
             guard let v1Digest else { return }
             let createdBy = config.createdBy
             let schemeIDs = apkSchemeIDs
             let jarLevel = config.jarSignatureCompressionLevel
             let keySupply = config.keySupply
             let v1SignerName = config.v1SignerName
-            DispatchQueue.global().async(group: v1Done) {
+            let queue = inline ? nil : DispatchQueue.global()
+            v1Done.enter()
+            let make: @Sendable () -> Void = {
+                defer { v1Done.leave() }
                 pendingV1.set(Result {
                     let digests = try entryDigests()
                     let key = try keySupply.get()
@@ -274,6 +279,7 @@ public struct Signer: Sendable {
                                                      level: jarLevel)
                 })
             }
+            if let queue { queue.async(execute: make) } else { make() }
         }
         // Whatever happens below, the workers must finish before `items` and the mapping go away.
         defer { v1Done.wait() }
@@ -294,6 +300,7 @@ public struct Signer: Sendable {
             if newest == nil || newest! < stamp { newest = stamp }
         }
 
+        var copiedEntryDigests: [[UInt8]]?
         if let archive {
             // An input APK: where each record goes is known before a byte is copied (only stored entries
             // whose alignment changes get a new local header), so the cores copy and digest the entries
@@ -359,7 +366,7 @@ public struct Signer: Sendable {
                                    dataStarts: dataStarts, entryDigest: v1Digest,
                                    chunkAlgorithms: digestsBlock ? ContentDigestAlgorithm.allCases.filter { blockDigestAlgorithms.contains($0) } : [])
             let copied = try copy.run(into: file, concurrency: concurrency, key: config.keySupply)
-            startJARSignature { copied.entryDigests }
+            copiedEntryDigests = copied.entryDigests
             // The section's partial last chunk is written and digested with the JAR signature files after it.
             try file.skip(to: copied.chunks.byteCount)
             output = try SigningOutput(file: file, algorithms: digestsBlock ? blockDigestAlgorithms : [],
@@ -422,6 +429,7 @@ public struct Signer: Sendable {
             }
         }
         try output.endOfReusableRecords()
+        if let digests = copiedEntryDigests { startJARSignature(inline: true) { digests } }
 
         // From here on the key is needed.
         let key = try config.key
@@ -483,7 +491,8 @@ public struct Signer: Sendable {
             let padding = Int((4096 - output.position % 4096) % 4096)
             try output.writeZeros(padding)
             let entriesEnd = output.position
-            let digests = try ContentDigester.digests(entries: output.finishDigests(), centralDirectory: centralDirectoryBytes,
+            let finished = try output.finishDigests()
+            let digests = try ContentDigester.digests(entries: finished, centralDirectory: centralDirectoryBytes,
                                                       endOfCentralDirectory: try endOfCentralDirectory(offset: entriesEnd),
                                                       algorithms: blockDigestAlgorithms)
             // The v2 and v3 blocks are signed at the same time (a private-key operation each, ~1 ms for RSA 2048).
