@@ -298,14 +298,12 @@ private final class PendingSignature: @unchecked Sendable {
 
 /// Standard Base64 with padding (Java's `Base64.getEncoder()`).
 func base64(_ bytes: [UInt8]) -> String {
-    var out: [UInt8] = []
-    appendBase64(bytes[...], to: &out)
+    var out = [UInt8](repeating: 0, count: (bytes.count + 2) / 3 * 4)
+    out.withUnsafeMutableBytes { writeBase64(bytes, into: $0) }
     return String(decoding: out, as: UTF8.self)
 }
 
 private let base64Alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-func appendBase64(_ bytes: [UInt8], to out: inout [UInt8]) { appendBase64(bytes[...], to: &out) }
 
 /// Writes the Base64 of `bytes` at the start of `out`, which must have room for it (checked once; the
 /// signer writes thousands of digests into MANIFEST.MF and the .SF file while the other work waits).
@@ -336,23 +334,3 @@ func writeBase64(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableRaw
     }
 }
 
-func appendBase64(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
-    let alphabet = base64Alphabet
-    out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4)
-    var i = bytes.startIndex
-    while bytes.endIndex - i >= 3 {
-        let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-        out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
-        out.append(alphabet[Int(n >> 6 & 63)]); out.append(alphabet[Int(n & 63)])
-        i += 3
-    }
-    let rest = bytes.endIndex - i
-    if rest == 1 {
-        let n = UInt32(bytes[i]) << 16
-        out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)]); out.append(0x3d); out.append(0x3d)
-    } else if rest == 2 {
-        let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-        out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
-        out.append(alphabet[Int(n >> 6 & 63)]); out.append(0x3d)
-    }
-}
