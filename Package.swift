@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "ZipStagesTests", dependencies: ["Unpack", "Overlay", "Repack", "Align", "APKCore", "ZlibWrapper", "TestSupport"]),
         .testTarget(name: "DigestLanesTests", dependencies: ["DigestLanes", "OpenSSLWrapper"]),
         .testTarget(name: "KeyStoreTests", dependencies: ["Sign", "OpenSSLWrapper", "TestSupport"]),
-        .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "APKCore", "OpenSSLWrapper", "Unpack", "Repack", "BinaryXML", "TestSupport"]),
+        .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "DigestLanes", "APKCore", "OpenSSLWrapper", "Unpack", "Repack", "BinaryXML", "TestSupport"]),
         .testTarget(name: "VerifyTests", dependencies: ["Verify", "SignatureSchemes", "APKCore", "Unpack", "BinaryXML", "TestSupport"]),
         .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "Overlay", "Repack", "TestSupport"]),
         .testTarget(name: "InstallTests", dependencies: ["Install", "Overlay", "TestSupport", .product(name: "Yams", package: "Yams")]),

@@ -102,31 +102,64 @@ AVX512 void apk_sha256x16_blocks(uint32_t state[8 * 16], const uint8_t *const da
     for (int i = 0; i < 8; i++) _mm512_storeu_si512(state + 16 * i, s[i]);
 }
 
+/* One message on a lane of an `each` scheduler: its whole blocks where they lie, then the rest and the padding
+   (0x80, zeros, the length in bits) in `tail`: one block or two. */
+struct message_lane {
+    const uint8_t *body;
+    size_t bodyBlocks, tailBlocks, tailDone, message;
+    uint8_t tail[128];
+};
+
+static const uint32_t IV[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+static void message_lane_start(struct message_lane *lane, const uint8_t *bytes, size_t length, size_t message) {
+    size_t rest = length % 64;
+    lane->body = bytes;
+    lane->bodyBlocks = length / 64;
+    memset(lane->tail, 0, sizeof lane->tail);
+    memcpy(lane->tail, bytes + 64 * lane->bodyBlocks, rest);
+    lane->tail[rest] = 0x80;
+    lane->tailBlocks = rest < 56 ? 1 : 2;
+    uint64_t bits = (uint64_t)length * 8;
+    for (int b = 0; b < 8; b++) lane->tail[64 * lane->tailBlocks - 1 - b] = (uint8_t)(bits >> (8 * b));
+    lane->tailDone = 0;
+    lane->message = message;
+}
+
+/* Blocks the lane can run from one pointer, and that pointer. */
+static size_t message_lane_next(const struct message_lane *lane, const uint8_t **pointer) {
+    *pointer = lane->bodyBlocks ? lane->body : lane->tail + 64 * lane->tailDone;
+    return lane->bodyBlocks ? lane->bodyBlocks : lane->tailBlocks - lane->tailDone;
+}
+
+/* Records `n` blocks run; non-zero when the message is complete. */
+static int message_lane_advance(struct message_lane *lane, size_t n) {
+    if (lane->bodyBlocks) { lane->bodyBlocks -= n; lane->body += 64 * n; return 0; }
+    lane->tailDone += n;
+    return lane->tailDone == lane->tailBlocks;
+}
+
+static void store_digest(uint8_t *digest, const uint32_t *words, size_t stride) {
+    for (int w = 0; w < 8; w++) {
+        uint32_t word = words[stride * w];
+        digest[4 * w] = (uint8_t)(word >> 24); digest[4 * w + 1] = (uint8_t)(word >> 16);
+        digest[4 * w + 2] = (uint8_t)(word >> 8); digest[4 * w + 3] = (uint8_t)word;
+    }
+}
+
 AVX512 void apk_sha256x16_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out) {
-    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     uint32_t state[8 * 16];
-    uint8_t tails[16][128] __attribute__((aligned(64)));
-    const uint8_t *body[16];
-    size_t bodyBlocks[16], tailBlocks[16], tailDone[16], message[16];
+    struct message_lane lanes[16];
     const uint8_t *pointers[16];
     uint32_t active = 0;
     size_t next = 0;
     for (;;) {
-        /* Idle lanes take the next message: its whole blocks where they lie, the rest padded in `tails`. */
+        /* Idle lanes take the next message. */
         for (int j = 0; j < 16 && next < count; j++) {
             if (active & (1u << j)) continue;
-            size_t length = lengths[next], rest = length % 64;
-            for (int w = 0; w < 8; w++) state[16 * w + j] = iv[w];
-            body[j] = base + offsets[next];
-            bodyBlocks[j] = length / 64;
-            memset(tails[j], 0, 128);
-            memcpy(tails[j], body[j] + 64 * bodyBlocks[j], rest);
-            tails[j][rest] = 0x80;
-            tailBlocks[j] = rest < 56 ? 1 : 2;
-            uint64_t bits = (uint64_t)length * 8;
-            for (int b = 0; b < 8; b++) tails[j][64 * tailBlocks[j] - 1 - b] = (uint8_t)(bits >> (8 * b));
-            tailDone[j] = 0;
-            message[j] = next++;
+            for (int w = 0; w < 8; w++) state[16 * w + j] = IV[w];
+            message_lane_start(&lanes[j], base + offsets[next], lengths[next], next);
+            next++;
             active |= 1u << j;
         }
         if (!active) return;
@@ -134,24 +167,15 @@ AVX512 void apk_sha256x16_each(const uint8_t *base, const size_t *offsets, const
         const uint8_t *stand = 0;
         for (int j = 0; j < 16; j++) {
             if (!(active & (1u << j))) continue;
-            size_t left = bodyBlocks[j] ? bodyBlocks[j] : tailBlocks[j] - tailDone[j];
+            size_t left = message_lane_next(&lanes[j], &pointers[j]);
             if (left < n) n = left;
-            pointers[j] = bodyBlocks[j] ? body[j] : tails[j] + 64 * tailDone[j];
             stand = pointers[j];
         }
         for (int j = 0; j < 16; j++) if (!(active & (1u << j))) pointers[j] = stand;
         apk_sha256x16_blocks(state, pointers, active, n);
         for (int j = 0; j < 16; j++) {
-            if (!(active & (1u << j))) continue;
-            if (bodyBlocks[j]) { bodyBlocks[j] -= n; body[j] += 64 * n; continue; }
-            tailDone[j] += n;
-            if (tailDone[j] < tailBlocks[j]) continue;
-            uint8_t *digest = out + 32 * message[j];
-            for (int w = 0; w < 8; w++) {
-                uint32_t word = state[16 * w + j];
-                digest[4 * w] = (uint8_t)(word >> 24); digest[4 * w + 1] = (uint8_t)(word >> 16);
-                digest[4 * w + 2] = (uint8_t)(word >> 8); digest[4 * w + 3] = (uint8_t)word;
-            }
+            if (!(active & (1u << j)) || !message_lane_advance(&lanes[j], n)) continue;
+            store_digest(out + 32 * lanes[j].message, state + j, 16);
             active &= ~(1u << j);
         }
     }
@@ -165,12 +189,26 @@ int apk_sha256_shani_available(void) {
 }
 
 /* Intel's SHA extensions keep the state as ABEF and CDGH; each sha256rnds2 does two rounds. */
-__attribute__((target("sha,sse4.1"))) void apk_sha256_shani_blocks(uint32_t state[8], const uint8_t *data, size_t nblocks) {
-    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+#define SHANI __attribute__((target("sha,sse4.1")))
+
+SHANI static inline void shani_load(const uint32_t state[8], __m128i *abef, __m128i *cdgh) {
     __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[0]), 0xb1); /* CDAB */
-    __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[4]), 0x1b); /* EFGH */
-    __m128i s0 = _mm_alignr_epi8(tmp, s1, 8);                                           /* ABEF */
-    s1 = _mm_blend_epi16(s1, tmp, 0xf0);                                                /* CDGH */
+    __m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[4]), 0x1b); /* EFGH */
+    *abef = _mm_alignr_epi8(tmp, efgh, 8);
+    *cdgh = _mm_blend_epi16(efgh, tmp, 0xf0);
+}
+
+SHANI static inline void shani_store(uint32_t state[8], __m128i abef, __m128i cdgh) {
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1b);
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xb1);
+    _mm_storeu_si128((__m128i *)&state[0], _mm_blend_epi16(feba, dchg, 0xf0)); /* DCBA */
+    _mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));    /* HGFE */
+}
+
+SHANI void apk_sha256_shani_blocks(uint32_t state[8], const uint8_t *data, size_t nblocks) {
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i s0, s1;
+    shani_load(state, &s0, &s1);
     for (size_t block = 0; block < nblocks; block++, data += 64) {
         const __m128i abef = s0, cdgh = s1;
         __m128i m[4];
@@ -191,12 +229,79 @@ __attribute__((target("sha,sse4.1"))) void apk_sha256_shani_blocks(uint32_t stat
         s0 = _mm_add_epi32(s0, abef);
         s1 = _mm_add_epi32(s1, cdgh);
     }
-    tmp = _mm_shuffle_epi32(s0, 0x1b);   /* FEBA */
-    s1 = _mm_shuffle_epi32(s1, 0xb1);    /* DCHG */
-    s0 = _mm_blend_epi16(tmp, s1, 0xf0); /* DCBA */
-    s1 = _mm_alignr_epi8(s1, tmp, 8);    /* HGFE */
-    _mm_storeu_si128((__m128i *)&state[0], s0);
-    _mm_storeu_si128((__m128i *)&state[4], s1);
+    shani_store(state, s0, s1);
+}
+
+/* Two streams interleaved: sha256rnds2 waits on its previous result (each block is 32 dependent
+   instructions), so a core with SHA-NI idles half the time on one stream. Here (AMD EPYC, Zen 3) one stream
+   runs at 1.5 GB/s and two interleaved at 2.9 GB/s together; three or four run out of XMM registers. */
+SHANI void apk_sha256_shani_x2_blocks(uint32_t stateA[8], uint32_t stateB[8], const uint8_t *a, const uint8_t *b, size_t nblocks) {
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i a0, a1, b0, b1;
+    shani_load(stateA, &a0, &a1);
+    shani_load(stateB, &b0, &b1);
+    for (size_t block = 0; block < nblocks; block++, a += 64, b += 64) {
+        const __m128i a0Start = a0, a1Start = a1, b0Start = b0, b1Start = b1;
+        __m128i ma[4], mb[4];
+#pragma clang loop unroll(full)
+        for (int g = 0; g < 16; g++) {
+            if (g < 4) {
+                ma[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(a + 16 * g)), bswap);
+                mb[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(b + 16 * g)), bswap);
+            } else {
+                __m128i ta = _mm_sha256msg1_epu32(ma[g & 3], ma[(g - 3) & 3]);
+                __m128i tb = _mm_sha256msg1_epu32(mb[g & 3], mb[(g - 3) & 3]);
+                ta = _mm_add_epi32(ta, _mm_alignr_epi8(ma[(g - 1) & 3], ma[(g - 2) & 3], 4));
+                tb = _mm_add_epi32(tb, _mm_alignr_epi8(mb[(g - 1) & 3], mb[(g - 2) & 3], 4));
+                ma[g & 3] = _mm_sha256msg2_epu32(ta, ma[(g - 1) & 3]);
+                mb[g & 3] = _mm_sha256msg2_epu32(tb, mb[(g - 1) & 3]);
+            }
+            const __m128i k = _mm_loadu_si128((const __m128i *)&K[4 * g]);
+            const __m128i wka = _mm_add_epi32(ma[g & 3], k), wkb = _mm_add_epi32(mb[g & 3], k);
+            a1 = _mm_sha256rnds2_epu32(a1, a0, wka);
+            b1 = _mm_sha256rnds2_epu32(b1, b0, wkb);
+            a0 = _mm_sha256rnds2_epu32(a0, a1, _mm_shuffle_epi32(wka, 0x0e));
+            b0 = _mm_sha256rnds2_epu32(b0, b1, _mm_shuffle_epi32(wkb, 0x0e));
+        }
+        a0 = _mm_add_epi32(a0, a0Start); a1 = _mm_add_epi32(a1, a1Start);
+        b0 = _mm_add_epi32(b0, b0Start); b1 = _mm_add_epi32(b1, b1Start);
+    }
+    shani_store(stateA, a0, a1);
+    shani_store(stateB, b0, b1);
+}
+
+SHANI void apk_sha256_shani_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out) {
+    uint32_t state[2][8];
+    struct message_lane lanes[2];
+    int active[2] = {0, 0};
+    size_t next = 0;
+    for (;;) {
+        for (int j = 0; j < 2 && next < count; j++) {
+            if (active[j]) continue;
+            memcpy(state[j], IV, sizeof IV);
+            message_lane_start(&lanes[j], base + offsets[next], lengths[next], next);
+            next++;
+            active[j] = 1;
+        }
+        if (!active[0] && !active[1]) return;
+        const uint8_t *pointers[2];
+        size_t left[2] = {0, 0};
+        for (int j = 0; j < 2; j++) if (active[j]) left[j] = message_lane_next(&lanes[j], &pointers[j]);
+        size_t n;
+        if (active[0] && active[1]) {
+            n = left[0] < left[1] ? left[0] : left[1];
+            apk_sha256_shani_x2_blocks(state[0], state[1], pointers[0], pointers[1], n);
+        } else {
+            int j = active[0] ? 0 : 1;
+            n = left[j];
+            apk_sha256_shani_blocks(state[j], pointers[j], n);
+        }
+        for (int j = 0; j < 2; j++) {
+            if (!active[j] || !message_lane_advance(&lanes[j], n)) continue;
+            store_digest(out + 32 * lanes[j].message, state[j], 1);
+            active[j] = 0;
+        }
+    }
 }
 
 #else
@@ -210,6 +315,12 @@ void apk_sha256x16_blocks(uint32_t state[8 * 16], const uint8_t *const data[16],
     (void)state; (void)data; (void)active; (void)nblocks;
 }
 void apk_sha256x16_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out) {
+    (void)base; (void)offsets; (void)lengths; (void)count; (void)out;
+}
+void apk_sha256_shani_x2_blocks(uint32_t stateA[8], uint32_t stateB[8], const uint8_t *a, const uint8_t *b, size_t nblocks) {
+    (void)stateA; (void)stateB; (void)a; (void)b; (void)nblocks;
+}
+void apk_sha256_shani_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out) {
     (void)base; (void)offsets; (void)lengths; (void)count; (void)out;
 }
 

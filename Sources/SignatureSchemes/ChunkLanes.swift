@@ -8,7 +8,8 @@ import DigestLanes
 /// overwrites them. So sixteen 1 MiB chunks are hashed together in 1 MiB of memory that stays in the
 /// core's cache, and each byte is read once.
 public enum ChunkLanes {
-    /// Whether chunk digests for `algorithms` go through the lanes (SHA-256 alone, on a CPU with AVX-512).
+    /// Whether chunk digests for `algorithms` go through the lanes (SHA-256 alone, on a CPU with AVX-512 or
+    /// SHA-NI).
     public static func applies(to algorithms: [ContentDigestAlgorithm]) -> Bool {
         algorithms == [.chunkedSHA256] && SHA256Lanes.isAccelerated
     }

@@ -5,7 +5,7 @@ import OpenSSLWrapper
 /// `SHA256Lanes` must give OpenSSL's SHA-256 of every message, whatever the lengths (each padding case:
 /// 0, 55, 56, 63, 64 bytes mod 64), however the bytes are split into updates, and however messages share
 /// lanes and finish at different times (the kernel runs the fewest blocks any active lane has, so lanes fall
-/// out of step, and few active lanes go to SHA-NI one by one).
+/// out of step, and few active lanes go to SHA-NI one by one), with every kernel this CPU runs.
 @Suite struct SHA256LanesTests {
     /// A deterministic generator, so a failure can be reproduced.
     struct SplitMix: RandomNumberGenerator {
@@ -26,13 +26,15 @@ import OpenSSLWrapper
         return lengths.map { length in (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) } }
     }
 
-    @Test(arguments: [true, false])
-    func matchesOpenSSLWithRandomSplitsAndLanes(accelerated: Bool) throws {
-        if accelerated && !SHA256Lanes.isAccelerated { return }  // no AVX-512 here: the OpenSSL form is tested below
+    /// The kernels this CPU runs (OpenSSL everywhere; SHA-NI pairs and AVX-512 where the CPU has them).
+    static let kernels = SHA256Lanes.Kernel.allCases.filter(\.isAvailable)
+
+    @Test(arguments: SHA256LanesTests.kernels)
+    func matchesOpenSSLWithRandomSplitsAndLanes(kernel: SHA256Lanes.Kernel) throws {
         var generator = SplitMix(state: 42)
         let messages = Self.messages(&generator)
         let expected = messages.map { Digest.hash($0, with: .sha256) }
-        let lanes = SHA256Lanes(accelerated: accelerated)
+        let lanes = SHA256Lanes(kernel: kernel)
         var got = [[UInt8]?](repeating: nil, count: messages.count)
         // Several rounds: each queues some messages on random lanes in random pieces, then runs, so lanes
         // carry partial blocks and message ends across runs.
@@ -63,9 +65,10 @@ import OpenSSLWrapper
     }
 
     /// A message spread over two runs: bytes queued in one run, the rest and its end in the next.
-    @Test func messageContinuesAcrossRuns() throws {
+    @Test(arguments: SHA256LanesTests.kernels)
+    func messageContinuesAcrossRuns(kernel: SHA256Lanes.Kernel) throws {
         let message = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let lanes = SHA256Lanes()
+        let lanes = SHA256Lanes(kernel: kernel)
         var digests: [[UInt8]] = []
         message.withUnsafeBytes { bytes in
             lanes.update(3, UnsafeRawBufferPointer(rebasing: bytes[0..<1001]))
@@ -81,7 +84,8 @@ import OpenSSLWrapper
 /// `hashEach` (the C scheduler: lanes take the next message as they finish one) against OpenSSL, for every
 /// padding case and messages sharing bytes, empty ones included.
 @Suite struct SHA256LanesEachTests {
-    @Test func hashEachMatchesOpenSSL() {
+    @Test(arguments: SHA256LanesTests.kernels)
+    func hashEachMatchesOpenSSL(kernel: SHA256Lanes.Kernel) {
         var generator = SHA256LanesTests.SplitMix(state: 7)
         let bytes = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         var ranges: [Range<Int>] = [0..<0, 0..<55, 1..<57, 3..<67, 5..<69, 10..<129, 0..<100_000]
@@ -90,8 +94,7 @@ import OpenSSLWrapper
             ranges.append(start..<(start + Int.random(in: 0..<(Bool.random(using: &generator) ? 300 : 9_000), using: &generator)))
         }
         let expected = Digest.hashEach(ranges, of: bytes, with: .sha256)
-        #expect(SHA256Lanes.hashEach(ranges, of: bytes) == expected)
-        #expect(SHA256Lanes.hashEach(ranges, of: bytes, accelerated: false) == expected)
-        #expect(SHA256Lanes.hashEach([], of: bytes).isEmpty)
+        #expect(SHA256Lanes.hashEach(ranges, of: bytes, kernel: kernel) == expected)
+        #expect(SHA256Lanes.hashEach([], of: bytes, kernel: kernel).isEmpty)
     }
 }

@@ -1,4 +1,5 @@
 import APKCore
+import DigestLanes
 import Foundation
 @testable import Sign
 import Testing
@@ -67,6 +68,14 @@ import Unpack
                                                      environment: ["APKPATCH_SHA256_LANES": "0"])
         #expect(unaccelerated.succeeded, "\(unaccelerated)")
         #expect(try TestSupport.readBytes(plain) == (try TestSupport.readBytes(realigned)))
+        // With SHA-NI pairs (the kernel of CPUs without AVX-512, chosen here whatever the CPU): the same bytes.
+        if SHA256Lanes.Kernel.shaNIPairs.isAvailable {
+            let pairs = dir.appendingPathComponent("sha-ni-pairs.apk").path
+            let paired = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", pairs, input],
+                                                  environment: ["APKPATCH_SHA256_LANES": "2"])
+            #expect(paired.succeeded, "\(paired)")
+            #expect(try TestSupport.readBytes(pairs) == (try TestSupport.readBytes(realigned)))
+        }
         // One core only (`SignerConfig.concurrency`, as in batch signing): the same bytes.
         let key = try KeySource.keyAndCertificate(keyPath: keys.keyPK8, certificatePath: keys.certificatePEM, keyPassword: nil).load()
         var config = SignerConfig(key: key)

@@ -31,4 +31,12 @@ int apk_sha256_shani_available(void);
    Call only when apk_sha256_shani_available(). */
 void apk_sha256_shani_blocks(uint32_t state[8], const uint8_t *data, size_t nblocks);
 
+/* Runs `nblocks` blocks of two streams, `a` through `stateA` and `b` through `stateB`, interleaved with SHA-NI:
+   twice one stream's speed on a core whose sha256rnds2 is latency-bound (the many-lane form for CPUs without
+   AVX-512). Call only when apk_sha256_shani_available(). */
+void apk_sha256_shani_x2_blocks(uint32_t stateA[8], uint32_t stateB[8], const uint8_t *a, const uint8_t *b, size_t nblocks);
+
+/* apk_sha256x16_each on two interleaved SHA-NI streams. Call only when apk_sha256_shani_available(). */
+void apk_sha256_shani_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out);
+
 #endif
