@@ -94,6 +94,15 @@ def main():
     w("## Machine\n")
     cpu = sh("lscpu | sed -n 's/^Model name:[ \\t]*//p' | head -n 1") or platform.processor()
     w(f"- CPU: {cpu}, {sh('nproc')} cores available (`nproc`)")
+    # Which SHA-256 kernel apkpatch runs (SHA256Lanes.kernel) moves its sign and verify times the most.
+    flags = set(sh("grep -m1 '^flags' /proc/cpuinfo").split())
+    if {"avx512f", "avx512bw"} <= flags:
+        kernel = "sixteen lanes in AVX-512 registers"
+    elif "sha_ni" in flags:
+        kernel = "no AVX-512: two streams at a time, interleaved with SHA-NI"
+    else:
+        kernel = "neither AVX-512 nor SHA-NI: OpenSSL for every digest"
+    w(f"- SHA-256 in apkpatch: {kernel} (`DigestLanes`)")
     memory = sh("free -h | awk '/^Mem:/ {print $2}'")
     w(f"- Memory: {memory} (`free -h`)")
     w(f"- OS: {sh('. /etc/os-release && echo $PRETTY_NAME')}, kernel {platform.release()}")
