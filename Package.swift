@@ -18,9 +18,11 @@ let package = Package(
     targets: [
         // C libraries: a module map and a shim each, nothing else.
         .systemLibrary(name: "CLibzip", providers: [.apt(["libzip-dev"])]),  // loaded with dlopen (see shim.h)
-        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CLibdeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
+        // Linked statically (module maps: -l:libcrypto.a and so on), so no pkg-config: its -lcrypto would
+        // pull in the shared library again.
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CSystem"),
         // SHA-256 in sixteen AVX-512 lanes (and one SHA-NI lane): C intrinsics, optimised in debug builds too.
         .target(name: "CSHA256x16", cSettings: [.unsafeFlags(["-O3"])]),

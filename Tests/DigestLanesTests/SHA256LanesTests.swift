@@ -5,7 +5,7 @@ import OpenSSLWrapper
 /// `SHA256Lanes` must give OpenSSL's SHA-256 of every message, whatever the lengths (each padding case:
 /// 0, 55, 56, 63, 64 bytes mod 64), however the bytes are split into updates, and however messages share
 /// lanes and finish at different times (the kernel runs the fewest blocks any active lane has, so lanes fall
-/// out of step, and few active lanes go to SHA-NI one by one), with every kernel this CPU runs.
+/// out of step, and few active lanes go to SHA-NI pairs), with every kernel this CPU runs.
 @Suite struct SHA256LanesTests {
     /// A deterministic generator, so a failure can be reproduced.
     struct SplitMix: RandomNumberGenerator {

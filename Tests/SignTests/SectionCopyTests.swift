@@ -25,8 +25,11 @@ import Unpack
         }
         // 6 bits of entropy a byte: aapt deflates it (to ~2.3 MiB), more than a worker's 1 MiB buffer.
         fixture.assets["big/random.dat"] = FixtureAPK.pseudoRandomBytes(count: 3 << 20, seed: 0x5ec7).map { $0 & 0x3f | 0x40 }
-        // A stored entry of 5 MiB: its v1 digest is taken on its own, not on its chunk's lane (SectionCopy.isLarge).
+        // Stored entries of 4 MiB or more (SectionCopy.isLarge): each one's v1 digest is taken by the work item
+        // that copies the whole chunks inside its data, paired with their v2/v3 digests; two of them, so the
+        // chunk groups are what is left between and around them.
         fixture.assets["huge/blob.bin"] = FixtureAPK.pseudoRandomBytes(count: 5 << 20, seed: 0xb10b)
+        fixture.assets["huge/blob2.bin"] = FixtureAPK.pseudoRandomBytes(count: (4 << 20) + 4_097, seed: 0xb10c)
         fixture.assets["empty.txt"] = []
         fixture.assets["empty.bin"] = []
         return try fixture.build(in: directory, name: "seams.apk")
@@ -83,6 +86,15 @@ import Unpack
         let serial = dir.appendingPathComponent("serial.apk").path
         _ = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true), to: serial)
         #expect(try TestSupport.readBytes(serial) == (try TestSupport.readBytes(realigned)))
+    }
+
+    @Test("the chunks left to the groups: all of them less the ranges large entries copy")
+    func chunkRanges() {
+        #expect(SectionCopy.chunkRanges(10, without: []) == [0..<10])
+        #expect(SectionCopy.chunkRanges(10, without: [3..<3]) == [0..<10])
+        #expect(SectionCopy.chunkRanges(10, without: [6..<8, 2..<4]) == [0..<2, 4..<6, 8..<10])
+        #expect(SectionCopy.chunkRanges(10, without: [0..<4, 4..<10]) == [])
+        #expect(SectionCopy.chunkRanges(10, without: [7..<10]) == [0..<7])
     }
 
     @Test("SectionLayout reads any range: literals, merged runs, short runs served from one read")
