@@ -175,16 +175,18 @@ struct SectionCopy {
             // times its size): they are inflated and hashed in batches of their own, taken by whichever core is
             // free at the end.
             // (Entries whose records start in the partial last chunk are that run's, as without lanes.)
-            // A large entry's stream is paired with the v2/v3 digests of the whole chunks inside its data, which
-            // its work item copies too: two streams over the same bytes, in step, hash at twice one stream's
-            // speed (SHA-NI pairs), and the other cores take fewer chunks.
+            // With SHA-NI, a large entry's stream is paired with the v2/v3 digests of the whole chunks inside its
+            // data, which its work item copies too: two streams over the same bytes, in step, hash at twice one
+            // stream's speed, and the other cores take fewer chunks. (AVX-512 without SHA-NI would run the pair
+            // in two of sixteen lanes: there the entry is one OpenSSL stream, as before.)
             let lanesHashV1 = entryDigest == .sha256
             let inGroups = items.indices.filter { lanesHashV1 && recordStarts[$0] < wholeEnd }
             let large = inGroups.filter { Self.isLarge(items[$0].entry.method, items[$0].entry.dataRange) }
+            let pairsLarge = SHA256Lanes.Kernel.shaNIPairs.isAvailable
             let owned = large.map { item -> Range<Int> in
                 let dataStart = dataStarts[item], dataEnd = dataStart + items[item].entry.dataRange.count64
                 let first = Int((dataStart + chunkSize - 1) / chunkSize), end = min(Int(dataEnd / chunkSize), wholeChunks)
-                return first < end ? first..<end : first..<first
+                return pairsLarge && first < end ? first..<end : 0..<0
             }
             let deflated = Self.batches(inGroups.filter { items[$0].entry.method == .deflated }, items: items)
             let groups = Self.chunkRanges(wholeChunks, without: owned).flatMap { range in
@@ -192,10 +194,15 @@ struct SectionCopy {
             }
             let partial = runs.last.flatMap { $0.writesChunks ? nil : $0 }
             workCount = large.count + groups.count + deflated.count + (partial == nil ? 0 : 1)
+            let source = self.source
             work = { index in
                 if state.failed { return }
                 do {
-                    if index < large.count {
+                    if index < large.count && !pairsLarge {
+                        let hasher = Digest(.sha256)
+                        try source.stream(items[large[index]].entry.dataRange, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
+                        state.entryDigests[large[index]] = hasher.finish()
+                    } else if index < large.count {
                         try copyLarge(large[index], chunks: owned[index], into: output, state: state, key: key)
                     } else if index - large.count < groups.count {
                         try copyLanes(chunks: groups[index - large.count], into: output, state: state, key: key)
@@ -299,7 +306,8 @@ struct SectionCopy {
     }
 
     /// A large stored entry's v1 digest on one lane, paired with the v2/v3 digests of `chunks` (the whole
-    /// chunks inside its data, which this copies) on another; its bytes outside them are read from the input.
+    /// chunks inside its data, which this copies) on another; its bytes outside them are read from the input
+    /// and hashed alone. Only with SHA-NI (SHA256Lanes runs one or two active lanes with it).
     private func copyLarge(_ item: Int, chunks: Range<Int>, into file: OutputFile, state: SharedState,
                            key: BackgroundValue<SignerKey>?) throws {
         let buffer = BufferPool.shared.take(), window = BufferPool.shared.take()
