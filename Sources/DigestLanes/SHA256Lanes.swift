@@ -31,7 +31,7 @@ public final class SHA256Lanes {
         /// Whether this CPU can run the kernel.
         public var isAvailable: Bool {
             switch self {
-            case .avx512: return apk_sha256x16_available() != 0
+            case .avx512: return SHA256Lanes.hasAVX512
             case .shaNIPairs: return SHA256Lanes.hasSHANI
             case .openSSL: return true
             }
@@ -51,6 +51,8 @@ public final class SHA256Lanes {
     /// Whether lanes run faster than one OpenSSL digest each (callers then hash many streams side by side).
     public static var isAccelerated: Bool { kernel != .openSSL }
 
+    // Read once: CPUID traps to the hypervisor on a VM, and every SHA256Lanes checks its kernel.
+    private static let hasAVX512 = apk_sha256x16_available() != 0
     private static let hasSHANI = apk_sha256_shani_available() != 0
 
     /// With AVX-512, fewer active lanes than this run in SHA-NI pairs (5.4 GB/s shared by n lanes against
@@ -178,12 +180,7 @@ public final class SHA256Lanes {
             }
             guard count > 0 else { return }
             if count < Self.serialBelow && Self.hasSHANI {
-                // Two by two with interleaved SHA-NI (twice one stream's speed), an odd one alone.
-                var waiting: Int?
-                for lane in 0..<Self.width where active & (1 << UInt32(lane)) != 0 {
-                    if let first = waiting { runPair(first, lane); waiting = nil } else { waiting = lane }
-                }
-                if let last = waiting { runAlone(last) }
+                runTwoByTwo(active)
                 continue
             }
             for lane in 0..<Self.width {
@@ -195,21 +192,24 @@ public final class SHA256Lanes {
         }
     }
 
-    /// Runs the lanes two by two with interleaved SHA-NI, each pair for the fewer blocks either has ready,
-    /// until no lane has any; an odd lane out runs alone.
+    /// Runs the lanes two by two with interleaved SHA-NI until no lane has blocks ready.
     private func runPairs() {
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: Self.width) { ready in
-            while true {
-                var count = 0
-                for lane in 0..<Self.width where prepare(lane) {
-                    ready[count] = lane
-                    count += 1
-                }
-                guard count > 0 else { return }
-                for pair in stride(from: 0, to: count - 1, by: 2) { runPair(ready[pair], ready[pair + 1]) }
-                if count % 2 == 1 { runAlone(ready[count - 1]) }
-            }
+        while true {
+            var active: UInt32 = 0
+            for lane in 0..<Self.width where prepare(lane) { active |= 1 << UInt32(lane) }
+            guard active != 0 else { return }
+            runTwoByTwo(active)
         }
+    }
+
+    /// Runs the `active` lanes' prepared blocks two by two with interleaved SHA-NI (twice one stream's speed),
+    /// each pair for the fewer blocks either has; an odd lane out runs alone.
+    private func runTwoByTwo(_ active: UInt32) {
+        var waiting: Int?
+        for lane in 0..<Self.width where active & (1 << UInt32(lane)) != 0 {
+            if let first = waiting { runPair(first, lane); waiting = nil } else { waiting = lane }
+        }
+        if let last = waiting { runAlone(last) }
     }
 
     private func runPair(_ first: Int, _ second: Int) {

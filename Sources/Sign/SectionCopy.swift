@@ -310,13 +310,14 @@ struct SectionCopy {
     /// and hashed alone. Only with SHA-NI (SHA256Lanes runs one or two active lanes with it).
     private func copyLarge(_ item: Int, chunks: Range<Int>, into file: OutputFile, state: SharedState,
                            key: BackgroundValue<SignerKey>?) throws {
-        let buffer = BufferPool.shared.take(), window = BufferPool.shared.take()
-        defer { BufferPool.shared.recycle(buffer); BufferPool.shared.recycle(window) }
+        let buffer = BufferPool.shared.take()
+        defer { BufferPool.shared.recycle(buffer) }
         let chunkSize = ContentDigester.chunkSize
         let lanes = SHA256Lanes()
         let entryLane = 0, chunkLane = 1
         let dataRange = items[item].entry.dataRange
-        // Input offset of the entry's output bytes at `offset` (its data is one input run).
+        // From an output offset inside the entry's data to the input's (its data is one input run, so the
+        // chunks are read straight from it, not through the layout).
         let toInput = dataRange.lowerBound - dataStarts[item]
         let ownedStart = chunks.isEmpty ? dataRange.upperBound : Int64(chunks.lowerBound) * chunkSize + toInput
         let ownedEnd = chunks.isEmpty ? dataRange.upperBound : Int64(chunks.upperBound) * chunkSize + toInput
@@ -333,14 +334,14 @@ struct SectionCopy {
             }
         }
         try hashInput(dataRange.lowerBound..<ownedStart)
-        let prefix: [UInt8] = [0xa5] + UInt32(chunkSize).littleEndianBytes
+        let prefix = ContentDigester.chunkPrefix(length: Int(chunkSize))
         for chunk in chunks {
             // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
             try key?.throwIfFailed()
             if state.failed { return }
             let start = Int64(chunk) * chunkSize
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkSize)])
-            try layout.read(start..<(start + chunkSize), from: source, into: buffer, window: window)
+            try source.read((start + toInput)..<(start + toInput + chunkSize), into: buffer)
             prefix.withUnsafeBytes { prefix in
                 lanes.update(entryLane, bytes)
                 lanes.update(chunkLane, prefix)

@@ -47,10 +47,7 @@ public enum ChunkLanes {
         let buffer = BufferPool.shared.take()
         defer { BufferPool.shared.recycle(buffer) }
         let slice = BufferPool.bufferSize / SHA256Lanes.width
-        var prefixes = [UInt8](repeating: 0xa5, count: 5 * lengths.count)
-        for (lane, length) in lengths.enumerated() {
-            for (i, byte) in UInt32(length).littleEndianBytes.enumerated() { prefixes[5 * lane + 1 + i] = byte }
-        }
+        let prefixes = lengths.flatMap { ContentDigester.chunkPrefix(length: $0) }
         var digests = [[UInt8]](repeating: [], count: lengths.count)
         try prefixes.withUnsafeBytes { prefixBytes in
             for (lane, _) in lengths.enumerated() { lanes.update(lane, UnsafeRawBufferPointer(rebasing: prefixBytes[(5 * lane)..<(5 * lane + 5)])) }

@@ -98,8 +98,7 @@ public enum ContentDigester {
                 try BufferPool.shared.withBuffer(minimumSize: Int(chunk.range.count64)) { buffer in
                     let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunk.range.count64)])
                     try sections[chunk.section].read(chunk.range, into: buffer)
-                    var prefix: [UInt8] = [0xa5]
-                    prefix.append(contentsOf: UInt32(chunk.range.count64).littleEndianBytes)
+                    let prefix = chunkPrefix(length: Int(chunk.range.count64))
                     for hasher in hashers {
                         hasher.update(prefix)
                         hasher.update(bytes)

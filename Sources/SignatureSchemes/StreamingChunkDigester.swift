@@ -139,6 +139,9 @@ public struct SectionChunkDigests: Sendable, Equatable {
 }
 
 extension ContentDigester {
+    /// What a chunk's digest covers before its bytes: 0xa5 and the chunk's length as uint32-LE.
+    public static func chunkPrefix(length: Int) -> [UInt8] { [0xa5] + UInt32(length).littleEndianBytes }
+
     /// H(0xa5 || uint32-LE length || chunk) for each algorithm, in `algorithms` order.
     static func chunkDigests(_ chunk: [UInt8], algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
         chunk.withUnsafeBytes { chunkDigests($0, algorithms: algorithms) }
@@ -150,8 +153,7 @@ extension ContentDigester {
 
     /// The same, for a chunk given as consecutive pieces totalling `count` bytes.
     static func chunkDigests(_ pieces: [UnsafeRawBufferPointer], count: Int, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
-        var prefix: [UInt8] = [0xa5]
-        prefix += UInt32(count).littleEndianBytes
+        let prefix = chunkPrefix(length: count)
         return algorithms.map { algorithm in
             let hasher = Digest(algorithm.digestAlgorithm)
             hasher.update(prefix)
