@@ -3,17 +3,20 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build dependencies, then the oracles the tests check our output with.
-APT_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev \
-	zipalign aapt apksigner apktool adb apkverifier android-framework-res \
-	openjdk-17-jdk-headless unzip zip openssl python3 time
+# Two package lists, kept apart: what compiling needs (the Swift toolchain aside), and the oracles the tests check
+# our output with. `make build` and `make install` install only the first; `make test`, `make demo`, `make bench`
+# and `make fuzz` install both. A package only the tests need goes in TEST_PACKAGES.
+BUILD_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev
+TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framework-res \
+	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time
 
-.PHONY: all deps build debug test demo install uninstall bench fuzz clean
+.PHONY: all deps build-deps test-deps build debug test demo install uninstall bench fuzz clean
 
 all: build
 
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+# Installs with apt-get whichever of the packages given are missing.
+define apt_install_missing
+	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -21,30 +24,39 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+build-deps:
+	$(call apt_install_missing,$(BUILD_PACKAGES))
+
+test-deps:
+	$(call apt_install_missing,$(BUILD_PACKAGES) $(TEST_PACKAGES))
+
+deps: test-deps
 
 # The Swift runtime and Foundation linked in: the binary runs without a Swift installation and starts in
 # half the time (dynamic linking of the Swift libraries was ~8 ms of CPU per run).
 RELEASE_FLAGS := -c release --product apkpatch --static-swift-stdlib
 
-build: deps
+build: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-debug: deps
+debug: build-deps
 	$(SWIFT) build
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-demo: build
+demo: test-deps build
 	./scripts/demo.sh
 
-bench: build
+bench: test-deps build
 	./scripts/bench/run.sh
 
 # libFuzzer over the parsers, seeded from real APKs; FUZZ_SECONDS per target (default 60), FUZZ_TARGETS to choose.
 FUZZ_TARGETS ?=
-fuzz: deps
+fuzz: test-deps
 	./scripts/fuzz/run.sh $(FUZZ_TARGETS)
 
 install: build
