@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C libraries: a module map and a shim each, nothing else.
@@ -23,7 +24,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLibdeflate", providers: [.apt(["libdeflate-dev"])]),
-        .systemLibrary(name: "CSystem"),
+        .systemLibrary(name: "CLinux"),
         // SHA-256 in sixteen AVX-512 lanes (and one SHA-NI lane): C intrinsics, optimised in debug builds too.
         .target(name: "CSHA256x16", cSettings: [.unsafeFlags(["-O3"])]),
         // The only modules that import a C module.
@@ -31,8 +32,8 @@ let package = Package(
         .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
         .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate"]),
         .target(name: "DigestLanes", dependencies: ["CSHA256x16", "OpenSSLWrapper"]),
-        // Byte sources, ZIP records, the APK Signing Block codec (CSystem only for renameat2).
-        .target(name: "APKCore", dependencies: [.target(name: "CSystem", condition: .when(platforms: [.linux]))]),
+        // Byte sources, ZIP records, the APK Signing Block codec (CLinux only for renameat2).
+        .target(name: "APKCore", dependencies: [.target(name: "CLinux", condition: .when(platforms: [.linux]))]),
         // The stages.
         .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
         .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable", .product(name: "Yams", package: "Yams")]),
@@ -47,9 +48,15 @@ let package = Package(
         .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "DigestLanes", "BinaryXML"]),
         .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
         .target(name: "Install", dependencies: [.product(name: "Mustache", package: "swift-mustache")]),
-        .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install"]),
+        // watch --live's development server (SwiftNIO): the web root of an APK overlaid with a patch directory.
+        .target(name: "LiveReload", dependencies: [
+            "APKCore", "Unpack", "Overlay",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
+        .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "LiveReload"]),
         .executableTarget(name: "apkpatch", dependencies: [
-            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "BinaryXML", "ResourceTable",
+            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "BinaryXML", "ResourceTable", "LiveReload",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Tests.
@@ -62,6 +69,7 @@ let package = Package(
         .testTarget(name: "VerifyTests", dependencies: ["Verify", "SignatureSchemes", "APKCore", "Unpack", "BinaryXML", "TestSupport"]),
         .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "Overlay", "Repack", "TestSupport"]),
         .testTarget(name: "InstallTests", dependencies: ["Install", "Overlay", "TestSupport", .product(name: "Yams", package: "Yams")]),
+        .testTarget(name: "LiveReloadTests", dependencies: ["LiveReload", "Overlay", "Unpack", "APKCore", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
         // Hardening (issue 7): hostile input, tamper sweep, atomic output, fuzz-found regressions.
         .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "OpenSSLWrapper", "ZlibWrapper", "TestSupport"]),

@@ -87,14 +87,18 @@ public struct Installer: Sendable {
     }
 
     private func run(adb: String, arguments: [String], commands: InstallCommands) throws -> (output: String, status: Int32) {
-        let child: ChildProcess
         do {
-            child = try ChildProcess.spawn(adb, arguments: arguments, environment: environment)
-        } catch {
+            return try run(adb: adb, arguments: arguments)
+        } catch let error as ChildProcess.SpawnError {
             throw InstallError(code: .adbNotRunnable, adbMessage: "\(error)",
                                advice: "\(adb) could not be started; check that it is an executable adb (e.g. `\(adb) version`).",
                                apkPath: commands.apkPath)
         }
+    }
+
+    /// Runs adb with `arguments`, passing each line it prints to ``onMessage``; its output and exit status.
+    func run(adb: String, arguments: [String]) throws -> (output: String, status: Int32) {
+        let child = try ChildProcess.spawn(adb, arguments: arguments, environment: environment)
         let collector = OutputCollector()
         let handler = onMessage
         let group = DispatchGroup()

@@ -84,18 +84,21 @@ public struct PatchDirectory: Sendable {
     }
 
     /// Reads a patch file's bytes with read(2).
-    public static func read(_ file: PatchFile) throws -> [UInt8] {
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw OverlayError.unreadable(path: file.path, reason: String(cString: strerror(errno))) }
+    public static func read(_ file: PatchFile) throws -> [UInt8] { try read(path: file.path, expectedSize: file.size) }
+
+    /// Reads the file at `path` with read(2), not following a symbolic link there; `expectedSize` sizes the buffer.
+    public static func read(path: String, expectedSize: Int64 = 0) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw OverlayError.unreadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         var out: [UInt8] = []
-        out.reserveCapacity(Int(file.size))
+        out.reserveCapacity(Int(clamping: expectedSize))
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw OverlayError.unreadable(path: file.path, reason: String(cString: strerror(errno)))
+                throw OverlayError.unreadable(path: path, reason: String(cString: strerror(errno)))
             }
             if n == 0 { break }
             out.append(contentsOf: buffer[0..<n])

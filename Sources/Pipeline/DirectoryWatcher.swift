@@ -9,6 +9,9 @@ public final class DirectoryWatcher {
     public let root: String
     private let fd: Int32
     private var paths: [Int32: String] = [:]  // watch descriptor → relative folder ("" for the root)
+    /// When the first event of the burst `waitForChanges` last returned was read (CLOCK_MONOTONIC, ns): the
+    /// save, as near as the watcher can tell (it is blocked in poll(2) until then).
+    public private(set) var burstStart: UInt64 = 0
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB
                                      | IN_DELETE_SELF | IN_MOVE_SELF)
 
@@ -69,9 +72,18 @@ public final class DirectoryWatcher {
             }
             if n == 0 { return changed }  // quiet period over (or the caller's timeout)
             if wakeFD >= 0 && fds[1].revents != 0 { return changed }
+            let wasEmpty = changed.isEmpty
             try drain(into: &changed)
+            if wasEmpty && !changed.isEmpty { burstStart = Self.monotonicNanoseconds() }
             if !changed.isEmpty { timeout = quietPeriodMilliseconds }
         }
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds (the clock of `burstStart`).
+    public static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     private func drain(into changed: inout Set<String>) throws {

@@ -19,6 +19,17 @@ public final class WatchSession {
         case failed(String, changed: [String])
         case installed(Installer.Report)
         case installFailed(String)
+        /// `--live`: the server listens and the development build is about to be built and installed.
+        case liveStarted(LiveReloadStart)
+        /// `--live`: a web-asset save reached the pages (`changed` relative to the web root), `milliseconds`
+        /// after the save, to `pages` open pages.
+        case reloaded(changed: [String], milliseconds: Double, pages: Int)
+        /// `--live`: a change outside the web root: the development build is rebuilt and reinstalled.
+        case outsideWebRoot([String])
+        /// `--live`, at the end: the normal patched build written to the output path.
+        case finalBuilt(PipelineReport)
+        /// Something worth knowing that does not stop the session.
+        case warning(String)
         case stopped
     }
 
@@ -26,11 +37,13 @@ public final class WatchSession {
     public var quietPeriodMilliseconds: Int32 = 50
     /// Verifies every rebuild (the first build is always verified).
     public var verifiesEachBuild = false
-    private let archive: APKArchive
+    /// Serve the web root to the device and reload its pages on web-asset saves (`watch --live`).
+    public var liveReload: LiveReloadOptions?
+    let archive: APKArchive
     private let compressionCache = CompressionCache()
     private let signingCache = SigningCache()
     private let manifestCache = ManifestCache()
-    private let stopPipe: (read: Int32, write: Int32)
+    let stopPipe: (read: Int32, write: Int32)
     /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one.
     private var lastFiles = Set<String>()
     /// After a failed build any change may be the fix (even removing a file the build never accepted).
@@ -58,13 +71,28 @@ public final class WatchSession {
     public var stopFileDescriptor: Int32 { stopPipe.write }
 
     /// Builds once, then rebuilds on every change until `stop()`; `maxBuilds` bounds the loop (tests).
+    /// With `liveReload`, see `runLive`.
     public func run(maxBuilds: Int = .max, onEvent: (Event) -> Void) throws {
+        if let liveReload {
+            try runLive(liveReload, onEvent: onEvent)
+            return
+        }
         let watcher = try DirectoryWatcher(root: options.patchDirectory)
         build(changed: [], verifies: options.verifies, onEvent: onEvent)
         var builds = 1
         while builds < maxBuilds {
+            guard let relevant = try waitForRelevantChanges(watcher) else { break }
+            build(changed: relevant, verifies: options.verifies && verifiesEachBuild, onEvent: onEvent)
+            builds += 1
+        }
+        onEvent(.stopped)
+    }
+
+    /// The next burst of changes that matter, sorted; nil once `stop()` was called.
+    func waitForRelevantChanges(_ watcher: DirectoryWatcher) throws -> [String]? {
+        while true {
             let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
-            if changed.isEmpty { break }  // woken by stop()
+            if changed.isEmpty { return nil }  // woken by stop()
             // Editor droppings don't count, a new folder is reported through the files in it, and a temporary
             // file that came and went (written, then renamed over the real one) was never part of the patch.
             let relevant = changed.filter { path in
@@ -74,14 +102,22 @@ public final class WatchSession {
                 if !exists && !lastFiles.contains(path) && !lastBuildFailed { return false }
                 return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }
-            if relevant.isEmpty { continue }
-            build(changed: relevant.sorted(), verifies: options.verifies && verifiesEachBuild, onEvent: onEvent)
-            builds += 1
+            if !relevant.isEmpty { return relevant.sorted() }
         }
-        onEvent(.stopped)
     }
 
-    private func build(changed: [String], verifies: Bool, onEvent: (Event) -> Void) {
+    /// Records which of `paths` exist now, for telling deleted patch files from temporary ones without a build.
+    func notePatchFiles(_ paths: [String]) {
+        for path in paths {
+            if FileManager.default.fileExists(atPath: options.patchDirectory + "/" + path) { lastFiles.insert(path) } else { lastFiles.remove(path) }
+        }
+    }
+
+    /// Patches, signs (and verifies) into `output`, then installs it when `installs` is set; `editor` replaces
+    /// the overlay's content editor (the live build's). Returns the report, or nil after a failure (reported).
+    @discardableResult
+    func build(changed: [String], verifies: Bool, output: String? = nil, editor: (any ContentEditor)? = nil,
+               installs: Bool? = nil, onEvent: (Event) -> Void) -> PipelineReport? {
         let start = DispatchTime.now().uptimeNanoseconds
         do {
             var clock = StageClock()
@@ -89,12 +125,13 @@ public final class WatchSession {
             lastFiles = Set(patch.files.keys)
             var overlay = Overlay(archive: archive, patch: patch)
             overlay.placesPatchedEntriesLast = true
+            if let editor { overlay.contentEditor = editor }
             let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
             var buildOptions = options
             buildOptions.verifies = verifies
             buildOptions.signer?.jarSignatureCompressionLevel = 0
             var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
-                                                 output: options.resolvedOutput, signingCache: signingCache,
+                                                 output: output ?? options.resolvedOutput, signingCache: signingCache,
                                                  manifestCache: manifestCache, clock: &clock)
             var installOptions = buildOptions
             installOptions.installs = false
@@ -103,14 +140,16 @@ public final class WatchSession {
             let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
             lastBuildFailed = false
             onEvent(.built(report, changed: changed, milliseconds: ms))
-            if options.installs, let commands = report.installCommands {
+            if installs ?? options.installs, let commands = report.installCommands {
                 var installer = Installer()
                 installer.onMessage = options.onInstallMessage
                 do { onEvent(.installed(try installer.install(commands))) } catch { onEvent(.installFailed("\(error)")) }
             }
+            return report
         } catch {
             lastBuildFailed = true
             onEvent(.failed("\(error)", changed: changed))
+            return nil
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LiveReload
 import Pipeline
 
 /// The write end of the session's stop pipe, for the SIGINT/SIGTERM handler (a C function cannot capture).
@@ -17,9 +18,19 @@ extension APKPatch {
             byte-identical between builds. A failed rebuild prints the error and keeps the last good APK; Ctrl-C \
             stops cleanly. No half-written APK is ever visible at the output path.
 
+            With --live (Cordova and Capacitor apps), web-asset saves reach the running app without a rebuild: \
+            a development server on 127.0.0.1 serves the app's web root (assets/www/ or assets/public/) from the \
+            APK overlaid with the patch directory, `adb reverse` lets the device reach it, and a development build \
+            whose WebView loads its pages from the server is installed once (debuggable, cleartext to localhost). \
+            Each save under the web root reloads the open pages (stylesheets alone are swapped in place); other \
+            edits rebuild and reinstall the development build. When watch stops, the reverse is removed and --out \
+            holds the normal patched build, which loads its pages from the APK.
+
             Examples:
               apkpatch watch app.apk --patch patch/
               apkpatch watch app.apk --patch patch/ --install --launch
+              apkpatch watch app.apk --patch patch/ --live --launch
+              apkpatch watch app.apk --patch patch/ --live --live-port 8200 --serial emulator-5554 --json
             """
         )
 
@@ -30,15 +41,29 @@ extension APKPatch {
         @OptionGroup(title: "Schemes") var schemes: SchemeOptions
         @OptionGroup(title: "Install") var installFlags: InstallFlags
         @Flag(name: .customLong("verify-each"), help: "Verify every rebuild, not only the first.") var verifyEach = false
-        @Option(name: .customLong("debounce-ms"), help: ArgumentHelp("Quiet time after the last change before rebuilding.", valueName: "ms"))
-        var debounceMilliseconds: Int32 = 50
+        @Option(name: .customLong("debounce-ms"), help: ArgumentHelp("Quiet time after the last change before rebuilding (default 50, 10 with --live).", valueName: "ms"))
+        var debounceMilliseconds: Int32?
+        @Flag(name: .long, help: "Live reload (Cordova, Capacitor): serve the web root to the device and reload its pages on each save.")
+        var live = false
+        @Option(name: .customLong("live-port"), help: ArgumentHelp("Port of the live-reload server, here and on the device (0: any free one).", valueName: "port"))
+        var livePort: Int = 8100
+        @Flag(name: .long, help: "One JSON object per line for each event.") var json = false
+
+        func validate() throws {
+            if !(0...65535).contains(livePort) { throw ValidationError("--live-port must be between 0 and 65535") }
+            if livePort != 8100 && !live { throw ValidationError("--live-port needs --live") }
+            if let debounceMilliseconds, debounceMilliseconds < 0 { throw ValidationError("--debounce-ms cannot be negative") }
+        }
 
         func run() throws {
             let options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: nil, signer: signer, schemes: schemes,
-                                                  installFlags: installFlags, noSign: false, noVerify: false, announcesDebugKey: true)
+                                                  installFlags: installFlags, noSign: false, noVerify: false, announcesDebugKey: !json)
             let session = try WatchSession(options: options)
-            session.quietPeriodMilliseconds = debounceMilliseconds
+            // Live reload's latency is the debounce plus a few milliseconds: keep it short. A save that comes in
+            // pieces costs at worst one more reload.
+            session.quietPeriodMilliseconds = debounceMilliseconds ?? (live ? 10 : 50)
             session.verifiesEachBuild = verifyEach
+            if live { session.liveReload = LiveReloadOptions(port: livePort) }
             stopDescriptor = session.stopFileDescriptor
             // A parent may have spawned us with these signals blocked (threads of a test runner, say): unblock
             // them, or Ctrl-C and SIGTERM would stay pending forever.
@@ -49,29 +74,15 @@ extension APKPatch {
                 Glibc.signal(signal) { _ in var byte: UInt8 = 1; _ = Glibc.write(stopDescriptor, &byte, 1) }
             }
             pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
-            print("Watching \(patch) → \(options.resolvedOutput) (Ctrl-C to stop)")
-            try session.run { event in
-                let time = Self.clock()
-                switch event {
-                case .built(let report, let changed, let ms):
-                    if changed.isEmpty {
-                        print(String(format: "[%@] built %@ in %.0f ms (%@, %d entries)", time, report.output, ms, formatBytes(report.outputSize), report.entryCount))
-                        if let commands = report.installCommands { print("        install: \(commands.installLine)") }
-                    } else {
-                        let stages = report.timings.map { String(format: "%@ %.0f", $0.stage, $0.milliseconds) }.joined(separator: ", ")
-                        print(String(format: "[%@] rebuilt in %.0f ms: %@ (%@ ms)", time, ms, Self.describe(changed), stages))
-                    }
-                case .failed(let message, let changed):
-                    let what = changed.isEmpty ? "" : " after " + Self.describe(changed)
-                    FileHandleOutput.standardError("[\(time)] error\(what): \(message)\n        keeping the last good APK at \(options.resolvedOutput)")
-                case .installed:
-                    print("[\(time)] installed")
-                case .installFailed(let message):
-                    FileHandleOutput.standardError("[\(time)] install failed: \(message)")
-                case .stopped:
-                    print("[\(time)] stopped")
+            if !json { print("Watching \(patch) → \(options.resolvedOutput) (Ctrl-C to stop)") }
+            let printer = WatchEventPrinter(json: json, output: options.resolvedOutput, isLive: live)
+            do {
+                try session.run { event in
+                    printer.print(event)
+                    fflush(nil)
                 }
-                fflush(nil)
+            } catch let error as DevServerError {
+                throw CommandFailure("\(error): --live-port PORT chooses another")
             }
         }
 

@@ -147,23 +147,6 @@ import Unpack
 
 /// Watch mode driven by real file edits, with bounded waits.
 @Suite(.serialized) struct WatchTests {
-    /// Collects a child process's stdout+stderr lines as they arrive.
-    final class LineCollector: @unchecked Sendable {
-        private var text = ""
-        private let lock = NSLock()
-        func append(_ data: Data) { lock.lock(); text += String(decoding: data, as: UTF8.self); lock.unlock() }
-        var lines: [String] { lock.lock(); defer { lock.unlock() }; return text.split(separator: "\n").map(String.init) }
-        /// Waits up to `seconds` for `count` lines matching `predicate`.
-        func waitFor(_ count: Int = 1, seconds: Double = 30, _ predicate: (String) -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                if lines.filter(predicate).count >= count { return true }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            return false
-        }
-    }
-
     @Test func rebuildsOnEditsSurvivesBadEditsAndStopsCleanly() throws {
         let dir = try TestSupport.makeTemporaryDirectory("watch")
         let input = try FixtureAPK.cordovaLike().build(in: dir, name: "web.apk")

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
-#if canImport(CSystem)
-import CSystem
+#if canImport(CLinux)
+import CLinux
 #endif
 #endif
 
@@ -14,7 +14,7 @@ import CSystem
 /// output, prints what happened and exits 1. A library caller decides about its own signal handlers, so
 /// nothing is installed by default; registration is cheap and harmless without the handler.
 public enum BusErrorGuard {
-    #if canImport(CSystem)
+    #if canImport(CLinux)
     /// The registered paths, one C string pointer per slot (null when free), read by the signal handler.
     nonisolated(unsafe) static let slots: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = {
         let slots = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: Int(APKPATCH_OUTPUT_SLOTS))
@@ -25,7 +25,7 @@ public enum BusErrorGuard {
 
     /// Installs the SIGBUS handler for this process.
     public static func install() {
-        #if canImport(CSystem)
+        #if canImport(CLinux)
         _ = slots  // initialized here, not in the handler
         _ = apkpatch_install_bus_error_handler { _ in apkpatch_bus_error_exit(BusErrorGuard.slots) }
         #endif
@@ -37,7 +37,7 @@ public enum BusErrorGuard {
 
         /// Stops removing the file on a bus error.
         public func end() {
-            #if canImport(CSystem)
+            #if canImport(CLinux)
             if let path = apkpatch_unregister_output_path(BusErrorGuard.slots, slot) { free(path) }
             #endif
         }
@@ -45,7 +45,7 @@ public enum BusErrorGuard {
 
     /// The paths a bus error would remove now (for tests).
     static var registeredPaths: [String] {
-        #if canImport(CSystem)
+        #if canImport(CLinux)
         return (0..<Int(APKPATCH_OUTPUT_SLOTS)).compactMap { slots[$0].map { String(cString: $0) } }
         #else
         return []
@@ -54,7 +54,7 @@ public enum BusErrorGuard {
 
     /// Registers `path` for removal if a bus error ends the process before `end()`.
     public static func register(_ path: String) -> Registration {
-        #if canImport(CSystem)
+        #if canImport(CLinux)
         guard let copy = strdup(path) else { return Registration(slot: -1) }
         let slot = apkpatch_register_output_path(slots, copy)
         if slot < 0 { free(copy) }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
-#if canImport(CSystem)
-import CSystem
+#if canImport(CLinux)
+import CLinux
 #endif
 #elseif canImport(Darwin)
 import Darwin
@@ -119,7 +119,7 @@ public final class OutputFile: DataSink {
     /// for a 45 MB APK, and a full disk shows before anything is written. Best effort (some file systems
     /// cannot); `commit` cuts the file to what was written.
     public func reserve(_ bytes: Int64) throws {
-        #if canImport(CSystem)
+        #if canImport(CLinux)
         guard bytes > 0, fd >= 0 else { return }
         if apkpatch_fallocate(fd, bytes) == 0 {
             reserved = true
@@ -224,7 +224,7 @@ public final class OutputFile: DataSink {
 
     /// Swaps `from` with `to` when `to` is an existing regular file and the kernel can; false otherwise.
     static func exchange(_ from: String, _ to: String) -> Bool {
-        #if canImport(CSystem)
+        #if canImport(CLinux)
         var status = stat()
         guard lstat(to, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return false }
         return apkpatch_rename_exchange(from, to) == 0

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
-#if canImport(CSystem)
-import CSystem
+#if canImport(CLinux)
+import CLinux
 #endif
 #elseif canImport(Darwin)
 import Darwin
@@ -65,7 +65,7 @@ public final class OutputRecycler: @unchecked Sendable {
         guard output >= 0 else { return false }
         defer { close(output) }
         fchmod(output, 0o644)
-        #if canImport(CSystem)
+        #if canImport(CLinux)
         var inOffset: Int64 = 0
         var outOffset: Int64 = 0
         while true {

@@ -1,23 +1,24 @@
 import Foundation
-import Install
-import TestSupport
 
 /// A stand-in `adb` on PATH (there is no device here): a shell script that appends its argv to a log and answers
 /// `install` / `shell` with the output and exit status the test chose, copied from real adb sessions.
-struct FakeADB {
-    let directory: URL
-    let log: URL
+public struct FakeADB: Sendable {
+    public let directory: URL
+    public let log: URL
 
     /// What the fake prints and returns for one kind of command.
-    struct Reply {
-        var standardOutput = ""
-        var standardError = ""
-        var status: Int32 = 0
-        static let installSuccess = Reply(standardOutput: "Performing Streamed Install\nSuccess\n")
-        static let launchSuccess = Reply(standardOutput: "Starting: Intent { cmp=com.example.fixture/.MainActivity }\n")
+    public struct Reply: Sendable {
+        public var standardOutput = ""
+        public var standardError = ""
+        public var status: Int32 = 0
+        public init(standardOutput: String = "", standardError: String = "", status: Int32 = 0) {
+            self.standardOutput = standardOutput; self.standardError = standardError; self.status = status
+        }
+        public static let installSuccess = Reply(standardOutput: "Performing Streamed Install\nSuccess\n")
+        public static let launchSuccess = Reply(standardOutput: "Starting: Intent { cmp=com.example.fixture/.MainActivity }\n")
     }
 
-    init() throws {
+    public init() throws {
         directory = try TestSupport.makeTemporaryDirectory("fake-adb")
         log = directory.appendingPathComponent("argv.log")
         // Arguments are separated by \037 (unit separator), one invocation per line, so quoting survives exactly.
@@ -48,10 +49,10 @@ struct FakeADB {
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.appendingPathComponent("adb").path)
     }
 
-    var path: String { directory.appendingPathComponent("adb").path }
+    public var path: String { directory.appendingPathComponent("adb").path }
 
     /// An environment with the fake first on PATH and the replies set.
-    func environment(install: Reply = .installSuccess, shell: Reply = .launchSuccess) -> [String: String] {
+    public func environment(install: Reply = .installSuccess, shell: Reply = .launchSuccess) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = directory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["FAKE_ADB_LOG"] = log.path
@@ -65,23 +66,11 @@ struct FakeADB {
     }
 
     /// The argv of each invocation so far (without argv[0]).
-    func invocations() throws -> [[String]] {
+    public func invocations() throws -> [[String]] {
         guard FileManager.default.fileExists(atPath: log.path) else { return [] }
         let text = try String(contentsOf: log, encoding: .utf8)
         return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { line in
             line.split(separator: "\u{1F}", omittingEmptySubsequences: false).dropLast().map(String.init)
         }
     }
-}
-
-/// A small real APK (aapt-built) in a fresh directory whose name needs quoting.
-func makeFixtureAPK(name: String = "app patched's.apk") throws -> (directory: URL, apk: String) {
-    let directory = try TestSupport.makeTemporaryDirectory("install-test")
-    let apk = try FixtureAPK().build(in: directory, name: name)
-    return (directory, apk)
-}
-
-/// The templates of this source tree (what a development build finds).
-func sourceTemplates() throws -> TemplateLibrary {
-    try TemplateLibrary(directory: TestSupport.packageRoot.appendingPathComponent("Templates").path)
 }

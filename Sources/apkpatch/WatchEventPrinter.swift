@@ -1,0 +1,120 @@
+import Foundation
+import Pipeline
+
+/// An error that ends a command with its message and exit status 1 (argument-parser prints `description`).
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Prints `apkpatch watch`'s events: one line each for people, or one JSON object per line (`--json`).
+struct WatchEventPrinter {
+    let json: Bool
+    /// The output path (`--out`), for the lines that name it.
+    let output: String
+    /// `--live`: builds go to the development build, not to the output path, until watch stops.
+    let isLive: Bool
+
+    func print(_ event: WatchSession.Event) {
+        if json {
+            Swift.print(Self.jsonLine(WatchEventJSON(event)))
+            return
+        }
+        let time = APKPatch.Watch.clock()
+        switch event {
+        case .built(let report, let changed, let ms):
+            if changed.isEmpty {
+                Swift.print(String(format: "[%@] built %@ in %.0f ms (%@, %d entries)", time, report.output, ms, formatBytes(report.outputSize), report.entryCount))
+                if let commands = report.installCommands { Swift.print("        install: \(commands.installLine)") }
+            } else {
+                let stages = report.timings.map { String(format: "%@ %.0f", $0.stage, $0.milliseconds) }.joined(separator: ", ")
+                Swift.print(String(format: "[%@] rebuilt in %.0f ms: %@ (%@ ms)", time, ms, APKPatch.Watch.describe(changed), stages))
+            }
+        case .failed(let message, let changed):
+            let what = changed.isEmpty ? "" : " after " + APKPatch.Watch.describe(changed)
+            let kept = isLive ? "the last good development build" : "the last good APK at \(output)"
+            FileHandleOutput.standardError("[\(time)] error\(what): \(message)\n        keeping \(kept)")
+        case .installed:
+            Swift.print("[\(time)] installed")
+        case .installFailed(let message):
+            FileHandleOutput.standardError("[\(time)] install failed: \(message)")
+        case .liveStarted(let start):
+            Swift.print("""
+            Live reload (\(start.framework.rawValue) app): serving \(start.webRoot) of the APK overlaid with the patch directory at http://127.0.0.1:\(start.port)
+                    the device opens \(start.startURL) through adb reverse tcp:\(start.port) tcp:\(start.port) (removed when watch stops)
+                    installing a development build (debuggable, cleartext HTTP allowed, its WebView pointed at the server)
+                    when watch stops, \(start.output) is the normal patched build (pages from the APK, not the server)
+            """)
+        case .reloaded(let changed, let ms, let pages):
+            Swift.print(String(format: "[%@] reloaded %@ in %.1f ms (%d page%@)", time, APKPatch.Watch.describe(changed), ms, pages, pages == 1 ? "" : "s"))
+        case .outsideWebRoot(let changed):
+            Swift.print("[\(time)] \(APKPatch.Watch.describe(changed)) outside the web root: rebuilding and reinstalling the development build")
+        case .finalBuilt(let report):
+            Swift.print(String(format: "[%@] built %@ in the normal way (%@): it loads its pages from the APK", time, report.output, formatBytes(report.outputSize)))
+            if let commands = report.installCommands {
+                Swift.print("        the device still has the development build; to replace it: \(commands.installLine)")
+            }
+        case .warning(let message):
+            FileHandleOutput.standardError("[\(time)] warning: \(message)")
+        case .stopped:
+            Swift.print("[\(time)] stopped")
+        }
+    }
+
+    static func jsonLine(_ value: WatchEventJSON) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// `apkpatch watch --json`: one object per event, `event` naming it; absent fields do not apply.
+struct WatchEventJSON: Encodable {
+    var event: String
+    var output: String?
+    var outputSize: Int64?
+    var entries: Int?
+    var changed: [String]?
+    var milliseconds: Double?
+    var installCommand: String?
+    var error: String?
+    var message: String?
+    var framework: String?
+    var webRoot: String?
+    var serverURL: String?
+    var startURL: String?
+    var port: Int?
+    var developmentBuild: String?
+    var pages: Int?
+
+    init(_ event: WatchSession.Event) {
+        switch event {
+        case .built(let report, let changed, let ms):
+            self.event = "built"
+            output = report.output; outputSize = report.outputSize; entries = report.entryCount
+            self.changed = changed; milliseconds = ms; installCommand = report.installCommands?.installLine
+        case .failed(let message, let changed):
+            self.event = "failed"; error = message; self.changed = changed
+        case .installed:
+            self.event = "installed"
+        case .installFailed(let message):
+            self.event = "installFailed"; error = message
+        case .liveStarted(let start):
+            self.event = "liveStarted"
+            framework = start.framework.rawValue; webRoot = start.webRoot; serverURL = "http://127.0.0.1:\(start.port)"
+            startURL = start.startURL; port = start.port; developmentBuild = start.developmentBuild; output = start.output
+        case .reloaded(let changed, let ms, let pages):
+            self.event = "reloaded"; self.changed = changed; milliseconds = ms; self.pages = pages
+        case .outsideWebRoot(let changed):
+            self.event = "outsideWebRoot"; self.changed = changed
+        case .finalBuilt(let report):
+            self.event = "finalBuilt"
+            output = report.output; outputSize = report.outputSize; entries = report.entryCount
+            installCommand = report.installCommands?.installLine
+        case .warning(let text):
+            self.event = "warning"; message = text
+        case .stopped:
+            self.event = "stopped"
+        }
+    }
+}
