@@ -69,6 +69,8 @@ extension LittleEndianWriter {
         withUnsafeBytes(of: le) { raw in for i in 0..<4 { bytes[offset + i] = raw[i] } }
     }
 
+    package mutating func patch(byte value: UInt8, at offset: Int) { bytes[offset] = value }
+
     package mutating func padToFour() { while count % 4 != 0 { write(UInt8(0)) } }
 }
 

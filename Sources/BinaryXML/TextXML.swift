@@ -18,7 +18,7 @@ extension XMLTree {
     /// (`\@`, `\?`, `"12"`), so `XMLTree(textXML:)` gives back the same values. `resources` (the APK's own table)
     /// names app references; without it they print as `@0x7f…`.
     public func textXML(resources: (any ResourceResolver)? = nil, options: TextXMLOptions = TextXMLOptions()) -> String {
-        var printer = TextPrinter(resources: resources, options: options)
+        var printer = TextPrinter(resources: resources, options: options, rawValues: rawValuePolicy)
         printer.out = "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
         for case .element(let e) in nodes { printer.collectStartLines(e) }
         for node in nodes {
@@ -40,7 +40,12 @@ private struct TextPrinter {
     var generatedPrefixes = 0
     static let maximumLineGap = 10_000
 
-    init(resources: (any ResourceResolver)?, options: TextXMLOptions) { self.resources = resources; self.options = options }
+    /// The compiler's convention for the document (from `XMLTree.rawValuePolicy`): which attributes it types.
+    let rawValues: XMLTree.RawValuePolicy
+
+    init(resources: (any ResourceResolver)?, options: TextXMLOptions, rawValues: XMLTree.RawValuePolicy) {
+        self.resources = resources; self.options = options; self.rawValues = rawValues
+    }
 
     /// Start lines of all elements in document order, and how many start tags are printed: with them, a line break
     /// is taken only where the next element can still reach its own line.
@@ -84,8 +89,9 @@ private struct TextPrinter {
             // Attributes never take the default namespace, so one declared as xmlns="…" needs a named prefix.
             if let p = scope[uri], !(forAttribute && p.isEmpty) { return p }
             // A namespace used but never declared (some obfuscators strip declarations): declare it here.
-            var p = uri == XMLTree.androidNamespace ? "android" : uri == XMLTree.autoNamespace ? "app" : "ns\(generatedPrefixes)"
-            if uri != XMLTree.androidNamespace && uri != XMLTree.autoNamespace { generatedPrefixes += 1 }
+            let wellKnown = [XMLTree.androidNamespace: "android", XMLTree.autoNamespace: "app", XMLTree.toolsNamespace: "tools"]
+            var p = wellKnown[uri] ?? "ns\(generatedPrefixes)"
+            if wellKnown[uri] == nil { generatedPrefixes += 1 }
             if scope.values.contains(p) { p = "ns\(generatedPrefixes)"; generatedPrefixes += 1 }
             scope[uri] = p; declarations.append((p, uri))
             return p
@@ -97,8 +103,24 @@ private struct TextPrinter {
         }
         let name = qualified(element.name, element.namespace)
         var attributeText = ""
+        var recordedIDs: [(String, UInt32)] = []
         for attribute in element.attributes {
-            attributeText += " " + qualified(attributeName(attribute), attribute.namespace, isAttribute: true) + "=\"" + XMLEscaping.attribute(value(of: attribute)) + "\""
+            let localName = attributeName(attribute)
+            let qualifiedName = qualified(localName, attribute.namespace, isAttribute: true)
+            // Where the compiler would not find this ID from the name (an unusual namespace URI, none, a private
+            // attribute), the ID goes in tools:attributeIDs so the round trip keeps it.
+            let resolved: UInt32?
+            switch XMLTree.attributeResolution(namespace: attribute.namespace, name: localName, resources: resources) {
+            case .resolved(let id): resolved = id
+            case .noID: resolved = nil
+            case .unknownApp, .unknownFramework: resolved = 0
+            }
+            if resolved != attribute.resourceID { recordedIDs.append((qualifiedName, attribute.resourceID ?? 0)) }
+            attributeText += " " + qualifiedName + "=\"" + XMLEscaping.attribute(value(of: attribute)) + "\""
+        }
+        if !recordedIDs.isEmpty {
+            attributeText += " " + qualified(XMLTree.attributeIDsName, XMLTree.toolsNamespace, isAttribute: true) + "=\""
+                + XMLEscaping.attribute(XMLTree.attributeIDsText(recordedIDs)) + "\""
         }
         printedElements += 1
         place(at: element.lineNumber, depth: depth, inline: inline)
@@ -141,22 +163,25 @@ private struct TextPrinter {
         return attribute.name
     }
 
-    func attributeInfo(_ attribute: XMLTree.Attribute) -> AttributeInfo? {
-        guard let id = attribute.resourceID else { return nil }
-        if let resources, UInt8(id >> 24) == resources.packageID, let info = resources.attribute(id: id) { return info }
-        return FrameworkResources.attribute(id: id)
-    }
-
     func value(of attribute: XMLTree.Attribute) -> String {
-        let info = attributeInfo(attribute)
+        let info = attribute.resourceID.flatMap { XMLTree.attributeInfo(id: $0, resources: resources) }
+        // What the compiler will try for this attribute: aapt2 types an attribute without an ID only as a reference.
+        let format: AttributeFormat = attribute.resourceID == nil && rawValues == .stringsOnlyUntypedAsText ? [.reference, .string] : info?.format ?? .any
+        let symbols = info?.symbols ?? []
         switch attribute.value {
         case .string(let s):
-            return TextPrinter.escapeString(s, format: info?.format ?? .any, symbols: info?.symbols ?? [])
+            return TextPrinter.escapeString(s, format: format, symbols: symbols)
         case .typed(let type, let data):
             switch type {
             case .reference, .dynamicReference: return reference(data, sigil: "@")
             case .attribute, .dynamicAttribute: return reference(data, sigil: "?")
             default:
+                // The source text, when the value kept it and it compiles to the same value ("007", "0x0001", "1.50"):
+                // an app may read the raw string, and aapt keeps it.
+                if let raw = attribute.rawValue, let first = raw.trimmingWhitespace().first, first != "@", first != "?",
+                   !raw.contains("\\"), !raw.contains("\""), ValueText.parseTyped(raw, format: format, symbols: symbols) == attribute.value {
+                    return raw
+                }
                 return ValueText.text(of: type, data: data, attribute: info) ?? "0x" + String(data, radix: 16)
             }
         }

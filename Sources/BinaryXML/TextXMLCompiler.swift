@@ -28,26 +28,33 @@ extension XMLTree {
 }
 
 extension XMLTree {
-    /// Which attributes keep their source text as the "raw value" beside the typed value.
+    /// Which attributes keep their source text as the "raw value" beside the typed value, and which are typed.
     public enum RawValuePolicy: Sendable {
-        /// aapt (v1): strings, and every attribute without a resource ID (`package`, `platformBuildVersionCode`…).
+        /// aapt (v1): strings, and every attribute without a resource ID (`package`, `platformBuildVersionCode`…),
+        /// which is typed when its text reads as a value ("007" → integer 7, raw "007").
         case untypedAndStrings
-        /// aapt2 and platform builds: strings only.
+        /// Platform builds: strings only; attributes without an ID are typed too ("true" → boolean, no raw text).
         case stringsOnly
+        /// aapt2 (`XmlReferenceLinker`): strings only, and an attribute without an ID is compiled only when it is a
+        /// reference; any other text ("007") stays a string.
+        case stringsOnlyUntypedAsText
     }
 
-    /// The policy the producer of this document used, judged from its attributes (for writing an edited copy
-    /// the same way).
+    /// The policy the producer of this document used, judged from its attributes without IDs (for writing an edited
+    /// copy the same way): typed with raw text is aapt's, typed without it a platform build's, never typed aapt2's.
     public var rawValuePolicy: RawValuePolicy {
-        var policy = RawValuePolicy.stringsOnly
-        func visit(_ element: Element) {
-            for a in element.attributes where a.resourceID == nil && a.rawValue != nil {
-                if case .typed = a.value { policy = .untypedAndStrings; return }
+        var typedWithRaw = false, typedWithoutRaw = false
+        func visit(_ element: Element, depth: Int) {
+            for a in element.attributes where a.resourceID == nil {
+                guard case .typed(let type, _) = a.value, type != .reference, type != .attribute,
+                      type != .dynamicReference, type != .dynamicAttribute else { continue }
+                if a.rawValue != nil { typedWithRaw = true } else { typedWithoutRaw = true }
             }
-            for child in element.elements { visit(child) }
+            guard depth < XMLTree.maximumDepth else { return }
+            for child in element.elements { visit(child, depth: depth + 1) }
         }
-        if let root { visit(root) }
-        return policy
+        if let root { visit(root, depth: 0) }
+        return typedWithRaw ? .untypedAndStrings : typedWithoutRaw ? .stringsOnly : .stringsOnlyUntypedAsText
     }
 }
 
@@ -86,11 +93,16 @@ struct TextXMLCompiler {
         }
         let (namespace, name) = try split(source.qualifiedName, line: source.line, isElement: true)
         var attributes: [XMLTree.Attribute] = []
+        var recordedIDs: [String: UInt32] = [:]
+        for attribute in source.attributes where attribute.qualifiedName.hasSuffix(":" + XMLTree.attributeIDsName) {
+            guard try split(attribute.qualifiedName, line: attribute.line, isElement: false).0 == XMLTree.toolsNamespace else { continue }
+            recordedIDs = try XMLTree.parseAttributeIDs(attribute.value) { fail(.badValue, attribute.line, "\(attribute.qualifiedName)=\"\(attribute.value)\": \($0)") }
+        }
         for attribute in source.attributes where attribute.qualifiedName != "xmlns" && !attribute.qualifiedName.hasPrefix("xmlns:") {
             let (attributeNamespace, attributeName) = try split(attribute.qualifiedName, line: attribute.line, isElement: false)
             if attributeNamespace == XMLTree.toolsNamespace { continue }
             attributes.append(try self.attribute(namespace: attributeNamespace, name: attributeName, qualifiedName: attribute.qualifiedName,
-                                                 text: attribute.value, line: attribute.line))
+                                                 text: attribute.value, line: attribute.line, recordedID: recordedIDs[attribute.qualifiedName]))
         }
         // Attributes with IDs first, by ID (stable); then the rest in document order.
         let sorted = attributes.enumerated().sorted { a, b in
@@ -120,28 +132,37 @@ struct TextXMLCompiler {
                                lineNumber: UInt32(source.line), endLineNumber: UInt32(source.endLine))
     }
 
-    /// Resolves the attribute name to an ID and format, then compiles its value.
-    func attribute(namespace: String?, name: String, qualifiedName: String, text: String, line: Int) throws -> XMLTree.Attribute {
+    /// Resolves the attribute name to an ID and format (or takes the ID the decoder recorded in
+    /// `tools:attributeIDs`), then compiles its value.
+    func attribute(namespace: String?, name: String, qualifiedName: String, text: String, line: Int,
+                   recordedID: UInt32? = nil) throws -> XMLTree.Attribute {
         var resourceID: UInt32?
         var info: AttributeInfo?
-        if namespace == XMLTree.androidNamespace {
-            if let resources, resources.packageName == "android",
-               let id = resources.resourceID(type: "attr", name: name) ?? resources.resourceID(type: "^attr-private", name: name) {
-                resourceID = id; info = resources.attribute(id: id) ?? FrameworkResources.attribute(id: id)
-            } else if let id = FrameworkResources.id(type: "attr", name: name) {
-                resourceID = id; info = FrameworkResources.attribute(id: id)
-            } else {
+        if let recordedID {
+            // 0 records an attribute that has no ID although its namespace would give it one.
+            resourceID = recordedID == 0 ? nil : recordedID
+            info = resourceID.flatMap { XMLTree.attributeInfo(id: $0, resources: resources) }
+        } else {
+            switch XMLTree.attributeResolution(namespace: namespace, name: name, resources: resources) {
+            case .resolved(let id):
+                resourceID = id; info = XMLTree.attributeInfo(id: id, resources: resources)
+            case .noID: break
+            case .unknownFramework:
                 throw fail(.unresolvedName, line, "unknown attribute \(qualifiedName): android has no public attribute '\(name)' (check the spelling)")
-            }
-        } else if let namespace, namespace == XMLTree.autoNamespace || namespace.hasPrefix("http://schemas.android.com/apk/res/") {
-            guard let resources, let id = resources.resourceID(type: "attr", name: name) else {
+            case .unknownApp:
                 throw fail(.unresolvedName, line, "unknown attribute \(qualifiedName): the APK's resource table has no attr/\(name)")
             }
-            resourceID = id; info = resources.attribute(id: id)
         }
-        let format = info?.format ?? .any
-        var (value, raw) = try compileValue(text, format: format, symbols: info?.symbols ?? [], attribute: qualifiedName, line: line)
-        if raw == nil, resourceID == nil, rawValues == .untypedAndStrings { raw = text }
+        let value: ResourceValue
+        var raw: String?
+        if resourceID == nil, rawValues == .stringsOnlyUntypedAsText {
+            // aapt2 (XmlReferenceLinker) compiles an attribute outside any package namespace only when it is a
+            // reference; anything else, "007" included, stays the string it was written as.
+            (value, raw) = try compileValue(text, format: [.reference, .string], symbols: [], attribute: qualifiedName, line: line)
+        } else {
+            (value, raw) = try compileValue(text, format: info?.format ?? .any, symbols: info?.symbols ?? [], attribute: qualifiedName, line: line)
+            if raw == nil, resourceID == nil, rawValues == .untypedAndStrings { raw = text }
+        }
         return XMLTree.Attribute(namespace: namespace, name: name, resourceID: resourceID, rawValue: raw, value: value)
     }
 
@@ -237,5 +258,63 @@ struct TextXMLCompiler {
             }
         }
         return String(out)
+    }
+}
+
+extension XMLTree {
+    /// The tools-namespace attribute in which decoded text records attribute IDs that the names alone would not
+    /// give back (a framework attribute under an unusual namespace URI or none, a private one): Android reads
+    /// attributes by ID, so a round trip must keep them. aapt and apktool ignore tools attributes.
+    public static let attributeIDsName = "attributeIDs"
+
+    /// How the compiler resolves an attribute's name to a resource ID.
+    enum AttributeResolution: Equatable {
+        case resolved(UInt32)
+        /// Not in a package namespace: the attribute has no ID (aapt gives none either).
+        case noID
+        case unknownFramework
+        case unknownApp
+    }
+
+    /// aapt's rule: `android:` names resolve in the framework's public table (or in the table itself when it is the
+    /// framework's own), `res-auto` and `http://schemas.android.com/apk/res/<package>` names in the app's table.
+    static func attributeResolution(namespace: String?, name: String, resources: (any ResourceResolver)?) -> AttributeResolution {
+        if namespace == androidNamespace {
+            if let resources, resources.packageName == "android",
+               let id = resources.resourceID(type: "attr", name: name) ?? resources.resourceID(type: "^attr-private", name: name) {
+                return .resolved(id)
+            }
+            return FrameworkResources.id(type: "attr", name: name).map { .resolved($0) } ?? .unknownFramework
+        }
+        if let namespace, namespace == autoNamespace || namespace.hasPrefix("http://schemas.android.com/apk/res/") {
+            return resources?.resourceID(type: "attr", name: name).map { .resolved($0) } ?? .unknownApp
+        }
+        return .noID
+    }
+
+    /// Format and symbols of attribute `id`, from the app's table for its own package, else the framework's.
+    static func attributeInfo(id: UInt32, resources: (any ResourceResolver)?) -> AttributeInfo? {
+        if let resources, UInt8(id >> 24) == resources.packageID, let info = resources.attribute(id: id) { return info }
+        return FrameworkResources.attribute(id: id)
+    }
+
+    /// `name=0x01010003 ns0:label=0x01010001`: qualified attribute name → ID.
+    static func parseAttributeIDs(_ text: String, fail: (String) -> BinaryXMLError) throws -> [String: UInt32] {
+        var ids: [String: UInt32] = [:]
+        for item in text.split(whereSeparator: \.isWhitespace) {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[1].hasPrefix("0x"), let id = UInt32(parts[1].dropFirst(2), radix: 16) else {
+                throw fail("'\(item)' is not name=0xID (an attribute's resource ID in hex, 0x0 for none)")
+            }
+            ids[String(parts[0])] = id
+        }
+        return ids
+    }
+
+    static func attributeIDsText(_ ids: [(String, UInt32)]) -> String {
+        ids.map { name, id in
+            let hex = String(id, radix: 16)
+            return name + "=0x" + String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+        }.joined(separator: " ")
     }
 }

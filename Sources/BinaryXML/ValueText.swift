@@ -117,7 +117,8 @@ public enum ValueText {
             guard format.contains(.color) else { return nil }
             return parseColor(text)
         }
-        if format.contains(.integer), let value = parseInteger(text) { return value }
+        // aapt's U16StringToInt skips leading white space only: " 42" is an integer, " 42 " falls through to float.
+        if format.contains(.integer), let value = parseInteger(String(rawText.drop { $0.isWhitespace })) { return value }
         if !format.intersection([.float, .dimension, .fraction]).isEmpty, let value = parseFloating(text, format: format) { return value }
         if format.contains(.boolean) {
             if ["true", "TRUE", "True"].contains(text) { return .boolean(true) }

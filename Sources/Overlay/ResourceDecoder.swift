@@ -3,7 +3,7 @@ import Foundation
 import ResourceTable
 import Unpack
 
-/// `apkpatch unpack --decode`: writes the APK's manifest and XML resources as readable text (the way apktool shows
+/// `apkpatch unpack --decode`: writes the APK's manifest and every XML resource as readable text (the way apktool shows
 /// them) and its strings per configuration as `res/values*/strings.xml`, ready to be edited and put in a patch
 /// directory, where the overlay compiles them back.
 public enum ResourceDecoder {
@@ -13,7 +13,8 @@ public enum ResourceDecoder {
         public init() {}
     }
 
-    /// Decodes `AndroidManifest.xml`, every binary `res/xml/**.xml` and the string values of every configuration
+    /// Decodes `AndroidManifest.xml`, every binary XML file under `res/` (layouts, drawables, `xml`…; not `raw`) and
+    /// the string values of every configuration
     /// into `directory` (files are overwritten). Line numbers of the original source are kept by default, so
     /// compile errors and `aapt dump xmltree` line up with the decoded text.
     @discardableResult
@@ -22,7 +23,7 @@ public enum ResourceDecoder {
         let table = try archive.entry(named: "resources.arsc").map { try ResourceTable(bytes: try archive.uncompressedData(of: $0)) }
         for entry in archive.entries {
             let name = entry.name
-            guard name == "AndroidManifest.xml" || (name.hasPrefix("res/xml/") && name.hasSuffix(".xml")) else { continue }
+            guard ResourcePatch.isCompiledXMLPath(name) else { continue }
             let bytes = try archive.uncompressedData(of: entry)
             guard !ResourcePatch.isTextXML(bytes) else { continue }
             let text: String

@@ -43,6 +43,7 @@ public struct ResourceTable: Sendable {
     private let original: [UInt8]
     private let poolRange: Range<Int>
     private var patches: [Int: UInt32] = [:]
+    private var typePatches: [Int: UInt8] = [:]
     private var names: [UInt32: ResourceName] = [:]
     private var ids: [String: UInt32] = [:]
     private var appendedStrings: [String: UInt32] = [:]
@@ -83,12 +84,35 @@ public struct ResourceTable: Sendable {
     /// All configurations that have at least one `string` resource.
     public var stringConfigurations: [ResourceConfiguration] { stringEntriesByConfiguration.map(\.0) }
 
-    /// `string` resources of `configuration` as (name, value) pairs, in ID order; styled strings are included as plain
-    /// text (their spans are not rendered).
+    /// `string` resources of `configuration` whose value is text, as (name, value) pairs, in ID order; styled strings
+    /// are included as plain text (their spans are not rendered).
     public func strings(in configuration: ResourceConfiguration) -> [(name: String, value: String)] {
+        stringValues(in: configuration).compactMap { item in item.value.stringValue.map { (item.name, $0) } }
+    }
+
+    /// `string` resources of `configuration` with their values (text, or a reference such as `@string/app_name`),
+    /// in ID order.
+    public func stringValues(in configuration: ResourceConfiguration) -> [(name: String, value: ResourceValue)] {
         (stringEntriesByConfiguration.first { $0.0 == configuration }?.1 ?? []).map { entries[$0] }
             .sorted { $0.id < $1.id }
-            .compactMap { entry in entry.value.flatMap { value(for: $0) }.map { (entry.name, $0) } }
+            .compactMap { entry in entry.value.map { (entry.name, $0) } }
+    }
+
+    /// `@type/name`, `@android:type/name` or `?attr/name` for a reference value (`@0x…` when the ID has no name
+    /// here), nil for other values.
+    public func referenceText(_ value: ResourceValue) -> String? {
+        guard case .typed(let type, let id) = value else { return nil }
+        let sigil: String
+        switch type {
+        case .reference, .dynamicReference: sigil = "@"
+        case .attribute, .dynamicAttribute: sigil = "?"
+        default: return nil
+        }
+        if id == 0 { return sigil == "@" ? "@null" : nil }
+        if UInt8(id >> 24) == packageID, let name = names[id] { return sigil + name.type + "/" + name.name }
+        if id >> 24 == 0x01, let name = FrameworkResources.name(for: id) { return sigil + "android:" + name.type + "/" + name.name }
+        let hex = String(id, radix: 16)
+        return sigil + "0x" + String(repeating: "0", count: max(0, 8 - hex.count)) + hex
     }
 
     /// Names of the `string` resources of `configuration` whose text has style spans.
@@ -101,6 +125,13 @@ public struct ResourceTable: Sendable {
         return nil
     }
 
+    /// The current simple value of `type/name` in the configuration with these qualifiers ("" = default).
+    public func currentValue(type: String, named name: String, qualifiers: String = "") -> ResourceValue? {
+        guard let id = ids[type + "/" + name],
+              let index = entriesByID[id]?.first(where: { entries[$0].configuration.qualifiers == qualifiers }) else { return nil }
+        return entries[index].value
+    }
+
     /// The current string value of `string/name` in the configuration with these qualifiers ("" = default).
     public func string(named name: String, qualifiers: String = "") -> String? {
         guard let index = stringEntryIndex(named: name, qualifiers: qualifiers) else { return nil }
@@ -111,33 +142,49 @@ public struct ResourceTable: Sendable {
     /// Throws `.addingNotSupported` when the resource or the configuration does not exist yet, `.notAString` when the
     /// entry is not a plain string.
     public mutating func setString(named name: String, qualifiers: String = "", to newValue: String) throws {
-        guard ids["string/" + name] != nil else {
-            throw ResourceTableError(.addingNotSupported, "string/\(name) does not exist in resources.arsc; adding new resources is not supported yet (only existing strings can be changed)")
+        try setValue(.string(newValue), type: "string", named: name, qualifiers: qualifiers)
+    }
+
+    /// Changes the simple value of the existing `type/name` in the configuration with these qualifiers ("" =
+    /// default) to `newValue` (a string, a reference, or a typed value such as a boolean or color). Throws
+    /// `.addingNotSupported` when the resource or configuration does not exist yet, `.notAString` when the entry is
+    /// a bag (style, array, plurals) or a styled string.
+    public mutating func setValue(_ newValue: ResourceValue, type: String, named name: String, qualifiers: String = "") throws {
+        guard let id = ids[type + "/" + name] else {
+            throw ResourceTableError(.addingNotSupported, "\(type)/\(name) does not exist in resources.arsc; adding new resources is not supported yet (only existing values can be changed)")
         }
-        guard let index = stringEntryIndex(named: name, qualifiers: qualifiers) else {
+        guard let index = entriesByID[id]?.first(where: { entries[$0].configuration.qualifiers == qualifiers }) else {
             let configuration = qualifiers.isEmpty ? "the default configuration (res/values)" : "configuration '\(qualifiers)' (res/values-\(qualifiers))"
-            throw ResourceTableError(.addingNotSupported, "string/\(name) has no value for \(configuration); adding values for new configurations is not supported yet")
+            throw ResourceTableError(.addingNotSupported, "\(type)/\(name) has no value for \(configuration); adding values for new configurations is not supported yet")
         }
         let entry = entries[index]
-        guard case .string = entry.value, let dataOffset = entry.dataOffset else {
-            throw ResourceTableError(.notAString, "string/\(name) (\(entry.configuration)) is not a plain string value and cannot be overridden")
+        guard entry.value != nil, let dataOffset = entry.dataOffset, !entry.isStyled || newValue == entry.value else {
+            throw ResourceTableError(.notAString, "\(type)/\(name) (\(entry.configuration)) is not a simple value and cannot be overridden")
         }
-        let stringIndex: UInt32
-        if let existing = appendedStrings[newValue] { stringIndex = existing }
-        else {
-            guard valuePool.strings.count < Int(UInt32.max) else { throw ResourceTableError(.malformed, "string pool is full") }
-            stringIndex = UInt32(valuePool.strings.count)
-            valuePool.strings.append(newValue)
-            appendedStrings[newValue] = stringIndex
+        let data: UInt32, dataType: ResourceValue.DataType
+        switch newValue {
+        case .string(let text):
+            dataType = .string
+            if let existing = appendedStrings[text] { data = existing }
+            else {
+                guard valuePool.strings.count < Int(UInt32.max) else { throw ResourceTableError(.malformed, "string pool is full") }
+                data = UInt32(valuePool.strings.count)
+                valuePool.strings.append(text)
+                appendedStrings[text] = data
+            }
+        case .typed(let type, let value):
+            dataType = type; data = value
         }
-        patches[dataOffset] = stringIndex
+        patches[dataOffset] = data
+        // The data type byte sits just before the data, in a Res_value and in a compact entry's flags alike.
+        typePatches[dataOffset - 1] = dataType.rawValue
         entries[index] = Entry(id: entry.id, type: entry.type, name: entry.name, configuration: entry.configuration,
-                               value: .string(newValue), isStyled: false, dataOffset: dataOffset, bag: [])
+                               value: newValue, isStyled: false, dataOffset: dataOffset, bag: [])
     }
 
     /// The table bytes with the changes applied: new global pool, the rest copied with changed value indices.
     public func encoded() throws -> [UInt8] {
-        if patches.isEmpty { return original }
+        if patches.isEmpty && typePatches.isEmpty { return original }
         let pool: [UInt8]
         do { pool = try valuePool.encoded() } catch let error as BinaryXMLError where error.code == .tooLarge && valuePool.isUTF8 {
             // A new value longer than UTF-8 pools allow (32,767 bytes): UTF-16 pools take it, Android reads both.
@@ -156,6 +203,7 @@ public struct ResourceTable: Sendable {
         out.write(bytes: original[poolRange.upperBound...])
         let shift = tailStart - poolRange.upperBound
         for (offset, value) in patches { out.patch(value, at: offset + shift) }
+        for (offset, type) in typePatches { out.patch(byte: type, at: offset + shift) }
         guard let total = UInt32(exactly: out.count) else { throw ResourceTableError(.malformed, "table exceeds 4 GiB") }
         out.patch(total, at: 4)  // RES_TABLE_TYPE chunk size
         return out.bytes

@@ -1,3 +1,4 @@
+import Foundation
 import BinaryXML
 
 /// `res/values*/strings.xml` as text: writing the string values of one configuration the way apktool does, and
@@ -9,7 +10,11 @@ public enum StringsXML {
         public var value: String
         /// Line in the file (for messages); 0 when not read from a file.
         public var line: Int
-        public init(name: String, value: String, line: Int = 0) { self.name = name; self.value = value; self.line = line }
+        /// Whether `value` is a reference written as text (`@string/app_name`, `?attr/x`), not a string.
+        public var isReference: Bool
+        public init(name: String, value: String, line: Int = 0, isReference: Bool = false) {
+            self.name = name; self.value = value; self.line = line; self.isReference = isReference
+        }
     }
 
     /// The text of a strings.xml with `items` in order. `styledNames` get a comment: their markup is not shown, and
@@ -18,7 +23,8 @@ public enum StringsXML {
         var out = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<resources>\n"
         for item in items {
             if styledNames.contains(item.name) { out += "    <!-- \(item.name) has markup (e.g. <b>) in the APK, shown here as plain text -->\n" }
-            out += "    <string name=\"\(XMLEscaping.attribute(item.name))\">\(XMLEscaping.text(escapeValue(item.value)))</string>\n"
+            let text = item.isReference ? item.value : escapeValue(item.value)
+            out += "    <string name=\"\(XMLEscaping.attribute(item.name))\">\(XMLEscaping.text(text))</string>\n"
         }
         out += "</resources>\n"
         return out
@@ -67,7 +73,13 @@ public enum StringsXML {
             }
             var raw = ""
             try collectText(element, into: &raw, fileName: fileName)
-            items.append(Item(name: name, value: try value(of: raw, fileName: fileName, line: element.line), line: element.line))
+            // An unescaped leading @ or ? makes the value a reference, as in aapt.
+            let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.hasPrefix("@") || trimmed.hasPrefix("?") {
+                items.append(Item(name: name, value: trimmed, line: element.line, isReference: true))
+            } else {
+                items.append(Item(name: name, value: try value(of: raw, fileName: fileName, line: element.line), line: element.line))
+            }
         }
         return items
     }
@@ -127,7 +139,10 @@ extension ResourceTable {
     public func stringsXMLFiles() -> [(directory: String, text: String)] {
         stringConfigurations.map { configuration in
             let styled = Set(styledStringNames(in: configuration))
-            let items = strings(in: configuration).map { StringsXML.Item(name: $0.name, value: $0.value) }
+            let items = stringValues(in: configuration).compactMap { name, value -> StringsXML.Item? in
+                if let text = value.stringValue { return StringsXML.Item(name: name, value: text) }
+                return referenceText(value).map { StringsXML.Item(name: name, value: $0, isReference: true) }
+            }
             return (configuration.valuesDirectoryName, StringsXML.encode(items, styledNames: styled))
         }
     }
@@ -143,8 +158,17 @@ extension ResourceTable {
         let qualifiers = directory == "values" ? "" : String(directory.dropFirst("values-".count))
         var changed: [String] = []
         for item in try StringsXML.parse(text, fileName: fileName) {
-            if string(named: item.name, qualifiers: qualifiers) == item.value { continue }
-            do { try setString(named: item.name, qualifiers: qualifiers, to: item.value) } catch let error as ResourceTableError {
+            let newValue: ResourceValue
+            if item.isReference {
+                do {
+                    newValue = try XMLTree.compileAttribute(namespace: nil, name: "string", value: item.value, resources: self,
+                                                            context: "\(fileName):\(item.line)", rawValues: .stringsOnlyUntypedAsText).value
+                } catch let error as BinaryXMLError { throw ResourceTableError(.badValuesFile, error.message) }
+            } else {
+                newValue = .string(item.value)
+            }
+            if currentValue(type: "string", named: item.name, qualifiers: qualifiers) == newValue { continue }
+            do { try setValue(newValue, type: "string", named: item.name, qualifiers: qualifiers) } catch let error as ResourceTableError {
                 throw ResourceTableError(error.code, "\(fileName):\(item.line): \(error.message)")
             }
             changed.append(item.name)

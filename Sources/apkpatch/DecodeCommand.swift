@@ -5,11 +5,11 @@ import Overlay
 import Unpack
 
 extension APKPatch {
-    /// `apkpatch decode`: the manifest, res/xml and strings as editable text (apktool's `d` for those files only).
+    /// `apkpatch decode`: the manifest, every XML file under res/ and strings as editable text (apktool's `d` for those files only).
     struct Decode: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "decode",
-            abstract: "Write AndroidManifest.xml, res/xml/*.xml and res/values*/strings.xml as editable text.",
+            abstract: "Write AndroidManifest.xml, the XML files under res/ and res/values*/strings.xml as editable text.",
             discussion: """
             Binary XML is shown the way apktool shows it: android: attributes by name, references as
             @string/app_name or @android:style/Theme, enum and flag values by name. Copy what you change into a
