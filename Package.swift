@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "SignatureSchemes", dependencies: ["APKCore", "OpenSSLWrapper", "ZlibWrapper", "DigestLanes"]),
         .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "DigestLanes", "BinaryXML"]),
         .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
+        // Split APK sets (.apks, .xapk, .apkm, folders): read, checked for consistency, written back in their form.
+        .target(name: "Sets", dependencies: ["APKCore", "Unpack", "Repack", "Align", "BinaryXML", "ZlibWrapper"]),
         .target(name: "Install", dependencies: [.product(name: "Mustache", package: "swift-mustache")]),
         // watch --live's development server (SwiftNIO): the web root of an APK overlaid with a patch directory.
         .target(name: "LiveReload", dependencies: [
@@ -54,9 +56,9 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
-        .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "LiveReload"]),
+        .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "LiveReload", "Sets"]),
         .executableTarget(name: "apkpatch", dependencies: [
-            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "BinaryXML", "ResourceTable", "LiveReload",
+            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "BinaryXML", "ResourceTable", "LiveReload", "Sets",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Tests.
@@ -70,6 +72,7 @@ let package = Package(
         .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "Overlay", "Repack", "TestSupport"]),
         .testTarget(name: "InstallTests", dependencies: ["Install", "Overlay", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "LiveReloadTests", dependencies: ["LiveReload", "Overlay", "Unpack", "APKCore", "TestSupport"]),
+        .testTarget(name: "SetsTests", dependencies: ["Sets", "Pipeline", "ZlibWrapper", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
         // Hardening (issue 7): hostile input, tamper sweep, atomic output, fuzz-found regressions.
         .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "OpenSSLWrapper", "ZlibWrapper", "TestSupport"]),

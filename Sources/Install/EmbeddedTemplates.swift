@@ -158,6 +158,13 @@ sign-apk:
 # The old signature (META-INF/*.SF, *.RSA, ..., the APK Signing Block) is always dropped:
 # the output is signed again.
 #
+# For a split APK set (.apks, .xapk, .apkm or a folder of APKs), the files above patch the
+# base APK, and splits/<split-name>/ patches that split (the name is its manifest's split=):
+#   splits/config.arm64_v8a/lib/arm64-v8a/libfoo.so   replaces or adds the library in that split
+#   splits/config.fr/apkpatch.yml                      a spec of its own for that split
+# A versionCode set here is applied to every split too (Android installs a set only when all
+# of its APKs share one versionCode).
+#
 # Everything below is an example: remove the leading "# " to use it.
 
 # Entries to delete (globs on APK paths; ** crosses folders):

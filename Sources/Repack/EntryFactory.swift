@@ -103,12 +103,13 @@ extension ZipEntry {
 }
 
 /// A file in `$TMPDIR` written once, then mapped and unlinked (the mapping keeps its blocks until it goes, so
-/// nothing is left behind even if the process is killed after `map`).
-private final class TemporaryFile {
+/// nothing is left behind even if the process is killed after `map`). Also what a split APK set inflates a
+/// compressed member APK into (it is read, never extracted beside the input).
+package final class TemporaryFile {
     private var fd: Int32
     private let path: String
 
-    init() throws {
+    package init() throws {
         let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(directory)/.apkpatch-stream-XXXXXX".utf8CString)
         fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -120,7 +121,7 @@ private final class TemporaryFile {
         if fd >= 0 { close(fd); unlink(path) }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
         var done = 0
         while done < bytes.count {
             let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
@@ -130,7 +131,7 @@ private final class TemporaryFile {
         }
     }
 
-    func map() throws -> MappedFile {
+    package func map() throws -> MappedFile {
         defer { close(fd); fd = -1; unlink(path) }
         return try MappedFile(path: path)
     }

@@ -14,12 +14,17 @@ extension APKPatch {
             shortcuts (debuggable, versionCode, versionName, label, usesCleartextTraffic, extractNativeLibs, \
             minSdkVersion, targetSdkVersion), all commented out to start with.
 
+            For a split APK set (.apks, .xapk, .apkm, a folder of APKs), those files patch the base APK and \
+            splits/<split-name>/ patches that split, e.g. splits/config.arm64_v8a/lib/arm64-v8a/libfoo.so; a \
+            versionCode in apkpatch.yml applies to every split too.
+
             Templates come from $APKPATCH_TEMPLATES, PREFIX/share/apkpatch/Templates, the source tree, or the copy \
             built into apkpatch, in that order.
 
             Examples:
               apkpatch init patch/
               apkpatch run app.apk --patch patch/ --install --launch
+              apkpatch run app.apks --patch patch/ --out app-patched.apks
             """
         )
 

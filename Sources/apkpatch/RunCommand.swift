@@ -5,6 +5,7 @@ import Foundation
 import Install
 import Overlay
 import Pipeline
+import Sets
 import Sign
 
 extension APKPatch {
@@ -24,10 +25,17 @@ extension APKPatch {
               apkpatch run app.apk --patch patch/
               apkpatch run app.apk --patch patch/ --ks release.p12 --ks-pass env:KS_PASS --out app-release.apk
               apkpatch run app.apk --patch patch/ --install --launch
+
+            A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APKs) is patched as one app: the \
+            patch directory patches the base, and its splits/<split-name>/ folders patch those splits; every APK is \
+            re-signed with the one key and verified, and the output keeps the input's form.
+              apkpatch run app.apks --patch patch/ --out app-patched.apks
+              apkpatch run base.apk split_config.arm64_v8a.apk --patch patch/ --out patched/
             """
         )
 
-        @Argument(help: "The APK to patch.") var apk: String
+        @Argument(help: "The APK to patch (or a split APK set: .apks, .xapk, .apkm, a directory, several APKs).") var apks: [String]
+        var apk: String { apks[0] }
         @Option(name: .long, help: ArgumentHelp("The patch directory.", valueName: "dir")) var patch: String
         @Option(name: .long, help: ArgumentHelp("Output APK (default: <app>-patched.apk beside the input).", valueName: "path")) var out: String?
         @Option(name: .long, help: ArgumentHelp("Also write each stage's output into this directory.", valueName: "dir")) var keepStages: String?
@@ -44,9 +52,35 @@ extension APKPatch {
             if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other; pick one") }
             if noSign && signer.isKeySpecified { throw ValidationError("--no-sign cannot be combined with signing options") }
             if noSign && installFlags.install { throw ValidationError("--install needs a signed APK; drop --no-sign") }
+            if apks.isEmpty { throw ValidationError("missing the APK to patch (apkpatch run app.apk --patch DIR)") }
+        }
+
+        /// `run` on a split APK set.
+        private func runSet() throws {
+            if keepStages != nil { throw ValidationError("--keep-stages is not supported yet for a split APK set") }
+            if noSign { throw ValidationError("--no-sign is not supported yet for a split APK set (its APKs must share one signature to install)") }
+            if installFlags.install || installFlags.emitScript != nil {
+                throw ValidationError("--install and --emit-script are not supported yet for a split APK set")
+            }
+            if !signer.isKeySpecified && !json && !quiet {
+                FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
+            }
+            let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
+            let key = source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
+            var options = SetOptions(inputs: apks, output: out, signer: schemes.config(pendingKey: key))
+            options.patchDirectory = patch
+            options.verifies = !noVerify
+            if !quiet && !json && isatty(STDERR_FILENO) == 1 {
+                options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }
+            }
+            try SetCommands.run(options, json: json, quiet: quiet)
         }
 
         func run() throws {
+            if APKSet.isSet(paths: apks) {
+                try runSet()
+                return
+            }
             var options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: keepStages, signer: signer, schemes: schemes,
                                                   installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json && !quiet,
                                                   defersKeyLoading: true)

@@ -2,6 +2,7 @@ import APKCore
 import ArgumentParser
 import Foundation
 import Pipeline
+import Sets
 import Sign
 import Unpack
 
@@ -16,6 +17,7 @@ extension APKPatch {
             apkpatch sign --ks release.jks [--ks-key-alias alias] [--ks-pass spec] [--out signed.apk] app.apk
             apkpatch sign --key key.pk8 --cert cert.x509.pem [--out signed.apk] app.apk
             apkpatch sign --ks release.jks --ks-pass env:KS_PASS --out-dir signed/ a.apk b.apk ...
+            apkpatch sign --ks release.jks --ks-pass env:KS_PASS --out app-signed.apks app.apks
             """,
             discussion: """
             Schemes default to v1, v2 and v3 (turn one off with --v1-signing-enabled false and friends). Algorithms follow the APK's minSdkVersion (from AndroidManifest.xml, or --min-sdk-version): JAR digests are SHA-1 below API 18 for RSA keys, SHA-256 otherwise. Stored entries are re-aligned (4 bytes, .so files on 16 KiB pages) unless --alignment-preserved true. Without --out the input is signed in place; either way the output appears only once complete. The same input and RSA key give byte-identical output.
@@ -24,6 +26,12 @@ extension APKPatch {
               apkpatch sign --ks release.jks --ks-pass env:KS_PASS --out app-signed.apk app.apk
               apkpatch sign --key key.pk8 --cert cert.pem --v1-signing-enabled false --min-sdk-version 24 app.apk
               apkpatch sign --ks release.p12 --ks-pass env:KS_PASS --out-dir signed/ build/*.apk --json
+
+            A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APKs with --out) is signed as one \
+            app: every APK with the one key, in parallel, each verified; --out is then a file of the same kind for \
+            a .apks/.xapk/.apkm, else a directory.
+              apkpatch sign --ks release.p12 --ks-pass env:KS_PASS --out app-signed.xapk app.xapk
+              apkpatch sign --debug --out signed/ base.apk split_config.arm64_v8a.apk split_config.xhdpi.apk
             """
         )
 
@@ -46,7 +54,7 @@ extension APKPatch {
             if inputOption != nil && !inputs.isEmpty { throw ValidationError("give the input APK once: either --in or as the last argument") }
             if inputOption == nil && inputs.isEmpty { throw ValidationError("missing the input APK (apkpatch sign [options] app.apk)") }
             if outputDirectory != nil && output != nil { throw ValidationError("--out names one output; with --out-dir each APK keeps its name in that directory") }
-            if outputDirectory == nil && inputs.count > 1 {
+            if outputDirectory == nil && output == nil && inputs.count > 1 {
                 // An option apkpatch does not know leaves its value behind as an input: say so, as that is the
                 // usual cause (apksigner options such as --pass-encoding or --lineage).
                 throw ValidationError("several input APKs (\(inputs.joined(separator: ", "))) need --out-dir DIR; if one of them is an option's value, apkpatch sign does not support that option (see apkpatch sign --help)")
@@ -82,6 +90,16 @@ extension APKPatch {
 
         func run() throws {
             let source = try signer.keySource()
+            let allInputs = inputs + [inputOption].compactMap { $0 }
+            if outputDirectory == nil && APKSet.isSet(paths: allInputs) {
+                Self.prepared = nil
+                guard let output else {
+                    throw ValidationError("signing a split APK set needs --out: a file of the same kind for a .apks, .xapk or .apkm, a directory for a directory or several APKs")
+                }
+                let key = source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
+                try SetCommands.run(SetOptions(inputs: allInputs, output: output, signer: schemes.config(pendingKey: key)), json: json, quiet: quiet || !verbose && !json)
+                return
+            }
             if let outputDirectory {
                 try signBatch(inputs + [inputOption].compactMap { $0 }, into: outputDirectory, key: try source.load())
                 return

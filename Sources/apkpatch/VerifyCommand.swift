@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Sets
 import Verify
 
 /// `apkpatch verify`: a drop-in for `apksigner verify` that also checks what Android's installer enforces.
@@ -13,6 +14,9 @@ struct Verify: ParsableCommand {
         refuses: resources.arsc compressed or unaligned when targetSdkVersion ≥ 30, and native libraries \
         compressed or not page-aligned when android:extractNativeLibs="false"; .so files not 16 KiB-aligned \
         give a warning. --signature-only gives apksigner's exact verdict.
+
+        A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APK paths) verifies when every APK \
+        verifies, one signer signed them all, and they are one app (one base, one package and versionCode).
         """
     )
 
@@ -40,15 +44,15 @@ struct Verify: ParsableCommand {
     @Option(name: .customLong("in"), help: "The APK to verify (instead of the positional argument).")
     var input: String?
 
-    @Argument(help: "The APK to verify.")
-    var apk: String?
+    @Argument(help: "The APK to verify (or a split APK set: .apks, .xapk, .apkm, a directory, several APKs).")
+    var apks: [String] = []
 
     /// The APK path from --in or the positional argument.
-    var apkPath: String { input ?? apk ?? "" }
+    var apkPath: String { input ?? apks.first ?? "" }
 
     func validate() throws {
-        if input == nil && apk == nil { throw ValidationError("Missing the APK to verify: give it as the last argument or with --in") }
-        if input != nil && apk != nil { throw ValidationError("Give the APK either with --in or as the last argument, not both") }
+        if input == nil && apks.isEmpty { throw ValidationError("Missing the APK to verify: give it as the last argument or with --in") }
+        if input != nil && !apks.isEmpty { throw ValidationError("Give the APK either with --in or as the last argument, not both") }
         if let minSdkVersion, minSdkVersion < 0 { throw ValidationError("--min-sdk-version must not be negative") }
         if let maxSdkVersion, maxSdkVersion < 0 { throw ValidationError("--max-sdk-version must not be negative") }
         if let minSdkVersion, let maxSdkVersion, minSdkVersion > maxSdkVersion {
@@ -69,6 +73,12 @@ struct Verify: ParsableCommand {
     func run() throws {
         let options = VerificationOptions(minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion ?? Int(Int32.max),
                                           checksInstallability: !signatureOnly)
+        let paths = input.map { [$0] } ?? apks
+        if APKSet.isSet(paths: paths) {
+            Self.prepared?.cancel()
+            try SetCommands.verify(paths, options: options, json: json, verbose: verbose, printCertificates: printCerts)
+            return
+        }
         let verifier = Verifier(options: options)
         let report: VerificationReport
         if let prepared = Self.prepared, prepared.path == apkPath {

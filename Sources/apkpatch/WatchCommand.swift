@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LiveReload
 import Pipeline
+import Sets
 
 /// The write end of the session's stop pipe, for the SIGINT/SIGTERM handler (a C function cannot capture).
 nonisolated(unsafe) private var stopDescriptor: Int32 = -1
@@ -56,6 +57,9 @@ extension APKPatch {
         }
 
         func run() throws {
+            if APKSet.isSet(paths: [apk]) {
+                throw ValidationError("watch on a split APK set is not supported yet; run `apkpatch run \(apk) --patch \(patch) …` after each change, or watch the base APK alone")
+            }
             let options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: nil, signer: signer, schemes: schemes,
                                                   installFlags: installFlags, noSign: false, noVerify: false, announcesDebugKey: !json)
             let session = try WatchSession(options: options)

@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#if canImport(CSystem)
+import CSystem
+#endif
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A directory of outputs written into a hidden staging directory beside its destination and moved into place
+/// only on `commit()`, as `OutputFile` does for one file: nobody sees a partial set of files at the
+/// destination, and an uncommitted staging directory is removed by `deinit`.
+///
+/// An existing destination is replaced only when it is a directory holding nothing but files whose names
+/// `replaceable` accepts (an earlier output of the same command); anything else there is refused, so a
+/// mistyped path never deletes a user's folder.
+public final class OutputDirectory {
+    public let destination: String
+    /// Where the files are written until `commit()`.
+    public let stagingPath: String
+    private var committed = false
+
+    public init(destination: String) throws {
+        let trimmed = destination.hasSuffix("/") && destination.count > 1 ? String(destination.dropLast()) : destination
+        self.destination = trimmed
+        let directory = trimmed.contains("/") ? String(trimmed[..<trimmed.lastIndex(of: "/")!]) : "."
+        let base = trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+        var template = Array("\(directory.isEmpty ? "/" : directory)/.\(base).tmp-XXXXXX".utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw FileError(path: directory, operation: "create a staging directory in", errno: errno)
+        }
+        stagingPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit {
+        if !committed { Self.removeTree(stagingPath) }
+    }
+
+    /// The path of `name` inside the staging directory.
+    public func path(for name: String) -> String { stagingPath + "/" + name }
+
+    /// Moves the staging directory to the destination in one step. An existing destination directory whose
+    /// files all pass `replaceable` is swapped out (`renameat2(RENAME_EXCHANGE)`) and removed.
+    public func commit(replaceable: (String) -> Bool) throws {
+        var status = stat()
+        if lstat(destination, &status) == 0 {
+            guard (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw FileError(path: destination, operation: "replace", errno: ENOTDIR, detail: "it exists and is not a directory; choose another output path")
+            }
+            let names = Self.names(in: destination)
+            if let foreign = names.first(where: { !replaceable($0) }) {
+                throw FileError(path: destination, operation: "replace", errno: EEXIST,
+                                detail: "it holds \(foreign), which this command did not write; choose an empty or new output directory")
+            }
+            #if canImport(CSystem)
+            if apkpatch_rename_exchange(stagingPath, destination) == 0 {
+                committed = true
+                Self.removeTree(stagingPath)  // now the previous output
+                return
+            }
+            #endif
+            // No exchange on this file system: the old output goes first (a short window without one).
+            for name in names { unlink(destination + "/" + name) }
+            guard rmdir(destination) == 0 else { throw FileError(path: destination, operation: "remove the previous output", errno: errno) }
+        }
+        guard rename(stagingPath, destination) == 0 else {
+            throw FileError(path: destination, operation: "rename the finished output to", errno: errno)
+        }
+        committed = true
+    }
+
+    static func names(in path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Removes a staging directory and the files in it (it holds only files this process wrote).
+    static func removeTree(_ path: String) {
+        for name in names(in: path) {
+            let child = path + "/" + name
+            var status = stat()
+            if lstat(child, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR { removeTree(child) } else { unlink(child) }
+        }
+        rmdir(path)
+    }
+}

@@ -1,0 +1,265 @@
+import APKCore
+import BinaryXML
+import Foundation
+import Repack
+import Unpack
+
+/// A split APK set: the base APK and its splits, as one app.
+///
+/// Given as a bundletool `.apks`, an APKPure `.xapk`, an APKMirror `.apkm`, a directory of APKs, or several
+/// APK paths. A container is read with the rules every input APK gets (`APKArchive`: unsafe names,
+/// duplicates, overlapping records, sizes and ratios of a zip bomb), and the APKs in it are never extracted:
+/// a stored member is a slice of the container's mapping, a compressed one is inflated (bounded by its
+/// declared size, CRC-checked) into an unlinked temporary file that is then mapped.
+///
+/// Opening a set checks it as the package manager does before anything else happens (`SetConsistency`):
+/// exactly one base, one package, one versionCode, unique split names, the feature of every configuration
+/// split present.
+public struct APKSet: Sendable {
+    /// How the set was given; an output keeps the input's form.
+    public enum Form: String, Sendable, Codable {
+        case apks, xapk, apkm, directory, files
+        /// A container file (one ZIP holding the APKs).
+        public var isContainer: Bool { self == .apks || self == .xapk || self == .apkm }
+    }
+
+    /// One APK of the set.
+    public struct Member: Sendable {
+        /// The entry name in the container, the file name in a directory, or the path given.
+        public let name: String
+        /// The file the APK was read from (directory and files forms).
+        public let path: String?
+        public let archive: APKArchive
+        public let manifest: SplitManifest
+        /// The name for messages: the container and the entry, or the path.
+        public var label: String { archive.label }
+        public var isBase: Bool { manifest.isBase }
+        /// `base` for the base APK, else the split's name (the patch directory's `splits/<name>/`).
+        public var splitName: String { manifest.splitName ?? "base" }
+    }
+
+    public let form: Form
+    /// The path(s) given, for messages.
+    public let label: String
+    /// The container (`.apks`, `.xapk`, `.apkm`), whose other entries (toc.pb, manifest.json, info.json,
+    /// icons, OBB files) an output keeps.
+    public let container: APKArchive?
+    /// The base first, then the splits by name.
+    public let members: [Member]
+
+    public var base: Member { members[0] }
+    public var splits: ArraySlice<Member> { members.dropFirst() }
+
+    /// The container file extensions a set comes in.
+    public static let containerExtensions: [String: Form] = ["apks": .apks, "xapk": .xapk, "apkm": .apkm]
+
+    /// Whether `paths` name a set rather than one APK: several paths, a directory, or a container file.
+    public static func isSet(paths: [String]) -> Bool {
+        if paths.count > 1 { return true }
+        guard let path = paths.first else { return false }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { return true }
+        return containerForm(of: path) != nil
+    }
+
+    static func containerForm(of path: String) -> Form? {
+        containerExtensions[(path as NSString).pathExtension.lowercased()]
+    }
+
+    /// Opens the set at `paths` and checks its consistency. `memberLimits` are the rules for reading each
+    /// APK (the signer's and verifier's readers are more lenient about names than extraction).
+    public static func open(paths: [String], memberLimits: UnpackLimits = UnpackLimits()) throws -> APKSet {
+        guard let first = paths.first else { throw APKSetError.noAPKs("(no path given)") }
+        let set: APKSet
+        if paths.count > 1 {
+            let members = try paths.map { try openFile($0, name: $0, limits: memberLimits) }
+            set = APKSet(form: .files, label: paths.joined(separator: ", "), container: nil, members: members)
+        } else {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory) else {
+                throw APKSetError.unreadable(first, "no such file or directory")
+            }
+            if isDirectory.boolValue {
+                set = try openDirectory(first, limits: memberLimits)
+            } else if let form = containerForm(of: first) {
+                set = try openContainer(first, form: form, limits: memberLimits)
+            } else {
+                let member = try openFile(first, name: (first as NSString).lastPathComponent, limits: memberLimits)
+                set = APKSet(form: .files, label: first, container: nil, members: [member])
+            }
+        }
+        return try set.ordered()
+    }
+
+    init(form: Form, label: String, container: APKArchive?, members: [Member]) {
+        self.form = form
+        self.label = label
+        self.container = container
+        self.members = members
+    }
+
+    /// The same set with the base first and the splits by name, once `SetConsistency` has passed.
+    private func ordered() throws -> APKSet {
+        guard !members.isEmpty else { throw APKSetError.noAPKs(label) }
+        try SetConsistency.check(members.map { ($0.label, $0.manifest) })
+        let sorted = members.sorted { a, b in
+            if a.isBase != b.isBase { return a.isBase }
+            return a.splitName < b.splitName
+        }
+        return APKSet(form: form, label: label, container: container, members: sorted)
+    }
+
+    private static func openFile(_ path: String, name: String, limits: UnpackLimits) throws -> Member {
+        let archive = try APKArchive(path: path, limits: limits, readsAll: true)
+        return Member(name: name, path: path, archive: archive, manifest: try readManifest(archive))
+    }
+
+    private static func openDirectory(_ path: String, limits: UnpackLimits) throws -> APKSet {
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch {
+            throw APKSetError.unreadable(path, error.localizedDescription)
+        }
+        let apks = names.filter { $0.lowercased().hasSuffix(".apk") && !$0.hasPrefix(".") }.sorted()
+        guard !apks.isEmpty else { throw APKSetError.noAPKs(path) }
+        let members = try apks.map { name in
+            try openFile((path as NSString).appendingPathComponent(name), name: name, limits: limits)
+        }
+        return APKSet(form: .directory, label: path, container: nil, members: members)
+    }
+
+    /// The ZIP local file header signature, "PK\3\4": how every ZIP (and so every unencrypted container) starts.
+    private static let zipMagic: [UInt8] = [0x50, 0x4b, 0x03, 0x04]
+
+    private static func openContainer(_ path: String, form: Form, limits: UnpackLimits) throws -> APKSet {
+        let file: MappedFile
+        do { file = try MappedFile(path: path) } catch let error as FileError {
+            throw APKSetError.unreadable(path, error.description)
+        }
+        file.readAhead()
+        // APKMirror's newer .apkm files are a libsodium secret stream, not a ZIP (unapkm reads its header).
+        if form == .apkm, try file.count < 4 || file.bytes(in: 0..<4) != zipMagic {
+            throw APKSetError.encryptedAPKM(path)
+        }
+        let container = try APKArchive(source: file, label: path)
+        var members: [Member] = []
+        for entry in container.entries where !entry.isDirectory && entry.name.lowercased().hasSuffix(".apk") {
+            if form == .apks && !entry.name.hasPrefix("splits/") {
+                // standalones/ (pre-Lollipop variants), universal.apk, system/ and instant/ are complete APKs
+                // beside the split set, each its own installable app.
+                throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is a standalone APK (bundletool builds them for pre-Lollipop devices, --mode=universal or system images); sets of split APKs under splits/ are supported, standalone variants are not supported yet")
+            }
+            let label = "\(path)!/\(entry.name)"
+            let source: any DataSource
+            if entry.method == .stored {
+                source = try container.rawData(of: entry)
+            } else {
+                let temporary = try TemporaryFile()
+                try container.withUncompressedChunks(of: entry) { try temporary.write($0) }
+                guard entry.uncompressedSize > 0 else { throw APKSetError.unreadable(label, "the APK is empty") }
+                source = try temporary.map()
+            }
+            let archive = try APKArchive(source: source, label: label, limits: limits)
+            members.append(Member(name: entry.name, path: nil, archive: archive, manifest: try readManifest(archive)))
+        }
+        guard !members.isEmpty else { throw APKSetError.noAPKs(path) }
+        return APKSet(form: form, label: path, container: container, members: members)
+    }
+
+    /// The member's manifest, or an error naming the APK.
+    public static func readManifest(_ archive: APKArchive) throws -> SplitManifest {
+        guard let entry = archive.entry(named: "AndroidManifest.xml") else {
+            throw APKSetError.unreadable(archive.label, "it has no AndroidManifest.xml")
+        }
+        do {
+            return try SplitManifest(binaryXML: archive.uncompressedData(of: entry))
+        } catch let error as BinaryXMLError {
+            throw APKSetError.unreadable(archive.label, "AndroidManifest.xml: \(error)")
+        }
+    }
+}
+
+/// The package manager's rules for the APKs of one install session (`PackageManagerService` /
+/// `ApkLiteParseUtils.composePackageLiteFromApks`): checked on a set before anything is written, and again on
+/// what was written.
+public enum SetConsistency {
+    /// Checks `members` (label and manifest of each); throws the first disagreement, naming the APK at fault.
+    public static func check(_ members: [(label: String, manifest: SplitManifest)]) throws {
+        let bases = members.filter { $0.manifest.isBase }
+        guard let base = bases.first else { throw APKSetError.noBase(members.map(\.label)) }
+        guard bases.count == 1 else { throw APKSetError.multipleBases(bases.map(\.label)) }
+        var seen: [String: String] = [:]
+        for member in members where !member.manifest.isBase {
+            let m = member.manifest
+            if m.packageName != base.manifest.packageName {
+                throw APKSetError.packageMismatch(member: member.label, package: m.packageName, base: base.label, basePackage: base.manifest.packageName)
+            }
+            if m.versionCode != base.manifest.versionCode {
+                throw APKSetError.versionCodeMismatch(member: member.label, versionCode: m.versionCode, base: base.label, baseVersionCode: base.manifest.versionCode)
+            }
+            let name = m.splitName ?? ""
+            if let other = seen[name] { throw APKSetError.duplicateSplit(name, [other, member.label]) }
+            seen[name] = member.label
+        }
+        let features = Set(members.filter { $0.manifest.isFeatureSplit }.compactMap(\.manifest.splitName))
+        for member in members {
+            if let feature = member.manifest.configForSplit, !feature.isEmpty, !features.contains(feature) {
+                throw APKSetError.missingFeature(member: member.label, split: member.manifest.splitName ?? "", feature: feature)
+            }
+        }
+        let provided = Set(members.flatMap(\.manifest.splitTypes))
+        let missing = base.manifest.requiredSplitTypes.filter { !provided.contains($0) }
+        if !missing.isEmpty { throw APKSetError.missingSplitTypes(base: base.label, types: missing) }
+        if base.manifest.isSplitRequired && members.count == 1 { throw APKSetError.splitRequired(base.label) }
+    }
+}
+
+/// Why a set could not be read or is not one app.
+public enum APKSetError: Error, CustomStringConvertible, Equatable {
+    case unreadable(String, String)
+    case noAPKs(String)
+    case encryptedAPKM(String)
+    case unsupported(String, String)
+    case noBase([String])
+    case multipleBases([String])
+    case packageMismatch(member: String, package: String, base: String, basePackage: String)
+    case versionCodeMismatch(member: String, versionCode: Int64, base: String, baseVersionCode: Int64)
+    case duplicateSplit(String, [String])
+    case missingFeature(member: String, split: String, feature: String)
+    case missingSplitTypes(base: String, types: [String])
+    case splitRequired(String)
+    case signerMismatch(member: String, certificate: String, base: String, baseCertificate: String)
+    case duplicateFileName(String, [String])
+
+    public var description: String {
+        switch self {
+        case .unreadable(let label, let reason):
+            return "cannot read \(label): \(reason)"
+        case .noAPKs(let label):
+            return "\(label) holds no APK (no file or entry ending in .apk)"
+        case .encryptedAPKM(let path):
+            return "\(path) is an encrypted .apkm (APKMirror's newer format is not a ZIP): apkpatch cannot read it. Install it with APKMirror Installer, or get the app as an unencrypted .apkm, .apks, .xapk or folder of APKs"
+        case .unsupported(let path, let what):
+            return "\(path): \(what)"
+        case .noBase(let labels):
+            return "no base APK among \(labels.joined(separator: ", ")): every APK has a split attribute. Add the base APK (the one whose manifest has no split=\"…\") to the set"
+        case .multipleBases(let labels):
+            return "two base APKs in one set: \(labels.joined(separator: " and ")) (neither has a split attribute). A set holds one app's base and its splits; remove the APK that does not belong"
+        case .packageMismatch(let member, let package, let base, let basePackage):
+            return "\(member) belongs to package \(package), but the base \(base) is \(basePackage): all APKs of a set must be one app. Remove the APK that does not belong"
+        case .versionCodeMismatch(let member, let code, let base, let baseCode):
+            return "\(member) has versionCode \(code), but the base \(base) has \(baseCode): Android installs a set only when every APK has the same versionCode. Take all APKs from the same release"
+        case .duplicateSplit(let name, let labels):
+            return "split \(name.debugQuoted) appears twice: \(labels.joined(separator: " and ")). Keep one of them"
+        case .missingFeature(let member, let split, let feature):
+            return "\(member) (split \(split.debugQuoted)) is a configuration split for the feature split \(feature.debugQuoted), which is not in the set (INSTALL_FAILED_MISSING_SPLIT). Add the feature's APK or remove its configuration splits"
+        case .missingSplitTypes(let base, let types):
+            return "the base \(base) requires split types \(types.joined(separator: ", ")) (android:requiredSplitTypes) that no APK of the set provides (android:splitTypes): Android would refuse it with INSTALL_FAILED_MISSING_SPLIT. Add the missing splits"
+        case .splitRequired(let base):
+            return "the base \(base) declares android:isSplitRequired=\"true\" but the set holds no split: Android refuses it alone (INSTALL_FAILED_MISSING_SPLIT). Add its splits"
+        case .signerMismatch(let member, let certificate, let base, let baseCertificate):
+            return "\(member) is signed by certificate SHA-256 \(certificate), but the base \(base) by \(baseCertificate): Android refuses a set whose APKs are not signed by the same key (signatures are inconsistent). Re-sign every APK of the set with one key"
+        case .duplicateFileName(let name, let labels):
+            return "\(labels.joined(separator: " and ")) would both be written as \(name) in the output directory; rename one of them"
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import APKCore
+import Align
+import Foundation
+import Repack
+import Unpack
+import ZlibWrapper
+
+/// Writes a set's new APKs in the form the set came in: a container keeps every other entry byte for byte
+/// (bundletool's `toc.pb`, APKMirror's `info.json`, APKPure's OBB files and icon), in the same order and
+/// under the same names; a directory or several APK paths give a directory. Nothing is visible at the
+/// destination before everything is written (`OutputFile`, `OutputDirectory`).
+public enum SetWriter {
+    /// Version fields to write into an `.xapk`'s `manifest.json` when the base's changed.
+    public struct VersionUpdate: Sendable, Equatable {
+        public var versionCode: Int64
+        public var versionName: String?
+        public init(versionCode: Int64, versionName: String?) { self.versionCode = versionCode; self.versionName = versionName }
+    }
+
+    /// The file name of `member` in a directory output.
+    public static func fileName(of member: APKSet.Member) -> String { (member.name as NSString).lastPathComponent }
+
+    /// Refuses two members that would have one file name in a directory output.
+    public static func checkFileNames(_ set: APKSet) throws {
+        guard !set.form.isContainer else { return }
+        var seen: [String: String] = [:]
+        for member in set.members {
+            let name = fileName(of: member)
+            if let other = seen[name] { throw APKSetError.duplicateFileName(name, [other, member.label]) }
+            seen[name] = member.label
+        }
+    }
+
+    /// Writes the container `set.container` with each member's entry replaced by the APK at `apkPaths[i]`
+    /// (stored: Android reads APKs in place, and bundletool stores them), into `destination`. Returns its size.
+    @discardableResult
+    public static func writeContainer(_ set: APKSet, apkPaths: [String], to destination: String,
+                                      versionUpdate: VersionUpdate? = nil) throws -> Int64 {
+        guard let container = set.container else { preconditionFailure("writeContainer needs a container set") }
+        var replacement: [String: String] = [:]
+        for (member, path) in zip(set.members, apkPaths) { replacement[member.name] = path }
+        var items: [OutputEntry] = []
+        for entry in container.zip.entriesInFileOrder {
+            if let path = replacement[entry.name] {
+                items.append(try storedEntry(like: entry, contentsOf: path))
+            } else if entry.name == "manifest.json" && set.form == .xapk, let versionUpdate,
+                      let updated = try updatedXAPKManifest(container.uncompressedData(of: entry), versionUpdate) {
+                items.append(try OutputEntry.making(name: entry.name, content: updated, method: entry.method, template: entry,
+                                                    timestamp: DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)))
+            } else {
+                items.append(try OutputEntry.copying(entry, from: container.source))
+            }
+        }
+        let alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: nil)
+        return try Repacker.write(items, to: destination, alignment: alignment, comment: container.zip.endOfCentralDirectory.comment).size
+    }
+
+    /// A stored entry for the APK file at `path`, keeping `template`'s name, time, attributes and comment.
+    static func storedEntry(like template: ZipEntry, contentsOf path: String) throws -> OutputEntry {
+        let data = try MappedFile(path: path)
+        var crc = CRC32()
+        try data.stream(0..<data.count, chunkSize: 1 << 20) { crc.update($0) }
+        var entry = ZipEntry(nameBytes: template.nameBytes, method: .stored, crc32: crc.value, compressedSize: data.count,
+                             uncompressedSize: data.count, lastModifiedTime: template.lastModifiedTime, lastModifiedDate: template.lastModifiedDate)
+        entry.versionMadeBy = template.versionMadeBy
+        entry.flags = template.flags & ZipFlags.utf8Names
+        entry.internalAttributes = template.internalAttributes
+        entry.externalAttributes = template.externalAttributes
+        entry.comment = template.comment
+        return OutputEntry(entry: entry, data: data)
+    }
+
+    /// APKPure's `manifest.json` with `version_code` and `version_name` set (each keeping its JSON type), or
+    /// nil when they already hold those values.
+    static func updatedXAPKManifest(_ bytes: [UInt8], _ update: VersionUpdate) throws -> [UInt8]? {
+        guard var object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw APKSetError.unreadable("manifest.json", "not a JSON object; the .xapk's version fields cannot be updated")
+        }
+        var changed = false
+        switch object["version_code"] {
+        case let text as String where text != String(update.versionCode):
+            object["version_code"] = String(update.versionCode); changed = true
+        case let number as NSNumber where number.int64Value != update.versionCode:
+            object["version_code"] = NSNumber(value: update.versionCode); changed = true
+        case nil:
+            object["version_code"] = String(update.versionCode); changed = true
+        default: break
+        }
+        if let name = update.versionName, (object["version_name"] as? String) != name {
+            object["version_name"] = name; changed = true
+        }
+        guard changed else { return nil }
+        return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+    }
+}

@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import Pipeline
+import Sets
+import Sign
+import Verify
+
+/// `verify`, `sign` and `run` on a split APK set (.apks, .xapk, .apkm, a directory, several APKs).
+enum SetCommands {
+    /// `apkpatch verify SET`: every APK verifies, one signer signed them all, and the set is one app.
+    static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool) throws {
+        let report = try SetPipeline.verify(paths: paths, options: options)
+        if json {
+            print(try FileHandleOutput.json(SetVerificationJSON(report)))
+        } else {
+            for member in report.members {
+                guard let verification = member.verification else { continue }
+                print("\(member.name) (\(member.splitName)): \(verification.isVerified ? "Verifies" : "DOES NOT VERIFY")")
+                let text = verification.renderText(verbose: verbose, printCertificates: false)
+                for line in text.standardOutput.split(separator: "\n") where line != "Verifies" { print("  \(line)") }
+                for line in text.standardError.split(separator: "\n") where line != "DOES NOT VERIFY" {
+                    FileHandleOutput.standardError("\(member.name): \(line)")
+                }
+            }
+            for error in report.errors { FileHandleOutput.standardError("ERROR: \(error)") }
+            if printCertificates, report.errors.isEmpty, let base = report.members.first?.verification {
+                let certs = base.renderText(verbose: verbose, printCertificates: true).standardOutput
+                    .split(separator: "\n").filter { $0.hasPrefix("Signer") }
+                print("All \(report.members.count) APKs signed by:")
+                for line in certs { print("  \(line)") }
+            }
+            print("\(report.isVerified ? "Verifies" : "DOES NOT VERIFY"): set \(report.path), \(report.members.count) APKs, package \(report.packageName), versionCode \(report.versionCode)")
+        }
+        if !report.isVerified { throw ExitCode.failure }
+    }
+
+    /// `apkpatch sign SET --out OUT` and `apkpatch run SET …`: prints the summary.
+    static func run(_ options: SetOptions, json: Bool, quiet: Bool) throws {
+        let report = try SetPipeline.run(options)
+        if json {
+            print(try FileHandleOutput.json(SetRunJSON(report)))
+            return
+        }
+        if quiet { return }
+        print("Wrote \(report.output) (\(report.form.rawValue), \(report.members.count) APKs, \(formatBytes(report.outputSize))): package \(report.packageName), versionCode \(report.versionCode)")
+        for member in report.members {
+            var line = "  \(member.name) (\(member.splitName))"
+            if let s = member.summary {
+                line += ": replaced \(s.replaced.count), added \(s.added.count), deleted \(s.deleted.count), edited \(s.edited.count)"
+            }
+            if let verification = member.verification { line += verification.isVerified ? ", verified" : ", DOES NOT VERIFY" }
+            print(line)
+        }
+        if let signing = report.members.first?.signing {
+            print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
+            print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+        }
+        print("  time: " + report.timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", "))
+    }
+}
+
+/// `apkpatch verify --json` on a set (stable field names, documented in the README).
+struct SetVerificationJSON: Encodable {
+    var path: String
+    var form: String
+    var packageName: String
+    var versionCode: Int64
+    var verified: Bool
+    var errors: [String]
+    var apks: [Member]
+    struct Member: Encodable {
+        var name: String
+        var split: String
+        var report: VerificationReportJSON?
+    }
+
+    init(_ report: SetVerificationReport) {
+        path = report.path
+        form = report.form.rawValue
+        packageName = report.packageName
+        versionCode = report.versionCode
+        verified = report.isVerified
+        errors = report.errors
+        apks = report.members.map { Member(name: $0.name, split: $0.splitName, report: $0.verification?.jsonRepresentation) }
+    }
+}
+
+/// `apkpatch run --json` / `sign --json` on a set.
+struct SetRunJSON: Encodable {
+    var output: String
+    var form: String
+    var packageName: String
+    var versionCode: Int64
+    var outputSize: Int64
+    var apks: [Member]
+    var timingsMs: [String: Double]
+    struct Member: Encodable {
+        var name: String
+        var split: String
+        var replaced: [String]?
+        var added: [String]?
+        var deleted: [String]?
+        var edited: [String]?
+        var schemes: [String]
+        var signerCertificateSHA256: String?
+        var verified: Bool?
+    }
+
+    init(_ report: SetReport) {
+        output = report.output
+        form = report.form.rawValue
+        packageName = report.packageName
+        versionCode = report.versionCode
+        outputSize = report.outputSize
+        apks = report.members.map { member in
+            Member(name: member.name, split: member.splitName, replaced: member.summary?.replaced, added: member.summary?.added,
+                   deleted: member.summary?.deleted, edited: member.summary?.edited,
+                   schemes: member.signing?.schemes.map(\.description) ?? [],
+                   signerCertificateSHA256: member.signing.map { $0.certificateSHA256.map { String(format: "%02x", $0) }.joined() },
+                   verified: member.verification?.isVerified)
+        }
+        timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
+    }
+}

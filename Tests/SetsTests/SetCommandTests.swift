@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+import TestSupport
+import ZlibWrapper
+
+/// `apkpatch verify/sign/run` on split APK sets, end to end through the binary, judged by apksigner, aapt,
+/// zipalign and unzip.
+@Suite(.serialized) struct SetCommandTests {
+    let scratch: URL
+    let fixture: SplitSetFixture
+    let keystore: String
+
+    init() throws {
+        scratch = try TestSupport.makeTemporaryDirectory("apkpatch-sets")
+        fixture = try SplitSetFixture(in: scratch)
+        keystore = scratch.appendingPathComponent("debug.p12").path
+    }
+
+    /// Signs `set` into `output` with the test's debug keystore.
+    @discardableResult
+    func sign(_ set: [String], out output: String, keystore: String? = nil) throws -> TestSupport.ProcessResult {
+        try TestSupport.apkpatch(["sign", "--debug-keystore", keystore ?? self.keystore, "--out", output] + set)
+    }
+
+    @Test(arguments: SplitSetFixture.Form.allCases)
+    func signKeepsTheFormAndSignsEveryAPKWithOneKey(form: SplitSetFixture.Form) throws {
+        let input = try fixture.pack(form)
+        let output = scratch.appendingPathComponent(form == .directory ? "signed" : "signed.\(form.rawValue)").path
+        let result = try sign([input], out: output)
+        #expect(result.succeeded, "\(result)")
+        let apks = try SetOracles.apkFiles(of: output, form: form, scratch: scratch)
+        #expect(Set(apks.keys) == Set(SplitSetFixture.names(in: form).values))
+        // One certificate for all, per apksigner; the same package, versionCode and split names, per aapt.
+        let certificates = try Set(apks.values.map(SetOracles.certificateSHA256))
+        #expect(certificates.count == 1)
+        var splits: [String] = []
+        for path in apks.values {
+            let badging = try SetOracles.badging(path)
+            #expect(badging.contains("name='com.example.set' versionCode='7'"), "\(badging)")
+            if let split = badging.range(of: "split='") { splits.append(String(badging[split.upperBound...].prefix { $0 != "'" })) }
+            let aligned = try TestSupport.run("zipalign", ["-c", "-p", "4", path])
+            #expect(aligned.succeeded, "\(aligned)")
+        }
+        #expect(splits.sorted() == ["config.arm64_v8a", "config.fr", "config.xhdpi_v4"])
+        // The container's other entries are copied byte for byte (toc.pb, info.json and the icon, manifest.json and the OBB).
+        for (name, content) in SplitSetFixture.extras(in: form) {
+            #expect(try TestSupport.readBytes(unzipped(output, name)) == content, "\(name) changed")
+        }
+        // And the set verifies as a set.
+        let verified = try TestSupport.apkpatch(["verify", output])
+        #expect(verified.succeeded, "\(verified)")
+    }
+
+    /// `name` extracted from the container `archive` into the scratch directory (binary-safe).
+    func unzipped(_ archive: String, _ name: String) throws -> String {
+        let folder = scratch.appendingPathComponent("extract-\(UUID().uuidString)")
+        _ = try TestSupport.run("unzip", ["-q", archive, name, "-d", folder.path])
+        return folder.appendingPathComponent(name).path
+    }
+
+    @Test func severalAPKPathsGiveADirectory() throws {
+        let paths = ["base.apk", "split_config.fr.apk", "split_config.arm64_v8a.apk"].map { fixture.apks[$0]! }
+        let output = scratch.appendingPathComponent("several").path
+        let result = try sign(paths, out: output)
+        #expect(result.succeeded, "\(result)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
+        #expect(names.count == 3 && names.allSatisfy { $0.hasSuffix(".apk") }, "\(names)")
+        // Signing again into the same directory replaces the earlier output.
+        let again = try sign(paths, out: output)
+        #expect(again.succeeded, "\(again)")
+    }
+
+    @Test func runPatchesBaseAndSplitsAndUpdatesTheXAPKManifest() throws {
+        let input = try fixture.pack(.xapk)
+        let patch = scratch.appendingPathComponent("patch")
+        try TestSupport.write("hello", to: "assets/new.txt", in: patch)
+        try TestSupport.write(FixtureAPK.pseudoRandomBytes(count: 3000, seed: 21), to: "splits/config.arm64_v8a/lib/arm64-v8a/libbar.so", in: patch)
+        try TestSupport.write("manifest:\n  versionCode: 8\n  versionName: \"1.1\"\n", to: "apkpatch.yml", in: patch)
+        let output = scratch.appendingPathComponent("patched.xapk").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--json"])
+        #expect(result.succeeded, "\(result)")
+        #expect(result.stdout.contains("\"versionCode\" : 8"), "\(result.stdout)")
+        let apks = try SetOracles.apkFiles(of: output, form: .xapk, scratch: scratch)
+        // Every APK now has versionCode 8 (the splits too: Android installs a set only with one versionCode).
+        for path in apks.values { #expect(try SetOracles.badging(path).contains("versionCode='8'")) }
+        let abi = try TestSupport.run("unzip", ["-l", apks["config.arm64_v8a.apk"]!])
+        #expect(abi.stdout.contains("lib/arm64-v8a/libbar.so") && abi.stdout.contains("lib/arm64-v8a/libfoo.so"), "\(abi.stdout)")
+        let base = try TestSupport.run("unzip", ["-p", apks["com.example.set.apk"]!, "assets/new.txt"])
+        #expect(base.stdout == "hello")
+        #expect(try Set(apks.values.map(SetOracles.certificateSHA256)).count == 1)
+        let manifest = try TestSupport.run("unzip", ["-p", output, "manifest.json"])
+        let json = try JSONSerialization.jsonObject(with: Data(manifest.stdout.utf8)) as? [String: Any]
+        #expect(json?["version_code"] as? String == "8")
+        #expect(json?["version_name"] as? String == "1.1")
+        #expect(json?["package_name"] as? String == "com.example.set")
+        let obb = "Android/obb/com.example.set/main.7.com.example.set.obb"
+        #expect(try TestSupport.readBytes(unzipped(output, obb)) == SplitSetFixture.extras(in: .xapk)[obb])
+    }
+
+    @Test func patchForAnUnknownSplitIsRefused() throws {
+        let input = try fixture.pack(.apks)
+        let patch = scratch.appendingPathComponent("patch-unknown")
+        try TestSupport.write("x", to: "splits/config.x86/lib/x86/libx.so", in: patch)
+        let output = scratch.appendingPathComponent("unknown.apks").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore])
+        #expect(!result.succeeded)
+        #expect(result.stderr.contains("splits/config.x86/ names no split of the set"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test func verifyListsEachAPKAndRefusesASplitSignedByAnotherKey() throws {
+        let signed = scratch.appendingPathComponent("signed-dir").path
+        #expect(try sign([try fixture.pack(.directory)], out: signed).succeeded)
+        let json = try TestSupport.apkpatch(["verify", "--json", signed])
+        #expect(json.succeeded, "\(json)")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let apks = object?["apks"] as? [[String: Any]] ?? []
+        #expect(apks.compactMap { $0["split"] as? String } == ["base", "config.arm64_v8a", "config.fr", "config.xhdpi_v4"])
+        #expect(object?["verified"] as? Bool == true)
+        #expect(object?["versionCode"] as? Int == 7)
+
+        // One split re-signed with another key: every APK verifies alone, the set does not.
+        let other = scratch.appendingPathComponent("other").path
+        let split = (signed as NSString).appendingPathComponent("split_config.fr.apk")
+        let resigned = try TestSupport.apkpatch(["sign", "--debug-keystore", scratch.appendingPathComponent("other.p12").path, "--out", other + ".apk", split])
+        #expect(resigned.succeeded, "\(resigned)")
+        try FileManager.default.removeItem(atPath: split)
+        try FileManager.default.moveItem(atPath: other + ".apk", toPath: split)
+        let mixed = try TestSupport.apkpatch(["verify", signed])
+        #expect(!mixed.succeeded)
+        #expect(mixed.stderr.contains("split_config.fr.apk is signed by certificate SHA-256"), "\(mixed)")
+        #expect(mixed.stderr.contains("signatures are inconsistent"), "\(mixed)")
+    }
+
+    /// Sets Android would refuse: each gets an error naming the APK at fault, and nothing is written.
+    @Test func inconsistentSetsAreRefusedWithoutOutput() throws {
+        let work = scratch.appendingPathComponent("inconsistent")
+        let otherVersion = try SplitSetFixture.makeSplit(in: work, packageName: "com.example.set", versionCode: 9, split: "config.x86")
+        let otherPackage = try SplitSetFixture.makeSplit(in: work, packageName: "com.example.other", versionCode: 7, split: "config.x86")
+        let orphan = try SplitSetFixture.makeSplit(in: work, packageName: "com.example.set", versionCode: 7, split: "feature.config.xhdpi",
+                                                   configForSplit: "feature")
+        let cases: [(String, [String: String], String)] = [
+            ("two bases", ["second_base.apk": fixture.apks["base.apk"]!], "two base APKs in one set"),
+            ("versionCode", ["split_config.x86.apk": otherVersion], "split_config.x86.apk has versionCode 9, but the base"),
+            ("package", ["split_config.x86.apk": otherPackage], "split_config.x86.apk belongs to package com.example.other"),
+            ("missing feature", ["split_feature.config.xhdpi.apk": orphan], "feature split \"feature\", which is not in the set"),
+        ]
+        for (label, adding, message) in cases {
+            for form in [SplitSetFixture.Form.directory, .apks] {
+                var renamed = adding
+                if form == .apks { renamed = Dictionary(uniqueKeysWithValues: adding.map { ("splits/" + $0.key, $0.value) }) }
+                let input = try fixture.pack(form, adding: renamed)
+                let output = scratch.appendingPathComponent("bad-\(UUID().uuidString)" + (form == .apks ? ".apks" : "")).path
+                let result = try sign([input], out: output)
+                #expect(!result.succeeded, "\(label) in \(form) was accepted")
+                #expect(result.stderr.contains(message), "\(label) in \(form): \(result)")
+                #expect(!FileManager.default.fileExists(atPath: output), "\(label) in \(form) left an output")
+                let verify = try TestSupport.apkpatch(["verify", input])
+                #expect(!verify.succeeded && verify.stderr.contains(message), "verify, \(label) in \(form): \(verify)")
+            }
+        }
+        // No temporary files are left beside the outputs either.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).allSatisfy { !$0.hasPrefix(".bad-") })
+    }
+
+    @Test func encryptedAPKMIsRefusedClearly() throws {
+        let path = scratch.appendingPathComponent("encrypted.apkm").path
+        // APKMirror's encrypted format: a libsodium secret stream header (version byte, algorithm 1 or 2, …).
+        try Data([0x01, 0x02] + FixtureAPK.pseudoRandomBytes(count: 4000, seed: 5)).write(to: URL(fileURLWithPath: path))
+        let result = try TestSupport.apkpatch(["verify", path])
+        #expect(!result.succeeded)
+        #expect(result.stderr.contains("is an encrypted .apkm"), "\(result)")
+        let signed = try sign([path], out: scratch.appendingPathComponent("enc-out.apkm").path)
+        #expect(!signed.succeeded && signed.stderr.contains("is an encrypted .apkm"), "\(signed)")
+    }
+
+    @Test func hostileContainerIsRefused() throws {
+        var zip = ZipBuilder()
+        let base = try TestSupport.readBytes(fixture.apks["base.apk"]!)
+        zip.items.append(.init(name: "../evil.apk", data: base, crc: CRC32.checksum(base)))
+        let path = scratch.appendingPathComponent("evil.apks").path
+        try Data(zip.build()).write(to: URL(fileURLWithPath: path))
+        let result = try sign([path], out: scratch.appendingPathComponent("evil-out.apks").path)
+        #expect(!result.succeeded)
+        #expect(result.stderr.contains("unsafe") && result.stderr.contains("../evil.apk"), "\(result)")
+    }
+
+    @Test func unfinishedPartsSayNotSupportedYet() throws {
+        let input = try fixture.pack(.apks)
+        let patch = scratch.appendingPathComponent("empty-patch")
+        try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
+        let watch = try TestSupport.apkpatch(["watch", input, "--patch", patch.path])
+        #expect(!watch.succeeded && watch.stderr.contains("not supported yet"), "\(watch)")
+    }
+}
