@@ -6,8 +6,9 @@ enum EmbeddedTemplates {
         "adb/install-command.mustache": #"""
 {{! The adb commands apkpatch prints, runs (--install) and writes into install.sh: one command per line.
     Every value arrives already shell-quoted (Install's ShellWords.quote), so it goes in with triple braces;
-    Install parses these lines back into argv, so this file is the one source of truth for the flags. }}
-{{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} install -r{{#allowTestPackages}} -t{{/allowTestPackages}}{{#allowDowngrade}} -d{{/allowDowngrade}}{{#grantPermissions}} -g{{/grantPermissions}} {{{apk}}}
+    Install parses these lines back into argv, so this file is the one source of truth for the flags.
+    A split APK set is installed in one session with install-multiple: then apk holds every path. }}
+{{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} {{#multiple}}install-multiple{{/multiple}}{{^multiple}}install{{/multiple}} -r{{#allowTestPackages}} -t{{/allowTestPackages}}{{#allowDowngrade}} -d{{/allowDowngrade}}{{#grantPermissions}} -g{{/grantPermissions}} {{{apk}}}
 {{#launch}}
 {{#component}}
 {{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} shell am start -n {{{component}}}
@@ -28,10 +29,12 @@ if ! command -v adb >/dev/null 2>&1; then
     echo "install.sh: adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb) or add the Android SDK's platform-tools to PATH." >&2
     exit 127
 fi
-if [ ! -f {{{apk}}} ]; then
-    echo "install.sh: "{{{apk}}}" does not exist; build it again with apkpatch run." >&2
-    exit 1
-fi
+for apk in {{{apk}}}; do
+    if [ ! -f "$apk" ]; then
+        echo "install.sh: $apk does not exist; build it again with apkpatch run." >&2
+        exit 1
+    fi
+done
 
 {{> adb/install-command}}
 

@@ -30,8 +30,10 @@ public struct InstallOptions: Sendable, Hashable {
 /// when the launcher activity is unknown. ``text`` is what to show or paste; ``install`` and ``launch`` are the same
 /// commands as argv (parsed back from the rendered text, so the two cannot disagree).
 public struct InstallCommands: Sendable {
-    /// The APK path as given.
+    /// The APK path as given (the first, the base, for a split APK set).
     public let apkPath: String
+    /// Every APK to install: one, or a split APK set's base and splits (`adb install-multiple`, one session).
+    public let apkPaths: [String]
     /// The app's package name (from the manifest), if known.
     public let packageName: String?
     /// The fully qualified MAIN/LAUNCHER activity, if known.
@@ -51,19 +53,27 @@ public struct InstallCommands: Sendable {
     ///   ``TemplateError`` when the template is missing or broken.
     public init(apkPath: String, packageName: String?, launcherActivity: String? = nil,
                 options: InstallOptions = InstallOptions(), templates: TemplateLibrary) throws {
+        try self.init(apkPaths: [apkPath], packageName: packageName, launcherActivity: launcherActivity, options: options, templates: templates)
+    }
+
+    /// Renders the commands for several APKs installed as one app (a split APK set: `adb install-multiple`).
+    public init(apkPaths: [String], packageName: String?, launcherActivity: String? = nil,
+                options: InstallOptions = InstallOptions(), templates: TemplateLibrary) throws {
+        guard let apkPath = apkPaths.first else { throw InstallCommandError.unexpectedTemplateOutput("(no APK to install)") }
         if options.launch && (packageName ?? "").isEmpty { throw InstallCommandError.launchNeedsPackageName }
         if let serial = options.serial, serial.isEmpty || serial.hasPrefix("-") { throw InstallCommandError.invalidSerial(serial) }
         self.apkPath = apkPath
+        self.apkPaths = apkPaths
         self.packageName = packageName
         self.launcherActivity = launcherActivity
         self.options = options
         self.templates = templates
         text = try templates.render("adb/install-command.mustache",
-                                    context: Self.context(apkPath: apkPath, packageName: packageName,
+                                    context: Self.context(apkPaths: apkPaths, packageName: packageName,
                                                           launcherActivity: launcherActivity, options: options))
         let lines = text.split(separator: "\n").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
         let commands = try lines.map(ShellWords.split)
-        guard let first = commands.first, first.first == "adb", first.contains("install") else {
+        guard let first = commands.first, first.first == "adb", first.contains(apkPaths.count > 1 ? "install-multiple" : "install") else {
             throw InstallCommandError.unexpectedTemplateOutput(text)
         }
         install = first
@@ -77,11 +87,12 @@ public struct InstallCommands: Sendable {
     }
 
     /// The Mustache context: every value shell-quoted, flags as booleans.
-    static func context(apkPath: String, packageName: String?, launcherActivity: String?, options: InstallOptions) -> [String: Any] {
+    static func context(apkPaths: [String], packageName: String?, launcherActivity: String?, options: InstallOptions) -> [String: Any] {
         var context: [String: Any] = [
             "adb": "adb",
-            "apk": ShellWords.quote(apkPath),
-            "apkDisplayName": (apkPath as NSString).lastPathComponent,
+            "apk": apkPaths.map(ShellWords.quote).joined(separator: " "),
+            "multiple": apkPaths.count > 1,
+            "apkDisplayName": apkPaths.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "),
             "allowTestPackages": options.allowTestPackages,
             "allowDowngrade": options.allowDowngrade,
             "grantPermissions": options.grantPermissions,
@@ -101,7 +112,7 @@ public struct InstallCommands: Sendable {
     public func with(_ change: (inout InstallOptions) -> Void) throws -> InstallCommands {
         var options = self.options
         change(&options)
-        return try InstallCommands(apkPath: apkPath, packageName: packageName, launcherActivity: launcherActivity,
+        return try InstallCommands(apkPaths: apkPaths, packageName: packageName, launcherActivity: launcherActivity,
                                    options: options, templates: templates)
     }
 
@@ -120,10 +131,11 @@ public struct InstallCommands: Sendable {
     /// ``text``, rendered from `Templates/adb/install-script.mustache`. A relative APK path is made absolute
     /// against the current directory so the script works from anywhere.
     public func script(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> String {
-        let absolute = apkPath.hasPrefix("/") ? apkPath
-            : URL(fileURLWithPath: currentDirectory).appendingPathComponent(apkPath).standardizedFileURL.path
+        let absolute = apkPaths.map { path in
+            path.hasPrefix("/") ? path : URL(fileURLWithPath: currentDirectory).appendingPathComponent(path).standardizedFileURL.path
+        }
         return try templates.render("adb/install-script.mustache",
-                                    context: Self.context(apkPath: absolute, packageName: packageName,
+                                    context: Self.context(apkPaths: absolute, packageName: packageName,
                                                           launcherActivity: launcherActivity, options: options))
     }
 

@@ -1,8 +1,10 @@
 import APKCore
+import BinaryXML
 import Dispatch
 import Foundation
 import Install
 import Overlay
+import Repack
 import Sets
 import Sign
 import Unpack
@@ -22,6 +24,9 @@ public struct SetOptions: Sendable {
     public var install = InstallOptions()
     public var installs = false
     public var installScript: String?
+    /// The device to choose configuration splits for (bundletool's device spec); nil with `installs` reads the
+    /// connected device with adb, nil without installs everything.
+    public var deviceSpec: DeviceSpec?
     public var onInstallMessage: @Sendable (Installer.Message) -> Void = Installer.forwardToStandardError
     public var onStage: (@Sendable (String) -> Void)?
 
@@ -66,6 +71,8 @@ public struct SetReport: Sendable {
     public var members: [SetMemberReport]
     public var installCommands: InstallCommands?
     public var install: Installer.Report?
+    /// The names of the APKs the install commands install (those matching the device).
+    public var installedAPKs: [String] = []
     public var timings: [StageTiming]
 }
 
@@ -123,6 +130,10 @@ public enum SetPipeline {
         let output = try options.resolvedOutput()
         for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
         let set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
+        if options.installScript != nil && set.form.isContainer {
+            // adb installs APK files; a container's are inside it. A directory output keeps them as files.
+            throw SetPipelineError.notSupportedYet("an install script for a \(set.form.rawValue) output (its APKs are inside the container; write the set to a directory instead)")
+        }
         try SetWriter.checkFileNames(set)
         let patches = try clock.measure("overlay") { try options.patchDirectory.map { try patchesByMember(set, root: $0) } }
 
@@ -164,11 +175,103 @@ public enum SetPipeline {
         }
         var report = SetReport(output: output, form: set.form, packageName: baseWritten.packageName, versionCode: baseWritten.versionCode,
                                outputSize: size, members: members, timings: [])
+        // A directory's APKs are now at the output; a container's are still in the staging directory (until
+        // this function returns), which is where adb reads them from.
+        let installPaths = set.form.isContainer ? paths : set.members.map { (output as NSString).appendingPathComponent(SetWriter.fileName(of: $0)) }
+        try finishInstall(&report, set: set, written: written.map(\.manifest), paths: installPaths, options: options, clock: &clock)
         report.timings = clock.timings
-        if options.installs || options.installScript != nil {
-            throw SetPipelineError.notSupportedYet("installing a split APK set (adb install-multiple)")
-        }
         return report
+    }
+
+    /// Chooses the APKs for the device, builds the `adb install-multiple` command, writes the script, installs.
+    static func finishInstall(_ report: inout SetReport, set: APKSet, written: [SplitManifest], paths: [String], options: SetOptions,
+                              clock: inout StageClock) throws {
+        guard options.installs || options.installScript != nil else { return }
+        let base = try APKArchive(path: paths[0], limits: memberLimits)
+        let summary = try base.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: base.uncompressedData(of: $0)) }
+        let templates = try TemplateLibrary.locate()
+        func commands(for paths: [String]) throws -> InstallCommands {
+            try InstallCommands(apkPaths: paths, packageName: summary?.packageName ?? report.packageName,
+                                launcherActivity: summary?.launcherActivity, options: options.install, templates: templates)
+        }
+        var installer = Installer()
+        installer.onMessage = options.onInstallMessage
+        var spec = options.deviceSpec
+        if spec == nil && options.installs {
+            let probe = try clock.measure("device") { try installer.shell(DeviceSpec.probeCommand, for: commands(for: paths)) }
+            spec = DeviceSpec(probeOutput: probe)
+        }
+        var chosen = Array(paths.indices)
+        if let spec {
+            chosen = SplitSelection.select(written.map { ($0.splitName, $0.configForSplit) }, for: spec)
+        }
+        report.installedAPKs = chosen.map { set.members[$0].name }
+        let installCommands = try commands(for: chosen.map { paths[$0] })
+        report.installCommands = installCommands
+        if let script = options.installScript { try installCommands.writeScript(to: script) }
+        if options.installs {
+            report.install = try clock.measure("install") { try installer.install(installCommands) }
+        }
+    }
+
+    /// What a merge did.
+    public struct MergeReport: Sendable {
+        public var output: String
+        public var packageName: String
+        public var versionCode: Int64
+        /// The APKs merged, base first.
+        public var mergedAPKs: [String]
+        public var merge: SetMerge.Summary
+        public var signing: SigningReport
+        public var verification: VerificationReport?
+        public var timings: [StageTiming]
+    }
+
+    /// Merges the set (patched first when `options.patchDirectory` is set) into one signed, verified APK at
+    /// `options.output`.
+    public static func merge(_ options: SetOptions) throws -> MergeReport {
+        var clock = StageClock()
+        clock.onStage = options.onStage
+        defer { options.signer.keySupply.wait() }
+        guard let output = options.output else { throw SetPipelineError.outputNeeded }
+        for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
+        var set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
+        let names = set.members.map(\.name)
+        // Patched members are written unsigned beside the output, merged from there, and removed.
+        var staging: OutputDirectory?
+        if let root = options.patchDirectory {
+            let patches = try clock.measure("overlay") { try patchesByMember(set, root: root) }
+            let directory = try OutputDirectory(destination: output)
+            staging = directory
+            let paths = set.members.indices.map { directory.path(for: "\($0).apk") }
+            _ = try clock.measure("overlay") {
+                try concurrentMap(Array(set.members.indices)) { index -> Void in
+                    let member = set.members[index]
+                    guard let patch = patches[index] else {
+                        _ = try Repacker.write(Repacker.rawEntries(of: member.archive.zip), to: paths[index], alignment: .android15)
+                        return
+                    }
+                    let plan = try Overlay(archive: member.archive, patch: patch).plan()
+                    var options = PipelineOptions(input: member.label, patchDirectory: patch.root, output: paths[index])
+                    options.signer = nil
+                    var clock = StageClock()
+                    _ = try PatchPipeline.build(plan: plan, archive: member.archive, options: options, output: paths[index], clock: &clock)
+                }
+            }
+            set = try APKSet.open(paths: paths, memberLimits: memberLimits)
+        }
+        let (entries, summary) = try clock.measure("merge") { try SetMerge.plan(set) }
+        let signing = try clock.measure("sign") { try Signer(config: options.signer).sign(entries: entries, to: output) }
+        _ = staging  // kept until the merged APK is written
+        var verification: VerificationReport?
+        if options.verifies {
+            let result = try clock.measure("verify") { try Verifier(options: VerificationOptions()).verify(path: output) }
+            verification = result
+            if !result.isVerified { throw PipelineError.verificationFailed(output, result.errors.map(\.description)) }
+        }
+        return MergeReport(output: output, packageName: set.base.manifest.packageName, versionCode: set.base.manifest.versionCode,
+                           mergedAPKs: names, merge: summary, signing: signing, verification: verification,
+                           timings: clock.timings)
     }
 
     /// Patches (when `patch` is given), signs and verifies one APK of a set into `path`.

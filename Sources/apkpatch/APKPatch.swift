@@ -21,6 +21,7 @@ struct APKPatch: ParsableCommand {
             Decode.self,
             Align.self,
             Sign.self,
+            Merge.self,
             Verify.self,
             Keystore.self,
             Init.self,

@@ -31,6 +31,8 @@ extension APKPatch {
             re-signed with the one key and verified, and the output keeps the input's form.
               apkpatch run app.apks --patch patch/ --out app-patched.apks
               apkpatch run base.apk split_config.arm64_v8a.apk --patch patch/ --out patched/
+              apkpatch run app.apks --patch patch/ --install --launch        # adb install-multiple, splits for the device
+              apkpatch run app/ --patch patch/ --out patched/ --device-spec pixel.json --emit-script install.sh
             """
         )
 
@@ -43,7 +45,10 @@ extension APKPatch {
         @OptionGroup(title: "Schemes") var schemes: SchemeOptions
         @Flag(name: .customLong("no-sign"), help: "Write an unsigned, aligned APK.") var noSign = false
         @Flag(name: .customLong("no-verify"), help: "Skip verifying the signed output.") var noVerify = false
+        @Flag(name: .long, help: "For a split APK set: merge the patched set into one APK (--out app.apk), as apkpatch merge.") var merge = false
         @OptionGroup(title: "Install") var installFlags: InstallFlags
+        @Option(name: .long, help: ArgumentHelp("For a split APK set: install (or script) only the splits matching this bundletool device spec (JSON: supportedAbis, supportedLocales, screenDensity), instead of reading the device with adb.", valueName: "file"))
+        var deviceSpec: String?
         @Flag(name: .long, help: "Print the summary as JSON.") var json = false
         @Flag(name: [.customShort("q"), .long], help: "Print nothing but errors (the exit status says whether it worked).") var quiet = false
         @Flag(name: [.customShort("v"), .long], help: "Also print the signing algorithms and every check's warnings.") var verbose = false
@@ -53,14 +58,21 @@ extension APKPatch {
             if noSign && signer.isKeySpecified { throw ValidationError("--no-sign cannot be combined with signing options") }
             if noSign && installFlags.install { throw ValidationError("--install needs a signed APK; drop --no-sign") }
             if apks.isEmpty { throw ValidationError("missing the APK to patch (apkpatch run app.apk --patch DIR)") }
+            if merge && !APKSet.isSet(paths: apks) { throw ValidationError("--merge merges a split APK set; \(apk) is one APK") }
+            if deviceSpec != nil && !APKSet.isSet(paths: apks) { throw ValidationError("--device-spec chooses the splits of a split APK set; \(apk) is one APK") }
         }
 
         /// `run` on a split APK set.
         private func runSet() throws {
             if keepStages != nil { throw ValidationError("--keep-stages is not supported yet for a split APK set") }
             if noSign { throw ValidationError("--no-sign is not supported yet for a split APK set (its APKs must share one signature to install)") }
-            if installFlags.install || installFlags.emitScript != nil {
-                throw ValidationError("--install and --emit-script are not supported yet for a split APK set")
+            if merge {
+                guard let out else { throw ValidationError("--merge writes one APK: name it with --out app.apk") }
+                if installFlags.install || installFlags.emitScript != nil || deviceSpec != nil {
+                    throw ValidationError("--install, --emit-script and --device-spec with --merge are not supported yet; install the merged APK with adb install")
+                }
+                try SetCommands.merge(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, verifies: !noVerify, json: json, quiet: quiet)
+                return
             }
             if !signer.isKeySpecified && !json && !quiet {
                 FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
@@ -70,6 +82,13 @@ extension APKPatch {
             var options = SetOptions(inputs: apks, output: out, signer: schemes.config(pendingKey: key))
             options.patchDirectory = patch
             options.verifies = !noVerify
+            options.install = installFlags.options
+            options.installs = installFlags.install
+            options.installScript = installFlags.emitScript
+            if let deviceSpec {
+                let path = deviceSpec
+                options.deviceSpec = try DeviceSpec(json: Array(try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
+            }
             if !quiet && !json && isatty(STDERR_FILENO) == 1 {
                 options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }
             }

@@ -56,6 +56,10 @@ enum SetCommands {
             print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
         }
         print("  time: " + report.timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", "))
+        if let commands = report.installCommands {
+            print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
+            if report.install == nil { print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))") }
+        }
     }
 }
 
@@ -93,6 +97,8 @@ struct SetRunJSON: Encodable {
     var versionCode: Int64
     var outputSize: Int64
     var apks: [Member]
+    var installCommand: String?
+    var installedAPKs: [String]?
     var timingsMs: [String: Double]
     struct Member: Encodable {
         var name: String
@@ -119,6 +125,8 @@ struct SetRunJSON: Encodable {
                    signerCertificateSHA256: member.signing.map { $0.certificateSHA256.map { String(format: "%02x", $0) }.joined() },
                    verified: member.verification?.isVerified)
         }
+        installCommand = report.installCommands?.installLine
+        installedAPKs = report.installCommands == nil ? nil : report.installedAPKs
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

@@ -29,7 +29,7 @@ public struct FakeADB: Sendable {
         printf '\\n' >> "$FAKE_ADB_LOG"
         kind=other
         for a in "$@"; do
-            case "$a" in install) kind=install; break;; shell) kind=shell; break;; esac
+            case "$a" in install|install-multiple) kind=install; break;; shell) kind=shell; break;; esac
         done
         if [ "$kind" = install ]; then
             for last in "$@"; do :; done

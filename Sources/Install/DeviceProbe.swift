@@ -1,0 +1,28 @@
+import Foundation
+
+extension Installer {
+    /// Runs one `adb [-s SERIAL] shell COMMAND` on the device the install commands target and returns what it
+    /// printed (not shown to the user: it is data). A device problem (none connected, unauthorized, several)
+    /// throws the same ``InstallError`` an install would, with the same advice.
+    public func shell(_ command: String, for commands: InstallCommands) throws -> String {
+        guard let adb = adbPath ?? Self.findADB(environment: environment) else {
+            throw InstallError(code: .adbNotFound,
+                               advice: "adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb; or the Android SDK's platform-tools), or describe the device with a bundletool device spec instead",
+                               apkPath: commands.apkPath)
+        }
+        var quiet = self
+        quiet.onMessage = { _ in }
+        var arguments: [String] = []
+        if let serial = commands.options.serial { arguments += ["-s", serial] }
+        let result: (output: String, status: Int32)
+        do { result = try quiet.run(adb: adb, arguments: arguments + ["shell", command]) } catch let error as ChildProcess.SpawnError {
+            throw InstallError(code: .adbNotRunnable, adbMessage: "\(error)",
+                               advice: "\(adb) could not be started; check that it is an executable adb (e.g. `\(adb) version`).",
+                               apkPath: commands.apkPath)
+        }
+        if result.status != 0, let error = InstallError.classifyInstall(output: result.output, exitStatus: result.status, commands: commands) {
+            throw error
+        }
+        return result.output
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Sets
+import Testing
+import TestSupport
+
+/// Installing a split APK set: `adb install-multiple` with the splits the device needs, through the fake adb
+/// that records argv (the real adb, without a device, for the error).
+@Suite(.serialized) struct SetInstallTests {
+    let scratch: URL
+    let fixture: SplitSetFixture
+    let keystore: String
+    let patch: URL
+
+    init() throws {
+        scratch = try TestSupport.makeTemporaryDirectory("apkpatch-set-install")
+        fixture = try SplitSetFixture(in: scratch)
+        keystore = scratch.appendingPathComponent("debug.p12").path
+        patch = scratch.appendingPathComponent("patch")
+        try TestSupport.write("hello", to: "assets/new.txt", in: patch)
+    }
+
+    @Test func installMultipleWithTheSplitsTheDeviceReportsNeeding() throws {
+        let adb = try FakeADB()
+        let input = try fixture.pack(.apks)
+        let output = scratch.appendingPathComponent("installed.apks").path
+        // What `adb shell` prints for the probe on an arm64 phone at 480 dpi in English.
+        let probe = FakeADB.Reply(standardOutput: "abis=arm64-v8a,armeabi-v7a,armeabi\nlocales=en-US,\nsdk=33\nPhysical density: 480\n")
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                               "--install", "--serial", "emulator-5554", "--allow-downgrade", "--launch"],
+                                              environment: adb.environment(shell: probe))
+        #expect(result.succeeded, "\(result)")
+        let calls = try adb.invocations()
+        #expect(calls.count == 3, "\(calls)")
+        #expect(calls.first.map { Array($0.prefix(3)) } == ["-s", "emulator-5554", "shell"])
+        #expect(calls.first?.last == DeviceSpec.probeCommand)
+        let install = calls.count > 1 ? calls[1] : []
+        #expect(Array(install.prefix(5)) == ["-s", "emulator-5554", "install-multiple", "-r", "-d"], "\(install)")
+        // The base, the arm64 split and the only density split; not the French one.
+        let names = install.dropFirst(5).map { ($0 as NSString).lastPathComponent }
+        #expect(names.count == 3, "\(install)")
+        #expect(calls.last.map { Array($0.prefix(4)) } == ["-s", "emulator-5554", "shell", "monkey"], "\(calls)")
+        #expect(result.stdout.contains("for the device: splits/base-master.apk, splits/base-arm64_v8a.apk, splits/base-xhdpi.apk"), "\(result.stdout)")
+        // The container itself is written and complete; the APK files adb read were temporary.
+        #expect(FileManager.default.fileExists(atPath: output))
+        #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
+    }
+
+    @Test func deviceSpecChoosesWithoutADeviceAndTheScriptInstallsThat() throws {
+        let spec = scratch.appendingPathComponent("device.json").path
+        try Data(#"{"supportedAbis": ["x86_64", "x86"], "supportedLocales": ["fr-FR"], "screenDensity": 160, "sdkVersion": 30}"#.utf8)
+            .write(to: URL(fileURLWithPath: spec))
+        let input = try fixture.pack(.directory)
+        let output = scratch.appendingPathComponent("for-device").path
+        let script = scratch.appendingPathComponent("install set.sh").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                               "--device-spec", spec, "--emit-script", script, "--json"])
+        #expect(result.succeeded, "\(result)")
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        // No x86 split in the set: no ABI split; French; xhdpi is the only density (the closest to 160 dpi).
+        #expect(json?["installedAPKs"] as? [String] == ["base.apk", "split_config.fr.apk", "split_config.xhdpi.apk"], "\(result.stdout)")
+        let adb = try FakeADB()
+        let ran = try TestSupport.run("sh", [script], environment: adb.environment())
+        #expect(ran.succeeded, "\(ran)")
+        let calls = try adb.invocations()
+        #expect(calls.count == 1 && calls[0].first == "install-multiple", "\(calls)")
+        #expect(calls.first?.dropFirst(2).map { ($0 as NSString).lastPathComponent } == ["base.apk", "split_config.fr.apk", "split_config.xhdpi.apk"])
+        #expect(calls.first?.dropFirst(2).allSatisfy { $0.hasPrefix(output) } == true, "\(calls)")
+    }
+
+    @Test func realADBWithoutDeviceFailsClearlyAndKeepsTheSet() throws {
+        let input = try fixture.pack(.directory)
+        let output = scratch.appendingPathComponent("no-device").path
+        var environment = ProcessInfo.processInfo.environment
+        let port = String(Int.random(in: 20_000..<30_000))
+        environment["ANDROID_ADB_SERVER_PORT"] = port
+        defer { _ = try? TestSupport.run("adb", ["kill-server"], environment: ["ANDROID_ADB_SERVER_PORT": port]) }
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--install"],
+                                              environment: environment)
+        #expect(!result.succeeded)
+        #expect(result.stderr.lowercased().contains("no devices"), "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output).count == 4, "the written set is kept")
+    }
+
+    @Test func scriptForAContainerIsNotSupportedYet() throws {
+        let input = try fixture.pack(.xapk)
+        let output = scratch.appendingPathComponent("script.xapk").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                               "--emit-script", scratch.appendingPathComponent("x.sh").path])
+        #expect(!result.succeeded && result.stderr.contains("not supported yet"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test(arguments: [
+        ("config.arm64_v8a", SplitSelection.Dimension.abi("arm64-v8a")), ("config.xhdpi_v4", .density(320)), ("config.xxhdpi", .density(480)),
+        ("config.fr", .language("fr")), ("feature.config.pt_BR", .language("pt")), ("config.armeabi_v7a", .abi("armeabi-v7a")),
+    ])
+    func splitNamesGiveTheirDimension(name: String, dimension: SplitSelection.Dimension) {
+        #expect(SplitSelection.dimension(of: name) == dimension)
+    }
+
+    @Test func selectionPerDimensionAndFeature() {
+        let members: [(splitName: String?, configForSplit: String?)] = [
+            (nil, nil), ("config.arm64_v8a", nil), ("config.x86_64", nil), ("config.mdpi", nil), ("config.xxhdpi", nil),
+            ("config.xxxhdpi", nil), ("config.de", nil), ("config.fr", nil), ("feature", nil), ("feature.config.xxhdpi", "feature"),
+            ("feature.config.mdpi", "feature"),
+        ]
+        let spec = DeviceSpec(supportedABIs: ["x86_64", "arm64-v8a"], supportedLocales: ["de-AT", "en-US"], screenDensity: 420)
+        #expect(SplitSelection.select(members, for: spec) == [0, 2, 4, 6, 8, 9])
+        // Nothing known about the device: everything.
+        #expect(SplitSelection.select(members, for: DeviceSpec()) == Array(members.indices))
+        // Above every density: the largest.
+        #expect(SplitSelection.select(members, for: DeviceSpec(screenDensity: 700)).contains(5))
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `apkpatch merge` and `run --merge`: one installable APK from a set, judged by apksigner, aapt (badging,
+/// resources, xmltree), zipalign and unzip.
+@Suite(.serialized) struct SetMergeTests {
+    let scratch: URL
+    let fixture: SplitSetFixture
+    let keystore: String
+
+    init() throws {
+        scratch = try TestSupport.makeTemporaryDirectory("apkpatch-set-merge")
+        // A base as Play delivers it: split required, and the meta-data of split delivery and the source stamp.
+        fixture = try SplitSetFixture(in: scratch, manifestAttributes: #"android:isSplitRequired="true""#, applicationElements: """
+            <meta-data android:name="com.android.vending.splits.required" android:value="true"/>
+            <meta-data android:name="com.android.stamp.source" android:value="https://play.google.com/store"/>
+            <meta-data android:name="com.android.stamp.type" android:value="STAMP_TYPE_DISTRIBUTION_APK"/>
+            <meta-data android:name="com.android.vending.derived.apk.id" android:value="1"/>
+            <meta-data android:name="kept.by.merge" android:value="yes"/>
+            """)
+        keystore = scratch.appendingPathComponent("debug.p12").path
+    }
+
+    @Test(arguments: [SplitSetFixture.Form.apks, .xapk, .directory])
+    func mergeWritesOneInstallableAPK(form: SplitSetFixture.Form) throws {
+        let input = try fixture.pack(form)
+        let output = scratch.appendingPathComponent("merged-\(form.rawValue).apk").path
+        let result = try TestSupport.apkpatch(["merge", input, "--out", output, "--debug-keystore", keystore, "--json"])
+        #expect(result.succeeded, "\(result)")
+        #expect(!(try SetOracles.certificateSHA256(output)).isEmpty)
+        let badging = try SetOracles.badging(output)
+        #expect(badging.contains("name='com.example.set' versionCode='7'") && !badging.contains("split="), "\(badging)")
+        // The splits' configurations are in the merged table: the xhdpi drawable and the French string.
+        let resources = try TestSupport.run("aapt", ["dump", "--values", "resources", output])
+        #expect(resources.succeeded, "\(resources)")
+        #expect(resources.stdout.contains("config xhdpi"), "\(resources.stdout)")
+        #expect(resources.stdout.contains("config fr"), "\(resources.stdout)")
+        #expect(resources.stdout.contains("\"Bonjour\""), "\(resources.stdout)")
+        #expect(resources.stdout.contains("\"Hello\""), "\(resources.stdout)")
+        let listing = try TestSupport.run("unzip", ["-lv", output])
+        #expect(listing.stdout.contains("lib/arm64-v8a/libfoo.so") && listing.stdout.contains("res/drawable-xhdpi-v4/icon.xml"), "\(listing.stdout)")
+        #expect(listing.stdout.split(separator: "\n").contains { $0.hasSuffix("resources.arsc") && $0.contains("Stored") }, "resources.arsc stored")
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
+        // The split machinery is gone from the manifest; other meta-data stays.
+        let manifest = try TestSupport.run("aapt", ["dump", "xmltree", output, "AndroidManifest.xml"])
+        for gone in ["isSplitRequired", "com.android.vending.splits.required", "com.android.stamp.source", "com.android.stamp.type",
+                     "com.android.vending.derived.apk.id"] {
+            #expect(!manifest.stdout.contains(gone), "\(gone) is still in the manifest:\n\(manifest.stdout)")
+        }
+        #expect(manifest.stdout.contains("kept.by.merge"))
+        let verify = try TestSupport.apkpatch(["verify", output])
+        #expect(verify.succeeded, "\(verify)")
+    }
+
+    @Test func runMergeAppliesThePatchFirst() throws {
+        let patch = scratch.appendingPathComponent("patch")
+        try TestSupport.write("merged and patched", to: "assets/new.txt", in: patch)
+        try TestSupport.write(FixtureAPK.pseudoRandomBytes(count: 2000, seed: 31), to: "splits/config.arm64_v8a/lib/arm64-v8a/libbar.so", in: patch)
+        let output = scratch.appendingPathComponent("run-merged.apk").path
+        let result = try TestSupport.apkpatch(["run", try fixture.pack(.apks), "--patch", patch.path, "--merge", "--out", output,
+                                               "--debug-keystore", keystore])
+        #expect(result.succeeded, "\(result)")
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/new.txt"]).stdout == "merged and patched")
+        let listing = try TestSupport.run("unzip", ["-l", output]).stdout
+        #expect(listing.contains("lib/arm64-v8a/libbar.so") && listing.contains("lib/arm64-v8a/libfoo.so"), "\(listing)")
+        #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
+        // Nothing of the unsigned intermediate APKs is left beside the output.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).allSatisfy { !$0.hasPrefix(".run-merged") })
+    }
+
+    @Test func featureSplitIsRefusedWithTheReason() throws {
+        let feature = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "camera", isFeatureSplit: true)
+        let input = try fixture.pack(.directory, adding: ["split_camera.apk": feature])
+        let output = scratch.appendingPathComponent("feature-merged.apk").path
+        let result = try TestSupport.apkpatch(["merge", input, "--out", output, "--debug-keystore", keystore])
+        #expect(!result.succeeded)
+        #expect(result.stderr.contains("feature split \"camera\" cannot be merged faithfully"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+}
