@@ -9,7 +9,7 @@
 #   BENCH_RUNS     measured runs per tool and workload (default 9; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
-#   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch floor
+#   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch floor set-sign merge
 #   BENCH_INPUTS   space-separated subset of the corpus (default: all of it)
 #
 # Each workload runs apkpatch and its anchor alternately in the same run, and reports medians, the ratio and
@@ -24,7 +24,7 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-9}; fi
 WORK=${BENCH_WORK:-$ROOT/bench-work}
 OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
-ONLY=${BENCH_ONLY:-cycle manifest align sign verify watch floor}
+ONLY=${BENCH_ONLY:-cycle manifest align sign verify watch floor set-sign merge}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 CORPUS=$WORK/corpus
@@ -143,6 +143,26 @@ fi
 # --- (5) watch-mode rebuild latency -----------------------------------------------------------------------------
 if wants watch; then
     for input in $INPUTS; do "$HERE/watch.sh" "$input" "$CORPUS/$input.apk" "$KS" "$RUNS" || log "watch on $input failed"; done
+fi
+
+# --- (7) split APK sets: re-sign a set (the web app as base + 4 config splits), merge it into one APK ----------
+if wants set-sign || wants merge; then
+    SET=$CORPUS/webapp-set
+    "$HERE/set.sh" "$CORPUS/webapp.apk" "$SET" || log "building the split APK set failed"
+fi
+if wants set-sign; then
+    alternate set-sign webapp-set "$RUNS" \
+        apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/set-apkpatch\" \"$SET\"" \
+        apksigner-loop "\"$HERE/apksigner-set.sh\" \"$SET\" \"$OUT/set-apksigner\" \"$KS\"" \
+        "rm -rf \"$OUT\"/set-*"
+fi
+if wants merge; then
+    # The anchor signs the merged APK alone: merging should cost little beyond that.
+    "$APKPATCH" merge "$SET" --out "$CORPUS/webapp-set.merged.apk" --ks "$KS" --ks-pass env:BENCH_KS_PASS -q || log "merge for the anchor failed"
+    alternate merge webapp-set "$RUNS" \
+        apkpatch "\"$APKPATCH\" merge \"$SET\" --out \"$OUT/merge-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS -q" \
+        sign-merged "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/merge-sign.apk\" \"$CORPUS/webapp-set.merged.apk\"" \
+        "rm -f \"$OUT\"/merge-*.apk"
 fi
 
 # --- Report -----------------------------------------------------------------------------------------------------
