@@ -100,7 +100,83 @@ public enum ResourceTableMerger {
                 }
             }
         }
+        addConfigurationFlags(for: extraChunks, to: &package)
         return try encode(pool: pool, package: package, extraChunks: extraChunks, original: base)
+    }
+
+    /// Sets each merged entry's type-spec flags to what aapt writes for a table built in one piece: for every
+    /// pair of configurations that both define the entry, the `ResTable_config::diff` bits between them (a
+    /// string in default and `fr` varies by locale; a drawable in mdpi and xhdpi by density). Android reads
+    /// them to know which configuration changes invalidate a cached resource. Split tables alone cannot say
+    /// so: each holds one configuration.
+    static func addConfigurationFlags(for added: [[UInt8]], to package: inout Package) {
+        let baseTypes = package.children.filter { u16(package.bytes, $0.lowerBound) == ChunkType.tableType }.map { Array(package.bytes[$0]) }
+        for (index, chunk) in added.enumerated() {
+            let typeID = chunk[8]
+            guard let spec = package.children.first(where: { u16(package.bytes, $0.lowerBound) == ChunkType.tableTypeSpec && package.bytes[$0.lowerBound + 8] == typeID }) else { continue }
+            let specCount = Int(u32(package.bytes, spec.lowerBound + 12)), specHeader = Int(u16(package.bytes, spec.lowerBound + 2))
+            let mine = presentEntries(chunk)
+            let others = (baseTypes + added.enumerated().filter { $0.offset != index }.map(\.element)).filter { $0[8] == typeID }
+            for other in others {
+                let bits = configurationDifference(configuration(of: chunk), configuration(of: other))
+                guard bits != 0 else { continue }
+                for entry in mine.intersection(presentEntries(other)) where entry < specCount {
+                    let at = spec.lowerBound + specHeader + entry * 4
+                    guard at + 4 <= spec.upperBound else { continue }
+                    put32(&package.bytes, at, u32(package.bytes, at) | bits)
+                }
+            }
+        }
+    }
+
+    /// The indices of the entries a type chunk defines (validated as `rewriteEntries` validates them).
+    static func presentEntries(_ chunk: [UInt8]) -> Set<Int> {
+        let headerSize = Int(u16(chunk, 2)), flags = chunk[9], count = Int(u32(chunk, 12))
+        let isSparse = flags & typeFlagSparse != 0, isOffset16 = flags & typeFlagOffset16 != 0
+        let slotSize = isOffset16 ? 2 : 4
+        guard headerSize + count * slotSize <= chunk.count else { return [] }
+        var present = Set<Int>()
+        for slot in 0..<count {
+            let at = headerSize + slot * slotSize
+            if isSparse { present.insert(Int(u16(chunk, at))) } else if isOffset16 { if u16(chunk, at) != 0xFFFF { present.insert(slot) } } else if u32(chunk, at) != noEntry { present.insert(slot) }
+        }
+        return present
+    }
+
+    /// A type chunk's `ResTable_config` bytes (its first field is its size).
+    static func configuration(of chunk: [UInt8]) -> ArraySlice<UInt8> {
+        let size = Int(u32(chunk, 20))
+        return chunk[20..<min(chunk.count, 20 + max(4, size))]
+    }
+
+    /// `ResTable_config::diff` (AOSP `ResourceTypes.cpp`): the `CONFIG_*` bits of the fields in which `a` and
+    /// `b` differ. Fields past a configuration's size read as zero, as Android reads a shorter config.
+    static func configurationDifference(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> UInt32 {
+        func field(_ c: ArraySlice<UInt8>, _ range: Range<Int>) -> [UInt8] {
+            range.map { $0 < c.count ? c[c.startIndex + $0] : 0 }
+        }
+        func differs(_ range: Range<Int>, mask: UInt8 = 0xFF) -> Bool {
+            zip(field(a, range), field(b, range)).contains { ($0 & mask) != ($1 & mask) }
+        }
+        var bits: UInt32 = 0
+        if differs(4..<6) { bits |= 0x0001 }                 // mcc
+        if differs(6..<8) { bits |= 0x0002 }                 // mnc
+        if differs(8..<12) || differs(36..<48) || differs(53..<61) { bits |= 0x0004 }  // language, country, script, variant, numbering
+        if differs(12..<13) { bits |= 0x0080 }               // orientation
+        if differs(13..<14) { bits |= 0x0008 }               // touchscreen
+        if differs(14..<16) { bits |= 0x0100 }               // density
+        if differs(16..<17) { bits |= 0x0010 }               // keyboard
+        if differs(17..<18) { bits |= 0x0040 }               // navigation
+        if differs(18..<19, mask: 0x0F) { bits |= 0x0020 }   // keysHidden, navHidden
+        if differs(20..<24) || differs(32..<36) { bits |= 0x0200 }  // screen size, screen size in dp
+        if differs(24..<28) { bits |= 0x0400 }               // sdkVersion, minorVersion
+        if differs(28..<29, mask: 0xC0) { bits |= 0x4000 }   // layout direction
+        if differs(28..<29, mask: 0x3F) { bits |= 0x0800 }   // screen layout
+        if differs(48..<49, mask: 0x03) { bits |= 0x8000 }   // round screen
+        if differs(49..<50, mask: 0x0F) { bits |= 0x10000 }  // wide colour gamut, HDR
+        if differs(29..<30) { bits |= 0x1000 }               // uiMode
+        if differs(30..<32) { bits |= 0x2000 }               // smallest screen width
+        return bits
     }
 
     // MARK: - Parsing
@@ -258,15 +334,11 @@ public enum ResourceTableMerger {
     /// those already added.
     static func hasConfiguration(of chunk: [UInt8], in package: Package, plus added: [[UInt8]]) throws -> Bool {
         let typeID = chunk[8]
-        func configuration(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-            let start = bytes.startIndex + 20, size = Int(u32(Array(bytes[start..<(start + 4)]), 0))
-            return bytes[start..<min(bytes.endIndex, start + size)]
-        }
-        let mine = configuration(chunk[...])
+        let mine = configuration(of: chunk)
         for range in package.children where u16(package.bytes, range.lowerBound) == ChunkType.tableType && package.bytes[range.lowerBound + 8] == typeID {
-            if configuration(package.bytes[range]).elementsEqual(mine) { return true }
+            if configuration(of: Array(package.bytes[range])).elementsEqual(mine) { return true }
         }
-        return added.contains { $0[8] == typeID && configuration($0[...]).elementsEqual(mine) }
+        return added.contains { $0[8] == typeID && configuration(of: $0).elementsEqual(mine) }
     }
 
     // MARK: - Writing

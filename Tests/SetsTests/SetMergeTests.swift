@@ -1,4 +1,5 @@
 import Foundation
+import Sets
 import Testing
 import TestSupport
 
@@ -38,6 +39,12 @@ import TestSupport
         #expect(resources.stdout.contains("config fr"), "\(resources.stdout)")
         #expect(resources.stdout.contains("\"Bonjour\""), "\(resources.stdout)")
         #expect(resources.stdout.contains("\"Hello\""), "\(resources.stdout)")
+        // Each resource's configuration flags are those aapt gives the same resources built in one APK
+        // (drawable/icon varies by density, string/hello by locale).
+        let monolithic = try TestSupport.run("aapt", ["dump", "resources", fixture.monolithicAPK])
+        let specs = { (text: String) in text.split(separator: "\n").filter { $0.contains("spec resource") }.map { $0.trimmingCharacters(in: .whitespaces) } }
+        #expect(specs(resources.stdout) == specs(monolithic.stdout), "\(resources.stdout)\n---\n\(monolithic.stdout)")
+        #expect(specs(resources.stdout).contains { $0.contains("drawable/icon: flags=0x00000100") })
         let listing = try TestSupport.run("unzip", ["-lv", output])
         #expect(listing.stdout.contains("lib/arm64-v8a/libfoo.so") && listing.stdout.contains("res/drawable-xhdpi-v4/icon.xml"), "\(listing.stdout)")
         #expect(listing.stdout.split(separator: "\n").contains { $0.hasSuffix("resources.arsc") && $0.contains("Stored") }, "resources.arsc stored")
@@ -77,5 +84,27 @@ import TestSupport
         #expect(!result.succeeded)
         #expect(result.stderr.contains("feature split \"camera\" cannot be merged faithfully"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    /// Hostile tables never trap: a split table with bytes changed at random (seeded) merges or is refused.
+    @Test func damagedSplitTablesAreRefusedNotTrapped() throws {
+        let base = try TestSupport.readBytes(unzipped(fixture.apks["base.apk"]!, "resources.arsc"))
+        let french = try TestSupport.readBytes(unzipped(fixture.apks["split_config.fr.apk"]!, "resources.arsc"))
+        #expect(throws: ResourceTableMerger.Failure.self) { try ResourceTableMerger.merge(base: base, splits: [("truncated", Array(french.prefix(100)))]) }
+        #expect(throws: ResourceTableMerger.Failure.self) { try ResourceTableMerger.merge(base: Array(base.prefix(40)), splits: [("fr", french)]) }
+        var generator = SplitMix64(seed: 18)
+        var refused = 0
+        for _ in 0..<300 {
+            var damaged = french
+            for _ in 0..<3 { damaged[Int.random(in: 0..<damaged.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            do { _ = try ResourceTableMerger.merge(base: base, splits: [("damaged", damaged)]) } catch { refused += 1 }
+        }
+        #expect(refused > 0, "seed 18: no damaged table was refused")
+    }
+
+    func unzipped(_ archive: String, _ name: String) throws -> String {
+        let folder = scratch.appendingPathComponent("extract-\(UUID().uuidString)")
+        _ = try TestSupport.run("unzip", ["-q", archive, name, "-d", folder.path])
+        return folder.appendingPathComponent(name).path
     }
 }

@@ -10,6 +10,8 @@ struct SplitSetFixture {
     var apks: [String: String] = [:]
     var packageName = "com.example.set"
     var versionCode = 7
+    /// The base's resources built without --split (aapt's table for the app in one APK).
+    var monolithicAPK = ""
 
     enum Form: String, CaseIterable, Sendable { case directory, apks, xapk, apkm }
 
@@ -40,6 +42,11 @@ struct SplitSetFixture {
                                                  "-F", base, "--split", "fr", "--split", "xhdpi"], currentDirectory: work.path)
         guard built.succeeded else { throw FixtureError(message: "aapt --split failed:\n\(built)") }
         apks["base.apk"] = base
+        // The same resources built in one piece: what a merged table should describe.
+        monolithicAPK = work.appendingPathComponent("monolithic.apk").path
+        let whole = try TestSupport.run("aapt", ["package", "-f", "-M", "AndroidManifest.xml", "-S", "res", "-I", TestSupport.frameworkRes,
+                                                 "-F", monolithicAPK], currentDirectory: work.path)
+        guard whole.succeeded else { throw FixtureError(message: "aapt package (monolithic) failed:\n\(whole)") }
         apks["split_config.fr.apk"] = work.appendingPathComponent("base_fr.apk").path
         apks["split_config.xhdpi.apk"] = work.appendingPathComponent("base_xhdpi-v4.apk").path
         apks["split_config.arm64_v8a.apk"] = try Self.makeSplit(in: work, packageName: packageName, versionCode: versionCode,
