@@ -1,4 +1,5 @@
 import BinaryXML
+import Foundation
 
 /// What a set needs to know about one APK's manifest: which app it belongs to and which part of it it is.
 ///
@@ -34,17 +35,14 @@ public struct SplitManifest: Sendable, Equatable {
     }
 
     public init(tree: XMLTree) throws {
-        guard let manifest = tree.root, manifest.name == "manifest" else {
-            throw BinaryXMLError(.missingContent, "not an AndroidManifest.xml: the root element is <\(tree.root?.name ?? "")>, expected <manifest>")
-        }
-        guard let package = manifest.attribute(id: nil, name: "package", namespace: nil)?.value.stringValue, !package.isEmpty else {
-            throw BinaryXMLError(.missingContent, "AndroidManifest.xml has no package attribute on <manifest>")
-        }
-        packageName = package
-        let minor = manifest.attribute(id: AndroidAttribute.versionCode, name: "versionCode").flatMap(Self.integer) ?? 0
+        // The root, package, versionCode and versionName as every other reader of the manifest sees them.
+        let summary = try ManifestSummary(tree: tree)
+        let manifest = tree.root!  // ManifestSummary checked it is <manifest>
+        packageName = summary.packageName
+        let minor = Int64(summary.versionCode ?? 0)
         let major = manifest.attribute(id: Self.versionCodeMajorAttribute, name: "versionCodeMajor").flatMap(Self.integer) ?? 0
         versionCode = (major << 32) | (minor & 0xFFFF_FFFF)
-        versionName = manifest.attribute(id: AndroidAttribute.versionName, name: "versionName")?.value.stringValue
+        versionName = summary.versionName
         let split = manifest.attribute(id: nil, name: "split", namespace: nil)?.value.stringValue
         splitName = (split?.isEmpty ?? true) ? nil : split
         configForSplit = manifest.attribute(id: nil, name: "configForSplit", namespace: nil)?.value.stringValue
@@ -66,15 +64,6 @@ public struct SplitManifest: Sendable, Equatable {
 
     private static func list(_ attribute: XMLTree.Attribute?) -> [String] {
         guard let text = attribute?.value.stringValue else { return [] }
-        return text.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
-    }
-}
-
-private extension String {
-    func trimmingCharacters(in set: Character) -> String {
-        var s = Substring(self)
-        while s.first == set { s.removeFirst() }
-        while s.last == set { s.removeLast() }
-        return String(s)
+        return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }

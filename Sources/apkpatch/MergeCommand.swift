@@ -1,4 +1,3 @@
-import APKCore
 import ArgumentParser
 import Foundation
 import Pipeline
@@ -45,11 +44,7 @@ extension SetCommands {
     /// `merge` and `run --merge`.
     static func merge(inputs: [String], out: String, patch: String?, signer: SignerOptions, schemes: SchemeOptions, verifies: Bool,
                       json: Bool, quiet: Bool) throws {
-        if !signer.isKeySpecified && !json && !quiet {
-            FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
-        }
-        let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
-        let key = source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
+        let key = try pendingKey(signer, announcesDebugKey: !json && !quiet)
         var options = SetOptions(inputs: inputs, output: out, signer: schemes.config(pendingKey: key))
         options.patchDirectory = patch
         options.verifies = verifies
@@ -65,7 +60,7 @@ extension SetCommands {
         if report.merge.extractsNativeLibraries { print("  android:extractNativeLibs set to true (a merged native library is compressed)") }
         print("  signed: \(report.signing.schemes.map(\.description).joined(separator: ", ")) by \(report.signing.certificateSubject)")
         if let verification = report.verification { print("  verified: \(verification.isVerified ? "yes" : "NO")") }
-        print("  time: " + report.timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", "))
+        print(timeLine(report.timings))
     }
 }
 

@@ -74,11 +74,7 @@ extension APKPatch {
                 try SetCommands.merge(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, verifies: !noVerify, json: json, quiet: quiet)
                 return
             }
-            if !signer.isKeySpecified && !json && !quiet {
-                FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
-            }
-            let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
-            let key = source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
+            let key = try SetCommands.pendingKey(signer, announcesDebugKey: !json && !quiet)
             var options = SetOptions(inputs: apks, output: out, signer: schemes.config(pendingKey: key))
             options.patchDirectory = patch
             options.verifies = !noVerify

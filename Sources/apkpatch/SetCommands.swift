@@ -1,3 +1,4 @@
+import APKCore
 import ArgumentParser
 import Foundation
 import Pipeline
@@ -7,6 +8,21 @@ import Verify
 
 /// `verify`, `sign` and `run` on a split APK set (.apks, .xapk, .apkm, a directory, several APKs).
 enum SetCommands {
+    /// The signing key of a set command, loading in the background unless a password is to be typed: the
+    /// options' key, or the Android debug key when none is given (announced on stderr when `announcesDebugKey`).
+    static func pendingKey(_ signer: SignerOptions, announcesDebugKey: Bool) throws -> BackgroundValue<SignerKey> {
+        if !signer.isKeySpecified && announcesDebugKey {
+            FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
+        }
+        let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
+        return source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
+    }
+
+    /// "  time: open 1.2 ms, …" for the summaries.
+    static func timeLine(_ timings: [StageTiming]) -> String {
+        "  time: " + timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", ")
+    }
+
     /// `apkpatch verify SET`: every APK verifies, one signer signed them all, and the set is one app.
     static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool) throws {
         let report = try SetPipeline.verify(paths: paths, options: options)
@@ -55,7 +71,7 @@ enum SetCommands {
             print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
             print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
         }
-        print("  time: " + report.timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", "))
+        print(timeLine(report.timings))
         if let commands = report.installCommands {
             print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
             if report.install == nil { print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))") }

@@ -98,7 +98,7 @@ extension APKPatch {
                 guard let output else {
                     throw ValidationError("signing a split APK set needs --out: a file of the same kind for a .apks, .xapk or .apkm, a directory for a directory or several APKs")
                 }
-                let key = source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
+                let key = try Self.preparedKey.flatMap { $0.source == source ? $0.key : nil } ?? SetCommands.pendingKey(signer, announcesDebugKey: false)
                 try SetCommands.run(SetOptions(inputs: allInputs, output: output, signer: schemes.config(pendingKey: key)), json: json, quiet: quiet || !verbose && !json)
                 return
             }
