@@ -127,17 +127,21 @@ public struct LiveReloadEditor: ContentEditor {
 
     public func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
                      summary: inout OverlaySummary) throws -> [OutputEntry] {
-        // A network security config would make Android ignore usesCleartextTraffic (API 24+): see WebAppError.
-        let base = ResourceContentEditor(extraEdits: ManifestEdits(debuggable: true, usesCleartextTraffic: true))
-        var output = try base.edit(entries: entries, archive: archive, patch: patch, timestamp: timestamp, summary: &summary)
-        let name = app.configEntry
-        guard let index = output.firstIndex(where: { $0.entry.name == name }) else {
-            throw WebAppError.notAWebApp("the patch deletes \(name)")
+        var output = try ResourceContentEditor().edit(entries: entries, archive: archive, patch: patch, timestamp: timestamp, summary: &summary)
+        func replace(_ name: String, _ edit: ([UInt8]) throws -> [UInt8]) throws {
+            guard let index = output.firstIndex(where: { $0.entry.name == name }) else {
+                throw WebAppError.notAWebApp("the patch deletes \(name)")
+            }
+            let edited = try edit(try output[index].uncompressedBytes())
+            output[index] = try OutputEntry.making(name: name, content: edited, method: output[index].entry.method,
+                                                   template: archive.entry(named: name) ?? output[index].entry, timestamp: timestamp)
+            if !summary.edited.contains(name) { summary.edited.append(name) }
         }
-        let edited = try app.configPointing(try output[index].uncompressedBytes(), at: origin)
-        output[index] = try OutputEntry.making(name: name, content: edited, method: output[index].entry.method,
-                                               template: archive.entry(named: name) ?? output[index].entry, timestamp: timestamp)
-        if !summary.edited.contains(name) { summary.edited.append(name) }
+        try replace(app.configEntry) { try app.configPointing($0, at: origin) }
+        // Two booleans need no resource table (a large resources.arsc would cost its size in memory to parse).
+        try replace("AndroidManifest.xml") {
+            try ManifestPatch.applying(ManifestEdits(debuggable: true, usesCleartextTraffic: true), to: $0, resources: nil)
+        }
         return output
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import LiveReload
 import TestSupport
+import Unpack
 
 /// `apkpatch watch --live` end to end through the binary, with the fake adb (no device here): what it asks adb
 /// to do, what the server serves, the events a save sends, and what the installed and the final builds hold
@@ -46,17 +47,9 @@ import TestSupport
         for (path, text) in patchFiles { try TestSupport.write(text, to: path, in: patch) }
         let output = work.appendingPathComponent("out.apk").path
         let adb = try FakeADB()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
-        process.arguments = ["watch", input, "--patch", patch.path, "--out", output, "--live", "--live-port", "0",
-                             "--debug-keystore", work.appendingPathComponent("debug.p12").path] + extra
-        process.environment = adb.environment()
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let lines = LineCollector()
-        pipe.fileHandleForReading.readabilityHandler = { lines.append($0.availableData) }
-        try process.run()
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output, "--live", "--live-port", "0",
+                                                               "--debug-keystore", work.appendingPathComponent("debug.p12").path] + extra,
+                                                              environment: adb.environment())
         return Session(process: process, lines: lines, adb: adb, work: work, patch: patch, output: output)
     }
 
@@ -202,6 +195,22 @@ import TestSupport
         let finalConfig = try TestSupport.run("unzip", ["-p", session.output, "assets/capacitor.config.json"]).stdout
         #expect(!finalConfig.contains("server") && !finalConfig.contains("localhost"), "\(finalConfig)")
         #expect(!(try xmltree(session.output, "AndroidManifest.xml")).contains("debuggable"))
+    }
+
+    @Test func aBusyPortStopsBeforeAnythingIsInstalled() throws {
+        let work = try TestSupport.makeTemporaryDirectory("live-busy")
+        let archivePath = try Self.cordovaFixture().build(in: work, name: "app.apk")
+        let other = DevServer(content: WebRootContent(archive: try APKArchive(path: archivePath), webRoot: "assets/www/", patchDirectory: work.path))
+        defer { other.shutDown() }
+        let port = try other.start(port: 0)
+        try FileManager.default.createDirectory(at: work.appendingPathComponent("patch"), withIntermediateDirectories: true)
+        let adb = try FakeADB()
+        let result = try TestSupport.apkpatch(["watch", archivePath, "--patch", work.appendingPathComponent("patch").path, "--live",
+                                               "--live-port", String(port), "--debug-keystore", work.appendingPathComponent("debug.p12").path],
+                                              environment: adb.environment())
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("port \(port) on 127.0.0.1 is already in use") && result.stderr.contains("--live-port"), "\(result)")
+        #expect(try adb.invocations().isEmpty)
     }
 
     @Test func refusesAnAppWithoutPackagedPagesAndSaysWhy() throws {

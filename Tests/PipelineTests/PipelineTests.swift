@@ -154,15 +154,7 @@ import Unpack
         try TestSupport.write("<p>v1</p>\n", to: "assets/www/index.html", in: patch)
         let output = dir.appendingPathComponent("web-patched.apk").path
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
-        process.arguments = ["watch", input, "--patch", patch.path, "--debug-keystore", dir.appendingPathComponent("debug.p12").path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let lines = LineCollector()
-        pipe.fileHandleForReading.readabilityHandler = { lines.append($0.availableData) }
-        try process.run()
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--debug-keystore", dir.appendingPathComponent("debug.p12").path])
         defer { if process.isRunning { process.terminate() } }
 
         #expect(lines.waitFor { $0.contains("] built ") }, "first build: \(lines.lines)")

@@ -17,3 +17,21 @@ public final class LineCollector: @unchecked Sendable {
         return false
     }
 }
+
+extension TestSupport {
+    /// Starts the built `apkpatch` with `arguments` in the background (a long-running `watch`), its stdout and
+    /// stderr collected line by line as they come.
+    public static func startApkpatch(_ arguments: [String], environment: [String: String]? = nil) throws -> (process: Process, lines: LineCollector) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: apkpatchBinary)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let lines = LineCollector()
+        pipe.fileHandleForReading.readabilityHandler = { lines.append($0.availableData) }
+        try process.run()
+        return (process, lines)
+    }
+}

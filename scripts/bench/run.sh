@@ -9,7 +9,8 @@
 #   BENCH_RUNS     measured runs per tool and workload (default 9; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
-#   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch floor set-sign merge
+#   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch live floor set-sign merge
+#   BENCH_LIVE_EDITS  saves per APK in the live-reload workload (default 20)
 #   BENCH_INPUTS   space-separated subset of the corpus (default: all of it)
 #
 # Each workload runs apkpatch and its anchor alternately in the same run, and reports medians, the ratio and
@@ -24,7 +25,7 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-9}; fi
 WORK=${BENCH_WORK:-$ROOT/bench-work}
 OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
-ONLY=${BENCH_ONLY:-cycle manifest align sign verify watch floor set-sign merge}
+ONLY=${BENCH_ONLY:-cycle manifest align sign verify watch live floor set-sign merge}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 CORPUS=$WORK/corpus
@@ -163,6 +164,11 @@ if wants merge; then
         apkpatch "\"$APKPATCH\" merge \"$SET\" --out \"$OUT/merge-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS -q" \
         sign-merged "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/merge-sign.apk\" \"$CORPUS/webapp-set.merged.apk\"" \
         "rm -f \"$OUT\"/merge-*.apk"
+fi
+
+# --- (9) live reload: save -> reload event ----------------------------------------------------------------------
+if wants live; then
+    for input in $INPUTS; do "$HERE/live.sh" "$input" "$CORPUS/$input.apk" "$KS" "${BENCH_LIVE_EDITS:-20}" || log "live on $input failed"; done
 fi
 
 # --- Report -----------------------------------------------------------------------------------------------------
