@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and `make fuzz` install both. A package only the tests need goes in TEST_PACKAGES.
 BUILD_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev
 TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framework-res \
-	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time
+	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time apksigcopier fsverity
 
 .PHONY: all deps build-deps test-deps build debug test demo install uninstall bench fuzz clean
 

@@ -12,9 +12,14 @@ public struct InstallOptions: Sendable, Hashable {
     public var grantPermissions: Bool
     /// Start the launcher activity after installing.
     public var launch: Bool
+    /// `adb install --incremental`: stream the APK with its v4 signature (`<apk>.idsig`, which adb finds beside
+    /// it), so the app can start before all of a large APK has arrived. `Installer` falls back to a normal
+    /// install when adb or the device cannot.
+    public var incremental: Bool
 
     public init(serial: String? = nil, allowTestPackages: Bool = false, allowDowngrade: Bool = false,
-                grantPermissions: Bool = false, launch: Bool = false) {
+                grantPermissions: Bool = false, launch: Bool = false, incremental: Bool = false) {
+        self.incremental = incremental
         self.serial = serial
         self.allowTestPackages = allowTestPackages
         self.allowDowngrade = allowDowngrade
@@ -97,6 +102,7 @@ public struct InstallCommands: Sendable {
             "allowDowngrade": options.allowDowngrade,
             "grantPermissions": options.grantPermissions,
             "launch": options.launch,
+            "incremental": options.incremental,
         ]
         if let serial = options.serial { context["serial"] = ShellWords.quote(serial) }
         if let packageName, !packageName.isEmpty {

@@ -19,6 +19,8 @@ public struct Installer: Sendable {
         public let installOutput: String
         /// Whether the launch command ran (and succeeded).
         public let launched: Bool
+        /// Whether `adb install --incremental` did the install (false after a fallback to a normal install).
+        public var installedIncrementally = false
     }
 
     /// The adb to run; nil looks `adb` up on the environment's PATH when ``install(_:)`` runs.
@@ -63,10 +65,19 @@ public struct Installer: Sendable {
                                advice: "adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb; or the Android SDK's platform-tools) and run: \(commands.installLine)",
                                apkPath: commands.apkPath)
         }
-        let installRun = try run(adb: adb, arguments: Array(commands.install.dropFirst()), commands: commands)
-        if let error = InstallError.classifyInstall(output: installRun.output, exitStatus: installRun.status, commands: commands) {
-            throw error
+        var commands = commands
+        var installRun = try run(adb: adb, arguments: Array(commands.install.dropFirst()), commands: commands)
+        var error = InstallError.classifyInstall(output: installRun.output, exitStatus: installRun.status, commands: commands)
+        // An adb older than Android 11's platform-tools, or a device without incremental file system support,
+        // refuses --incremental with a generic failure: install the usual way instead. Failures a normal install
+        // would meet too (no device, another signer installed, ...) are reported as they are.
+        if commands.options.incremental, let failure = error, [.installFailed, .invalidAPK].contains(failure.code) {
+            commands = try commands.with { $0.incremental = false }
+            onMessage(Message(stream: .standardError, line: "apkpatch: incremental install failed; installing the whole APK instead"))
+            installRun = try run(adb: adb, arguments: Array(commands.install.dropFirst()), commands: commands)
+            error = InstallError.classifyInstall(output: installRun.output, exitStatus: installRun.status, commands: commands)
         }
+        if let error { throw error }
         var launched = false
         if let launch = commands.launch {
             let launchRun = try run(adb: adb, arguments: Array(launch.dropFirst()), commands: commands)
@@ -75,7 +86,7 @@ public struct Installer: Sendable {
             }
             launched = true
         }
-        return Report(adbPath: adb, installOutput: installRun.output, launched: launched)
+        return Report(adbPath: adb, installOutput: installRun.output, launched: launched, installedIncrementally: commands.options.incremental)
     }
 
     /// Collects adb's output from two reader threads.

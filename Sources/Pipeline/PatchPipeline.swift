@@ -23,6 +23,9 @@ public struct PipelineOptions: Sendable {
     public var signer: SignerConfig?
     /// Verifies the signed output by Android's rules, install checks included.
     public var verifies = true
+    /// Writes the signed output's v4 signature (`<output>.idsig`), which makes `installs` use
+    /// `adb install --incremental`; `.off` removes a stale one.
+    public var v4Signing: V4SigningRequest = .off
     /// When set, each stage's output is also written there (unsigned.apk, …) for inspection.
     public var keepStagesDirectory: String?
     /// The adb command options; `installs` runs it.
@@ -65,6 +68,8 @@ public struct PipelineReport: Sendable {
     public var verification: VerificationReport?
     /// The output's manifest, read from the plan (package name and launcher activity for the adb commands).
     public var manifest: ManifestSummary?
+    /// The v4 signature written beside the output, if any.
+    public var v4SignatureFile: String?
     public var installCommands: InstallCommands?
     public var install: Installer.Report?
     public var timings: [StageTiming]
@@ -126,6 +131,9 @@ public enum PatchPipeline {
                     throw PipelineError.verificationFailed(output, verification.errors.map(\.description))
                 }
             }
+            report.v4SignatureFile = try clock.measure("v4") {
+                try V4SchemeSigner.updateSignature(forAPKAt: output, key: try signer.key, request: options.v4Signing)
+            }
         } else {
             let written = try clock.measure("repack") { try Repacker.write(plan.entries, to: output, alignment: options.alignment, comment: comment) }
             report.outputSize = written.size
@@ -137,8 +145,10 @@ public enum PatchPipeline {
     /// Builds the adb commands for the output, writes the script, runs adb when asked.
     static func finishInstall(_ report: inout PipelineReport, options: PipelineOptions, clock: inout StageClock) throws {
         let manifest = report.manifest
+        var installOptions = options.install
+        installOptions.incremental = report.v4SignatureFile != nil
         let commands = try InstallCommands(apkPath: report.output, packageName: manifest?.packageName,
-                                           launcherActivity: manifest?.launcherActivity, options: options.install,
+                                           launcherActivity: manifest?.launcherActivity, options: installOptions,
                                            templates: try TemplateLibrary.locate())
         report.installCommands = commands
         if let script = options.installScript { try commands.writeScript(to: script) }

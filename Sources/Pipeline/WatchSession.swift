@@ -130,6 +130,8 @@ public final class WatchSession {
             var buildOptions = options
             buildOptions.verifies = verifies
             buildOptions.signer?.jarSignatureCompressionLevel = 0
+            // Working builds: no .idsig (the install, if any, is a normal one).
+            buildOptions.v4Signing = .off
             var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
                                                  output: output ?? options.resolvedOutput, signingCache: signingCache,
                                                  manifestCache: manifestCache, clock: &clock)

@@ -17,7 +17,7 @@ public enum SignatureScheme: Int, Sendable, Hashable, CaseIterable, Comparable, 
 ///
 /// Defaults are the `apksigner sign` CLI's (build-tools 35): all three schemes, minSdkVersion read from the
 /// APK's manifest, `Created-By: 1.0 (Android)`, every stored entry re-aligned (4 bytes; `.so` files on
-/// 16 KiB pages); except the JAR signature files' deflate level (see `jarSignatureCompressionLevel`).
+/// 16 KiB pages), the JAR signature files deflated at zlib's level 9.
 public struct SignerConfig: Sendable {
     /// The signing key, its certificate chain and the signer name (v1 file names come from it). Reading it
     /// waits for a key still being loaded (`init(pendingKey:)`), and throws what loading it threw.
@@ -49,14 +49,14 @@ public struct SignerConfig: Sendable {
     public var debuggableAPKPermitted: Bool = true
     /// How many entries/chunks are digested at once (defaults to the number of cores).
     public var concurrency: Int
-    /// Deflate level of the JAR signature files (`--jar-deflate-level`). apksig uses 9; the default here is
-    /// 1: MANIFEST.MF and the .SF file are base64 digests and names, about 1 MB each for a large APK, which
-    /// level 9 spends ~35 ms of CPU apiece on (the largest single cost of signing framework-res.apk) to
-    /// come out 8% smaller. Levels below 9 use libdeflate (twice zlib's speed at level 1, and smaller);
-    /// 9 uses zlib as apksig does, so output is byte-identical to apksigner's (given its alignment options).
-    /// Watch mode uses 0 (deflate's stored blocks: no compression work, no alignment needed).
+    /// Deflate level of the JAR signature files (`--jar-deflate-level`). 9, as apksig: reproducible-build
+    /// checks (F-Droid's apksigcopier) copy a signature onto an unsigned build by recompressing these files
+    /// with zlib and refuse any level they cannot reproduce, so the default must be zlib's level 9 output.
+    /// Levels below 9 use libdeflate (MANIFEST.MF and the .SF file are ~1 MB each for a large APK, which
+    /// level 9 spends ~35 ms of CPU apiece on): for outputs nothing downstream re-reads, such as watch mode's
+    /// working builds, which use 0 (deflate's stored blocks: no compression work).
     public var jarSignatureCompressionLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
-    public static let defaultJARSignatureCompressionLevel: Int32 = 1
+    public static let defaultJARSignatureCompressionLevel: Int32 = 9
 
     public init(key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,
                 maxSdkVersion: Int? = nil, createdBy: String = "1.0 (Android)", alignmentPreserved: Bool = false,

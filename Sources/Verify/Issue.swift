@@ -132,6 +132,17 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         /// Not apksig's: a v3.2 block apkpatch cannot check (no ML-DSA in OpenSSL 3.0), where Android would.
         case v32Unsupported = "V32_SIG_UNSUPPORTED"
 
+        // APK Signature Scheme v4 (the .idsig file given with --v4-signature-file).
+        case v4SigMalformedSigners = "V4_SIG_MALFORMED_SIGNERS"
+        case v4SigUnknownSigAlgorithm = "V4_SIG_UNKNOWN_SIG_ALGORITHM"
+        case v4SigDidNotVerify = "V4_SIG_DID_NOT_VERIFY"
+        case v4SigMalformedCertificate = "V4_SIG_MALFORMED_CERTIFICATE"
+        case v4SigPublicKeyMismatch = "V4_SIG_PUBLIC_KEY_MISMATCH_BETWEEN_CERTIFICATE_AND_SIGNATURES_RECORD"
+        case v4SigV2V3SignersMismatch = "V4_SIG_V2_V3_SIGNERS_MISMATCH"
+        case v4SigV2V3DigestsMismatch = "V4_SIG_V2_V3_DIGESTS_MISMATCH"
+        case v4SigAPKRootDidNotVerify = "V4_SIG_APK_ROOT_DID_NOT_VERIFY"
+        case v4SigAPKTreeDidNotVerify = "V4_SIG_APK_TREE_DID_NOT_VERIFY"
+
         // Install checks beyond apksigner (what makes Android's installer refuse an APK apksigner accepts).
         case installResourcesArscCompressed = "INSTALL_RESOURCES_ARSC_COMPRESSED"
         case installResourcesArscNotAligned = "INSTALL_RESOURCES_ARSC_NOT_ALIGNED"

@@ -1,10 +1,13 @@
+import Foundation
 /// Printing a report the way `apksigner verify [-v] [--print-certs]` does (`ApkSignerTool.verify`), with
 /// the install checks under their own heading after it.
 extension VerificationReport {
     /// The text apksigner would print: results and warnings on standard output, "DOES NOT VERIFY" and
     /// errors on standard error.
     /// With `warningsAsErrors` (apksigner's `-Werr`) signature warnings go to standard error.
-    public func renderText(verbose: Bool, printCertificates: Bool, warningsAsErrors: Bool = false) -> (standardOutput: String, standardError: String) {
+    /// With `printPEM` (apksigner's `--print-certs-pem`) each certificate is followed by its PEM encoding.
+    public func renderText(verbose: Bool, printCertificates: Bool, printPEM: Bool = false,
+                           warningsAsErrors: Bool = false) -> (standardOutput: String, standardError: String) {
         var out = "", err = ""
         if isSignatureVerified {
             if verbose {
@@ -15,13 +18,13 @@ extension VerificationReport {
                 if verifiedSchemes.contains(.v31) {
                     out += "Verified using \(SignatureScheme.v31.displayName): true\n"
                 }
-                out += "Verified using \(SignatureScheme.v4.displayName): false\n"
+                out += "Verified using \(SignatureScheme.v4.displayName): \(verifiedSchemes.contains(.v4))\n"
                 out += "Verified for SourceStamp: false\n"
                 out += "Number of signers: \(signers.count)\n"
             }
-            if printCertificates {
+            if printCertificates || printPEM {
                 for (index, certificate) in signers.enumerated() {
-                    out += Self.describe(certificate, prefix: "Signer #\(index + 1)", verbose: verbose)
+                    out += Self.describe(certificate, prefix: "Signer #\(index + 1)", verbose: verbose, pem: printPEM)
                 }
             }
         } else {
@@ -43,8 +46,8 @@ extension VerificationReport {
         return (out, err)
     }
 
-    /// apksigner's `printCertificate`.
-    static func describe(_ certificate: CertificateInfo, prefix: String, verbose: Bool) -> String {
+    /// apksigner's `printCertificate`; `pem` adds the certificate in PEM, 64 Base64 characters a line.
+    package static func describe(_ certificate: CertificateInfo, prefix: String, verbose: Bool, pem: Bool = false) -> String {
         var text = "\(prefix) certificate DN: \(certificate.subjectDN)\n"
         text += "\(prefix) certificate SHA-256 digest: \(certificate.sha256)\n"
         text += "\(prefix) certificate SHA-1 digest: \(certificate.sha1)\n"
@@ -55,6 +58,14 @@ extension VerificationReport {
             text += "\(prefix) public key SHA-256 digest: \(certificate.publicKeySHA256)\n"
             text += "\(prefix) public key SHA-1 digest: \(certificate.publicKeySHA1)\n"
             text += "\(prefix) public key MD5 digest: \(certificate.publicKeyMD5)\n"
+        }
+        if pem {
+            let base64 = Array(Data(certificate.derBytes).base64EncodedString().utf8)
+            text += "-----BEGIN CERTIFICATE-----\n"
+            for start in stride(from: 0, to: base64.count, by: 64) {
+                text += String(decoding: base64[start..<min(start + 64, base64.count)], as: UTF8.self) + "\n"
+            }
+            text += "-----END CERTIFICATE-----\n"
         }
         return text
     }
@@ -109,6 +120,10 @@ public struct VerificationReportJSON: Encodable, Sendable {
     public let installChecked: Bool
     public let installErrors: [IssueJSON]
     public let installWarnings: [IssueJSON]
+    /// The signing certificate lineage (rotated keys), original first; empty without one.
+    public let lineage: [CertificateJSON]
+    /// With `verify --expect-certificate-sha256`: whether the APK is signed by every expected certificate.
+    public var expectedSignerMatched: Bool?
 
     init(_ report: VerificationReport) {
         path = report.path
@@ -130,5 +145,6 @@ public struct VerificationReportJSON: Encodable, Sendable {
         installChecked = report.checkedInstallability
         installErrors = report.installErrors.map(IssueJSON.init)
         installWarnings = report.installWarnings.map(IssueJSON.init)
+        lineage = report.lineage.map(CertificateJSON.init)
     }
 }

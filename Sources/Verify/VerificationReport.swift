@@ -10,11 +10,15 @@ public struct VerificationOptions: Sendable, Hashable {
     /// Also check what Android's installer enforces beyond signatures (resources.arsc and native library
     /// storage and alignment). False gives apksigner's exact verdict (`--signature-only`).
     public var checksInstallability: Bool
+    /// An APK Signature Scheme v4 file (`.idsig`) to check against the APK (apksigner `--v4-signature-file`).
+    public var v4SignatureFile: String?
 
-    public init(minSdkVersion: Int? = nil, maxSdkVersion: Int = Int(Int32.max), checksInstallability: Bool = true) {
+    public init(minSdkVersion: Int? = nil, maxSdkVersion: Int = Int(Int32.max), checksInstallability: Bool = true,
+                v4SignatureFile: String? = nil) {
         self.minSdkVersion = minSdkVersion
         self.maxSdkVersion = maxSdkVersion
         self.checksInstallability = checksInstallability
+        self.v4SignatureFile = v4SignatureFile
     }
 }
 
@@ -116,6 +120,9 @@ public struct VerificationReport: Sendable {
     public var schemes: [SchemeReport]
     /// The APK's signer certificates (apksigner's "Signer #n"), set when the signatures verified.
     public var signers: [CertificateInfo]
+    /// The v3/v3.1 signing certificate lineage, original certificate first, when the signatures verified and
+    /// the APK carries one (a rotated key); empty otherwise.
+    public var lineage: [CertificateInfo] = []
     /// Every error and warning from signature verification (including those of individual signers).
     public var signatureErrors: [Issue]
     public var signatureWarnings: [Issue]
@@ -132,4 +139,18 @@ public struct VerificationReport: Sendable {
     public var errors: [Issue] { signatureErrors + installErrors }
     /// All warnings.
     public var warnings: [Issue] { signatureWarnings + installWarnings }
+
+    /// Whether the APK is signed by each certificate in `sha256Digests` (hex, any case, `:` or spaces
+    /// between bytes allowed): each must be one of `signers` or, with `allowingLineageAncestors`, an older
+    /// certificate of the lineage. False when the signatures do not verify, or when the list is empty.
+    public func isSigned(byCertificatesWithSHA256 sha256Digests: [String], allowingLineageAncestors: Bool) -> Bool {
+        guard isSignatureVerified, !sha256Digests.isEmpty else { return false }
+        let accepted = Set((signers + (allowingLineageAncestors ? lineage : [])).map(\.sha256))
+        return sha256Digests.allSatisfy { accepted.contains(Self.normalizedHex($0)) }
+    }
+
+    /// Lower-case hex without separators (`AB:CD` → `abcd`), as `CertificateInfo.sha256` is written.
+    public static func normalizedHex(_ text: String) -> String {
+        String(text.lowercased().filter { $0 != ":" && $0 != " " })
+    }
 }

@@ -114,6 +114,23 @@ public struct Verifier: Sendable {
 
         verifySignatures(archive: archive, manifest: manifest, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
                          prefetch: prefetch, report: &report)
+        if let path = options.v4SignatureFile {
+            let bytes: [UInt8]
+            do {
+                let file = try MappedFile(path: path)
+                bytes = try file.bytes(in: 0..<file.count)
+            } catch {
+                throw VerificationError.cannotRead(path: path, reason: "\(error)")
+            }
+            let issues = V4SchemeVerifier.verify(signatureBytes: bytes, apk: source, centralDirectoryOffset: archive.zip.centralDirectoryOffset)
+            report.schemes.append(SchemeReport(scheme: .v4, isVerified: issues.isEmpty, signers: []))
+            if issues.isEmpty {
+                report.verifiedSchemes.insert(.v4)
+            } else {
+                report.signatureErrors += issues
+                report.isSignatureVerified = false
+            }
+        }
         report.schemes.sort { $0.scheme < $1.scheme }
 
         if options.checksInstallability {
@@ -319,6 +336,9 @@ public struct Verifier: Sendable {
         if hasErrors { return }
 
         report.isSignatureVerified = true
+        if let lineage = schemeResults[.v31]?.lineage ?? schemeResults[.v3]?.lineage {
+            report.lineage = lineage.nodes.map { CertificateInfo($0.certificate) }
+        }
         if let last = v31Signers.last ?? v3Signers.last {
             report.signers = last.certificates.prefix(1).map(CertificateInfo.init)
         } else if report.verifiedSchemes.contains(.v2) {

@@ -23,6 +23,8 @@ struct APKPatch: ParsableCommand {
             Sign.self,
             Merge.self,
             Verify.self,
+            Rotate.self,
+            Lineage.self,
             Keystore.self,
             Init.self,
             CITemplateCommand.self,
@@ -40,7 +42,8 @@ struct APKPatch: ParsableCommand {
     /// app.apk` is apksigner's `--v1-signing-enabled true app.apk` (its `OptionsParser.getOptionalBooleanValue`).
     static let apksignerBooleans: Set<String> = [
         "--v1-signing-enabled", "--v2-signing-enabled", "--v3-signing-enabled", "--v4-signing-enabled",
-        "--alignment-preserved", "--debuggable-apk-permitted",
+        "--alignment-preserved", "--debuggable-apk-permitted", "--verity-enabled", "--align-file-size",
+        "--deterministic-dsa-signing", "--rotation-targets-dev-release",
     ]
 
     /// `arguments` with the value apksigner implies written out after each valueless boolean option of the

@@ -125,6 +125,7 @@ func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: S
                          defersKeyLoading: Bool = false) throws -> PipelineOptions {
     var options = PipelineOptions(input: apk, patchDirectory: patch, output: out)
     options.keepStagesDirectory = keepStages
+    options.v4Signing = noSign ? .off : V4SigningRequest(option: schemes.v4)
     options.alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: schemes.libraryPageAlignment)
     if !noSign {
         if !signer.isKeySpecified && announcesDebugKey {
@@ -169,6 +170,7 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
         print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
         print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
         for warning in signing.warnings { print("  WARNING: \(warning)") }
+        if let v4 = report.v4SignatureFile { print("  v4 signature: \(v4)") }
     } else {
         print("  not signed (--no-sign)")
     }
@@ -197,6 +199,7 @@ struct RunSummary: Encodable {
     var signerSubject: String?
     var verified: Bool?
     var installCommand: String?
+    var v4SignatureFile: String?
     var timingsMs: [String: Double]
 
     init(_ report: PipelineReport) {
@@ -213,6 +216,7 @@ struct RunSummary: Encodable {
         signerSubject = report.signing?.certificateSubject
         verified = report.verification?.isVerified
         installCommand = report.installCommands?.installLine
+        v4SignatureFile = report.v4SignatureFile
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

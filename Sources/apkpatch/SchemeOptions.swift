@@ -12,6 +12,8 @@ struct SchemeOptions: ParsableArguments {
     var v2: Bool?
     @Option(name: .customLong("v3-signing-enabled"), help: ArgumentHelp("Sign with APK Signature Scheme v3: true or false.", valueName: "true|false"))
     var v3: Bool?
+    @Option(name: .customLong("v4-signing-enabled"), help: ArgumentHelp("Write the v4 signature <out>.idsig (for adb install --incremental): true or false. Default on, as apksigner; a failure to make it (no v2/v3 signature) is an error only when this option is given.", valueName: "true|false"))
+    var v4: Bool?
     @Option(name: .customLong("min-sdk-version"), help: ArgumentHelp("Lowest API level the signature must verify on (default: the manifest's minSdkVersion).", valueName: "level"))
     var minSdkVersion: Int?
     @Option(name: .customLong("max-sdk-version"), help: ArgumentHelp("Highest API level the signature must verify on.", valueName: "level"))
@@ -20,12 +22,36 @@ struct SchemeOptions: ParsableArguments {
     var alignmentPreserved: Bool = false
     @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 4096 or 16384 (default; Android 15 devices with 16 KiB pages).", valueName: "bytes"))
     var libraryPageAlignment: Int = 16384
-    @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 1; 9 gives output byte-identical to apksigner's, and costs ~70 ms of CPU on a large APK).", valueName: "level"))
+    @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 9, as apksigner: what apksigcopier and reproducible-build checks need; 1 saves ~70 ms of CPU on a large APK).", valueName: "level"))
     var jarDeflateLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
     @Option(name: .customLong("v1-signer-name"), help: ArgumentHelp("Base name of the v1 signature files (META-INF/NAME.SF), instead of the key alias or key file name.", valueName: "name"))
     var v1SignerName: String?
     @Option(name: .customLong("debuggable-apk-permitted"), help: ArgumentHelp("false refuses to sign an APK whose manifest says android:debuggable=\"true\" (default true, as apksigner).", valueName: "true|false"))
     var debuggableAPKPermitted: Bool = true
+
+    // apksigner options apkpatch does not implement yet: parsed so that using one says so plainly, instead of
+    // "unknown option" or, worse, a value taken for the input APK.
+    @Option(name: .customLong("lineage"), help: .hidden) var lineage: String?
+    @Flag(name: .customLong("next-signer"), help: .hidden) var nextSigner = false
+    @Option(name: .customLong("rotation-min-sdk-version"), help: .hidden) var rotationMinSdkVersion: String?
+    @Option(name: .customLong("rotation-targets-dev-release"), help: .hidden) var rotationTargetsDevRelease: Bool?
+    @Option(name: .customLong("signer-for-min-sdk-version"), help: .hidden) var signerForMinSdkVersion: String?
+    @Option(name: .customLong("verity-enabled"), help: .hidden) var verityEnabled: Bool?
+    @Option(name: .customLong("align-file-size"), help: .hidden) var alignFileSize: Bool?
+    @Option(name: .customLong("deterministic-dsa-signing"), help: .hidden) var deterministicDSASigning: Bool?
+
+    /// The first not-yet-supported apksigner option given, if any.
+    var unsupportedOption: String? {
+        if lineage != nil { return "--lineage" }
+        if nextSigner { return "--next-signer" }
+        if rotationMinSdkVersion != nil { return "--rotation-min-sdk-version" }
+        if rotationTargetsDevRelease == true { return "--rotation-targets-dev-release" }
+        if signerForMinSdkVersion != nil { return "--signer-for-min-sdk-version" }
+        if verityEnabled == true { return "--verity-enabled" }
+        if alignFileSize == true { return "--align-file-size" }
+        if deterministicDSASigning == true { return "--deterministic-dsa-signing" }
+        return nil
+    }
 
     var schemes: Set<SignatureScheme> {
         var set: Set<SignatureScheme> = []
@@ -36,6 +62,9 @@ struct SchemeOptions: ParsableArguments {
     }
 
     func validate() throws {
+        if let option = unsupportedOption {
+            throw ValidationError("\(option) is not supported yet: apkpatch signs with one key, without key rotation, verity or file-size alignment. Sign with apksigner for that (apkpatch verify checks the result; apkpatch rotate and lineage make and edit lineage files)")
+        }
         if schemes.isEmpty { throw ValidationError("all signature schemes are disabled; enable at least one of --v1/--v2/--v3-signing-enabled") }
         if let min = minSdkVersion, min < 1 { throw ValidationError("--min-sdk-version must be at least 1") }
         if let min = minSdkVersion, let max = maxSdkVersion, max < min { throw ValidationError("--max-sdk-version (\(max)) is below --min-sdk-version (\(min))") }

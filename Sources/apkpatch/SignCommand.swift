@@ -41,8 +41,6 @@ extension APKPatch {
         var output: String?
         @Option(name: .customLong("in"), help: ArgumentHelp("The APK to sign (or give it as the last argument).", valueName: "path"))
         var inputOption: String?
-        @Option(name: .customLong("v4-signing-enabled"), help: ArgumentHelp("Accepted for compatibility; apkpatch does not write v4 .idsig files yet (only false is allowed).", valueName: "true|false"))
-        var v4: Bool?
         @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print what was signed and how.") var verbose = false
         @Flag(name: .long, help: "Print the signing report as JSON.") var json = false
         @Flag(name: [.customShort("q"), .long], help: "Print nothing but errors.") var quiet = false
@@ -66,7 +64,6 @@ extension APKPatch {
                 if Set(names).count != names.count { throw ValidationError("two inputs have the same file name; they would overwrite each other in \(dir)") }
             }
             if !signer.isKeySpecified { throw ValidationError("no signing key: give --ks, --key with --cert, or --debug") }
-            if v4 == true { throw ValidationError("v4 signing (.idsig) is not supported yet; pass --v4-signing-enabled false or drop the option") }
         }
 
         /// The APK `main` started opening before the arguments were parsed (see `prepare`), if any.
@@ -129,15 +126,19 @@ extension APKPatch {
                 throw error
             }
             let report = try Signer(config: schemes.config(pendingKey: pendingKey)).sign(archive, to: destination)
+            let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try pendingKey.get(),
+                                                                 request: V4SigningRequest(option: schemes.v4))
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(warning)") } }
             if json {
-                print(try FileHandleOutput.json(SignSummary(report)))
+                var summary = SignSummary(report)
+                summary.v4SignatureFile = v4Signature
+                print(try FileHandleOutput.json(summary))
             } else if verbose && !quiet {
-                printVerbose(report)
+                printVerbose(report, v4Signature: v4Signature)
             }
         }
 
-        private func printVerbose(_ report: SigningReport) {
+        private func printVerbose(_ report: SigningReport, v4Signature: String?) {
             print("Signed \(report.outputPath) (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
             print("  schemes: \(report.schemes.map(\.description).joined(separator: ", "))")
             print("  minSdkVersion: \(report.minSdkVersion)\(report.minSdkVersionOverridden ? " (--min-sdk-version)" : " (from AndroidManifest.xml)")")
@@ -150,6 +151,7 @@ extension APKPatch {
             print("  re-aligned entries: \(report.realignedEntryCount)")
             print("  signer: \(report.certificateSubject)")
             print("  signer certificate SHA-256: \(report.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+            if let v4Signature { print("  v4: \(v4Signature)") }
             print("Signed")
         }
 
@@ -163,6 +165,7 @@ extension APKPatch {
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
             let signer = Signer(config: config)
+            let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
             let queue = OperationQueue()
             queue.maxConcurrentOperationCount = cores
             for (index, path) in paths.enumerated() {
@@ -170,7 +173,9 @@ extension APKPatch {
                     let destination = (directory as NSString).appendingPathComponent((path as NSString).lastPathComponent)
                     let result = Result { () throws -> SigningReport in
                         try PatchPipeline.ensureDistinct(input: path, output: destination)
-                        return try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
+                        let report = try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
+                        try V4SchemeSigner.updateSignature(forAPKAt: destination, key: key, request: v4Request, concurrency: v4Concurrency)
+                        return report
                     }
                     let done = results.set(index, input: path, output: destination, result: result)
                     if showsProgress {
@@ -251,6 +256,8 @@ struct SignSummary: Encodable {
     var signerSubject: String
     var signerCertificateSHA256: String
     var warnings: [String]
+    /// The v4 signature written beside the APK (`<output>.idsig`), if any.
+    var v4SignatureFile: String?
 
     init(_ report: SigningReport) {
         output = report.outputPath

@@ -26,6 +26,20 @@ struct Verify: ParsableCommand {
     @Flag(name: .customLong("print-certs"), help: "Print each signer's certificate (DN, SHA-256, SHA-1 and MD5 digests; with -v also the key).")
     var printCerts = false
 
+    @Flag(name: .customLong("print-certs-pem"), help: "As --print-certs, with each certificate in PEM as well.")
+    var printCertsPEM = false
+
+    @Option(name: .customLong("expect-certificate-sha256"),
+            help: ArgumentHelp("Fail unless the APK is signed by the certificate with this SHA-256 digest (hex, as --print-certs prints it; `:` separators allowed). Repeat for an APK with several signers: each must sign it.", valueName: "hex"))
+    var expectedCertificates: [String] = []
+
+    @Option(name: .customLong("v4-signature-file"), help: ArgumentHelp("Also check this APK Signature Scheme v4 file (the .idsig apksigner and apkpatch sign write beside the APK).", valueName: "path"))
+    var v4SignatureFile: String?
+
+    @Flag(name: .customLong("allow-lineage-ancestor"),
+          help: "With --expect-certificate-sha256: an older certificate of the APK's signing lineage (a rotated-away key) counts too.")
+    var allowLineageAncestor = false
+
     @Option(name: .customLong("min-sdk-version"), help: "Lowest API level to verify for (default: the APK's minSdkVersion).")
     var minSdkVersion: Int?
 
@@ -55,6 +69,15 @@ struct Verify: ParsableCommand {
         if input != nil && !apks.isEmpty { throw ValidationError("Give the APK either with --in or as the last argument, not both") }
         if let minSdkVersion, minSdkVersion < 0 { throw ValidationError("--min-sdk-version must not be negative") }
         if let maxSdkVersion, maxSdkVersion < 0 { throw ValidationError("--max-sdk-version must not be negative") }
+        for digest in expectedCertificates {
+            let hex = VerificationReport.normalizedHex(digest)
+            guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
+                throw ValidationError("--expect-certificate-sha256 takes a certificate's SHA-256 digest, 64 hex digits (as --print-certs prints it), not \(digest)")
+            }
+        }
+        if allowLineageAncestor && expectedCertificates.isEmpty {
+            throw ValidationError("--allow-lineage-ancestor goes with --expect-certificate-sha256")
+        }
         if let minSdkVersion, let maxSdkVersion, minSdkVersion > maxSdkVersion {
             throw ValidationError("--min-sdk-version (\(minSdkVersion)) is greater than --max-sdk-version (\(maxSdkVersion))")
         }
@@ -72,10 +95,13 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         let options = VerificationOptions(minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion ?? Int(Int32.max),
-                                          checksInstallability: !signatureOnly)
+                                          checksInstallability: !signatureOnly, v4SignatureFile: v4SignatureFile)
         let paths = input.map { [$0] } ?? apks
         if APKSet.isSet(paths: paths) {
             Self.prepared?.cancel()
+            if !expectedCertificates.isEmpty || v4SignatureFile != nil || printCertsPEM {
+                throw ValidationError("--expect-certificate-sha256, --v4-signature-file and --print-certs-pem take a single APK, not a set")
+            }
             try SetCommands.verify(paths, options: options, json: json, verbose: verbose, printCertificates: printCerts)
             return
         }
@@ -87,14 +113,22 @@ struct Verify: ParsableCommand {
             Self.prepared?.cancel()
             report = try verifier.verify(path: apkPath)
         }
+        let expectedSignerMatched = expectedCertificates.isEmpty ? nil
+            : report.isSigned(byCertificatesWithSHA256: expectedCertificates, allowingLineageAncestors: allowLineageAncestor)
         if json {
-            print(try FileHandleOutput.json(report.jsonRepresentation))
+            var representation = report.jsonRepresentation
+            representation.expectedSignerMatched = expectedSignerMatched
+            print(try FileHandleOutput.json(representation))
         } else {
-            let text = report.renderText(verbose: verbose, printCertificates: printCerts, warningsAsErrors: warningsAreErrors)
+            let text = report.renderText(verbose: verbose, printCertificates: printCerts, printPEM: printCertsPEM, warningsAsErrors: warningsAreErrors)
             if !text.standardOutput.isEmpty { print(text.standardOutput, terminator: "") }
             if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
+            if expectedSignerMatched == false && report.isSignatureVerified {
+                FileHandleOutput.standardError("ERROR: the APK is not signed by the expected certificate (--expect-certificate-sha256 \(expectedCertificates.joined(separator: ", ")))\(allowLineageAncestor || report.lineage.isEmpty ? "" : "; an older certificate of its lineage counts only with --allow-lineage-ancestor")\n")
+            }
         }
         if !report.isVerified { throw ExitCode.failure }
+        if expectedSignerMatched == false { throw ExitCode.failure }
         // apksigner -Werr: the verdict stands, but any warning makes the exit status 1.
         if warningsAreErrors && !report.signatureWarnings.isEmpty { throw ExitCode.failure }
     }

@@ -40,6 +40,12 @@ extension APKPatch {
         @Option(name: .long, help: ArgumentHelp("Output APK (default: <app>-patched.apk beside the input).", valueName: "path")) var out: String?
         @OptionGroup(title: "Signing (as apkpatch sign)") var signer: SignerOptions
         @OptionGroup(title: "Schemes") var schemes: SchemeOptions
+
+        func validate() throws {
+            if schemes.v4 == true {
+                throw ValidationError("watch mode does not write v4 signatures (.idsig): its builds change every save; use apkpatch run or sign for one")
+            }
+        }
         @OptionGroup(title: "Install") var installFlags: InstallFlags
         @Flag(name: .customLong("verify-each"), help: "Verify every rebuild, not only the first.") var verifyEach = false
         @Option(name: .customLong("debounce-ms"), help: ArgumentHelp("Quiet time after the last change before rebuilding (default 50, 10 with --live).", valueName: "ms"))

@@ -22,7 +22,7 @@ import TestSupport
         let result = try TestSupport.apkpatch(arguments + ["--install", "--serial", "emulator-5554", "--grant-permissions", "--launch"], environment: adb.environment())
         #expect(result.succeeded, "\(result)")
         #expect(try adb.invocations() == [
-            ["-s", "emulator-5554", "install", "-r", "-g", out],
+            ["-s", "emulator-5554", "install", "-r", "--incremental", "-g", out],
             ["-s", "emulator-5554", "shell", "am", "start", "-n", "com.example.cordova/com.example.cordova.MainActivity"],
         ])
         // adb's own words are shown.
@@ -51,7 +51,8 @@ import TestSupport
         let adb = try FakeADB()
         let run = try TestSupport.run(script, [], environment: adb.environment())
         #expect(run.succeeded, "\(run)")
-        #expect(try adb.invocations().first == ["install", "-r", out])
+        #expect(try adb.invocations().first == ["install", "-r", "--incremental", out])
+        #expect(FileManager.default.fileExists(atPath: out + ".idsig"), "adb install --incremental finds the v4 signature beside the APK")
         #expect(try adb.invocations().count == 2)
     }
 

@@ -111,9 +111,42 @@ import Unpack
                                                "--launch", "--emit-script", dir.appendingPathComponent("install.sh").path] + signing, environment: env)
         #expect(result.succeeded, "\(result)")
         let log = try String(contentsOf: adb.log, encoding: .utf8)
-        #expect(log.contains("-s emulator-5554 install -r \(output)"), "\(log)")
+        // run writes the v4 signature beside the APK, so adb streams it (install --incremental).
+        #expect(FileManager.default.fileExists(atPath: output + ".idsig"))
+        #expect(log.contains("-s emulator-5554 install -r --incremental \(output)"), "\(log)")
         #expect(log.contains("com.example.cordova"), "launch names the package: \(log)")
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("install.sh").path))
+    }
+
+    @Test("an adb or device without incremental install gets a normal install; --v4-signing-enabled false installs normally at once")
+    func incrementalInstallFallsBack() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir, name: "incremental.apk")
+        let patch = try makePatch()
+        let output = dir.appendingPathComponent("incremental-out.apk").path
+        // An adb that refuses --incremental as Debian's adb 29 does (an unknown option: a generic failure).
+        let bin = dir.appendingPathComponent("fakebin-\(UUID().uuidString)")
+        let log = bin.appendingPathComponent("adb.log")
+        try TestSupport.write("""
+        #!/bin/sh
+        echo "$*" >> "\(log.path)"
+        case "$*" in *--incremental*) echo "adb: unknown option --incremental" >&2; exit 1 ;; *install*) echo Success ;; esac
+        exit 0
+        """, to: "adb", in: bin)
+        chmod(bin.appendingPathComponent("adb").path, 0o755)
+        var env = environment
+        env["PATH"] = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--install"] + signing, environment: env)
+        #expect(result.succeeded, "\(result)")
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines == ["install -r --incremental \(output)", "install -r \(output)"], "\(lines)")
+        #expect(result.stderr.contains("installing the whole APK instead"), "\(result)")
+
+        try FileManager.default.removeItem(at: log)
+        let plain = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--install", "--v4-signing-enabled", "false"] + signing,
+                                             environment: env)
+        #expect(plain.succeeded, "\(plain)")
+        #expect(!FileManager.default.fileExists(atPath: output + ".idsig"), "the previous run's .idsig is removed: it would not match")
+        #expect(try String(contentsOf: log, encoding: .utf8) == "install -r \(output)\n")
     }
 
     @Test func installFailureGivesAdviceAndKeepsTheAPK() throws {

@@ -199,7 +199,7 @@ import Unpack
         #expect(try APKFacts(output).archive.entry(named: "META-INF/MY_RELEA.SF") != nil)
     }
 
-    @Test("--jar-deflate-level 9 with apksigner's alignment options gives apksigner's bytes; the default level differs only there")
+    @Test("by default (level 9) with apksigner's alignment options the output is apksigner's bytes; --jar-deflate-level 1 differs only there")
     func jarDeflateLevel() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let input = try FixtureAPK.cordovaLike().build(in: dir)
@@ -210,11 +210,11 @@ import Unpack
         #expect(apksigner.succeeded, "\(apksigner)")
         let common = ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true", "--lib-page-alignment", "4096"]
         let nine = dir.appendingPathComponent("nine.apk").path
-        let result = try TestSupport.apkpatch(common + ["--jar-deflate-level", "9", "--out", nine, input])
+        let result = try TestSupport.apkpatch(common + ["--out", nine, input])
         #expect(result.succeeded, "\(result)")
         #expect(try TestSupport.readBytes(nine) == (try TestSupport.readBytes(theirs)))
         let fast = dir.appendingPathComponent("fast.apk").path
-        #expect(try TestSupport.apkpatch(common + ["--out", fast, input]).succeeded)
+        #expect(try TestSupport.apkpatch(common + ["--jar-deflate-level", "1", "--out", fast, input]).succeeded)
         #expect(try TestSupport.readBytes(fast) != (try TestSupport.readBytes(theirs)))
         #expect(try TestSupport.run("apksigner", ["verify", fast]).succeeded)
         // Same JAR signature contents, only compressed differently.
@@ -224,6 +224,40 @@ import Unpack
         }
         let bad = try TestSupport.apkpatch(common + ["--jar-deflate-level", "10", "--out", fast, input])
         #expect(!bad.succeeded && bad.stderr.contains("--jar-deflate-level takes 0 to 9"), "\(bad)")
+    }
+
+    @Test("apksigcopier (F-Droid's reproducible-build check) compares and copies a default apkpatch signature as it does apksigner's")
+    func apksigcopierCopiesTheSignature() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let unsigned = try FixtureAPK.cordovaLike().build(in: dir)
+        let keys = Self.shared.rsa
+        for (label, options) in [("apkpatch", ["--alignment-preserved", "true"]), ("apkpatch-run", [])] {
+            let signed = dir.appendingPathComponent("\(label).apk").path
+            let sign: TestSupport.ProcessResult
+            if label == "apkpatch-run" {
+                // `run` signs what it repacks: compare against its own unsigned stage.
+                let stages = dir.appendingPathComponent("stages").path, patch = dir.appendingPathComponent("patch")
+                try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
+                sign = try TestSupport.apkpatch(["run", unsigned, "--patch", patch.path, "--key", keys.keyPK8, "--cert", keys.certificatePEM,
+                                                 "--keep-stages", stages, "--out", signed, "-q"])
+            } else {
+                sign = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM] + options + ["--out", signed, unsigned])
+            }
+            #expect(sign.succeeded, "\(sign)")
+            let reference = label == "apkpatch-run" ? dir.appendingPathComponent("stages/unsigned-aligned.apk").path : unsigned
+            let compare = try TestSupport.run("apksigcopier", ["compare", signed, "--unsigned", reference])
+            #expect(compare.succeeded, "\(label): \(compare)")
+            let copied = dir.appendingPathComponent("\(label)-copied.apk").path
+            let copy = try TestSupport.run("apksigcopier", ["copy", signed, reference, copied])
+            #expect(copy.succeeded, "\(label): \(copy)")
+            #expect(try TestSupport.readBytes(copied) == (try TestSupport.readBytes(signed)), "\(label): the copy is the signed APK")
+        }
+        // The cheap level is what apksigcopier cannot reproduce: the check above fails without level 9.
+        let fast = dir.appendingPathComponent("fast.apk").path
+        #expect(try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true",
+                                          "--jar-deflate-level", "1", "--out", fast, unsigned]).succeeded)
+        let refused = try TestSupport.run("apksigcopier", ["compare", fast, "--unsigned", unsigned])
+        #expect(!refused.succeeded && refused.stderr.contains("compresslevel"), "\(refused)")
     }
 
     @Test("signing the pipeline's entry list gives the same bytes as signing the archive")

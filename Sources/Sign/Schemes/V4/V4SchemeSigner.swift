@@ -1,0 +1,123 @@
+import APKCore
+import OpenSSLWrapper
+import SignatureSchemes
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why no v4 signature could be made for an APK.
+public enum V4SigningError: Error, CustomStringConvertible, Equatable {
+    /// v4 signs the v3 (or v2) content digest, so the APK needs one of those schemes.
+    case noV2V3Signature
+    /// apksig's v4 signer takes exactly one certificate.
+    case certificateChain(count: Int)
+    case unreadableAPK(String)
+
+    public var description: String {
+        switch self {
+        case .noV2V3Signature:
+            return "a v4 signature needs the APK's v3 or v2 content digest, and the APK has no single-signer v3 or v2 signature: enable v2 or v3 signing, or turn v4 off"
+        case .certificateChain(let count):
+            return "a v4 signature carries exactly one certificate, and the signing key has a chain of \(count): sign with a key whose certificate stands alone, or turn v4 off"
+        case .unreadableAPK(let reason):
+            return "cannot read the signed APK for its v4 signature: \(reason)"
+        }
+    }
+}
+
+/// APK Signature Scheme v4 (apksig `V4SchemeSigner`): the `.idsig` file `adb install --incremental` sends
+/// first, so the device can check each block of the APK as it streams in. Made from the finished, signed APK:
+/// its fs-verity Merkle tree (one more pass over its bytes, in the SHA-256 lanes on every core) and its v3
+/// (else v2) content digest, signed with the v3 signer's key.
+public enum V4SchemeSigner {
+    /// Where apksigner writes the v4 signature of `apkPath`.
+    public static func signaturePath(for apkPath: String) -> String { apkPath + ".idsig" }
+
+    /// The v4 signature of the signed APK in `apk` (all of it), by `key`.
+    public static func makeSignature(for apk: any DataSource, key: SignerKey, concurrency: Int = 0) throws -> V4Signature {
+        guard key.certificates.count == 1, let certificate = key.certificates.first else {
+            if key.certificates.isEmpty { throw SignError.noCertificate }
+            throw V4SigningError.certificateChain(count: key.certificates.count)
+        }
+        let block: SigningBlock?
+        do {
+            let archive = try ZipArchive(source: apk)
+            block = try SigningBlock.locate(in: apk, centralDirectoryOffset: archive.centralDirectoryOffset)
+        } catch {
+            throw V4SigningError.unreadableAPK("\(error)")
+        }
+        guard let block, let apkDigest = V4Signature.apkDigest(in: block) else { throw V4SigningError.noV2V3Signature }
+        let publicKey = try certificate.publicKey()
+        // apksig `V4SchemeSigner.getSuggestedSignatureAlgorithms`: v3's choice without the verity variants.
+        let algorithms = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize)
+        guard let algorithm = algorithms.first(where: { $0.contentDigestAlgorithm != .verityChunkedSHA256 }) else {
+            throw V4SigningError.noV2V3Signature
+        }
+        let tree = try apk.withBytes(in: 0..<apk.count) { VerityTreeBuilder.build(over: $0, concurrency: concurrency) }
+        var signature = V4Signature(rootHash: tree.rootHash, apkDigest: apkDigest, certificate: certificate.derBytes,
+                                    publicKey: publicKey.subjectPublicKeyInfoDER, signatureAlgorithmID: Int32(bitPattern: algorithm.id),
+                                    signature: [], tree: tree.bytes)
+        let signedData = signature.signedData(apkSize: apk.count)
+        signature.signature = try key.privateKey.sign(signedData, digest: algorithm.signatureDigestAlgorithm)
+        guard publicKey.verify(signature: signature.signature, data: signedData, digest: algorithm.signatureDigestAlgorithm) else {
+            throw SignError.keyDoesNotMatchCertificate(certificate.subjectDN)
+        }
+        return signature
+    }
+
+    /// Writes the v4 signature of the signed APK at `apkPath` to `signaturePath` (temporary file renamed into
+    /// place, as the APK).
+    public static func writeSignature(forAPKAt apkPath: String, key: SignerKey, to signaturePath: String,
+                                      concurrency: Int = 0) throws {
+        let apk = try MappedFile(path: apkPath)
+        let signature = try makeSignature(for: apk, key: key, concurrency: concurrency)
+        let output = try OutputFile(destination: signaturePath)
+        try output.write(signature.encoded())
+        try output.commit()
+    }
+}
+
+/// Whether to write a v4 signature beside a signed APK, and whether a failure to make one is an error
+/// (apksigner: on by default, a failure reported only when `--v4-signing-enabled` was given).
+public enum V4SigningRequest: Sendable, Equatable {
+    case off
+    case on(reportsFailure: Bool)
+
+    /// apksigner's reading of `--v4-signing-enabled`: absent means on, failures silent.
+    public init(option: Bool?) {
+        switch option {
+        case .none: self = .on(reportsFailure: false)
+        case .some(true): self = .on(reportsFailure: true)
+        case .some(false): self = .off
+        }
+    }
+}
+
+extension V4SchemeSigner {
+    /// Brings `<apk>.idsig` in line with the APK just written at `apkPath`: writes its v4 signature, or
+    /// removes the file a previous signing left (it would not match the new APK) when v4 is off or could not
+    /// be made silently. Returns the path of the signature written, nil when none was.
+    @discardableResult
+    public static func updateSignature(forAPKAt apkPath: String, key: @autoclosure () throws -> SignerKey,
+                                       request: V4SigningRequest, concurrency: Int = 0) throws -> String? {
+        let path = signaturePath(for: apkPath)
+        switch request {
+        case .off:
+            removeStale(path)
+            return nil
+        case .on(let reportsFailure):
+            do {
+                try writeSignature(forAPKAt: apkPath, key: try key(), to: path, concurrency: concurrency)
+                return path
+            } catch {
+                removeStale(path)
+                if reportsFailure { throw error }
+                return nil
+            }
+        }
+    }
+
+    private static func removeStale(_ path: String) {
+        _ = path.withCString { unlink($0) }
+    }
+}

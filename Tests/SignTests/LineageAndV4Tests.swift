@@ -1,0 +1,242 @@
+import APKCore
+import Foundation
+import OpenSSLWrapper
+import Sign
+import SignatureSchemes
+import Testing
+import TestSupport
+
+/// Key rotation files (`apkpatch rotate` / `lineage`) against Debian's apksigner both ways, v4 signatures
+/// against apksigner's `.idsig`, Linux's `fsverity` and OpenSSL, and `verify`'s certificate expectations.
+@Suite struct LineageAndV4Tests {
+    static let shared: (directory: URL, keys: [TestKeys.Files]) = {
+        let directory = try! TestSupport.makeTemporaryDirectory("lineage-keys")
+        return (directory, (1...3).map { try! TestKeys.make(.rsa2048, in: directory, name: "key\($0)") })
+    }()
+
+    static func signer(_ index: Int) -> [String] {
+        let key = shared.keys[index]
+        return ["--key", key.keyPK8, "--cert", key.certificatePEM]
+    }
+
+    static func sha256(of key: Int) -> String { shared.keys[key].key.certificates[0].fingerprint(.sha256).hexString }
+
+    @Test("rotate writes apksigner's bytes, each tool reads the other's file and prints the same certificates")
+    func rotateAndLineageMatchApksigner() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let theirs = dir.appendingPathComponent("theirs.lineage").path, ours = dir.appendingPathComponent("ours.lineage").path
+        let apksigner = try TestSupport.run("apksigner", ["rotate", "--out", theirs, "--old-signer"] + Self.signer(0) + ["--new-signer"] + Self.signer(1))
+        #expect(apksigner.succeeded, "\(apksigner)")
+        let rotate = try TestSupport.apkpatch(["rotate", "--out", ours, "--old-signer"] + Self.signer(0) + ["--new-signer"] + Self.signer(1) + ["-v"])
+        #expect(rotate.succeeded && rotate.stdout == "Rotation entry generated.\n", "\(rotate)")
+        #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)), "RSA PKCS#1 signatures are deterministic: same bytes")
+
+        for verbose in [[], ["-v"]] {
+            let theirPrint = try TestSupport.run("apksigner", ["lineage", "--in", ours, "--print-certs"] + verbose)
+            let ourPrint = try TestSupport.apkpatch(["lineage", "--in", theirs, "--print-certs"] + verbose)
+            #expect(theirPrint.succeeded && ourPrint.succeeded, "\(theirPrint)\n\(ourPrint)")
+            #expect(ourPrint.stdout == theirPrint.stdout, "\(ourPrint.stdout)\n---\n\(theirPrint.stdout)")
+            #expect(ourPrint.stdout.contains("Signer #2 in lineage certificate SHA-256 digest: \(Self.sha256(of: 1))"))
+        }
+
+        // Extending a lineage, and capabilities set on both sides.
+        let theirs3 = dir.appendingPathComponent("theirs3.lineage").path, ours3 = dir.appendingPathComponent("ours3.lineage").path
+        let extend = ["--old-signer"] + Self.signer(1) + ["--set-installed-data", "false", "--new-signer"] + Self.signer(2) + ["--set-rollback"]
+        #expect(try TestSupport.run("apksigner", ["rotate", "--in", ours, "--out", theirs3] + extend).succeeded)
+        let ourExtend = try TestSupport.apkpatch(["rotate", "--in", theirs, "--out", ours3] + extend)
+        #expect(ourExtend.succeeded, "\(ourExtend)")
+        #expect(try TestSupport.readBytes(ours3) == (try TestSupport.readBytes(theirs3)))
+
+        let theirsCap = dir.appendingPathComponent("theirs-cap.lineage").path, oursCap = dir.appendingPathComponent("ours-cap.lineage").path
+        let change = ["--signer"] + Self.signer(0) + ["--set-permission", "false", "--set-auth=false"]
+        #expect(try TestSupport.run("apksigner", ["lineage", "--in", ours3, "--out", theirsCap] + change).succeeded)
+        let ourChange = try TestSupport.apkpatch(["lineage", "--in", theirs3, "--out", oursCap, "-v"] + change)
+        #expect(ourChange.succeeded && ourChange.stdout.contains("Updated signer capabilities for signer #1."), "\(ourChange)")
+        #expect(try TestSupport.readBytes(oursCap) == (try TestSupport.readBytes(theirsCap)))
+        let printed = try TestSupport.apkpatch(["lineage", "--in", oursCap, "--print-certs"]).stdout
+        #expect(printed == (try TestSupport.run("apksigner", ["lineage", "--in", theirsCap, "--print-certs"]).stdout))
+        #expect(printed.contains("Has permission capability    : false"), "\(printed)")
+
+        // A change needs somewhere to go; an unchanged lineage does not.
+        let nowhere = try TestSupport.apkpatch(["lineage", "--in", oursCap] + change.dropLast(2) + ["--set-permission", "true"])
+        #expect(!nowhere.succeeded && nowhere.stderr.contains("--out"), "\(nowhere)")
+    }
+
+    @Test("a lineage that does not chain, a wrong old signer and a foreign signer are refused")
+    func brokenLineagesAreRefused() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let path = dir.appendingPathComponent("l.lineage").path
+        #expect(try TestSupport.apkpatch(["rotate", "--out", path, "--old-signer"] + Self.signer(0) + ["--new-signer"] + Self.signer(1)).succeeded)
+        var bytes = try TestSupport.readBytes(path)
+        bytes[bytes.count - 10] ^= 0x01  // inside the second node's signature
+        let tampered = dir.appendingPathComponent("tampered.lineage").path
+        try TestSupport.write(bytes, to: "tampered.lineage", in: dir)
+        let read = try TestSupport.apkpatch(["lineage", "--in", tampered, "--print-certs"])
+        #expect(!read.succeeded && read.stderr.contains("does not verify"), "\(read)")
+        #expect(throws: LineageError.self) { try SigningCertificateLineage(contentsOf: tampered) }
+        // apksigner agrees.
+        #expect(!(try TestSupport.run("apksigner", ["lineage", "--in", tampered, "--print-certs"]).succeeded))
+
+        let wrongParent = try TestSupport.apkpatch(["rotate", "--in", path, "--out", dir.appendingPathComponent("x").path,
+                                                    "--old-signer"] + Self.signer(0) + ["--new-signer"] + Self.signer(2))
+        #expect(!wrongParent.succeeded && wrongParent.stderr.contains("not the newest certificate"), "\(wrongParent)")
+        let foreign = try TestSupport.apkpatch(["lineage", "--in", path, "--out", dir.appendingPathComponent("y").path,
+                                                "--signer"] + Self.signer(2) + ["--set-rollback"])
+        #expect(!foreign.succeeded && foreign.stderr.contains("was not found in the lineage"), "\(foreign)")
+    }
+
+    @Test("the codec reads and writes apksig's structure: file round trip, attribute value, magic")
+    func codecRoundTrip() throws {
+        let lineage = try SigningCertificateLineage.rotation(from: Self.shared.keys[0].key, to: Self.shared.keys[1].key)
+        let reread = try SigningCertificateLineage(fileBytes: lineage.fileBytes)
+        #expect(reread == lineage)
+        #expect(try SigningCertificateLineage(attributeValue: lineage.attributeValue) == lineage)
+        #expect(Array(lineage.fileBytes.prefix(8)) == [0xd1, 0x39, 0xff, 0x3e, 1, 0, 0, 0])
+        #expect(lineage.nodes[0].flags == SignerCapabilities.defaultFlags && lineage.nodes[0].signatureAlgorithmID == 0x0103)
+        #expect(lineage.nodes[1].parentSignatureAlgorithmID == 0x0103 && lineage.nodes[1].signatureAlgorithmID == 0)
+        #expect(throws: LineageError.self) { try SigningCertificateLineage(fileBytes: Array(lineage.fileBytes.dropLast())) }
+    }
+
+    @Test("v4: the .idsig is apksigner's bytes; its tree and root are fsverity's; OpenSSL checks its signature; a stale one goes")
+    func v4SignatureMatchesApksignerFsverityAndOpenSSL() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let theirs = dir.appendingPathComponent("theirs.apk").path, ours = dir.appendingPathComponent("ours.apk").path
+        #expect(try TestSupport.run("apksigner", ["sign"] + Self.signer(0) + ["--out", theirs, input]).succeeded)
+        let sign = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--alignment-preserved", "true", "--lib-page-alignment", "4096",
+                                                                         "--out", ours, "--json", input])
+        #expect(sign.succeeded, "\(sign)")
+        #expect(sign.stdout.contains("\"v4SignatureFile\""), "\(sign)")
+        #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)))
+        #expect(try TestSupport.readBytes(ours + ".idsig") == (try TestSupport.readBytes(theirs + ".idsig")), "the .idsig is apksigner's, byte for byte")
+
+        let signature = try V4Signature(encoded: try TestSupport.readBytes(ours + ".idsig"))
+        let tree = dir.appendingPathComponent("tree.bin").path, descriptor = dir.appendingPathComponent("descriptor.bin").path
+        let fsverity = try TestSupport.run("fsverity", ["digest", ours, "--out-merkle-tree", tree, "--out-descriptor", descriptor])
+        #expect(fsverity.succeeded, "\(fsverity)")
+        #expect(signature.tree == (try TestSupport.readBytes(tree)), "the Merkle tree is fs-verity's")
+        // fsverity_descriptor: version, hash algorithm, log2 block size, salt size, 4 reserved, le64 size, root hash.
+        #expect(Array(try TestSupport.readBytes(descriptor)[16..<48]) == signature.rootHash, "the root hash is fs-verity's")
+
+        try TestSupport.write(signature.signedData(apkSize: Int64(try TestSupport.readBytes(ours).count)), to: "signed.bin", in: dir)
+        try TestSupport.write(signature.signature, to: "signature.bin", in: dir)
+        try TestSupport.write(signature.publicKey, to: "public.der", in: dir)
+        let openssl = try TestSupport.run("openssl", ["dgst", "-sha256", "-keyform", "DER", "-verify", dir.appendingPathComponent("public.der").path,
+                                                      "-signature", dir.appendingPathComponent("signature.bin").path,
+                                                      dir.appendingPathComponent("signed.bin").path])
+        #expect(openssl.succeeded && openssl.stdout.contains("Verified OK"), "\(openssl)")
+
+        // No v2/v3 signature, so no v4: silent by default (a stale .idsig is removed), an error when asked for.
+        try TestSupport.write([1, 2, 3], to: "v1only.apk.idsig", in: dir)
+        let v1only = dir.appendingPathComponent("v1only.apk").path
+        let quiet = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--v2-signing-enabled", "false", "--v3-signing-enabled", "false", "--out", v1only, input])
+        #expect(quiet.succeeded, "\(quiet)")
+        #expect(!FileManager.default.fileExists(atPath: v1only + ".idsig"), "the stale .idsig is gone")
+        let loud = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--v2-signing-enabled", "false", "--v3-signing-enabled", "false",
+                                                                         "--v4-signing-enabled", "--out", v1only, input])
+        #expect(!loud.succeeded && loud.stderr.contains("v4 signature needs"), "\(loud)")
+        let off = dir.appendingPathComponent("off.apk").path
+        #expect(try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--v4-signing-enabled", "false", "--out", off, input]).succeeded)
+        #expect(!FileManager.default.fileExists(atPath: off + ".idsig"))
+    }
+
+    @Test("verify --v4-signature-file accepts apksigner's .idsig and rejects a tampered one or another APK's")
+    func verifyV4SignatureFile() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let theirs = dir.appendingPathComponent("theirs.apk").path
+        #expect(try TestSupport.run("apksigner", ["sign"] + Self.signer(0) + ["--out", theirs, input]).succeeded)
+        let ok = try TestSupport.apkpatch(["verify", "--signature-only", "-v", "--v4-signature-file", theirs + ".idsig", theirs])
+        #expect(ok.succeeded && ok.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(ok)")
+        let without = try TestSupport.apkpatch(["verify", "--signature-only", "-v", theirs])
+        #expect(without.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): false"), "\(without)")
+
+        let original = try TestSupport.readBytes(theirs + ".idsig")
+        func check(_ bytes: [UInt8], code: String) throws {
+            try TestSupport.write(bytes, to: "bad.idsig", in: dir)
+            let result = try TestSupport.apkpatch(["verify", "--signature-only", "--v4-signature-file", dir.appendingPathComponent("bad.idsig").path, theirs])
+            #expect(!result.succeeded && result.stderr.contains("DOES NOT VERIFY"), "\(code): \(result)")
+            let json = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--v4-signature-file", dir.appendingPathComponent("bad.idsig").path, theirs])
+            #expect(json.stdout.contains("\"\(code)\""), "\(code): \(json.stdout)")
+        }
+        var tree = original
+        tree[tree.count - 100] ^= 0x01  // in the tree's leaf level
+        try check(tree, code: "V4_SIG_APK_TREE_DID_NOT_VERIFY")
+        var signed = original
+        signed[30] ^= 0x01  // in the root hash, which the signature covers
+        try check(signed, code: "V4_SIG_DID_NOT_VERIFY")
+        try check(Array(original.prefix(40)), code: "V4_SIG_MALFORMED_SIGNERS")
+        // Re-signed after a change (so the signature verifies): the digest, the signer or the root is not the APK's.
+        let size = Int64(try TestSupport.readBytes(theirs).count)
+        func resigned(by key: Int, _ change: (inout V4Signature) -> Void) throws -> [UInt8] {
+            var signature = try V4Signature(encoded: original)
+            let signer = Self.shared.keys[key].key
+            signature.certificate = signer.certificates[0].derBytes
+            signature.publicKey = try signer.certificates[0].publicKey().subjectPublicKeyInfoDER
+            change(&signature)
+            signature.signature = try signer.privateKey.sign(signature.signedData(apkSize: size), digest: .sha256)
+            return signature.encoded()
+        }
+        #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--v4-signature-file", theirs + ".idsig", theirs]).succeeded)
+        try check(try resigned(by: 0) { $0.apkDigest[0] ^= 1 }, code: "V4_SIG_V2_V3_DIGESTS_MISMATCH")
+        try check(try resigned(by: 1) { _ in }, code: "V4_SIG_V2_V3_SIGNERS_MISMATCH")
+        try check(try resigned(by: 0) { $0.rootHash[0] ^= 1 }, code: "V4_SIG_APK_ROOT_DID_NOT_VERIFY")
+        try check(try resigned(by: 0) { $0.signatureAlgorithmID = 0x0999 }, code: "V4_SIG_UNKNOWN_SIG_ALGORITHM")
+        try check(try resigned(by: 0) { $0.certificate = [0x30, 0x03, 0x02, 0x01, 0x01] }, code: "V4_SIG_MALFORMED_CERTIFICATE")
+        var mismatchedKey = try V4Signature(encoded: original)
+        mismatchedKey.publicKey = try Self.shared.keys[1].key.certificates[0].publicKey().subjectPublicKeyInfoDER
+        try check(mismatchedKey.encoded(), code: "V4_SIG_PUBLIC_KEY_MISMATCH_BETWEEN_CERTIFICATE_AND_SIGNATURES_RECORD")
+    }
+
+    @Test("verify --expect-certificate-sha256: the signer matches, another key does not, a lineage ancestor only when allowed")
+    func expectedCertificates() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let lineage = dir.appendingPathComponent("lineage").path
+        #expect(try TestSupport.apkpatch(["rotate", "--out", lineage, "--old-signer"] + Self.signer(0) + ["--new-signer"] + Self.signer(1)).succeeded)
+        // apksigner 31 signs a rotation into v3.0 (rotation at API 28).
+        let rotated = dir.appendingPathComponent("rotated.apk").path
+        let sign = try TestSupport.run("apksigner", ["sign"] + Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage, "--out", rotated, input])
+        #expect(sign.succeeded, "\(sign)")
+
+        let old = Self.sha256(of: 0), new = Self.sha256(of: 1)
+        let colons = stride(from: 0, to: new.count, by: 2).map { String(Array(new)[$0..<$0 + 2]) }.joined(separator: ":").uppercased()
+        #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", new, rotated]).succeeded)
+        #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", colons, rotated]).succeeded)
+        let ancestor = try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", old, rotated])
+        #expect(!ancestor.succeeded && ancestor.stderr.contains("--allow-lineage-ancestor"), "\(ancestor)")
+        #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", old, "--allow-lineage-ancestor", rotated]).succeeded)
+        let stranger = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--expect-certificate-sha256", Self.sha256(of: 2), "--allow-lineage-ancestor", rotated])
+        #expect(!stranger.succeeded, "\(stranger)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(stranger.stdout.utf8)) as? [String: Any])
+        #expect(object["expectedSignerMatched"] as? Bool == false)
+        #expect((object["lineage"] as? [[String: Any]])?.compactMap { $0["sha256"] as? String } == [old, new])
+        let matched = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--expect-certificate-sha256", new, rotated])
+        let matchedObject = try #require(try JSONSerialization.jsonObject(with: Data(matched.stdout.utf8)) as? [String: Any])
+        #expect(matched.succeeded && matchedObject["expectedSignerMatched"] as? Bool == true, "\(matched)")
+        let bad = try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", "abc", rotated])
+        #expect(!bad.succeeded && bad.stderr.contains("64 hex digits"), "\(bad)")
+
+        // The lineage read back from the rotated APK, as apksigner reads it.
+        let ours = try TestSupport.apkpatch(["lineage", "--in", rotated, "--print-certs"])
+        let theirs = try TestSupport.run("apksigner", ["lineage", "--in", rotated, "--print-certs"])
+        #expect(ours.succeeded && ours.stdout == theirs.stdout, "\(ours)\n\(theirs)")
+
+        // --print-certs-pem: the certificate as `openssl x509` writes it.
+        let pem = try TestSupport.apkpatch(["verify", "--signature-only", "--print-certs-pem", rotated])
+        let expected = try TestSupport.run("openssl", ["x509", "-in", Self.shared.keys[1].certificatePEM]).stdout
+        #expect(pem.succeeded && pem.stdout.hasSuffix(expected), "\(pem.stdout)\n---\n\(expected)")
+    }
+
+    @Test("signing options not implemented yet say so")
+    func unsupportedSigningOptions() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        for options in [["--lineage", "l.bin"], ["--next-signer"] + Self.signer(1), ["--rotation-min-sdk-version", "28"],
+                        ["--verity-enabled"], ["--align-file-size", "true"], ["--deterministic-dsa-signing"]] {
+            let result = try TestSupport.apkpatch(["sign"] + Self.signer(0) + options + ["--out", dir.appendingPathComponent("o.apk").path, input])
+            #expect(!result.succeeded && result.stderr.contains("\(options[0]) is not supported yet"), "\(options): \(result)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("o.apk").path))
+    }
+}
