@@ -92,7 +92,7 @@ import TestSupport
         #expect(reread == lineage)
         #expect(try SigningCertificateLineage(attributeValue: lineage.attributeValue) == lineage)
         #expect(Array(lineage.fileBytes.prefix(8)) == [0xd1, 0x39, 0xff, 0x3e, 1, 0, 0, 0])
-        #expect(lineage.nodes[0].flags == SignerCapabilities.defaultFlags && lineage.nodes[0].signatureAlgorithmID == 0x0103)
+        #expect(lineage.nodes[0].flags == 0x17 && lineage.nodes[0].signatureAlgorithmID == 0x0103)
         #expect(lineage.nodes[1].parentSignatureAlgorithmID == 0x0103 && lineage.nodes[1].signatureAlgorithmID == 0)
         #expect(throws: LineageError.self) { try SigningCertificateLineage(fileBytes: Array(lineage.fileBytes.dropLast())) }
     }
