@@ -40,12 +40,6 @@ extension APKPatch {
         @Option(name: .long, help: ArgumentHelp("Output APK (default: <app>-patched.apk beside the input).", valueName: "path")) var out: String?
         @OptionGroup(title: "Signing (as apkpatch sign)") var signer: SignerOptions
         @OptionGroup(title: "Schemes") var schemes: SchemeOptions
-
-        func validate() throws {
-            if schemes.v4 == true {
-                throw ValidationError("watch mode does not write v4 signatures (.idsig): its builds change every save; use apkpatch run or sign for one")
-            }
-        }
         @OptionGroup(title: "Install") var installFlags: InstallFlags
         @Flag(name: .customLong("verify-each"), help: "Verify every rebuild, not only the first.") var verifyEach = false
         @Option(name: .customLong("debounce-ms"), help: ArgumentHelp("Quiet time after the last change before rebuilding (default 50, 10 with --live).", valueName: "ms"))
@@ -57,6 +51,9 @@ extension APKPatch {
         @Flag(name: .long, help: "One JSON object per line for each event.") var json = false
 
         func validate() throws {
+            if schemes.v4 == true {
+                throw ValidationError("watch mode does not write v4 signatures (.idsig): its builds change every save; use apkpatch run or sign for one")
+            }
             if !(0...65535).contains(livePort) { throw ValidationError("--live-port must be between 0 and 65535") }
             if livePort != 8100 && !live { throw ValidationError("--live-port needs --live") }
             if let debounceMilliseconds, debounceMilliseconds < 0 { throw ValidationError("--debounce-ms cannot be negative") }
