@@ -8,7 +8,7 @@ enum EmbeddedTemplates {
     Every value arrives already shell-quoted (Install's ShellWords.quote), so it goes in with triple braces;
     Install parses these lines back into argv, so this file is the one source of truth for the flags.
     A split APK set is installed in one session with install-multiple: then apk holds every path. }}
-{{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} {{#multiple}}install-multiple{{/multiple}}{{^multiple}}install{{/multiple}} -r{{#allowTestPackages}} -t{{/allowTestPackages}}{{#allowDowngrade}} -d{{/allowDowngrade}}{{#grantPermissions}} -g{{/grantPermissions}} {{{apk}}}
+{{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} {{#multiple}}install-multiple{{/multiple}}{{^multiple}}install{{/multiple}} -r{{#incremental}} --incremental{{/incremental}}{{#allowTestPackages}} -t{{/allowTestPackages}}{{#allowDowngrade}} -d{{/allowDowngrade}}{{#grantPermissions}} -g{{/grantPermissions}} {{{apk}}}
 {{#launch}}
 {{#component}}
 {{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} shell am start -n {{{component}}}
