@@ -16,7 +16,7 @@ extension XMLTree {
     /// of the tree: a top-level element, and a child of a built element when `keep(parentName, childName)`
     /// says so; text and namespace declarations are dropped. Strings of skipped nodes are checked, never
     /// decoded, which is what makes reading a few facts from a large manifest cheap. Nil `keep` builds it all.
-    static func parse(binaryXML bytes: [UInt8], keeping keep: ((_ parentName: String, _ name: String) -> Bool)?) throws -> XMLTree {
+    package static func parse(binaryXML bytes: [UInt8], keeping keep: ((_ parentName: String, _ name: String) -> Bool)?) throws -> XMLTree {
         try bytes.withUnsafeBytes { raw in
             do { return try build(raw, keeping: keep) }
             catch let error as ShortReadError { throw BinaryXMLError(.truncated, "binary XML is truncated: \(error)") }

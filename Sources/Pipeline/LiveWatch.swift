@@ -101,7 +101,7 @@ extension WatchSession {
     /// that file decides whether the WebView may load `http://localhost`.
     static func cleartextWarning(archive: APKArchive) -> String? {
         guard let entry = archive.entry(named: "AndroidManifest.xml"),
-              let tree = try? XMLTree(binaryXML: archive.uncompressedData(of: entry)),
+              let tree = try? XMLTree.parse(binaryXML: archive.uncompressedData(of: entry), keeping: { $0 == "manifest" && $1 == "application" }),
               let application = tree.root?.elements(named: "application").first,
               application.attribute(id: AndroidAttribute.networkSecurityConfig, name: "networkSecurityConfig") != nil
         else { return nil }

@@ -84,6 +84,7 @@ import Unpack
         let started = try #require(lines.lines.first { $0.contains("Live reload (Cordova app)") }, "\(lines.lines)")
         let port = try #require(Int(String(started.split(separator: ":").last ?? "")), "\(started)")
         #expect(lines.lines.contains { $0.contains("when watch stops, \(session.output) is the normal patched build") }, "\(lines.lines)")
+        #expect(!lines.lines.contains { $0.contains("network security config") }, "\(lines.lines)")
 
         // adb: the reverse first, then one install of the development build.
         let devBuild = session.developmentBuild
@@ -198,6 +199,18 @@ import Unpack
         let finalConfig = try TestSupport.run("unzip", ["-p", session.output, "assets/capacitor.config.json"]).stdout
         #expect(!finalConfig.contains("server") && !finalConfig.contains("localhost"), "\(finalConfig)")
         #expect(!(try xmltree(session.output, "AndroidManifest.xml")).contains("debuggable"))
+    }
+
+    /// Android 7+ follows a network security config instead of usesCleartextTraffic: the user is told where to look.
+    @Test func warnsWhenANetworkSecurityConfigDecidesCleartext() throws {
+        var apk = Self.cordovaFixture()
+        apk.applicationAttributes = "android:networkSecurityConfig=\"@xml/network_security_config\""
+        apk.resources["xml/network_security_config.xml"] = Array("<network-security-config><base-config cleartextTrafficPermitted=\"false\" /></network-security-config>\n".utf8)
+        let session = try launch(apk: apk, patchFiles: [:])
+        defer { if session.process.isRunning { session.process.terminate() } }
+        #expect(session.lines.waitFor { $0.contains("warning: the app has a network security config (android:networkSecurityConfig)") }, "\(session.lines.lines)")
+        #expect(session.lines.waitFor { $0.contains("] installed") }, "\(session.lines.lines)")
+        #expect(session.stop(), "\(session.lines.lines)")
     }
 
     @Test func aBusyPortStopsBeforeAnythingIsInstalled() throws {

@@ -44,14 +44,19 @@ def save(run):
     return start
 
 
+recorded = 0  # saves with rows in RESULTS
+
+
 def record(tool, run, ok, seconds, rss):
+    global recorded
+    recorded = max(recorded, run)
     with open(results, "a") as f:
         f.write(f"live\t{label}\t{tool}\t{run}\t{'ok' if ok else 'FAILED'}\t{seconds:.6f}\t{rss}\n")
 
 
 def fail_all(reason):
     print(f"[live] {label} FAILED: {reason} (see {log_path})", file=sys.stderr)
-    for run in range(1, runs + 1):
+    for run in range(recorded + 1, runs + 1):
         record("save-to-event", run, False, 0, 0)
         record("apkpatch", run, False, 0, 0)
 
@@ -78,26 +83,33 @@ env = dict(os.environ, PATH=fake_adb + ":" + os.environ.get("PATH", "/usr/bin:/b
 log = open(log_path, "w")
 process = subprocess.Popen([apkpatch, "watch", apk, "--patch", patch, "--out", out, "--live", "--live-port", "0", "--json",
                             "--ks", keystore, "--ks-pass", "env:BENCH_KS_PASS"],
-                           stdout=subprocess.PIPE, stderr=log, env=env, text=True, bufsize=1)
+                           stdout=subprocess.PIPE, stderr=log, env=env, bufsize=0)
 events = []  # apkpatch's JSON lines
+pending = b""  # bytes read from apkpatch's stdout, not yet a whole line (select sees the pipe, not a reader's buffer)
 
 
 def read_line(deadline):
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+    global pending
+    while True:
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            log.write(line.decode(errors="replace") + "\n")
+            log.flush()
+            try:
+                events.append(json.loads(line))
+                return events[-1]
+            except ValueError:
+                continue
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        ready, _, _ = select.select([process.stdout], [], [], remaining)
         if not ready:
             return None
-        line = process.stdout.readline()
-        if not line:
+        chunk = os.read(process.stdout.fileno(), 65536)
+        if not chunk:
             return None
-        log.write(line)
-        log.flush()
-        try:
-            events.append(json.loads(line))
-            return events[-1]
-        except ValueError:
-            continue
-    return None
+        pending += chunk
 
 
 def wait_for(kind, seconds):
@@ -163,6 +175,8 @@ try:
         else:
             record("apkpatch", run, False, 0, rss)
     stream.close()
+except Exception as error:  # a failed workload is reported as FAILED rows, never stops the harness
+    fail_all(repr(error))
 finally:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
