@@ -12,8 +12,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Tests only (they read the rendered CI files with it): the binary links no Foundation beyond FoundationEssentials,
+        // and Yams imports all of it (README, Install).
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
-        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
@@ -36,7 +37,7 @@ let package = Package(
         .target(name: "APKCore", dependencies: [.target(name: "CLinux", condition: .when(platforms: [.linux]))]),
         // The stages.
         .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
-        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable"]),
         .target(name: "Align", dependencies: ["APKCore"]),
         .target(name: "Repack", dependencies: ["APKCore", "Align", "ZlibWrapper"]),
         // Android binary XML and resources.arsc: read, decode to text, compile back.
@@ -49,7 +50,7 @@ let package = Package(
         .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
         // Split APK sets (.apks, .xapk, .apkm, folders): read, checked for consistency, written back in their form.
         .target(name: "Sets", dependencies: ["APKCore", "Unpack", "Repack", "Align", "BinaryXML", "ZlibWrapper"]),
-        .target(name: "Install", dependencies: [.product(name: "Mustache", package: "swift-mustache")]),
+        .target(name: "Install", dependencies: ["APKCore"]),
         // watch --live's development server (SwiftNIO): the web root of an APK overlaid with a patch directory.
         .target(name: "LiveReload", dependencies: [
             "APKCore", "Unpack", "Overlay",
@@ -64,7 +65,7 @@ let package = Package(
         // Tests.
         .target(name: "TestSupport", dependencies: ["APKCore"], path: "Tests/TestSupport"),
         .testTarget(name: "APKCoreTests", dependencies: ["APKCore", "TestSupport"]),
-        .testTarget(name: "ZipStagesTests", dependencies: ["Unpack", "Overlay", "Repack", "Align", "APKCore", "ZlibWrapper", "TestSupport"]),
+        .testTarget(name: "ZipStagesTests", dependencies: ["Unpack", "Overlay", "Repack", "Align", "APKCore", "ZlibWrapper", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "DigestLanesTests", dependencies: ["DigestLanes", "OpenSSLWrapper"]),
         .testTarget(name: "KeyStoreTests", dependencies: ["Sign", "OpenSSLWrapper", "TestSupport"]),
         .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "DigestLanes", "APKCore", "OpenSSLWrapper", "Unpack", "Repack", "BinaryXML", "TestSupport"]),

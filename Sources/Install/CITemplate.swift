@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The CI jobs in `Templates/ci/` that sign and verify an APK with apkpatch from repository secrets
 /// (`apkpatch ci-template github|gitlab`).
@@ -75,7 +84,8 @@ public enum CITemplate: String, Sendable, CaseIterable {
             case "\t": result += "\\t"
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
-                    result += String(format: "\\x%02X", scalar.value)
+                    let hex = String(scalar.value, radix: 16, uppercase: true)
+                    result += "\\x" + (hex.count < 2 ? "0" : "") + hex
                 } else {
                     result.unicodeScalars.append(scalar)
                 }

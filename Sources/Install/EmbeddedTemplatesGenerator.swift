@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension TemplateLibrary {
     /// The Swift source of `EmbeddedTemplates.swift` for the templates in `self` (the source tree's `Templates/`).
@@ -28,6 +37,6 @@ extension TemplateLibrary {
     }
 
     private static func swiftStringLiteral(_ string: String) -> String {
-        "\"" + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + string.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
     }
 }

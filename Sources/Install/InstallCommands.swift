@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import APKCore
 
 /// How to install: the flags of `adb install` and whether to start the app afterwards.
 public struct InstallOptions: Sendable, Hashable {
@@ -76,7 +86,7 @@ public struct InstallCommands: Sendable {
         text = try templates.render("adb/install-command.mustache",
                                     context: Self.context(apkPaths: apkPaths, packageName: packageName,
                                                           launcherActivity: launcherActivity, options: options))
-        let lines = text.split(separator: "\n").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let lines = text.split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
         let commands = try lines.map(ShellWords.split)
         guard let first = commands.first, first.first == "adb", first.contains(apkPaths.count > 1 ? "install-multiple" : "install") else {
             throw InstallCommandError.unexpectedTemplateOutput(text)
@@ -97,7 +107,7 @@ public struct InstallCommands: Sendable {
             "adb": "adb",
             "apk": apkPaths.map(ShellWords.quote).joined(separator: " "),
             "multiple": apkPaths.count > 1,
-            "apkDisplayName": apkPaths.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "),
+            "apkDisplayName": apkPaths.map(\.lastPathComponent).joined(separator: ", "),
             "allowTestPackages": options.allowTestPackages,
             "allowDowngrade": options.allowDowngrade,
             "grantPermissions": options.grantPermissions,

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import APKCore
 
 /// Why installing (or starting) the APK failed, with what to do about it. The APK itself is always kept.
 ///
@@ -86,7 +96,7 @@ public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable 
     ///
     /// adb's exit status alone is not enough: adb before 1.0.39 and some `pm` paths print `Failure [...]` and exit 0.
     public static func classifyInstall(output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
-        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         let failureLine = lines.first { $0.contains("Failure [") || $0.contains("INSTALL_FAILED_") || $0.contains("INSTALL_PARSE_FAILED_") }
         let lowered = output.lowercased()
         let failed = exitStatus != 0 || failureLine != nil
@@ -164,7 +174,7 @@ public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable 
     /// The first `INSTALL_FAILED_*` / `INSTALL_PARSE_FAILED_*` name in `output`.
     static func androidFailureCode(in output: String) -> String? {
         for prefix in ["INSTALL_PARSE_FAILED_", "INSTALL_FAILED_"] {
-            guard let range = output.range(of: prefix) else { continue }
+            guard let range = output.firstRange(of: prefix) else { continue }
             let tail = output[range.upperBound...].prefix { $0.isUppercase || $0.isNumber || $0 == "_" }
             if !tail.isEmpty { return prefix + tail }
         }
@@ -173,7 +183,7 @@ public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable 
 
     /// Reads the launch command's output: `am start` and `monkey` exit 0 even when nothing started.
     public static func classifyLaunch(output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
-        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         let problem = lines.first { $0.hasPrefix("Error") || $0.contains("monkey aborted") || $0.contains("No activities found") || $0.lowercased().hasPrefix("error:") }
         guard exitStatus != 0 || problem != nil else { return nil }
         let package = commands.packageName ?? "PACKAGE"

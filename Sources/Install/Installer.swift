@@ -1,4 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Runs the adb commands of an ``InstallCommands`` when adb is on PATH, showing adb's own messages as they come,
 /// and turns a failure into an ``InstallError`` that says what to do. It never deletes or moves the APK.
@@ -39,16 +50,15 @@ public struct Installer: Sendable {
 
     /// The default message handler: each line to our stderr, so stdout stays free for summaries and `--json`.
     public static let forwardToStandardError: @Sendable (Message) -> Void = { message in
-        FileHandle.standardError.write(Data((message.line + "\n").utf8))
+        writeAll(2, message.line + "\n")
     }
 
     /// The first executable `adb` on `environment`'s PATH.
     public static func findADB(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":", omittingEmptySubsequences: true) {
-            let candidate = (String(directory) as NSString).appendingPathComponent("adb")
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let candidate = String(directory).appendingPathComponent("adb")
+            if FileKind(atPath: candidate) == .other,
                FileManager.default.isExecutableFile(atPath: candidate) {
                 return candidate
             }
@@ -91,10 +101,10 @@ public struct Installer: Sendable {
 
     /// Collects adb's output from two reader threads.
     private final class OutputCollector: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = Lock()
         private var text = ""
-        func append(_ line: String) { lock.lock(); text += line + "\n"; lock.unlock() }
-        var output: String { lock.lock(); defer { lock.unlock() }; return text }
+        func append(_ line: String) { lock.withLock { text += line + "\n" } }
+        var output: String { lock.withLock { text } }
     }
 
     private func run(adb: String, arguments: [String], commands: InstallCommands) throws -> (output: String, status: Int32) {
@@ -115,7 +125,7 @@ public struct Installer: Sendable {
         let group = DispatchGroup()
         for (descriptor, stream) in [(child.standardOutput, Message.Stream.standardOutput), (child.standardError, .standardError)] {
             group.enter()
-            Thread.detachNewThread {
+            DispatchQueue.global().async {
                 defer { close(descriptor); group.leave() }
                 var pending: [UInt8] = []
                 func emit(_ bytes: ArraySlice<UInt8>) {

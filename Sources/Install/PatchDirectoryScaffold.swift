@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import APKCore
 
 /// `apkpatch init DIR`: a new patch directory from `Templates/patch-dir/` (an `apkpatch.yml` whose examples are all
 /// commented out, so the scaffold is a valid empty patch, and an empty `assets/www/` to drop web files into).
@@ -26,26 +36,25 @@ public enum PatchDirectoryScaffold {
         var files: [(String, String)] = [], folders: [String] = []
         for path in paths {
             let relative = String(path.dropFirst(prefix.count))
-            let name = (relative as NSString).lastPathComponent
+            let name = relative.lastPathComponent
             if name == folderMarker {
-                folders.append((relative as NSString).deletingLastPathComponent)
+                folders.append(relative.deletingLastPathComponent)
             } else {
                 files.append((relative, try templates.text(of: path)))
             }
         }
-        var isDirectory: ObjCBool = false
-        if fileManager.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+        if FileKind(atPath: directory) == .other {
             throw ScaffoldError.notADirectory(directory)
         }
         if !overwrite {
             // Check everything before writing anything: no half-made scaffold.
-            for (relative, _) in files where fileManager.fileExists(atPath: (directory as NSString).appendingPathComponent(relative)) {
-                throw ScaffoldError.fileExists((directory as NSString).appendingPathComponent(relative))
+            for (relative, _) in files where fileManager.fileExists(atPath: directory.appendingPathComponent(relative)) {
+                throw ScaffoldError.fileExists(directory.appendingPathComponent(relative))
             }
         }
         try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for folder in folders {
-            try fileManager.createDirectory(atPath: (directory as NSString).appendingPathComponent(folder), withIntermediateDirectories: true)
+            try fileManager.createDirectory(atPath: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
         for (relative, text) in files {
             let url = URL(fileURLWithPath: directory).appendingPathComponent(relative)

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `adb reverse`: a port on the device's localhost that leads to the same port on this computer, so an app on
 /// the device reaches a development server here as `http://localhost:PORT` (USB or emulator, no network setup).
@@ -44,7 +54,7 @@ extension Installer {
         do { result = try run(adb: adb, arguments: Array(command.dropFirst())) } catch {
             throw PortReverseError(command: command, adbMessage: "\(error)", exitStatus: nil)
         }
-        let lines = result.output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let lines = result.output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         if result.status != 0 || lines.contains(where: { $0.lowercased().hasPrefix("error:") }) {
             throw PortReverseError(command: command, adbMessage: lines.last, exitStatus: result.status)
         }

@@ -11,7 +11,7 @@ public enum ShellWords {
     /// (a `'` inside becomes `'\''`). The empty string becomes `''`.
     public static func quote(_ word: String) -> String {
         if !word.isEmpty, word.allSatisfy({ safeCharacters.contains($0) }) { return word }
-        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + word.replacing("'", with: "'\\''") + "'"
     }
 
     /// `words` quoted one by one and joined with spaces.

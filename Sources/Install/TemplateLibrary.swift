@@ -1,5 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import Mustache
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import APKCore
 
 /// The files under `Templates/` (adb commands, install script, CI jobs, the patch-dir scaffold), found at run time.
 ///
@@ -11,7 +20,7 @@ import Mustache
 /// 4. a copy compiled into the binary (``embedded``), generated from the files by `InstallTests`
 ///    (`APKPATCH_REGENERATE_EMBEDDED_TEMPLATES=1 swift test --filter EmbeddedTemplates`), never edited by hand.
 ///
-/// Templates ending in `.mustache` and the CI files are Mustache templates (swift-mustache); the CI files switch the
+/// Templates ending in `.mustache` and the CI files are Mustache templates (``MustacheTemplate``); the CI files switch the
 /// delimiters to `<% %>` on their first line because GitHub Actions' `${{ }}` must pass through untouched.
 public struct TemplateLibrary: Sendable {
     /// Where the templates come from.
@@ -36,7 +45,7 @@ public struct TemplateLibrary: Sendable {
 
     /// Templates read from `path` (which must hold `adb/install-command.mustache`).
     public init(directory path: String) throws {
-        guard FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(Self.markerPath)) else {
+        guard FileManager.default.fileExists(atPath: path.appendingPathComponent(Self.markerPath)) else {
             throw TemplateError.notATemplatesDirectory(path)
         }
         origin = .directory(path)
@@ -84,7 +93,7 @@ public struct TemplateLibrary: Sendable {
         #if os(Linux)
         if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
         #endif
-        return Bundle.main.executablePath ?? CommandLine.arguments.first
+        return CommandLine.arguments.first
     }
 
     /// The text of the template at `relativePath` (e.g. `ci/github-actions.yml`).
@@ -94,7 +103,7 @@ public struct TemplateLibrary: Sendable {
             guard let text = EmbeddedTemplates.files[relativePath] else { throw TemplateError.missing(relativePath, origin: origin) }
             return text
         case .directory(let root):
-            let path = (root as NSString).appendingPathComponent(relativePath)
+            let path = root.appendingPathComponent(relativePath)
             guard let data = FileManager.default.contents(atPath: path) else { throw TemplateError.missing(relativePath, origin: origin) }
             return String(decoding: data, as: UTF8.self)
         }
@@ -107,18 +116,13 @@ public struct TemplateLibrary: Sendable {
             let prefix = folder.hasSuffix("/") ? folder : folder + "/"
             return EmbeddedTemplates.files.keys.filter { $0.hasPrefix(prefix) }.sorted()
         case .directory(let root):
-            let base = URL(fileURLWithPath: root).appendingPathComponent(folder)
-            guard let enumerator = FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey], options: []) else {
+            let base = root.appendingPathComponent(folder)
+            guard let subpaths = try? FileManager.default.subpathsOfDirectory(atPath: base) else {
                 throw TemplateError.missing(folder, origin: origin)
             }
-            var result: [String] = []
-            let rootPath = URL(fileURLWithPath: root).standardizedFileURL.path
-            for case let url as URL in enumerator {
-                guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
-                let path = url.standardizedFileURL.path
-                guard path.hasPrefix(rootPath + "/") else { continue }
-                result.append(String(path.dropFirst(rootPath.count + 1)))
-            }
+            let prefix = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+            let result = subpaths.filter { FileKind(atPath: base.appendingPathComponent($0)) == .other }
+                .map { prefix.appendingPathComponent($0) }
             if result.isEmpty { throw TemplateError.missing(folder, origin: origin) }
             return result.sorted()
         }
@@ -127,27 +131,21 @@ public struct TemplateLibrary: Sendable {
     /// Renders the Mustache template at `relativePath` with `context`. Partials are named by their path without
     /// `.mustache` (`{{> adb/install-command}}`).
     public func render(_ relativePath: String, context: [String: Any]) throws -> String {
-        var library = MustacheLibrary()
+        var partials: [String: MustacheTemplate] = [:]
         for folder in ["adb"] {
             for path in (try? files(under: folder)) ?? [] where path.hasSuffix(".mustache") {
-                do {
-                    try library.register(try text(of: path), named: String(path.dropLast(".mustache".count)))
-                } catch let error as TemplateError {
-                    throw error
-                } catch {
-                    throw TemplateError.invalid(path, origin: origin, reason: "\(error)")
-                }
+                partials[String(path.dropLast(".mustache".count))] = try parse(path)
             }
         }
-        let template: MustacheTemplate
+        return try parse(relativePath).render(context, partials: partials)
+    }
+
+    private func parse(_ relativePath: String) throws -> MustacheTemplate {
         do {
-            template = try MustacheTemplate(string: try text(of: relativePath))
-        } catch let error as TemplateError {
-            throw error
-        } catch {
+            return try MustacheTemplate(string: try text(of: relativePath))
+        } catch let error as MustacheTemplate.SyntaxError {
             throw TemplateError.invalid(relativePath, origin: origin, reason: "\(error)")
         }
-        return template.render(context, library: library)
     }
 }
 

@@ -1,5 +1,14 @@
 import APKCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Unpack
 
 /// A patch directory: files laid out like the APK (every file adds or replaces the entry at its relative
@@ -24,15 +33,14 @@ public struct PatchDirectory: Sendable {
 
     public init(root: String) throws {
         self.root = root
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileKind(atPath: root) == .directory else {
             throw OverlayError.patchDirectoryMissing(root)
         }
-        let specPath = (root as NSString).appendingPathComponent(PatchSpec.fileName)
+        let specPath = root.appendingPathComponent(PatchSpec.fileName)
         if FileManager.default.fileExists(atPath: specPath) {
             let text: String
             do { text = try String(contentsOfFile: specPath, encoding: .utf8) } catch {
-                throw OverlayError.unreadable(path: specPath, reason: error.localizedDescription)
+                throw OverlayError.unreadable(path: specPath, reason: "\(error)")
             }
             spec = try PatchSpec(yaml: text, path: specPath)
         } else {
@@ -54,11 +62,11 @@ public struct PatchDirectory: Sendable {
     private static func scan(directory: String, prefix: String, into files: inout [String: PatchFile]) throws {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
-            throw OverlayError.unreadable(path: directory, reason: error.localizedDescription)
+            throw OverlayError.unreadable(path: directory, reason: "\(error)")
         }
         for name in names.sorted() {
             if isIgnored(name) || (prefix.isEmpty && name == PatchSpec.fileName) { continue }
-            let path = (directory as NSString).appendingPathComponent(name)
+            let path = directory.appendingPathComponent(name)
             let entryName = prefix + name
             var info = stat()
             guard lstat(path, &info) == 0 else {

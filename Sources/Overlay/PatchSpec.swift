@@ -1,6 +1,3 @@
-import Foundation
-import Yams
-
 /// The declarative file at the top of a patch directory (`apkpatch.yml`):
 ///
 ///     delete:            # input entries to remove (globs)
@@ -13,7 +10,8 @@ import Yams
 ///       debuggable: true
 ///       versionCode: 42
 ///
-/// Unknown keys are an error (a typo should not silently do nothing).
+/// Unknown keys are an error (a typo should not silently do nothing); the message suggests the nearest known key.
+/// The file is read by ``SpecYAML`` (the YAML this file needs, with line numbers in every message).
 public struct PatchSpec: Sendable, Equatable {
     public static let fileName = "apkpatch.yml"
 
@@ -40,12 +38,12 @@ public struct PatchSpec: Sendable, Equatable {
 
     /// Parses the YAML text of a spec file; `path` is for messages.
     public init(yaml: String, path: String) throws {
-        let node: Node?
-        do { node = try Yams.compose(yaml: yaml) } catch {
-            throw OverlayError.invalidSpec(path: path, reason: "not valid YAML: \(error)")
+        let node: YAMLNode?
+        do { node = try SpecYAML.compose(yaml: yaml) } catch let error as SpecYAMLError {
+            throw OverlayError.invalidSpec(path: path, reason: "\(error)")
         }
         guard let node else { return }  // an empty file is an empty spec
-        guard let mapping = node.mapping else { throw OverlayError.invalidSpec(path: path, reason: "the top level must be a mapping (keys delete:, store:, deflate:, manifest:)") }
+        guard let mapping = node.mapping else { throw OverlayError.invalidSpec(path: path, reason: "line \(node.mark?.line ?? 1): the top level must be keys (delete:, store:, deflate:, manifest:), each on its own line") }
         for (keyNode, value) in mapping {
             let key = keyNode.string ?? ""
             switch key {
@@ -54,40 +52,41 @@ public struct PatchSpec: Sendable, Equatable {
             case "deflate": deflate = try Self.globs(value, key: key, path: path)
             case "manifest": manifest = try Self.manifest(value, path: path)
             default:
-                throw OverlayError.invalidSpec(path: path, reason: "unknown key \(key.debugDescription) at line \(keyNode.mark?.line ?? 0); known keys: delete, store, deflate, manifest")
+                throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): unknown key \(key.debugDescription)"
+                    + Self.suggestion(for: key, among: Self.topLevelKeys) + "; known keys: \(Self.topLevelKeys.joined(separator: ", "))")
             }
         }
     }
 
-    private static func globs(_ node: Node, key: String, path: String) throws -> [Glob] {
+    private static func globs(_ node: YAMLNode, key: String, path: String) throws -> [Glob] {
         if let single = node.scalar { return [Glob(single.string)] }
         guard let sequence = node.sequence else {
-            throw OverlayError.invalidSpec(path: path, reason: "\(key): expects a list of glob patterns")
+            throw OverlayError.invalidSpec(path: path, reason: "line \(node.mark?.line ?? 0): \(key): expects a list of glob patterns (one `- pattern` per line)")
         }
         return try sequence.map { item in
             guard let scalar = item.scalar, !scalar.string.isEmpty else {
-                throw OverlayError.invalidSpec(path: path, reason: "\(key): line \(item.mark?.line ?? 0): expected a glob pattern")
+                throw OverlayError.invalidSpec(path: path, reason: "line \(item.mark?.line ?? 0): \(key): expected a glob pattern")
             }
             return Glob(scalar.string)
         }
     }
 
-    private static func manifest(_ node: Node, path: String) throws -> ManifestShortcuts {
-        guard let mapping = node.mapping else { throw OverlayError.invalidSpec(path: path, reason: "manifest: expects a mapping such as `debuggable: true`") }
+    private static func manifest(_ node: YAMLNode, path: String) throws -> ManifestShortcuts {
+        guard let mapping = node.mapping else { throw OverlayError.invalidSpec(path: path, reason: "line \(node.mark?.line ?? 0): manifest: expects shortcuts indented under it, such as `debuggable: true`") }
         var shortcuts = ManifestShortcuts()
         for (keyNode, value) in mapping {
             let key = keyNode.string ?? ""
             let line = value.mark?.line ?? 0
             func bool() throws -> Bool {
-                guard let b = value.bool else { throw OverlayError.invalidSpec(path: path, reason: "manifest.\(key) (line \(line)) must be true or false") }
+                guard let b = value.bool else { throw OverlayError.invalidSpec(path: path, reason: "line \(line): manifest.\(key) must be true or false") }
                 return b
             }
             func int() throws -> Int {
-                guard let i = value.int else { throw OverlayError.invalidSpec(path: path, reason: "manifest.\(key) (line \(line)) must be a whole number") }
+                guard let i = value.int else { throw OverlayError.invalidSpec(path: path, reason: "line \(line): manifest.\(key) must be a whole number") }
                 return i
             }
             func string() throws -> String {
-                guard let s = value.string else { throw OverlayError.invalidSpec(path: path, reason: "manifest.\(key) (line \(line)) must be a string") }
+                guard let s = value.string else { throw OverlayError.invalidSpec(path: path, reason: "line \(line): manifest.\(key) must be a string") }
                 return s
             }
             switch key {
@@ -100,9 +99,38 @@ public struct PatchSpec: Sendable, Equatable {
             case "minSdkVersion": shortcuts.minSdkVersion = try int()
             case "targetSdkVersion": shortcuts.targetSdkVersion = try int()
             default:
-                throw OverlayError.invalidSpec(path: path, reason: "manifest: unknown shortcut \(key.debugDescription) at line \(keyNode.mark?.line ?? 0); known: debuggable, versionCode, versionName, label, usesCleartextTraffic, extractNativeLibs, minSdkVersion, targetSdkVersion")
+                throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): manifest: unknown shortcut \(key.debugDescription)"
+                    + Self.suggestion(for: key, among: Self.manifestKeys) + "; known: \(Self.manifestKeys.joined(separator: ", "))")
             }
         }
         return shortcuts
+    }
+
+    static let topLevelKeys = ["delete", "store", "deflate", "manifest"]
+    static let manifestKeys = ["debuggable", "versionCode", "versionName", "label", "usesCleartextTraffic",
+                               "extractNativeLibs", "minSdkVersion", "targetSdkVersion"]
+
+    /// ` (did you mean "x"?)` for the known key nearest to a misspelt one, or nothing when none is close.
+    static func suggestion(for key: String, among known: [String]) -> String {
+        let lowered = key.lowercased()
+        let scored = known.map { ($0, editDistance(lowered, $0.lowercased())) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(2, best.0.count / 3) else { return "" }
+        return " (did you mean \"\(best.0)\"?)"
+    }
+
+    /// Levenshtein distance (insertions, deletions and substitutions of characters).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        var previous = Array(0...b.count)
+        var current = previous
+        for i in 1...a.count {
+            current[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
     }
 }

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension PatchDirectory {
     /// The folder of a patch directory whose files patch one split of a split APK set rather than the base:
@@ -28,7 +38,7 @@ extension PatchDirectory {
         }
         var splits: [String: PatchDirectory] = [:]
         for (split, var files) in splitFiles {
-            let root = (self.root as NSString).appendingPathComponent(prefix + split)
+            let root = self.root.appendingPathComponent(prefix + split)
             var spec = PatchSpec()
             if let specFile = files.removeValue(forKey: PatchSpec.fileName) {
                 let text = String(decoding: try Self.read(specFile), as: UTF8.self)

@@ -1,6 +1,15 @@
 import APKCore
 import BinaryXML
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Repack
 import Unpack
 
@@ -28,7 +37,7 @@ public struct WebApp: Sendable, Equatable {
     public init(archive: APKArchive) throws {
         if let config = archive.entry(named: Self.capacitorConfig) {
             let json = try Self.jsonObject(try archive.uncompressedData(of: config))
-            if let server = json["server"] as? [String: Any], let url = server["url"] as? String, !url.isEmpty {
+            if case .object(let server)? = json["server"], case .string(let url)? = server["url"], !url.isEmpty {
                 throw WebAppError.loadsRemotePages(framework: .capacitor, url: url, setting: "server.url in \(Self.capacitorConfig)")
             }
             try self.init(framework: .capacitor, webRoot: "assets/public/", startPage: "index.html", archive: archive)
@@ -38,7 +47,7 @@ public struct WebApp: Sendable, Equatable {
                 throw WebAppError.notAWebApp("its \(Self.cordovaConfig) is not a Cordova configuration (no <widget> root)")
             }
             let source = widget.elements(named: "content").first?.attribute(id: nil, name: "src", namespace: nil)?.value.stringValue
-            let start = source.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let start = source.map { $0.trimmingWhitespace() } ?? ""
             if start.contains("://") {
                 throw WebAppError.loadsRemotePages(framework: .cordova, url: start, setting: "<content src> in \(Self.cordovaConfig)")
             }
@@ -84,16 +93,17 @@ public struct WebApp: Sendable, Equatable {
             return try tree.binaryXML()
         case .capacitor:
             var json = try Self.jsonObject(config)
-            var server = json["server"] as? [String: Any] ?? [:]
-            server["url"] = origin
-            server["cleartext"] = true
-            json["server"] = server
-            return Array(try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]))
+            var server: [String: JSONValue] = [:]
+            if case .object(let existing)? = json["server"] { server = existing }
+            server["url"] = .string(origin)
+            server["cleartext"] = .bool(true)
+            json["server"] = .object(server)
+            return try JSONValue.encode(json, pretty: true)
         }
     }
 
-    private static func jsonObject(_ bytes: [UInt8]) throws -> [String: Any] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)), let json = object as? [String: Any] else {
+    private static func jsonObject(_ bytes: [UInt8]) throws -> [String: JSONValue] {
+        guard let json = JSONValue.object(from: bytes) else {
             throw WebAppError.notAWebApp("its \(capacitorConfig) is not a JSON object")
         }
         return json

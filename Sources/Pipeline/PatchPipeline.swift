@@ -1,7 +1,17 @@
 import APKCore
 import Align
 import BinaryXML
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Install
 import Overlay
 import Repack
@@ -101,7 +111,7 @@ public enum PatchPipeline {
         let comment = archive.zip.endOfCentralDirectory.comment
         if let keep = options.keepStagesDirectory {
             try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
-            try Repacker.write(plan.entries, to: (keep as NSString).appendingPathComponent("unsigned-aligned.apk"),
+            try Repacker.write(plan.entries, to: keep.appendingPathComponent("unsigned-aligned.apk"),
                                alignment: options.alignment, comment: comment)
         }
         var report = PipelineReport(output: output, summary: plan.summary, outputSize: 0, entryCount: 0, timings: [])

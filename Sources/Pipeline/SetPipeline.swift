@@ -1,7 +1,16 @@
 import APKCore
 import BinaryXML
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Install
 import Overlay
 import Repack
@@ -41,9 +50,9 @@ public struct SetOptions: Sendable {
         if let output { return output }
         guard inputs.count == 1, let input = inputs.first else { throw SetPipelineError.outputNeeded }
         let trimmed = input.hasSuffix("/") && input.count > 1 ? String(input.dropLast()) : input
-        let ext = (trimmed as NSString).pathExtension
+        let ext = trimmed.pathExtension
         if !ext.isEmpty, APKSet.containerExtensions[ext.lowercased()] != nil {
-            return (trimmed as NSString).deletingPathExtension + "-patched." + ext
+            return trimmed.deletingPathExtension + "-patched." + ext
         }
         return trimmed + "-patched"
     }
@@ -177,7 +186,7 @@ public enum SetPipeline {
                                outputSize: size, members: members, timings: [])
         // A directory's APKs are now at the output; a container's are still in the staging directory (until
         // this function returns), which is where adb reads them from.
-        let installPaths = set.form.isContainer ? paths : set.members.map { (output as NSString).appendingPathComponent(SetWriter.fileName(of: $0)) }
+        let installPaths = set.form.isContainer ? paths : set.members.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
         try finishInstall(&report, set: set, written: written.map(\.manifest), paths: installPaths, options: options, clock: &clock)
         report.timings = clock.timings
         return report
@@ -336,7 +345,7 @@ public enum SetPipeline {
         return try results.map { try $0!.get() }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
 }
 
 public enum SetPipelineError: Error, CustomStringConvertible {

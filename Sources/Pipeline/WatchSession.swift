@@ -1,5 +1,15 @@
 import APKCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Install
 import Overlay
 import Sign
@@ -96,9 +106,9 @@ public final class WatchSession {
             // Editor droppings don't count, a new folder is reported through the files in it, and a temporary
             // file that came and went (written, then renamed over the real one) was never part of the patch.
             let relevant = changed.filter { path in
-                var isDirectory: ObjCBool = false
-                let exists = FileManager.default.fileExists(atPath: options.patchDirectory + "/" + path, isDirectory: &isDirectory)
-                if exists && isDirectory.boolValue { return false }
+                let kind = FileKind(atPath: options.patchDirectory + "/" + path)
+                let exists = kind != nil
+                if kind == .directory { return false }
                 if !exists && !lastFiles.contains(path) && !lastBuildFailed { return false }
                 return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import BinaryXML
 
 /// `res/values*/strings.xml` as text: writing the string values of one configuration the way apktool does, and
@@ -74,7 +84,7 @@ public enum StringsXML {
             var raw = ""
             try collectText(element, into: &raw, fileName: fileName)
             // An unescaped leading @ or ? makes the value a reference, as in aapt.
-            let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = raw.trimmingWhitespace()
             if trimmed.hasPrefix("@") || trimmed.hasPrefix("?") {
                 items.append(Item(name: name, value: trimmed, line: element.line, isReference: true))
             } else {

@@ -1,6 +1,15 @@
 import APKCore
 import BinaryXML
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Repack
 import Unpack
 
@@ -57,13 +66,12 @@ public struct APKSet: Sendable {
     public static func isSet(paths: [String]) -> Bool {
         if paths.count > 1 { return true }
         guard let path = paths.first else { return false }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { return true }
+        if FileKind(atPath: path) == .directory { return true }
         return containerForm(of: path) != nil
     }
 
     static func containerForm(of path: String) -> Form? {
-        containerExtensions[(path as NSString).pathExtension.lowercased()]
+        containerExtensions[path.pathExtension.lowercased()]
     }
 
     /// Opens the set at `paths` and checks its consistency. `memberLimits` are the rules for reading each
@@ -75,16 +83,15 @@ public struct APKSet: Sendable {
             let members = try paths.map { try openFile($0, name: $0, limits: memberLimits) }
             set = APKSet(form: .files, label: paths.joined(separator: ", "), container: nil, members: members)
         } else {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: first, isDirectory: &isDirectory) else {
+            guard let kind = FileKind(atPath: first) else {
                 throw APKSetError.unreadable(first, "no such file or directory")
             }
-            if isDirectory.boolValue {
+            if kind == .directory {
                 set = try openDirectory(first, limits: memberLimits)
             } else if let form = containerForm(of: first) {
                 set = try openContainer(first, form: form, limits: memberLimits)
             } else {
-                let member = try openFile(first, name: (first as NSString).lastPathComponent, limits: memberLimits)
+                let member = try openFile(first, name: first.lastPathComponent, limits: memberLimits)
                 set = APKSet(form: .files, label: first, container: nil, members: [member])
             }
         }
@@ -117,12 +124,12 @@ public struct APKSet: Sendable {
     private static func openDirectory(_ path: String, limits: UnpackLimits) throws -> APKSet {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch {
-            throw APKSetError.unreadable(path, error.localizedDescription)
+            throw APKSetError.unreadable(path, "\(error)")
         }
         let apks = names.filter { $0.lowercased().hasSuffix(".apk") && !$0.hasPrefix(".") }.sorted()
         guard !apks.isEmpty else { throw APKSetError.noAPKs(path) }
         let members = try apks.map { name in
-            try openFile((path as NSString).appendingPathComponent(name), name: name, limits: limits)
+            try openFile(path.appendingPathComponent(name), name: name, limits: limits)
         }
         return APKSet(form: .directory, label: path, container: nil, members: members)
     }

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What a device offers that decides which configuration splits it gets: bundletool's device spec (the JSON of
 /// `bundletool get-device-spec`: `supportedAbis`, `supportedLocales`, `screenDensity`, `sdkVersion`), or the
@@ -21,13 +31,13 @@ public struct DeviceSpec: Sendable, Equatable {
 
     /// Parses bundletool's device-spec JSON; `path` is for messages.
     public init(json: [UInt8], path: String) throws {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else {
+        guard let object = JSONValue.object(from: json) else {
             throw APKSetError.unreadable(path, "not a JSON object (bundletool's device spec: {\"supportedAbis\": [\"arm64-v8a\"], \"supportedLocales\": [\"en-US\"], \"screenDensity\": 480, \"sdkVersion\": 33})")
         }
-        supportedABIs = object["supportedAbis"] as? [String] ?? []
-        supportedLocales = object["supportedLocales"] as? [String] ?? []
-        screenDensity = (object["screenDensity"] as? NSNumber)?.intValue
-        sdkVersion = (object["sdkVersion"] as? NSNumber)?.intValue
+        supportedABIs = object["supportedAbis"]?.strings ?? []
+        supportedLocales = object["supportedLocales"]?.strings ?? []
+        screenDensity = object["screenDensity"]?.integer.map { Int($0) }
+        sdkVersion = object["sdkVersion"]?.integer.map { Int($0) }
         if supportedABIs.isEmpty && supportedLocales.isEmpty && screenDensity == nil {
             throw APKSetError.unreadable(path, "the device spec names no supportedAbis, supportedLocales or screenDensity")
         }
@@ -41,8 +51,8 @@ public struct DeviceSpec: Sendable, Equatable {
     public init(probeOutput: String) {
         var abis: [String] = [], locales: [String] = [], physical: Int?, override: Int?, sdk: Int?
         for raw in probeOutput.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            func value(after prefix: String) -> String? { line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) : nil }
+            let line = raw.trimmingWhitespace()
+            func value(after prefix: String) -> String? { line.hasPrefix(prefix) ? line.dropFirst(prefix.count).trimmingWhitespace() : nil }
             if let text = value(after: "abis=") { abis = text.split(separator: ",").map(String.init) }
             if let text = value(after: "locales=") { locales = text.split(separator: ",").map(String.init) }
             if let text = value(after: "sdk=") { sdk = Int(text) }
@@ -76,12 +86,12 @@ public enum SplitSelection {
 
     /// The dimension of the split named `splitName`, nil when it is not a configuration split apkpatch knows.
     public static func dimension(of splitName: String) -> Dimension? {
-        guard let range = splitName.range(of: "config.", options: .backwards),
+        guard let range = splitName.ranges(of: "config.").last,
               range.lowerBound == splitName.startIndex || splitName[splitName.index(before: range.lowerBound)] == "." else { return nil }
         var qualifier = String(splitName[range.upperBound...])
         if let abi = abis[qualifier] { return .abi(abi) }
         // aapt appends the platform version a qualifier needs (xhdpi_v4).
-        if let v = qualifier.range(of: "_v", options: .backwards), Int(qualifier[v.upperBound...]) != nil {
+        if let v = qualifier.ranges(of: "_v").last, Int(qualifier[v.upperBound...]) != nil {
             qualifier = String(qualifier[..<v.lowerBound])
         }
         if let dpi = densities[qualifier] { return .density(dpi) }

@@ -1,6 +1,15 @@
 import APKCore
 import Align
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Repack
 import Unpack
 import ZlibWrapper
@@ -18,7 +27,7 @@ public enum SetWriter {
     }
 
     /// The file name of `member` in a directory output.
-    public static func fileName(of member: APKSet.Member) -> String { (member.name as NSString).lastPathComponent }
+    public static func fileName(of member: APKSet.Member) -> String { member.name.lastPathComponent }
 
     /// Refuses two members that would have one file name in a directory output.
     public static func checkFileNames(_ set: APKSet) throws {
@@ -73,23 +82,25 @@ public enum SetWriter {
     /// APKPure's `manifest.json` with `version_code` and `version_name` set (each keeping its JSON type), or
     /// nil when they already hold those values.
     static func updatedXAPKManifest(_ bytes: [UInt8], _ update: VersionUpdate) throws -> [UInt8]? {
-        guard var object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+        guard var object = JSONValue.object(from: bytes) else {
             throw APKSetError.unreadable("manifest.json", "not a JSON object; the .xapk's version fields cannot be updated")
         }
         var changed = false
         switch object["version_code"] {
-        case let text as String where text != String(update.versionCode):
-            object["version_code"] = String(update.versionCode); changed = true
-        case let number as NSNumber where number.int64Value != update.versionCode:
-            object["version_code"] = NSNumber(value: update.versionCode); changed = true
+        case .string(let text)? where text != String(update.versionCode):
+            object["version_code"] = .string(String(update.versionCode)); changed = true
+        case .integer(let number)? where number != update.versionCode:
+            object["version_code"] = .integer(Int64(update.versionCode)); changed = true
+        case .number(let number)? where number != Double(update.versionCode):
+            object["version_code"] = .integer(Int64(update.versionCode)); changed = true
         case nil:
-            object["version_code"] = String(update.versionCode); changed = true
+            object["version_code"] = .string(String(update.versionCode)); changed = true
         default: break
         }
-        if let name = update.versionName, (object["version_name"] as? String) != name {
-            object["version_name"] = name; changed = true
+        if let name = update.versionName, object["version_name"]?.string != name {
+            object["version_name"] = .string(name); changed = true
         }
         guard changed else { return nil }
-        return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        return try JSONValue.encode(object)
     }
 }

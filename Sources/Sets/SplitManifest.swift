@@ -1,5 +1,15 @@
 import BinaryXML
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What a set needs to know about one APK's manifest: which app it belongs to and which part of it it is.
 ///
@@ -64,6 +74,6 @@ public struct SplitManifest: Sendable, Equatable {
 
     private static func list(_ attribute: XMLTree.Attribute?) -> [String] {
         guard let text = attribute?.value.stringValue else { return [] }
-        return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return text.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
     }
 }

@@ -1,5 +1,14 @@
 import APKCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LibzipWrapper
 
 /// Extracts an APK's entries into a directory with libzip (`apkpatch unpack`).
@@ -27,9 +36,8 @@ public struct Extractor {
     public func extract(to directory: String, include: (String) -> Bool = { _ in true },
                         finishing: (String) throws -> Void = { _ in }) throws -> Summary {
         let fm = FileManager.default
-        var isDirectory: ObjCBool = false
-        if fm.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue, (try? fm.contentsOfDirectory(atPath: directory))?.isEmpty == true else {
+        if let kind = FileKind(atPath: directory) {
+            guard kind == .directory, (try? fm.contentsOfDirectory(atPath: directory))?.isEmpty == true else {
                 throw UnpackError.outputExists(path: directory)
             }
             try? fm.removeItem(atPath: directory)
@@ -84,7 +92,7 @@ public struct Extractor {
         do {
             try fm.moveItem(at: staging, to: destination)
         } catch {
-            throw UnpackError.extractionFailed(path: directory, reason: error.localizedDescription)
+            throw UnpackError.extractionFailed(path: directory, reason: "\(error)")
         }
         finished = true
         return summary

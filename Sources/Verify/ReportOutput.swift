@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// Printing a report the way `apksigner verify [-v] [--print-certs]` does (`ApkSignerTool.verify`), with
 /// the install checks under their own heading after it.
 extension VerificationReport {

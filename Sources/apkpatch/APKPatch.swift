@@ -1,6 +1,15 @@
 import APKCore
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The `apkpatch` command: one subcommand per pipeline stage, plus `run` and `watch` for the whole pipeline.
 @main
@@ -90,7 +99,7 @@ struct APKPatch: ParsableCommand {
         } catch {
             if arguments.first == "align", !(error is ExitCode), exitCode(for: error) == .validationFailure {
                 FileHandleOutput.standardError(fullMessage(for: error))
-                Foundation.exit(2)
+                Glibc.exit(2)
             }
             exit(withError: error)
         }

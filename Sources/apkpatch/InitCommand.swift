@@ -1,5 +1,15 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import APKCore
 import Install
 
 extension APKPatch {
@@ -37,8 +47,8 @@ extension APKPatch {
             let result = try PatchDirectoryScaffold.create(at: directory, templates: templates, overwrite: force)
             guard !quiet else { return }
             print("Created patch directory \(directory):")
-            for file in result.files { print("  \((directory as NSString).appendingPathComponent(file))") }
-            for folder in result.folders { print("  \((directory as NSString).appendingPathComponent(folder))/") }
+            for file in result.files { print("  \(directory.appendingPathComponent(file))") }
+            for folder in result.folders { print("  \(directory.appendingPathComponent(folder))/") }
             print("Put files there (mirroring APK paths), then: apkpatch run app.apk --patch \(ShellWords.quote(directory))")
         }
     }

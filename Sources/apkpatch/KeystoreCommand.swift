@@ -1,5 +1,14 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import OpenSSLWrapper
 import Sign
 
@@ -142,7 +151,7 @@ struct EntryReport: Encodable {
     init(alias: String, isKeyEntry: Bool, creationMilliseconds: Int64?, certificates: [Certificate]) {
         self.alias = alias
         entryType = isKeyEntry ? "PrivateKeyEntry" : "trustedCertEntry"
-        created = creationMilliseconds.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double($0) / 1000)) }
+        created = creationMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000).formatted(.iso8601) }
         self.certificates = certificates.map(CertificateReport.init)
     }
 

@@ -1,6 +1,15 @@
 import APKCore
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import OpenSSLWrapper
 import Sign
 import Verify
@@ -110,7 +119,7 @@ enum LineageCommandSupport {
 
 extension SignerOptions {
     /// The text of an argument-parser error, for errors inside a signer group.
-    static func message(for error: Error) -> String { fullMessage(for: error).trimmingCharacters(in: .whitespacesAndNewlines) }
+    static func message(for error: Error) -> String { fullMessage(for: error).trimmingWhitespace() }
 }
 
 /// `apkpatch rotate`: `apksigner rotate`, writing the same lineage file.

@@ -1,5 +1,14 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Pipeline
 import Sets
 import Sign
@@ -93,7 +102,7 @@ struct MergeJSON: Encodable {
         removedFromManifest = report.merge.removedFromManifest
         extractNativeLibsSet = report.merge.extractsNativeLibraries
         schemes = report.signing.schemes.map(\.description)
-        signerCertificateSHA256 = report.signing.certificateSHA256.map { String(format: "%02x", $0) }.joined()
+        signerCertificateSHA256 = report.signing.certificateSHA256.hexString
         verified = report.verification?.isVerified
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }

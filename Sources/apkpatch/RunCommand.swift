@@ -1,7 +1,16 @@
 import APKCore
 import Align
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Install
 import Overlay
 import Pipeline
@@ -168,7 +177,7 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     for name in s.edited { print("    * \(name)") }
     if let signing = report.signing {
         print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
-        print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+        print("  signer certificate SHA-256: \(signing.certificateSHA256.hexString)")
         for warning in signing.warnings { print("  WARNING: \(warning)") }
         if let v4 = report.v4SignatureFile { print("  v4 signature: \(v4)") }
     } else {
@@ -178,7 +187,7 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
         print("  verified: \(verification.isVerified ? "yes" : "NO") (\(verification.verifiedSchemes.sorted().map(\.displayName).joined(separator: ", ")))")
         for warning in verification.installWarnings + verification.signatureWarnings { print("  WARNING: \(warning)") }
     }
-    print("  time: " + report.timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", "))
+    print("  time: " + report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 1)) ms" }.joined(separator: ", "))
     if let commands = report.installCommands {
         print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
     }
@@ -212,7 +221,7 @@ struct RunSummary: Encodable {
         edited = report.summary.edited
         droppedSignatureFiles = report.summary.droppedSignatureFiles
         schemes = report.signing?.schemes.map(\.description) ?? []
-        signerCertificateSHA256 = report.signing.map { $0.certificateSHA256.map { String(format: "%02x", $0) }.joined() }
+        signerCertificateSHA256 = report.signing.map { $0.certificateSHA256.hexString }
         signerSubject = report.signing?.certificateSubject
         verified = report.verification?.isVerified
         installCommand = report.installCommands?.installLine

@@ -1,6 +1,15 @@
 import APKCore
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Pipeline
 import Sets
 import Sign
@@ -20,7 +29,7 @@ enum SetCommands {
 
     /// "  time: open 1.2 ms, …" for the summaries.
     static func timeLine(_ timings: [StageTiming]) -> String {
-        "  time: " + timings.map { String(format: "%@ %.1f ms", $0.stage, $0.milliseconds) }.joined(separator: ", ")
+        "  time: " + timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 1)) ms" }.joined(separator: ", ")
     }
 
     /// `apkpatch verify SET`: every APK verifies, one signer signed them all, and the set is one app.
@@ -69,7 +78,7 @@ enum SetCommands {
         }
         if let signing = report.members.first?.signing {
             print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
-            print("  signer certificate SHA-256: \(signing.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+            print("  signer certificate SHA-256: \(signing.certificateSHA256.hexString)")
         }
         print(timeLine(report.timings))
         if let commands = report.installCommands {
@@ -138,7 +147,7 @@ struct SetRunJSON: Encodable {
             Member(name: member.name, split: member.splitName, replaced: member.summary?.replaced, added: member.summary?.added,
                    deleted: member.summary?.deleted, edited: member.summary?.edited,
                    schemes: member.signing?.schemes.map(\.description) ?? [],
-                   signerCertificateSHA256: member.signing.map { $0.certificateSHA256.map { String(format: "%02x", $0) }.joined() },
+                   signerCertificateSHA256: member.signing.map { $0.certificateSHA256.hexString },
                    verified: member.verification?.isVerified)
         }
         installCommand = report.installCommands?.installLine

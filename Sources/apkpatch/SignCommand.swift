@@ -1,6 +1,16 @@
 import APKCore
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Pipeline
 import Sets
 import Sign
@@ -60,7 +70,7 @@ extension APKPatch {
                 throw ValidationError("several input APKs (\(inputs.joined(separator: ", "))) need --out-dir DIR; if one of them is an option's value, apkpatch sign does not support that option (see apkpatch sign --help)")
             }
             if let dir = outputDirectory {
-                let names = (inputs + [inputOption].compactMap { $0 }).map { ($0 as NSString).lastPathComponent }
+                let names = (inputs + [inputOption].compactMap { $0 }).map { $0.lastPathComponent }
                 if Set(names).count != names.count { throw ValidationError("two inputs have the same file name; they would overwrite each other in \(dir)") }
             }
             if !signer.isKeySpecified { throw ValidationError("no signing key: give --ks, --key with --cert, or --debug") }
@@ -150,7 +160,7 @@ extension APKPatch {
             }
             print("  re-aligned entries: \(report.realignedEntryCount)")
             print("  signer: \(report.certificateSubject)")
-            print("  signer certificate SHA-256: \(report.certificateSHA256.map { String(format: "%02x", $0) }.joined())")
+            print("  signer certificate SHA-256: \(report.certificateSHA256.hexString)")
             if let v4Signature { print("  v4: \(v4Signature)") }
             print("Signed")
         }
@@ -166,24 +176,20 @@ extension APKPatch {
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
             let signer = Signer(config: config)
             let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = cores
-            for (index, path) in paths.enumerated() {
-                queue.addOperation {
-                    let destination = (directory as NSString).appendingPathComponent((path as NSString).lastPathComponent)
-                    let result = Result { () throws -> SigningReport in
-                        try PatchPipeline.ensureDistinct(input: path, output: destination)
-                        let report = try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
-                        try V4SchemeSigner.updateSignature(forAPKAt: destination, key: key, request: v4Request, concurrency: v4Concurrency)
-                        return report
-                    }
-                    let done = results.set(index, input: path, output: destination, result: result)
-                    if showsProgress {
-                        FileHandleOutput.standardError("[\(done)/\(paths.count)] \((try? result.get()) == nil ? "FAILED" : "signed") \(path)")
-                    }
+            DispatchQueue.concurrentPerform(iterations: paths.count) { index in
+                let path = paths[index]
+                let destination = directory.appendingPathComponent(path.lastPathComponent)
+                let result = Result { () throws -> SigningReport in
+                    try PatchPipeline.ensureDistinct(input: path, output: destination)
+                    let report = try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
+                    try V4SchemeSigner.updateSignature(forAPKAt: destination, key: key, request: v4Request, concurrency: v4Concurrency)
+                    return report
+                }
+                let done = results.set(index, input: path, output: destination, result: result)
+                if showsProgress {
+                    FileHandleOutput.standardError("[\(done)/\(paths.count)] \((try? result.get()) == nil ? "FAILED" : "signed") \(path)")
                 }
             }
-            queue.waitUntilAllOperationsAreFinished()
             let items = results.items
             let failed = items.filter { $0.error != nil }.count
             if json {
@@ -206,7 +212,7 @@ extension APKPatch {
 
 /// Results of a batch, filled by concurrent workers.
 final class BatchResults: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var slots: [BatchItem?]
     private var finished = 0
     init(count: Int) { slots = Array(repeating: nil, count: count) }
@@ -272,7 +278,7 @@ struct SignSummary: Encodable {
         signingBlockSize = report.signingBlockSize
         realignedEntries = report.realignedEntryCount
         signerSubject = report.certificateSubject
-        signerCertificateSHA256 = report.certificateSHA256.map { String(format: "%02x", $0) }.joined()
+        signerCertificateSHA256 = report.certificateSHA256.hexString
         warnings = report.warnings.map(\.description)
     }
 }

@@ -1,5 +1,14 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Sign
 
 /// The signing-key options, named and meaning what they mean for `apksigner sign`, so a CI script can switch
@@ -111,7 +120,7 @@ struct SignerOptions: ParsableArguments {
             }
             text = String(decoding: data, as: UTF8.self)
         case .stdin:
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            text = String(decoding: readStandardInput(), as: UTF8.self)
         case .pass, .prompt:
             throw ValidationError("--ks-base64 takes env:NAME, file:PATH or stdin")
         }

@@ -1,6 +1,15 @@
 import ArgumentParser
 import BinaryXML
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Overlay
 import Unpack
 
@@ -37,8 +46,9 @@ extension APKPatch {
                 print("  Method    Size   Stored      CRC-32  Header    Data  Name")
                 for e in archive.zip.entriesInFileOrder {
                     let crc = String(e.crc32, radix: 16)
-                    print(String(format: "%8@ %7lld %8lld %@ %7lld %7lld  %@", e.method.description, e.uncompressedSize, e.compressedSize,
-                                 String(repeating: "0", count: 8 - crc.count) + crc + "  ", e.localHeaderOffset, e.dataOffset, e.name))
+                    print([padded(e.method.description, to: 8), padded(String(e.uncompressedSize), to: 7), padded(String(e.compressedSize), to: 8),
+                           String(repeating: "0", count: 8 - crc.count) + crc + "  ", padded(String(e.localHeaderOffset), to: 7),
+                           padded(String(e.dataOffset), to: 7) + "  " + e.name].joined(separator: " "))
                 }
                 print("\(archive.entries.count) entries")
                 return

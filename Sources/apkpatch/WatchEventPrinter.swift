@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Pipeline
 
 /// An error that ends a command with its message and exit status 1 (argument-parser prints `description`).
@@ -24,11 +33,11 @@ struct WatchEventPrinter {
         switch event {
         case .built(let report, let changed, let ms):
             if changed.isEmpty {
-                Swift.print(String(format: "[%@] built %@ in %.0f ms (%@, %d entries)", time, report.output, ms, formatBytes(report.outputSize), report.entryCount))
+                Swift.print("[\(time)] built \(report.output) in \(fixed(ms, digits: 0)) ms (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
                 if let commands = report.installCommands { Swift.print("        install: \(commands.installLine)") }
             } else {
-                let stages = report.timings.map { String(format: "%@ %.0f", $0.stage, $0.milliseconds) }.joined(separator: ", ")
-                Swift.print(String(format: "[%@] rebuilt in %.0f ms: %@ (%@ ms)", time, ms, APKPatch.Watch.describe(changed), stages))
+                let stages = report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 0))" }.joined(separator: ", ")
+                Swift.print("[\(time)] rebuilt in \(fixed(ms, digits: 0)) ms: \(APKPatch.Watch.describe(changed)) (\(stages) ms)")
             }
         case .failed(let message, let changed):
             let what = changed.isEmpty ? "" : " after " + APKPatch.Watch.describe(changed)
@@ -46,11 +55,11 @@ struct WatchEventPrinter {
                     when watch stops, \(start.output) is the normal patched build (pages from the APK, not the server)
             """)
         case .reloaded(let changed, let ms, let pages):
-            Swift.print(String(format: "[%@] reloaded %@ in %.1f ms (%d page%@)", time, APKPatch.Watch.describe(changed), ms, pages, pages == 1 ? "" : "s"))
+            Swift.print("[\(time)] reloaded \(APKPatch.Watch.describe(changed)) in \(fixed(ms, digits: 1)) ms (\(pages) page\(pages == 1 ? "" : "s"))")
         case .outsideWebRoot(let changed):
             Swift.print("[\(time)] \(APKPatch.Watch.describe(changed)) outside the web root: rebuilding and reinstalling the development build")
         case .finalBuilt(let report):
-            Swift.print(String(format: "[%@] built %@ in the normal way (%@): it loads its pages from the APK", time, report.output, formatBytes(report.outputSize)))
+            Swift.print("[\(time)] built \(report.output) in the normal way (\(formatBytes(report.outputSize))): it loads its pages from the APK")
             if let commands = report.installCommands {
                 Swift.print("        the device still has the development build; to replace it: \(commands.installLine)")
             }

@@ -20,6 +20,10 @@ public final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    /// For the few places where a closure does not fit (a `defer` after taking the lock).
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
     public func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
 import OpenSSLWrapper
 #if canImport(Glibc)
 import Glibc
@@ -103,7 +108,7 @@ public enum DebugKeyStore {
     /// `$ANDROID_USER_HOME/debug.keystore`, else `$HOME/.android/debug.keystore` (the Android SDK's lookup).
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let userHome = environment["ANDROID_USER_HOME"], !userHome.isEmpty { return userHome + "/debug.keystore" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.android/debug.keystore"
     }
 
@@ -111,7 +116,7 @@ public enum DebugKeyStore {
     /// creators: the first to link its file wins and the others use it.
     public static func createIfAbsent(at path: String) throws {
         guard !FileManager.default.fileExists(atPath: path) else { return }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.deletingLastPathComponent
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
@@ -134,8 +139,8 @@ public enum DebugKeyStore {
 enum ExclusiveFileWriter {
     /// Returns false (and leaves the existing file alone) when `path` already exists.
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws -> Bool {
-        let directory = (path as NSString).deletingLastPathComponent
-        let base = (path as NSString).lastPathComponent
+        let directory = path.deletingLastPathComponent
+        let base = path.lastPathComponent
         let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else {

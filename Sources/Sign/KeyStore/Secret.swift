@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import APKCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -112,7 +117,7 @@ public enum PasswordSource: Sendable, Equatable {
 final class StandardInputLines: @unchecked Sendable {
     // @unchecked Sendable: all state is guarded by `lock`.
     static let shared = StandardInputLines()
-    private let lock = NSLock()
+    private let lock = Lock()
 
     func nextLine() -> [UInt8]? {
         lock.lock(); defer { lock.unlock() }

@@ -1,0 +1,70 @@
+/// Path arithmetic on strings, as `NSString`'s path methods do it (`NSString` is not in FoundationEssentials).
+extension StringProtocol {
+    /// `self` and `component` joined by one `/`.
+    package func appendingPathComponent(_ component: String) -> String {
+        if isEmpty { return component }
+        if component.isEmpty { return String(self) }
+        let base = hasSuffix("/") ? String(self) : self + "/"
+        return base + (component.hasPrefix("/") ? String(component.drop { $0 == "/" }) : component)
+    }
+
+    /// The last component, trailing slashes ignored ("/" for the root).
+    package var lastPathComponent: String {
+        let trimmed = trimmingTrailingSlashes
+        if trimmed.isEmpty { return hasPrefix("/") ? "/" : "" }
+        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// All but the last component ("" for a lone name, "/" for a name in the root).
+    package var deletingLastPathComponent: String {
+        let trimmed = trimmingTrailingSlashes
+        guard let slash = trimmed.lastIndex(of: "/") else { return hasPrefix("/") ? "/" : "" }
+        let parent = trimmed[..<slash].reversed().drop { $0 == "/" }.reversed()
+        return parent.isEmpty ? "/" : String(parent)
+    }
+
+    private var trimmingTrailingSlashes: SubSequence {
+        var end = endIndex
+        while end > startIndex, self[index(before: end)] == "/" { end = index(before: end) }
+        return self[..<end]
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What is at a path, symbolic links followed (`FileManager.fileExists(atPath:isDirectory:)` without its
+/// `ObjCBool`, which FoundationEssentials does not have).
+package enum FileKind: Sendable, Equatable {
+    case directory
+    case other
+
+    /// Nil when nothing is there (or it cannot be reached).
+    package init?(atPath path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        self = (status.st_mode & S_IFMT) == S_IFDIR ? .directory : .other
+    }
+}
+
+extension StringProtocol {
+    /// The last component's extension without its dot ("" when it has none; a leading dot is not one).
+    package var pathExtension: String {
+        let last = lastPathComponent
+        guard let dot = last.lastIndex(of: "."), dot != last.startIndex else { return "" }
+        return String(last[last.index(after: dot)...])
+    }
+
+    /// The path without the last component's extension and its dot.
+    package var deletingPathExtension: String {
+        let pathExtension = self.pathExtension
+        guard !pathExtension.isEmpty else { return String(self) }
+        var trimmed = String(self)
+        while trimmed.hasSuffix("/") && trimmed.count > 1 { trimmed.removeLast() }
+        return String(trimmed.dropLast(pathExtension.count + 1))
+    }
+}

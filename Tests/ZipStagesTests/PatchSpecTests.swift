@@ -1,0 +1,109 @@
+import Foundation
+import Overlay
+import Testing
+import Yams
+
+/// `apkpatch.yml` is read by Overlay's own YAML reader (SpecYAML); Yams, a full YAML parser, is the oracle for what
+/// the documents mean, and the errors must name the line and, for a misspelt key, the nearest known one.
+@Suite struct PatchSpecTests {
+    /// A SpecYAML node as plain values (scalars as strings), to compare with Yams.
+    func plain(_ node: YAMLNode?) -> AnyHashable {
+        guard let node else { return "<null>" }
+        switch node {
+        case .scalar(let scalar): return scalar.string
+        case .sequence(let items, _): return items.map { plain($0) } as [AnyHashable]
+        case .mapping(let pairs, _):
+            return pairs.map { [plain($0.key), plain($0.value)] as [AnyHashable] } as [AnyHashable]
+        }
+    }
+
+    func plain(_ node: Yams.Node?) -> AnyHashable {
+        guard let node else { return "<null>" }
+        switch node {
+        case .scalar(let scalar): return scalar.string
+        case .sequence(let sequence): return sequence.map { plain($0) } as [AnyHashable]
+        case .mapping(let mapping): return mapping.map { [plain($0.key), plain($0.value)] as [AnyHashable] } as [AnyHashable]
+        }
+    }
+
+    static let documents = [
+        // The README's example.
+        """
+        delete:                 # input entries to remove (globs: * within a folder, ** across folders)
+          - assets/www/legacy/**
+        store:                  # write these uncompressed
+          - "**/*.bin"
+        deflate:                # compress these even where the default would store them
+          - assets/www/data/*.json
+        manifest:               # AndroidManifest.xml shortcuts, no XML needed
+          debuggable: true      # lets Chrome's inspector attach to the app's WebView
+          versionCode: 42
+          versionName: "1.2-test"
+          label: "My App (test)"
+          usesCleartextTraffic: true
+          extractNativeLibs: false
+          minSdkVersion: 24
+          targetSdkVersion: 34
+        """,
+        "---\ndelete: [a/*, \"b c/**\", 'it''s']\nstore:\n- \"*.bin\"  # a list at its key's indentation\n- x#y\nmanifest:\n  label: \"A: b # c \\u00e9\\t\"\n  versionName: 'x: y'\n",
+        "# only a comment\n\n",
+        "delete:\n    - one\n    -   two   \n\nmanifest:\n    debuggable: false\n",
+        "delete: single/**\r\nmanifest:\r\n  label: plain text with spaces\r\n",
+    ]
+
+    @Test(arguments: documents)
+    func readsWhatYamsReads(_ text: String) throws {
+        #expect(plain(try SpecYAML.compose(yaml: text)) == plain(try Yams.compose(yaml: text)))
+    }
+
+    @Test func readsTheFields() throws {
+        let spec = try PatchSpec(yaml: Self.documents[1], path: "apkpatch.yml")
+        #expect(spec.delete.map(\.pattern) == ["a/*", "b c/**", "it's"])
+        #expect(spec.store.map(\.pattern) == ["*.bin", "x#y"])
+        #expect(spec.manifest.label == "A: b # c é\t")
+        #expect(spec.manifest.versionName == "x: y")
+        let readme = try PatchSpec(yaml: Self.documents[0], path: "apkpatch.yml")
+        #expect(readme.manifest.versionCode == 42 && readme.manifest.debuggable == true && readme.manifest.extractNativeLibs == false)
+        #expect(try PatchSpec(yaml: Self.documents[2], path: "p") == PatchSpec())
+    }
+
+    /// (document, what the message must contain)
+    static let mistakes: [(String, [String])] = [
+        ("delete:\n  - a\nstroe:\n  - b\n", ["line 3", "unknown key \"stroe\"", "did you mean \"store\"?"]),
+        ("manifest:\n  debugable: true\n", ["line 2", "\"debugable\"", "did you mean \"debuggable\"?"]),
+        ("manifest:\n  versioncode: 3\n", ["line 2", "did you mean \"versionCode\"?"]),
+        ("colour: red\n", ["line 1", "unknown key \"colour\"", "known keys: delete, store, deflate, manifest"]),
+        ("manifest:\n  label: x\n  versionCode: forty\n", ["line 3", "manifest.versionCode must be a whole number"]),
+        ("manifest:\n  debuggable: yes please\n", ["line 2", "must be true or false"]),
+        ("delete:\n\t- a\n", ["line 2", "tab"]),
+        ("manifest: {debuggable: true}\n", ["line 1", "key: value"]),
+        ("delete:\n  - a\n  - b\ndelete:\n  - c\n", ["line 4", "twice", "line 1"]),
+        ("delete:\n  - \"a\n", ["line 2", "closing"]),
+        ("delete:\n  - &anchor a\n", ["line 2", "quotes"]),
+        ("manifest:\n  label: x\n    more\n", ["line 3", "indentation"]),
+        ("delete:\n  - a\n - b\n", ["line 3"]),
+        ("- a\n- b\n", ["line 1", "top level"]),
+    ]
+
+    @Test(arguments: 0..<mistakes.count)
+    func explainsAMistakeWithItsLine(_ index: Int) throws {
+        let (text, expected) = Self.mistakes[index]
+        do {
+            _ = try PatchSpec(yaml: text, path: "patch/apkpatch.yml")
+            Issue.record("accepted: \(text)")
+        } catch let error as OverlayError {
+            let message = "\(error)"
+            #expect(message.hasPrefix("patch/apkpatch.yml: line "), "\(message)")
+            for part in expected { #expect(message.contains(part), "\(message) lacks \(part)") }
+        }
+    }
+
+    @Test func suggestsOnlyWhatIsClose() throws {
+        do {
+            _ = try PatchSpec(yaml: "permissions:\n  - x\n", path: "p")
+            Issue.record("accepted")
+        } catch {
+            #expect(!"\(error)".contains("did you mean"), "\(error)")
+        }
+    }
+}
