@@ -14,7 +14,8 @@ enum SchemeBlockSigner {
 
     /// The ID-value pair for `version`'s block with one signer.
     static func makePair(version: SignatureSchemeVersion, key: SignerKey, algorithms: [SignatureAlgorithm],
-                         contentDigests: [ContentDigestAlgorithm: [UInt8]], v3Enabled: Bool) throws -> SigningBlock.Pair {
+                         contentDigests: [ContentDigestAlgorithm: [UInt8]], v3Enabled: Bool,
+                         v3Attributes: [AdditionalAttribute] = []) throws -> SigningBlock.Pair {
         guard let certificate = key.certificates.first else { throw SignError.noCertificate }
         let publicKey = try certificate.publicKey()
         let digests = try algorithms.map { algorithm -> AlgorithmTaggedValue in
@@ -32,6 +33,7 @@ enum SchemeBlockSigner {
             let range = v3SdkRange(algorithms: algorithms)
             signedData.minSdkVersion = range.min
             signedData.maxSdkVersion = range.max
+            signedData.additionalAttributes = v3Attributes
         }
         let bytes = signedData.encoded(for: version)
         var signatures: [AlgorithmTaggedValue] = []

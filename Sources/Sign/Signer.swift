@@ -502,10 +502,15 @@ public struct Signer: Sendable {
             signed.initialize(repeating: nil)
             defer { _ = signed.deinitialize(); signed.deallocate() }
             nonisolated(unsafe) let results = signed
+            let rotation = try config.rotation.map { try RotationSigner(rotation: $0, algorithms: blockAlgorithms) }
             DispatchQueue.concurrentPerform(iterations: versions.count) { index in
                 results[index] = Result {
-                    try SchemeBlockSigner.makePair(version: versions[index], key: key, algorithms: blockAlgorithms,
-                                                   contentDigests: digests, v3Enabled: v3Enabled)
+                    if versions[index] == .v3, let rotation {
+                        return try SchemeBlockSigner.makePair(version: .v3, key: rotation.key, algorithms: rotation.algorithms,
+                                                              contentDigests: digests, v3Enabled: true, v3Attributes: rotation.attributes)
+                    }
+                    return try SchemeBlockSigner.makePair(version: versions[index], key: key, algorithms: blockAlgorithms,
+                                                          contentDigests: digests, v3Enabled: v3Enabled)
                 }
             }
             let pairs = try signed.map { try $0!.get() }

@@ -47,6 +47,8 @@ public struct SignerConfig: Sendable {
     /// `android:debuggable="true"` (a production key should not sign one: anybody with adb can run code as
     /// that app). True by default, as in apksigner.
     public var debuggableAPKPermitted: Bool = true
+    /// A key rotation: the v3 block is signed by its newest key with the lineage (`key` signs v1 and v2).
+    public var rotation: SignerRotation?
     /// How many entries/chunks are digested at once (defaults to the number of cores).
     public var concurrency: Int
     /// Deflate level of the JAR signature files (`--jar-deflate-level`). 9, as apksig: reproducible-build

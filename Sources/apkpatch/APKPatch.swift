@@ -76,7 +76,11 @@ struct APKPatch: ParsableCommand {
 
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
-        let arguments = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
+        var arguments = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
+        if arguments.first == "sign" {
+            SchemeOptions.signsRotation = true
+            (arguments, Sign.nextSigners) = Sign.separateNextSigners(arguments)
+        }
         // Commands that spread work over the cores start the worker threads now, while nothing else runs (see
         // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
         if let command = arguments.first, ["verify", "sign", "align", "run", "watch"].contains(command) {

@@ -40,11 +40,16 @@ struct SchemeOptions: ParsableArguments {
     @Option(name: .customLong("align-file-size"), help: .hidden) var alignFileSize: Bool?
     @Option(name: .customLong("deterministic-dsa-signing"), help: .hidden) var deterministicDSASigning: Bool?
 
+    /// Set by `main` for `sign`, the one command that signs a key rotation (`--lineage`, `--next-signer`).
+    nonisolated(unsafe) static var signsRotation = false
+
     /// The first not-yet-supported apksigner option given, if any.
     var unsupportedOption: String? {
-        if lineage != nil { return "--lineage" }
-        if nextSigner { return "--next-signer" }
-        if rotationMinSdkVersion != nil { return "--rotation-min-sdk-version" }
+        if !Self.signsRotation {
+            if lineage != nil { return "--lineage" }
+            if nextSigner { return "--next-signer" }
+            if rotationMinSdkVersion != nil { return "--rotation-min-sdk-version" }
+        }
         if rotationTargetsDevRelease == true { return "--rotation-targets-dev-release" }
         if signerForMinSdkVersion != nil { return "--signer-for-min-sdk-version" }
         if verityEnabled == true { return "--verity-enabled" }
@@ -64,6 +69,15 @@ struct SchemeOptions: ParsableArguments {
     func validate() throws {
         if let option = unsupportedOption {
             throw ValidationError("\(option) is not supported yet: apkpatch signs with one key, without key rotation, verity or file-size alignment. Sign with apksigner for that (apkpatch verify checks the result; apkpatch rotate and lineage make and edit lineage files)")
+        }
+        if let level = rotationMinSdkVersion, Int(level) == nil {
+            throw ValidationError("--rotation-min-sdk-version takes an API level, not \(level)")
+        }
+        if (nextSigner || rotationMinSdkVersion != nil) && lineage == nil {
+            throw ValidationError("several signers, and a rotation, need --lineage FILE (the lineage from apkpatch rotate or apksigner rotate); several signers without a lineage are not supported yet")
+        }
+        if lineage != nil && !(v3 ?? true) {
+            throw ValidationError("--lineage needs v3 signing: a lineage is carried in the v3 signature")
         }
         if schemes.isEmpty { throw ValidationError("all signature schemes are disabled; enable at least one of --v1/--v2/--v3-signing-enabled") }
         if let min = minSdkVersion, min < 1 { throw ValidationError("--min-sdk-version must be at least 1") }

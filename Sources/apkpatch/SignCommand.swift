@@ -97,9 +97,44 @@ extension APKPatch {
             }
         }
 
+        /// The key options after each `--next-signer` (apksigner's syntax for several signers), taken out of the
+        /// arguments before parsing (see `separateNextSigners`).
+        nonisolated(unsafe) static var nextSigners: [[String]] = []
+
+        /// `arguments` without the `--next-signer` groups, and the groups' key options: each group is the key
+        /// options (and their values) that follow one `--next-signer`. The marker itself stays, so that the
+        /// options can check it goes with --lineage.
+        static func separateNextSigners(_ arguments: [String]) -> ([String], [[String]]) {
+            let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64"]
+            var rest: [String] = [], groups: [[String]] = []
+            var index = 0
+            while index < arguments.count {
+                let argument = arguments[index]
+                index += 1
+                guard argument == "--next-signer" else { rest.append(argument); continue }
+                rest.append(argument)
+                var group: [String] = []
+                while index < arguments.count {
+                    let name = arguments[index].split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+                    guard valued.contains(name) else { break }
+                    group.append(arguments[index])
+                    index += 1
+                    if !arguments[index - 1].contains("="), index < arguments.count {
+                        group.append(arguments[index])
+                        index += 1
+                    }
+                }
+                groups.append(group)
+            }
+            return (rest, groups)
+        }
+
         func run() throws {
             let source = try signer.keySource()
             let allInputs = inputs + [inputOption].compactMap { $0 }
+            if schemes.lineage != nil && (outputDirectory != nil || APKSet.isSet(paths: allInputs)) {
+                throw ValidationError("--lineage signs one APK at a time: drop --out-dir, sign each APK of a set")
+            }
             if outputDirectory == nil && APKSet.isSet(paths: allInputs) {
                 Self.prepared = nil
                 guard let output else {
@@ -135,8 +170,19 @@ extension APKPatch {
                 _ = try pendingKey.get()  // a wrong password is reported first, as before the APK is read
                 throw error
             }
-            let report = try Signer(config: schemes.config(pendingKey: pendingKey)).sign(archive, to: destination)
-            let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try pendingKey.get(),
+            var config = schemes.config(pendingKey: pendingKey)
+            var v4Key = { try pendingKey.get() }
+            if let lineagePath = schemes.lineage {
+                let lineage = try SigningCertificateLineage(contentsOf: lineagePath)
+                let keys = try [pendingKey.get()] + Self.nextSigners.map { try SignerOptions.parse($0).keySource().load() }
+                let level = schemes.rotationMinSdkVersion.flatMap { Int($0) } ?? 33
+                let plan = try SignerRotation.plan(keys: keys, lineage: lineage, rotationMinSdkVersion: level)
+                config = schemes.config(key: plan.oldest)
+                config.rotation = plan.rotation
+                v4Key = { plan.rotation.newestKey }
+            }
+            let report = try Signer(config: config).sign(archive, to: destination)
+            let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try v4Key(),
                                                                  request: V4SigningRequest(option: schemes.v4))
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(warning)") } }
             if json {

@@ -232,11 +232,51 @@ import TestSupport
     func unsupportedSigningOptions() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let input = try FixtureAPK.cordovaLike().build(in: dir)
-        for options in [["--lineage", "l.bin"], ["--next-signer"] + Self.signer(1), ["--rotation-min-sdk-version", "28"],
-                        ["--verity-enabled"], ["--align-file-size", "true"], ["--deterministic-dsa-signing"]] {
-            let result = try TestSupport.apkpatch(["sign"] + Self.signer(0) + options + ["--out", dir.appendingPathComponent("o.apk").path, input])
+        let output = dir.appendingPathComponent("o.apk").path
+        for options in [["--verity-enabled"], ["--align-file-size", "true"], ["--deterministic-dsa-signing"], ["--signer-for-min-sdk-version", "33"]] {
+            let result = try TestSupport.apkpatch(["sign"] + Self.signer(0) + options + ["--out", output, input])
             #expect(!result.succeeded && result.stderr.contains("\(options[0]) is not supported yet"), "\(options): \(result)")
         }
-        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("o.apk").path))
+        // Only sign signs a rotation so far.
+        let patch = dir.appendingPathComponent("patch")
+        try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--lineage", "l.bin"] + Self.signer(0))
+        #expect(!run.succeeded && run.stderr.contains("--lineage is not supported yet"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test("sign --lineage --next-signer at rotation API 28 is apksigner's output byte for byte (.idsig too), in either signer order")
+    func rotatedSigningMatchesApksigner() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let lineage = dir.appendingPathComponent("lineage").path
+        #expect(try TestSupport.apkpatch(["rotate", "--out", lineage, "--old-signer"] + Self.signer(0) + ["--new-signer"] + Self.signer(1)).succeeded)
+        let theirs = dir.appendingPathComponent("theirs.apk").path
+        let apksigner = try TestSupport.run("apksigner", ["sign"] + Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage, "--out", theirs, input])
+        #expect(apksigner.succeeded, "\(apksigner)")
+        let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--rotation-min-sdk-version", "28", "--lineage", lineage]
+        for (label, signers) in [("ours", Self.signer(0) + ["--next-signer"] + Self.signer(1)), ("reversed", Self.signer(1) + ["--next-signer"] + Self.signer(0))] {
+            let ours = dir.appendingPathComponent("\(label).apk").path
+            let sign = try TestSupport.apkpatch(["sign"] + signers + layout + ["--out", ours, input])
+            #expect(sign.succeeded, "\(label): \(sign)")
+            #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)), "\(label): apksigner's bytes")
+            #expect(try TestSupport.readBytes(ours + ".idsig") == (try TestSupport.readBytes(theirs + ".idsig")), "\(label): apksigner's .idsig")
+        }
+        let ours = dir.appendingPathComponent("ours.apk").path
+        for level in ["28", "33"] {
+            let verify = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", "--min-sdk-version", level, ours])
+            #expect(verify.succeeded && verify.stdout.contains("Signer #1 certificate SHA-256 digest: \(Self.sha256(of: 1))"), "\(verify)")
+        }
+        #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", Self.sha256(of: 1), ours]).succeeded)
+        #expect(try TestSupport.apkpatch(["lineage", "--in", ours, "--print-certs"]).stdout
+                == (try TestSupport.run("apksigner", ["lineage", "--in", theirs, "--print-certs"]).stdout))
+
+        // What is not supported yet, or not allowed, says so.
+        let v31 = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage, "--out", ours, input])
+        #expect(!v31.succeeded && v31.stderr.contains("--rotation-min-sdk-version 28"), "\(v31)")
+        let noLineage = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--out", ours, input])
+        #expect(!noLineage.succeeded && noLineage.stderr.contains("--lineage"), "\(noLineage)")
+        let stranger = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--next-signer"] + Self.signer(2) + layout + ["--out", ours, input])
+        #expect(!stranger.succeeded && stranger.stderr.contains("is not in the lineage"), "\(stranger)")
     }
 }

@@ -161,7 +161,7 @@ public struct ZipArchive: Sendable {
 
     // MARK: - Parsing
 
-    static func findEndOfCentralDirectory(in source: any DataSource, readsZip64EndRecord: Bool = false) throws -> EndOfCentralDirectory {
+    package static func findEndOfCentralDirectory(in source: any DataSource, readsZip64EndRecord: Bool = false) throws -> EndOfCentralDirectory {
         let size = source.count
         let fixed = Int64(EndOfCentralDirectoryLayout.fixedSize)
         guard size >= fixed else { throw ZipFormatError.notAZip("file is \(size) bytes, too short for a ZIP archive: empty or truncated") }

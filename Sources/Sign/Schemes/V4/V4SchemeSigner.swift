@@ -41,8 +41,9 @@ public enum V4SchemeSigner {
         }
         let block: SigningBlock?
         do {
-            let archive = try ZipArchive(source: apk)
-            block = try SigningBlock.locate(in: apk, centralDirectoryOffset: archive.centralDirectoryOffset)
+            // The end record is all it takes to find the block (not the thousands of central records).
+            let end = try ZipArchive.findEndOfCentralDirectory(in: apk)
+            block = try SigningBlock.locate(in: apk, centralDirectoryOffset: end.centralDirectoryOffset)
         } catch {
             throw V4SigningError.unreadableAPK("\(error)")
         }
