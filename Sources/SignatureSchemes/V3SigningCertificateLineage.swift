@@ -52,7 +52,7 @@ public enum V3SigningCertificateLineage {
     /// structure and on an unknown version.
     public static func decode(_ value: ArraySlice<UInt8>) throws -> [SigningCertificateNode] {
         var input = value
-        guard let version = try? takeUInt32(&input, what: "lineage version") else {
+        guard let version = try? LengthPrefixed.takeUInt32(&input, what: "lineage version") else {
             throw SchemeBlockFormatError("empty signing certificate lineage")
         }
         guard version == Self.version else {
@@ -64,11 +64,11 @@ public enum V3SigningCertificateLineage {
                 let number = nodes.count + 1
                 var node = try LengthPrefixed.take(&input, what: "lineage node #\(number)")
                 var signedData = try LengthPrefixed.take(&node, what: "signed data of lineage node #\(number)")
-                let flags = try takeUInt32(&node, what: "flags of lineage node #\(number)")
-                let algorithmID = try takeUInt32(&node, what: "signature algorithm of lineage node #\(number)")
+                let flags = try LengthPrefixed.takeUInt32(&node, what: "flags of lineage node #\(number)")
+                let algorithmID = try LengthPrefixed.takeUInt32(&node, what: "signature algorithm of lineage node #\(number)")
                 let signature = try LengthPrefixed.take(&node, what: "signature of lineage node #\(number)")
                 let certificate = try LengthPrefixed.take(&signedData, what: "certificate of lineage node #\(number)")
-                let parentAlgorithmID = try takeUInt32(&signedData, what: "parent signature algorithm of lineage node #\(number)")
+                let parentAlgorithmID = try LengthPrefixed.takeUInt32(&signedData, what: "parent signature algorithm of lineage node #\(number)")
                 nodes.append(SigningCertificateNode(certificateDER: Array(certificate), parentSignatureAlgorithmID: parentAlgorithmID,
                                                     signatureAlgorithmID: algorithmID, signature: Array(signature), flags: flags))
             }
@@ -87,14 +87,6 @@ public enum V3SigningCertificateLineage {
             out += LengthPrefixed.encode(body)
         }
         return out
-    }
-
-    private static func takeUInt32(_ bytes: inout ArraySlice<UInt8>, what: String) throws -> UInt32 {
-        guard bytes.count >= 4 else { throw SchemeBlockFormatError("\(what): truncated") }
-        let s = bytes.startIndex
-        let value = UInt32(bytes[s]) | UInt32(bytes[s + 1]) << 8 | UInt32(bytes[s + 2]) << 16 | UInt32(bytes[s + 3]) << 24
-        bytes = bytes[(s + 4)...]
-        return value
     }
 }
 
@@ -115,13 +107,14 @@ public enum SigningCertificateLineageFile {
         guard bytes.count >= 8 else { throw SchemeBlockFormatError("not a lineage file: too short for its header") }
         guard hasMagic(bytes) else { throw SchemeBlockFormatError("not a lineage file: the magic number 0x3eff39d1 is missing") }
         var rest = bytes.dropFirst(4)
-        let version = rest.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * $1.offset) }
-        rest = rest.dropFirst(4)
-        guard version == Self.version else {
-            throw SchemeBlockFormatError("lineage file format version \(version) is unknown (only version 1 exists)")
-        }
         let encoded: ArraySlice<UInt8>
-        do { encoded = try LengthPrefixed.take(&rest, what: "lineage") } catch let error as SigningBlockError {
+        do {
+            let version = try LengthPrefixed.takeUInt32(&rest, what: "lineage file version")
+            guard version == Self.version else {
+                throw SchemeBlockFormatError("lineage file format version \(version) is unknown (only version 1 exists)")
+            }
+            encoded = try LengthPrefixed.take(&rest, what: "lineage")
+        } catch let error as SigningBlockError {
             throw SchemeBlockFormatError(error.message)
         }
         return try V3SigningCertificateLineage.decode(encoded)

@@ -70,12 +70,12 @@ public struct V4Signature: Sendable, Equatable {
     public init(encoded bytes: [UInt8]) throws {
         var rest = bytes[...]
         do {
-            version = Int32(bitPattern: try Self.takeUInt32(&rest, what: "version"))
+            version = Int32(bitPattern: try LengthPrefixed.takeUInt32(&rest, what: "version"))
             guard version == Self.version else { throw SchemeBlockFormatError("v4 signature version \(version) is not supported (only version 2)") }
             var hashing = try LengthPrefixed.take(&rest, what: "hashing info")
             var signing = try LengthPrefixed.take(&rest, what: "signing info")
             tree = Array(try LengthPrefixed.take(&rest, what: "Merkle tree"))
-            hashAlgorithm = Int32(bitPattern: try Self.takeUInt32(&hashing, what: "hash algorithm"))
+            hashAlgorithm = Int32(bitPattern: try LengthPrefixed.takeUInt32(&hashing, what: "hash algorithm"))
             guard let log2 = hashing.first else { throw SchemeBlockFormatError("hashing info: truncated block size") }
             log2BlockSize = log2
             hashing = hashing.dropFirst()
@@ -85,19 +85,11 @@ public struct V4Signature: Sendable, Equatable {
             certificate = Array(try LengthPrefixed.take(&signing, what: "certificate"))
             additionalData = Array(try LengthPrefixed.take(&signing, what: "additional data"))
             publicKey = Array(try LengthPrefixed.take(&signing, what: "public key"))
-            signatureAlgorithmID = Int32(bitPattern: try Self.takeUInt32(&signing, what: "signature algorithm"))
+            signatureAlgorithmID = Int32(bitPattern: try LengthPrefixed.takeUInt32(&signing, what: "signature algorithm"))
             signature = Array(try LengthPrefixed.take(&signing, what: "signature"))
         } catch let error as SigningBlockError {
             throw SchemeBlockFormatError("v4 signature: \(error.message)")
         }
-    }
-
-    private static func takeUInt32(_ bytes: inout ArraySlice<UInt8>, what: String) throws -> UInt32 {
-        guard bytes.count >= 4 else { throw SchemeBlockFormatError("v4 signature: truncated \(what)") }
-        let s = bytes.startIndex
-        let value = UInt32(bytes[s]) | UInt32(bytes[s + 1]) << 8 | UInt32(bytes[s + 2]) << 16 | UInt32(bytes[s + 3]) << 24
-        bytes = bytes[(s + 4)...]
-        return value
     }
 
     /// The APK digest v4 signs (apksig `V4SchemeSigner.getApkDigest`): the v3 block's single signer's best

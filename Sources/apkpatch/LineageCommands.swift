@@ -53,7 +53,8 @@ struct LineageSignerArguments {
 
     func loadKey() throws -> SignerKey { try keyOptions.keySource().load() }
 
-    private static func split(_ argument: String) -> (String, String?) {
+    /// `--name=value` → ("--name", "value"); anything else → (argument, nil).
+    static func split(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
@@ -155,7 +156,7 @@ struct Rotate: ParsableCommand {
         var input: String?, output: String?, minSdkVersion = 0, verbose = false
         var index = 0
         while index < general.count {
-            let (name, inline) = Self.split(general[index])
+            let (name, inline) = LineageSignerArguments.split(general[index])
             func value() throws -> String {
                 if let inline { return inline }
                 index += 1
@@ -193,11 +194,6 @@ struct Rotate: ParsableCommand {
         try LineageCommandSupport.write(lineage, to: output)
         if verbose { print("Rotation entry generated.") }
     }
-
-    static func split(_ argument: String) -> (String, String?) {
-        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
-        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
-    }
 }
 
 /// `apkpatch lineage`: `apksigner lineage`, printing and changing capabilities.
@@ -230,7 +226,7 @@ struct Lineage: ParsableCommand {
         var input: String?, output: String?, verbose = false, printCerts = false, printPEM = false
         var index = 0
         while index < general.count {
-            let (name, inline) = Rotate.split(general[index])
+            let (name, inline) = LineageSignerArguments.split(general[index])
             func value() throws -> String {
                 if let inline { return inline }
                 index += 1

@@ -184,6 +184,15 @@ public enum LengthPrefixed {
         return value
     }
 
+    /// Reads a uint32 little-endian from the front of `bytes`, advancing it.
+    public static func takeUInt32(_ bytes: inout ArraySlice<UInt8>, what: String) throws -> UInt32 {
+        guard bytes.count >= 4 else { throw SigningBlockError("\(what): truncated") }
+        let s = bytes.startIndex
+        let value = UInt32(bytes[s]) | UInt32(bytes[s + 1]) << 8 | UInt32(bytes[s + 2]) << 16 | UInt32(bytes[s + 3]) << 24
+        bytes = bytes[(s + 4)...]
+        return value
+    }
+
     /// Encodes `value` with a uint32 length prefix.
     public static func encode<C: Collection>(_ value: C) -> [UInt8] where C.Element == UInt8 {
         UInt32(value.count).littleEndianBytes + value
