@@ -188,6 +188,7 @@ public enum SetPipeline {
         // this function returns), which is where adb reads them from.
         let installPaths = set.form.isContainer ? paths : set.members.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
         try finishInstall(&report, set: set, written: written.map(\.manifest), paths: installPaths, options: options, clock: &clock)
+        withExtendedLifetime(staging) {}  // a container's APKs stay in it until adb has read them
         report.timings = clock.timings
         return report
     }
@@ -271,7 +272,7 @@ public enum SetPipeline {
         }
         let (entries, summary) = try clock.measure("merge") { try SetMerge.plan(set) }
         let signing = try clock.measure("sign") { try Signer(config: options.signer).sign(entries: entries, to: output) }
-        _ = staging  // kept until the merged APK is written
+        withExtendedLifetime(staging) {}  // the unsigned patched members stay until the merged APK is written
         var verification: VerificationReport?
         if options.verifies {
             let result = try clock.measure("verify") { try Verifier(options: VerificationOptions()).verify(path: output) }

@@ -149,8 +149,10 @@ public struct APKSet: Sendable {
         }
         let container = try APKArchive(source: file, label: path)
         var members: [Member] = []
+        // bundletool's .apks keeps the set under splits/; SAI's puts the APKs at the top, as .xapk and .apkm do.
+        let isBundletool = form == .apks && container.entries.contains { $0.name.hasPrefix("splits/") }
         for entry in container.entries where !entry.isDirectory && entry.name.lowercased().hasSuffix(".apk") {
-            if form == .apks && !entry.name.hasPrefix("splits/") {
+            if isBundletool && !entry.name.hasPrefix("splits/") {
                 // standalones/ (pre-Lollipop variants), universal.apk, system/ and instant/ are complete APKs
                 // beside the split set, each its own installable app.
                 throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is a standalone APK (bundletool builds them for pre-Lollipop devices, --mode=universal or system images); sets of split APKs under splits/ are supported, standalone variants are not supported yet")

@@ -58,6 +58,19 @@ import ZlibWrapper
         return folder.appendingPathComponent(name).path
     }
 
+    /// SAI's .apks holds the APKs at its top (bundletool's under splits/); a bundletool .apks with a
+    /// standalone APK beside splits/ is refused as not supported yet.
+    @Test func saiAPKsAndBundletoolStandalones() throws {
+        let sai = try fixture.pack(.apkm, name: "sai.apks")
+        let output = scratch.appendingPathComponent("sai-signed.apks").path
+        let result = try sign([sai], out: output)
+        #expect(result.succeeded, "\(result)")
+        #expect(try Set(SetOracles.apkFiles(of: output, form: .apks, scratch: scratch).keys) == Set(SplitSetFixture.names(in: .apkm).values))
+        let standalone = try fixture.pack(.apks, adding: ["standalones/standalone-arm64_v8a.apk": fixture.apks["base.apk"]!])
+        let refused = try sign([standalone], out: scratch.appendingPathComponent("standalone-out.apks").path)
+        #expect(!refused.succeeded && refused.stderr.contains("standalone variants are not supported yet"), "\(refused)")
+    }
+
     @Test func severalAPKPathsGiveADirectory() throws {
         let paths = ["base.apk", "split_config.fr.apk", "split_config.arm64_v8a.apk"].map { fixture.apks[$0]! }
         let output = scratch.appendingPathComponent("several").path
