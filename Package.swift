@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // SHA-256 in sixteen AVX-512 lanes (and one SHA-NI lane): C intrinsics, optimised in debug builds too.
         .target(name: "CSHA256x16", cSettings: [.unsafeFlags(["-O3"])]),
+        // The version and commit `apkpatch --version` prints, from a header make writes into .build (Makefile).
+        .target(name: "CBuildInfo"),
         // The only modules that import a C module.
         .target(name: "LibzipWrapper", dependencies: ["CLibzip"]),
         .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
@@ -60,6 +62,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "LiveReload", "Sets"]),
         .executableTarget(name: "apkpatch", dependencies: [
             "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "BinaryXML", "ResourceTable", "LiveReload", "Sets",
+            "CBuildInfo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Tests.

@@ -14,6 +14,8 @@ import Darwin
 ///
 /// The keystore comes from a base64 secret read by name (`--ks-base64 env:PREFIX_KEYSTORE_BASE64`) and the password
 /// by name too (`--ks-pass env:PREFIX_KEYSTORE_PASSWORD`): nothing is written to disk, echoed, or put on a command line.
+/// apkpatch itself is a pinned release: one archive, unpacked only if its SHA-256 is the one written into the job,
+/// so no code that is not pinned runs where the secrets are.
 public enum CITemplate: String, Sendable, CaseIterable {
     case github
     case gitlab
@@ -42,12 +44,23 @@ public enum CITemplate: String, Sendable, CaseIterable {
         public var signedAPK: String
         /// Prefix of the secret names: `PREFIX_KEYSTORE_BASE64`, `PREFIX_KEYSTORE_PASSWORD`.
         public var secretPrefix: String
+        /// The apkpatch release the job installs (`0.2.0`).
+        public var version: String
+        /// Where the job downloads that release's archive (`apkpatch-VERSION-linux-x86_64.tar.gz`); empty leaves it
+        /// for the user to fill in, and the job fails saying so until then.
+        public var releaseURL: String
+        /// The archive's SHA-256 in hex (its `.sha256` file); empty, like `releaseURL`, fails the job until filled in.
+        public var releaseSHA256: String
 
         public init(unsignedAPK: String = "app/build/outputs/apk/release/app-release-unsigned.apk",
-                    signedAPK: String = "app-release-signed.apk", secretPrefix: String = "APKPATCH") {
+                    signedAPK: String = "app-release-signed.apk", secretPrefix: String = "APKPATCH",
+                    version: String = "", releaseURL: String = "", releaseSHA256: String = "") {
             self.unsignedAPK = unsignedAPK
             self.signedAPK = signedAPK
             self.secretPrefix = secretPrefix
+            self.version = version
+            self.releaseURL = releaseURL
+            self.releaseSHA256 = releaseSHA256.lowercased()
         }
 
         /// The names of the secrets the job reads.
@@ -67,11 +80,21 @@ public enum CITemplate: String, Sendable, CaseIterable {
         for path in [parameters.unsignedAPK, parameters.signedAPK] where path.isEmpty || path.contains("\n") {
             throw CITemplateError.invalidPath(path)
         }
+        let sha256 = parameters.releaseSHA256
+        guard sha256.isEmpty || sha256.count == 64 && sha256.allSatisfy({ $0.isHexDigit }) else {
+            throw CITemplateError.invalidSHA256(sha256)
+        }
+        for value in [parameters.releaseURL, parameters.version] where value.contains(where: { $0.isNewline || $0 == " " }) {
+            throw CITemplateError.invalidReleaseURL(value)
+        }
         return try templates.render(relativePath, context: [
             "secretPrefix": prefix,
             // Paths go in as YAML double-quoted scalars (a JSON string is one), so no path can break the YAML.
             "unsignedAPKYAML": Self.yamlQuoted(parameters.unsignedAPK),
             "signedAPKYAML": Self.yamlQuoted(parameters.signedAPK),
+            "versionYAML": Self.yamlQuoted(parameters.version),
+            "releaseURLYAML": Self.yamlQuoted(parameters.releaseURL),
+            "releaseSHA256YAML": Self.yamlQuoted(sha256),
         ])
     }
 
@@ -99,6 +122,8 @@ public enum CITemplate: String, Sendable, CaseIterable {
 public enum CITemplateError: Error, CustomStringConvertible, Equatable {
     case invalidSecretPrefix(String)
     case invalidPath(String)
+    case invalidSHA256(String)
+    case invalidReleaseURL(String)
 
     public var description: String {
         switch self {
@@ -106,6 +131,10 @@ public enum CITemplateError: Error, CustomStringConvertible, Equatable {
             return "secret prefix \"\(prefix)\" is not an environment variable name: use upper-case letters, digits and _ (e.g. APKPATCH or RELEASE)."
         case .invalidPath(let path):
             return "APK path \"\(path)\" cannot go into a CI file: give a non-empty path on one line."
+        case .invalidSHA256(let value):
+            return "\"\(value)\" is not a SHA-256: give the 64 hex digits of the release archive's .sha256 file."
+        case .invalidReleaseURL(let value):
+            return "\"\(value)\" cannot go into a CI file: a release URL or version is one word without spaces."
         }
     }
 }

@@ -47,11 +47,12 @@ done
 # Repository secrets (Settings > Secrets and variables > Actions > Secrets):
 #   <%& secretPrefix %>_KEYSTORE_BASE64    your keystore, base64-encoded: base64 -w0 release.p12
 #   <%& secretPrefix %>_KEYSTORE_PASSWORD  its password
-# Repository variable (Settings > Secrets and variables > Actions > Variables):
-#   APKPATCH_GIT  the git URL apkpatch is built from (needs Swift 6, preinstalled on ubuntu runners)
 #
-# The keystore never touches the disk (--ks-base64 env:NAME) and passwords are passed by
-# variable name (env:NAME), so neither shows up in the log or in `ps`. Nothing here echoes them.
+# Nothing unpinned runs here: apkpatch is one release archive, named by version and checked against its
+# SHA-256 before it is unpacked (a changed archive fails the job), and each action is pinned to a commit.
+# The secrets reach only the step that signs, through env:, and apkpatch reads them by name
+# (--ks-base64 env:NAME, --ks-pass env:NAME): the keystore never touches the disk, and no secret is
+# echoed, put on a command line or written to the log.
 name: Sign APK
 
 on:
@@ -65,23 +66,34 @@ permissions:
 jobs:
   sign:
     runs-on: ubuntu-latest
+    timeout-minutes: 15
     env:
       UNSIGNED_APK: <%& unsignedAPKYAML %>
       SIGNED_APK: <%& signedAPKYAML %>
+      APKPATCH_VERSION: <%& versionYAML %>
+      APKPATCH_RELEASE_URL: <%& releaseURLYAML %>
+      APKPATCH_RELEASE_SHA256: <%& releaseSHA256YAML %>
     steps:
-      - uses: actions/checkout@v4
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683  # v4.2.2
+        with:
+          persist-credentials: false
 
-      - name: Install apkpatch
+      - name: Install apkpatch (pinned release, SHA-256 checked)
         id: install-apkpatch
-        env:
-          APKPATCH_GIT: ${{ vars.APKPATCH_GIT }}
         run: |
           set -eu
-          sudo apt-get update -qq
-          sudo apt-get install -y -qq libzip-dev libssl-dev zlib1g-dev
-          git clone --depth 1 "$APKPATCH_GIT" "$RUNNER_TEMP/apkpatch"
-          make -C "$RUNNER_TEMP/apkpatch" install PREFIX="$HOME/.local"
-          echo "$HOME/.local/bin" >> "$GITHUB_PATH"
+          case "$APKPATCH_RELEASE_SHA256" in
+            *[!0-9a-f]*|"") echo "::error::APKPATCH_RELEASE_SHA256 is not a SHA-256; write the release's checksum (its .sha256 file) into this workflow." >&2; exit 1 ;;
+          esac
+          [ "${#APKPATCH_RELEASE_SHA256}" -eq 64 ] || { echo "::error::APKPATCH_RELEASE_SHA256 must be 64 hex digits." >&2; exit 1; }
+          [ -n "$APKPATCH_RELEASE_URL" ] || { echo "::error::APKPATCH_RELEASE_URL is empty: write the release archive URL into this workflow." >&2; exit 1; }
+          archive="$RUNNER_TEMP/apkpatch-$APKPATCH_VERSION.tar.gz"
+          curl --fail --silent --show-error --location --retry 3 --output "$archive" "$APKPATCH_RELEASE_URL"
+          echo "$APKPATCH_RELEASE_SHA256  $archive" | sha256sum --check --strict
+          mkdir -p "$RUNNER_TEMP/apkpatch"
+          tar -xzf "$archive" -C "$RUNNER_TEMP/apkpatch" --strip-components=1
+          "$RUNNER_TEMP/apkpatch/bin/apkpatch" --version
+          echo "$RUNNER_TEMP/apkpatch/bin" >> "$GITHUB_PATH"
 
       # Build your unsigned APK here (for example ./gradlew assembleRelease), or download it.
 
@@ -92,6 +104,14 @@ jobs:
           <%& secretPrefix %>_KEYSTORE_PASSWORD: ${{ secrets.<%& secretPrefix %>_KEYSTORE_PASSWORD }}
         run: |
           set -eu
+          missing=""
+          [ -n "${<%& secretPrefix %>_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_BASE64"
+          [ -n "${<%& secretPrefix %>_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_PASSWORD"
+          if [ -n "$missing" ]; then
+            echo "::error::Missing repository secret(s):$missing. Add them under Settings > Secrets and variables > Actions (a fork's pull request gets no secrets)." >&2
+            exit 1
+          fi
+          [ -f "$UNSIGNED_APK" ] || { echo "::error::$UNSIGNED_APK does not exist: build the APK in an earlier step or set UNSIGNED_APK." >&2; exit 1; }
           apkpatch sign \
             --ks-base64 env:<%& secretPrefix %>_KEYSTORE_BASE64 \
             --ks-pass env:<%& secretPrefix %>_KEYSTORE_PASSWORD \
@@ -104,7 +124,7 @@ jobs:
           set -eu
           apkpatch verify --print-certs "$SIGNED_APK"
 
-      - uses: actions/upload-artifact@v4
+      - uses: actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02  # v4.6.2
         with:
           name: signed-apk
           path: ${{ env.SIGNED_APK }}
@@ -119,22 +139,44 @@ jobs:
 # CI/CD variables (Settings > CI/CD > Variables; mark them Masked and Protected):
 #   <%& secretPrefix %>_KEYSTORE_BASE64    your keystore, base64-encoded: base64 -w0 release.p12
 #   <%& secretPrefix %>_KEYSTORE_PASSWORD  its password
-#   APKPATCH_GIT  the git URL apkpatch is built from
 #
-# GitLab puts CI/CD variables in the job's environment, so apkpatch reads them by name
-# (--ks-base64 env:NAME, --ks-pass env:NAME): the keystore never touches the disk and no
-# secret appears in the job log or in `ps`. Nothing here echoes them.
+# Nothing unpinned runs here: apkpatch is one release archive, named by version and checked against its
+# SHA-256 before it is unpacked (a changed archive fails the job). GitLab puts CI/CD variables in the
+# job's environment, so apkpatch reads them by name (--ks-base64 env:NAME, --ks-pass env:NAME): the
+# keystore never touches the disk and no secret appears in the job log or in `ps`.
 sign-apk:
-  image: swift:6.0
+  image: debian:bookworm-slim
+  timeout: 15 minutes
   variables:
     UNSIGNED_APK: <%& unsignedAPKYAML %>
     SIGNED_APK: <%& signedAPKYAML %>
+    APKPATCH_VERSION: <%& versionYAML %>
+    APKPATCH_RELEASE_URL: <%& releaseURLYAML %>
+    APKPATCH_RELEASE_SHA256: <%& releaseSHA256YAML %>
   before_script:
-    - apt-get update -qq && apt-get install -y -qq libzip-dev libssl-dev zlib1g-dev make git
-    - git clone --depth 1 "$APKPATCH_GIT" /tmp/apkpatch
-    - make -C /tmp/apkpatch install PREFIX=/usr/local
+    - apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates curl >/dev/null
+    - >-
+      case "$APKPATCH_RELEASE_SHA256" in
+      *[!0-9a-f]*|"") echo "APKPATCH_RELEASE_SHA256 is not a SHA-256; write the release's checksum (its .sha256 file) into this job." >&2; exit 1 ;;
+      esac
+    - '[ -n "$APKPATCH_RELEASE_URL" ] || { echo "APKPATCH_RELEASE_URL is empty: write the release archive URL into this job." >&2; exit 1; }'
+    - '[ "${#APKPATCH_RELEASE_SHA256}" -eq 64 ] || { echo "APKPATCH_RELEASE_SHA256 must be 64 hex digits." >&2; exit 1; }'
+    - curl --fail --silent --show-error --location --retry 3 --output "${TMPDIR:-/tmp}/apkpatch.tar.gz" "$APKPATCH_RELEASE_URL"
+    - echo "$APKPATCH_RELEASE_SHA256  ${TMPDIR:-/tmp}/apkpatch.tar.gz" | sha256sum --check --strict
+    - mkdir -p "${TMPDIR:-/tmp}/apkpatch" && tar -xzf "${TMPDIR:-/tmp}/apkpatch.tar.gz" -C "${TMPDIR:-/tmp}/apkpatch" --strip-components=1
+    - export PATH="${TMPDIR:-/tmp}/apkpatch/bin:$PATH"
+    - apkpatch --version
   script:
     # Build or fetch your unsigned APK before this job (for example as an artifact of a build job).
+    - >-
+      missing="";
+      [ -n "${<%& secretPrefix %>_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_BASE64";
+      [ -n "${<%& secretPrefix %>_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_PASSWORD";
+      if [ -n "$missing" ]; then
+      echo "Missing CI/CD variable(s):$missing. Add them under Settings > CI/CD > Variables (protected variables reach only protected branches and tags)." >&2;
+      exit 1;
+      fi
+    - '[ -f "$UNSIGNED_APK" ] || { echo "$UNSIGNED_APK does not exist: fetch it from the job that builds it or set UNSIGNED_APK." >&2; exit 1; }'
     - >-
       apkpatch sign
       --ks-base64 env:<%& secretPrefix %>_KEYSTORE_BASE64

@@ -16,8 +16,8 @@ import Unpack
 ///
 /// Files are read with read(2), never mapped: in watch mode an editor may truncate a file while we read it,
 /// which would be a SIGBUS through a mapping. Symbolic links are refused (they could point anywhere), and so
-/// are names that would not be safe entry names. Editor droppings (`*~`, `.*.swp`, `.#*`, `.DS_Store`, vim's
-/// `4913` probe, `.git/`) are ignored.
+/// are names that would not be safe entry names. Editor droppings and temporary files (``isIgnored(_:)``, `.git/`)
+/// are ignored.
 public struct PatchDirectory: Sendable {
     public let root: String
     public let spec: PatchSpec
@@ -51,12 +51,31 @@ public struct PatchDirectory: Sendable {
         self.files = files
     }
 
-    /// True for files an editor leaves behind that must never become entries.
+    /// True for files an editor leaves behind that must never become entries (nor wake watch): backups (`app.js~`),
+    /// swap and lock files (vim's `.app.js.swp`/`.swx`/`.swo` and `4913` probe, Emacs' `.#app.js` and `#app.js#`,
+    /// Kate's `.app.js.kate-swp`, LibreOffice's `.~lock.x#`, Office's `~$x.docx`), the temporary files editors and
+    /// tools write before renaming over the real one (`sed -i`'s `sedXXXXXX`, GNOME's `.goutputstream-XXXXXX`,
+    /// JetBrains' `x___jb_tmp___`, `*.tmp`, Chrome's `*.crswap`), and desktop metadata.
     public static func isIgnored(_ component: String) -> Bool {
-        component == ".DS_Store" || component == "Thumbs.db" || component == "4913" || component == ".git"
-            || component.hasSuffix("~") || component.hasPrefix(".#")
-            || (component.hasPrefix(".") && (component.hasSuffix(".swp") || component.hasSuffix(".swx") || component.hasSuffix(".swo")))
-            || component.hasPrefix(".apkpatch-")
+        if component == ".DS_Store" || component == "Thumbs.db" || component == "4913" || component == ".git"
+            || component.hasSuffix("~") || component.hasPrefix(".#") || component.hasPrefix("~$") || component.hasPrefix(".~lock.")
+            || component.hasPrefix(".apkpatch-") || component.hasPrefix(".goutputstream-")
+            || component.hasSuffix(".tmp") || component.hasSuffix(".crswap")
+            || component.hasSuffix("___jb_tmp___") || component.hasSuffix("___jb_old___") {
+            return true
+        }
+        if component.hasPrefix("."), [".swp", ".swx", ".swo", ".kate-swp"].contains(where: component.hasSuffix) { return true }
+        if component.count > 2, component.hasPrefix("#"), component.hasSuffix("#") { return true }
+        // sed -i writes sedXXXXXX (six random letters and digits) beside the file, then renames it over. Words such
+        // as "seductive" are kept: a random suffix almost always has a digit or a capital (one in 200 has neither,
+        // and watch still drops that one for its short life).
+        let suffix = component.utf8.dropFirst(3)
+        if component.utf8.count == 9, component.hasPrefix("sed"),
+           suffix.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }),
+           suffix.contains(where: { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) }) {
+            return true
+        }
+        return false
     }
 
     private static func scan(directory: String, prefix: String, into files: inout [String: PatchFile]) throws {

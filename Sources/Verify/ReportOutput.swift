@@ -12,7 +12,7 @@ import Darwin
 /// the install checks under their own heading after it.
 extension VerificationReport {
     /// The text apksigner would print: results and warnings on standard output, "DOES NOT VERIFY" and
-    /// errors on standard error.
+    /// errors on standard error; after it, on standard error, the install checks' findings if there are any.
     /// With `warningsAsErrors` (apksigner's `-Werr`) signature warnings go to standard error.
     /// With `printPEM` (apksigner's `--print-certs-pem`) each certificate is followed by its PEM encoding.
     public func renderText(verbose: Bool, printCertificates: Bool, printPEM: Bool = false,
@@ -44,9 +44,13 @@ extension VerificationReport {
             if warningsAsErrors { err += "WARNING: \(issue)\n" } else { out += "WARNING: \(issue)\n" }
         }
 
-        if checkedInstallability && (!installErrors.isEmpty || !installWarnings.isEmpty || verbose) {
-            out += "Install checks (beyond apksigner): \(installErrors.isEmpty ? "pass" : "FAIL")\n"
-            for issue in installWarnings { out += "WARNING: [\(issue.code.rawValue)] \(issue)\n" }
+        // The install checks speak only when they found something, and on standard error: standard output stays
+        // exactly apksigner's, and nothing reads as "pass" beside a verdict that failed.
+        if checkedInstallability && (!installErrors.isEmpty || !installWarnings.isEmpty) {
+            let counts = [(installErrors.count, "error"), (installWarnings.count, "warning")].filter { $0.0 > 0 }
+                .map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: ", ")
+            err += "Install checks (beyond apksigner): \(counts)\n"
+            for issue in installWarnings { err += "WARNING: [\(issue.code.rawValue)] \(issue)\n" }
             for issue in installErrors { err += "ERROR: [\(issue.code.rawValue)] \(issue)\n" }
             if isSignatureVerified && !installErrors.isEmpty {
                 err += "DOES NOT INSTALL: the signatures verify, but Android's package manager would refuse this APK (use --signature-only for apksigner's verdict)\n"

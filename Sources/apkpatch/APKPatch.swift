@@ -1,5 +1,6 @@
 import APKCore
 import ArgumentParser
+internal import CBuildInfo
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -11,6 +12,9 @@ import Glibc
 import Darwin
 #endif
 
+/// `apkpatch --version`: the release and the commit it was built from (CBuildInfo, filled in by make).
+let buildVersion = "apkpatch \(String(cString: apkpatch_build_version())) (commit \(String(cString: apkpatch_build_commit())))"
+
 /// The `apkpatch` command: one subcommand per pipeline stage, plus `run` and `watch` for the whole pipeline.
 @main
 struct APKPatch: ParsableCommand {
@@ -21,8 +25,18 @@ struct APKPatch: ParsableCommand {
         Replaces the apktool d → edit → apktool b → zipalign → apksigner sign → apksigner verify → adb install \
         chain. `apkpatch run app.apk --patch DIR` applies a patch directory (files laid out like the APK, plus an \
         optional apkpatch.yml) and writes a signed, aligned, verified APK.
+
+        Exit status:
+          0   success (verify: the APK verifies and would install)
+          1   failure: the command could not do its work, or verify found that
+              the APK does not verify or would not install
+          2   usage error in align (the status zipalign gives)
+          64  usage error in any other command: unknown option, missing or
+              bad value (EX_USAGE)
+
+        Shell completions: apkpatch completions bash|zsh|fish.
         """,
-        version: "0.1.0",
+        version: buildVersion,
         subcommands: [
             Run.self,
             Watch.self,
@@ -37,6 +51,7 @@ struct APKPatch: ParsableCommand {
             Keystore.self,
             Init.self,
             CITemplateCommand.self,
+            Completions.self,
         ]
     )
 

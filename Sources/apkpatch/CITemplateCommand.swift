@@ -1,4 +1,5 @@
 import ArgumentParser
+internal import CBuildInfo
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -20,14 +21,21 @@ extension APKPatch {
             commandName: "ci-template",
             abstract: "Print a GitHub Actions workflow or GitLab CI job that signs and verifies an APK with apkpatch.",
             discussion: """
-            The job reads the keystore from a base64 secret (--ks-base64 env:PREFIX_KEYSTORE_BASE64) and its password \
+            The job installs one pinned apkpatch release: it downloads --release-url and unpacks it only if its \
+            SHA-256 is --release-sha256 (the release's .sha256 file), so nothing unpinned runs next to the secrets. \
+            It reads the keystore from a base64 secret (--ks-base64 env:PREFIX_KEYSTORE_BASE64) and its password \
             from another (--ks-pass env:PREFIX_KEYSTORE_PASSWORD): the keystore is never written to disk and no \
-            secret is echoed or passed on a command line. Create the secrets with:
-              base64 -w0 release.p12      # value of PREFIX_KEYSTORE_BASE64
+            secret is echoed or passed on a command line; a missing secret fails the job with its name. Create \
+            the keystore secret with:
+              base64 -w0 release.p12
 
             Examples:
-              apkpatch ci-template github > .github/workflows/sign-apk.yml
-              apkpatch ci-template gitlab --apk build/app-unsigned.apk --signed-apk app-signed.apk
+              sha=$(cut -d' ' -f1 apkpatch-0.2.0-linux-x86_64.tar.gz.sha256)
+              apkpatch ci-template github --release-sha256 "$sha" \\
+                  --release-url https://example.com/apkpatch-0.2.0-linux-x86_64.tar.gz \\
+                  > .github/workflows/sign-apk.yml
+              apkpatch ci-template gitlab --apk build/app-unsigned.apk \\
+                  --release-url URL --release-sha256 HEX >> .gitlab-ci.yml
             """
         )
 
@@ -38,17 +46,28 @@ extension APKPatch {
         var signedAPK = CITemplate.Parameters().signedAPK
         @Option(name: .customLong("secret-prefix"), help: ArgumentHelp("Prefix of the secret names (PREFIX_KEYSTORE_BASE64, PREFIX_KEYSTORE_PASSWORD).", valueName: "name"))
         var secretPrefix = CITemplate.Parameters().secretPrefix
+        @Option(name: .customLong("release-version"), help: ArgumentHelp("The apkpatch version the job installs (default: this one's).", valueName: "version"))
+        var releaseVersion: String?
+        @Option(name: .customLong("release-url"), help: ArgumentHelp("URL of the apkpatch release archive the job installs.", valueName: "url"))
+        var releaseURL = ""
+        @Option(name: .customLong("release-sha256"), help: ArgumentHelp("SHA-256 of that archive (64 hex digits, from its .sha256 file).", valueName: "hex"))
+        var releaseSHA256 = ""
         @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this file instead of stdout.", valueName: "path"))
         var output: String?
 
         func run() throws {
-            let parameters = CITemplate.Parameters(unsignedAPK: apk, signedAPK: signedAPK, secretPrefix: secretPrefix)
+            let version = releaseVersion ?? String(cString: apkpatch_build_version())
+            let parameters = CITemplate.Parameters(unsignedAPK: apk, signedAPK: signedAPK, secretPrefix: secretPrefix,
+                                                   version: version, releaseURL: releaseURL, releaseSHA256: releaseSHA256)
             let text = try provider.render(parameters, templates: TemplateLibrary.locate())
             if let output {
                 try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
                 FileHandleOutput.standardError("Wrote \(output) (\(provider.rawValue); usually \(provider.suggestedDestination)).")
             } else {
                 print(text, terminator: "")
+            }
+            if releaseURL.isEmpty || releaseSHA256.isEmpty {
+                FileHandleOutput.standardError("Note: without --release-url and --release-sha256 the job fails until you fill in APKPATCH_RELEASE_URL and APKPATCH_RELEASE_SHA256 (a release archive and its checksum).")
             }
         }
     }

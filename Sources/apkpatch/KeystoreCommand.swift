@@ -20,7 +20,8 @@ struct Keystore: ParsableCommand {
         abstract: "Create a signing keystore or list what one holds.",
         discussion: """
         Examples:
-          apkpatch keystore create --ks release.p12 --alias upload --ks-pass env:KS_PASS --dname "CN=Jane Doe, O=Example, C=US"
+          apkpatch keystore create --ks release.p12 --alias upload \\
+              --ks-pass env:KS_PASS --dname "CN=Jane Doe, O=Example, C=US"
           apkpatch keystore list --ks release.p12 --ks-pass env:KS_PASS
           apkpatch keystore list --ks old.jks --ks-pass file:ks-pass.txt --json
         """,
@@ -36,7 +37,8 @@ struct Keystore: ParsableCommand {
             apksigner sign --ks read it.
 
             Example:
-              apkpatch keystore create --ks release.p12 --alias upload --ks-pass env:KS_PASS --dname "CN=Jane Doe, O=Example, C=DE" --key-alg EC
+              apkpatch keystore create --ks release.p12 --alias upload \\
+                  --ks-pass env:KS_PASS --dname "CN=Jane Doe, O=Example, C=DE" --key-alg EC
             """
         )
 

@@ -142,8 +142,12 @@ struct Rotate: ParsableCommand {
         apksigner reads it, and apkpatch reads apksigner's.
 
         Examples:
-          apkpatch rotate --out lineage.bin --old-signer --ks old.p12 --ks-pass env:OLD_PASS --new-signer --ks new.p12 --ks-pass env:NEW_PASS
-          apkpatch rotate --in lineage.bin --out lineage2.bin --old-signer --key new.pk8 --cert new.pem --new-signer --key newer.pk8 --cert newer.pem
+          apkpatch rotate --out lineage.bin \\
+              --old-signer --ks old.p12 --ks-pass env:OLD_PASS \\
+              --new-signer --ks new.p12 --ks-pass env:NEW_PASS
+          apkpatch rotate --in lineage.bin --out lineage2.bin \\
+              --old-signer --key new.pk8 --cert new.pem \\
+              --new-signer --key newer.pk8 --cert newer.pem
         """
     )
 
@@ -213,7 +217,8 @@ struct Lineage: ParsableCommand {
 
         Examples:
           apkpatch lineage --in lineage.bin --print-certs
-          apkpatch lineage --in lineage.bin --out lineage2.bin --signer --ks old.p12 --ks-pass env:OLD_PASS --set-installed-data false
+          apkpatch lineage --in lineage.bin --out lineage2.bin \\
+              --signer --ks old.p12 --ks-pass env:OLD_PASS --set-installed-data false
         """
     )
 

@@ -32,16 +32,20 @@ extension APKPatch {
 
             Examples:
               apkpatch run app.apk --patch patch/
-              apkpatch run app.apk --patch patch/ --ks release.p12 --ks-pass env:KS_PASS --out app-release.apk
+              apkpatch run app.apk --patch patch/ --ks release.p12 \\
+                  --ks-pass env:KS_PASS --out app-release.apk
               apkpatch run app.apk --patch patch/ --install --launch
 
             A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APKs) is patched as one app: the \
             patch directory patches the base, and its splits/<split-name>/ folders patch those splits; every APK is \
             re-signed with the one key and verified, and the output keeps the input's form.
               apkpatch run app.apks --patch patch/ --out app-patched.apks
-              apkpatch run base.apk split_config.arm64_v8a.apk --patch patch/ --out patched/
-              apkpatch run app.apks --patch patch/ --install --launch        # adb install-multiple, splits for the device
-              apkpatch run app/ --patch patch/ --out patched/ --device-spec pixel.json --emit-script install.sh
+              apkpatch run base.apk split_config.arm64_v8a.apk --patch patch/ \\
+                  --out patched/
+              apkpatch run app.apks --patch patch/ --install --launch \\
+                  # adb install-multiple, with the splits the device needs
+              apkpatch run app/ --patch patch/ --out patched/ \\
+                  --device-spec pixel.json --emit-script install.sh
             """
         )
 
@@ -170,11 +174,19 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     }
     let s = report.summary
     print("Wrote \(report.output) (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
-    print("  replaced \(s.replaced.count), added \(s.added.count), deleted \(s.deleted.count), edited \(s.edited.count); dropped \(s.droppedSignatureFiles.count) old signature files")
-    for name in s.replaced { print("    ~ \(name)") }
+    // A file the patch directory replaces and the spec then edits (a text AndroidManifest.xml with manifest:
+    // shortcuts) is one changed entry: listed once, as replaced, and counted once.
+    let replaced = Set(s.replaced)
+    let editedOnly = s.edited.filter { !replaced.contains($0) }
+    let alsoEdited = Set(s.edited).intersection(replaced)
+    print("  replaced \(s.replaced.count), added \(s.added.count), deleted \(s.deleted.count), edited \(editedOnly.count); dropped \(s.droppedSignatureFiles.count) old signature files")
+    if !(s.replaced.isEmpty && s.added.isEmpty && s.deleted.isEmpty && editedOnly.isEmpty) {
+        print("    (~ replaced by a patch file, + added, - deleted, * edited by apkpatch.yml or a values file)")
+    }
+    for name in s.replaced { print("    ~ \(name)\(alsoEdited.contains(name) ? ", then edited by apkpatch.yml" : "")") }
     for name in s.added { print("    + \(name)") }
     for name in s.deleted { print("    - \(name)") }
-    for name in s.edited { print("    * \(name)") }
+    for name in editedOnly { print("    * \(name)") }
     if let signing = report.signing {
         print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
         print("  signer certificate SHA-256: \(signing.certificateSHA256.hexString)")

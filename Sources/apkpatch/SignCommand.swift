@@ -33,15 +33,20 @@ extension APKPatch {
             Schemes default to v1, v2 and v3 (turn one off with --v1-signing-enabled false and friends). Algorithms follow the APK's minSdkVersion (from AndroidManifest.xml, or --min-sdk-version): JAR digests are SHA-1 below API 18 for RSA keys, SHA-256 otherwise. Stored entries are re-aligned (4 bytes, .so files on 16 KiB pages) unless --alignment-preserved true. Without --out the input is signed in place; either way the output appears only once complete. The same input and RSA key give byte-identical output.
 
             Examples:
-              apkpatch sign --ks release.jks --ks-pass env:KS_PASS --out app-signed.apk app.apk
-              apkpatch sign --key key.pk8 --cert cert.pem --v1-signing-enabled false --min-sdk-version 24 app.apk
-              apkpatch sign --ks release.p12 --ks-pass env:KS_PASS --out-dir signed/ build/*.apk --json
+              apkpatch sign --ks release.jks --ks-pass env:KS_PASS \\
+                  --out app-signed.apk app.apk
+              apkpatch sign --key key.pk8 --cert cert.pem --v1-signing-enabled false \\
+                  --min-sdk-version 24 app.apk
+              apkpatch sign --ks release.p12 --ks-pass env:KS_PASS \\
+                  --out-dir signed/ --json build/*.apk
 
             A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APKs with --out) is signed as one \
             app: every APK with the one key, in parallel, each verified; --out is then a file of the same kind for \
             a .apks/.xapk/.apkm, else a directory.
-              apkpatch sign --ks release.p12 --ks-pass env:KS_PASS --out app-signed.xapk app.xapk
-              apkpatch sign --debug --out signed/ base.apk split_config.arm64_v8a.apk split_config.xhdpi.apk
+              apkpatch sign --ks release.p12 --ks-pass env:KS_PASS \\
+                  --out app-signed.xapk app.xapk
+              apkpatch sign --debug --out signed/ base.apk \\
+                  split_config.arm64_v8a.apk split_config.xhdpi.apk
             """
         )
 

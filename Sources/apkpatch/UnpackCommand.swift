@@ -25,7 +25,7 @@ extension APKPatch {
 
             Examples:
               apkpatch unpack app.apk -o app/
-              apkpatch unpack app.apk -o app/ --decode     # manifest, res/**.xml and strings as text
+              apkpatch unpack app.apk -o app/ --decode  # manifest, res XML, strings
               apkpatch unpack app.apk --list
             """
         )

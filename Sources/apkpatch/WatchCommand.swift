@@ -40,7 +40,8 @@ extension APKPatch {
               apkpatch watch app.apk --patch patch/
               apkpatch watch app.apk --patch patch/ --install --launch
               apkpatch watch app.apk --patch patch/ --live --launch
-              apkpatch watch app.apk --patch patch/ --live --live-port 8200 --serial emulator-5554 --json
+              apkpatch watch app.apk --patch patch/ --live --live-port 8200 \\
+                  --serial emulator-5554 --json
             """
         )
 

@@ -163,13 +163,13 @@ import TestSupport
     }
 
     @Test func ciTemplatePrintsOrWrites() throws {
-        let github = try TestSupport.apkpatch(["ci-template", "github", "--apk", "a.apk", "--signed-apk", "b.apk"])
+        let github = try TestSupport.apkpatch(["ci-template", "github", "--apk", "a.apk", "--signed-apk", "b.apk", "--release-version", "1.2.3"])
         #expect(github.succeeded, "\(github)")
-        #expect(github.stdout == (try CITemplate.github.render(.init(unsignedAPK: "a.apk", signedAPK: "b.apk"), templates: sourceTemplates())))
+        #expect(github.stdout == (try CITemplate.github.render(.init(unsignedAPK: "a.apk", signedAPK: "b.apk", version: "1.2.3"), templates: sourceTemplates())))
         let file = try TestSupport.makeTemporaryDirectory("ci-out").appendingPathComponent("sign.yml").path
-        let written = try TestSupport.apkpatch(["ci-template", "gitlab", "-o", file])
+        let written = try TestSupport.apkpatch(["ci-template", "gitlab", "-o", file, "--release-version", "1.2.3"])
         #expect(written.succeeded, "\(written)")
-        #expect(try String(contentsOfFile: file, encoding: .utf8) == CITemplate.gitlab.render(templates: sourceTemplates()))
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == CITemplate.gitlab.render(.init(version: "1.2.3"), templates: sourceTemplates()))
         let bad = try TestSupport.apkpatch(["ci-template", "jenkins"])
         #expect(bad.status != 0)
     }

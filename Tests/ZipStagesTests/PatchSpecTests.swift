@@ -107,3 +107,19 @@ import Yams
         }
     }
 }
+
+/// Editors' droppings and temporary files are never packed and never wake watch; real names are kept.
+@Suite struct IgnoredNamesTests {
+    @Test(arguments: ["app.js~", ".app.js.swp", ".app.js.swx", ".app.js.swo", "4913", ".#app.js", "#app.js#", ".DS_Store",
+                      "Thumbs.db", "sedAb12Cd", "sed0q9ZzY", ".goutputstream-X1YZ2Q", "index.html.tmp", "~$report.docx",
+                      ".~lock.data.csv#", "app.js___jb_tmp___", "app.js___jb_old___", ".app.js.kate-swp", "data.json.crswap"])
+    func ignored(_ name: String) {
+        #expect(PatchDirectory.isIgnored(name))
+    }
+
+    @Test(arguments: ["app.js", "index.html", "sedation.js", "sed", "sedAb12C", "sedAb12Cd.js", "tmp", "template.html",
+                      "#hash", "swp", "a~b", ".well-known", "seductive"])
+    func kept(_ name: String) {
+        #expect(!PatchDirectory.isIgnored(name))
+    }
+}
