@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "APKCore", dependencies: [.target(name: "CLinux", condition: .when(platforms: [.linux]))]),
         // The stages.
         .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
-        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable"]),
+        .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable", "OpenSSLWrapper"]),
         .target(name: "Align", dependencies: ["APKCore"]),
         .target(name: "Repack", dependencies: ["APKCore", "Align", "ZlibWrapper"]),
         // Android binary XML and resources.arsc: read, decode to text, compile back.

@@ -20,6 +20,8 @@ public struct ManifestEdits: Sendable, Equatable {
     public var minSdkVersion: SDKVersion?
     /// `<uses-sdk android:targetSdkVersion>` (created when missing).
     public var targetSdkVersion: SDKVersion?
+    /// `<application android:networkSecurityConfig>`, a reference such as `@xml/network_security_config`.
+    public var networkSecurityConfig: String?
 
     public init(debuggable: Bool? = nil, versionCode: Int? = nil, versionName: String? = nil, label: String? = nil,
                 usesCleartextTraffic: Bool? = nil, extractNativeLibs: Bool? = nil, minSdkVersion: SDKVersion? = nil,
@@ -91,10 +93,12 @@ public enum ManifestPatch {
             (edits.usesCleartextTraffic, "usesCleartextTraffic", AndroidAttribute.usesCleartextTraffic),
             (edits.extractNativeLibs, "extractNativeLibs", AndroidAttribute.extractNativeLibs),
         ]
-        if edits.label != nil || applicationEdits.contains(where: { $0.0 != nil }) {
+        if edits.label != nil || edits.networkSecurityConfig != nil || applicationEdits.contains(where: { $0.0 != nil }) {
             let labelAttribute = try edits.label.map { try compiled("label", $0) }
+            let networkSecurityConfig = try edits.networkSecurityConfig.map { try compiled("networkSecurityConfig", $0) }
             let found = manifest.withFirstChild(named: "application") { application in
                 for (value, name, id) in applicationEdits { if let value { application.setAttribute(boolean(name, id, value)) } }
+                if let networkSecurityConfig { application.setAttribute(networkSecurityConfig) }
                 guard let labelAttribute else { return }
                 application.setAttribute(labelAttribute)
                 // A launcher activity's own label wins over the application's on the home screen: change it too.

@@ -160,6 +160,8 @@ public struct OverlaySummary: Sendable, Equatable {
     public var deleted: [String] = []
     public var droppedSignatureFiles: [String] = []
     public var edited: [String] = []
+    /// What the user should know about the edits (e.g. certificate pins removed, a setting Android ignores).
+    public var notes: [String] = []
     public init() {}
 }
 

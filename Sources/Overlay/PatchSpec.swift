@@ -19,6 +19,10 @@ public struct PatchSpec: Sendable, Equatable {
     public var store: [Glob] = []
     public var deflate: [Glob] = []
     public var manifest = ManifestShortcuts()
+    /// The network-security preset: `networkSecurity: trustUserCertificates`, or the mapping form with
+    /// `trustUserCertificates`, `keepPins`, `caCertificates` and `pin` (certificate paths relative to the patch
+    /// directory, stored here as absolute paths).
+    public var networkSecurity = NetworkSecuritySpec()
 
     public init() {}
 
@@ -51,6 +55,7 @@ public struct PatchSpec: Sendable, Equatable {
             case "store": store = try Self.globs(value, key: key, path: path)
             case "deflate": deflate = try Self.globs(value, key: key, path: path)
             case "manifest": manifest = try Self.manifest(value, path: path)
+            case "networkSecurity": networkSecurity = try Self.networkSecurity(value, path: path)
             default:
                 throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): unknown key \(key.debugDescription)"
                     + Self.suggestion(for: key, among: Self.topLevelKeys) + "; known keys: \(Self.topLevelKeys.joined(separator: ", "))")
@@ -69,6 +74,57 @@ public struct PatchSpec: Sendable, Equatable {
             }
             return Glob(scalar.string)
         }
+    }
+
+    private static func networkSecurity(_ node: YAMLNode, path: String) throws -> NetworkSecuritySpec {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        func absolute(_ file: String) -> String { file.hasPrefix("/") ? file : directory + "/" + file }
+        func fail(_ line: Int?, _ reason: String) -> OverlayError {
+            OverlayError.invalidSpec(path: path, reason: "networkSecurity\(line.map { " (line \($0))" } ?? ""): \(reason)")
+        }
+        func paths(_ node: YAMLNode, _ key: String) throws -> [String] {
+            if let scalar = node.scalar { return [absolute(scalar.string)] }
+            guard let sequence = node.sequence else { throw fail(node.mark?.line, "\(key) expects a list of certificate files") }
+            return try sequence.map { item in
+                guard let file = item.string, !file.isEmpty else { throw fail(item.mark?.line, "\(key) expects certificate file paths") }
+                return absolute(file)
+            }
+        }
+        if let word = node.string, node.mapping == nil {
+            guard word == "trustUserCertificates" else { throw fail(node.mark?.line, "'\(word)' is not a preset; write trustUserCertificates or a mapping") }
+            return NetworkSecuritySpec(trustUserCertificates: true)
+        }
+        guard let mapping = node.mapping else { throw fail(node.mark?.line, "expects trustUserCertificates or a mapping (trustUserCertificates, keepPins, caCertificates, pin)") }
+        var spec = NetworkSecuritySpec()
+        for (keyNode, value) in mapping {
+            let key = keyNode.string ?? ""
+            switch key {
+            case "trustUserCertificates", "keepPins":
+                guard let flag = value.bool else { throw fail(value.mark?.line, "\(key) must be true or false") }
+                if key == "keepPins" { spec.keepPins = flag } else { spec.trustUserCertificates = flag }
+            case "caCertificates": spec.caCertificates = try paths(value, key)
+            case "pin":
+                guard let items = value.sequence else { throw fail(value.mark?.line, "pin expects a list of {domain, certificates, expiration}") }
+                for item in items {
+                    guard let pairs = item.mapping else { throw fail(item.mark?.line, "each pin needs a domain: and certificates:") }
+                    func field(_ name: String) -> YAMLNode? { pairs.first { $0.key.string == name }?.value }
+                    let fields = pairs.map(\.key)
+                    guard let domain = field("domain")?.string, !domain.isEmpty else {
+                        throw fail(item.mark?.line, "each pin needs a domain: and certificates:")
+                    }
+                    for key in fields where !["domain", "certificates", "expiration"].contains(key.string ?? "") {
+                        throw fail(key.mark?.line, "unknown pin key \((key.string ?? "").debugDescription); known: domain, certificates, expiration")
+                    }
+                    guard let certificates = field("certificates") else { throw fail(item.mark?.line, "pin for \(domain) needs certificates:") }
+                    spec.pins.append(NetworkSecuritySpec.Pin(domain: domain, certificates: try paths(certificates, "certificates"),
+                                                             expiration: field("expiration")?.string))
+                }
+            default:
+                throw fail(keyNode.mark?.line, "unknown key \(key.debugDescription); known: trustUserCertificates, keepPins, caCertificates, pin")
+            }
+        }
+        if !spec.caCertificates.isEmpty { spec.trustUserCertificates = true }
+        return spec
     }
 
     private static func manifest(_ node: YAMLNode, path: String) throws -> ManifestShortcuts {
@@ -106,7 +162,7 @@ public struct PatchSpec: Sendable, Equatable {
         return shortcuts
     }
 
-    static let topLevelKeys = ["delete", "store", "deflate", "manifest"]
+    static let topLevelKeys = ["delete", "store", "deflate", "manifest", "networkSecurity"]
     static let manifestKeys = ["debuggable", "versionCode", "versionName", "label", "usesCleartextTraffic",
                                "extractNativeLibs", "minSdkVersion", "targetSdkVersion"]
 

@@ -14,53 +14,117 @@ import Unpack
 public struct ResourceContentEditor: ContentEditor {
     /// Edits applied on top of the patch spec's `manifest:` shortcuts (these win when both set a value).
     public var extraEdits: ManifestEdits
+    /// Network-security settings on top of the patch spec's `networkSecurity:` (command-line options).
+    public var extraNetworkSecurity: NetworkSecuritySpec
 
-    public init(extraEdits: ManifestEdits = ManifestEdits()) { self.extraEdits = extraEdits }
+    public init(extraEdits: ManifestEdits = ManifestEdits(), extraNetworkSecurity: NetworkSecuritySpec = NetworkSecuritySpec()) {
+        self.extraEdits = extraEdits; self.extraNetworkSecurity = extraNetworkSecurity
+    }
 
     public func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
                      summary: inout OverlaySummary) throws -> [OutputEntry] {
         var edits = ManifestEdits(patch.spec.manifest)
         merge(extraEdits, into: &edits)
-        let overrides = patch.files.keys.filter(ResourcePatch.isStringsOverride).sorted()
+        // values/ before values-*/: a qualified file may refer to a string the default one adds.
+        let overrides = patch.files.keys.filter(ResourcePatch.isStringsOverride).sorted { ($0.hasPrefix("res/values/") ? 0 : 1, $0) < ($1.hasPrefix("res/values/") ? 0 : 1, $1) }
+        let otherValues = patch.files.keys.filter { ResourcePatch.isValuesPath($0) && !ResourcePatch.isStringsOverride(path: $0) }.sorted()
+        if let first = otherValues.first {
+            throw ResourceTableError(.addingNotSupported, "\(first): values files other than strings.xml (bools, integers, colors, dimens, ids, arrays, plurals, styles, attrs) are not supported yet; remove it from the patch directory")
+        }
+        let newFiles = try patch.files.keys.filter { $0.hasPrefix("res/") && archive.entry(named: $0) == nil && !ResourcePatch.isValuesPath($0) }.sorted()
+            .map { (path: $0, resource: try ResourcePatch.resourceFile(at: $0)) }
         let compiled = patch.files.keys.filter { ResourcePatch.isCompiledXMLPath($0) }.sorted()
-        if edits.isEmpty && overrides.isEmpty && compiled.isEmpty { return entries }
+        let network = patch.spec.networkSecurity.merging(extraNetworkSecurity)
+        if edits.isEmpty && overrides.isEmpty && compiled.isEmpty && newFiles.isEmpty && network.isEmpty { return entries }
 
         var table: ResourceTable?
-        if let arsc = archive.entry(named: "resources.arsc") { table = try ResourceTable(bytes: try archive.uncompressedData(of: arsc)) }
+        let arscEntry = archive.entry(named: "resources.arsc")
+        if let arscEntry { table = try ResourceTable(bytes: try archive.uncompressedData(of: arscEntry)) }
         var output = entries
         func index(of name: String) -> Int? { output.firstIndex { $0.entry.name == name } }
         func replace(_ name: String, with content: [UInt8]) throws {
             guard let i = index(of: name) else { return }
             let template = archive.entry(named: name) ?? output[i].entry
             output[i] = try OutputEntry.making(name: name, content: content, method: output[i].entry.method, template: template, timestamp: timestamp)
-            if !summary.edited.contains(name) { summary.edited.append(name) }
+            if !summary.edited.contains(name) && archive.entry(named: name) != nil { summary.edited.append(name) }
+        }
+        func add(_ name: String, content: [UInt8]) throws {
+            let method = CompressionPolicy(store: patch.spec.store, deflate: patch.spec.deflate).method(for: name, original: nil)
+            if let i = index(of: name) { output.remove(at: i) }
+            output.append(try OutputEntry.making(name: name, content: content, method: method, template: nil, timestamp: timestamp))
+            if !summary.added.contains(name) { summary.added.append(name); summary.added.sort() }
         }
 
-        // Strings first: a compiled manifest may refer to them by name either way (names do not change).
-        if !overrides.isEmpty {
-            guard let arscEntry = archive.entry(named: "resources.arsc"), let original = table else {
-                throw ResourceTableError(.notFound, "the patch has \(overrides.joined(separator: ", ")) but the APK has no resources.arsc to apply them to")
+        var updated = table
+        if !(overrides.isEmpty && newFiles.isEmpty && network.isEmpty) {
+            guard table != nil else {
+                let what = (overrides + newFiles.map(\.path)).first ?? "networkSecurity"
+                throw ResourceTableError(.notFound, "the patch has \(what) but the APK has no resources.arsc to add it to")
             }
-            let files = try overrides.map { path in (path: path, text: String(decoding: try PatchDirectory.read(patch.files[path]!), as: UTF8.self)) }
-            var updated = original
-            for file in files {
-                try updated.applyStringsXML(file.text, directory: String(file.path.split(separator: "/")[1]), fileName: file.path)
+        }
+        // New files under res/ become resources first (IDs follow the last of their type), so compiled XML and
+        // strings can refer to them; a file lands at the path aapt2 gives it (res/drawable-hdpi-v4/…).
+        var paths: [String: String] = [:]
+        for file in newFiles {
+            do {
+                try updated!.addValue(.string(file.resource.entryPath), type: file.resource.type, named: file.resource.name,
+                                      configuration: file.resource.configuration)
+            } catch let error as ResourceTableError {
+                throw ResourceTableError(error.code, "\(file.path): \(error.message)")
             }
-            output.removeAll { overrides.contains($0.entry.name) && archive.entry(named: $0.entry.name) == nil }
-            summary.added.removeAll { overrides.contains($0) }
-            let bytes = try updated.encoded()
-            if bytes != (try archive.uncompressedData(of: arscEntry)) { try replace("resources.arsc", with: bytes) }
-            table = updated
+            paths[file.path] = file.resource.entryPath
+        }
+        for path in overrides {
+            let text = String(decoding: try PatchDirectory.read(patch.files[path]!), as: UTF8.self)
+            try updated!.applyStringsXML(text, directory: String(path.split(separator: "/")[1]), fileName: path)
+        }
+        output.removeAll { overrides.contains($0.entry.name) && archive.entry(named: $0.entry.name) == nil }
+        summary.added.removeAll { overrides.contains($0) }
+
+        var networkPlan: NetworkSecurityPlan?
+        if !network.isEmpty {
+            networkPlan = try NetworkSecurityPreset.plan(network, archive: archive, patch: patch, table: &updated!)
+            for (path, content) in networkPlan!.files {
+                if archive.entry(named: path) != nil { try replace(path, with: content) } else { try add(path, content: content) }
+            }
+            if let reference = networkPlan!.manifestReference { edits.networkSecurityConfig = reference }
+            summary.notes += networkPlan!.notes
         }
 
+        func moveToEntryPath(_ path: String, content: [UInt8]) throws {
+            guard let entryPath = paths[path] else { return }
+            if entryPath != path {
+                output.removeAll { $0.entry.name == path }
+                summary.added.removeAll { $0 == path }
+            }
+            try add(entryPath, content: content)
+        }
+        // `@+id/name` in text XML creates the id, as aapt does (the value aapt gives ids: boolean false).
+        if updated != nil {
+            for path in compiled {
+                let content = try PatchDirectory.read(patch.files[path]!)
+                guard ResourcePatch.isTextXML(content) else { continue }
+                for name in ResourcePatch.newIDNames(in: String(decoding: content, as: UTF8.self)) where updated!.resourceID(type: "id", name: name) == nil {
+                    try updated!.addValue(.typed(.intBoolean, 0), type: "id", named: name, configuration: try ResourceConfiguration(qualifiers: ""))
+                }
+            }
+        }
+        var moved = Set<String>()
         for path in compiled {
             if path == "AndroidManifest.xml", !edits.isEmpty { continue }  // compiled below, together with the edits
             let content = try PatchDirectory.read(patch.files[path]!)
             guard ResourcePatch.isTextXML(content) else { continue }  // already binary: the overlay copied it as is
             let original = try archive.entry(named: path).map { try archive.uncompressedData(of: $0) }
             let binary = try ResourcePatch.compilingXML(textXML: String(decoding: content, as: UTF8.self), path: path,
-                                                        original: original.flatMap { ResourcePatch.isTextXML($0) ? nil : $0 }, resources: table)
-            try replace(path, with: binary)
+                                                        original: original.flatMap { ResourcePatch.isTextXML($0) ? nil : $0 }, resources: updated)
+            if paths[path] != nil { try moveToEntryPath(path, content: binary); moved.insert(path) } else { try replace(path, with: binary) }
+        }
+        for (path, entryPath) in paths.sorted(by: { $0.key < $1.key }) where entryPath != path && !moved.contains(path) {
+            try moveToEntryPath(path, content: try PatchDirectory.read(patch.files[path]!))
+        }
+        if let arscEntry, let updated {
+            let bytes = try updated.encoded()
+            if bytes != (try archive.uncompressedData(of: arscEntry)) { try replace("resources.arsc", with: bytes) }
         }
 
         if !edits.isEmpty {
@@ -68,7 +132,7 @@ public struct ResourceContentEditor: ContentEditor {
             let originalManifest = try archive.entry(named: "AndroidManifest.xml").map { try archive.uncompressedData(of: $0) }
             if let file = patch.files["AndroidManifest.xml"], case let content = try PatchDirectory.read(file), ResourcePatch.isTextXML(content) {
                 manifest = try ResourcePatch.compilingXML(textXML: String(decoding: content, as: UTF8.self), path: "AndroidManifest.xml",
-                                                          original: originalManifest, resources: table)
+                                                          original: originalManifest, resources: updated)
             } else if let file = patch.files["AndroidManifest.xml"] {
                 manifest = try PatchDirectory.read(file)
             } else if let originalManifest {
@@ -76,7 +140,7 @@ public struct ResourceContentEditor: ContentEditor {
             } else {
                 throw BinaryXMLError(.missingContent, "the APK has no AndroidManifest.xml to apply the manifest: shortcuts to")
             }
-            manifest = try ManifestPatch.applying(edits, to: manifest, resources: table)
+            manifest = try ManifestPatch.applying(edits, to: manifest, resources: updated)
             try replace("AndroidManifest.xml", with: manifest)
         }
         return output
@@ -91,5 +155,6 @@ public struct ResourceContentEditor: ContentEditor {
         if let v = extra.extractNativeLibs { edits.extractNativeLibs = v }
         if let v = extra.minSdkVersion { edits.minSdkVersion = v }
         if let v = extra.targetSdkVersion { edits.targetSdkVersion = v }
+        if let v = extra.networkSecurityConfig { edits.networkSecurityConfig = v }
     }
 }

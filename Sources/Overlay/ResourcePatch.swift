@@ -53,3 +53,71 @@ public enum ResourcePatch {
         return (try table.encoded(), changed)
     }
 }
+
+extension ResourcePatch {
+    /// Resource types that live in files under `res/<type>[-qualifiers]/` (every type aapt2 accepts as a folder,
+    /// `values` aside).
+    public static let fileResourceTypes: Set<String> = [
+        "anim", "animator", "color", "drawable", "font", "interpolator", "layout", "menu", "mipmap", "navigation",
+        "raw", "transition", "xml",
+    ]
+
+    /// A file under `res/` that becomes a resource: its type, name, configuration and the entry path aapt2 gives it.
+    public struct ResourceFile: Sendable, Equatable {
+        public var type: String
+        public var name: String
+        public var configuration: ResourceConfiguration
+        /// `res/<type>[-<qualifiers as aapt2 writes them>]/<file name>`, e.g. `res/drawable-hdpi-v4/icon.png`.
+        public var entryPath: String
+    }
+
+    /// Whether `path` is in a `res/values*` folder.
+    public static func isValuesPath(_ path: String) -> Bool {
+        let parts = path.split(separator: "/")
+        return parts.count == 3 && parts[0] == "res" && (parts[1] == "values" || parts[1].hasPrefix("values-"))
+    }
+
+    /// Reads a `res/<type>[-<qualifiers>]/<name>.<ext>` path (not `res/values*`). Throws `.unknownType` for a
+    /// folder type Android does not know, `.unknownQualifier` for bad qualifiers, `.badValuesFile` for a file name
+    /// that is not a resource name.
+    public static func resourceFile(at path: String) throws -> ResourceFile {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "res", !parts[1].isEmpty, !parts[2].isEmpty else {
+            throw ResourceTableError(.unknownType, "\(path): resource files go directly in a res/<type>[-<qualifiers>]/ folder (one level, e.g. res/xml/config.xml)")
+        }
+        let folder = parts[1]
+        let type = String(folder.prefix { $0 != "-" })
+        guard fileResourceTypes.contains(type) else {
+            throw ResourceTableError(.unknownType, "\(path): '\(type)' is not a resource type Android knows (folders: \(fileResourceTypes.sorted().joined(separator: ", ")), values)")
+        }
+        let qualifiers = folder.count > type.count ? String(folder.dropFirst(type.count + 1)) : ""
+        let configuration: ResourceConfiguration
+        do { configuration = try ResourceConfiguration(qualifiers: qualifiers) } catch let error as ResourceTableError {
+            throw ResourceTableError(error.code, "\(path): \(error.message)")
+        }
+        let fileName = String(parts[2])
+        var name = fileName
+        if name.hasSuffix(".9.png") { name = String(name.dropLast(6)) } else if let dot = name.firstIndex(of: ".") { name = String(name[..<dot]) }
+        guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
+              name.unicodeScalars.allSatisfy({ $0 == "_" || $0 == "." || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
+            throw ResourceTableError(.badValuesFile, "\(path): '\(name)' is not a valid resource name (letters, digits and _, starting with a letter or _)")
+        }
+        let directory = configuration.qualifiers.isEmpty ? type : type + "-" + configuration.qualifiers
+        return ResourceFile(type: type, name: name, configuration: configuration, entryPath: "res/\(directory)/\(fileName)")
+    }
+}
+
+extension ResourcePatch {
+    /// The names of `@+id/name` references in text XML, in order of first appearance.
+    public static func newIDNames(in text: String) -> [String] {
+        var names: [String] = []
+        var seen = Set<String>()
+        var rest = Substring(text)
+        while let range = rest.range(of: "@+id/") {
+            let name = rest[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }
+            if !name.isEmpty, seen.insert(String(name)).inserted { names.append(String(name)) }
+            rest = rest[range.upperBound...]
+        }
+        return names
+    }
+}

@@ -31,6 +31,8 @@ public struct PipelineOptions: Sendable {
     /// may still be loading (`SignerConfig.init(pendingKey:)`): the APK is opened, patched, copied and
     /// digested meanwhile (decrypting a keystore is ~15 ms of PBKDF2), and `run` waits for it in any case.
     public var signer: SignerConfig?
+    /// Network-security settings on top of the patch spec's (`run --trust-user-certs --ca-cert`).
+    public var networkSecurity = NetworkSecuritySpec()
     /// Verifies the signed output by Android's rules, install checks included.
     public var verifies = true
     /// Writes the signed output's v4 signature (`<output>.idsig`), which makes `installs` use
@@ -95,7 +97,9 @@ public enum PatchPipeline {
         defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input, readsAll: true) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
-        let plan = try clock.measure("overlay") { try Overlay(archive: archive, patch: patch).plan() }
+        var overlay = Overlay(archive: archive, patch: patch)
+        overlay.contentEditor = ResourceContentEditor(extraNetworkSecurity: options.networkSecurity)
+        let plan = try clock.measure("overlay") { try overlay.plan() }
         // Opening touched every local header; the kernel mapped the pages around each one. Give them back.
         archive.source.discard(0..<archive.source.count)
         var report = try build(plan: plan, archive: archive, options: options, output: output, clock: &clock)

@@ -135,7 +135,7 @@ public final class WatchSession {
             lastFiles = Set(patch.files.keys)
             var overlay = Overlay(archive: archive, patch: patch)
             overlay.placesPatchedEntriesLast = true
-            if let editor { overlay.contentEditor = editor }
+            if let editor { overlay.contentEditor = editor } else { overlay.contentEditor = ResourceContentEditor(extraNetworkSecurity: options.networkSecurity) }
             let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
             var buildOptions = options
             buildOptions.verifies = verifies

@@ -28,7 +28,7 @@ public struct ResourceTable: Sendable {
         /// Whether the global-pool string of this value has style spans (HTML-like markup).
         public let isStyled: Bool
         /// Absolute offset in the original bytes of the value's `data` u32 (simple values only).
-        let dataOffset: Int?
+        var dataOffset: Int?
         /// Bag items (name ID → value) of complex entries.
         public let bag: [(UInt32, ResourceValue)]
     }
@@ -36,21 +36,24 @@ public struct ResourceTable: Sendable {
     public let packageName: String
     public let packageID: UInt8
     /// Every entry of the (first) package in every configuration, in table order.
-    public private(set) var entries: [Entry]
+    public internal(set) var entries: [Entry]
     /// The global value string pool as it will be written.
     public private(set) var valuePool: StringPool
 
     private let original: [UInt8]
     private let poolRange: Range<Int>
+    /// Where the first package's parts are, for adding resources.
+    let layout: PackageLayout
+    var additions = Additions()
     private var patches: [Int: UInt32] = [:]
     private var typePatches: [Int: UInt8] = [:]
-    private var names: [UInt32: ResourceName] = [:]
-    private var ids: [String: UInt32] = [:]
+    var names: [UInt32: ResourceName] = [:]
+    var ids: [String: UInt32] = [:]
     private var appendedStrings: [String: UInt32] = [:]
     /// Indices into `entries`: by resource ID, and string entries by name (lookups stay O(1) on framework-sized tables).
-    private var entriesByID: [UInt32: [Int]] = [:]
-    private var stringEntriesByName: [String: [Int]] = [:]
-    private var stringEntriesByConfiguration: [(ResourceConfiguration, [Int])] = []
+    var entriesByID: [UInt32: [Int]] = [:]
+    var stringEntriesByName: [String: [Int]] = [:]
+    var stringEntriesByConfiguration: [(ResourceConfiguration, [Int])] = []
 
     /// Parses `resources.arsc` bytes. Throws `ResourceTableError` (`.malformed`) with the offset on bad input.
     public init(bytes: [UInt8]) throws {
@@ -58,6 +61,7 @@ public struct ResourceTable: Sendable {
         do {
             let parsed = try bytes.withUnsafeBytes { try Parser.parse($0) }
             (packageName, packageID, entries, valuePool, poolRange) = (parsed.packageName, parsed.packageID, parsed.entries, parsed.pool, parsed.poolRange)
+            layout = parsed.layout
         } catch let error as BinaryXMLError {
             throw ResourceTableError(.malformed, "resources.arsc: \(error.message)")
         } catch let error as ShortReadError {
@@ -164,14 +168,7 @@ public struct ResourceTable: Sendable {
         let data: UInt32, dataType: ResourceValue.DataType
         switch newValue {
         case .string(let text):
-            dataType = .string
-            if let existing = appendedStrings[text] { data = existing }
-            else {
-                guard valuePool.strings.count < Int(UInt32.max) else { throw ResourceTableError(.malformed, "string pool is full") }
-                data = UInt32(valuePool.strings.count)
-                valuePool.strings.append(text)
-                appendedStrings[text] = data
-            }
+            dataType = .string; data = try appendString(text)
         case .typed(let type, let value):
             dataType = type; data = value
         }
@@ -182,9 +179,19 @@ public struct ResourceTable: Sendable {
                                value: newValue, isStyled: false, dataOffset: dataOffset, bag: [])
     }
 
+    /// The index of `text` among the strings appended to the value pool (appended once).
+    mutating func appendString(_ text: String) throws -> UInt32 {
+        if let existing = appendedStrings[text] { return existing }
+        guard valuePool.strings.count < Int(UInt32.max) else { throw ResourceTableError(.malformed, "string pool is full") }
+        let index = UInt32(valuePool.strings.count)
+        valuePool.strings.append(text)
+        appendedStrings[text] = index
+        return index
+    }
+
     /// The table bytes with the changes applied: new global pool, the rest copied with changed value indices.
     public func encoded() throws -> [UInt8] {
-        if patches.isEmpty && typePatches.isEmpty { return original }
+        if patches.isEmpty && typePatches.isEmpty && additions.isEmpty { return original }
         let pool: [UInt8]
         do { pool = try valuePool.encoded() } catch let error as BinaryXMLError where error.code == .tooLarge && valuePool.isUTF8 {
             // A new value longer than UTF-8 pools allow (32,767 bytes): UTF-16 pools take it, Android reads both.
@@ -196,14 +203,18 @@ public struct ResourceTable: Sendable {
         } catch let error as BinaryXMLError {
             throw ResourceTableError(.malformed, "cannot write the string pool: \(error.message)")
         }
-        var out = LittleEndianWriter(capacity: original.count + pool.count - poolRange.count)
-        out.write(bytes: original[0..<poolRange.lowerBound])
+        // Changed values are patched where they sit in the input; the package is then copied, or rebuilt around
+        // its unchanged chunks when resources were added.
+        var source = original
+        for (offset, value) in patches { withUnsafeBytes(of: value.littleEndian) { for i in 0..<4 { source[offset + i] = $0[i] } } }
+        for (offset, type) in typePatches { source[offset] = type }
+        let package = additions.isEmpty ? Array(source[layout.range]) : try encodedPackage(from: source)
+        var out = LittleEndianWriter(capacity: original.count + pool.count - poolRange.count + package.count - layout.range.count)
+        out.write(bytes: source[0..<poolRange.lowerBound])
         out.write(bytes: pool)
-        let tailStart = out.count
-        out.write(bytes: original[poolRange.upperBound...])
-        let shift = tailStart - poolRange.upperBound
-        for (offset, value) in patches { out.patch(value, at: offset + shift) }
-        for (offset, type) in typePatches { out.patch(byte: type, at: offset + shift) }
+        out.write(bytes: source[poolRange.upperBound..<layout.range.lowerBound])
+        out.write(bytes: package)
+        out.write(bytes: source[layout.range.upperBound...])
         guard let total = UInt32(exactly: out.count) else { throw ResourceTableError(.malformed, "table exceeds 4 GiB") }
         out.patch(total, at: 4)  // RES_TABLE_TYPE chunk size
         return out.bytes
@@ -233,6 +244,7 @@ extension ResourceTable: ResourceResolver {
 private enum Parser {
     struct Result {
         var packageName = "", packageID: UInt8 = 0, entries: [ResourceTable.Entry] = [], pool: StringPool, poolRange: Range<Int>
+        var layout = ResourceTable.PackageLayout()
     }
 
     static func fail(_ message: String) -> ResourceTableError { ResourceTableError(.malformed, "resources.arsc: " + message) }
@@ -287,11 +299,21 @@ private enum Parser {
         }
         let typeNames = try readPool(at: typeStringsOffset, "type name")
         let keyNames = try readPool(at: keyStringsOffset, "key name")
+        var typeIDOffset: UInt32 = 0
+        if package.headerSize >= 288 { var r = LittleEndianReader(bytes, offset: package.offset + 284); typeIDOffset = try r.read() }
+        result.layout = ResourceTable.PackageLayout(range: package.offset..<package.end, headerSize: package.headerSize,
+                                                    typeNames: typeNames, keyNames: keyNames, typeIDOffset: typeIDOffset)
 
         var offset = package.headerEnd
         while offset < package.end {
             let chunk = try Chunk.read(in: bytes, at: offset, limit: package.end, what: "package chunk")
             defer { offset = chunk.end }
+            if chunk.type == ChunkType.tableTypeSpec, chunk.headerSize >= 16 {
+                var spec = LittleEndianReader(bytes, offset: chunk.offset + 8)
+                let typeID: UInt8 = try spec.read()
+                _ = try spec.read(UInt8.self); _ = try spec.read(UInt16.self)
+                result.layout.entryCounts[typeID] = Int(try spec.read(UInt32.self))
+            }
             guard chunk.type == ChunkType.tableType else { continue }
             try parseType(bytes, chunk, packageID: UInt32(id), typeNames: typeNames, keyNames: keyNames, values: pool, into: &result)
         }

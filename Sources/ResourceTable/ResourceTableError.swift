@@ -11,6 +11,12 @@ public struct ResourceTableError: Error, Sendable, CustomStringConvertible, Equa
         case notAString = "NOT_A_STRING"
         /// A strings.xml override file could not be read.
         case badValuesFile = "BAD_VALUES_FILE"
+        /// A name is given twice in one configuration.
+        case duplicate = "DUPLICATE_RESOURCE"
+        /// A folder's qualifiers are not ones Android knows, or not in its order.
+        case unknownQualifier = "UNKNOWN_QUALIFIER"
+        /// A `res/` folder names a resource type Android does not know.
+        case unknownType = "UNKNOWN_RESOURCE_TYPE"
     }
     public let code: Code
     public let message: String

@@ -56,6 +56,8 @@ extension APKPatch {
         @Option(name: .long, help: ArgumentHelp("Also write each stage's output into this directory.", valueName: "dir")) var keepStages: String?
         @OptionGroup(title: "Signing (as apkpatch sign)") var signer: SignerOptions
         @OptionGroup(title: "Schemes") var schemes: SchemeOptions
+        @Flag(name: .customLong("trust-user-certs"), help: "Trust user-installed CAs (for an interception proxy): writes or extends res/xml/network_security_config.xml, removing certificate pins.") var trustUserCerts = false
+        @Option(name: .customLong("ca-cert"), help: ArgumentHelp("Also trust this CA certificate (PEM or DER), added as a res/raw resource; implies --trust-user-certs. Repeatable.", valueName: "cert")) var caCerts: [String] = []
         @Flag(name: .customLong("no-sign"), help: "Write an unsigned, aligned APK.") var noSign = false
         @Flag(name: .customLong("no-verify"), help: "Skip verifying the signed output.") var noVerify = false
         @Flag(name: .long, help: "For a split APK set: merge the patched set into one APK (--out app.apk), as apkpatch merge.") var merge = false
@@ -112,6 +114,9 @@ extension APKPatch {
             var options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: keepStages, signer: signer, schemes: schemes,
                                                   installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json && !quiet,
                                                   defersKeyLoading: true)
+            let directory = FileManager.default.currentDirectoryPath
+            options.networkSecurity = NetworkSecuritySpec(trustUserCertificates: trustUserCerts || !caCerts.isEmpty,
+                                                          caCertificates: caCerts.map { $0.hasPrefix("/") ? $0 : directory + "/" + $0 })
             if !quiet && !json && isatty(STDERR_FILENO) == 1 {
                 // Progress on a terminal only: logs and pipes get the summary alone.
                 options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }
@@ -187,6 +192,7 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     for name in s.added { print("    + \(name)") }
     for name in s.deleted { print("    - \(name)") }
     for name in editedOnly { print("    * \(name)") }
+    for note in s.notes { print("  note: \(note)") }
     if let signing = report.signing {
         print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
         print("  signer certificate SHA-256: \(signing.certificateSHA256.hexString)")
@@ -215,6 +221,7 @@ struct RunSummary: Encodable {
     var deleted: [String]
     var edited: [String]
     var droppedSignatureFiles: [String]
+    var notes: [String]
     var schemes: [String]
     var signerCertificateSHA256: String?
     var signerSubject: String?
@@ -232,6 +239,7 @@ struct RunSummary: Encodable {
         deleted = report.summary.deleted
         edited = report.summary.edited
         droppedSignatureFiles = report.summary.droppedSignatureFiles
+        notes = report.summary.notes
         schemes = report.signing?.schemes.map(\.description) ?? []
         signerCertificateSHA256 = report.signing.map { $0.certificateSHA256.hexString }
         signerSubject = report.signing?.certificateSubject

@@ -167,12 +167,12 @@ import Unpack
         let arsc = try #require(plan.entries.first { $0.entry.name == "resources.arsc" })
         #expect(arsc.entry.method == (try APKArchive(path: apk)).entry(named: "resources.arsc")?.method)
 
-        // A string that does not exist is refused with the file and line.
-        try TestSupport.write("<resources>\n<string name=\"nope\">x</string></resources>", to: "res/values/strings.xml", in: patchDir)
+        // A name given twice in one configuration is refused with the file and line.
+        try TestSupport.write("<resources>\n<string name=\"nope\">x</string>\n<string name=\"nope\">y</string></resources>", to: "res/values/strings.xml", in: patchDir)
         var refused = Overlay(archive: try APKArchive(path: apk), patch: try PatchDirectory(root: patchDir.path))
         refused.contentEditor = ResourceContentEditor()
         do { _ = try refused.plan(); Issue.record("no error") } catch let error as ResourceTableError {
-            #expect(error.code == .addingNotSupported && error.message.contains("res/values/strings.xml:2:"), "\(error)")
+            #expect(error.code == .duplicate && error.message.contains("res/values/strings.xml:3:"), "\(error)")
         }
     }
 

@@ -6,6 +6,7 @@ WORKLOADS = [
     # key, title, anchor tool, target text
     ("cycle", "(1) Full patch cycle (one JS file + index.html changed)", "apktool-chain", ">= 50x faster than the apktool chain"),
     ("manifest", "(1b) Manifest edit: debuggable=true, unsigned output", "apktool", "faster than apktool d + apktool b"),
+    ("netsec", "(1c) Network-security preset: trust user CAs, signed output", "apk-mitm-chain", ">= 50x faster than apk-mitm's apktool chain"),
     ("align", "(2) align -p 4", "zipalign", "no slower than zipalign (aim 2x)"),
     ("sign", "(3) sign (v1+v2+v3, RSA 2048, PKCS#12)", "apksigner", ">= 15x faster than apksigner, <= 2x the floor"),
     ("verify", "(4) verify", "apksigner", "faster than apksigner"),
@@ -200,6 +201,9 @@ def main():
             w("```\n")
     w("The manifest edit with apktool (`scripts/bench/apktool-manifest.sh`): `apktool d -f -s` → sed adds "
       "`android:debuggable=\"true\"` to `<application>` → `apktool b`; apkpatch applies `manifest: {debuggable: true}` from apkpatch.yml.\n")
+    w("The network-security preset with apk-mitm's chain (`scripts/bench/apktool-netsec.sh`): `apktool d -f -s` → write "
+      "`res/xml/network_security_config.xml` (system and user CAs) → sed points `<application>` at it → `apktool b` → "
+      "`zipalign -f -p 4` → `apksigner sign`; apkpatch applies `networkSecurity: trustUserCertificates` and signs (`--no-verify`, as the chain does not verify).\n")
     w("The apktool chain (`scripts/bench/apktool-chain.sh`): `apktool d -f -s` → copy the patch files in → `apktool b` → "
       "`zipalign -f -p 4` → `apksigner sign` → `apksigner verify`.\n")
     w("Reproduce: `make bench` (or `scripts/bench/run.sh`; `BENCH_QUICK=1` for a fast check, `BENCH_RUNS=N`, `BENCH_ONLY=\"sign verify\"`).")

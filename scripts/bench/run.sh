@@ -9,7 +9,7 @@
 #   BENCH_RUNS     measured runs per tool and workload (default 9; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
-#   BENCH_ONLY     space-separated subset of: cycle manifest align sign verify watch live floor set-sign merge
+#   BENCH_ONLY     space-separated subset of: cycle manifest netsec align sign verify watch live floor set-sign merge
 #   BENCH_LIVE_EDITS  saves per APK in the live-reload workload (default 20)
 #   BENCH_INPUTS   space-separated subset of the corpus (default: all of it)
 #
@@ -25,7 +25,7 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-9}; fi
 WORK=${BENCH_WORK:-$ROOT/bench-work}
 OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
-ONLY=${BENCH_ONLY:-cycle manifest align sign verify watch live floor set-sign merge}
+ONLY=${BENCH_ONLY:-cycle manifest netsec align sign verify watch live floor set-sign merge}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 CORPUS=$WORK/corpus
@@ -101,6 +101,17 @@ if wants manifest; then
         apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$MANIFEST_PATCH\" --out \"$OUT/manifest-apkpatch.apk\" --no-sign" \
         apktool "\"$HERE/apktool-manifest.sh\" \"$CORPUS/webapp.apk\" \"$OUT/manifest-apktool\"" \
         "rm -rf \"$OUT\"/manifest-*"
+fi
+
+# --- (1c) Network-security preset: trust user CAs, signed output, against apk-mitm's apktool chain -------------
+if wants netsec; then
+    NETSEC_PATCH=$WORK/netsec-patch
+    rm -rf "$NETSEC_PATCH"; mkdir -p "$NETSEC_PATCH"
+    printf 'networkSecurity: trustUserCertificates\n' > "$NETSEC_PATCH/apkpatch.yml"
+    alternate netsec webapp "$RUNS" \
+        apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$NETSEC_PATCH\" --out \"$OUT/netsec-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --no-verify" \
+        apk-mitm-chain "\"$HERE/apktool-netsec.sh\" \"$CORPUS/webapp.apk\" \"$OUT/netsec-chain\" \"$KS\"" \
+        "rm -rf \"$OUT\"/netsec-*"
 fi
 
 # --- (2) align --------------------------------------------------------------------------------------------------

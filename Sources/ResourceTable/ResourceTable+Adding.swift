@@ -1,0 +1,330 @@
+import APKCore
+import BinaryXML
+
+extension ResourceTable {
+    /// Where the parts of the (first) package are in the input bytes, and what adding needs to know about them.
+    struct PackageLayout: Sendable {
+        var range: Range<Int> = 0..<0
+        var headerSize = 0
+        var typeNames = StringPool(isUTF8: false)
+        var keyNames = StringPool(isUTF8: false)
+        var typeIDOffset: UInt32 = 0
+        /// `ResTable_typeSpec.entryCount` per type ID.
+        var entryCounts: [UInt8: Int] = [:]
+    }
+
+    /// Resources added to the table: rebuilt into the package at `encoded()`.
+    struct Additions: Sendable {
+        struct NewEntry: Sendable {
+            var index: Int
+            var key: UInt32
+            var configuration: ResourceConfiguration
+            var dataType: UInt8
+            var data: UInt32
+        }
+        /// Type names beyond the input's type pool (their IDs follow the last one).
+        var types: [String] = []
+        /// Key names beyond the input's key pool, and the index of every key name (input ones on first use).
+        var keys: [String] = []
+        var keyIndex: [String: UInt32] = [:]
+        /// New values per type ID, in the order added.
+        var entries: [UInt8: [NewEntry]] = [:]
+        /// Entry counts of the types that grew or are new.
+        var entryCounts: [UInt8: Int] = [:]
+        var isEmpty: Bool { entries.isEmpty }
+    }
+
+    /// The types of this package by name, in ID order (added ones included).
+    public var typeNames: [String] { layout.typeNames.strings + additions.types }
+
+    /// Whether `type/name` has a value in `configuration`.
+    public func hasValue(type: String, named name: String, in configuration: ResourceConfiguration) -> Bool {
+        guard let id = ids[type + "/" + name] else { return false }
+        return entriesByID[id]?.contains { entries[$0].configuration == configuration } ?? false
+    }
+
+    /// Adds a simple value (a string, a reference, a typed value; for a file resource, its path in the APK as a
+    /// string) for `type/name` in `configuration`. An existing resource keeps its ID and gains the configuration;
+    /// a new one takes the next free entry ID of its type, and a type the package lacks takes the next type ID.
+    /// Returns the resource ID. Throws `.duplicate` when the resource already has a value in that configuration
+    /// (change it with `setValue`), `.addingNotSupported` for tables this cannot extend.
+    @discardableResult
+    public mutating func addValue(_ value: ResourceValue, type: String, named name: String, configuration: ResourceConfiguration) throws -> UInt32 {
+        guard !type.isEmpty, !name.isEmpty else { throw ResourceTableError(.badValuesFile, "a resource needs a type and a name (\(type)/\(name))") }
+        if hasValue(type: type, named: name, in: configuration) {
+            throw ResourceTableError(.duplicate, "\(type)/\(name) already has a value in \(configuration); a configuration holds each name once")
+        }
+        guard layout.typeIDOffset == 0 else {
+            throw ResourceTableError(.addingNotSupported, "adding resources to a package with a type ID offset (a shared library or split) is not supported yet")
+        }
+        let typeID: UInt8
+        if let index = typeNames.firstIndex(of: type) {
+            typeID = UInt8(index + 1)
+        } else {
+            guard typeNames.count < 255 else { throw ResourceTableError(.addingNotSupported, "the package already has 255 resource types") }
+            additions.types.append(type)
+            typeID = UInt8(typeNames.count)
+            additions.entryCounts[typeID] = 0
+        }
+        let id: UInt32
+        if let existing = ids[type + "/" + name] {
+            id = existing
+        } else {
+            let count = additions.entryCounts[typeID] ?? layout.entryCounts[typeID] ?? 0
+            guard count < 0x10000 else { throw ResourceTableError(.addingNotSupported, "type \(type) already has 65,536 entries") }
+            additions.entryCounts[typeID] = count + 1
+            id = UInt32(packageID) << 24 | UInt32(typeID) << 16 | UInt32(count)
+            names[id] = ResourceName(type: type, name: name)
+            ids[type + "/" + name] = id
+        }
+        let dataType: UInt8, data: UInt32
+        switch value {
+        case .string(let text): dataType = ResourceValue.DataType.string.rawValue; data = try appendString(text)
+        case .typed(let type, let value): dataType = type.rawValue; data = value
+        }
+        let key = keyIndex(for: name)
+        additions.entries[typeID, default: []].append(Additions.NewEntry(index: Int(id & 0xFFFF), key: key, configuration: configuration,
+                                                                        dataType: dataType, data: data))
+        if additions.entryCounts[typeID] == nil { additions.entryCounts[typeID] = layout.entryCounts[typeID] ?? 0 }
+        let entry = Entry(id: id, type: type, name: name, configuration: configuration, value: value, isStyled: false, dataOffset: nil, bag: [])
+        entries.append(entry)
+        entriesByID[id, default: []].append(entries.count - 1)
+        if type == "string" {
+            stringEntriesByName[name, default: []].append(entries.count - 1)
+            if let slot = stringEntriesByConfiguration.firstIndex(where: { $0.0 == configuration }) {
+                stringEntriesByConfiguration[slot].1.append(entries.count - 1)
+            } else {
+                stringEntriesByConfiguration.append((configuration, [entries.count - 1]))
+            }
+        }
+        return id
+    }
+
+    private mutating func keyIndex(for name: String) -> UInt32 {
+        if additions.keyIndex.isEmpty {
+            for (index, key) in layout.keyNames.strings.enumerated().reversed() { additions.keyIndex[key] = UInt32(index) }
+        }
+        if let index = additions.keyIndex[name] { return index }
+        let index = UInt32(layout.keyNames.strings.count + additions.keys.count)
+        additions.keys.append(name)
+        additions.keyIndex[name] = index
+        return index
+    }
+
+    /// Layout (`ResTable_package`, `ResTable_typeSpec`, `ResTable_type`: see `ResourceTable`): the package header
+    /// with new pool offsets and size; the type-name and key pools, re-encoded when they grew; every chunk of a type
+    /// that did not change as it was; a changed type's spec with its flags extended and each of its type chunks
+    /// rewritten densely (32-bit offsets, the entries' bytes copied as they were) with the new slots; new
+    /// configurations and new types after them.
+    func encodedPackage(from source: [UInt8]) throws -> [UInt8] {
+        let base = layout.range.lowerBound
+        var out = LittleEndianWriter(capacity: layout.range.count + 4096)
+        out.write(bytes: source[base..<(base + layout.headerSize)])
+        let header = try source.withUnsafeBytes { bytes -> (typeStrings: Int, keyStrings: Int, lastPublicType: UInt32, lastPublicKey: UInt32) in
+            var r = LittleEndianReader(bytes, offset: base + 268)
+            let typeStrings = Int(try r.read(UInt32.self)), lastPublicType: UInt32 = try r.read()
+            let keyStrings = Int(try r.read(UInt32.self)), lastPublicKey: UInt32 = try r.read()
+            return (typeStrings, keyStrings, lastPublicType, lastPublicKey)
+        }
+        var newPoolOffsets = (types: header.typeStrings, keys: header.keyStrings)
+        var emittedConfigurations: [UInt8: Set<ResourceConfiguration>] = [:]
+        let lastChunkOfType = try lastChunkOffsets(in: source)
+
+        try source.withUnsafeBytes { bytes in
+            var offset = base + layout.headerSize
+            while offset < layout.range.upperBound {
+                let chunk = try Chunk.read(in: bytes, at: offset, limit: layout.range.upperBound, what: "package chunk")
+                defer { offset = chunk.end }
+                let relative = chunk.offset - base
+                if relative == header.typeStrings {
+                    newPoolOffsets.types = out.count
+                    if additions.types.isEmpty { out.write(bytes: source[chunk.offset..<chunk.end]) }
+                    else { var pool = layout.typeNames; pool.strings += additions.types; out.write(bytes: try encode(pool)) }
+                    continue
+                }
+                if relative == header.keyStrings {
+                    newPoolOffsets.keys = out.count
+                    if additions.keys.isEmpty { out.write(bytes: source[chunk.offset..<chunk.end]) }
+                    else { var pool = layout.keyNames; pool.strings += additions.keys; out.write(bytes: try encode(pool)) }
+                    continue
+                }
+                let typeID = chunk.size > 8 ? bytes[chunk.offset + 8] : 0
+                guard chunk.type == ChunkType.tableTypeSpec || chunk.type == ChunkType.tableType, let count = additions.entryCounts[typeID] else {
+                    out.write(bytes: source[chunk.offset..<chunk.end])
+                    continue
+                }
+                let added = additions.entries[typeID] ?? []
+                if chunk.type == ChunkType.tableTypeSpec {
+                    writeTypeSpec(typeID: typeID, count: count, added: added, original: (bytes, chunk), into: &out)
+                } else {
+                    let configuration = try writeType(typeID: typeID, count: count, added: added, original: (bytes, chunk), into: &out)
+                    emittedConfigurations[typeID, default: []].insert(configuration)
+                }
+                if lastChunkOfType[typeID] == chunk.offset {
+                    try writeNewConfigurations(typeID: typeID, count: count, added: added, except: emittedConfigurations[typeID] ?? [], into: &out)
+                }
+            }
+        }
+        // Types the package did not have.
+        for (index, _) in additions.types.enumerated() {
+            let typeID = UInt8(layout.typeNames.strings.count + index + 1)
+            let added = additions.entries[typeID] ?? []
+            let count = additions.entryCounts[typeID] ?? 0
+            writeTypeSpec(typeID: typeID, count: count, added: added, original: nil, into: &out)
+            try writeNewConfigurations(typeID: typeID, count: count, added: added, except: [], into: &out)
+        }
+        guard let size = UInt32(exactly: out.count) else { throw ResourceTableError(.malformed, "package exceeds 4 GiB") }
+        out.patch(size, at: 4)
+        out.patch(UInt32(newPoolOffsets.types), at: 268)
+        let typeCount = UInt32(typeNames.count), keyCount = UInt32(layout.keyNames.strings.count + additions.keys.count)
+        if header.lastPublicType == UInt32(layout.typeNames.strings.count) { out.patch(typeCount, at: 272) }
+        out.patch(UInt32(newPoolOffsets.keys), at: 276)
+        if header.lastPublicKey == UInt32(layout.keyNames.strings.count) { out.patch(keyCount, at: 280) }
+        return out.bytes
+    }
+
+    private func encode(_ pool: StringPool) throws -> [UInt8] {
+        do { return try pool.encoded() } catch let error as BinaryXMLError {
+            throw ResourceTableError(.malformed, "cannot write a name pool: \(error.message)")
+        }
+    }
+
+    /// The offset of the last typeSpec or type chunk of each changed type: new configurations go after it.
+    private func lastChunkOffsets(in source: [UInt8]) throws -> [UInt8: Int] {
+        var last: [UInt8: Int] = [:]
+        try source.withUnsafeBytes { bytes in
+            var offset = layout.range.lowerBound + layout.headerSize
+            while offset < layout.range.upperBound {
+                let chunk = try Chunk.read(in: bytes, at: offset, limit: layout.range.upperBound, what: "package chunk")
+                defer { offset = chunk.end }
+                if chunk.type == ChunkType.tableTypeSpec || chunk.type == ChunkType.tableType, chunk.size > 8 { last[bytes[chunk.offset + 8]] = chunk.offset }
+            }
+        }
+        return last
+    }
+
+    /// `ResTable_typeSpec`: header (id u8, res0 u8, typesCount u16, entryCount u32), then one u32 of configuration
+    /// change flags per entry. An added value outside the default configuration sets the flags of the axes its
+    /// configuration varies, so Android reloads the resource when that part of the configuration changes.
+    private func writeTypeSpec(typeID: UInt8, count: Int, added: [Additions.NewEntry],
+                               original: (UnsafeRawBufferPointer, Chunk)?, into out: inout LittleEndianWriter) {
+        var flags = [UInt32](repeating: 0, count: count)
+        var typesCount: UInt16 = 0
+        var headerSize: UInt16 = 16
+        if let (bytes, chunk) = original {
+            headerSize = UInt16(chunk.headerSize)
+            typesCount = UInt16(bytes[chunk.offset + 10]) | UInt16(bytes[chunk.offset + 11]) << 8
+            let oldCount = Int(bytes.loadUnaligned(fromByteOffset: chunk.offset + 12, as: UInt32.self).littleEndian)
+            for i in 0..<min(oldCount, count) where chunk.headerEnd + 4 * i + 4 <= chunk.end {
+                flags[i] = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: chunk.headerEnd + 4 * i, as: UInt32.self))
+            }
+        }
+        for entry in added where entry.index < count { flags[entry.index] |= entry.configuration.changeFlags }
+        if typesCount != 0 {
+            // Entries read from the input (a value or a bag, not an addition) tell which configurations exist.
+            let typeName = typeNames[Int(typeID) - 1]
+            let existing = Set(entries.filter { $0.type == typeName && ($0.dataOffset != nil || $0.value == nil) }.map(\.configuration))
+            typesCount += UInt16(clamping: Set(added.map(\.configuration)).subtracting(existing).count)
+        }
+        let sizeOffset = out.writeChunkHeader(type: ChunkType.tableTypeSpec, headerSize: headerSize)
+        out.write(typeID); out.write(UInt8(0)); out.write(typesCount); out.write(UInt32(count))
+        if let (bytes, chunk) = original, chunk.headerSize > 16 { out.write(bytes: Array(bytes[(chunk.offset + 16)..<chunk.headerEnd])) }
+        for flag in flags { out.write(flag) }
+        try? out.finishChunk(sizeOffset: sizeOffset)
+    }
+
+    /// Rewrites one `ResTable_type` chunk densely with `count` slots, adding the values added for its configuration.
+    /// Returns the configuration.
+    private func writeType(typeID: UInt8, count: Int, added: [Additions.NewEntry], original: (UnsafeRawBufferPointer, Chunk),
+                           into out: inout LittleEndianWriter) throws -> ResourceConfiguration {
+        let (bytes, chunk) = original
+        let place = "type chunk at offset \(chunk.offset)"
+        var r = LittleEndianReader(bytes, offset: chunk.offset + 9)
+        let flags: UInt8 = try r.read()
+        _ = try r.read(UInt16.self)
+        let entryCount = Int(try r.read(UInt32.self))
+        let entriesStart = Int(try r.read(UInt32.self))
+        let configSize = Int(try r.read(UInt32.self))
+        guard chunk.offset + 20 + configSize <= chunk.headerEnd else { throw ResourceTableError(.malformed, "resources.arsc: \(place): configuration does not fit") }
+        let configuration = ResourceConfiguration(bytes: Array(bytes[(chunk.offset + 20)..<(chunk.offset + 20 + configSize)]))
+        let isSparse = flags & 0x01 != 0, isOffset16 = flags & 0x02 != 0
+        var slots = [[UInt8]?](repeating: nil, count: count)
+        var table = LittleEndianReader(bytes, offset: chunk.headerEnd)
+        for slot in 0..<entryCount {
+            let index: Int, entryOffset: Int
+            if isSparse {
+                index = Int(try table.read(UInt16.self)); entryOffset = Int(try table.read(UInt16.self)) * 4
+            } else if isOffset16 {
+                let raw: UInt16 = try table.read()
+                if raw == 0xFFFF { continue }
+                index = slot; entryOffset = Int(raw) * 4
+            } else {
+                let raw: UInt32 = try table.read()
+                if raw == 0xFFFF_FFFF { continue }
+                index = slot; entryOffset = Int(raw)
+            }
+            let start = chunk.offset + entriesStart + entryOffset
+            guard index < count, start + 8 <= chunk.end else { throw ResourceTableError(.malformed, "resources.arsc: \(place): entry #\(index) is outside the chunk") }
+            let size = Int(bytes[start]) | Int(bytes[start + 1]) << 8
+            let entryFlags = UInt16(bytes[start + 2]) | UInt16(bytes[start + 3]) << 8
+            var length = 8
+            if entryFlags & 0x0008 == 0 {
+                if entryFlags & 0x0001 != 0 {
+                    guard start + 16 <= chunk.end else { throw ResourceTableError(.malformed, "resources.arsc: \(place): map entry #\(index) is truncated") }
+                    let items = Int(bytes.loadUnaligned(fromByteOffset: start + 12, as: UInt32.self).littleEndian)
+                    length = size + items * 12
+                } else {
+                    length = size + 8
+                }
+            }
+            guard length >= 8, start + length <= chunk.end else { throw ResourceTableError(.malformed, "resources.arsc: \(place): entry #\(index) is outside the chunk") }
+            slots[index] = Array(bytes[start..<(start + length)])
+        }
+        for entry in added where entry.configuration == configuration && entry.index < count { slots[entry.index] = Self.simpleEntry(entry) }
+        let headerBytes = Array(bytes[chunk.offset..<chunk.headerEnd])
+        writeDenseType(headerBytes: headerBytes, slots: slots, into: &out)
+        return configuration
+    }
+
+    private func writeNewConfigurations(typeID: UInt8, count: Int, added: [Additions.NewEntry], except existing: Set<ResourceConfiguration>,
+                                        into out: inout LittleEndianWriter) throws {
+        var seen = existing
+        for entry in added where !seen.contains(entry.configuration) {
+            let configuration = entry.configuration
+            seen.insert(configuration)
+            var slots = [[UInt8]?](repeating: nil, count: count)
+            for item in added where item.configuration == configuration && item.index < count { slots[item.index] = Self.simpleEntry(item) }
+            var header = LittleEndianWriter()
+            let configBytes = configuration.bytes
+            header.write(ChunkType.tableType); header.write(UInt16(20 + configBytes.count)); header.write(UInt32(0))
+            header.write(typeID); header.write(UInt8(0)); header.write(UInt16(0)); header.write(UInt32(0)); header.write(UInt32(0))
+            header.write(bytes: configBytes)
+            writeDenseType(headerBytes: header.bytes, slots: slots, into: &out)
+        }
+    }
+
+    /// Writes a `ResTable_type` from its header bytes (patched: flags cleared, counts, sizes) and per-slot entries.
+    private func writeDenseType(headerBytes: [UInt8], slots: [[UInt8]?], into out: inout LittleEndianWriter) {
+        let start = out.count
+        var header = headerBytes
+        header[9] = 0  // dense 32-bit offsets: neither sparse nor 16-bit
+        let entriesStart = header.count + 4 * slots.count
+        out.write(bytes: header)
+        out.patch(UInt32(slots.count), at: start + 12)
+        out.patch(UInt32(entriesStart), at: start + 16)
+        var offset = 0
+        for slot in slots {
+            if let slot { out.write(UInt32(offset)); offset += slot.count } else { out.write(UInt32(0xFFFF_FFFF)) }
+        }
+        for case let slot? in slots { out.write(bytes: slot) }
+        out.patch(UInt32(out.count - start), at: start + 4)
+    }
+
+    /// `ResTable_entry` (size 8, flags 0, key) and its `Res_value` (size 8, res0, dataType, data).
+    private static func simpleEntry(_ entry: Additions.NewEntry) -> [UInt8] {
+        var w = LittleEndianWriter(capacity: 16)
+        w.write(UInt16(8)); w.write(UInt16(0)); w.write(entry.key)
+        w.write(UInt16(8)); w.write(UInt8(0)); w.write(entry.dataType); w.write(entry.data)
+        return w.bytes
+    }
+}
