@@ -144,7 +144,7 @@ public enum NetworkSecurityPreset {
     static func readCertificateFile(_ path: String) throws -> [UInt8] {
         let bytes: [UInt8]
         do { bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
-            throw OverlayError.unsupportedEdit("certificate \(path) cannot be read: \(error.localizedDescription)")
+            throw OverlayError.unsupportedEdit("certificate \(path) cannot be read: \(error)")
         }
         guard (try? Certificate.parseAll(pemOrDER: bytes))?.isEmpty == false else {
             throw OverlayError.unsupportedEdit("\(path) is not an X.509 certificate in PEM or DER form (as `openssl x509 -outform der` writes it)")
@@ -182,7 +182,7 @@ private struct ConfigEditor {
         guard element.name == "base-config" || element.name == "domain-config" else { return }
         if removingPins, element.children.contains(where: { if case .element(let e) = $0 { return e.name == "pin-set" }; return false }) {
             element.children.removeAll { if case .element(let e) = $0 { return e.name == "pin-set" }; return false }
-            pinned += element.elements(named: "domain").map { $0.children.compactMap { if case .text(let t) = $0 { return t.text.trimmingCharacters(in: .whitespacesAndNewlines) }; return nil }.joined() }
+            pinned += element.elements(named: "domain").map { $0.children.compactMap { if case .text(let t) = $0 { return String(t.text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()) }; return nil }.joined() }
         }
         if !element.elements.contains(where: { $0.name == "trust-anchors" }) {
             element.children.append(.element(try self.element("trust-anchors", line: element.lineNumber)))
@@ -223,7 +223,7 @@ private struct ConfigEditor {
             pinSet.children.append(.element(try element("pin", [("digest", "SHA-256")], text: try NetworkSecurityPreset.spkiPin(of: certificate), line: line)))
         }
         func domains(of element: XMLTree.Element) -> [String] {
-            element.elements(named: "domain").map { $0.children.compactMap { if case .text(let t) = $0 { return t.text.trimmingCharacters(in: .whitespacesAndNewlines) }; return nil }.joined() }
+            element.elements(named: "domain").map { $0.children.compactMap { if case .text(let t) = $0 { return String(t.text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()) }; return nil }.joined() }
         }
         if let index = root.children.firstIndex(where: { if case .element(let e) = $0 { return e.name == "domain-config" && domains(of: e).contains(pin.domain) }; return false }),
            case .element(var config) = root.children[index] {

@@ -112,11 +112,17 @@ extension ResourcePatch {
     public static func newIDNames(in text: String) -> [String] {
         var names: [String] = []
         var seen = Set<String>()
-        var rest = Substring(text)
-        while let range = rest.range(of: "@+id/") {
-            let name = rest[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }
-            if !name.isEmpty, seen.insert(String(name)).inserted { names.append(String(name)) }
-            rest = rest[range.upperBound...]
+        let marker = Array("@+id/".utf8)
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index + marker.count <= bytes.count {
+            guard bytes[index] == marker[0], Array(bytes[index..<(index + marker.count)]) == marker else { index += 1; continue }
+            index += marker.count
+            let start = index
+            while index < bytes.count, bytes[index] < 0x80, let c = Optional(Character(Unicode.Scalar(bytes[index]))),
+                  c.isLetter || c.isNumber || c == "_" || c == "." { index += 1 }
+            let name = String(decoding: bytes[start..<index], as: UTF8.self)
+            if !name.isEmpty, seen.insert(name).inserted { names.append(name) }
         }
         return names
     }

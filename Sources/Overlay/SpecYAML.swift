@@ -1,7 +1,8 @@
 import APKCore
 
 /// The part of YAML that `apkpatch.yml` is written in, read with line numbers so that every complaint can
-/// name its line: block mappings and block sequences nested by indentation, flow sequences (`[a, b]`),
+/// name its line: block mappings and block sequences nested by indentation (a list item may be a mapping:
+/// `- domain: a.example` with its other keys lined up below), flow sequences (`[a, b]`),
 /// plain, single- and double-quoted scalars, `#` comments and an optional `---`.
 ///
 /// A general YAML library would parse more (anchors, tags, multi-line scalars, flow mappings), but it would
@@ -150,7 +151,7 @@ public enum SpecYAML {
     }
 
     struct Reader {
-        let lines: [Line]
+        var lines: [Line]
         var index = 0
 
         /// The block whose lines are indented by exactly `indent`.
@@ -185,7 +186,12 @@ public enum SpecYAML {
                     continue
                 }
                 if SpecYAML.splitKey(rest) != nil {
-                    throw SpecYAMLError(line: line.number, message: "a mapping inside a list item is not used in \(PatchSpecFileName.name); put the value in quotes if it contains \": \"")
+                    // `- key: value` starts a mapping whose keys line up with this first one (networkSecurity.pin).
+                    let column = indent + (line.text.count - rest.count)
+                    index -= 1
+                    lines[index] = Line(number: line.number, indent: column, text: rest)
+                    items.append(try mapping(indent: column))
+                    continue
                 }
                 items.append(try SpecYAML.scalarOrFlow(rest, line: line.number, column: indent + 1 + (line.text.count - rest.count)))
                 if index < lines.count, lines[index].indent > indent {
