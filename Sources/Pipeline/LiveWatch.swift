@@ -91,8 +91,12 @@ extension WatchSession {
         removeReverse()
         // The build anyone may install later: the patch as it stands, pointing at the packaged pages.
         if let report = build(changed: [], verifies: options.verifies, installs: false, onEvent: { event in
-            if case .built = event { return }
-            onEvent(event)
+            switch event {
+            case .built: return
+            case .failed(let message, _):
+                onEvent(.warning("the normal patched build failed, so \(options.resolvedOutput) does not hold the patch as it stands: \(message)"))
+            default: onEvent(event)
+            }
         }) {
             onEvent(.finalBuilt(report))
         }
