@@ -87,15 +87,10 @@ extension ExtraField {
     /// padding, which is not a valid record) is cut off, as is a malformed trailing record.
     public static func strippingAlignmentPadding(_ extra: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        var i = 0
-        while i + 4 <= extra.count {
-            if extra[i...].allSatisfy({ $0 == 0 }) { break }
-            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
-            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
-            let end = i + 4 + size
-            guard end <= extra.count else { break }
-            if id != AlignmentExtraLayout.headerID { out.append(contentsOf: extra[i..<end]) }
-            i = end
+        forEachRecord(in: extra) { id, start, data in
+            if extra[start...].allSatisfy({ $0 == 0 }) { return false }
+            if id != AlignmentExtraLayout.headerID { out.append(contentsOf: extra[start..<data.upperBound]) }
+            return true
         }
         return out
     }

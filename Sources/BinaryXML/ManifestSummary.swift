@@ -85,6 +85,7 @@ public enum AndroidAttribute {
     public static let extractNativeLibs: UInt32 = 0x0101_04ea
     public static let usesCleartextTraffic: UInt32 = 0x0101_04ec
     public static let networkSecurityConfig: UInt32 = 0x0101_0527
+    public static let targetSandboxVersion: UInt32 = 0x0101_054c
 }
 
 /// The facts other stages need from a binary `AndroidManifest.xml`, read the way `aapt dump badging` reports them.

@@ -73,23 +73,20 @@ public struct Overlay {
         }
 
         // Read and compress changed files on both cores; unchanged entries cost nothing here.
-        var results = [Result<OutputEntry, any Error>?](repeating: nil, count: slots.count)
+        let results = Parallel.Slots<Result<OutputEntry, any Error>?>(count: slots.count, repeating: nil)
         let work = slots.indices.filter { if case .keep = slots[$0] { return false } else { return true } }
         let level = compressionLevel
         let slotList = slots
-        results.withUnsafeMutableBufferPointer { buffer in
-            let out = UnsafeMutableSendableBuffer(buffer)
-            DispatchQueue.concurrentPerform(iterations: work.count) { i in
-                let index = work[i]
-                out.buffer[index] = Result {
-                    switch slotList[index] {
-                    case .keep: fatalError("unchanged entries are not in the work list")
-                    case .replace(let entry, let file):
-                        let method = policy.method(for: entry.name, original: entry.method)
-                        return try Self.makeEntry(name: entry.name, file: file, method: method, template: entry, timestamp: timestamp, level: level, cache: cache)
-                    case .add(let name, let file):
-                        return try Self.makeEntry(name: name, file: file, method: policy.method(for: name, original: nil), template: nil, timestamp: timestamp, level: level, cache: cache)
-                    }
+        try Parallel.forEach(work.count, concurrency: work.count) { i in
+            let index = work[i]
+            results[index] = Result {
+                switch slotList[index] {
+                case .keep: fatalError("unchanged entries are not in the work list")
+                case .replace(let entry, let file):
+                    let method = policy.method(for: entry.name, original: entry.method)
+                    return try Self.makeEntry(name: entry.name, file: file, method: method, template: entry, timestamp: timestamp, level: level, cache: cache)
+                case .add(let name, let file):
+                    return try Self.makeEntry(name: name, file: file, method: policy.method(for: name, original: nil), template: nil, timestamp: timestamp, level: level, cache: cache)
                 }
             }
         }
@@ -221,8 +218,3 @@ public final class CompressionCache: @unchecked Sendable {
     }
 }
 
-/// Shares a buffer with `concurrentPerform` workers that each write a distinct index.
-struct UnsafeMutableSendableBuffer<T>: @unchecked Sendable {
-    let buffer: UnsafeMutableBufferPointer<T>
-    init(_ buffer: UnsafeMutableBufferPointer<T>) { self.buffer = buffer }
-}

@@ -20,7 +20,7 @@ enum SchemeBlockSigner {
         let publicKey = try certificate.publicKey()
         let digests = try algorithms.map { algorithm -> AlgorithmTaggedValue in
             guard let digest = contentDigests[algorithm.contentDigestAlgorithm] else {
-                throw SignError.invalidOption("\(algorithm.contentDigestAlgorithm) content digest for \(algorithm) not computed")
+                throw SignError.internalInconsistency("\(algorithm.contentDigestAlgorithm) content digest for \(algorithm) not computed")
             }
             return AlgorithmTaggedValue(algorithm: algorithm, value: digest)
         }

@@ -1,5 +1,4 @@
 import APKCore
-import Dispatch
 import OpenSSLWrapper
 import SignatureSchemes
 import ZlibWrapper
@@ -157,13 +156,8 @@ struct SectionCopy {
 
         let state = SharedState(chunkCount: wholeChunks, itemCount: entryDigest == nil ? 0 : items.count)
         nonisolated(unsafe) let output = file
-        var work: @Sendable (Int) -> Void = { index in
-            if state.failed { return }
-            do {
-                try copy(runs[index], into: output, state: state, key: key)
-            } catch {
-                state.fail(error)
-            }
+        var work: @Sendable (Int) throws -> Void = { index in
+            try copy(runs[index], into: output, state: state, key: key)
         }
         var workCount = runs.count
         if ChunkLanes.applies(to: chunkAlgorithms) {
@@ -196,29 +190,23 @@ struct SectionCopy {
             workCount = large.count + groups.count + deflated.count + (partial == nil ? 0 : 1)
             let source = self.source
             work = { index in
-                if state.failed { return }
-                do {
-                    if index < large.count && !pairsLarge {
-                        let hasher = Digest(.sha256)
-                        try source.stream(items[large[index]].entry.dataRange, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
-                        state.entryDigests[large[index]] = hasher.finish()
-                    } else if index < large.count {
-                        try copyLarge(large[index], chunks: owned[index], into: output, state: state, key: key)
-                    } else if index - large.count < groups.count {
-                        try copyLanes(chunks: groups[index - large.count], into: output, state: state, key: key)
-                    } else if index - large.count - groups.count < deflated.count {
-                        try digestDeflated(deflated[index - large.count - groups.count], state: state)
-                    } else {
-                        try copy(partial!, into: output, state: state, key: key)
-                    }
-                } catch {
-                    state.fail(error)
+                if index < large.count && !pairsLarge {
+                    let hasher = Digest(.sha256)
+                    try source.stream(items[large[index]].entry.dataRange, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
+                    state.entryDigests[large[index]] = hasher.finish()
+                } else if index < large.count {
+                    try copyLarge(large[index], chunks: owned[index], into: output, state: state, key: key)
+                } else if index - large.count < groups.count {
+                    try copyLanes(chunks: groups[index - large.count], into: output, state: state, key: key)
+                } else if index - large.count - groups.count < deflated.count {
+                    try digestDeflated(deflated[index - large.count - groups.count], state: state)
+                } else {
+                    try copy(partial!, into: output, state: state, key: key)
                 }
             }
         }
         // One core when asked (`signBatch` signs several APKs at once, one per core).
-        if concurrency <= 1 { (0..<workCount).forEach(work) } else { DispatchQueue.concurrentPerform(iterations: workCount, execute: work) }
-        if let error = state.error { throw error }
+        try Parallel.forEach(workCount, concurrency: concurrency, failure: state.failure, work)
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
         for (slot, algorithm) in chunkAlgorithms.enumerated() {
             var all: [UInt8] = []
@@ -227,7 +215,7 @@ struct SectionCopy {
             perAlgorithm[algorithm] = all
         }
         return Result(chunks: SectionChunkDigests(chunkCount: wholeChunks, byteCount: wholeEnd, digests: perAlgorithm),
-                      tail: state.tail ?? [], entryDigests: Array(state.entryDigests))
+                      tail: state.tail[0], entryDigests: state.entryDigests.values)
     }
 
     /// Part of the section for one worker: its chunks (digested for v2/v3 and written, unless it is the
@@ -254,7 +242,7 @@ struct SectionCopy {
                 state.chunkDigests[Int(chunkStart / ContentDigester.chunkSize)] = ContentDigester.chunkDigests(chunk, algorithms: chunkAlgorithms)
                 try file.write(chunk, at: chunkStart)
             } else {
-                state.tail = Array(chunk)  // the partial last chunk: the run's only one
+                state.tail[0] = Array(chunk)  // the partial last chunk: the run's only one
             }
             chunkStart = chunkEnd
         }
@@ -533,37 +521,20 @@ struct SectionCopy {
     }
 
     /// What the workers produce; each slot is written by exactly one worker.
-    private final class SharedState: @unchecked Sendable {
-        let chunkDigests: UnsafeMutableBufferPointer<[[UInt8]]>
-        let entryDigests: UnsafeMutableBufferPointer<[UInt8]>
-        private let lock = DispatchSemaphore(value: 1)
-        private var firstError: Error?
-        private var stopped = false
-        private var partial: [UInt8]?
+    private struct SharedState: Sendable {
+        let chunkDigests: Parallel.Slots<[[UInt8]]>
+        let entryDigests: Parallel.Slots<[UInt8]>
+        /// The partial last chunk's bytes (written by the one run that holds it).
+        let tail = Parallel.Slots<[UInt8]>(count: 1, repeating: [])
+        let failure = Parallel.FirstFailure()
 
         init(chunkCount: Int, itemCount: Int) {
-            chunkDigests = .allocate(capacity: chunkCount)
-            chunkDigests.initialize(repeating: [])
-            entryDigests = .allocate(capacity: itemCount)
-            entryDigests.initialize(repeating: [])
-        }
-        deinit {
-            chunkDigests.deinitialize(); chunkDigests.deallocate()
-            entryDigests.deinitialize(); entryDigests.deallocate()
+            chunkDigests = Parallel.Slots(count: chunkCount, repeating: [])
+            entryDigests = Parallel.Slots(count: itemCount, repeating: [])
         }
 
-        var tail: [UInt8]? {
-            get { lock.wait(); defer { lock.signal() }; return partial }
-            set { lock.wait(); partial = newValue; lock.signal() }
-        }
-        var failed: Bool { lock.wait(); defer { lock.signal() }; return stopped }
-        var error: Error? { lock.wait(); defer { lock.signal() }; return firstError }
-        func fail(_ error: Error) {
-            lock.wait()
-            if firstError == nil { firstError = error }
-            stopped = true
-            lock.signal()
-        }
+        /// Another worker has failed: the others stop at their next chunk.
+        var failed: Bool { failure.hasFailed }
     }
 }
 

@@ -13,6 +13,8 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     case duplicateEntry(String)
     case tooLarge(String)
     case invalidOption(String)
+    /// The signer's own bookkeeping disagrees with itself (a bug, not something the caller can change).
+    case internalInconsistency(String)
     case debuggableAPKNotPermitted
     case debuggableUndetermined(String)
 
@@ -44,6 +46,8 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "the signed APK would be too large: \(reason)"
         case .invalidOption(let reason):
             return reason
+        case .internalInconsistency(let reason):
+            return "internal error in the signer (\(reason)); please report it with the APK and the options used"
         case .debuggableAPKNotPermitted:
             return "the APK is debuggable (android:debuggable=\"true\" in AndroidManifest.xml) and --debuggable-apk-permitted is false: remove the attribute or sign with a debug key"
         case .debuggableUndetermined(let reason):

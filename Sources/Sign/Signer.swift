@@ -1,6 +1,5 @@
 import APKCore
 import BinaryXML
-import Dispatch
 import OpenSSLWrapper
 import Repack
 import SignatureSchemes
@@ -247,14 +246,13 @@ public struct Signer: Sendable {
         var apkSchemeIDs: [Int] = []
         if schemes.contains(.v2) { apkSchemeIDs.append(2) }
         if schemes.contains(.v3) { apkSchemeIDs.append(3) }
-        let pendingV1 = PendingResult<[JARFile]>()
-        let v1Done = DispatchGroup()
         // All of MANIFEST.MF and of the .SF sections but the digests, written while the entries are copied.
         let manifestTemplate: BackgroundValue<V1SchemeSigner.ManifestTemplate>? = v1Digest.map { digest in
             let names = items.map(\.entry.name)
             return BackgroundValue { try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest) }
         }
         defer { manifestTemplate?.wait() }
+        var jarSignature: BackgroundValue<[JARFile]>?
         /// `inline`: made on this thread now (the digests are there and it has nothing else to do), so that the
         /// two deflates and the PKCS #7 signature it hands out find the worker threads free.
         func startJARSignature(inline: Bool = false, _ entryDigests: @escaping @Sendable () throws -> [[UInt8]]) {
@@ -264,25 +262,20 @@ public struct Signer: Sendable {
             let jarLevel = config.jarSignatureCompressionLevel
             let keySupply = config.keySupply
             let v1SignerName = config.v1SignerName
-            let queue = inline ? nil : DispatchQueue.global()
-            v1Done.enter()
-            let make: @Sendable () -> Void = {
-                defer { v1Done.leave() }
-                pendingV1.set(Result {
-                    let digests = try entryDigests()
-                    let key = try keySupply.get()
-                    // A key that needs other digests: the main thread sees it too and starts again.
-                    guard try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level).v1 == v1Digest else { return [] }
-                    return try Self.makeJARSignature(template: try manifestTemplate!.get(), digests: digests,
-                                                     signerName: try V1SchemeSigner.safeSignerName(v1SignerName ?? key.name),
-                                                     key: key, apkSchemeIDs: schemeIDs, createdBy: createdBy,
-                                                     level: jarLevel)
-                })
+            let make: @Sendable () throws -> [JARFile] = {
+                let digests = try entryDigests()
+                let key = try keySupply.get()
+                // A key that needs other digests: the main thread sees it too and starts again.
+                guard try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level).v1 == v1Digest else { return [] }
+                return try Self.makeJARSignature(template: try manifestTemplate!.get(), digests: digests,
+                                                 signerName: try V1SchemeSigner.safeSignerName(v1SignerName ?? key.name),
+                                                 key: key, apkSchemeIDs: schemeIDs, createdBy: createdBy,
+                                                 level: jarLevel)
             }
-            if let queue { queue.async(execute: make) } else { make() }
+            jarSignature = inline ? BackgroundValue(result: Result { try make() }) : BackgroundValue(make)
         }
         // Whatever happens below, the workers must finish before `items` and the mapping go away.
-        defer { v1Done.wait() }
+        defer { jarSignature?.wait() }
 
         let blockDigestAlgorithms = digestPlan.block
         let digestsBlock = schemes.contains(.v2) || schemes.contains(.v3)
@@ -333,7 +326,7 @@ public struct Signer: Sendable {
             }
             for item in items {
                 guard case .archive(let centralRecord, let centralIndex) = item.origin else {
-                    preconditionFailure("an input APK's items are its entries")
+                    throw SignError.internalInconsistency("an input APK's items are its entries")
                 }
                 let entry = item.entry
                 appendInputGaps(upTo: entry.localHeaderOffset)
@@ -402,7 +395,7 @@ public struct Signer: Sendable {
             for item in items {
                 // A key that failed to load (a wrong password) ends the copy now, not after the last entry.
                 try config.keySupply.throwIfFailed()
-                guard case .output(let outputEntry) = item.origin else { preconditionFailure("entries to write are the Repack stage's") }
+                guard case .output(let outputEntry) = item.origin else { throw SignError.internalInconsistency("entries to write are the Repack stage's") }
                 let entry = item.entry
                 let headerOffset = output.position
                 let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
@@ -415,7 +408,7 @@ public struct Signer: Sendable {
                 }
                 guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
                 guard outputEntry.data.count == entry.compressedSize else {
-                    throw SignError.invalidOption("entry \(entry.name.debugDescription) has \(outputEntry.data.count) bytes of data but declares \(entry.compressedSize)")
+                    throw SignError.internalInconsistency("entry \(entry.name.debugDescription) has \(outputEntry.data.count) bytes of data but declares \(entry.compressedSize)")
                 }
                 let header = written.encodedLocalHeader(extra: written.localExtra)
                 if try !output.skipIfUnchanged(header: header, data: outputEntry.data) {
@@ -435,7 +428,7 @@ public struct Signer: Sendable {
         let key = try config.key
         let actualDigests = try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level)
         if actualDigests != digestPlan {
-            v1Done.wait()
+            jarSignature?.wait()
             output.abandon()
             return try run(items: items, inputManifest: inputManifest, minSdk: minSdk, destination: destination, archive: archive,
                            sectionEnd: sectionEnd, droppedRecords: droppedRecords, inputEndOfCentralDirectory: inputEndOfCentralDirectory,
@@ -454,8 +447,8 @@ public struct Signer: Sendable {
         // v1 signature entries.
         var newCentralRecords: [[UInt8]] = []
         if v1Digest != nil {
-            v1Done.wait()
-            let files = try pendingV1.get()
+            guard let jarSignature else { throw SignError.internalInconsistency("the JAR signature was not started") }
+            let files = try jarSignature.get()
             let stamp = newest ?? DOSTimestamp.apksigDefault
             for file in files {
                 let headerOffset = output.position
@@ -498,22 +491,15 @@ public struct Signer: Sendable {
             // The v2 and v3 blocks are signed at the same time (a private-key operation each, ~1 ms for RSA 2048).
             let versions = [(SignatureScheme.v2, SignatureSchemeVersion.v2), (.v3, .v3)].filter { schemes.contains($0.0) }.map(\.1)
             let v3Enabled = schemes.contains(.v3)
-            let signed = UnsafeMutableBufferPointer<Result<SigningBlock.Pair, Error>?>.allocate(capacity: versions.count)
-            signed.initialize(repeating: nil)
-            defer { _ = signed.deinitialize(); signed.deallocate() }
-            nonisolated(unsafe) let results = signed
             let rotation = try config.rotation.map { try RotationSigner(rotation: $0, algorithms: blockAlgorithms) }
-            DispatchQueue.concurrentPerform(iterations: versions.count) { index in
-                results[index] = Result {
-                    if versions[index] == .v3, let rotation {
-                        return try SchemeBlockSigner.makePair(version: .v3, key: rotation.key, algorithms: rotation.algorithms,
-                                                              contentDigests: digests, v3Enabled: true, v3Attributes: rotation.attributes)
-                    }
-                    return try SchemeBlockSigner.makePair(version: versions[index], key: key, algorithms: blockAlgorithms,
-                                                          contentDigests: digests, v3Enabled: v3Enabled)
+            let pairs = try Parallel.map(versions.count, concurrency: concurrency) { index in
+                if versions[index] == .v3, let rotation {
+                    return try SchemeBlockSigner.makePair(version: .v3, key: rotation.key, algorithms: rotation.algorithms,
+                                                          contentDigests: digests, v3Enabled: true, v3Attributes: rotation.attributes)
                 }
+                return try SchemeBlockSigner.makePair(version: versions[index], key: key, algorithms: blockAlgorithms,
+                                                      contentDigests: digests, v3Enabled: v3Enabled)
             }
-            let pairs = try signed.map { try $0!.get() }
             let block = SigningBlock(pairs: pairs).encoded()
             try output.writeUndigested(block)
             signingBlockSize = block.count
@@ -588,17 +574,7 @@ public struct Signer: Sendable {
     /// `getInputJarEntryDataAlignmentMultiple`.
     private func alignmentMultiple(for entry: ZipEntry) -> Int {
         if entry.method != .stored { return 1 }
-        let extra = entry.localExtra
-        var i = 0
-        while extra.count - i >= 4 {
-            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
-            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
-            i += 4
-            if size > extra.count - i { break }
-            if id != AlignmentExtraLayout.headerID { i += size; continue }
-            if size < 2 { break }
-            return Int(UInt16(extra[i]) | UInt16(extra[i + 1]) << 8)
-        }
+        if let multiple = ExtraField.alignmentMultiple(in: entry.localExtra) { return multiple }
         return entry.name.hasSuffix(".so") ? config.libraryPageAlignment : 4
     }
 
@@ -606,15 +582,11 @@ public struct Signer: Sendable {
     /// 0xd935 field whose zero padding makes the data start on `multiple`.
     static func apksigAlignmentExtra(original: [UInt8], extraStart: Int64, multiple: Int) -> [UInt8] {
         var result: [UInt8] = []
-        var i = 0
-        while original.count - i >= 4 {
-            let id = UInt16(original[i]) | UInt16(original[i + 1]) << 8
-            let size = Int(UInt16(original[i + 2]) | UInt16(original[i + 3]) << 8)
-            if size > original.count - i - 4 { break }
-            if !((id == 0 && size == 0) || id == AlignmentExtraLayout.headerID) {
-                result += original[i..<(i + 4 + size)]
+        ExtraField.forEachRecord(in: original) { id, start, data in
+            if !((id == 0 && data.isEmpty) || id == AlignmentExtraLayout.headerID) {
+                result += original[start..<data.upperBound]
             }
-            i += 4 + size
+            return true
         }
         let dataMinStart = extraStart + Int64(result.count) + Int64(AlignmentExtraLayout.minimumSize)
         let padding = Int((Int64(multiple) - dataMinStart % Int64(multiple)) % Int64(multiple))
@@ -683,12 +655,8 @@ public struct Signer: Sendable {
         let digestAlgorithm = template.digestAlgorithm
         let manifest = template.filled(with: digests)
         let manifestContents = manifest.contents
-        let deflatedManifest = PendingResult<[UInt8]>()
-        let manifestDeflated = DispatchGroup()
-        DispatchQueue.global().async(group: manifestDeflated) {
-            deflatedManifest.set(Result { try Self.deflateJARFile(manifestContents, level: level) })
-        }
-        defer { manifestDeflated.wait() }
+        let deflatedManifest = BackgroundValue<[UInt8]> { try Self.deflateJARFile(manifestContents, level: level) }
+        defer { deflatedManifest.wait() }
         // The .SF file is deflated here while its PKCS #7 signature is made.
         var deflatedSignatureFile: [UInt8] = []
         let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
@@ -697,7 +665,6 @@ public struct Signer: Sendable {
             deflatedSignatureFile = try Self.deflateJARFile(signatureFile, level: level)
         }
         let deflatedBlock = try Self.deflateJARFile(files[1].data, level: level)
-        manifestDeflated.wait()
         let compressed = [deflatedSignatureFile, deflatedBlock, try deflatedManifest.get()]
         return zip(files, compressed).map { JARFile(name: $0.name, data: $0.data, compressed: $1, crc: CRC32.checksum($0.data)) }
     }
@@ -741,7 +708,7 @@ public struct Signer: Sendable {
         for position in records.indices {
             switch records[order?[position] ?? position].record {
             case .input(let range, let headerOffset):
-                guard let input else { throw SignError.invalidOption("no input for a copied central directory record") }
+                guard let input else { throw SignError.internalInconsistency("a copied central directory record without its input") }
                 let start = result.count
                 try input.withBytes(in: range) { result.append(contentsOf: $0) }
                 try patchLocalHeaderOffset(&result, record: start, to: headerOffset)
@@ -777,7 +744,7 @@ public struct Signer: Sendable {
             }
             i += 4 + size
         }
-        throw SignError.invalidOption("internal error: a ZIP64 central directory record without the offset in its ZIP64 field")
+        throw SignError.internalInconsistency("a ZIP64 central directory record without the offset in its ZIP64 field")
     }
 
     static func checkOffset(_ offset: Int64) throws {
@@ -796,46 +763,38 @@ public struct Signer: Sendable {
     /// entries at a time.
     static func digestEntries(_ items: [Item], algorithm: DigestAlgorithm, concurrency: Int,
                               cache: SigningCache? = nil, key: BackgroundValue<SignerKey>? = nil) throws -> [[UInt8]] {
-        let results = ResultSlots(count: items.count)
         // One digest context per worker, reset for each entry.
-        let work: @Sendable (Int, Digest) -> Void = { index, hasher in
-            if results.failed { return }
+        let digest: @Sendable (Int, Digest) throws -> [UInt8] = { index, hasher in
             // A key that failed to load ends the digests too: its error is what the run reports.
-            do { try key?.throwIfFailed() } catch { results.fail(error); return }
+            try key?.throwIfFailed()
             let cacheKey = cache.map { _ in SigningCache.Key(items[index].entry, algorithm: algorithm) }
-            if let cacheKey, let cached = cache?.digest(for: cacheKey) {
-                results.set(index, cached)
-                return
+            if let cacheKey, let cached = cache?.digest(for: cacheKey) { return cached }
+            guard case .output(let outputEntry) = items[index].origin else {
+                throw SignError.internalInconsistency("an input APK's entries are digested as they are copied")
             }
-            do {
-                guard case .output(let outputEntry) = items[index].origin else { preconditionFailure("an input APK's entries are digested by SectionCopy") }
-                hasher.reset()
-                try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
-                let digest = hasher.finish()
-                if let cacheKey { cache?.store(digest, for: cacheKey) }
-                results.set(index, digest)
-            } catch {
-                results.fail(error)
-            }
+            hasher.reset()
+            try Self.withUncompressedChunks(of: outputEntry) { hasher.update($0) }
+            let digest = hasher.finish()
+            if let cacheKey { cache?.store(digest, for: cacheKey) }
+            return digest
         }
         if concurrency <= 1 || items.count < 2 {
             let hasher = Digest(algorithm)
-            for index in items.indices { work(index, hasher) }
-        } else {
-            // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
-            // and a worker that jumped around the file would leave those neighbours resident until their
-            // turn. Biggest runs first so the cores finish together.
-            let batches = Self.contiguousBatches(items.map(\.entry.uncompressedSize), count: concurrency * 8)
-            DispatchQueue.concurrentPerform(iterations: batches.count) { batch in
-                let run = batches[batch]
-                let hasher = Digest(algorithm)
-                for index in run { work(index, hasher) }
-                // Deflated entries of the pipeline's plan were inflated through their mapping: give the run's
-                // pages back once, rather than per entry, which would fault big folios back in.
-                Self.discardMappedPages(of: items[run])
-            }
+            return try items.indices.map { try digest($0, hasher) }
         }
-        if let error = results.error { throw error }
+        // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
+        // and a worker that jumped around the file would leave those neighbours resident until their
+        // turn. Biggest runs first so the cores finish together.
+        let batches = Self.contiguousBatches(items.map(\.entry.uncompressedSize), count: concurrency * 8)
+        let results = Parallel.Slots<[UInt8]>(count: items.count, repeating: [])
+        try Parallel.forEach(batches.count, concurrency: concurrency) { batch in
+            let run = batches[batch]
+            let hasher = Digest(algorithm)
+            // Deflated entries of the pipeline's plan were inflated through their mapping: give the run's
+            // pages back once, rather than per entry, which would fault big folios back in.
+            defer { Self.discardMappedPages(of: items[run]) }
+            for index in run { results[index] = try digest(index, hasher) }
+        }
         return results.values
     }
 
@@ -910,7 +869,7 @@ public final class SigningCache: @unchecked Sendable {
             uncompressedSize = entry.uncompressedSize; method = entry.method.rawValue; self.algorithm = algorithm
         }
     }
-    private let lock = DispatchSemaphore(value: 1)
+    private let lock = Lock()
     private var digests: [Key: [UInt8]] = [:]
     private var recycler: OutputRecycler?
     private var layouts: [Int: RecordLayout] = [:]
@@ -921,37 +880,38 @@ public final class SigningCache: @unchecked Sendable {
     public init() {}
 
     /// Number of digests held.
-    public var count: Int { lock.wait(); defer { lock.signal() }; return digests.count }
+    public var count: Int { lock.withLock { digests.count } }
 
-    func digest(for key: Key) -> [UInt8]? { lock.wait(); defer { lock.signal() }; return digests[key] }
-    func store(_ digest: [UInt8], for key: Key) { lock.wait(); digests[key] = digest; lock.signal() }
+    func digest(for key: Key) -> [UInt8]? { lock.withLock { digests[key] } }
+    func store(_ digest: [UInt8], for key: Key) { lock.withLock { digests[key] = digest } }
 
     func recycler(for destination: String) -> OutputRecycler {
-        lock.wait(); defer { lock.signal() }
+        lock.withLock {
         if let recycler, recycler.destination == destination { return recycler }
         let new = OutputRecycler(destination: destination)
         recycler = new
         layouts = [:]
         return new
+        }
     }
 
     /// The layout a slot held, removed: from now on the slot is being rewritten.
     func takeLayout(slot: Int) -> RecordLayout? {
-        lock.wait(); defer { lock.signal() }
-        return layouts.removeValue(forKey: slot)
+        lock.withLock { layouts.removeValue(forKey: slot) }
     }
 
     /// Records what `slot` now holds. When the other slot holds nothing known (the first build, or after a
     /// failed one), the published file is copied there in the background with the same layout, so the next
     /// build rewrites only what changed rather than all of it.
     func setLayout(_ layout: RecordLayout, slot: Int, skipped: Int64, written: Int64) {
-        lock.wait(); defer { lock.signal() }
+        lock.withLock {
         layouts[slot] = layout
         lastSkippedBytes = skipped
         lastWrittenBytes = written
         if layouts[1 - slot] == nil, let recycler {
             layouts[1 - slot] = layout
             recycler.prepareSpareCopy()
+        }
         }
     }
 }
@@ -1086,7 +1046,7 @@ final class SigningOutput: DataSink {
     /// The entries section's chunk digests; call once, after the section's last byte.
     func finishDigests() throws -> SectionChunkDigests {
         try endOfReusableRecords()
-        guard let digester else { throw SignError.invalidOption("internal error: no content digester") }
+        guard let digester else { throw SignError.internalInconsistency("no content digester for the entries section") }
         let result = digester.finish()
         section = result
         return result
@@ -1108,29 +1068,3 @@ final class SigningOutput: DataSink {
     /// Lets digest workers finish (after a failure the output is dropped unpublished).
     func abandon() { _ = digester?.finish() }
 }
-
-/// A value produced on another thread.
-final class PendingResult<T>: @unchecked Sendable {
-    private let lock = DispatchSemaphore(value: 1)
-    private var result: Result<T, Error>?
-    func set(_ value: Result<T, Error>) { lock.wait(); result = value; lock.signal() }
-    func get() throws -> T {
-        lock.wait(); defer { lock.signal() }
-        guard let result else { throw SignError.invalidOption("internal error: result not ready") }
-        return try result.get()
-    }
-}
-
-/// Per-index results written by concurrent workers.
-private final class ResultSlots: @unchecked Sendable {
-    private let lock = DispatchSemaphore(value: 1)
-    private(set) var values: [[UInt8]]
-    private var firstError: Error?
-    init(count: Int) { values = Array(repeating: [], count: count) }
-    func set(_ index: Int, _ value: [UInt8]) { lock.wait(); values[index] = value; lock.signal() }
-    func fail(_ error: Error) { lock.wait(); if firstError == nil { firstError = error }; lock.signal() }
-    var failed: Bool { lock.wait(); defer { lock.signal() }; return firstError != nil }
-    var error: Error? { lock.wait(); defer { lock.signal() }; return firstError }
-}
-
-

@@ -1,5 +1,4 @@
 import APKCore
-import Dispatch
 import OpenSSLWrapper
 
 /// Computes the APK content digests that APK Signature Scheme v2 and v3 sign and verify
@@ -17,7 +16,7 @@ import OpenSSLWrapper
 ///     3. content digest = H(0x5a || uint32-LE chunk count || chunk digests in order).
 ///
 /// All requested algorithms are computed in one pass over the data, and the chunks are spread over the
-/// available cores with `DispatchQueue.concurrentPerform`. Each chunk is read with `DataSource.read` (`pread`
+/// available cores with `Parallel.forEach`. Each chunk is read with `DataSource.read` (`pread`
 /// for a file) into a worker's buffer, where every algorithm hashes it while it is in the core's cache.
 public enum ContentDigester {
     /// apksig's `CONTENT_DIGESTED_CHUNK_MAX_SIZE_BYTES`.
@@ -50,82 +49,58 @@ public enum ContentDigester {
 
         // One buffer per algorithm: 0x5a, uint32 chunk count, then each chunk's digest at its own slot, so
         // workers write without coordination.
-        let outputs = ordered.map { algorithm -> ChunkDigestBuffer in
-            let buffer = ChunkDigestBuffer(count: 5 + chunks.count * algorithm.chunkDigestOutputSize)
-            buffer.pointer[0] = 0x5a
+        let outputs = ordered.map { algorithm -> Parallel.Slots<UInt8> in
+            let buffer = Parallel.Slots<UInt8>(count: 5 + chunks.count * algorithm.chunkDigestOutputSize, repeating: 0)
+            buffer[0] = 0x5a
             withUnsafeBytes(of: UInt32(chunks.count).littleEndian) { count in
-                for i in 0..<4 { buffer.pointer[1 + i] = count[i] }
+                for i in 0..<4 { buffer[1 + i] = count[i] }
             }
             return buffer
         }
-        let failure = FirstError()
         let chunkTable = chunks
         if ChunkLanes.applies(to: ordered) {
             // Sixteen chunks at a time on each core (see ChunkLanes).
             let groups = ChunkLanes.groups(chunkCount: chunks.count)
-            let digestGroup: @Sendable (Int) -> Void = { index in
-                if failure.hasError { return }
+            try Parallel.forEach(groups.count, concurrency: concurrency) { index in
                 let members = Array(chunkTable[groups[index]])
-                do {
-                    let digests = try ChunkLanes.digests(lengths: members.map { Int($0.range.count64) }) { lane, range, into in
-                        let chunk = members[lane]
-                        try sections[chunk.section].read((chunk.range.lowerBound + range.lowerBound)..<(chunk.range.lowerBound + range.upperBound), into: into)
-                    }
-                    for (offset, digest) in digests.enumerated() {
-                        let base = 5 + (groups[index].lowerBound + offset) * 32
-                        digest.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: outputs[0].pointer[base..<(base + 32)]).copyMemory(from: $0) }
-                    }
-                } catch {
-                    failure.record(error)
+                let digests = try ChunkLanes.digests(lengths: members.map { Int($0.range.count64) }) { lane, range, into in
+                    let chunk = members[lane]
+                    try sections[chunk.section].read((chunk.range.lowerBound + range.lowerBound)..<(chunk.range.lowerBound + range.upperBound), into: into)
+                }
+                for (offset, digest) in digests.enumerated() {
+                    let base = 5 + (groups[index].lowerBound + offset) * 32
+                    digest.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: outputs[0].unsafeMutableBytes[base..<(base + 32)]).copyMemory(from: $0) }
                 }
             }
-            if concurrency <= 1 || groups.count < 2 {
-                for index in groups.indices { digestGroup(index) }
-            } else {
-                DispatchQueue.concurrentPerform(iterations: groups.count, execute: digestGroup)
-            }
-            if let error = failure.error { throw error }
-            return [.chunkedSHA256: Digest.hash(UnsafeRawBufferPointer(outputs[0].pointer), with: .sha256)]
+            return [.chunkedSHA256: outputs[0].withUnsafeBytes { Digest.hash($0, with: .sha256) }]
         }
         // Each chunk is read (pread from a mapped file) into a worker's buffer and hashed there: no page of the
         // input is mapped, so workers do not fault pages in, give them back and shoot down each other's TLB
         // entries, and the resident set stays flat whatever the APK size.
-        let work: @Sendable (Int) -> Void = { chunkIndex in
-            if failure.hasError { return }
+        try Parallel.forEach(chunkTable.count, concurrency: concurrency) { chunkIndex in
             let chunk = chunkTable[chunkIndex]
-            do {
-                let hashers = ordered.map { Digest($0.digestAlgorithm) }
-                try BufferPool.shared.withBuffer(minimumSize: Int(chunk.range.count64)) { buffer in
-                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunk.range.count64)])
-                    try sections[chunk.section].read(chunk.range, into: buffer)
-                    let prefix = chunkPrefix(length: Int(chunk.range.count64))
-                    for hasher in hashers {
-                        hasher.update(prefix)
-                        hasher.update(bytes)
-                    }
+            let hashers = ordered.map { Digest($0.digestAlgorithm) }
+            try BufferPool.shared.withBuffer(minimumSize: Int(chunk.range.count64)) { buffer in
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunk.range.count64)])
+                try sections[chunk.section].read(chunk.range, into: buffer)
+                let prefix = chunkPrefix(length: Int(chunk.range.count64))
+                for hasher in hashers {
+                    hasher.update(prefix)
+                    hasher.update(bytes)
                 }
-                for (slot, hasher) in hashers.enumerated() {
-                    let digest = hasher.finish()
-                    let size = ordered[slot].chunkDigestOutputSize
-                    let base = 5 + chunkIndex * size
-                    digest.withUnsafeBytes { source in
-                        UnsafeMutableRawBufferPointer(rebasing: outputs[slot].pointer[base..<(base + size)]).copyMemory(from: source)
-                    }
+            }
+            for (slot, hasher) in hashers.enumerated() {
+                let digest = hasher.finish()
+                let size = ordered[slot].chunkDigestOutputSize
+                let base = 5 + chunkIndex * size
+                digest.withUnsafeBytes { source in
+                    UnsafeMutableRawBufferPointer(rebasing: outputs[slot].unsafeMutableBytes[base..<(base + size)]).copyMemory(from: source)
                 }
-            } catch {
-                failure.record(error)
             }
         }
-        let tasks = chunks.indices
-        if concurrency <= 1 || tasks.count < 2 {
-            for index in tasks.indices { work(index) }
-        } else {
-            DispatchQueue.concurrentPerform(iterations: tasks.count, execute: work)
-        }
-        if let error = failure.error { throw error }
         var result: [ContentDigestAlgorithm: [UInt8]] = [:]
         for (slot, algorithm) in ordered.enumerated() {
-            result[algorithm] = Digest.hash(UnsafeRawBufferPointer(outputs[slot].pointer), with: algorithm.digestAlgorithm)
+            result[algorithm] = outputs[slot].withUnsafeBytes { Digest.hash($0, with: algorithm.digestAlgorithm) }
         }
         return result
     }
@@ -178,28 +153,5 @@ public enum ContentDigestError: Error, CustomStringConvertible, Equatable {
         case .offsetOutOfRange(let offset):
             return "central directory offset \(offset) does not fit a ZIP (non-ZIP64) archive"
         }
-    }
-}
-
-/// Fixed storage written by several workers at disjoint offsets.
-private final class ChunkDigestBuffer: @unchecked Sendable {
-    let pointer: UnsafeMutableRawBufferPointer
-    init(count: Int) {
-        pointer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
-        pointer.initializeMemory(as: UInt8.self, repeating: 0)
-    }
-    deinit { pointer.deallocate() }
-}
-
-/// The first error thrown by any worker.
-private final class FirstError: @unchecked Sendable {
-    private let lock = DispatchSemaphore(value: 1)
-    private var stored: Error?
-    var error: Error? { lock.wait(); defer { lock.signal() }; return stored }
-    var hasError: Bool { error != nil }
-    func record(_ error: Error) {
-        lock.wait()
-        if stored == nil { stored = error }
-        lock.signal()
     }
 }

@@ -15,7 +15,7 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
     private let queue = DispatchQueue(label: "apkpatch.chunk-digests", attributes: .concurrent)
     private let group = DispatchGroup()
     private let inFlight: DispatchSemaphore
-    private let lock = DispatchSemaphore(value: 1)
+    private let lock = Lock()
     /// The chunk being filled, as pieces in order: copies in `staging` (a pool buffer: fresh megabytes
     /// fragment the heap; see BufferPool).
     private var pieces: [UnsafeRawBufferPointer] = []
@@ -91,7 +91,7 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         queue.async(group: group) { [self] in
             let digests = ContentDigester.chunkDigests(chunk.pieces, count: chunk.count, algorithms: algorithms)
             if let staging = chunk.staging { BufferPool.shared.recycle(staging) }
-            lock.wait(); results[index] = digests; lock.signal()
+            lock.withLock { results[index] = digests }
             inFlight.signal()
         }
     }
@@ -104,7 +104,7 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
             group.wait()
         }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
-        lock.wait()
+        let results = lock.withLock { self.results }
         let first = prefix?.chunkCount ?? 0
         for (slot, algorithm) in algorithms.enumerated() {
             var all: [UInt8] = prefix?.digests[algorithm] ?? []
@@ -112,7 +112,6 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
             for index in 0..<chunkCount { all += results[index]![slot] }
             perAlgorithm[algorithm] = all
         }
-        lock.signal()
         return SectionChunkDigests(chunkCount: first + chunkCount, byteCount: count, digests: perAlgorithm)
     }
 }

@@ -12,35 +12,7 @@ struct RawSigningBlock {
     /// Where it starts in the APK.
     let offset: Int64
 
-    func schemeBlock(id wanted: UInt32) -> [UInt8]? {
-        guard bytes.count >= 32 else { return nil }
-        var position = 8
-        let end = bytes.count - 24
-        while position < end {
-            guard end - position >= 8 else { return nil }
-            let length = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt64.self)) }
-            position += 8
-            guard length >= 4, length <= UInt64(Int32.max), Int(length) <= end - position else { return nil }
-            let id = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self)) }
-            if id == wanted { return Array(bytes[(position + 4)..<(position + Int(length))]) }
-            position += Int(length)
-        }
-        return nil
-    }
-
-    /// Every pair ID in order, as far as the pairs are well-formed.
-    var pairIDs: [UInt32] {
-        var ids: [UInt32] = []
-        var position = 8
-        let end = bytes.count - 24
-        while position + 12 <= end {
-            let length = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt64.self)) }
-            guard length >= 4, length <= UInt64(end - position - 8) else { break }
-            ids.append(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position + 8, as: UInt32.self)) })
-            position += 8 + Int(length)
-        }
-        return ids
-    }
+    func schemeBlock(id wanted: UInt32) -> [UInt8]? { SigningBlock.value(ofFirstPair: wanted, inBlock: bytes) }
 }
 
 /// A cursor over signer-block bytes with the semantics of the Java `ByteBuffer` reads apksig makes:

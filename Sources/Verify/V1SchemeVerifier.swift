@@ -492,10 +492,10 @@ struct V1SchemeVerifier {
 
         // The entries' data, digested on all cores (each job writes only its own slot).
         // Largest entries first, so that one big entry (resources.arsc) does not finish alone on one core.
-        let outcomes = DigestOutcomes(count: jobs.count)
         let archive = self.archive
         let jobList = jobs
         let order = jobs.indices.sorted { jobs[$0].entry.uncompressedSize > jobs[$1].entry.uncompressedSize }
+        let outcomes = Parallel.Slots<DigestOutcome?>(count: jobs.count, repeating: nil)
         let work: @Sendable (Int) -> Void = { position in
             let index = order[position]
             let job = jobList[index]
@@ -512,16 +512,16 @@ struct V1SchemeVerifier {
                         position += Int64(chunk.count)
                     }
                 }
-                outcomes.set(index, .digests(hashers.map { $0.finish() }))
+                outcomes[index] = .digests(hashers.map { $0.finish() })
             } catch {
-                outcomes.set(index, .failed("\(error)"))
+                outcomes[index] = .failed("\(error)")
             }
             if isLarge && job.entry.isCompressed { archive.source.discard(job.entry.dataRange) }
         }
-        if jobs.count > 1 { DispatchQueue.concurrentPerform(iterations: jobs.count, execute: work) } else { jobs.indices.forEach(work) }
+        try? Parallel.forEach(jobs.count, concurrency: jobs.count, work)
         for (index, job) in jobs.enumerated() {
             let name = job.entry.name
-            switch outcomes.get(index) {
+            switch outcomes[index] {
             case .failed(let reason):
                 result.errors.append(.error(.malformedAPK, "", "Failed to read entry \(name): \(reason)"))
             case .digests(let actual):
@@ -661,62 +661,6 @@ extension Substring {
     }
 }
 
-/// Base64 as Java's basic `Base64.getEncoder()`/`getDecoder()`: the standard alphabet, padding optional on
-/// input, no whitespace.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i < bytes.count {
-            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 3) << 4 | b1 >> 4)])
-            out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 15) << 2 | b2 >> 6)] : UInt8(ascii: "="))
-            out.append(i + 2 < bytes.count ? alphabet[Int(b2 & 63)] : UInt8(ascii: "="))
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Each byte's value in the alphabet, or 0xFF.
-    private static let values: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
-        return table
-    }()
-
-    static func decode(_ text: String) -> [UInt8]? {
-        var values: [UInt8] = []
-        values.reserveCapacity(text.utf8.count)
-        var padding = 0
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "=") { padding += 1; continue }
-            let value = Self.values[Int(byte)]
-            guard padding == 0, value != 0xFF else { return nil }
-            values.append(value)
-        }
-        // Padding, when present, must complete the last quantum (Java rejects "QQ=" and "Q===").
-        if padding > 0 && (values.count + padding) % 4 != 0 { return nil }
-        if padding > 2 || values.count % 4 == 1 { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(values.count * 3 / 4)
-        var i = 0
-        while i + 1 < values.count {
-            let v0 = values[i], v1 = values[i + 1]
-            out.append(v0 << 2 | v1 >> 4)
-            if i + 2 < values.count {
-                let v2 = values[i + 2]
-                out.append((v1 & 15) << 4 | v2 >> 2)
-                if i + 3 < values.count { out.append((v2 & 3) << 6 | values[i + 3]) }
-            }
-            i += 4
-        }
-        return out
-    }
-}
 
 /// One entry to digest and the digests the manifest expects for it.
 private struct DigestJob: Sendable {
@@ -724,12 +668,5 @@ private struct DigestJob: Sendable {
     var expected: [(algorithm: VerificationDigest, digest: [UInt8])]
 }
 
-/// Per-job results written concurrently, one slot per job.
-private final class DigestOutcomes: @unchecked Sendable {
-    enum Outcome { case digests([[UInt8]]), failed(String) }
-    private var slots: [Outcome?]
-    private let lock = Lock()
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-    func set(_ index: Int, _ outcome: Outcome) { lock.withLock { slots[index] = outcome } }
-    func get(_ index: Int) -> Outcome? { lock.withLock { slots[index] } }
-}
+/// What digesting one job's entry gave.
+private enum DigestOutcome { case digests([[UInt8]]), failed(String) }

@@ -198,10 +198,10 @@ public struct Verifier: Sendable {
                              minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
         }
         let predictedFound = Self.schemeIDsFound(in: signingBlock, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
-        let earlyV1: BackgroundWork<V1SchemeVerifier.Result>?
+        let earlyV1: BackgroundValue<V1SchemeVerifier.Result>?
         if minSdkVersion < AndroidSDK.nougat || predictedFound.isEmpty {
             let verifier = makeV1Verifier(found: predictedFound)
-            earlyV1 = BackgroundWork { verifier.verify() }
+            earlyV1 = BackgroundValue { verifier.verify() }
         } else {
             earlyV1 = nil
         }
@@ -262,7 +262,8 @@ public struct Verifier: Sendable {
         if minSdkVersion < AndroidSDK.nougat || found.isEmpty {
             let result: V1SchemeVerifier.Result
             if let earlyV1, found == predictedFound {
-                result = earlyV1.wait()
+                // The work cannot fail (`verify()` reports, not throws), so `try?` never falls back.
+                result = (try? earlyV1.get()) ?? makeV1Verifier(found: found).verify()
             } else {
                 result = makeV1Verifier(found: found).verify()
             }
@@ -362,23 +363,6 @@ extension Verifier {
     }
 }
 
-/// A value computed on a background thread; `wait()` returns it (and may be called more than once).
-final class BackgroundWork<Value>: @unchecked Sendable {
-    // @unchecked Sendable: `value` is written once by the worker before `group` leaves, read after `group.wait()`.
-    private let group = DispatchGroup()
-    private var value: Value?
-
-    init(_ body: @escaping @Sendable () -> Value) {
-        DispatchQueue.global().async(group: group) { [self] in value = body() }
-    }
-
-    @discardableResult
-    func wait() -> Value {
-        group.wait()
-        return value!
-    }
-}
-
 /// Why verification could not run at all.
 public enum VerificationError: Error, CustomStringConvertible {
     case cannotRead(path: String, reason: String)
@@ -399,11 +383,6 @@ public enum VerificationError: Error, CustomStringConvertible {
 struct ManifestFacts {
     struct ManifestProblem: Error { let message: String }
 
-    static let minSdkVersionAttribute: UInt32 = 0x0101_020c
-    static let targetSdkVersionAttribute: UInt32 = 0x0101_0270
-    /// android:targetSandboxVersion (R.attr.targetSandboxVersion).
-    static let targetSandboxVersionAttribute: UInt32 = 0x0101_054c
-    static let extractNativeLibsAttribute: UInt32 = 0x0101_04ea
     static let missingMessage = "Missing AndroidManifest.xml"
 
     /// The parsed document, or why it could not be read.
@@ -442,7 +421,7 @@ struct ManifestFacts {
         if case .failure(let problem) = tree {
             return .failure(ManifestProblem(message: "\(problem.message). Use --min-sdk-version to override"))
         }
-        switch SDKVersion.minSdkVersion(of: usesSDKElements.map { Self.attribute($0, id: Self.minSdkVersionAttribute) }) {
+        switch SDKVersion.minSdkVersion(of: usesSDKElements.map { Self.attribute($0, id: AndroidAttribute.minSdkVersion) }) {
         case .success(let level):
             return .success(level)
         case .failure(.unsupportedCodename(let text)):
@@ -460,7 +439,7 @@ struct ManifestFacts {
     func targetSdkVersion(minSdkVersion: Int) -> Int? {
         guard case .success = tree else { return nil }
         for usesSDK in usesSDKElements {
-            guard let attribute = Self.attribute(usesSDK, id: Self.targetSdkVersionAttribute) else { continue }
+            guard let attribute = Self.attribute(usesSDK, id: AndroidAttribute.targetSdkVersion) else { continue }
             if case .typed(let type, let data) = attribute.value, type == .intDecimal || type == .intHex {
                 return Int(Int32(bitPattern: data))
             }
@@ -474,7 +453,7 @@ struct ManifestFacts {
     /// decimal or hex integer (anything else reads as the default, 1).
     var targetSandboxVersion: Int? {
         guard case .success(let tree) = tree, let root = tree.root,
-              let attribute = Self.attribute(root, id: Self.targetSandboxVersionAttribute) else { return nil }
+              let attribute = Self.attribute(root, id: AndroidAttribute.targetSandboxVersion) else { return nil }
         guard case .typed(let type, let data) = attribute.value, type == .intDecimal || type == .intHex else { return nil }
         return Int(Int32(bitPattern: data))
     }
@@ -483,7 +462,7 @@ struct ManifestFacts {
     var extractNativeLibs: Bool? {
         guard case .success(let tree) = tree, let root = tree.root,
               let application = root.elements.first(where: { $0.name == "application" }),
-              let attribute = Self.attribute(application, id: Self.extractNativeLibsAttribute) else { return nil }
+              let attribute = Self.attribute(application, id: AndroidAttribute.extractNativeLibs) else { return nil }
         return attribute.value.booleanValue ?? attribute.value.integerValue.map { $0 != 0 } ?? attribute.value.stringValue.map { $0 == "true" }
     }
 }

@@ -274,12 +274,13 @@ final class BatchResults: @unchecked Sendable {
         case .success(let report): item = BatchItem(input: input, output: output, error: nil, report: SignSummary(report))
         case .failure(let error): item = BatchItem(input: input, output: output, error: "\(error)", report: nil)
         }
-        lock.lock(); defer { lock.unlock() }
-        slots[index] = item
-        finished += 1
-        return finished
+        return lock.withLock {
+            slots[index] = item
+            finished += 1
+            return finished
+        }
     }
-    var items: [BatchItem] { lock.lock(); defer { lock.unlock() }; return slots.compactMap { $0 } }
+    var items: [BatchItem] { lock.withLock { slots.compactMap { $0 } } }
 }
 
 /// One input of a batch, for the summary and `--json`.

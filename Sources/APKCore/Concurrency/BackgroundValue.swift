@@ -21,6 +21,14 @@ public final class BackgroundValue<T>: @unchecked Sendable {
         }
     }
 
+    /// A value (or failure) computed already, on the caller's thread: a caller with nothing else to do
+    /// leaves the worker threads free for what the computation itself spreads over them.
+    public init(result: Result<T, any Error>) {
+        self.result = result
+        isFinished = true
+        done.signal()
+    }
+
     /// A value that is already there.
     public init(ready value: T) {
         result = .success(value)

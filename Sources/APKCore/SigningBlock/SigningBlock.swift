@@ -93,27 +93,60 @@ public struct SigningBlock: Sendable, Equatable {
         case .malformed(let reason): throw SigningBlockError(reason)
         case .found(let offset): start = offset
         }
-        return try source.withBytes(in: start..<centralDirectoryOffset) { block in
-            var r = LittleEndianReader(block)
-            _ = try r.read(UInt64.self)  // the header's size, equal to the footer's (framing)
-            var pairs: [Pair] = []
-            let pairsEnd = block.count - 24
-            var index = 0
-            while r.offset < pairsEnd {
-                index += 1
-                guard pairsEnd - r.offset >= 8 else {
-                    throw SigningBlockError("insufficient data to read size of APK Signing Block entry #\(index)")
-                }
-                let length = try r.read(UInt64.self)
-                guard length >= 4, length <= UInt64(pairsEnd - r.offset) else {
-                    throw SigningBlockError("APK Signing Block entry #\(index) size out of range: \(length), available: \(pairsEnd - r.offset)")
-                }
-                let id = try r.read(UInt32.self)
-                let value = Array(try r.readBytes(Int(length) - 4))
-                pairs.append(Pair(id: id, value: value))
-            }
-            return SigningBlock(pairs: pairs, offset: start)
+        let bytes = try source.bytes(in: start..<centralDirectoryOffset)
+        var pairs: [Pair] = []
+        let end = walkPairs(ofBlock: bytes) { id, value in
+            pairs.append(Pair(id: id, value: Array(bytes[value])))
+            return true
         }
+        if case .malformed(let reason) = end { throw SigningBlockError(reason) }
+        return SigningBlock(pairs: pairs, offset: start)
+    }
+
+    /// How a walk over the pairs ended.
+    public enum PairWalkEnd: Equatable {
+        /// Every pair was well-formed (or the visitor stopped).
+        case complete
+        /// A pair's length field is cut off or out of range; the pairs before it were visited.
+        case malformed(String)
+    }
+
+    /// Visits the ID-value pairs of `block` (a whole block: size, pairs, size, magic) in order, as apksig's
+    /// `findApkSignatureSchemeBlock` walks them, until `visit` returns false or a pair is malformed. The one
+    /// walk the signer's codec (`locate`) and the verifier's scheme lookup (`value(ofFirstPair:inBlock:)`)
+    /// share: the verifier takes a malformed pair as the end of the pairs, `locate` as an error.
+    @discardableResult
+    public static func walkPairs(ofBlock block: [UInt8], _ visit: (_ id: UInt32, _ value: Range<Int>) throws -> Bool) rethrows -> PairWalkEnd {
+        guard block.count >= 32 else { return .malformed("APK Signing Block too small: \(block.count) bytes") }
+        let end = block.count - 24
+        var position = 8
+        var index = 0
+        while position < end {
+            index += 1
+            guard end - position >= 8 else {
+                return .malformed("insufficient data to read size of APK Signing Block entry #\(index)")
+            }
+            let length = block.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt64.self)) }
+            position += 8
+            guard length >= 4, length <= UInt64(Int32.max), Int(length) <= end - position else {
+                return .malformed("APK Signing Block entry #\(index) size out of range: \(length), available: \(end - position)")
+            }
+            let id = block.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self)) }
+            guard try visit(id, (position + 4)..<(position + Int(length))) else { return .complete }
+            position += Int(length)
+        }
+        return .complete
+    }
+
+    /// The value of the first pair with `id` in `block` (a whole block), or nil when there is none before the
+    /// pairs end or turn malformed: what apksig's verifier takes as "no such signature".
+    public static func value(ofFirstPair id: UInt32, inBlock block: [UInt8]) -> [UInt8]? {
+        var found: Range<Int>?
+        walkPairs(ofBlock: block) { pairID, value in
+            if pairID == id { found = value }
+            return found == nil
+        }
+        return found.map { Array(block[$0]) }
     }
 
     /// Encodes the block as apksig's `generateApkSigningBlock` does: the pairs, then a verity-padding pair

@@ -146,33 +146,42 @@ public struct EndOfCentralDirectory: Sendable, Hashable {
 
 /// Extra-field helpers: a ZIP extra field is a list of (uint16 id, uint16 size, data) records.
 public enum ExtraField {
+    /// The one walk over the records of `extra`: `visit` gets each record's ID, where the record starts and
+    /// its data's range, in order, until it returns false or a record runs past the end (a header cut off, or
+    /// a size larger than what is left: apksig and the ZIP readers stop there). Returns where the walk stopped.
+    @discardableResult
+    public static func forEachRecord(in extra: [UInt8], _ visit: (_ id: UInt16, _ start: Int, _ data: Range<Int>) throws -> Bool) rethrows -> Int {
+        var i = 0
+        while extra.count - i >= 4 {
+            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
+            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
+            guard size <= extra.count - i - 4 else { break }
+            guard try visit(id, i, (i + 4)..<(i + 4 + size)) else { break }
+            i += 4 + size
+        }
+        return i
+    }
+
     /// Removes every record with `headerID` (and any trailing garbage too short to be a record, as apksig does).
     public static func removing(_ headerID: UInt16, from extra: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        var i = 0
-        while i + 4 <= extra.count {
-            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
-            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
-            let end = i + 4 + size
-            guard end <= extra.count else { break }
-            if id != headerID { out.append(contentsOf: extra[i..<end]) }
-            i = end
+        forEachRecord(in: extra) { id, start, data in
+            if id != headerID { out.append(contentsOf: extra[start..<data.upperBound]) }
+            return true
         }
         return out
     }
 
-    /// The alignment multiple stored in an Android 0xd935 record, if any.
+    /// The alignment multiple stored in an Android 0xd935 record, as apksig's
+    /// `getInputJarEntryDataAlignmentMultiple` reads it: the first such record decides, and one too short to
+    /// hold the multiple means none.
     public static func alignmentMultiple(in extra: [UInt8]) -> Int? {
-        var i = 0
-        while i + 4 <= extra.count {
-            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
-            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
-            guard i + 4 + size <= extra.count else { return nil }
-            if id == AlignmentExtraLayout.headerID && size >= 2 {
-                return Int(UInt16(extra[i + 4]) | UInt16(extra[i + 5]) << 8)
-            }
-            i += 4 + size
+        var multiple: Int?
+        forEachRecord(in: extra) { id, _, data in
+            guard id == AlignmentExtraLayout.headerID else { return true }
+            if data.count >= 2 { multiple = Int(UInt16(extra[data.lowerBound]) | UInt16(extra[data.lowerBound + 1]) << 8) }
+            return false
         }
-        return nil
+        return multiple
     }
 }

@@ -120,7 +120,10 @@ final class StandardInputLines: @unchecked Sendable {
     private let lock = Lock()
 
     func nextLine() -> [UInt8]? {
-        lock.lock(); defer { lock.unlock() }
+        lock.withLock { readLine() }
+    }
+
+    private func readLine() -> [UInt8]? {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         var sawAny = false

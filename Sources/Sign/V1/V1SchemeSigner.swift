@@ -1,6 +1,7 @@
 import OpenSSLWrapper
 import DigestLanes
-import Dispatch
+import SignatureSchemes
+import APKCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,23 +43,9 @@ enum V1SchemeSigner {
         return result
     }
 
-    /// `isJarEntryDigestNeededInManifest`: every file except directories and the JAR signature files directly
-    /// in META-INF (MANIFEST.MF, *.SF, *.RSA, *.DSA, *.EC, SIG-*; case-insensitive). apksig also drops
-    /// every entry for which this is false when it copies an APK.
-    static func isDigestNeeded(_ name: String) -> Bool {
-        let utf8 = name.utf8
-        if utf8.last == UInt8(ascii: "/") { return false }
-        guard utf8.starts(with: "META-INF/".utf8) else { return true }
-        let rest = name.dropFirst("META-INF/".count)
-        if rest.contains("/") { return true }
-        // Java's toLowerCase(Locale.US).
-        let lower = rest.lowercased()
-        if lower == "manifest.mf" || lower.hasSuffix(".sf") || lower.hasSuffix(".rsa") || lower.hasSuffix(".dsa")
-            || lower.hasSuffix(".ec") || lower.hasPrefix("sig-") {
-            return false
-        }
-        return true
-    }
+    /// `isJarEntryDigestNeededInManifest` (`JarSignatureFiles`). apksig also drops every entry for which
+    /// this is false when it copies an APK.
+    static func isDigestNeeded(_ name: String) -> Bool { JarSignatureFiles.isDigestNeededInManifest(name) }
 
     static func entryDigestAttributeName(_ digest: DigestAlgorithm) -> String {
         digest == .sha1 ? "SHA1-Digest" : "SHA-256-Digest"
@@ -171,7 +158,7 @@ enum V1SchemeSigner {
             manifest.contents.withUnsafeMutableBytes { contents in
                 for (index, digest) in digests.enumerated() {
                     precondition(digest.count == digestAlgorithm.outputSize)
-                    writeBase64(digest, into: UnsafeMutableRawBufferPointer(rebasing: contents[digestOffsets[index]...]))
+                    Base64.write(digest, into: UnsafeMutableRawBufferPointer(rebasing: contents[digestOffsets[index]...]))
                 }
             }
             return manifest
@@ -248,7 +235,7 @@ enum V1SchemeSigner {
         if !apkSchemeIDs.isEmpty {
             main.append(("X-Android-APK-Signed", apkSchemeIDs.map(String.init).joined(separator: ", ")))
         }
-        main.append((manifestDigestAttributeName(digestAlgorithm), base64(manifestDigest)))
+        main.append((manifestDigestAttributeName(digestAlgorithm), Base64.encode(manifestDigest)))
         var writer = JARManifestWriter()
         writer.writeMainSection(first: ("Signature-Version", "1.0"), others: main)
         let sections = template.map { ($0.signatureSections, $0.signatureDigestOffsets) }
@@ -258,7 +245,7 @@ enum V1SchemeSigner {
         bytes.append(contentsOf: sections.0)
         bytes.withUnsafeMutableBytes { out in
             for (index, offset) in sections.1.enumerated() {
-                writeBase64(digests[(index * size)..<((index + 1) * size)], into: UnsafeMutableRawBufferPointer(rebasing: out[(start + offset)...]))
+                Base64.write(digests[(index * size)..<((index + 1) * size)], into: UnsafeMutableRawBufferPointer(rebasing: out[(start + offset)...]))
             }
         }
         if !bytes.isEmpty && bytes.count % 1024 == 0 { bytes += [0x0d, 0x0a] }
@@ -274,15 +261,10 @@ enum V1SchemeSigner {
                                               apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)
         // The signature is made on another thread while `whileSigning` (the signer deflates the .SF file) runs.
         // makeSignedData refuses a key that does not match certificates[0] (apksig verifies its signature too).
-        let pending = PendingSignature()
-        let signed = DispatchGroup()
-        DispatchQueue.global().async(group: signed) {
-            pending.result = Result { try PKCS7.makeSignedData(signing: signatureFile, key: key, certificates: certificates, digest: digestAlgorithm) }
-        }
-        defer { signed.wait() }
+        let signature = BackgroundValue<[UInt8]> { try PKCS7.makeSignedData(signing: signatureFile, key: key, certificates: certificates, digest: digestAlgorithm) }
+        defer { signature.wait() }
         try whileSigning(signatureFile)
-        signed.wait()
-        let block = try pending.result!.get()
+        let block = try signature.get()
         return [
             ("META-INF/\(signerName).SF", signatureFile),
             ("META-INF/\(signerName).\(key.algorithm.rawValue)", block),
@@ -290,47 +272,3 @@ enum V1SchemeSigner {
         ]
     }
 }
-
-/// The PKCS #7 block, written by one thread and read by another after the group it ran in.
-private final class PendingSignature: @unchecked Sendable {
-    var result: Result<[UInt8], Error>?
-}
-
-/// Standard Base64 with padding (Java's `Base64.getEncoder()`).
-func base64(_ bytes: [UInt8]) -> String {
-    var out = [UInt8](repeating: 0, count: (bytes.count + 2) / 3 * 4)
-    out.withUnsafeMutableBytes { writeBase64(bytes, into: $0) }
-    return String(decoding: out, as: UTF8.self)
-}
-
-private let base64Alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-/// Writes the Base64 of `bytes` at the start of `out`, which must have room for it (checked once; the
-/// signer writes thousands of digests into MANIFEST.MF and the .SF file while the other work waits).
-func writeBase64(_ bytes: [UInt8], into out: UnsafeMutableRawBufferPointer) {
-    bytes.withUnsafeBufferPointer { writeBase64($0, into: out) }
-}
-
-func writeBase64(_ bytes: ArraySlice<UInt8>, into out: UnsafeMutableRawBufferPointer) {
-    bytes.withUnsafeBufferPointer { writeBase64($0, into: out) }
-}
-
-func writeBase64(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableRawBufferPointer) {
-    precondition(out.count >= (bytes.count + 2) / 3 * 4)
-    guard let input = bytes.baseAddress, let output = out.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-    base64Alphabet.withUnsafeBufferPointer { table in
-        let alphabet = table.baseAddress!
-        var i = 0, o = 0
-        while i < bytes.count {
-            let rest = bytes.count - i
-            let n = UInt32(input[i]) << 16 | (rest > 1 ? UInt32(input[i + 1]) << 8 : 0) | (rest > 2 ? UInt32(input[i + 2]) : 0)
-            output[o] = alphabet[Int(n >> 18 & 63)]
-            output[o + 1] = alphabet[Int(n >> 12 & 63)]
-            output[o + 2] = rest > 1 ? alphabet[Int(n >> 6 & 63)] : 0x3d
-            output[o + 3] = rest > 2 ? alphabet[Int(n & 63)] : 0x3d
-            i += 3
-            o += 4
-        }
-    }
-}
-
