@@ -48,7 +48,8 @@ let package = Package(
         // What the signer and the verifier share (apksig's ApkSigningBlockUtils and friends): signature
         // algorithm IDs, v2/v3 signer-block codec, chunked content digests, JAR manifest parsing.
         .target(name: "SignatureSchemes", dependencies: ["APKCore", "OpenSSLWrapper", "ZlibWrapper", "DigestLanes"]),
-        .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "DigestLanes", "BinaryXML"]),
+        .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "DigestLanes", "BinaryXML"],
+                exclude: ["README.md"]),
         .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
         // Split APK sets (.apks, .xapk, .apkm, folders): read, checked for consistency, written back in their form.
         .target(name: "Sets", dependencies: ["APKCore", "Unpack", "Repack", "Align", "BinaryXML", "ZlibWrapper"]),

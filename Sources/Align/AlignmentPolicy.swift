@@ -22,6 +22,10 @@ public struct AlignmentPolicy: Sendable, Hashable {
         case zeroFill
         /// An Android 0xd935 extra field holding the multiple, as apksig (apksigner, AGP) writes it.
         case alignmentExtraField
+        /// The 0xd935 field exactly as apksig's signer writes it (`ApkSigner.createExtraFieldToAlignData`):
+        /// the earlier fields kept but for 0xd935 records and empty (0, 0) records, and an existing field's
+        /// multiple taken as it is, 0 or 1 meaning "not aligned" (`getInputJarEntryDataAlignmentMultiple`).
+        case apksigSigner
     }
 
     public init(defaultAlignment: Int = 4, nativeLibraryAlignment: Int? = 16384,
@@ -40,14 +44,22 @@ public struct AlignmentPolicy: Sendable, Hashable {
     /// The pipeline's default: 4 bytes, `.so` on 16 KiB pages (what build-tools 35 and AGP default to).
     public static let android15 = AlignmentPolicy()
 
+    /// What apksig's signer does (`Signer` re-aligns with it): stored entries on 4 bytes, `.so` files on
+    /// `libraryPageAlignment`, an existing 0xd935 field's multiple kept.
+    public static func apksig(libraryPageAlignment: Int) -> AlignmentPolicy {
+        AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: libraryPageAlignment, paddingStyle: .apksigSigner,
+                        honorsAlignmentExtraField: true)
+    }
+
     /// No alignment at all: entries are written back to back.
     public static let none = AlignmentPolicy(defaultAlignment: 1, nativeLibraryAlignment: nil)
 
     /// The multiple `entry`'s data must start on (1: no constraint).
     public func alignment(for entry: ZipEntry) -> Int {
         guard entry.method == .stored, !entry.isDirectory else { return 1 }
-        if honorsAlignmentExtraField, let multiple = ExtraField.alignmentMultiple(in: entry.localExtra), multiple > 0 {
-            return multiple
+        if honorsAlignmentExtraField, let multiple = ExtraField.alignmentMultiple(in: entry.localExtra) {
+            if paddingStyle == .apksigSigner { return max(multiple, 1) }
+            if multiple > 0 { return multiple }
         }
         if let page = nativeLibraryAlignment, Self.isNativeLibrary(entry.name) { return page }
         return max(defaultAlignment, 1)
@@ -60,14 +72,15 @@ public struct AlignmentPolicy: Sendable, Hashable {
     /// data starts on `alignment`. Earlier padding (zero fill or a 0xd935 field) is dropped first, so
     /// re-aligning an aligned archive gives the same bytes.
     public func localExtra(for entry: ZipEntry, headerOffset: Int64, alignment: Int) -> [UInt8] {
-        let base = ExtraField.strippingAlignmentPadding(entry.localExtra)
+        let base = paddingStyle == .apksigSigner ? ExtraField.strippingApksigPadding(entry.localExtra)
+            : ExtraField.strippingAlignmentPadding(entry.localExtra)
         guard alignment > 1 else { return base }
         let dataStart = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + base.count)
         switch paddingStyle {
         case .zeroFill:
             let padding = Int((Int64(alignment) - dataStart % Int64(alignment)) % Int64(alignment))
             return base + [UInt8](repeating: 0, count: padding)
-        case .alignmentExtraField:
+        case .alignmentExtraField, .apksigSigner:
             // apksig ApkSigner.createExtraFieldToAlignData: header (id, size), the uint16 multiple, zero padding.
             let withField = dataStart + Int64(AlignmentExtraLayout.minimumSize)
             let padding = Int((Int64(alignment) - withField % Int64(alignment)) % Int64(alignment))
@@ -90,6 +103,17 @@ extension ExtraField {
         forEachRecord(in: extra) { id, start, data in
             if extra[start...].allSatisfy({ $0 == 0 }) { return false }
             if id != AlignmentExtraLayout.headerID { out.append(contentsOf: extra[start..<data.upperBound]) }
+            return true
+        }
+        return out
+    }
+
+    /// `extra` without what apksig's signer drops before it adds its own 0xd935 field: 0xd935 records, empty
+    /// (0, 0) records, and a malformed trailing record.
+    public static func strippingApksigPadding(_ extra: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        forEachRecord(in: extra) { id, start, data in
+            if !((id == 0 && data.isEmpty) || id == AlignmentExtraLayout.headerID) { out.append(contentsOf: extra[start..<data.upperBound]) }
             return true
         }
         return out

@@ -234,7 +234,7 @@ func snapshot(_ directory: URL) -> Set<String> {
             #expect(peak > 0 && peak < limitKB, "\(command[0]) peaked at \(peak) KiB")
             #expect((result.stdout + result.stderr).contains("limit"), "\(command[0]): \(result)")
         }
-        // `run` reads the manifest through Repack's OutputEntry.uncompressedBytes() and Sign's Signer.uncompressed(_:)
+        // `run` reads the manifest through Repack's OutputEntry.uncompressedBytes() and Sign's RepackedEntriesWriter.uncompressed(_:)
         // (sign(entries:)), bounded the same way.
         let (result, peak) = try peakMemory(["run", path, "--patch", patch.path, "--out", dir.appendingPathComponent("r.apk").path] + Self.keyOptions)
         #expect(result.status == 1, "run: \(result)")

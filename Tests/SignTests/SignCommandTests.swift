@@ -40,6 +40,45 @@ import Unpack
         #expect(try TestSupport.readBytes(output) == (try TestSupport.readBytes(jsonOutput)))
     }
 
+    /// Stale JAR signature files in any case are dropped by `sign` and by `run`, by apksig's
+    /// `isJarEntryDigestNeededInManifest` rule (the file name in META-INF/ compared without regard to case):
+    /// `META-INF/cert.sf`, `META-INF/CERT.RSA`, `META-INF/manifest.mf` and `META-INF/sig-x` go, while
+    /// `meta-inf/manifest.mf` (another folder, as spelled) is an ordinary entry, kept and listed in the new
+    /// MANIFEST.MF. apksigner verifies both outputs.
+    @Test("stale lower-case JAR signature files: dropped by sign and run as apksig drops them")
+    func staleLowerCaseSignatureFiles() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let stale = ["META-INF/cert.sf": "stale", "META-INF/CERT.RSA": "stale", "META-INF/manifest.mf": "Manifest-Version: 1.0\r\n",
+                     "META-INF/sig-x": "stale", "meta-inf/manifest.mf": "Manifest-Version: 1.0\r\n"]
+        let staging = dir.appendingPathComponent("stale")
+        for (name, text) in stale { try TestSupport.write(text, to: name, in: staging) }
+        let zipped = try TestSupport.run("zip", ["-q", input] + stale.keys.sorted(), currentDirectory: staging.path)
+        try #require(zipped.succeeded, "\(zipped)")
+        let keys = Self.shared.rsa
+        let signed = dir.appendingPathComponent("signed.apk").path
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("console.log('patched');\n", to: "assets/www/js/patched.js", in: patch)
+        let patched = dir.appendingPathComponent("patched.apk").path
+        let sign = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", signed, input])
+        #expect(sign.succeeded, "\(sign)")
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", patched, "--no-verify",
+                                             "--key", keys.keyPK8, "--cert", keys.certificatePEM])
+        #expect(run.succeeded, "\(run)")
+        for output in [signed, patched] {
+            let names = Set(try TestSupport.run("unzip", ["-Z1", output]).stdout.split(separator: "\n").map(String.init))
+            for gone in ["META-INF/cert.sf", "META-INF/CERT.RSA", "META-INF/manifest.mf", "META-INF/sig-x"] {
+                #expect(!names.contains(gone), "\(output): \(gone) kept")
+            }
+            #expect(names.contains("meta-inf/manifest.mf") && names.contains("META-INF/MANIFEST.MF"), "\(output): \(names.sorted())")
+            let manifest = try TestSupport.run("unzip", ["-p", output, "META-INF/MANIFEST.MF"]).stdout
+            #expect(manifest.contains("Name: meta-inf/manifest.mf"), "\(output)")
+            #expect(!manifest.contains("Name: META-INF/"), "\(output)")
+            let verify = try TestSupport.run("apksigner", ["verify", "-v", output])
+            #expect(verify.succeeded, "\(output): \(verify)")
+        }
+    }
+
     /// `apkpatch sign` starts opening the last argument before parsing the rest (see `Sign.prepare`). When
     /// that argument is an option's value that happens to name another APK, that APK must not be signed.
     @Test("the CLI's early start on its last argument never signs the wrong file")

@@ -123,7 +123,7 @@ struct SectionCopy {
     let layout: SectionLayout
     let source: any DataSource
     /// The entries, in output order, with where each one's record and data start in the output.
-    let items: [Signer.Item]
+    let items: [KeptEntry]
     let recordStarts: [Int64]
     let dataStarts: [Int64]
     /// v1's digest, or nil without v1.
@@ -346,7 +346,7 @@ struct SectionCopy {
 
     /// Deflated `entries` in batches of about 512 KiB inflated or 256 entries, in order: small enough for the
     /// cores to share the last of them.
-    static func batches(_ entries: [Int], items: [Signer.Item]) -> [[Int]] {
+    static func batches(_ entries: [Int], items: [KeptEntry]) -> [[Int]] {
         var batches: [[Int]] = [], current: [Int] = [], size: Int64 = 0
         for item in entries {
             current.append(item)

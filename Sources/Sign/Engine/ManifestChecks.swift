@@ -1,0 +1,52 @@
+import BinaryXML
+
+// What `Signer` reads from AndroidManifest.xml before the engine runs, as apksig's `ApkSigner` does.
+extension Signer {
+    /// apksigner `--debuggable-apk-permitted false` (apksig's `ApkUtils.getDebuggableFromBinaryAndroidManifest`):
+    /// the first `<application>` decides; a boolean, string or integer value is debuggable when it reads
+    /// "true", "TRUE" or "1" (so `android:debuggable="true"` stored as a string counts, and the integer 5 does
+    /// not); a reference is refused, since its value depends on the device's configuration and the same APK
+    /// could be debuggable on one device and not on another (ApkSignerTest testDebuggableApk).
+    func checkDebuggable(_ manifest: () throws -> [UInt8]?) throws {
+        guard !config.debuggableAPKPermitted else { return }
+        guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
+        let summary: ManifestSummary
+        do { summary = try ManifestSummary(binaryXML: bytes) } catch {
+            throw SignError.debuggableUndetermined("AndroidManifest.xml: \(error)")
+        }
+        if try Self.apksigDebuggable(summary.debuggableAttribute) { throw SignError.debuggableAPKNotPermitted }
+    }
+
+    /// `getDebuggableFromBinaryAndroidManifest` for the attribute's stored value.
+    static func apksigDebuggable(_ attribute: XMLTree.Attribute?) throws -> Bool {
+        guard let attribute else { return false }
+        let text: String
+        switch attribute.value {
+        case .string(let string): text = string
+        case .typed(.intBoolean, let data): text = data != 0 ? "true" : "false"
+        case .typed(.intDecimal, let data), .typed(.intHex, let data): text = String(Int32(bitPattern: data))
+        case .typed(.reference, let id), .typed(.dynamicReference, let id):
+            throw SignError.debuggableUndetermined("android:debuggable refers to the resource 0x\(String(id, radix: 16)); only a literal true or false can be checked")
+        case .typed(let type, _):
+            throw SignError.debuggableUndetermined("android:debuggable has a value of type \(type); only boolean, string and integer values can be checked")
+        }
+        return text == "true" || text == "TRUE" || text == "1"
+    }
+
+    /// apksig's `getMinSdkVersionFromBinaryAndroidManifest` (`SDKVersion.minSdkVersion(of:)`), unless
+    /// `--min-sdk-version` overrides it.
+    func resolveMinSdkVersion(_ manifest: () throws -> [UInt8]?) throws -> (level: Int, overridden: Bool) {
+        if let level = config.minSdkVersion { return (level, true) }
+        guard let bytes = try manifest() else { throw SignError.missingAndroidManifest }
+        let summary: ManifestSummary
+        do { summary = try ManifestSummary(binaryXML: bytes) } catch {
+            throw SignError.unreadableMinSdkVersion("AndroidManifest.xml: \(error)")
+        }
+        switch SDKVersion.minSdkVersion(of: summary.usesSDKMinSdkVersionAttributes) {
+        case .success(let level): return (level, false)
+        case .failure(.unsupportedCodename(let codename)): throw SignError.codenameMinSdkVersion(codename)
+        case .failure(.unsupportedValueType(let type)):
+            throw SignError.unreadableMinSdkVersion("android:minSdkVersion has a value of type \(type), not an integer")
+        }
+    }
+}

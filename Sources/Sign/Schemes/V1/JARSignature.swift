@@ -1,0 +1,43 @@
+import APKCore
+import OpenSSLWrapper
+import SignatureSchemes
+import ZlibWrapper
+
+/// The JAR signature files in apksig's order (`<NAME>.SF`, `<NAME>.<ALG>`, `META-INF/MANIFEST.MF`), each
+/// with its deflated form, made from the entries' v1 digests (`V1SchemeSigner` writes their text).
+enum JARSignature {
+    /// A JAR signature file, deflated, with the CRC-32 of its uncompressed bytes.
+    struct File {
+        var name: String
+        var data: [UInt8]
+        var compressed: [UInt8]
+        var crc: UInt32
+    }
+
+    /// The files, each deflated at `level` (`deflateJARFile`). MANIFEST.MF is deflated while the .SF file is
+    /// made, and the .SF file while it is signed.
+    static func make(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signerName: String,
+                     key: SignerKey, apkSchemeIDs: [Int], createdBy: String, level: Int32 = 9) throws -> [File] {
+        var template = template
+        let digestAlgorithm = template.digestAlgorithm
+        let manifest = template.filled(with: digests)
+        let manifestContents = manifest.contents
+        let deflatedManifest = BackgroundValue<[UInt8]> { try deflateJARFile(manifestContents, level: level) }
+        defer { deflatedManifest.wait() }
+        // The .SF file is deflated here while its PKCS #7 signature is made.
+        var deflatedSignatureFile: [UInt8] = []
+        let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
+                                                        digestAlgorithm: digestAlgorithm, manifest: manifest, template: template,
+                                                        apkSchemeIDs: apkSchemeIDs, createdBy: createdBy) { signatureFile in
+            deflatedSignatureFile = try deflateJARFile(signatureFile, level: level)
+        }
+        let deflatedBlock = try deflateJARFile(files[1].data, level: level)
+        let compressed = [deflatedSignatureFile, deflatedBlock, try deflatedManifest.get()]
+        return zip(files, compressed).map { File(name: $0.name, data: $0.data, compressed: $1, crc: CRC32.checksum($0.data)) }
+    }
+
+    /// zlib at level 9, as apksig (so the bytes are apksigner's); libdeflate, faster, at any other level.
+    static func deflateJARFile(_ data: [UInt8], level: Int32) throws -> [UInt8] {
+        level == 9 ? try Deflate.compress(data, level: 9) : try Deflate.compressFast(data, level: level)
+    }
+}

@@ -1,0 +1,147 @@
+import APKCore
+import SignatureSchemes
+import Unpack
+
+/// The input-APK section writer: the kept entries' records copied raw in local-header order (never
+/// recompressed; bytes between records copied too, as apksig copies "unprocessed data"), stored entries
+/// re-aligned where the engine says, and the central directory records re-emitted with their new offsets.
+///
+/// Where each record goes is known before a byte is copied (only stored entries whose alignment changes get a
+/// new local header: `SectionLayout`), so the cores copy and digest the section together (`SectionCopy`), v1
+/// digests included. The input is read with pread, not through its mapping.
+struct InputAPKWriter: SectionWriter {
+    let archive: APKArchive
+    /// Where the entries end in the input: its signing block, or its central directory.
+    let sectionEnd: Int64
+    /// Records not copied: apksig skips their bytes but copies the bytes between records.
+    let droppedRecords: [Range<Int64>]
+    let destination: String
+    let concurrency: Int
+    let keySupply: BackgroundValue<SignerKey>
+
+    /// The input's kept entries in local-header order (apksig copies records in that order and keeps the
+    /// central directory's), the input's v1 manifest when v1 is on, and the records dropped.
+    static func keptEntries(of archive: APKArchive, readsManifest: Bool) throws
+        -> (entries: [KeptEntry], manifest: [UInt8]?, dropped: [Range<Int64>]) {
+        let zip = archive.zip
+        // Each entry's central directory record, as stored (apksig re-emits it with only the offset changed).
+        var centralRecords: [Range<Int64>] = []
+        centralRecords.reserveCapacity(zip.entries.count)
+        var cdPosition = zip.centralDirectoryOffset
+        for index in zip.entries.indices {
+            // Fields, not a copy of the entry (that retains and releases its arrays, 7,600 times over).
+            let size = Int64(CentralDirectoryRecordLayout.fixedSize + zip.entries[index].nameBytes.count
+                             + zip.entries[index].centralExtra.count + zip.entries[index].comment.count)
+            centralRecords.append(cdPosition..<(cdPosition + size))
+            cdPosition += size
+        }
+        var manifest: [UInt8]?
+        var entries: [KeptEntry] = []
+        entries.reserveCapacity(zip.entries.count)
+        var dropped: [Range<Int64>] = []
+        for index in zip.indicesInFileOrder {
+            let entry = zip.entries[index]
+            if readsManifest && entry.name == V1SchemeSigner.manifestEntryName {
+                manifest = try archive.uncompressedData(of: entry)
+            }
+            guard SigningEngine.isKept(entry.name) else {
+                // apksig skips the source stamp and pin list *before* advancing past their records, so their
+                // bytes are copied as if they were data between records; other dropped records are skipped.
+                if entry.name != "stamp-cert-sha256" && entry.name != "pinlist.meta" { dropped.append(entry.recordRange) }
+                continue
+            }
+            entries.append(KeptEntry(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
+        }
+        return (entries, manifest, dropped)
+    }
+
+    func entryDigestsBesideCopy(_ entries: [KeptEntry], plan: DigestPlan) -> (@Sendable () throws -> [[UInt8]])? { nil }
+
+    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
+        let file = try OutputFile(destination: destination)
+        // The input's size, plus the v1 files (two lines of about 70 bytes per entry in MANIFEST.MF and
+        // in the .SF file, before deflate) and the signing block.
+        try file.reserve(archive.source.count + Int64(entries.count) * 160 + (1 << 16))
+        let planned = try layOut(entries, engine: engine)
+        let copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
+                               dataStarts: planned.dataStarts, entryDigest: plan.v1,
+                               chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])
+        let copied = try copy.run(into: file, concurrency: concurrency, key: keySupply)
+        // The section's partial last chunk is written and digested with the JAR signature files after it.
+        try file.skip(to: copied.chunks.byteCount)
+        let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
+                                       resuming: engine.signsBlock ? copied.chunks : nil)
+        do {
+            if !copied.tail.isEmpty { try output.write(copied.tail) }
+        } catch {
+            output.abandon()
+            throw error
+        }
+        return WrittenSection(output: output, centralRecords: planned.centralRecords,
+                              entryDigests: copied.entryDigests, realigned: planned.realigned)
+    }
+
+    /// Where every byte of the section comes from, and where each record and its data start in the output.
+    private struct Plan {
+        var layout = SectionLayout()
+        var recordStarts: [Int64] = []
+        var dataStarts: [Int64] = []
+        var centralRecords: [(order: Int, record: Records.CentralRecord)] = []
+        var realigned = 0
+    }
+
+    private func layOut(_ entries: [KeptEntry], engine: SigningEngine) throws -> Plan {
+        var plan = Plan()
+        // At most five segments per entry (a re-aligned header is four around its data), and the gaps.
+        plan.layout.reserveCapacity(entries.count * 5 + droppedRecords.count + 1)
+        plan.recordStarts.reserveCapacity(entries.count)
+        plan.dataStarts.reserveCapacity(entries.count)
+        plan.centralRecords.reserveCapacity(entries.count)
+        // The input bytes before `offset` that lie outside records are copied, dropped records skipped.
+        var inputPosition: Int64 = 0
+        var nextDropped = 0
+        func appendInputGaps(upTo offset: Int64) {
+            while nextDropped < droppedRecords.count && droppedRecords[nextDropped].lowerBound < offset {
+                let dropped = droppedRecords[nextDropped]
+                if dropped.lowerBound > inputPosition { plan.layout.append(input: inputPosition..<dropped.lowerBound) }
+                inputPosition = max(inputPosition, dropped.upperBound)
+                nextDropped += 1
+            }
+            if offset > inputPosition {
+                plan.layout.append(input: inputPosition..<offset)
+                inputPosition = offset
+            }
+        }
+        for item in entries {
+            guard case .archive(let centralRecord, let centralIndex) = item.origin else {
+                throw SignError.internalInconsistency("an input APK's items are its entries")
+            }
+            let entry = item.entry
+            appendInputGaps(upTo: entry.localHeaderOffset)
+            inputPosition = entry.recordRange.upperBound
+            let headerOffset = plan.layout.count
+            try Records.checkOffset(headerOffset)
+            plan.recordStarts.append(headerOffset)
+            if let extra = engine.alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
+                                               outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset) {
+                guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+                // The input's header with the new extra field's length (bytes 28-29), then the new field
+                // (the header's bytes are read when copied, not now).
+                let start = entry.localHeaderOffset
+                plan.layout.append(input: start..<(start + 28))
+                plan.layout.append(literal: UInt16(extra.count))
+                plan.layout.append(input: (start + 30)..<(start + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
+                plan.layout.append(literal: extra)
+                plan.dataStarts.append(plan.layout.count)
+                plan.layout.append(input: entry.dataOffset..<entry.recordRange.upperBound)
+                plan.realigned += 1
+            } else {
+                plan.dataStarts.append(headerOffset + (entry.dataOffset - entry.localHeaderOffset))
+                plan.layout.append(input: entry.recordRange)
+            }
+            plan.centralRecords.append((centralIndex, .input(centralRecord, headerOffset: UInt32(headerOffset))))
+        }
+        appendInputGaps(upTo: sectionEnd)
+        return plan
+    }
+}

@@ -1,0 +1,202 @@
+import APKCore
+import OpenSSLWrapper
+import Repack
+import SignatureSchemes
+import ZlibWrapper
+
+/// The section writer for entries from the Repack stage, written in the given order into a new file: each
+/// local header encoded (re-aligned where the engine says), its data copied verbatim, every byte streamed to
+/// the v2/v3 digester as it is written (no re-read, no mapping of the output). The v1 digests are taken on
+/// all cores meanwhile (`digestEntries`).
+struct RepackedEntriesWriter: SectionWriter {
+    let destination: String
+    let concurrency: Int
+    let keySupply: BackgroundValue<SignerKey>
+
+    func entryDigestsBesideCopy(_ entries: [KeptEntry], plan: DigestPlan) -> (@Sendable () throws -> [[UInt8]])? {
+        Self.entryDigests(entries, plan: plan, concurrency: concurrency, cache: nil, key: keySupply)
+    }
+
+    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
+        let file = try OutputFile(destination: destination)
+        let base = Repacker.estimatedSize(of: entries.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
+        try file.reserve(base + Int64(entries.count) * 160 + (1 << 16))
+        let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [])
+        return try Self.write(entries, into: output, engine: engine, key: keySupply)
+    }
+
+    /// The v1 digests of `entries` (nil without v1), `cache` holding those of earlier runs.
+    static func entryDigests(_ entries: [KeptEntry], plan: DigestPlan, concurrency: Int, cache: SigningCache?,
+                             key: BackgroundValue<SignerKey>) -> (@Sendable () throws -> [[UInt8]])? {
+        guard let algorithm = plan.v1 else { return nil }
+        return { try digestEntries(entries, algorithm: algorithm, concurrency: concurrency, cache: cache, key: key) }
+    }
+
+    /// Writes `entries` into `output` (a new or a recycled file; in a recycled one, records identical to what
+    /// it already holds at the same offset are skipped, not written).
+    static func write(_ entries: [KeptEntry], into output: SigningOutput, engine: SigningEngine,
+                      key: BackgroundValue<SignerKey>) throws -> WrittenSection {
+        var section = WrittenSection(output: output, centralRecords: [], entryDigests: nil, realigned: 0)
+        section.centralRecords.reserveCapacity(entries.count)
+        do {
+            for item in entries {
+                // A key that failed to load (a wrong password) ends the copy now, not after the last entry.
+                try key.throwIfFailed()
+                let (record, realigned) = try write(item, into: output, engine: engine)
+                section.centralRecords.append((section.centralRecords.count, .encoded(record)))
+                if realigned { section.realigned += 1 }
+            }
+            try output.endOfReusableRecords()
+        } catch {
+            output.abandon()
+            throw error
+        }
+        return section
+    }
+
+    /// Writes one entry's local record; returns its central directory record and whether it was re-aligned.
+    private static func write(_ item: KeptEntry, into output: SigningOutput, engine: SigningEngine) throws -> ([UInt8], Bool) {
+        guard case .output(let outputEntry) = item.origin else {
+            throw SignError.internalInconsistency("entries to write are the Repack stage's")
+        }
+        let entry = item.entry
+        let headerOffset = output.position
+        let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
+        var written = entry
+        var realigned = false
+        if let extra = engine.alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
+                                           outputHeaderOffset: headerOffset, inputDataOffset: dataOffsetWithCurrentExtra,
+                                           keepsAlignedData: true) {
+            written.localExtra = extra
+            realigned = true
+        }
+        guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+        guard outputEntry.data.count == entry.compressedSize else {
+            throw SignError.internalInconsistency("entry \(entry.name.debugDescription) has \(outputEntry.data.count) bytes of data but declares \(entry.compressedSize)")
+        }
+        let header = written.encodedLocalHeader(extra: written.localExtra)
+        if try !output.skipIfUnchanged(header: header, data: outputEntry.data) {
+            try output.write(header)
+            var sink = output
+            try outputEntry.data.feed(0..<outputEntry.data.count, into: &sink)
+        }
+        try Records.checkOffset(headerOffset)
+        return (written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset), realigned)
+    }
+
+    // MARK: - v1 entry digests
+
+    /// Digests of the uncompressed data of every entry, computed `concurrency` entries at a time.
+    static func digestEntries(_ items: [KeptEntry], algorithm: DigestAlgorithm, concurrency: Int,
+                              cache: SigningCache? = nil, key: BackgroundValue<SignerKey>? = nil) throws -> [[UInt8]] {
+        // One digest context per worker, reset for each entry.
+        let digest: @Sendable (Int, Digest) throws -> [UInt8] = { index, hasher in
+            // A key that failed to load ends the digests too: its error is what the run reports.
+            try key?.throwIfFailed()
+            let cacheKey = cache.map { _ in SigningCache.Key(items[index].entry, algorithm: algorithm) }
+            if let cacheKey, let cached = cache?.digest(for: cacheKey) { return cached }
+            guard case .output(let outputEntry) = items[index].origin else {
+                throw SignError.internalInconsistency("an input APK's entries are digested as they are copied")
+            }
+            hasher.reset()
+            try withUncompressedChunks(of: outputEntry) { hasher.update($0) }
+            let digest = hasher.finish()
+            if let cacheKey { cache?.store(digest, for: cacheKey) }
+            return digest
+        }
+        if concurrency <= 1 || items.count < 2 {
+            let hasher = Digest(algorithm)
+            return try items.indices.map { try digest($0, hasher) }
+        }
+        // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
+        // and a worker that jumped around the file would leave those neighbours resident until their
+        // turn. Biggest runs first so the cores finish together.
+        let batches = contiguousBatches(items.map(\.entry.uncompressedSize), count: concurrency * 8)
+        let results = Parallel.Slots<[UInt8]>(count: items.count, repeating: [])
+        try Parallel.forEach(batches.count, concurrency: concurrency) { batch in
+            let run = batches[batch]
+            let hasher = Digest(algorithm)
+            // Deflated entries of the pipeline's plan were inflated through their mapping: give the run's
+            // pages back once, rather than per entry, which would fault big folios back in.
+            defer { discardMappedPages(of: items[run]) }
+            for index in run { results[index] = try digest(index, hasher) }
+        }
+        return results.values
+    }
+
+    /// Gives back the mapped input pages under the data of `items` (entries of the pipeline's plan).
+    static func discardMappedPages(of items: ArraySlice<KeptEntry>) {
+        for item in items {
+            if case .output(let entry) = item.origin, entry.entry.method == .deflated { entry.data.discard(0..<entry.data.count) }
+        }
+    }
+
+    /// `count` runs of consecutive indices with about equal total `sizes`, largest total first.
+    static func contiguousBatches(_ sizes: [Int64], count: Int) -> [Range<Int>] {
+        let total = sizes.reduce(0, +)
+        let target = max(1, total / Int64(max(1, count)))
+        var batches: [(range: Range<Int>, bytes: Int64)] = []
+        var start = 0
+        var bytes: Int64 = 0
+        for (index, size) in sizes.enumerated() {
+            bytes += size
+            if bytes >= target || index == sizes.count - 1 {
+                batches.append((start..<(index + 1), bytes))
+                start = index + 1
+                bytes = 0
+            }
+        }
+        return batches.sorted { $0.bytes > $1.bytes }.map(\.range)
+    }
+
+    /// Streams an output entry's plaintext: `uncompressed` when known, else its stored data, else inflated.
+    static func withUncompressedChunks(of item: OutputEntry, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if let plain = item.uncompressed {
+            try plain.stream(0..<plain.count, chunkSize: 1 << 20, body)
+            return
+        }
+        switch item.entry.method {
+        case .stored:
+            // Streamed (pread from a mapped input): a 400 MB stored asset must not become 400 MB resident.
+            try item.data.stream(0..<item.data.count, chunkSize: 1 << 20, body)
+        case .deflated:
+            try item.data.withBytes(in: 0..<item.data.count) { raw in
+                try Inflate.inflate(raw, expectedSize: item.entry.uncompressedSize, body)
+            }
+        }
+    }
+
+    static func uncompressed(_ item: OutputEntry) throws -> [UInt8] {
+        // Only manifests come through here; a 1 MB APK whose AndroidManifest.xml inflates to 1 GB must not cost
+        // 1 GB (the bound Repack and Unpack apply to in-memory reads).
+        guard item.entry.uncompressedSize <= OutputEntry.maxInMemorySize else {
+            throw RepackError.inconsistentEntry(item.entry.name, "\(item.entry.uncompressedSize) bytes uncompressed, over the \(OutputEntry.maxInMemorySize >> 20) MiB limit for an entry read into memory (a zip bomb or a corrupt header)")
+        }
+        var out: [UInt8] = []
+        try withUncompressedChunks(of: item) { out.append(contentsOf: $0) }
+        return out
+    }
+}
+
+/// The watch-mode section writer, for the incremental mode: the Repack stage's entries written into one of
+/// `SigningCache`'s two recycled output files. Records identical to what that file already holds at the same
+/// offset are skipped, not written, and the digests of the whole 1 MiB chunks before the first change are
+/// those of the file's last build; the v1 digests of unchanged entries come from the cache.
+struct RecyclingWriter: SectionWriter {
+    let cache: SigningCache
+    let destination: String
+    let concurrency: Int
+    let keySupply: BackgroundValue<SignerKey>
+
+    func entryDigestsBesideCopy(_ entries: [KeptEntry], plan: DigestPlan) -> (@Sendable () throws -> [[UInt8]])? {
+        RepackedEntriesWriter.entryDigests(entries, plan: plan, concurrency: concurrency, cache: cache, key: keySupply)
+    }
+
+    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
+        let recycled = try cache.recycler(for: destination).open()
+        let previous = recycled.reused ? cache.takeLayout(slot: recycled.slot) : nil
+        let output = try SigningOutput(recycled: recycled, previous: previous?.algorithms == plan.block ? previous : nil,
+                                       algorithms: engine.signsBlock ? plan.block : [])
+        return try RepackedEntriesWriter.write(entries, into: output, engine: engine, key: keySupply)
+    }
+}
