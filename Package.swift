@@ -35,8 +35,9 @@ let package = Package(
         .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
         .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate"]),
         .target(name: "DigestLanes", dependencies: ["CSHA256x16", "OpenSSLWrapper"]),
-        // Byte sources, ZIP records, the APK Signing Block codec (CLinux only for renameat2).
-        .target(name: "APKCore", dependencies: [.target(name: "CLinux", condition: .when(platforms: [.linux]))]),
+        // Byte sources, ZIP records, the opened APK and its limits, output entries, the APK Signing Block codec,
+        // the one concurrency helper (CLinux only for renameat2; ZlibWrapper to inflate an entry).
+        .target(name: "APKCore", dependencies: ["ZlibWrapper", .target(name: "CLinux", condition: .when(platforms: [.linux]))]),
         // The stages.
         .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
         .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable", "OpenSSLWrapper"]),
@@ -48,9 +49,9 @@ let package = Package(
         // What the signer and the verifier share (apksig's ApkSigningBlockUtils and friends): signature
         // algorithm IDs, v2/v3 signer-block codec, chunked content digests, JAR manifest parsing.
         .target(name: "SignatureSchemes", dependencies: ["APKCore", "OpenSSLWrapper", "ZlibWrapper", "DigestLanes"]),
-        .target(name: "Sign", dependencies: ["APKCore", "Unpack", "Repack", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "DigestLanes", "BinaryXML"],
+        .target(name: "Sign", dependencies: ["APKCore", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "DigestLanes", "BinaryXML"],
                 exclude: ["README.md"]),
-        .target(name: "Verify", dependencies: ["APKCore", "Unpack", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
+        .target(name: "Verify", dependencies: ["APKCore", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
         // Split APK sets (.apks, .xapk, .apkm, folders): read, checked for consistency, written back in their form.
         .target(name: "Sets", dependencies: ["APKCore", "Unpack", "Repack", "Align", "BinaryXML", "ZlibWrapper"]),
         .target(name: "Install", dependencies: ["APKCore"]),

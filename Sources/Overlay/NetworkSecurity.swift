@@ -1,3 +1,4 @@
+import APKCore
 import BinaryXML
 #if canImport(FoundationEssentials)
 import FoundationEssentials

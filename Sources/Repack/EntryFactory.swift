@@ -5,9 +5,6 @@ import Glibc
 #endif
 
 extension OutputEntry {
-    /// Largest entry `uncompressedBytes()` inflates into memory (framework-res.apk's resources.arsc is 31 MB).
-    public static let maxInMemorySize: Int64 = 128 << 20
-
     /// The entry's uncompressed content: the plaintext it carries, or its data inflated (bounded by the
     /// declared size, CRC-checked). For small entries such as the manifest.
     public func uncompressedBytes() throws -> [UInt8] {
@@ -135,22 +132,4 @@ package final class TemporaryFile {
         defer { close(fd); fd = -1; unlink(path) }
         return try MappedFile(path: path)
     }
-}
-
-/// An MS-DOS date and time as ZIP stores them.
-public struct DOSTimestamp: Sendable, Hashable, Comparable {
-    public var date: UInt16
-    public var time: UInt16
-    public init(date: UInt16, time: UInt16) { self.date = date; self.time = time }
-
-    /// 2009-01-01 00:00, apksig's timestamp for new entries when nothing else is known.
-    public static let apksigDefault = DOSTimestamp(date: 0x3a21, time: 0)
-
-    /// apksig's rule for entries it adds: the newest timestamp among the kept entries, so output is
-    /// reproducible (no wall clock) and new entries do not look older than the rest.
-    public static func newest(in entries: [ZipEntry]) -> DOSTimestamp {
-        entries.map { DOSTimestamp(date: $0.lastModifiedDate, time: $0.lastModifiedTime) }.max() ?? apksigDefault
-    }
-
-    public static func < (a: DOSTimestamp, b: DOSTimestamp) -> Bool { (a.date, a.time) < (b.date, b.time) }
 }

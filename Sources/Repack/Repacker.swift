@@ -24,11 +24,7 @@ public enum Repacker {
     /// About what `entries` take in an APK: their data, headers and central directory records, alignment
     /// padding and the EOCD (`OutputFile.reserve` allocates it up front; a wrong guess costs nothing).
     public static func estimatedSize(of entries: [OutputEntry], comment: [UInt8] = []) -> Int64 {
-        entries.reduce(Int64(22 + comment.count)) { total, item in
-            let entry = item.entry
-            let records = 30 + 46 + 2 * entry.nameBytes.count + entry.localExtra.count + entry.centralExtra.count + entry.comment.count
-            return total + item.data.count + Int64(records) + 8
-        }
+        OutputEntry.estimatedArchiveSize(of: entries, comment: comment)
     }
 
     /// Every entry of `archive` copied raw in file order, for realigning it (what zipalign does). Bytes between

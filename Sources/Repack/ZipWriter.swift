@@ -1,21 +1,6 @@
 import APKCore
 import Align
 
-/// An entry to write: its metadata and the bytes that follow its local header, verbatim.
-///
-/// For an unchanged input entry `data` is a slice of the mapped input (copied raw, never re-inflated); for a
-/// new one it holds the freshly compressed bytes and `uncompressed` the plaintext, which the v1 signer
-/// digests without inflating again.
-public struct OutputEntry: Sendable {
-    public var entry: ZipEntry
-    public var data: any DataSource
-    public var uncompressed: (any DataSource)?
-
-    public init(entry: ZipEntry, data: any DataSource, uncompressed: (any DataSource)? = nil) {
-        self.entry = entry; self.data = data; self.uncompressed = uncompressed
-    }
-}
-
 /// Writes a ZIP archive entry by entry into an `OutputFile`, aligning stored data as it goes (one pass: no
 /// second rewrite for zipalign), then the optional APK Signing Block, the central directory and the EOCD.
 public final class ZipWriter {

@@ -11,7 +11,11 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     case malformedInputManifest(String)
     case unsupportedEntryName(String, character: UInt32)
     case duplicateEntry(String)
+    /// An entry read whole into memory (the manifest) declares more bytes than `limit`.
+    case entryTooLargeToRead(String, size: Int64, limit: Int64)
     case tooLarge(String)
+    /// The entries and the three JAR signature files pass the 65,535 a ZIP holds without ZIP64.
+    case tooManyEntriesForJARSignature(entries: Int, over: Int)
     case invalidOption(String)
     /// The signer's own bookkeeping disagrees with itself (a bug, not something the caller can change).
     case internalInconsistency(String)
@@ -23,17 +27,17 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
         case .noSchemes:
             return "no signature scheme enabled: enable at least one of v1, v2 and v3"
         case .missingAndroidManifest:
-            return "the APK has no AndroidManifest.xml, so its minSdkVersion is unknown. Use --min-sdk-version to override"
+            return "the APK has no AndroidManifest.xml, so its minSdkVersion is unknown: give the minSdkVersion to sign for"
         case .unreadableMinSdkVersion(let reason):
-            return "failed to determine the APK's minimum supported platform version (\(reason)). Use --min-sdk-version to override"
+            return "failed to determine the APK's minimum supported platform version (\(reason)): give the minSdkVersion to sign for"
         case .codenameMinSdkVersion(let codename):
             return "the APK's minSdkVersion \"\(codename)\" is neither an API level nor a preview codename (those start with A-Z), so its platform version is unknown. Use --min-sdk-version to override"
         case .ecdsaJARSignatureNeedsAPI18(let level):
-            return "ECDSA JAR (v1) signatures need minSdkVersion 18 or higher, but it is \(level): use an RSA key, raise --min-sdk-version, or turn v1 off with --v1-signing-enabled false"
+            return "ECDSA JAR (v1) signatures need minSdkVersion 18 or higher, but it is \(level): use an RSA key, raise the minSdkVersion, or sign without v1"
         case .emptySignerName:
             return "the signer name is empty; v1 signature file names are made from it (give a key alias or a key file name)"
         case .noCertificate:
-            return "the signer has no certificate: pass the certificate with --cert, or use a keystore entry that has one"
+            return "the signer has no certificate: give the key's certificate, or use a keystore entry that has one"
         case .keyDoesNotMatchCertificate(let subject):
             return "the private key does not match the certificate \(subject): pass the certificate that belongs to this key"
         case .malformedInputManifest(let reason):
@@ -42,14 +46,18 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "entry name \(name.debugDescription) contains character 0x\(String(character, radix: 16)), which a JAR manifest cannot express: rename the entry or sign without v1"
         case .duplicateEntry(let name):
             return "entry \(name.debugDescription) would appear twice in the signed APK"
+        case .entryTooLargeToRead(let name, let size, let limit):
+            return "entry \(name.debugDescription) declares \(size) bytes uncompressed, over the \(limit >> 20) MiB limit for an entry read into memory (a zip bomb or a corrupt header)"
         case .tooLarge(let reason):
             return "the signed APK would be too large: \(reason)"
+        case .tooManyEntriesForJARSignature(let entries, let over):
+            return "the signed APK would be too large: its \(entries) entries and the 3 JAR signature files pass the 65,535 entries a ZIP holds without ZIP64, which older Android versions cannot read: sign without v1 (for minSdkVersion 24 and up) or remove \(over) entries"
         case .invalidOption(let reason):
             return reason
         case .internalInconsistency(let reason):
             return "internal error in the signer (\(reason)); please report it with the APK and the options used"
         case .debuggableAPKNotPermitted:
-            return "the APK is debuggable (android:debuggable=\"true\" in AndroidManifest.xml) and --debuggable-apk-permitted is false: remove the attribute or sign with a debug key"
+            return "the APK is debuggable (android:debuggable=\"true\" in AndroidManifest.xml) and debuggable APKs are not permitted: remove the attribute or sign with a debug key"
         case .debuggableUndetermined(let reason):
             return "cannot tell whether the APK is debuggable: \(reason)"
         }

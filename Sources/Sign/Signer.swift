@@ -1,9 +1,7 @@
 import APKCore
 import BinaryXML
 import OpenSSLWrapper
-import Repack
 import SignatureSchemes
-import Unpack
 
 /// Signs APKs with schemes v1, v2 and v3 the way apksig's `ApkSigner.sign` and `DefaultApkSignerEngine` do.
 ///

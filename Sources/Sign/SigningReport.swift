@@ -46,9 +46,9 @@ public enum SigningWarning: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noJARSignatureBelowAPI24(let level):
-            return "without v1 (JAR) signing the APK installs only on Android 7.0 (API 24) and later, but its minSdkVersion is \(level) (apksigner verify rejects it): keep v1 (--v1-signing-enabled true), or pass --min-sdk-version 24 if the app really needs Android 7.0"
+            return "without v1 (JAR) signing the APK installs only on Android 7.0 (API 24) and later, but its minSdkVersion is \(level) (apksigner verify rejects it): keep v1, or raise the minSdkVersion to 24 if the app really needs Android 7.0"
         case .v3OnlyBelowAPI28(let level):
-            return "with v3 as the only signature the APK installs only on Android 9 (API 28) and later (Android 7 and 8 read v2 or v1), but its minSdkVersion is \(level): keep v2 (--v2-signing-enabled true), or pass --min-sdk-version 28 if the app really needs Android 9"
+            return "with v3 as the only signature the APK installs only on Android 9 (API 28) and later (Android 7 and 8 read v2 or v1), but its minSdkVersion is \(level): keep v2, or raise the minSdkVersion to 28 if the app really needs Android 9"
         }
     }
 }

@@ -1,5 +1,4 @@
 import APKCore
-import Unpack
 
 /// Packaging rules Android's package manager enforces at install time that apksigner does not look at:
 ///

@@ -7,7 +7,6 @@ import Darwin
 #endif
 import OpenSSLWrapper
 import SignatureSchemes
-import Unpack
 
 /// JAR signature (APK v1 scheme) verification, following apksig's `internal/apk/v1/V1SchemeVerifier.java`
 /// step by step, because Android's behaviour differs from the JAR specification in ways that decide

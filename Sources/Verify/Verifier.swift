@@ -3,7 +3,6 @@ import BinaryXML
 import Dispatch
 import OpenSSLWrapper
 import SignatureSchemes
-import Unpack
 
 /// Verifies an APK's signatures the way Android does over an API range (apksig's `ApkVerifier`), and,
 /// beyond apksigner, the packaging rules Android's installer enforces.

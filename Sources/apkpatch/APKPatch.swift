@@ -120,7 +120,7 @@ struct APKPatch: ParsableCommand {
                 FileHandleOutput.standardError(fullMessage(for: error))
                 Glibc.exit(2)
             }
-            exit(withError: error)
+            exit(withError: HintedError.wrapping(error))
         }
     }
 }

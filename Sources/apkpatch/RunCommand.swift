@@ -196,7 +196,7 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     if let signing = report.signing {
         print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
         print("  signer certificate SHA-256: \(signing.certificateSHA256.hexString)")
-        for warning in signing.warnings { print("  WARNING: \(warning)") }
+        for warning in signing.warnings { print("  WARNING: \(CLIHint.describe(warning))") }
         if let v4 = report.v4SignatureFile { print("  v4 signature: \(v4)") }
     } else {
         print("  not signed (--no-sign)")

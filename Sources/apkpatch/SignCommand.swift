@@ -189,7 +189,7 @@ extension APKPatch {
             let report = try Signer(config: config).sign(archive, to: destination)
             let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try v4Key(),
                                                                  request: V4SigningRequest(option: schemes.v4))
-            if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(warning)") } }
+            if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(CLIHint.describe(warning))") } }
             if json {
                 var summary = SignSummary(report)
                 summary.v4SignatureFile = v4Signature
@@ -272,7 +272,7 @@ final class BatchResults: @unchecked Sendable {
         let item: BatchItem
         switch result {
         case .success(let report): item = BatchItem(input: input, output: output, error: nil, report: SignSummary(report))
-        case .failure(let error): item = BatchItem(input: input, output: output, error: "\(error)", report: nil)
+        case .failure(let error): item = BatchItem(input: input, output: output, error: CLIHint.describe(error), report: nil)
         }
         return lock.withLock {
             slots[index] = item
@@ -331,7 +331,7 @@ struct SignSummary: Encodable {
         realignedEntries = report.realignedEntryCount
         signerSubject = report.certificateSubject
         signerCertificateSHA256 = report.certificateSHA256.hexString
-        warnings = report.warnings.map(\.description)
+        warnings = report.warnings.map(CLIHint.describe)
     }
 }
 

@@ -1,3 +1,4 @@
+import APKCore
 import ArgumentParser
 import BinaryXML
 #if canImport(FoundationEssentials)

@@ -1,3 +1,4 @@
+import APKCore
 import Align
 import BinaryXML
 import Foundation

@@ -1,3 +1,4 @@
+import APKCore
 import Foundation
 import Testing
 import LiveReload

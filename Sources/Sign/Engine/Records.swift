@@ -1,5 +1,4 @@
 import APKCore
-import Repack
 
 /// The ZIP records the signer writes besides the entries it copies: the JAR signature files' records, the
 /// central directory (the copied entries' records with their new offsets, then the new files') and the end

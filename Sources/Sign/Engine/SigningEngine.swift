@@ -1,6 +1,5 @@
 import APKCore
 import OpenSSLWrapper
-import Repack
 import SignatureSchemes
 
 /// What to sign and how, as apksig's `DefaultApkSignerEngine` decides it: which entries are kept, which
@@ -64,7 +63,7 @@ struct SigningEngine {
     func checkEntryCount(_ count: Int, plan: DigestPlan) throws {
         let jarFileCount = plan.v1 == nil ? 0 : 3
         if count <= 0xFFFF && count + jarFileCount > 0xFFFF {
-            throw SignError.tooLarge("its \(count) entries and the \(jarFileCount) JAR signature files pass the 65,535 entries a ZIP holds without ZIP64, which older Android versions cannot read: sign without v1 (--v1-signing-enabled false, for minSdkVersion 24 and up) or remove \(count + jarFileCount - 0xFFFF) entries")
+            throw SignError.tooManyEntriesForJARSignature(entries: count, over: count + jarFileCount - 0xFFFF)
         }
     }
 

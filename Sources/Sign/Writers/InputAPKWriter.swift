@@ -1,6 +1,5 @@
 import APKCore
 import SignatureSchemes
-import Unpack
 
 /// The input-APK section writer: the kept entries' records copied raw in local-header order (never
 /// recompressed; bytes between records copied too, as apksig copies "unprocessed data"), stored entries

@@ -1,6 +1,5 @@
 import APKCore
 import OpenSSLWrapper
-import Repack
 import SignatureSchemes
 import ZlibWrapper
 
@@ -19,7 +18,7 @@ struct RepackedEntriesWriter: SectionWriter {
 
     func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
         let file = try OutputFile(destination: destination)
-        let base = Repacker.estimatedSize(of: entries.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
+        let base = OutputEntry.estimatedArchiveSize(of: entries.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
         try file.reserve(base + Int64(entries.count) * 160 + (1 << 16))
         let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [])
         return try Self.write(entries, into: output, engine: engine, key: keySupply)
@@ -170,7 +169,7 @@ struct RepackedEntriesWriter: SectionWriter {
         // Only manifests come through here; a 1 MB APK whose AndroidManifest.xml inflates to 1 GB must not cost
         // 1 GB (the bound Repack and Unpack apply to in-memory reads).
         guard item.entry.uncompressedSize <= OutputEntry.maxInMemorySize else {
-            throw RepackError.inconsistentEntry(item.entry.name, "\(item.entry.uncompressedSize) bytes uncompressed, over the \(OutputEntry.maxInMemorySize >> 20) MiB limit for an entry read into memory (a zip bomb or a corrupt header)")
+            throw SignError.entryTooLargeToRead(item.entry.name, size: item.entry.uncompressedSize, limit: OutputEntry.maxInMemorySize)
         }
         var out: [UInt8] = []
         try withUncompressedChunks(of: item) { out.append(contentsOf: $0) }

@@ -1,5 +1,4 @@
 import APKCore
-import Repack
 import SignatureSchemes
 
 /// One kept entry of the APK being signed, in output order.

@@ -1,4 +1,3 @@
-import APKCore
 import ZlibWrapper
 
 /// An input APK: memory-mapped once, parsed, and checked against hostile-archive rules.
