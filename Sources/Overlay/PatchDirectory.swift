@@ -79,11 +79,7 @@ public struct PatchDirectory: Sendable {
     }
 
     private static func scan(directory: String, prefix: String, into files: inout [String: PatchFile]) throws {
-        let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
-            throw OverlayError.unreadable(path: directory, reason: "\(error)")
-        }
-        for name in names.sorted() {
+        for name in try names(in: directory).sorted() {
             if isIgnored(name) || (prefix.isEmpty && name == PatchSpec.fileName) { continue }
             let path = directory.appendingPathComponent(name)
             let entryName = prefix + name
@@ -110,13 +106,39 @@ public struct PatchDirectory: Sendable {
         }
     }
 
+    /// The names in `directory`, read as bytes (`readdir`): a name that is not valid UTF-8 is refused, not
+    /// decoded with replacement characters into an entry name the user never chose.
+    static func names(in directory: String) throws -> [String] {
+        guard let stream = opendir(directory) else {
+            throw OverlayError.unreadable(path: directory, reason: String(cString: strerror(errno)))
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix { $0 != 0 })
+            }
+            if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                let shown = String(decoding: bytes, as: UTF8.self)
+                throw OverlayError.unsafeName(path: directory.appendingPathComponent(shown),
+                                              reason: "the file name is not valid UTF-8 (APK entry names are UTF-8); rename the file")
+            }
+            names.append(name)
+        }
+        return names
+    }
+
     /// Reads a patch file's bytes with read(2).
     public static func read(_ file: PatchFile) throws -> [UInt8] { try read(path: file.path, expectedSize: file.size) }
 
     /// Reads the file at `path` with read(2), not following a symbolic link there; `expectedSize` sizes the buffer.
     public static func read(path: String, expectedSize: Int64 = 0) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw OverlayError.unreadable(path: path, reason: String(cString: strerror(errno))) }
+        // Swapped for a FIFO since the scan, the file must not block the build.
+        let fd: Int32
+        do { fd = try RegularFile.open(path, flags: O_NOFOLLOW).descriptor } catch let error as FileError {
+            throw OverlayError.unreadable(path: path, reason: error.reason)
+        }
         defer { close(fd) }
         var out: [UInt8] = []
         out.reserveCapacity(Int(clamping: expectedSize))

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import OpenSSLWrapper
 import SignatureSchemes
 
@@ -42,6 +47,22 @@ public enum SigningWarning: Sendable, Equatable, CustomStringConvertible {
     case noJARSignatureBelowAPI24(minSdkVersion: Int)
     /// v3 as the only signature while minSdkVersion is below 28: Android 7 and 8 (API 24-27) read v2 or v1 only.
     case v3OnlyBelowAPI28(minSdkVersion: Int)
+    /// The signer certificate's validity ended (ISO 8601 `notAfter`): Android installs the APK anyway (it does
+    /// not check validity dates), but Google Play and other stores refuse it.
+    case certificateExpired(notAfter: String)
+    /// The signer certificate expires before Google Play's minimum for new apps (valid past 2033-10-22).
+    case certificateExpiresBeforePlayMinimum(notAfter: String)
+
+    /// Google Play's rule for new apps: the signing certificate stays valid past 2033-10-22 (00:00 UTC here).
+    public static let playMinimumValidity: Int64 = 2_013_552_000
+
+    /// What the signer certificate's validity warrants saying at `now` (seconds since 1970, UTC).
+    public static func certificateValidity(notAfter seconds: Int64, notAfter text: String,
+                                           now: Int64 = Int64(time(nil))) -> [SigningWarning] {
+        if seconds < now { return [.certificateExpired(notAfter: text)] }
+        if seconds < playMinimumValidity { return [.certificateExpiresBeforePlayMinimum(notAfter: text)] }
+        return []
+    }
 
     public var description: String {
         switch self {
@@ -49,6 +70,10 @@ public enum SigningWarning: Sendable, Equatable, CustomStringConvertible {
             return "without v1 (JAR) signing the APK installs only on Android 7.0 (API 24) and later, but its minSdkVersion is \(level) (apksigner verify rejects it): keep v1, or raise the minSdkVersion to 24 if the app really needs Android 7.0"
         case .v3OnlyBelowAPI28(let level):
             return "with v3 as the only signature the APK installs only on Android 9 (API 28) and later (Android 7 and 8 read v2 or v1), but its minSdkVersion is \(level): keep v2, or raise the minSdkVersion to 28 if the app really needs Android 9"
+        case .certificateExpired(let date):
+            return "the signer certificate expired on \(date): devices install the APK, but app stores refuse it; sign releases with a key whose certificate is valid (apkpatch keystore create makes one valid for 27 years)"
+        case .certificateExpiresBeforePlayMinimum(let date):
+            return "the signer certificate expires on \(date), before 2033-10-22, the minimum Google Play requires of a new app's signing certificate; a new app needs a key valid past then (apkpatch keystore create makes one valid for 27 years)"
         }
     }
 }

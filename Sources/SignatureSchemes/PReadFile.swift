@@ -21,14 +21,7 @@ public final class PReadFile: DataSource, @unchecked Sendable {
     /// Opens `path` for reading.
     public init(path: String) throws {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let code = errno
-            close(fd)
-            throw FileError(path: path, operation: "stat", errno: code)
-        }
+        let (fd, info) = try RegularFile.open(path)
         self.fd = fd
         count = Int64(info.st_size)
     }

@@ -21,7 +21,7 @@ public struct Verifier: Sendable {
     public func verify(path: String) throws -> VerificationReport {
         let source: MappedFile
         do { source = try MappedFile(path: path) } catch {
-            throw VerificationError.cannotRead(path: path, reason: "\(error)")
+            throw VerificationError.cannotRead(path: path, reason: (error as? FileError)?.reason ?? "\(error)")
         }
         source.readAhead()  // every byte is digested
         return try verify(source: source, label: path)

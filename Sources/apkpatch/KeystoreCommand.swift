@@ -10,6 +10,7 @@ import Glibc
 import Darwin
 #endif
 import OpenSSLWrapper
+import Install
 import Sign
 
 /// `apkpatch keystore`: create and inspect signing keystores (keytool's -genkeypair and -list, for the
@@ -72,7 +73,7 @@ struct Keystore: ParsableCommand {
             let spec = try KeyStoreCreator.keySpec(algorithm: keyAlgorithm, size: keySize)
             let password: Secret
             if let keyStorePassword {
-                password = try PasswordSource(parsing: keyStorePassword).resolve(prompt: "")
+                password = try SignerOptions.passwordSource(keyStorePassword, option: "--ks-pass").resolve(prompt: "", fileLine: 0, option: "--ks-pass")
             } else {
                 password = try PasswordSource.prompt.resolve(prompt: "Keystore password: ")
                 let again = try PasswordSource.prompt.resolve(prompt: "Re-enter keystore password: ")
@@ -83,10 +84,24 @@ struct Keystore: ParsableCommand {
             let entry = EntryReport(alias: alias, isKeyEntry: true, creationMilliseconds: nil, certificates: [certificate])
             if json {
                 print(try FileHandleOutput.json(KeystoreReport(path: keyStore, type: KeyStoreType.pkcs12.rawValue, entries: [entry])))
+                FileHandleOutput.standardError(Self.backUpReminder(for: keyStore))
             } else {
                 print("Created \(keyStore) (PKCS12, mode 0600) with key \"\(alias)\"")
                 entry.printText()
+                print("")
+                print(Self.backUpReminder(for: keyStore))
             }
+        }
+
+        /// What to do with a new keystore before anything else: keep a copy, and how to hand it to CI.
+        static func backUpReminder(for path: String) -> String {
+            let quoted = ShellWords.quote(path)
+            return """
+            Back up \(path) and its password now, somewhere other than this machine: an app signed with this key can \
+            only be updated with it, and neither can be recovered if lost.
+            For a CI secret, store the keystore as one line of base64 (then sign with --ks-base64 env:NAME):
+              base64 -w0 \(quoted)
+            """
         }
     }
 
@@ -115,7 +130,7 @@ struct Keystore: ParsableCommand {
         var json = false
 
         func run() throws {
-            let source = try keyStorePassword.map(PasswordSource.init(parsing:)) ?? .prompt
+            let source = try keyStorePassword.map { try SignerOptions.passwordSource($0, option: "--ks-pass") } ?? .prompt
             let store = try LoadedKeyStore(path: keyStore, type: keyStoreType, storePassword: source)
             let entries = store.entries.map {
                 EntryReport(alias: $0.alias, isKeyEntry: $0.isKeyEntry, creationMilliseconds: $0.creationMilliseconds, certificates: $0.certificates)
@@ -154,7 +169,7 @@ struct EntryReport: Encodable {
         self.alias = alias
         entryType = isKeyEntry ? "PrivateKeyEntry" : "trustedCertEntry"
         created = creationMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000).formatted(.iso8601) }
-        self.certificates = certificates.map(CertificateReport.init)
+        self.certificates = certificates.map { CertificateReport($0) }
     }
 
     func printText() {
@@ -168,7 +183,7 @@ struct EntryReport: Encodable {
             print("\(indent)Owner: \(certificate.subject)")
             print("\(indent)Issuer: \(certificate.issuer)")
             print("\(indent)Serial number: \(certificate.serialNumber)")
-            print("\(indent)Valid from: \(certificate.notBefore) until: \(certificate.notAfter)")
+            print("\(indent)Valid from: \(certificate.notBefore) until: \(certificate.notAfter)\(certificate.validityNote.map { "  [\($0)]" } ?? "")")
             print("\(indent)Key: \(certificate.keyAlgorithm) \(certificate.keySize)-bit")
             print("\(indent)SHA-256: \(certificate.sha256)")
             print("\(indent)SHA-1: \(certificate.sha1)")
@@ -189,8 +204,22 @@ struct CertificateReport: Encodable {
     let sha1: String
     let keyAlgorithm: String
     let keySize: Int
+    /// The validity has ended.
+    let isExpired: Bool
+    /// Valid past 2033-10-22, as Google Play requires of a new app's signing certificate.
+    let meetsPlayMinimumValidity: Bool
 
-    init(_ certificate: Certificate) {
+    /// The mark `keystore list` puts after the validity, when there is something to say.
+    var validityNote: String? {
+        if isExpired { return "EXPIRED" }
+        if !meetsPlayMinimumValidity { return "expires before 2033-10-22: Google Play refuses it for new apps" }
+        return nil
+    }
+
+    init(_ certificate: Certificate, now: Int64 = Int64(Date().timeIntervalSince1970)) {
+        let warnings = SigningWarning.certificateValidity(notAfter: certificate.notAfterSeconds, notAfter: certificate.notAfter, now: now)
+        isExpired = warnings.contains { if case .certificateExpired = $0 { return true } else { return false } }
+        meetsPlayMinimumValidity = warnings.isEmpty
         subject = certificate.subjectDN
         issuer = certificate.issuerDN
         // As keytool prints it: the magnitude, without the DER sign octet.

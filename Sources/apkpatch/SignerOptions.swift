@@ -70,7 +70,8 @@ struct SignerOptions: ParsableArguments {
             if keyStorePassword != nil && !(useDebugKey || debugKeyStore != nil) { throw ValidationError("--ks-pass goes with --ks") }
         }
         if let keyStoreType { _ = try KeyStoreType(parsing: keyStoreType) }
-        for spec in [keyStorePassword, keyPassword].compactMap({ $0 }) { _ = try PasswordSource(parsing: spec) }
+        if let keyStorePassword { _ = try Self.passwordSource(keyStorePassword, option: "--ks-pass") }
+        if let keyPassword { _ = try Self.passwordSource(keyPassword, option: "--key-pass") }
         if let keyStoreBase64 {
             guard let source = try? PasswordSource(parsing: keyStoreBase64), source != .prompt, !Self.isLiteral(source) else {
                 throw ValidationError("--ks-base64 takes env:NAME, file:PATH or stdin")
@@ -78,23 +79,31 @@ struct SignerOptions: ParsableArguments {
         }
     }
 
-    private static func isLiteral(_ source: PasswordSource) -> Bool {
-        if case .pass = source { return true }
-        return false
+    private static func isLiteral(_ source: PasswordSource) -> Bool { source.isLiteral }
+
+    /// Parses the value of a password option. Errors name the option and never its value (it may be the
+    /// password itself, pasted where a variable name belongs); `pass:` works, with one warning per run.
+    static func passwordSource(_ spec: String, option: String) throws -> PasswordSource {
+        let source: PasswordSource
+        do { source = try PasswordSource(parsing: spec) } catch let error as KeyStoreError {
+            throw KeyStoreError(error.code, "\(option): \(error.message)")
+        }
+        if source.isLiteral { LiteralPasswordWarning.warnOnce(option: option) }
+        return source
     }
 
     /// The key these options describe. Throws a `ValidationError` when none was given.
     func keySource() throws -> KeySource {
-        let keyPasswordSource = try keyPassword.map(PasswordSource.init(parsing:))
+        let keyPasswordSource = try keyPassword.map { try Self.passwordSource($0, option: "--key-pass") }
         if let keyStore {
             return .keyStore(path: keyStore, type: keyStoreType, alias: keyAlias,
-                             storePassword: try keyStorePassword.map(PasswordSource.init(parsing:)) ?? .prompt,
+                             storePassword: try keyStorePassword.map { try Self.passwordSource($0, option: "--ks-pass") } ?? .prompt,
                              keyPassword: keyPasswordSource)
         }
         if let keyStoreBase64 {
             let bytes = try Self.decodeBase64Keystore(from: try PasswordSource(parsing: keyStoreBase64))
             return .keyStoreData(bytes: bytes, label: "--ks-base64 keystore", type: keyStoreType, alias: keyAlias,
-                                 storePassword: try keyStorePassword.map(PasswordSource.init(parsing:)) ?? .prompt,
+                                 storePassword: try keyStorePassword.map { try Self.passwordSource($0, option: "--ks-pass") } ?? .prompt,
                                  keyPassword: keyPasswordSource)
         }
         if let keyFile, let certificateFile {
@@ -111,12 +120,12 @@ struct SignerOptions: ParsableArguments {
         switch source {
         case .env(let name):
             guard let value = ProcessInfo.processInfo.environment[name] else {
-                throw ValidationError("--ks-base64: environment variable \(name) is not set")
+                throw ValidationError("--ks-base64: the environment variable named after env: is not set (its name is not shown in case it is the secret)")
             }
             text = value
         case .file(let path):
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("--ks-base64: cannot read \(path)")
+                throw ValidationError("--ks-base64: the file named after file: cannot be read (its path is not shown in case it is the secret)")
             }
             text = String(decoding: data, as: UTF8.self)
         case .stdin:
@@ -129,5 +138,16 @@ struct SignerOptions: ParsableArguments {
             throw ValidationError("--ks-base64: the value is not base64 (encode the keystore with `base64 -w0 release.p12`)")
         }
         return Array(data)
+    }
+}
+
+/// The one warning about `pass:` a run prints, however many options use it and however often they are parsed.
+enum LiteralPasswordWarning {
+    nonisolated(unsafe) private static var hasWarned = false
+
+    static func warnOnce(option: String) {
+        guard !hasWarned else { return }
+        hasWarned = true
+        FileHandleOutput.standardError("WARNING: \(option) pass:… puts the password in your shell history and in the process list (ps); use env:NAME or file:PATH instead")
     }
 }

@@ -217,16 +217,10 @@ public final class MappedFile: DataSource, @unchecked Sendable {
     /// Maps the file at `path`. An empty file is not mapped (`mmap` rejects length 0) and reads as empty.
     public init(path: String) throws {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        let (fd, info) = try RegularFile.open(path)
         self.fd = fd
         var mapped = false
         defer { if !mapped { close(fd) } }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileError(path: path, operation: "stat", errno: errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw FileError(path: path, operation: "open", errno: EISDIR, detail: "not a regular file")
-        }
         count = Int64(info.st_size)
         if count == 0 {
             base = nil
@@ -339,8 +333,7 @@ public struct FileError: Error, CustomStringConvertible {
     public init(path: String, operation: String, errno: Int32, detail: String? = nil) {
         self.path = path; self.operation = operation; self.errno = errno; self.detail = detail
     }
-    public var description: String {
-        let reason = detail ?? String(cString: strerror(errno))
-        return "cannot \(operation) \(path): \(reason)"
-    }
+    /// Why, without the path: the detail when there is one, else the system's message for `errno`.
+    public var reason: String { detail ?? String(cString: strerror(errno)) }
+    public var description: String { "cannot \(operation) \(path): \(reason)" }
 }

@@ -18,7 +18,7 @@ public struct APKArchive: Sendable {
     public init(path: String, limits: UnpackLimits = UnpackLimits(), readsAll: Bool = false) throws {
         let file: MappedFile
         do { file = try MappedFile(path: path) } catch let error as FileError {
-            throw UnpackError.cannotRead(path: path, reason: error.description)
+            throw UnpackError.cannotRead(path: path, reason: error.reason)
         }
         if readsAll { file.readAhead() }
         try self.init(source: file, label: path, limits: limits)

@@ -163,6 +163,7 @@ struct SigningEngine {
             signatureAlgorithms: signsBlock ? try blockAlgorithms(for: key) : [],
             certificateSHA256: certificate.fingerprint(.sha256), certificateSubject: certificate.subjectDN,
             entryCount: entryCount, realignedEntryCount: realigned, outputSize: outputSize,
-            signingBlockSize: signingBlockSize, warnings: warnings)
+            signingBlockSize: signingBlockSize,
+            warnings: warnings + SigningWarning.certificateValidity(notAfter: certificate.notAfterSeconds, notAfter: certificate.notAfter))
     }
 }

@@ -87,7 +87,7 @@ public enum KeySource: Sendable, Equatable {
             guard let password else {
                 throw KeyStoreError(.passwordUnavailable, "\(path) is an encrypted private key; give its password with --key-pass (env:NAME, file:PATH, stdin or pass:…)")
             }
-            let secret = try password.resolve(prompt: "Private key password for \(path): ")
+            let secret = try password.resolve(prompt: "Private key password for \(path): ", fileLine: 0, option: "--key-pass")
             do {
                 return isPEM ? try PrivateKey(pemEncoded: text, password: secret.bytes)
                     : try PrivateKey(encryptedDEREncoded: bytes, password: secret.bytes)
@@ -183,7 +183,7 @@ public struct LoadedKeyStore: Sendable {
             // Like Java's keystore.type.compat, a PKCS12/JKS mismatch is tolerated: the magic decides.
             _ = try KeyStoreType(parsing: type)
         }
-        let password = try storePassword.resolve(prompt: "Keystore password for \(path): ")
+        let password = try storePassword.resolve(prompt: "Keystore password for \(path): ", fileLine: 0, option: "--ks-pass")
         if case .file(let storeFile) = storePassword, case .file(let keyFile)? = keyPassword,
            URL(fileURLWithPath: storeFile).standardizedFileURL == URL(fileURLWithPath: keyFile).standardizedFileURL {
             keyPasswordFileLine = 1
@@ -197,7 +197,7 @@ public struct LoadedKeyStore: Sendable {
         case .pkcs12:
             let parsed: [PKCS12Entry]
             do {
-                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ", fileLine: keyPasswordFileLine)
+                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ", fileLine: keyPasswordFileLine, option: "--key-pass")
                 parsed = try PKCS12.parse(bytes, password: password.bytes, keyPassword: keySecret?.bytes)
             } catch let error as PKCS12Error {
                 switch error.kind {
@@ -275,7 +275,7 @@ public struct LoadedKeyStore: Sendable {
             guard let protected = jksProtectedKeys[alias.lowercased()] else {
                 throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
             }
-            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ", fileLine: keyPasswordFileLine) ?? storePassword
+            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ", fileLine: keyPasswordFileLine, option: "--key-pass") ?? storePassword
             let pkcs8: [UInt8]
             do {
                 pkcs8 = try JavaKeyStore.recoverKey(protected, password: password, alias: alias)

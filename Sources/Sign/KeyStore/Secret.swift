@@ -53,6 +53,10 @@ public enum PasswordSource: Sendable, Equatable {
         else if spec.hasPrefix("env:") {
             let name = String(spec.dropFirst(4))
             guard !name.isEmpty else { throw KeyStoreError(.invalidPasswordSpec, "env: needs a variable name, e.g. env:KS_PASS") }
+            // A password pasted after env: is what this catches; the value is never repeated.
+            guard Self.isEnvironmentVariableName(name) else {
+                throw KeyStoreError(.invalidPasswordSpec, "what follows env: is not an environment variable name (letters, digits and '_', not starting with a digit), so it is not shown in case it is the password; write env:NAME and export NAME")
+            }
             self = .env(name)
         } else if spec.hasPrefix("file:") {
             let path = String(spec.dropFirst(5))
@@ -65,23 +69,52 @@ public enum PasswordSource: Sendable, Equatable {
         }
     }
 
+    /// True when `name` can name an environment variable as a shell exports it: `[A-Za-z_][A-Za-z0-9_]*`.
+    static func isEnvironmentVariableName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
+        return name.utf8.allSatisfy { byte in
+            byte == UInt8(ascii: "_") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        }
+    }
+
+    /// True for `pass:`, whose password is on the command line (shell history, `ps`).
+    public var isLiteral: Bool {
+        if case .pass = self { return true }
+        return false
+    }
+
     /// Reads the password. `prompt` is shown only for `.prompt` (on the terminal, echo off).
     public func resolve(prompt: String) throws -> Secret { try resolve(prompt: prompt, fileLine: 0) }
 
     /// `resolve(prompt:)`, taking line `fileLine` (0-based) of a `file:` source when the file has that many
     /// lines, else its first line. apksigner reads `--ks-pass file:F --key-pass file:F` as two lines of F.
     func resolve(prompt: String, fileLine: Int) throws -> Secret {
+        try resolve(prompt: prompt, fileLine: fileLine, option: nil)
+    }
+
+    /// `resolve(prompt:fileLine:)` whose errors start with `option` (the password option it came from, as
+    /// `KeySource` names it in its other messages), so a user with two password options knows which failed.
+    public func resolve(prompt: String, fileLine: Int, option: String?) throws -> Secret {
+        do { return try resolveSource(prompt: prompt, fileLine: fileLine) } catch let error as KeyStoreError {
+            guard let option else { throw error }
+            throw KeyStoreError(error.code, "\(option): \(error.message)")
+        }
+    }
+
+    private func resolveSource(prompt: String, fileLine: Int) throws -> Secret {
         switch self {
         case .pass(let secret):
             return secret
         case .env(let name):
             guard let value = ProcessInfo.processInfo.environment[name] else {
-                throw KeyStoreError(.passwordUnavailable, "environment variable \(name) is not set; export it (e.g. from a CI secret) or use file:PATH")
+                throw KeyStoreError(.passwordUnavailable, "the environment variable named after env: is not set (its name is not shown in case it is the password); export it, e.g. from a CI secret, or use file:PATH")
             }
             return Secret(value)
         case .file(let path):
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw KeyStoreError(.passwordUnavailable, "cannot read password file \(path); check the path and its permissions")
+                let reason = access(path, R_OK) == 0 ? "it is not a readable file" : String(cString: strerror(errno))
+                throw KeyStoreError(.passwordUnavailable, "the password file named after file: cannot be read (\(reason)); its path is not shown in case it is the password: check the path and its permissions")
             }
             return Secret(bytes: Self.line(fileLine, of: Array(data)) ?? Self.firstLine(Array(data)))
         case .stdin:

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Opening an input that must be a regular file (an APK, a keystore, a patch file) without ever blocking.
+///
+/// `open(2)` on a FIFO waits for a writer and `read(2)` on a terminal or a pipe waits for input, so a path that
+/// names one would hang the command. The path is opened with `O_NONBLOCK` (which opens a FIFO at once and
+/// changes nothing for a regular file) and its type is checked on the open descriptor, so a file swapped in
+/// between a check and the open cannot slip through.
+public enum RegularFile {
+    /// A readable descriptor for the regular file at `path` and its `stat`. Throws `FileError` naming what the
+    /// path is when it is not a regular file (directory, FIFO, device, socket).
+    public static func open(_ path: String, flags: Int32 = 0) throws -> (descriptor: Int32, status: stat) {
+        let fd = SystemOpen.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw FileError(path: path, operation: "stat", errno: code)
+        }
+        guard let kind = kind(of: info) else {
+            // Reads of a regular file never block; clear the flag anyway so nothing depends on it.
+            let current = fcntl(fd, F_GETFL)
+            if current >= 0 { _ = fcntl(fd, F_SETFL, current & ~O_NONBLOCK) }
+            return (fd, info)
+        }
+        close(fd)
+        throw FileError(path: path, operation: "read", errno: kind.errno, detail: "it is \(kind.name), not a regular file")
+    }
+
+    /// What `info` describes when it is not a regular file (for messages), or nil for a regular file.
+    public static func kind(of info: stat) -> (name: String, errno: Int32)? {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return ("a directory", EISDIR)
+        case S_IFIFO: return ("a FIFO (named pipe)", EINVAL)
+        case S_IFCHR: return ("a character device", EINVAL)
+        case S_IFBLK: return ("a block device", EINVAL)
+        case S_IFSOCK: return ("a socket", EINVAL)
+        default: return ("not a regular file", EINVAL)
+        }
+    }
+}
+
+/// `open(2)` under a name that does not clash with `RegularFile.open`.
+private enum SystemOpen {
+    static func open(_ path: String, _ flags: Int32) -> Int32 {
+        #if canImport(Glibc)
+        return Glibc.open(path, flags)
+        #else
+        return Darwin.open(path, flags)
+        #endif
+    }
+}

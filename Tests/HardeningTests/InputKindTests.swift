@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Inputs that are not regular files (issue 19): a FIFO made `verify`, `unpack`, `run`, `sign` and `watch` wait
+/// forever in `open(2)` for a writer; a directory or a device must be refused as fast, naming what the path is.
+/// Every command runs under `timeout`, so a regression fails the test (exit 124) instead of hanging the suite.
+@Suite struct InputKindTests {
+    let dir: URL
+    let patch: URL
+
+    init() throws {
+        dir = try TestSupport.makeTemporaryDirectory("input-kind")
+        patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("x\n", to: "assets/x.txt", in: patch)
+    }
+
+    func commands(for input: String) -> [(String, [String])] {
+        let out = dir.appendingPathComponent("out-\(UUID().uuidString).apk").path
+        return [
+            ("verify", ["verify", input]),
+            ("unpack", ["unpack", input, "-o", dir.appendingPathComponent("unpacked-\(UUID().uuidString)").path]),
+            ("sign", ["sign", "--debug", "--debug-keystore", dir.appendingPathComponent("debug.p12").path, "--out", out, input]),
+            ("run", ["run", input, "--patch", patch.path, "--debug-keystore", dir.appendingPathComponent("debug.p12").path, "--out", out]),
+            ("watch", ["watch", input, "--patch", patch.path, "--debug-keystore", dir.appendingPathComponent("debug.p12").path, "--out", out]),
+            ("align", ["align", "4", input, out]),
+        ]
+    }
+
+    func expectRefused(_ input: String, saying what: String) throws {
+        for (name, arguments) in commands(for: input) {
+            let started = Date()
+            let result = try TestSupport.run("timeout", ["20", TestSupport.apkpatchBinary] + arguments)
+            #expect(result.status != 124, "\(name) on \(what) hung until timeout killed it")
+            #expect(result.status != 0, "\(name) on \(what): \(result)")
+            #expect(result.stderr.contains(what), "\(name) must say the input is \(what): \(result)")
+            #expect(Date().timeIntervalSince(started) < 10, "\(name) refused \(what) only after \(Date().timeIntervalSince(started)) s")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("out-") || $0.contains("unpacked-") }
+        #expect(leftovers.isEmpty, "a refused input leaves no output: \(leftovers)")
+    }
+
+    @Test func aFIFOIsRefusedAtOnce() throws {
+        let fifo = dir.appendingPathComponent("pipe.apk").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try expectRefused(fifo, saying: "a FIFO")
+    }
+
+    @Test func aDirectoryIsRefused() throws {
+        let directory = dir.appendingPathComponent("folder.apk")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try expectRefused(directory.path, saying: "a directory")
+    }
+
+    @Test func aDeviceIsRefused() throws {
+        // /dev/zero reads forever and /dev/tty waits for a line: either would hang a reader that trusted it.
+        try expectRefused("/dev/zero", saying: "a character device")
+    }
+
+    /// A patch file whose name is not valid UTF-8 was decoded with U+FFFD into an entry name the user never
+    /// chose; it is refused, naming the file.
+    @Test func aPatchFileNameThatIsNotUTF8IsRefused() throws {
+        let apk = try FixtureAPK().build(in: dir, name: "in.apk")
+        let bad = patch.appendingPathComponent("assets").path + "/caf\u{e9}"
+        // "caf" + 0xE9: Latin-1 é, not valid UTF-8.
+        var bytes = Array(bad.utf8.dropLast(2)) + [0xE9]
+        bytes.append(0)
+        let fd = bytes.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+        #expect(fd >= 0)
+        close(fd)
+        let out = dir.appendingPathComponent("out-utf8.apk").path
+        let result = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--debug-keystore", dir.appendingPathComponent("debug.p12").path, "--out", out])
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stderr.contains("not valid UTF-8"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+}

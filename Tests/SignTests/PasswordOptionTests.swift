@@ -1,0 +1,93 @@
+import Foundation
+import OpenSSLWrapper
+import Testing
+import TestSupport
+
+/// Password options never print their argument (issue 19): a CI user who pastes the password after `env:`, or
+/// names a password file that is missing, must not see it in the log. `pass:` works with one warning; the
+/// signer certificate's validity is warned about by `sign` and marked by `keystore list`; `keystore create`
+/// ends with the back-up reminder.
+@Suite struct PasswordOptionTests {
+    static let password = "Pasted-Secret-Value-4711"
+    let dir: URL
+    let keystore: String
+
+    init() throws {
+        dir = try TestSupport.makeTemporaryDirectory("password-options")
+        keystore = dir.appendingPathComponent("ks.p12").path
+        try TestSupport.makeKeyStore(at: keystore, password: Self.password, dname: "CN=Secrets")
+    }
+
+    @Test(arguments: [
+        ("env:" + PasswordOptionTests.password + " oops", "not an environment variable name"),
+        ("env:9" + PasswordOptionTests.password, "not an environment variable name"),
+        ("env:UNSET_APKPATCH_TEST_VARIABLE_\(PasswordOptionTests.password.count)", "is not set"),
+        ("file:/nonexistent/" + PasswordOptionTests.password, "cannot be read"),
+    ])
+    func theArgumentIsNeverEchoed(_ spec: String, _ problem: String) throws {
+        let apk = try FixtureAPK().build(in: dir, name: "in-\(UUID().uuidString).apk")
+        let out = dir.appendingPathComponent("o-\(UUID().uuidString).apk").path
+        let argument = String(spec.drop { $0 != ":" }.dropFirst())
+        for (option, arguments) in [("--ks-pass", ["sign", "--ks", keystore, "--ks-pass", spec, "--out", out, apk]),
+                                    ("--key-pass", ["sign", "--ks", keystore, "--ks-pass", "env:KS", "--key-pass", spec, "--out", out, apk]),
+                                    ("--ks-pass", ["keystore", "list", "--ks", keystore, "--ks-pass", spec])] {
+            let result = try TestSupport.apkpatch(arguments, environment: ["KS": Self.password])
+            #expect(result.status != 0, "\(result)")
+            #expect(result.stderr.contains(option) && result.stderr.contains(problem), "\(option) \(problem): \(result)")
+            #expect(!result.stderr.contains(argument) && !result.stdout.contains(argument), "the argument leaked: \(result)")
+            #expect(!result.stderr.contains(Self.password), "\(result)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func passWorksWithOneWarning() throws {
+        let apk = try FixtureAPK().build(in: dir, name: "p.apk")
+        let out = dir.appendingPathComponent("p-signed.apk").path
+        let result = try TestSupport.apkpatch(["sign", "--ks", keystore, "--ks-pass", "pass:" + Self.password,
+                                               "--key-pass", "pass:" + Self.password, "--out", out, apk])
+        #expect(result.succeeded, "\(result)")
+        let warnings = result.stderr.components(separatedBy: "WARNING:").count - 1
+        #expect(warnings == 1 && result.stderr.contains("shell history"), "one warning for pass:, however many options use it: \(result)")
+        #expect(!result.stderr.contains(Self.password))
+        #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+        let quiet = try TestSupport.apkpatch(["sign", "--ks", keystore, "--ks-pass", "env:KS", "--out", out, apk], environment: ["KS": Self.password])
+        #expect(quiet.succeeded && !quiet.stderr.contains("WARNING"), "env: gives no warning: \(quiet)")
+    }
+
+    /// keytool -validity 30: the certificate ends long before 2033-10-22. A certificate whose validity ended
+    /// is made with openssl (keytool cannot back-date one).
+    @Test func certificateValidityIsWarnedAndMarked() throws {
+        let short = dir.appendingPathComponent("short.p12").path
+        try TestSupport.makeKeyStore(at: short, password: Self.password, dname: "CN=Short", validityDays: 30)
+        let apk = try FixtureAPK().build(in: dir, name: "v.apk")
+        let out = dir.appendingPathComponent("v-signed.apk").path
+        let signed = try TestSupport.apkpatch(["sign", "--ks", short, "--ks-pass", "env:KS", "--out", out, "--json", apk], environment: ["KS": Self.password])
+        #expect(signed.succeeded, "a drop-in still signs: \(signed)")
+        #expect(signed.stderr.contains("WARNING") && signed.stderr.contains("2033-10-22"), "\(signed)")
+        #expect(signed.stdout.contains("2033-10-22"), "--json carries it in warnings: \(signed)")
+        let listed = try TestSupport.apkpatch(["keystore", "list", "--ks", short, "--ks-pass", "env:KS"], environment: ["KS": Self.password])
+        #expect(listed.succeeded && listed.stdout.contains("expires before 2033-10-22"), "\(listed)")
+        let json = try TestSupport.apkpatch(["keystore", "list", "--ks", short, "--ks-pass", "env:KS", "--json"], environment: ["KS": Self.password])
+        #expect(json.stdout.contains("\"meetsPlayMinimumValidity\" : false"), "\(json)")
+
+        // Expired: a certificate whose validity ended in 2020 (OpenSSL 3.0's command line cannot back-date one).
+        let key = try PrivateKey.generateRSA(bits: 2048)
+        let certificate = try Certificate.makeSelfSigned(key: key, subject: "CN=Old", notBefore: 1_546_300_800, validityDays: 365)
+        let pk8 = dir.appendingPathComponent("old.pk8").path, cert = dir.appendingPathComponent("old.der").path
+        try Data(try key.pkcs8DER()).write(to: URL(fileURLWithPath: pk8))
+        try Data(certificate.derBytes).write(to: URL(fileURLWithPath: cert))
+        let expired = try TestSupport.apkpatch(["sign", "--key", pk8, "--cert", cert, "--out", out, apk])
+        #expect(expired.succeeded && expired.stderr.contains("expired on 2020-01-01"), "\(expired)")
+    }
+
+    @Test func keystoreCreateEndsWithTheBackUpReminder() throws {
+        let path = dir.appendingPathComponent("new.p12").path
+        let result = try TestSupport.apkpatch(["keystore", "create", "--ks", path, "--ks-pass", "env:KS", "--dname", "CN=New"],
+                                              environment: ["KS": Self.password])
+        #expect(result.succeeded, "\(result)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(result.stdout.contains("Back up \(path)"), "\(result)")
+        #expect(lines.last?.trimmingCharacters(in: .whitespaces) == "base64 -w0 \(path)", "the CI one-liner comes last: \(result)")
+        #expect(!result.stdout.contains("expires before"), "the default validity is past 2033: \(result)")
+    }
+}
