@@ -27,13 +27,13 @@ import TestSupport
         ]
     }
 
-    func expectRefused(_ input: String, saying what: String) throws {
+    func expectRefused(_ input: String, saying what: String, or alternatives: [String] = []) throws {
         for (name, arguments) in commands(for: input) {
             let started = Date()
             let result = try TestSupport.run("timeout", ["20", TestSupport.apkpatchBinary] + arguments)
             #expect(result.status != 124, "\(name) on \(what) hung until timeout killed it")
             #expect(result.status != 0, "\(name) on \(what): \(result)")
-            #expect(result.stderr.contains(what), "\(name) must say the input is \(what): \(result)")
+            #expect(([what] + alternatives).contains { result.stderr.contains($0) }, "\(name) must say the input is \(what): \(result)")
             #expect(Date().timeIntervalSince(started) < 10, "\(name) refused \(what) only after \(Date().timeIntervalSince(started)) s")
         }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("out-") || $0.contains("unpacked-") }
@@ -46,10 +46,12 @@ import TestSupport
         try expectRefused(fifo, saying: "a FIFO")
     }
 
+    /// A directory is refused by the commands that take one APK; `verify`, `sign`, `run` and `watch` read a
+    /// directory as a split APK set (issue 18), and refuse one that holds none, or the set itself in `watch`.
     @Test func aDirectoryIsRefused() throws {
         let directory = dir.appendingPathComponent("folder.apk")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try expectRefused(directory.path, saying: "a directory")
+        try expectRefused(directory.path, saying: "a directory", or: ["holds no APK", "split APK set"])
     }
 
     @Test func aDeviceIsRefused() throws {
