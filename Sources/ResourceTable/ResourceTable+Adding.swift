@@ -251,18 +251,7 @@ extension ResourceTable {
         var slots = [[UInt8]?](repeating: nil, count: count)
         var table = LittleEndianReader(bytes, offset: chunk.headerEnd)
         for slot in 0..<entryCount {
-            let index: Int, entryOffset: Int
-            if isSparse {
-                index = Int(try table.read(UInt16.self)); entryOffset = Int(try table.read(UInt16.self)) * 4
-            } else if isOffset16 {
-                let raw: UInt16 = try table.read()
-                if raw == 0xFFFF { continue }
-                index = slot; entryOffset = Int(raw) * 4
-            } else {
-                let raw: UInt32 = try table.read()
-                if raw == 0xFFFF_FFFF { continue }
-                index = slot; entryOffset = Int(raw)
-            }
+            guard let (index, entryOffset) = try ResourceTable.nextEntryOffset(&table, slot: slot, isSparse: isSparse, isOffset16: isOffset16) else { continue }
             let start = chunk.offset + entriesStart + entryOffset
             guard index < count, start + 8 <= chunk.end else { throw ResourceTableError(.malformed, "resources.arsc: \(place): entry #\(index) is outside the chunk") }
             let size = Int(bytes[start]) | Int(bytes[start + 1]) << 8

@@ -221,6 +221,20 @@ public struct ResourceTable: Sendable {
     }
 }
 
+extension ResourceTable {
+    /// Reads slot `slot` of a `ResTable_type` offset table: (entry index, offset from entriesStart), or nil for
+    /// `NO_ENTRY`. Sparse tables hold (index u16, offset/4 u16) pairs, 16-bit ones offset/4, the rest u32 offsets.
+    static func nextEntryOffset(_ table: inout LittleEndianReader, slot: Int, isSparse: Bool, isOffset16: Bool) throws -> (Int, Int)? {
+        if isSparse { return (Int(try table.read(UInt16.self)), Int(try table.read(UInt16.self)) * 4) }
+        if isOffset16 {
+            let raw: UInt16 = try table.read()
+            return raw == 0xFFFF ? nil : (slot, Int(raw) * 4)
+        }
+        let raw: UInt32 = try table.read()
+        return raw == 0xFFFF_FFFF ? nil : (slot, Int(raw))
+    }
+}
+
 extension ResourceTable: ResourceResolver {
     public func resourceName(for id: UInt32) -> ResourceName? { names[id] }
     public func resourceID(type: String, name: String) -> UInt32? { ids[type + "/" + name] }
@@ -345,18 +359,7 @@ private enum Parser {
         }
         var table = LittleEndianReader(within, offset: chunk.headerEnd)
         for slot in 0..<entryCount {
-            let index: Int, entryOffset: Int
-            if isSparse {
-                index = Int(try table.read(UInt16.self)); entryOffset = Int(try table.read(UInt16.self)) * 4
-            } else if isOffset16 {
-                let raw: UInt16 = try table.read()
-                if raw == 0xFFFF { continue }
-                index = slot; entryOffset = Int(raw) * 4
-            } else {
-                let raw: UInt32 = try table.read()
-                if raw == 0xFFFF_FFFF { continue }
-                index = slot; entryOffset = Int(raw)
-            }
+            guard let (index, entryOffset) = try ResourceTable.nextEntryOffset(&table, slot: slot, isSparse: isSparse, isOffset16: isOffset16) else { continue }
             let start = chunk.offset + entriesStart + entryOffset
             guard entryOffset >= 0, start + 8 <= chunk.end else { throw fail("\(place): entry #\(index) offset \(entryOffset) is outside the chunk") }
             var entry = LittleEndianReader(within, offset: start)
