@@ -82,10 +82,15 @@ import TestSupport
         }
         #expect(killed + killedWithoutPrevious > 0, "no kill landed mid-run (runs took \(duration)s)")
         // Whatever was left behind is hidden temporary files, never something that looks like an APK output.
-        let others = try fm.contentsOfDirectory(atPath: dir.path).filter { !["k.p12", "patch", "out.apk", "previous.apk"].contains($0) }
-        #expect(others.allSatisfy { $0.hasPrefix(".out.apk.tmp-") }, "unexpected files: \(others)")
-        // The surviving output still verifies.
+        // The v4 signature `out.apk.idsig` is an output too (written once the APK is in place, as apksigner does).
+        let others = try fm.contentsOfDirectory(atPath: dir.path).filter { !["k.p12", "patch", "out.apk", "out.apk.idsig", "previous.apk"].contains($0) }
+        #expect(others.allSatisfy { $0.hasPrefix(".out.apk.tmp-") || $0.hasPrefix(".out.apk.idsig.tmp-") }, "unexpected files: \(others)")
+        // The surviving output still verifies, and so does the v4 signature beside it.
         #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded || command == .align)
+        if fm.fileExists(atPath: output + ".idsig") {
+            let v4 = try TestSupport.apkpatch(["verify", "--v4-signature-file", output + ".idsig", output])
+            #expect(v4.succeeded, "the .idsig beside the surviving output does not match it: \(v4)")
+        }
     }
 
     /// `apkpatch sign app.apk` without `--out` signs in place: killed at any moment, the input must still be

@@ -45,8 +45,14 @@ public struct FakeADB: Sendable {
         fi
         exit 0
         """
-        try TestSupport.write(script, to: "adb", in: directory)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.appendingPathComponent("adb").path)
+        // Written under another name and installed by a child process: if this process wrote `adb` itself, a
+        // test forking on another thread at that moment could inherit the open descriptor, and executing the fake
+        // would then fail with ETXTBSY, upon which the shell goes on down PATH to the real adb (which starts a
+        // server on the default port and never answers as the fake does).
+        try TestSupport.write(script, to: "adb.in", in: directory)
+        let installed = try TestSupport.run("/usr/bin/install", ["-m", "0755", directory.appendingPathComponent("adb.in").path,
+                                                                   directory.appendingPathComponent("adb").path])
+        guard installed.succeeded else { throw FixtureError(message: "installing the fake adb failed:\n\(installed)") }
     }
 
     public var path: String { directory.appendingPathComponent("adb").path }
@@ -56,6 +62,8 @@ public struct FakeADB: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = directory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["FAKE_ADB_LOG"] = log.path
+        // Should the real adb ever run in its place, it gets a server port of its own, not the shared default.
+        environment["ANDROID_ADB_SERVER_PORT"] = String(Int.random(in: 30_000..<40_000))
         environment["FAKE_ADB_INSTALL_STDOUT"] = install.standardOutput
         environment["FAKE_ADB_INSTALL_STDERR"] = install.standardError
         environment["FAKE_ADB_INSTALL_STATUS"] = String(install.status)

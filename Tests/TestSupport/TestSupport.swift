@@ -65,16 +65,35 @@ public enum TestSupport {
         try process.run()
         if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? inPipe.fileHandleForWriting.close()
-        // Read both pipes concurrently so neither fills up and blocks the child.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let errBox = Box()
+        // Read both pipes concurrently so neither fills up and blocks the child. A daemon the child started (the
+        // real adb forks its server) inherits the pipes and would hold them open for ever: once the child has
+        // exited, the readers get a grace period, then the result is what they read so far.
+        final class Box: @unchecked Sendable {
+            private let lock = NSLock()
+            private var bytes = Data()
+            func append(_ more: Data) { lock.lock(); bytes.append(more); lock.unlock() }
+            var data: Data { lock.lock(); defer { lock.unlock() }; return bytes }
+        }
+        let outBox = Box(), errBox = Box()
         let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errBox.data = errPipe.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outData = outPipe.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        let errData = errBox.data
+        for (pipe, box) in [(outPipe, outBox), (errPipe, errBox)] {
+            group.enter()
+            DispatchQueue.global().async {
+                while true {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    box.append(chunk)
+                }
+                group.leave()
+            }
+        }
         process.waitUntilExit()
+        var errData = Data()
+        if group.wait(timeout: .now() + 30) == .timedOut {
+            errData = Data("\n[TestSupport.run: a process that \(executable) started still holds its output open; read what came before]\n".utf8)
+        }
+        let outData = outBox.data
+        errData = errBox.data + errData
         return ProcessResult(status: process.terminationStatus,
                              stdout: String(decoding: outData, as: UTF8.self),
                              stderr: String(decoding: errData, as: UTF8.self))
