@@ -156,29 +156,48 @@ public struct Signer: Sendable {
         }
         guard count <= 0xFFFF else { throw SignError.tooLarge("\(count) entries need ZIP64, which APKs cannot use") }
         let cd = centralDirectory
-        let endOfCentralDirectory = { (offset: Int64) in
+        var commentPadding = 0
+        let endOfCentralDirectory = { (offset: Int64, commentPadding: Int) in
             try Records.endOfCentralDirectory(input: job.endOfCentralDirectory, comment: job.comment, count: count,
-                                              centralDirectorySize: cd.count, offset: offset)
+                                              centralDirectorySize: cd.count, offset: offset, commentPadding: commentPadding)
         }
         var signingBlockSize = 0
         if engine.signsBlock {
             try output.writeZeros(SigningEngine.signingBlockPadding(at: output.position))
-            let digests = try engine.contentDigests(section: try output.finishDigests(), centralDirectory: cd,
-                                                    endOfCentralDirectory: try endOfCentralDirectory(output.position), plan: plan)
-            // The v2 and v3 blocks are signed at the same time (a private-key operation each).
-            let versions = engine.blockVersions
-            let rotation = try engine.rotationSigner(for: key)
-            let pairs = try Parallel.map(versions.count, concurrency: concurrency) {
-                try engine.schemeBlockPair(versions[$0], digests: digests, key: key, rotation: rotation)
+            let section = try output.finishDigests()
+            let blockOffset = output.position
+            let blocks = try engine.schemeBlocks(for: key)
+            let verity = try engine.needsVerityDigest(for: key) ? try output.writtenSection() : nil
+            func signingBlock(commentPadding: Int) throws -> [UInt8] {
+                let end = try endOfCentralDirectory(blockOffset, commentPadding)
+                var digests = try engine.contentDigests(section: section, centralDirectory: cd, endOfCentralDirectory: end, plan: plan)
+                if let verity {
+                    digests[.verityChunkedSHA256] = try VerityContentDigest.compute(section: verity, tail: cd + end, concurrency: concurrency)
+                }
+                // The v2 and v3 blocks are signed at the same time (a private-key operation each).
+                let signed = digests
+                let pairs = try Parallel.map(blocks.count, concurrency: concurrency) {
+                    try engine.schemeBlockPair(blocks[$0], digests: signed)
+                }
+                return engine.signingBlock(pairs)
             }
-            let block = engine.signingBlock(pairs)
+            var block = try signingBlock(commentPadding: 0)
+            if config.alignsFileSize {
+                // As apksig: the comment grows to round the file up to 4096 bytes, and the signatures, which
+                // cover the end record, are made again.
+                let size = blockOffset + Int64(block.count + cd.count) + Int64(try endOfCentralDirectory(0, 0).count)
+                if size % 4096 != 0 {
+                    commentPadding = Int(4096 - size % 4096)
+                    block = try signingBlock(commentPadding: commentPadding)
+                }
+            }
             try output.writeUndigested(block)
             signingBlockSize = block.count
         }
         let centralDirectoryOffset = output.position
         try Records.checkOffset(centralDirectoryOffset)
         try output.writeUndigested(cd)
-        try output.writeUndigested(try endOfCentralDirectory(centralDirectoryOffset))
+        try output.writeUndigested(try endOfCentralDirectory(centralDirectoryOffset, commentPadding))
         let size = output.position
         try output.commit(into: job.cache)
         return try engine.report(destination: job.destination, plan: plan, key: key, entryCount: count,

@@ -47,8 +47,17 @@ public struct SignerConfig: Sendable {
     /// `android:debuggable="true"` (a production key should not sign one: anybody with adb can run code as
     /// that app). True by default, as in apksigner.
     public var debuggableAPKPermitted: Bool = true
-    /// A key rotation: the v3 block is signed by its newest key with the lineage (`key` signs v1 and v2).
+    /// A key rotation: the v3 block is signed by its newer keys with the lineage (`key` signs v1 and v2).
     public var rotation: SignerRotation?
+    /// More signers without a lineage (apksigner `--next-signer` without `--lineage`): v1 and v2 carry every
+    /// signer, `key` first; v3 holds one signer, so it cannot be enabled with them (apksig refuses it too).
+    public var additionalSigners: [SignerKey] = []
+    /// apksigner `--verity-enabled`: v2 and v3 signers of RSA keys up to 3072 bits, EC P-256 and DSA keys add
+    /// the verity variant of their algorithm (0x0421, 0x0423, 0x0425), which signs the fs-verity root hash.
+    public var verityEnabled = false
+    /// apksigner `--align-file-size`: zeros added to the ZIP comment make the signed APK's size a multiple of
+    /// 4096 bytes (only with a v2/v3 signature, as apksig).
+    public var alignsFileSize = false
     /// How many entries/chunks are digested at once (defaults to the number of cores).
     public var concurrency: Int
     /// Deflate level of the JAR signature files (`--jar-deflate-level`). 9, as apksig: reproducible-build

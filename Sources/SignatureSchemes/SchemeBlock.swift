@@ -72,6 +72,14 @@ public struct AdditionalAttribute: Sendable, Hashable {
         AdditionalAttribute(id: ID.strippingProtection, value: UInt32(truncatingIfNeeded: scheme).littleEndianBytes)
     }
 
+    /// The v3.0 signer's stripping protection of a v3.1 block: the lowest minSdkVersion of the v3.1 signers.
+    public static func rotationMinSdkVersion(_ level: Int) -> AdditionalAttribute {
+        AdditionalAttribute(id: ID.rotationMinSdkVersion, value: UInt32(truncatingIfNeeded: level).littleEndianBytes)
+    }
+
+    /// A v3.1 signer's mark that its minSdkVersion names the development release after that level (no value).
+    public static let signerTargetsDevRelease = AdditionalAttribute(id: ID.signerTargetsDevRelease, value: [])
+
     /// The value read as a little-endian uint32, when it is at least 4 bytes (as apksig's `getInt`).
     public var uint32Value: UInt32? {
         guard value.count >= 4 else { return nil }

@@ -32,8 +32,20 @@ extension VerificationReport {
                 out += "Number of signers: \(signers.count)\n"
             }
             if printCertificates || printPEM {
-                for (index, certificate) in signers.enumerated() {
-                    out += Self.describe(certificate, prefix: "Signer #\(index + 1)", verbose: verbose, pem: printPEM)
+                if verifiedSchemes.contains(.v31) {
+                    // apksigner (build-tools 33+) names each v3.1 signer, then each v3.0 signer, by its SDK range.
+                    for scheme: SignatureScheme in [.v31, .v3] {
+                        for signer in schemes.first(where: { $0.scheme == scheme })?.signers ?? [] {
+                            guard let certificate = signer.certificate else { continue }
+                            let dev = scheme == .v31 && signer.targetsDevRelease ? " (dev release=true)" : ""
+                            let prefix = "Signer (minSdkVersion=\(signer.minSdkVersion ?? 0)\(dev), maxSdkVersion=\(signer.maxSdkVersion ?? Int(Int32.max)))"
+                            out += Self.describe(certificate, prefix: prefix, verbose: verbose, pem: printPEM)
+                        }
+                    }
+                } else {
+                    for (index, certificate) in signers.enumerated() {
+                        out += Self.describe(certificate, prefix: "Signer #\(index + 1)", verbose: verbose, pem: printPEM)
+                    }
                 }
             }
         } else {
@@ -114,6 +126,8 @@ public struct VerificationReportJSON: Encodable, Sendable {
         public let certificates: [CertificateJSON]
         public let minSdkVersion: Int?, maxSdkVersion: Int?
         public let errors: [IssueJSON], warnings: [IssueJSON]
+        /// v3.1 signers only, when true: the signer also covers the development release before `minSdkVersion`.
+        public let targetsDevRelease: Bool?
     }
     public struct SchemeJSON: Encodable, Sendable {
         public let scheme: String
@@ -149,7 +163,8 @@ public struct VerificationReportJSON: Encodable, Sendable {
             SchemeJSON(scheme: scheme.scheme.rawValue, verified: scheme.isVerified, signers: scheme.signers.map { signer in
                 SignerJSON(name: signer.name, certificates: signer.certificates.map(CertificateJSON.init),
                            minSdkVersion: signer.minSdkVersion, maxSdkVersion: signer.maxSdkVersion,
-                           errors: signer.errors.map(IssueJSON.init), warnings: signer.warnings.map(IssueJSON.init))
+                           errors: signer.errors.map(IssueJSON.init), warnings: signer.warnings.map(IssueJSON.init),
+                           targetsDevRelease: signer.targetsDevRelease ? true : nil)
             })
         }
         signers = report.signers.map(CertificateJSON.init)

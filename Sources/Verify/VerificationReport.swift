@@ -94,6 +94,9 @@ public struct SignerReport: Sendable {
     public var maxSdkVersion: Int?
     public var errors: [Issue]
     public var warnings: [Issue]
+    /// v3.1 signers: the signer also covers the development release that still reports `minSdkVersion` - 1
+    /// (attribute 0xc2a6b3ba, `--rotation-targets-dev-release`).
+    public var targetsDevRelease = false
 
     public var certificate: CertificateInfo? { certificates.first }
 }

@@ -181,7 +181,7 @@ public struct Verifier: Sendable {
             report.schemes.append(SchemeReport(scheme: scheme, isVerified: result.isVerified, signers: result.signers.map { signer in
                 SignerReport(name: "#\(signer.index + 1)", certificates: signer.certificates.map(CertificateInfo.init),
                              minSdkVersion: scheme == .v2 ? nil : signer.minSdkVersion, maxSdkVersion: scheme == .v2 ? nil : signer.maxSdkVersion,
-                             errors: signer.errors, warnings: signer.warnings)
+                             errors: signer.errors, warnings: signer.warnings, targetsDevRelease: signer.targetsDevRelease)
             }))
             if result.isVerified { report.verifiedSchemes.insert(scheme) }
         }

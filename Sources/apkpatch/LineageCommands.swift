@@ -94,6 +94,26 @@ enum LineageCommandSupport {
     /// General options that take a value.
     static let valued: Set<String> = ["--in", "--out", "--min-sdk-version"]
 
+    /// Walks the general options of `rotate` or `lineage` (`command`): `handle` gets each option's name and a
+    /// way to take its value (inline after `=`, or the next argument), and returns false for an option the
+    /// command does not take.
+    static func forEachOption(in general: [String], command: String,
+                              _ handle: (_ name: String, _ value: () throws -> String) throws -> Bool) throws {
+        var index = 0
+        while index < general.count {
+            let argument = general[index]
+            let (name, inline) = LineageSignerArguments.split(argument)
+            let known = try handle(name) {
+                if let inline { return inline }
+                index += 1
+                guard index < general.count else { throw ValidationError("\(name) needs a value") }
+                return general[index]
+            }
+            guard known else { throw ValidationError("unsupported option: \(argument) (see apkpatch \(command) --help)") }
+            index += 1
+        }
+    }
+
     /// Writes a lineage file atomically (temporary file renamed into place).
     static func write(_ lineage: SigningCertificateLineage, to path: String) throws {
         let output = try OutputFile(destination: path)
@@ -158,15 +178,7 @@ struct Rotate: ParsableCommand {
         let (general, signers) = LineageSignerArguments.groups(arguments, markers: ["--old-signer", "--new-signer"],
                                                                  general: ["--in", "--out", "--min-sdk-version", "-v", "--verbose"])
         var input: String?, output: String?, minSdkVersion = 0, verbose = false
-        var index = 0
-        while index < general.count {
-            let (name, inline) = LineageSignerArguments.split(general[index])
-            func value() throws -> String {
-                if let inline { return inline }
-                index += 1
-                guard index < general.count else { throw ValidationError("\(name) needs a value") }
-                return general[index]
-            }
+        try LineageCommandSupport.forEachOption(in: general, command: "rotate") { name, value in
             switch name {
             case "--in": input = try value()
             case "--out": output = try value()
@@ -175,9 +187,9 @@ struct Rotate: ParsableCommand {
                 guard let level = Int(text) else { throw ValidationError("--min-sdk-version takes an API level, not \(text)") }
                 minSdkVersion = level
             case "-v", "--verbose": verbose = true
-            default: throw ValidationError("unsupported option: \(general[index]) (see apkpatch rotate --help)")
+            default: return false
             }
-            index += 1
+            return true
         }
         guard let oldGroup = signers.last(where: { $0.0 == "--old-signer" }) else { throw ValidationError("signer parameters for the old signer are missing: give --old-signer --ks … (or --key … --cert …)") }
         guard let newGroup = signers.last(where: { $0.0 == "--new-signer" }) else { throw ValidationError("signer parameters for the new signer are missing: give --new-signer --ks … (or --key … --cert …)") }
@@ -229,24 +241,16 @@ struct Lineage: ParsableCommand {
         let (general, signers) = LineageSignerArguments.groups(arguments, markers: ["--signer"],
                                                                  general: ["--in", "--out", "--print-certs", "--print-certs-pem", "-v", "--verbose"])
         var input: String?, output: String?, verbose = false, printCerts = false, printPEM = false
-        var index = 0
-        while index < general.count {
-            let (name, inline) = LineageSignerArguments.split(general[index])
-            func value() throws -> String {
-                if let inline { return inline }
-                index += 1
-                guard index < general.count else { throw ValidationError("\(name) needs a value") }
-                return general[index]
-            }
+        try LineageCommandSupport.forEachOption(in: general, command: "lineage") { name, value in
             switch name {
             case "--in": input = try value()
             case "--out": output = try value()
             case "--print-certs": printCerts = true
             case "--print-certs-pem": printPEM = true; printCerts = true
             case "-v", "--verbose": verbose = true
-            default: throw ValidationError("unsupported option: \(general[index]) (see apkpatch lineage --help)")
+            default: return false
             }
-            index += 1
+            return true
         }
         guard let input else { throw ValidationError("missing --in FILE: the lineage file (or an APK signed with one)") }
         var lineage = try SigningCertificateLineage(contentsOf: input)

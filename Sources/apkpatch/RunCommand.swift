@@ -150,7 +150,9 @@ func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: S
             FileHandleOutput.standardError("No signing key given: signing with the Android debug key (~/.android/debug.keystore). Use --ks for a release key.")
         }
         let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
-        if defersKeyLoading && !source.isInteractive {
+        if schemes.hasSeveralSigners {
+            options.signer = try schemes.config(primary: try source.load(), nextSigners: try APKPatch.Sign.loadNextSigners())
+        } else if defersKeyLoading && !source.isInteractive {
             let schemes = schemes
             options.signer = schemes.config(pendingKey: BackgroundValue { try source.load() })
         } else {

@@ -40,7 +40,8 @@ struct SchemeOptions: ParsableArguments {
     @Option(name: .customLong("align-file-size"), help: .hidden) var alignFileSize: Bool?
     @Option(name: .customLong("deterministic-dsa-signing"), help: .hidden) var deterministicDSASigning: Bool?
 
-    /// Set by `main` for `sign`, the one command that signs a key rotation (`--lineage`, `--next-signer`).
+    /// Set by `main` for `sign` and `run`, the commands that sign a key rotation or several signers
+    /// (`--lineage`, `--next-signer`), with verity, and align the file size.
     nonisolated(unsafe) static var signsRotation = false
 
     /// The first not-yet-supported apksigner option given, if any.
@@ -49,11 +50,11 @@ struct SchemeOptions: ParsableArguments {
             if lineage != nil { return "--lineage" }
             if nextSigner { return "--next-signer" }
             if rotationMinSdkVersion != nil { return "--rotation-min-sdk-version" }
+            if rotationTargetsDevRelease == true { return "--rotation-targets-dev-release" }
+            if alignFileSize == true { return "--align-file-size" }
+            if verityEnabled == true { return "--verity-enabled" }
         }
-        if rotationTargetsDevRelease == true { return "--rotation-targets-dev-release" }
         if signerForMinSdkVersion != nil { return "--signer-for-min-sdk-version" }
-        if verityEnabled == true { return "--verity-enabled" }
-        if alignFileSize == true { return "--align-file-size" }
         if deterministicDSASigning == true { return "--deterministic-dsa-signing" }
         return nil
     }
@@ -68,13 +69,22 @@ struct SchemeOptions: ParsableArguments {
 
     func validate() throws {
         if let option = unsupportedOption {
-            throw ValidationError("\(option) is not supported yet: apkpatch signs with one key, without key rotation, verity or file-size alignment. Sign with apksigner for that (apkpatch verify checks the result; apkpatch rotate and lineage make and edit lineage files)")
+            let signTakes = ["--lineage", "--next-signer", "--rotation-min-sdk-version", "--rotation-targets-dev-release", "--align-file-size",
+                             "--verity-enabled"]
+            if !Self.signsRotation && signTakes.contains(option) {
+                throw ValidationError("\(option) is not supported yet here: use apkpatch run, or sign the output with apkpatch sign \(option) …")
+            }
+            throw ValidationError("\(option) is not supported yet. Sign with apksigner for that (apkpatch verify checks the result)")
         }
         if let level = rotationMinSdkVersion, Int(level) == nil {
             throw ValidationError("--rotation-min-sdk-version takes an API level, not \(level)")
         }
-        if (nextSigner || rotationMinSdkVersion != nil) && lineage == nil {
-            throw ValidationError("several signers, and a rotation, need --lineage FILE (the lineage from apkpatch rotate or apksigner rotate); several signers without a lineage are not supported yet")
+        if (rotationMinSdkVersion != nil || rotationTargetsDevRelease == true) && lineage == nil {
+            throw ValidationError("a rotation needs --lineage FILE (the lineage from apkpatch rotate or apksigner rotate) and the signers with --next-signer")
+        }
+        if nextSigner && lineage == nil && v3 != false {
+            // apksigner refuses it too (its v3 is on unless turned off, and v3 holds one signer).
+            throw ValidationError("APK Signature Scheme v3 holds one signer: several signers (--next-signer) need --lineage FILE to be in v3 as a key rotation, or --v3-signing-enabled false to sign with v1 and v2 only (which carry every signer)")
         }
         if lineage != nil && !(v3 ?? true) {
             throw ValidationError("--lineage needs v3 signing: a lineage is carried in the v3 signature")
@@ -89,6 +99,26 @@ struct SchemeOptions: ParsableArguments {
 
     func config(key: SignerKey) -> SignerConfig { config(pendingKey: BackgroundValue(ready: key)) }
 
+    /// The configuration for `primary` and the keys after `--next-signer`: a key rotation with `--lineage`
+    /// (ordered by the lineage, `--rotation-min-sdk-version` 33 by default, as apksigner), else several signers
+    /// for v1 and v2 (v3, which holds one signer, must be off: `validate` sees to it).
+    func config(primary: SignerKey, nextSigners: [SignerKey]) throws -> SignerConfig {
+        guard let lineagePath = lineage else {
+            var config = config(key: primary)
+            config.additionalSigners = nextSigners
+            return config
+        }
+        let plan = try SignerRotation.plan(keys: [primary] + nextSigners, lineage: try SigningCertificateLineage(contentsOf: lineagePath),
+                                           rotationMinSdkVersion: rotationMinSdkVersion.flatMap { Int($0) } ?? SignerRotation.defaultMinSdkVersion,
+                                           targetsDevRelease: rotationTargetsDevRelease ?? false)
+        var config = config(key: plan.oldest)
+        config.rotation = plan.rotation
+        return config
+    }
+
+    /// Whether signing needs the keys after `--next-signer` or a lineage (then the key is loaded first).
+    var hasSeveralSigners: Bool { lineage != nil || nextSigner }
+
     /// With a key still being loaded on another thread (see `SignerConfig.init(pendingKey:)`).
     func config(pendingKey: BackgroundValue<SignerKey>) -> SignerConfig {
         var config = SignerConfig(pendingKey: pendingKey, schemes: schemes, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
@@ -96,6 +126,8 @@ struct SchemeOptions: ParsableArguments {
         config.jarSignatureCompressionLevel = jarDeflateLevel
         config.v1SignerName = v1SignerName
         config.debuggableAPKPermitted = debuggableAPKPermitted
+        config.alignsFileSize = alignFileSize ?? false
+        config.verityEnabled = verityEnabled ?? false
         return config
     }
 }

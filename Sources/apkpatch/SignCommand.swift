@@ -110,7 +110,8 @@ extension APKPatch {
         /// options (and their values) that follow one `--next-signer`. The marker itself stays, so that the
         /// options can check it goes with --lineage.
         static func separateNextSigners(_ arguments: [String]) -> ([String], [[String]]) {
-            let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64"]
+            let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64",
+                                       "--v1-signer-name"]
             var rest: [String] = [], groups: [[String]] = []
             var index = 0
             while index < arguments.count {
@@ -134,11 +135,34 @@ extension APKPatch {
             return (rest, groups)
         }
 
+        /// The keys after each `--next-signer`, loaded; a group's own `--v1-signer-name` (a per-signer option in
+        /// apksigner) names that signer's JAR files.
+        static func loadNextSigners() throws -> [SignerKey] {
+            try nextSigners.map { group in
+                var options: [String] = [], name: String?
+                var index = 0
+                while index < group.count {
+                    if group[index] == "--v1-signer-name", index + 1 < group.count {
+                        name = group[index + 1]
+                        index += 2
+                    } else if group[index].hasPrefix("--v1-signer-name=") {
+                        name = String(group[index].dropFirst("--v1-signer-name=".count))
+                        index += 1
+                    } else {
+                        options.append(group[index])
+                        index += 1
+                    }
+                }
+                let key = try SignerOptions.parse(options).keySource().load()
+                return name.map { SignerKey(name: $0, privateKey: key.privateKey, certificates: key.certificates) } ?? key
+            }
+        }
+
         func run() throws {
             let source = try signer.keySource()
             let allInputs = inputs + [inputOption].compactMap { $0 }
-            if schemes.lineage != nil && (outputDirectory != nil || APKSet.isSet(paths: allInputs)) {
-                throw ValidationError("--lineage signs one APK at a time: drop --out-dir, sign each APK of a set")
+            if (schemes.lineage != nil || schemes.nextSigner) && (outputDirectory != nil || APKSet.isSet(paths: allInputs)) {
+                throw ValidationError("\(schemes.lineage != nil ? "--lineage" : "--next-signer") signs one APK at a time: drop --out-dir, sign each APK of a set")
             }
             if outputDirectory == nil && APKSet.isSet(paths: allInputs) {
                 Self.prepared = nil
@@ -175,20 +199,18 @@ extension APKPatch {
                 _ = try pendingKey.get()  // a wrong password is reported first, as before the APK is read
                 throw error
             }
-            var config = schemes.config(pendingKey: pendingKey)
-            var v4Key = { try pendingKey.get() }
-            if let lineagePath = schemes.lineage {
-                let lineage = try SigningCertificateLineage(contentsOf: lineagePath)
-                let keys = try [pendingKey.get()] + Self.nextSigners.map { try SignerOptions.parse($0).keySource().load() }
-                let level = schemes.rotationMinSdkVersion.flatMap { Int($0) } ?? 33
-                let plan = try SignerRotation.plan(keys: keys, lineage: lineage, rotationMinSdkVersion: level)
-                config = schemes.config(key: plan.oldest)
-                config.rotation = plan.rotation
-                v4Key = { plan.rotation.newestKey }
-            }
+            let config = schemes.hasSeveralSigners
+                ? try schemes.config(primary: try pendingKey.get(), nextSigners: try Self.loadNextSigners())
+                : schemes.config(pendingKey: pendingKey)
             let report = try Signer(config: config).sign(archive, to: destination)
-            let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try v4Key(),
-                                                                 request: V4SigningRequest(option: schemes.v4))
+            let v4Signature: String?
+            do {
+                let v4 = try config.v4Signing(V4SigningRequest(option: schemes.v4), schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
+                v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, request: v4.request)
+            } catch V4SigningError.v31Rotation {
+                try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try pendingKey.get(), request: .off)
+                throw CommandFailure("\(destination) is signed, but not its v4 signature: a v4 signature for a rotation in a v3.1 block is not supported yet. Pass --v4-signing-enabled false, or --rotation-min-sdk-version 28 to rotate in the v3.0 block")
+            }
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(CLIHint.describe(warning))") } }
             if json {
                 var summary = SignSummary(report)

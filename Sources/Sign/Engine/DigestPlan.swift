@@ -18,6 +18,19 @@ struct DigestPlan: Equatable, Sendable {
             .map(\.contentDigestAlgorithm))
     }
 
+    /// The digests several signers call for together (apksig `createV1SignerConfigs`: the strongest v1
+    /// digest of theirs; every content digest any of their algorithms covers).
+    init(keys: [SignerKey], schemes: Set<SignatureScheme>, minSdkVersion: Int) throws {
+        var v1: DigestAlgorithm?
+        var block: Set<ContentDigestAlgorithm> = []
+        for key in keys {
+            let plan = try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdkVersion)
+            if let digest = plan.v1, v1.map({ digest.outputSize > $0.outputSize }) ?? true { v1 = digest }
+            block.formUnion(plan.block)
+        }
+        self.init(v1: v1, block: block)
+    }
+
     /// What RSA keys up to 3072 bits, EC P-256 and DSA call for; nil where the key type decides (v1 below
     /// API 21: SHA-1 for RSA below 18 and DSA below 21).
     static func likely(schemes: Set<SignatureScheme>, minSdkVersion: Int) -> DigestPlan? {

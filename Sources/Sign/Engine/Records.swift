@@ -85,9 +85,17 @@ enum Records {
     /// The end of central directory record for `count` records of `centralDirectorySize` bytes at `offset`:
     /// the input's record with those fields replaced (as apksig does; its comment stays), or a new one with
     /// `comment`.
+    /// `commentPadding` zero bytes lengthen the comment (apksig `EocdRecord.createWithPaddedComment`, for
+    /// `--align-file-size`).
     static func endOfCentralDirectory(input: [UInt8]?, comment: [UInt8], count: Int, centralDirectorySize: Int,
-                                      offset: Int64) throws -> [UInt8] {
+                                      offset: Int64, commentPadding: Int = 0) throws -> [UInt8] {
         var eocd = input ?? EndOfCentralDirectory(entryCount: 0, centralDirectorySize: 0, centralDirectoryOffset: 0, comment: comment).encoded()
+        if commentPadding > 0 {
+            eocd += [UInt8](repeating: 0, count: commentPadding)
+            let length = eocd.count - 22
+            guard length <= 0xFFFF else { throw SignError.tooLarge("the ZIP comment padded to align the file size is \(length) bytes, over the 65535 a ZIP comment holds") }
+            eocd[20] = UInt8(length & 0xff); eocd[21] = UInt8(length >> 8)
+        }
         eocd[8] = UInt8(count & 0xff); eocd[9] = UInt8(count >> 8)
         eocd[10] = eocd[8]; eocd[11] = eocd[9]
         try patchUInt32(&eocd, at: 12, to: Int64(centralDirectorySize), what: "central directory size")

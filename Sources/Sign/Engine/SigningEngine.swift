@@ -33,6 +33,14 @@ struct SigningEngine {
         if !schemes.contains(.v1) && minSdk.level < 24 { warnings.append(.noJARSignatureBelowAPI24(minSdkVersion: minSdk.level)) }
         if schemes == [.v3] && minSdk.level < 28 { warnings.append(.v3OnlyBelowAPI28(minSdkVersion: minSdk.level)) }
         self.warnings = warnings
+        // v3 holds one signer unless a lineage links them (apksig's DefaultApkSignerEngine.Builder.build).
+        if !config.additionalSigners.isEmpty && schemes.contains(.v3) {
+            throw SignError.invalidOption("APK Signature Scheme v3 holds one signer: several signers need a lineage linking them for v3 (a key rotation), or v3 turned off")
+        }
+        // v1 and v2 know no rotation: they are signed by the lineage's original signer, which must be given.
+        if let rotation = config.rotation, !rotation.oldestIsOriginal, schemes.contains(.v1) || schemes.contains(.v2) {
+            throw SignError.invalidOption("v1 and v2 signing need the lineage's original signer: give its key too, or sign with v3 only")
+        }
         // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
         guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
             throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")
@@ -84,13 +92,14 @@ struct SigningEngine {
     /// case the key calls for others (RSA over 3072 bits, EC over 256) `Signer` starts again with
     /// `planned`, the key's. In incremental mode the recycled file's digests must be the key's: it waits.
     func digestPlan(planned: DigestPlan?, incremental: Bool) throws -> DigestPlan {
-        if let key = config.keySupply.ready { return try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level) }
+        if let key = config.keySupply.ready { return try digestPlan(for: key) }
         if let planned = planned ?? (incremental ? nil : DigestPlan.likely(schemes: schemes, minSdkVersion: minSdk.level)) { return planned }
-        return try DigestPlan(key: try config.key, schemes: schemes, minSdkVersion: minSdk.level)
+        return try digestPlan(for: try config.key)
     }
 
+    /// The digests `key` and the additional signers call for.
     func digestPlan(for key: SignerKey) throws -> DigestPlan {
-        try DigestPlan(key: key, schemes: schemes, minSdkVersion: minSdk.level)
+        try DigestPlan(keys: [key] + config.additionalSigners, schemes: schemes, minSdkVersion: minSdk.level)
     }
 
     // MARK: - v1
@@ -99,18 +108,26 @@ struct SigningEngine {
     /// when the key calls for another v1 digest than `plan` (the caller starts again).
     func jarSignature(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], key: SignerKey, plan: DigestPlan) throws -> [JARSignature.File] {
         guard try digestPlan(for: key).v1 == plan.v1 else { return [] }
-        return try JARSignature.make(template: template, digests: digests,
-                                     signerName: try V1SchemeSigner.safeSignerName(config.v1SignerName ?? key.name),
-                                     key: key, apkSchemeIDs: apkSchemeIDs, createdBy: config.createdBy,
-                                     level: config.jarSignatureCompressionLevel)
+        return try JARSignature.make(template: template, digests: digests, signers: try jarSigners(key: key),
+                                     apkSchemeIDs: apkSchemeIDs, createdBy: config.createdBy, level: config.jarSignatureCompressionLevel)
+    }
+
+    /// The JAR signers, `key` first, with names that must differ (apksig `createV1SignerConfigs`).
+    func jarSigners(key: SignerKey) throws -> [V1SchemeSigner.Signer] {
+        var signers: [V1SchemeSigner.Signer] = []
+        for (index, signer) in ([key] + config.additionalSigners).enumerated() {
+            let name = try V1SchemeSigner.safeSignerName(index == 0 ? config.v1SignerName ?? signer.name : signer.name)
+            if let other = signers.firstIndex(where: { $0.name == name }) {
+                throw SignError.invalidOption("signers #\(other + 1) and #\(index + 1) have the same name: \(name). v1 signer names must be unique: give the keys different aliases or file names")
+            }
+            guard let certificate = signer.certificates.first else { throw SignError.noCertificate }
+            let digest = try V1SchemeSigner.digestAlgorithm(for: try certificate.publicKey().algorithm, minSdkVersion: minSdk.level)
+            signers.append(V1SchemeSigner.Signer(name: name, key: signer, signatureDigest: digest))
+        }
+        return signers
     }
 
     // MARK: - v2/v3
-
-    /// The scheme blocks to make, in the signing block's order.
-    var blockVersions: [SignatureSchemeVersion] {
-        [(SignatureScheme.v2, SignatureSchemeVersion.v2), (.v3, .v3)].filter { schemes.contains($0.0) }.map(\.1)
-    }
 
     /// Zeros after the entries section so the APK Signing Block starts on 4096 bytes (apksig pads the same).
     static func signingBlockPadding(at position: Int64) -> Int { Int((4096 - position % 4096) % 4096) }
@@ -123,32 +140,53 @@ struct SigningEngine {
                                     endOfCentralDirectory: endOfCentralDirectory, algorithms: plan.block)
     }
 
-    /// The v3 signer of a key rotation (`SignerConfig.rotation`), checked against `key`'s algorithms.
-    func rotationSigner(for key: SignerKey) throws -> RotationSigner? {
-        guard let rotation = config.rotation else { return nil }
-        return try RotationSigner(rotation: rotation, algorithms: try blockAlgorithms(for: key))
+    /// The blocks of the APK Signing Block for `key`, in apksig's order: v2, v3.1, v3.0. A rotation
+    /// (`SignerConfig.rotation`) leaves v2 to `key`, the oldest signer, and shares v3 out as apksig does.
+    func schemeBlocks(for key: SignerKey) throws -> [SchemeBlockSpec] {
+        let algorithms = try blockAlgorithms(for: key)
+        var blocks: [SchemeBlockSpec] = []
+        if schemes.contains(.v2) {
+            var signers = [SchemeSignerSpec(key: key, algorithms: algorithms)]
+            for other in config.additionalSigners {
+                signers.append(SchemeSignerSpec(key: other, algorithms: try blockAlgorithms(for: other)))
+            }
+            blocks.append(SchemeBlockSpec(id: SigningBlock.ID.v2, version: .v2, signers: signers))
+        }
+        if schemes.contains(.v3) {
+            if let rotation = config.rotation {
+                blocks += try rotation.v3Blocks(oldest: key, algorithms: algorithms, apkMinSdkVersion: minSdk.level,
+                                                verityEnabled: config.verityEnabled)
+            } else {
+                let range = SchemeBlockSigner.v3SdkRange(algorithms: algorithms)
+                blocks.append(SchemeBlockSpec(id: SigningBlock.ID.v3, version: .v3, signers: [
+                    SchemeSignerSpec(key: key, algorithms: algorithms, minSdkVersion: range.min, maxSdkVersion: range.max),
+                ]))
+            }
+        }
+        return blocks
     }
 
-    /// One scheme block's ID-value pair, signed by `key` (the v3 block by the rotation's newest key, with its
-    /// proof of rotation, when there is one).
-    func schemeBlockPair(_ version: SignatureSchemeVersion, digests: [ContentDigestAlgorithm: [UInt8]], key: SignerKey,
-                         rotation: RotationSigner? = nil) throws -> SigningBlock.Pair {
-        if version == .v3, let rotation {
-            return try SchemeBlockSigner.makePair(version: .v3, key: rotation.key, algorithms: rotation.algorithms,
-                                                  contentDigests: digests, v3Enabled: true, v3Attributes: rotation.attributes)
-        }
-        return try SchemeBlockSigner.makePair(version: version, key: key, algorithms: try blockAlgorithms(for: key),
-                                              contentDigests: digests, v3Enabled: schemes.contains(.v3))
+    /// One scheme block's ID-value pair, signed by its signers over `digests`.
+    func schemeBlockPair(_ block: SchemeBlockSpec, digests: [ContentDigestAlgorithm: [UInt8]]) throws -> SigningBlock.Pair {
+        try SchemeBlockSigner.makePair(block, contentDigests: digests, v3Enabled: schemes.contains(.v3))
     }
 
     /// The APK Signing Block holding `pairs` (apksig's `generateApkSigningBlock`).
     func signingBlock(_ pairs: [SigningBlock.Pair]) -> [UInt8] { SigningBlock(pairs: pairs).encoded() }
 
-    /// v2/v3 algorithms (getSuggestedSignatureAlgorithms; verity off, as the apksigner default).
+    /// v2/v3 algorithms (getSuggestedSignatureAlgorithms; the verity variants with `--verity-enabled`).
     func blockAlgorithms(for key: SignerKey) throws -> [SignatureAlgorithm] {
         guard let certificate = key.certificates.first else { throw SignError.noCertificate }
         let publicKey = try certificate.publicKey()
-        return SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize)
+        return SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize,
+                                            verityEnabled: config.verityEnabled)
+    }
+
+    /// Whether the blocks sign the VERITY_CHUNKED_SHA256 digest (computed over the written output, not by the
+    /// writers' chunk digests).
+    func needsVerityDigest(for key: SignerKey) throws -> Bool {
+        guard config.verityEnabled && signsBlock else { return false }
+        return try ([key] + config.additionalSigners).contains { try blockAlgorithms(for: $0).contains { $0.contentDigestAlgorithm == .verityChunkedSHA256 } }
     }
 
     // MARK: - Report

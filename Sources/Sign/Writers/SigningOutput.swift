@@ -112,6 +112,14 @@ final class SigningOutput: DataSink {
         }
     }
 
+    /// Everything written so far (the entries section, before the signing block), to read it back.
+    func writtenSection() throws -> any DataSource {
+        switch target {
+        case .file(let file): return try file.mapWritten()
+        case .recycled(let recycled): return ByteArrayDataSource(try recycled.read(0..<recycled.position))
+        }
+    }
+
     /// The entries section's chunk digests; call once, after the section's last byte.
     func finishDigests() throws -> SectionChunkDigests {
         try endOfReusableRecords()

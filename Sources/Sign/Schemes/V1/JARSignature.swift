@@ -15,24 +15,26 @@ enum JARSignature {
     }
 
     /// The files, each deflated at `level` (`deflateJARFile`). MANIFEST.MF is deflated while the .SF file is
-    /// made, and the .SF file while it is signed.
-    static func make(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signerName: String,
-                     key: SignerKey, apkSchemeIDs: [Int], createdBy: String, level: Int32 = 9) throws -> [File] {
+    /// made, and the .SF file (the same for every signer) while it is signed.
+    static func make(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signers: [V1SchemeSigner.Signer],
+                     apkSchemeIDs: [Int], createdBy: String, level: Int32 = 9) throws -> [File] {
         var template = template
         let digestAlgorithm = template.digestAlgorithm
         let manifest = template.filled(with: digests)
         let manifestContents = manifest.contents
         let deflatedManifest = BackgroundValue<[UInt8]> { try deflateJARFile(manifestContents, level: level) }
         defer { deflatedManifest.wait() }
-        // The .SF file is deflated here while its PKCS #7 signature is made.
         var deflatedSignatureFile: [UInt8] = []
-        let files = try V1SchemeSigner.signatureEntries(signerName: signerName, key: key.privateKey, certificates: key.certificates,
-                                                        digestAlgorithm: digestAlgorithm, manifest: manifest, template: template,
-                                                        apkSchemeIDs: apkSchemeIDs, createdBy: createdBy) { signatureFile in
+        let files = try V1SchemeSigner.signatureEntries(signers: signers, digestAlgorithm: digestAlgorithm, manifest: manifest,
+                                                        template: template, apkSchemeIDs: apkSchemeIDs, createdBy: createdBy) { signatureFile in
             deflatedSignatureFile = try deflateJARFile(signatureFile, level: level)
         }
-        let deflatedBlock = try deflateJARFile(files[1].data, level: level)
-        let compressed = [deflatedSignatureFile, deflatedBlock, try deflatedManifest.get()]
+        var compressed: [[UInt8]] = []
+        for index in stride(from: 0, to: files.count - 1, by: 2) {
+            compressed.append(deflatedSignatureFile)
+            compressed.append(try deflateJARFile(files[index + 1].data, level: level))
+        }
+        compressed.append(try deflatedManifest.get())
         return zip(files, compressed).map { File(name: $0.name, data: $0.data, compressed: $1, crc: CRC32.checksum($0.data)) }
     }
 

@@ -252,23 +252,38 @@ enum V1SchemeSigner {
         return bytes
     }
 
-    /// The JAR signature entries in apksig's order: `<NAME>.SF`, `<NAME>.<ALG>`, then `META-INF/MANIFEST.MF`.
-    static func signatureEntries(signerName: String, key: PrivateKey, certificates: [Certificate],
-                                 digestAlgorithm: DigestAlgorithm, manifest: Manifest, template: ManifestTemplate? = nil,
-                                 apkSchemeIDs: [Int], createdBy: String,
+    /// One JAR signer: the base name of its files, its key, and the digest its PKCS #7 signature uses (its own
+    /// `digestAlgorithm(for:minSdkVersion:)`; the manifest's digests use the strongest of the signers').
+    struct Signer: Sendable {
+        var name: String
+        var key: SignerKey
+        var signatureDigest: DigestAlgorithm
+    }
+
+    /// The JAR signature entries in apksig's order (`signManifest`): `<NAME>.SF` and `<NAME>.<ALG>` for each
+    /// signer, then `META-INF/MANIFEST.MF`. Every signer signs the same `.SF` file.
+    static func signatureEntries(signers: [Signer], digestAlgorithm: DigestAlgorithm, manifest: Manifest,
+                                 template: ManifestTemplate? = nil, apkSchemeIDs: [Int], createdBy: String,
                                  whileSigning: ([UInt8]) throws -> Void = { _ in }) throws -> [(name: String, data: [UInt8])] {
         let signatureFile = makeSignatureFile(manifest: manifest, template: template, digestAlgorithm: digestAlgorithm,
                                               apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)
-        // The signature is made on another thread while `whileSigning` (the signer deflates the .SF file) runs.
-        // makeSignedData refuses a key that does not match certificates[0] (apksig verifies its signature too).
-        let signature = BackgroundValue<[UInt8]> { try PKCS7.makeSignedData(signing: signatureFile, key: key, certificates: certificates, digest: digestAlgorithm) }
-        defer { signature.wait() }
+        // The first signature is made on another thread while `whileSigning` (the signer deflates the .SF file)
+        // runs. makeSignedData refuses a key that does not match certificates[0] (apksig verifies its signature too).
+        @Sendable func sign(_ signer: Signer) throws -> [UInt8] {
+            try PKCS7.makeSignedData(signing: signatureFile, key: signer.key.privateKey, certificates: signer.key.certificates,
+                                     digest: signer.signatureDigest)
+        }
+        guard let first = signers.first else { throw SignError.internalInconsistency("no JAR signer") }
+        let firstSignature = BackgroundValue<[UInt8]> { try sign(first) }
+        defer { firstSignature.wait() }
         try whileSigning(signatureFile)
-        let block = try signature.get()
-        return [
-            ("META-INF/\(signerName).SF", signatureFile),
-            ("META-INF/\(signerName).\(key.algorithm.rawValue)", block),
-            (manifestEntryName, manifest.contents),
-        ]
+        var entries: [(name: String, data: [UInt8])] = []
+        for (index, signer) in signers.enumerated() {
+            let block = index == 0 ? try firstSignature.get() : try sign(signer)
+            entries.append(("META-INF/\(signer.name).SF", signatureFile))
+            entries.append(("META-INF/\(signer.name).\(signer.key.privateKey.algorithm.rawValue)", block))
+        }
+        entries.append((manifestEntryName, manifest.contents))
+        return entries
     }
 }

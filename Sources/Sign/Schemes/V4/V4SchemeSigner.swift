@@ -12,9 +12,13 @@ public enum V4SigningError: Error, CustomStringConvertible, Equatable {
     /// apksig's v4 signer takes exactly one certificate.
     case certificateChain(count: Int)
     case unreadableAPK(String)
+    /// A rotation in a v3.1 block needs a v4 signing info per block, which apkpatch does not write yet.
+    case v31Rotation
 
     public var description: String {
         switch self {
+        case .v31Rotation:
+            return "a v4 signature for a key rotation in a v3.1 block is not supported yet: turn v4 off, or rotate from API 28 (in the v3.0 block)"
         case .noV2V3Signature:
             return "a v4 signature needs the APK's v3 or v2 content digest, and the APK has no single-signer v3 or v2 signature: enable v2 or v3 signing, or turn v4 off"
         case .certificateChain(let count):
