@@ -112,7 +112,7 @@ import TestSupport
         }
     }
 
-    @Test("a v3.1 block stripped while the v3.0 signer names it does not verify; nor does a changed level")
+    @Test("a v3.1 block stripped while the v3.0 signer names it does not verify")
     func strippedV31IsRefused() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         let input = try FixtureAPK.cordovaLike().build(in: dir)
