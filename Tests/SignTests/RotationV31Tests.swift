@@ -251,4 +251,31 @@ import TestSupport
         let verifyTwo = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", two])
         #expect(verifyTwo.succeeded && verifyTwo.stdout.contains("Number of signers: 2") && verifyTwo.stdout.contains(Self.sha256(of: 2)), "\(verifyTwo)")
     }
+
+    @Test("watch signs each build with the rotation (v3.1), recycling its output")
+    func watchSignsRotations() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let lineage = try Self.lineage(through: 1, in: dir)
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("<p>v1</p>\n", to: "assets/www/index.html", in: patch)
+        let output = dir.appendingPathComponent("watched.apk").path
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output] + Self.signer(0)
+                                                              + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage])
+        defer { if process.isRunning { process.terminate() } }
+        #expect(lines.waitFor { $0.contains("] built ") }, "first build: \(lines.lines)")
+        for round in 1...2 {
+            let block = try Self.signingBlock(output)
+            #expect(try Self.signers(block, SigningBlock.ID.v31).map(\.signedData.certificates) == [[Self.der(of: 1)]], "build \(round)")
+            #expect(try Self.signers(block, SigningBlock.ID.v3).map(\.signedData.certificates) == [[Self.der(of: 0)]], "build \(round)")
+            #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", Self.sha256(of: 1), output]).succeeded, "build \(round)")
+            #expect(try TestSupport.run("apksigner", ["verify", "--max-sdk-version", "32", output]).succeeded, "build \(round)")
+            if round == 1 {
+                try TestSupport.write("<p>v2</p>\n", to: "assets/www/index.html", in: patch)
+                #expect(lines.waitFor { $0.contains("rebuilt") }, "\(lines.lines)")
+                #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/index.html"]).stdout == "<p>v2</p>\n")
+            }
+        }
+        process.interrupt()
+    }
 }
