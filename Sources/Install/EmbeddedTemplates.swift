@@ -29,6 +29,19 @@ if ! command -v adb >/dev/null 2>&1; then
     echo "install.sh: adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb) or add the Android SDK's platform-tools to PATH." >&2
     exit 127
 fi
+{{#container}}
+if ! command -v unzip >/dev/null 2>&1; then
+    echo "install.sh: unzip is not on PATH; it takes the APKs out of the container to install them. Install it (Debian/Ubuntu: sudo apt-get install unzip)." >&2
+    exit 127
+fi
+if [ ! -f {{{container}}} ]; then
+    echo "install.sh: "{{{container}}}" does not exist; build it again with apkpatch run." >&2
+    exit 1
+fi
+apks=$(mktemp -d)
+trap 'rm -rf "$apks"' EXIT
+unzip -q -o {{{container}}} {{{entries}}} -d "$apks"
+{{/container}}
 for apk in {{{apk}}}; do
     if [ ! -f "$apk" ]; then
         echo "install.sh: $apk does not exist; build it again with apkpatch run." >&2

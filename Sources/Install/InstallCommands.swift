@@ -146,18 +146,32 @@ public struct InstallCommands: Sendable {
     /// `install.sh`: a POSIX shell script (`set -e`, every value quoted) that checks for adb and the APK and runs
     /// ``text``, rendered from `Templates/adb/install-script.mustache`. A relative APK path is made absolute
     /// against the current directory so the script works from anywhere.
-    public func script(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> String {
-        let absolute = apkPaths.map { path in
+    ///
+    /// With `container` (a split APK set kept in a .apks, .xapk or .apkm file, and the entry names of the APKs
+    /// to install), the script takes those entries out of the container into a temporary directory with unzip,
+    /// installs them from there and removes them: adb installs APK files, not a container's entries.
+    public func script(currentDirectory: String = FileManager.default.currentDirectoryPath,
+                       container: (path: String, entries: [String])? = nil) throws -> String {
+        let absolute = { (path: String) in
             path.hasPrefix("/") ? path : URL(fileURLWithPath: currentDirectory).appendingPathComponent(path).standardizedFileURL.path
         }
-        return try templates.render("adb/install-script.mustache",
-                                    context: Self.context(apkPaths: absolute, packageName: packageName,
-                                                          launcherActivity: launcherActivity, options: options))
+        var context = Self.context(apkPaths: apkPaths.map(absolute), packageName: packageName, launcherActivity: launcherActivity, options: options)
+        if let container {
+            context["apk"] = container.entries.map { "\"$apks\"/" + ShellWords.quote($0) }.joined(separator: " ")
+            context["apkDisplayName"] = container.entries.joined(separator: ", ")
+            context["container"] = ShellWords.quote(absolute(container.path))
+            // unzip reads its name arguments as wildcard patterns: a name is matched literally once escaped.
+            context["entries"] = container.entries.map { name in
+                ShellWords.quote(String(name.flatMap { "[]*?\\".contains($0) ? ["\\", $0] : [$0] }))
+            }.joined(separator: " ")
+        }
+        return try templates.render("adb/install-script.mustache", context: context)
     }
 
-    /// Writes ``script(currentDirectory:)`` to `path` with mode 0755 (atomically: a temp file, then rename).
-    public func writeScript(to path: String) throws {
-        let text = try script()
+    /// Writes ``script(currentDirectory:container:)`` to `path` with mode 0755 (atomically: a temp file, then
+    /// rename).
+    public func writeScript(to path: String, container: (path: String, entries: [String])? = nil) throws {
+        let text = try script(container: container)
         let url = URL(fileURLWithPath: path)
         try Data(text.utf8).write(to: url, options: .atomic)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)

@@ -30,6 +30,9 @@ public struct SetOptions: Sendable {
     public var signer: SignerConfig
     /// Verifies every APK written by Android's rules, install checks included.
     public var verifies = true
+    /// Writes each APK's v4 signature beside it (`<apk>.idsig`) where the output has the APKs as files (a
+    /// directory, or a merged APK); with every installed APK signed so, the install is incremental.
+    public var v4Signing: V4SigningRequest = .off
     public var install = InstallOptions()
     public var installs = false
     public var installScript: String?
@@ -68,6 +71,8 @@ public struct SetMemberReport: Sendable {
     public var summary: OverlaySummary?
     public var signing: SigningReport?
     public var verification: VerificationReport?
+    /// Whether a v4 signature (`<apk>.idsig`) was written beside it.
+    public var hasV4Signature = false
 }
 
 /// What a set run did.
@@ -82,6 +87,8 @@ public struct SetReport: Sendable {
     public var install: Installer.Report?
     /// The names of the APKs the install commands install (those matching the device).
     public var installedAPKs: [String] = []
+    /// The device the installed APKs were chosen for (the device spec, or what adb read from the device).
+    public var deviceSpec: DeviceSpec?
     public var timings: [StageTiming]
 }
 
@@ -139,10 +146,7 @@ public enum SetPipeline {
         let output = try options.resolvedOutput()
         for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
         let set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
-        if options.installScript != nil && set.form.isContainer {
-            // adb installs APK files; a container's are inside it. A directory output keeps them as files.
-            throw SetPipelineError.notSupportedYet("an install script for a \(set.form.rawValue) output (its APKs are inside the container; write the set to a directory instead)")
-        }
+        if set.form.isContainer, case .on(reportsFailure: true) = options.v4Signing { throw SetPipelineError.v4InContainer(set.form.rawValue) }
         try SetWriter.checkFileNames(set)
         let patches = try clock.measure("overlay") { try options.patchDirectory.map { try patchesByMember(set, root: $0) } }
 
@@ -156,30 +160,25 @@ public enum SetPipeline {
         // <uses-sdk> gets SHA-1 JAR digests, so that apksigner verify accepts it on its own).
         let members = try clock.measure("sign+verify") {
             try concurrentMap(Array(set.members.indices)) { index -> SetMemberReport in
-                try build(set.members[index], patch: patches?[index], signer: options.signer,
-                          verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
+                var report = try build(set.members[index], patch: patches?[index], signer: options.signer,
+                                       verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
+                // A container has no place for .idsig files (bundletool, APKPure and APKMirror carry none).
+                if !set.form.isContainer {
+                    report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: paths[index], key: try options.signer.key,
+                                                                               request: options.v4Signing) != nil
+                }
+                return report
             }
         }
-        // What was written must still be one app (a patch may have changed a versionCode or package).
-        let written = try clock.measure("check") { () -> [(label: String, manifest: SplitManifest)] in
-            let written = try zip(set.members, paths).map { member, path in
-                (label: member.label, manifest: try APKSet.readManifest(APKArchive(path: path, limits: memberLimits)))
-            }
-            try SetConsistency.check(written)
-            let mismatches = signerMismatches(zip(set.members.map(\.label), members.map { $0.signing.map { [hex($0.certificateSHA256)] } ?? [] }))
-            if let first = mismatches.first { throw SetPipelineError.inconsistentOutput(first) }
-            return written
-        }
-        let baseWritten = written[0].manifest
+        let written = try clock.measure("check") { try checkWritten(set, paths: paths, signers: members.map(\.signing)) }
+        let baseWritten = written[0]
         var size: Int64 = 0
         try clock.measure("write") {
             if set.form.isContainer {
-                let update = baseWritten.versionCode != set.base.manifest.versionCode || baseWritten.versionName != set.base.manifest.versionName
-                    ? SetWriter.VersionUpdate(versionCode: baseWritten.versionCode, versionName: baseWritten.versionName) : nil
-                size = try SetWriter.writeContainer(set, apkPaths: paths, to: output, versionUpdate: update)
+                size = try SetWriter.writeContainer(set, apkPaths: paths, to: output, versionUpdate: versionUpdate(set, base: baseWritten))
             } else {
                 size = paths.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int64) ?? 0) }
-                try staging.commit { $0.hasSuffix(".apk") }
+                try staging.commit(replaceable: SetWriter.isDirectoryOutputFile)
             }
         }
         var report = SetReport(output: output, form: set.form, packageName: baseWritten.packageName, versionCode: baseWritten.versionCode,
@@ -187,40 +186,66 @@ public enum SetPipeline {
         // A directory's APKs are now at the output; a container's are still in the staging directory (until
         // this function returns), which is where adb reads them from.
         let installPaths = set.form.isContainer ? paths : set.members.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
-        try finishInstall(&report, set: set, written: written.map(\.manifest), paths: installPaths, options: options, clock: &clock)
+        try prepareInstall(&report, set: set, written: written, paths: installPaths, options: options, clock: &clock)
+        if options.installs, let commands = report.installCommands {
+            var installer = Installer()
+            installer.onMessage = options.onInstallMessage
+            report.install = try clock.measure("install") { try installer.install(commands) }
+        }
         withExtendedLifetime(staging) {}  // a container's APKs stay in it until adb has read them
         report.timings = clock.timings
         return report
     }
 
-    /// Chooses the APKs for the device, builds the `adb install-multiple` command, writes the script, installs.
-    static func finishInstall(_ report: inout SetReport, set: APKSet, written: [SplitManifest], paths: [String], options: SetOptions,
-                              clock: inout StageClock) throws {
+    /// What was written must still be one app (a patch may have changed a versionCode or package): the
+    /// manifests of the APKs at `paths`, checked as a set, and one signer for all. Returns the manifests.
+    static func checkWritten(_ set: APKSet, paths: [String], signers: [SigningReport?]) throws -> [SplitManifest] {
+        let written = try zip(set.members, paths).map { member, path in
+            (label: member.label, manifest: try APKSet.readManifest(APKArchive(path: path, limits: memberLimits)))
+        }
+        try SetConsistency.check(written)
+        let mismatches = signerMismatches(zip(set.members.map(\.label), signers.map { $0.map { [hex($0.certificateSHA256)] } ?? [] }))
+        if let first = mismatches.first { throw SetPipelineError.inconsistentOutput(first) }
+        return written.map(\.manifest)
+    }
+
+    /// The version fields an `.xapk`'s manifest.json needs when the written base's differ from the input's.
+    static func versionUpdate(_ set: APKSet, base: SplitManifest) -> SetWriter.VersionUpdate? {
+        guard base.versionCode != set.base.manifest.versionCode || base.versionName != set.base.manifest.versionName else { return nil }
+        return SetWriter.VersionUpdate(versionCode: base.versionCode, versionName: base.versionName)
+    }
+
+    /// Chooses the APKs for the device (read with adb when installing without a device spec), builds the
+    /// `adb install-multiple` command into `report` and writes the script.
+    static func prepareInstall(_ report: inout SetReport, set: APKSet, written: [SplitManifest], paths: [String], options: SetOptions,
+                               clock: inout StageClock) throws {
         guard options.installs || options.installScript != nil else { return }
-        let base = try APKArchive(path: paths[0], limits: memberLimits)
-        let summary = try base.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: base.uncompressedData(of: $0)) }
+        let summary = try mergedManifest(paths[0])
         let templates = try TemplateLibrary.locate()
         func commands(for paths: [String]) throws -> InstallCommands {
             try InstallCommands(apkPaths: paths, packageName: summary?.packageName ?? report.packageName,
                                 launcherActivity: summary?.launcherActivity, options: options.install, templates: templates)
         }
-        var installer = Installer()
-        installer.onMessage = options.onInstallMessage
         var spec = options.deviceSpec
         if spec == nil && options.installs {
+            var installer = Installer()
+            installer.onMessage = options.onInstallMessage
             let probe = try clock.measure("device") { try installer.shell(DeviceSpec.probeCommand, for: commands(for: paths)) }
             spec = DeviceSpec(probeOutput: probe)
         }
+        report.deviceSpec = spec
         var chosen = Array(paths.indices)
         if let spec {
             chosen = SplitSelection.select(written.map { ($0.splitName, $0.configForSplit) }, for: spec)
         }
         report.installedAPKs = chosen.map { set.members[$0].name }
-        let installCommands = try commands(for: chosen.map { paths[$0] })
+        // adb streams an incremental install-multiple only with every APK's .idsig beside it.
+        let incremental = !chosen.isEmpty && chosen.allSatisfy { report.members[$0].hasV4Signature }
+        let installCommands = try commands(for: chosen.map { paths[$0] }).with { $0.incremental = incremental }
         report.installCommands = installCommands
-        if let script = options.installScript { try installCommands.writeScript(to: script) }
-        if options.installs {
-            report.install = try clock.measure("install") { try installer.install(installCommands) }
+        if let script = options.installScript {
+            // A container's APKs are inside it: the script takes the chosen ones out (unzip) to install them.
+            try installCommands.writeScript(to: script, container: set.form.isContainer ? (path: report.output, entries: report.installedAPKs) : nil)
         }
     }
 
@@ -234,6 +259,10 @@ public enum SetPipeline {
         public var merge: SetMerge.Summary
         public var signing: SigningReport
         public var verification: VerificationReport?
+        /// The v4 signature written beside the merged APK, if any.
+        public var v4SignatureFile: String?
+        public var installCommands: InstallCommands?
+        public var install: Installer.Report?
         public var timings: [StageTiming]
     }
 
@@ -273,32 +302,66 @@ public enum SetPipeline {
         let (entries, summary) = try clock.measure("merge") { try SetMerge.plan(set) }
         let signing = try clock.measure("sign") { try Signer(config: options.signer).sign(entries: entries, to: output) }
         withExtendedLifetime(staging) {}  // the unsigned patched members stay until the merged APK is written
+        // The v4 signature (a hash tree over the whole file) is made while the verifier reads the same file:
+        // neither needs the other, and each keeps one core busy.
+        let key = try options.signer.key
+        let request = options.v4Signing
+        let v4 = BackgroundValue<String?>({ @Sendable in try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, request: request) })
+        defer { v4.wait() }
         var verification: VerificationReport?
         if options.verifies {
             let result = try clock.measure("verify") { try Verifier(options: VerificationOptions()).verify(path: output) }
             verification = result
             if !result.isVerified { throw PipelineError.verificationFailed(output, result.errors.map(\.description)) }
         }
-        return MergeReport(output: output, packageName: set.base.manifest.packageName, versionCode: set.base.manifest.versionCode,
-                           mergedAPKs: names, merge: summary, signing: signing, verification: verification,
-                           timings: clock.timings)
+        var report = MergeReport(output: output, packageName: set.base.manifest.packageName, versionCode: set.base.manifest.versionCode,
+                                 mergedAPKs: names, merge: summary, signing: signing, verification: verification, timings: [])
+        report.v4SignatureFile = try clock.measure("v4") { try v4.get() }
+        if options.installs || options.installScript != nil {
+            // The merged APK installs as any single APK does (adb install, incremental with its .idsig).
+            var single = PipelineReport(output: output, summary: OverlaySummary(), outputSize: signing.outputSize, entryCount: signing.entryCount,
+                                        signing: signing, verification: verification, manifest: try mergedManifest(output),
+                                        v4SignatureFile: report.v4SignatureFile, timings: [])
+            var pipeline = PipelineOptions(input: options.inputs[0], patchDirectory: options.patchDirectory ?? "", output: output)
+            pipeline.install = options.install
+            pipeline.installs = options.installs
+            pipeline.installScript = options.installScript
+            pipeline.onInstallMessage = options.onInstallMessage
+            try PatchPipeline.finishInstall(&single, options: pipeline, clock: &clock)
+            report.installCommands = single.installCommands
+            report.install = single.install
+        }
+        report.timings = clock.timings
+        return report
     }
 
-    /// Patches (when `patch` is given), signs and verifies one APK of a set into `path`.
+    /// The manifest summary of the APK at `path` (package and launcher activity for the adb commands); nil
+    /// when it cannot be read (the commands then do without).
+    static func mergedManifest(_ path: String) throws -> ManifestSummary? {
+        let apk = try APKArchive(path: path, limits: memberLimits)
+        guard let entry = apk.entry(named: "AndroidManifest.xml") else { return nil }
+        return try? ManifestSummary(binaryXML: apk.uncompressedData(of: entry))
+    }
+
+    /// Patches (when `patch` is given), signs and verifies one APK of a set into `path`. With `caches` (watch
+    /// mode), patched entries go last and unchanged bytes are neither recompressed nor digested again.
     static func build(_ member: APKSet.Member, patch: PatchDirectory?, signer: SignerConfig, verification: VerificationOptions?,
-                      to path: String) throws -> SetMemberReport {
+                      to path: String, caches: MemberBuildCaches? = nil) throws -> SetMemberReport {
         var report = SetMemberReport(name: member.name, splitName: member.splitName)
         if let patch {
-            let plan = try Overlay(archive: member.archive, patch: patch).plan()
+            var overlay = Overlay(archive: member.archive, patch: patch)
+            overlay.placesPatchedEntriesLast = caches != nil
+            let plan = try overlay.plan(cache: caches?.compression)
             var options = PipelineOptions(input: member.label, patchDirectory: patch.root, output: path)
             options.signer = signer
             options.verifies = false  // below, for every member alike
             var clock = StageClock()
-            let built = try PatchPipeline.build(plan: plan, archive: member.archive, options: options, output: path, clock: &clock)
+            let built = try PatchPipeline.build(plan: plan, archive: member.archive, options: options, output: path,
+                                                signingCache: caches?.signing, manifestCache: caches?.manifest, clock: &clock)
             report.summary = plan.summary
             report.signing = built.signing
         } else {
-            report.signing = try Signer(config: signer).sign(member.archive, to: path)
+            report.signing = try Signer(config: signer).sign(member.archive, to: path, cache: caches?.signing)
         }
         if let verification {
             let result = try Verifier(options: verification).verify(path: path)
@@ -354,6 +417,7 @@ public enum SetPipelineError: Error, CustomStringConvertible {
     case unknownSplit(String, [String])
     case inconsistentOutput(String)
     case notSupportedYet(String)
+    case v4InContainer(String)
 
     public var description: String {
         switch self {
@@ -363,6 +427,8 @@ public enum SetPipelineError: Error, CustomStringConvertible {
             return "the patch directory's splits/\(name)/ names no split of the set (its splits: \(splits.isEmpty ? "none" : splits.joined(separator: ", "))); rename the folder after the split's name (its manifest's split attribute)"
         case .inconsistentOutput(let reason):
             return "the written set is not consistent, so it was not written: \(reason)"
+        case .v4InContainer(let form):
+            return "v4 signatures (.idsig files) are written beside APK files, and a .\(form) keeps its APKs inside it with no place for them; write the set to a directory for .idsig files, or leave v4 signing at its default"
         case .notSupportedYet(let what):
             return "\(what) is not supported yet"
         }

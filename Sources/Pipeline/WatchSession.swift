@@ -26,6 +26,9 @@ public final class WatchSession {
     public enum Event: Sendable {
         /// A build finished; `changed` is empty for the first build.
         case built(PipelineReport, changed: [String], milliseconds: Double)
+        /// A split APK set was built (`SetWatchSession`); `rebuilt` names the APKs written again, the others
+        /// were kept from the last build.
+        case setBuilt(SetReport, changed: [String], rebuilt: [String], milliseconds: Double)
         case failed(String, changed: [String])
         case installed(Installer.Report)
         case installFailed(String)
@@ -53,29 +56,20 @@ public final class WatchSession {
     private let compressionCache = CompressionCache()
     private let signingCache = SigningCache()
     private let manifestCache = ManifestCache()
-    let stopPipe: (read: Int32, write: Int32)
-    /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one.
-    private var lastFiles = Set<String>()
-    /// After a failed build any change may be the fix (even removing a file the build never accepted).
-    private var lastBuildFailed = false
+    let stopPipe: StopPipe
+    private var changes: PatchChangeFilter
 
     public init(options: PipelineOptions) throws {
         self.options = options
         try PatchPipeline.ensureDistinct(input: options.input, output: options.resolvedOutput)
         archive = try APKArchive(path: options.input, readsAll: true)
         archive.source.discard(0..<archive.source.count)  // pages mapped around the local headers read while opening
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw WatchError.inotify("pipe: \(String(cString: strerror(errno)))") }
-        stopPipe = (fds[0], fds[1])
-    }
-
-    deinit {
-        close(stopPipe.read)
-        close(stopPipe.write)
+        stopPipe = try StopPipe()
+        changes = PatchChangeFilter(root: options.patchDirectory)
     }
 
     /// Makes `run` return after the current build (safe to call from a signal handler's pipe or another thread).
-    public func stop() { var byte: UInt8 = 1; _ = write(stopPipe.write, &byte, 1) }
+    public func stop() { stopPipe.signal() }
 
     /// The descriptor a signal handler writes one byte to, to stop the session.
     public var stopFileDescriptor: Int32 { stopPipe.write }
@@ -100,28 +94,11 @@ public final class WatchSession {
 
     /// The next burst of changes that matter, sorted; nil once `stop()` was called.
     func waitForRelevantChanges(_ watcher: DirectoryWatcher) throws -> [String]? {
-        while true {
-            let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
-            if changed.isEmpty { return nil }  // woken by stop()
-            // Editor droppings don't count, a new folder is reported through the files in it, and a temporary
-            // file that came and went (written, then renamed over the real one) was never part of the patch.
-            let relevant = changed.filter { path in
-                let kind = FileKind(atPath: options.patchDirectory + "/" + path)
-                let exists = kind != nil
-                if kind == .directory { return false }
-                if !exists && !lastFiles.contains(path) && !lastBuildFailed { return false }
-                return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
-            }
-            if !relevant.isEmpty { return relevant.sorted() }
-        }
+        try changes.next(from: watcher, quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
     }
 
     /// Records which of `paths` exist now, for telling deleted patch files from temporary ones without a build.
-    func notePatchFiles(_ paths: [String]) {
-        for path in paths {
-            if FileManager.default.fileExists(atPath: options.patchDirectory + "/" + path) { lastFiles.insert(path) } else { lastFiles.remove(path) }
-        }
-    }
+    func notePatchFiles(_ paths: [String]) { changes.note(paths) }
 
     /// Patches, signs (and verifies) into `output`, then installs it when `installs` is set; `editor` replaces
     /// the overlay's content editor (the live build's). Returns the report, or nil after a failure (reported).
@@ -132,7 +109,7 @@ public final class WatchSession {
         do {
             var clock = StageClock()
             let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
-            lastFiles = Set(patch.files.keys)
+            changes.lastFiles = Set(patch.files.keys)
             var overlay = Overlay(archive: archive, patch: patch)
             overlay.placesPatchedEntriesLast = true
             if let editor { overlay.contentEditor = editor } else { overlay.contentEditor = ResourceContentEditor(extraNetworkSecurity: options.networkSecurity) }
@@ -150,7 +127,7 @@ public final class WatchSession {
             try PatchPipeline.finishInstall(&report, options: installOptions, clock: &clock)
             report.timings = clock.timings
             let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-            lastBuildFailed = false
+            changes.lastBuildFailed = false
             onEvent(.built(report, changed: changed, milliseconds: ms))
             if installs ?? options.installs, let commands = report.installCommands {
                 var installer = Installer()
@@ -159,7 +136,7 @@ public final class WatchSession {
             }
             return report
         } catch {
-            lastBuildFailed = true
+            changes.lastBuildFailed = true
             onEvent(.failed("\(error)", changed: changed))
             return nil
         }

@@ -155,7 +155,9 @@ public struct APKSet: Sendable {
             if isBundletool && !entry.name.hasPrefix("splits/") {
                 // standalones/ (pre-Lollipop variants), universal.apk, system/ and instant/ are complete APKs
                 // beside the split set, each its own installable app.
-                throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is a standalone APK (bundletool builds them for pre-Lollipop devices, --mode=universal or system images); sets of split APKs under splits/ are supported, standalone variants are not supported yet")
+                // bundletool's install-apks installs the splits/ variant on Android 5.0 (API 21) and later, and a
+                // standalone only below it; patching and re-signing both would give two apps to keep in step.
+                throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is a standalone APK beside the split APKs under splits/ (bundletool builds standalones for devices below Android 5.0, API 21, whose install-apks never uses the splits); standalone variants are not supported. Take the split APKs for your devices out first (bundletool extract-apks --apks FILE --output-dir DIR --device-spec SPEC.json, or unzip its splits/ folder) and give apkpatch that folder; a .apks holding only universal.apk (bundletool --mode=universal) is supported")
             }
             let label = "\(path)!/\(entry.name)"
             let source: any DataSource

@@ -29,6 +29,10 @@ public enum SetWriter {
     /// The file name of `member` in a directory output.
     public static func fileName(of member: APKSet.Member) -> String { member.name.lastPathComponent }
 
+    /// The files of a directory output (APKs and their v4 signatures): what an earlier output may hold to be
+    /// replaced.
+    public static func isDirectoryOutputFile(_ name: String) -> Bool { name.hasSuffix(".apk") || name.hasSuffix(".apk.idsig") }
+
     /// Refuses two members that would have one file name in a directory output.
     public static func checkFileNames(_ set: APKSet) throws {
         guard !set.form.isContainer else { return }
@@ -62,6 +66,28 @@ public enum SetWriter {
         }
         let alignment = AlignmentPolicy(defaultAlignment: 4, nativeLibraryAlignment: nil)
         return try Repacker.write(items, to: destination, alignment: alignment, comment: container.zip.endOfCentralDirectory.comment).size
+    }
+
+    /// Writes a directory output of the APK files at `apkPaths` (one per member, written elsewhere): each is
+    /// hard-linked, or copied where the file system cannot link, into a staging directory that replaces
+    /// `destination` at once. Returns the total size.
+    @discardableResult
+    public static func writeDirectory(_ set: APKSet, apkPaths: [String], to destination: String) throws -> Int64 {
+        let staging = try OutputDirectory(destination: destination)
+        var size: Int64 = 0
+        for (member, path) in zip(set.members, apkPaths) {
+            let target = staging.path(for: fileName(of: member))
+            if link(path, target) != 0 {
+                do { try FileManager.default.copyItem(atPath: path, toPath: target) } catch {
+                    throw FileError(path: target, operation: "copy \(path) to", errno: EIO, detail: "\(error)")
+                }
+            }
+            var status = stat()
+            guard stat(target, &status) == 0 else { throw FileError(path: target, operation: "read the size of", errno: errno) }
+            size += Int64(status.st_size)
+        }
+        try staging.commit(replaceable: isDirectoryOutputFile)
+        return size
     }
 
     /// A stored entry for the APK file at `path`, keeping `template`'s name, time, attributes and comment.

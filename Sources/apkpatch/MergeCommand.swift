@@ -31,7 +31,7 @@ extension APKPatch {
             Examples:
               apkpatch merge app.apks --out app.apk
               apkpatch merge app.xapk --out app.apk --ks release.p12 --ks-pass env:KS_PASS
-              apkpatch run app.apks --patch patch/ --merge --out app.apk
+              apkpatch run app.apks --patch patch/ --merge --out app.apk --install --launch
             """
         )
 
@@ -39,24 +39,22 @@ extension APKPatch {
         @Option(name: .long, help: ArgumentHelp("The merged APK to write.", valueName: "path")) var out: String
         @OptionGroup(title: "Signing (as apkpatch sign)") var signer: SignerOptions
         @OptionGroup(title: "Schemes") var schemes: SchemeOptions
+        @OptionGroup(title: "Install") var installFlags: InstallFlags
         @Flag(name: .customLong("no-verify"), help: "Skip verifying the merged APK.") var noVerify = false
         @Flag(name: .long, help: "Print the summary as JSON.") var json = false
         @Flag(name: [.customShort("q"), .long], help: "Print nothing but errors.") var quiet = false
 
         func run() throws {
-            try SetCommands.merge(inputs: inputs, out: out, patch: nil, signer: signer, schemes: schemes, verifies: !noVerify, json: json, quiet: quiet)
+            let options = try SetCommands.options(inputs: inputs, out: out, patch: nil, signer: signer, schemes: schemes, installFlags: installFlags,
+                                                  deviceSpec: nil, verifies: !noVerify, announcesDebugKey: !json && !quiet)
+            try SetCommands.merge(options, json: json, quiet: quiet)
         }
     }
 }
 
 extension SetCommands {
     /// `merge` and `run --merge`.
-    static func merge(inputs: [String], out: String, patch: String?, signer: SignerOptions, schemes: SchemeOptions, verifies: Bool,
-                      json: Bool, quiet: Bool) throws {
-        let key = try pendingKey(signer, announcesDebugKey: !json && !quiet)
-        var options = SetOptions(inputs: inputs, output: out, signer: schemes.config(pendingKey: key))
-        options.patchDirectory = patch
-        options.verifies = verifies
+    static func merge(_ options: SetOptions, json: Bool, quiet: Bool) throws {
         let report = try SetPipeline.merge(options)
         if json {
             print(try FileHandleOutput.json(MergeJSON(report)))
@@ -69,7 +67,11 @@ extension SetCommands {
         if report.merge.extractsNativeLibraries { print("  android:extractNativeLibs set to true (a merged native library is compressed)") }
         print("  signed: \(report.signing.schemes.map(\.description).joined(separator: ", ")) by \(report.signing.certificateSubject)")
         if let verification = report.verification { print("  verified: \(verification.isVerified ? "yes" : "NO")") }
+        if let v4 = report.v4SignatureFile { print("  v4 signature: \(v4)") }
         print(timeLine(report.timings))
+        if let commands = report.installCommands, report.install == nil {
+            print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
+        }
     }
 }
 
@@ -88,6 +90,8 @@ struct MergeJSON: Encodable {
     var schemes: [String]
     var signerCertificateSHA256: String
     var verified: Bool?
+    var v4SignatureFile: String?
+    var installCommand: String?
     var timingsMs: [String: Double]
 
     init(_ report: SetPipeline.MergeReport) {
@@ -104,6 +108,8 @@ struct MergeJSON: Encodable {
         schemes = report.signing.schemes.map(\.description)
         signerCertificateSHA256 = report.signing.certificateSHA256.hexString
         verified = report.verification?.isVerified
+        v4SignatureFile = report.v4SignatureFile
+        installCommand = report.installCommands?.installLine
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

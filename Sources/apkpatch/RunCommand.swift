@@ -79,26 +79,19 @@ extension APKPatch {
 
         /// `run` on a split APK set.
         private func runSet() throws {
-            if keepStages != nil { throw ValidationError("--keep-stages is not supported yet for a split APK set") }
-            if noSign { throw ValidationError("--no-sign is not supported yet for a split APK set (its APKs must share one signature to install)") }
-            if merge {
-                guard let out else { throw ValidationError("--merge writes one APK: name it with --out app.apk") }
-                if installFlags.install || installFlags.emitScript != nil || deviceSpec != nil {
-                    throw ValidationError("--install, --emit-script and --device-spec with --merge are not supported yet; install the merged APK with adb install")
-                }
-                try SetCommands.merge(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, verifies: !noVerify, json: json, quiet: quiet)
-                return
+            // Both are about one APK's build: its stages, or an unsigned APK to sign later. A set's APKs install
+            // only when all are signed with one key, so a set is always signed as a whole here.
+            if keepStages != nil { throw ValidationError("--keep-stages writes the stages of one APK; for a split APK set, patch the APK to inspect alone (apkpatch run base.apk --patch DIR --keep-stages DIR)") }
+            if noSign { throw ValidationError("--no-sign is not supported for a split APK set: its APKs install only when all are signed with one key, which run does; to inspect one unsigned, patch it alone (apkpatch run base.apk --patch DIR --no-sign)") }
+            if merge && deviceSpec != nil {
+                throw ValidationError("--device-spec chooses the splits to install, and a merged APK holds them all; drop --device-spec")
             }
-            let key = try SetCommands.pendingKey(signer, announcesDebugKey: !json && !quiet)
-            var options = SetOptions(inputs: apks, output: out, signer: schemes.config(pendingKey: key))
-            options.patchDirectory = patch
-            options.verifies = !noVerify
-            options.install = installFlags.options
-            options.installs = installFlags.install
-            options.installScript = installFlags.emitScript
-            if let deviceSpec {
-                let path = deviceSpec
-                options.deviceSpec = try DeviceSpec(json: Array(try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
+            if merge && out == nil { throw ValidationError("--merge writes one APK: name it with --out app.apk") }
+            var options = try SetCommands.options(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, installFlags: installFlags,
+                                                  deviceSpec: deviceSpec, verifies: !noVerify, announcesDebugKey: !json && !quiet)
+            if merge {
+                try SetCommands.merge(options, json: json, quiet: quiet)
+                return
             }
             if !quiet && !json && isatty(STDERR_FILENO) == 1 {
                 options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }

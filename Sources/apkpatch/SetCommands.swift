@@ -27,6 +27,23 @@ enum SetCommands {
         return source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
     }
 
+    /// A set command's options from its command line (`run`, `watch`, `merge`): the key (the Android debug key
+    /// when none is given, announced when `announcesDebugKey`), the schemes and v4 signing, the install flags and
+    /// the device spec file.
+    static func options(inputs: [String], out: String?, patch: String?, signer: SignerOptions, schemes: SchemeOptions,
+                        installFlags: InstallFlags, deviceSpec: String?, verifies: Bool, announcesDebugKey: Bool) throws -> SetOptions {
+        let key = try pendingKey(signer, announcesDebugKey: announcesDebugKey)
+        var options = SetOptions(inputs: inputs, output: out, signer: schemes.config(pendingKey: key))
+        options.patchDirectory = patch
+        options.verifies = verifies
+        options.v4Signing = V4SigningRequest(option: schemes.v4)
+        options.install = installFlags.options
+        options.installs = installFlags.install
+        options.installScript = installFlags.emitScript
+        if let deviceSpec { options.deviceSpec = try DeviceSpec(json: Array(try Data(contentsOf: URL(fileURLWithPath: deviceSpec))), path: deviceSpec) }
+        return options
+    }
+
     /// "  time: open 1.2 ms, …" for the summaries.
     static func timeLine(_ timings: [StageTiming]) -> String {
         "  time: " + timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 1)) ms" }.joined(separator: ", ")
@@ -36,7 +53,7 @@ enum SetCommands {
     static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool) throws {
         let report = try SetPipeline.verify(paths: paths, options: options)
         if json {
-            print(try FileHandleOutput.json(SetVerificationJSON(report)))
+            print(try FileHandleOutput.json(SetJSON(report)))
         } else {
             for member in report.members {
                 guard let verification = member.verification else { continue }
@@ -63,7 +80,7 @@ enum SetCommands {
     static func run(_ options: SetOptions, json: Bool, quiet: Bool) throws {
         let report = try SetPipeline.run(options)
         if json {
-            print(try FileHandleOutput.json(SetRunJSON(report)))
+            print(try FileHandleOutput.json(SetJSON(report)))
             return
         }
         if quiet { return }
@@ -80,6 +97,8 @@ enum SetCommands {
             print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
             print("  signer certificate SHA-256: \(signing.certificateSHA256.hexString)")
         }
+        let idsigs = report.members.filter(\.hasV4Signature).count
+        if idsigs > 0 { print("  v4 signatures: \(idsigs) .idsig files beside the APKs") }
         print(timeLine(report.timings))
         if let commands = report.installCommands {
             print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
@@ -88,67 +107,71 @@ enum SetCommands {
     }
 }
 
-/// `apkpatch verify --json` on a set (stable field names, documented in the README).
-struct SetVerificationJSON: Encodable {
-    var path: String
+/// `apkpatch verify --json`, `run --json` and `sign --json` on a set (stable field names, documented in the
+/// README): the set's fields, then the command's; a field that does not apply to the command is absent.
+struct SetJSON: Encodable {
+    /// verify: the set read.
+    var path: String?
+    /// run, sign: the set written.
+    var output: String?
     var form: String
     var packageName: String
     var versionCode: Int64
-    var verified: Bool
-    var errors: [String]
-    var apks: [Member]
-    struct Member: Encodable {
-        var name: String
-        var split: String
-        var report: VerificationReportJSON?
-    }
-
-    init(_ report: SetVerificationReport) {
-        path = report.path
-        form = report.form.rawValue
-        packageName = report.packageName
-        versionCode = report.versionCode
-        verified = report.isVerified
-        errors = report.errors
-        apks = report.members.map { Member(name: $0.name, split: $0.splitName, report: $0.verification?.jsonRepresentation) }
-    }
-}
-
-/// `apkpatch run --json` / `sign --json` on a set.
-struct SetRunJSON: Encodable {
-    var output: String
-    var form: String
-    var packageName: String
-    var versionCode: Int64
-    var outputSize: Int64
+    var verified: Bool?
+    var errors: [String]?
+    var outputSize: Int64?
     var apks: [Member]
     var installCommand: String?
     var installedAPKs: [String]?
-    var timingsMs: [String: Double]
+    var timingsMs: [String: Double]?
+
     struct Member: Encodable {
         var name: String
         var split: String
+        /// verify: the single-APK report.
+        var report: VerificationReportJSON?
         var replaced: [String]?
         var added: [String]?
         var deleted: [String]?
         var edited: [String]?
-        var schemes: [String]
+        var schemes: [String]?
         var signerCertificateSHA256: String?
         var verified: Bool?
+        var v4SignatureFile: String?
+        init(_ member: SetMemberReport) {
+            name = member.name
+            split = member.splitName
+        }
+    }
+
+    private init(form: APKSet.Form, packageName: String, versionCode: Int64, members: [SetMemberReport]) {
+        self.form = form.rawValue
+        self.packageName = packageName
+        self.versionCode = versionCode
+        apks = members.map(Member.init)
+    }
+
+    init(_ report: SetVerificationReport) {
+        self.init(form: report.form, packageName: report.packageName, versionCode: report.versionCode, members: report.members)
+        path = report.path
+        verified = report.isVerified
+        errors = report.errors
+        for (index, member) in report.members.enumerated() { apks[index].report = member.verification?.jsonRepresentation }
     }
 
     init(_ report: SetReport) {
+        self.init(form: report.form, packageName: report.packageName, versionCode: report.versionCode, members: report.members)
         output = report.output
-        form = report.form.rawValue
-        packageName = report.packageName
-        versionCode = report.versionCode
         outputSize = report.outputSize
-        apks = report.members.map { member in
-            Member(name: member.name, split: member.splitName, replaced: member.summary?.replaced, added: member.summary?.added,
-                   deleted: member.summary?.deleted, edited: member.summary?.edited,
-                   schemes: member.signing?.schemes.map(\.description) ?? [],
-                   signerCertificateSHA256: member.signing.map { $0.certificateSHA256.hexString },
-                   verified: member.verification?.isVerified)
+        for (index, member) in report.members.enumerated() {
+            apks[index].replaced = member.summary?.replaced
+            apks[index].added = member.summary?.added
+            apks[index].deleted = member.summary?.deleted
+            apks[index].edited = member.summary?.edited
+            apks[index].schemes = member.signing?.schemes.map(\.description) ?? []
+            apks[index].signerCertificateSHA256 = member.signing.map { $0.certificateSHA256.hexString }
+            apks[index].verified = member.verification?.isVerified
+            if member.hasV4Signature { apks[index].v4SignatureFile = report.output.appendingPathComponent(member.name) + ".idsig" }
         }
         installCommand = report.installCommands?.installLine
         installedAPKs = report.installCommands == nil ? nil : report.installedAPKs

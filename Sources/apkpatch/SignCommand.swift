@@ -170,7 +170,9 @@ extension APKPatch {
                     throw ValidationError("signing a split APK set needs --out: a file of the same kind for a .apks, .xapk or .apkm, a directory for a directory or several APKs")
                 }
                 let key = try Self.preparedKey.flatMap { $0.source == source ? $0.key : nil } ?? SetCommands.pendingKey(signer, announcesDebugKey: false)
-                try SetCommands.run(SetOptions(inputs: allInputs, output: output, signer: schemes.config(pendingKey: key)), json: json, quiet: quiet || !verbose && !json)
+                var options = SetOptions(inputs: allInputs, output: output, signer: schemes.config(pendingKey: key))
+                options.v4Signing = V4SigningRequest(option: schemes.v4)
+                try SetCommands.run(options, json: json, quiet: quiet || !verbose && !json)
                 return
             }
             if let outputDirectory {

@@ -42,10 +42,20 @@ extension APKPatch {
               apkpatch watch app.apk --patch patch/ --live --launch
               apkpatch watch app.apk --patch patch/ --live --live-port 8200 \\
                   --serial emulator-5554 --json
+
+            A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APKs) is watched as `apkpatch run` \
+            patches it: the patch directory patches the base and its splits/<split-name>/ folders those splits. \
+            Each rebuild patches and re-signs only the APKs whose patch changed, keeps the others from the last \
+            build, checks the set as one app, and with --install reinstalls it (adb install-multiple, with the \
+            splits the device needs, or those of --device-spec).
+              apkpatch watch app.apks --patch patch/ --install --launch
+              apkpatch watch base.apk split_config.arm64_v8a.apk --patch patch/ \\
+                  --out patched/
             """
         )
 
-        @Argument(help: "The APK to patch.") var apk: String
+        @Argument(help: "The APK to patch (or a split APK set: .apks, .xapk, .apkm, a directory, several APKs).") var apks: [String]
+        var apk: String { apks[0] }
         @Option(name: .long, help: ArgumentHelp("The patch directory to watch.", valueName: "dir")) var patch: String
         @Option(name: .long, help: ArgumentHelp("Output APK (default: <app>-patched.apk beside the input).", valueName: "path")) var out: String?
         @OptionGroup(title: "Signing (as apkpatch sign)") var signer: SignerOptions
@@ -58,9 +68,13 @@ extension APKPatch {
         var live = false
         @Option(name: .customLong("live-port"), help: ArgumentHelp("Port of the live-reload server, here and on the device (0: any free one).", valueName: "port"))
         var livePort: Int = 8100
+        @Option(name: .long, help: ArgumentHelp("For a split APK set: install (or script) only the splits matching this bundletool device spec (JSON), instead of reading the device with adb.", valueName: "file"))
+        var deviceSpec: String?
         @Flag(name: .long, help: "One JSON object per line for each event.") var json = false
 
         func validate() throws {
+            if apks.isEmpty { throw ValidationError("missing the APK to watch (apkpatch watch app.apk --patch DIR)") }
+            if deviceSpec != nil && !APKSet.isSet(paths: apks) { throw ValidationError("--device-spec chooses the splits of a split APK set; \(apk) is one APK") }
             if schemes.v4 == true {
                 throw ValidationError("watch mode does not write v4 signatures (.idsig): its builds change every save; use apkpatch run or sign for one")
             }
@@ -70,8 +84,9 @@ extension APKPatch {
         }
 
         func run() throws {
-            if APKSet.isSet(paths: [apk]) {
-                throw ValidationError("watch on a split APK set is not supported yet; run `apkpatch run \(apk) --patch \(patch) …` after each change, or watch the base APK alone")
+            if APKSet.isSet(paths: apks) {
+                try watchSet()
+                return
             }
             let options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: nil, signer: signer, schemes: schemes,
                                                   installFlags: installFlags, noSign: false, noVerify: false, announcesDebugKey: !json)
@@ -81,16 +96,7 @@ extension APKPatch {
             session.quietPeriodMilliseconds = debounceMilliseconds ?? (live ? 10 : 50)
             session.verifiesEachBuild = verifyEach
             if live { session.liveReload = LiveReloadOptions(port: livePort) }
-            stopDescriptor = session.stopFileDescriptor
-            // A parent may have spawned us with these signals blocked (threads of a test runner, say): unblock
-            // them, or Ctrl-C and SIGTERM would stay pending forever.
-            var unblock = sigset_t()
-            sigemptyset(&unblock)
-            for signal in [SIGINT, SIGTERM] {
-                sigaddset(&unblock, signal)
-                Glibc.signal(signal) { _ in var byte: UInt8 = 1; _ = Glibc.write(stopDescriptor, &byte, 1) }
-            }
-            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+            Self.stopOnSignals(writingTo: session.stopFileDescriptor)
             if !json { print("Watching \(patch) → \(options.resolvedOutput) (Ctrl-C to stop)") }
             let printer = WatchEventPrinter(json: json, output: options.resolvedOutput, isLive: live)
             do {
@@ -101,6 +107,39 @@ extension APKPatch {
             } catch let error as DevServerError {
                 throw CommandFailure("\(error): --live-port PORT chooses another")
             }
+        }
+
+        /// `watch` on a split APK set.
+        private func watchSet() throws {
+            if live { throw ValidationError("--live is not supported for a split APK set; watch it without --live (each save rebuilds and reinstalls the set)") }
+            var options = try SetCommands.options(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, installFlags: installFlags,
+                                                  deviceSpec: deviceSpec, verifies: true, announcesDebugKey: !json)
+            options.v4Signing = .off  // working builds, as for one APK
+            defer { options.signer.keySupply.wait() }
+            let session = try SetWatchSession(options: options, patchDirectory: patch)
+            session.quietPeriodMilliseconds = debounceMilliseconds ?? 50
+            session.verifiesEachBuild = verifyEach
+            Self.stopOnSignals(writingTo: session.stopFileDescriptor)
+            if !json { print("Watching \(patch) → \(session.output) (Ctrl-C to stop)") }
+            let printer = WatchEventPrinter(json: json, output: session.output, isLive: false)
+            try session.run { event in
+                printer.print(event)
+                fflush(nil)
+            }
+        }
+
+        /// SIGINT and SIGTERM write a byte to `descriptor` (the session's stop pipe), so the session ends cleanly.
+        static func stopOnSignals(writingTo descriptor: Int32) {
+            stopDescriptor = descriptor
+            // A parent may have spawned us with these signals blocked (threads of a test runner, say): unblock
+            // them, or Ctrl-C and SIGTERM would stay pending forever.
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
+            for signal in [SIGINT, SIGTERM] {
+                sigaddset(&unblock, signal)
+                Glibc.signal(signal) { _ in var byte: UInt8 = 1; _ = Glibc.write(stopDescriptor, &byte, 1) }
+            }
+            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         }
 
         static func describe(_ changed: [String]) -> String {

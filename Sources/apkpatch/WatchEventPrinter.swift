@@ -39,9 +39,19 @@ struct WatchEventPrinter {
                 let stages = report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 0))" }.joined(separator: ", ")
                 Swift.print("[\(time)] rebuilt in \(fixed(ms, digits: 0)) ms: \(APKPatch.Watch.describe(changed)) (\(stages) ms)")
             }
+        case .setBuilt(let report, let changed, let rebuilt, let ms):
+            let kept = report.members.count - rebuilt.count
+            if changed.isEmpty {
+                Swift.print("[\(time)] built \(report.output) in \(fixed(ms, digits: 0)) ms (\(report.form.rawValue), \(report.members.count) APKs, \(formatBytes(report.outputSize))): package \(report.packageName), versionCode \(report.versionCode)")
+                if let commands = report.installCommands { Swift.print("        install: \(commands.installLine)") }
+            } else {
+                let stages = report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 0))" }.joined(separator: ", ")
+                let apks = rebuilt.isEmpty ? "no APK changed" : "rebuilt \(rebuilt.joined(separator: ", "))\(kept > 0 ? ", kept \(kept)" : "")"
+                Swift.print("[\(time)] rebuilt in \(fixed(ms, digits: 0)) ms: \(APKPatch.Watch.describe(changed)); \(apks) (\(stages) ms)")
+            }
         case .failed(let message, let changed):
             let what = changed.isEmpty ? "" : " after " + APKPatch.Watch.describe(changed)
-            let kept = isLive ? "the last good development build" : "the last good APK at \(output)"
+            let kept = isLive ? "the last good development build" : "the last good build at \(output)"
             FileHandleOutput.standardError("[\(time)] error\(what): \(message)\n        keeping \(kept)")
         case .installed:
             Swift.print("[\(time)] installed")
@@ -95,6 +105,8 @@ struct WatchEventJSON: Encodable {
     var port: Int?
     var developmentBuild: String?
     var pages: Int?
+    var rebuiltAPKs: [String]?
+    var keptAPKs: [String]?
 
     init(_ event: WatchSession.Event) {
         switch event {
@@ -102,6 +114,12 @@ struct WatchEventJSON: Encodable {
             self.event = "built"
             output = report.output; outputSize = report.outputSize; entries = report.entryCount
             self.changed = changed; milliseconds = ms; installCommand = report.installCommands?.installLine
+        case .setBuilt(let report, let changed, let rebuilt, let ms):
+            self.event = "built"
+            output = report.output; outputSize = report.outputSize
+            self.changed = changed; milliseconds = ms; installCommand = report.installCommands?.installLine
+            rebuiltAPKs = rebuilt
+            keptAPKs = report.members.map(\.name).filter { !rebuilt.contains($0) }
         case .failed(let message, let changed):
             self.event = "failed"; error = message; self.changed = changed
         case .installed:

@@ -47,7 +47,7 @@ import TestSupport
     }
 
     /// A directory is refused by the commands that take one APK; `verify`, `sign`, `run` and `watch` read a
-    /// directory as a split APK set (issue 18), and refuse one that holds none, or the set itself in `watch`.
+    /// directory as a split APK set (issue 18), and refuse one that holds none.
     @Test func aDirectoryIsRefused() throws {
         let directory = dir.appendingPathComponent("folder.apk")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -59,7 +59,7 @@ import ZlibWrapper
     }
 
     /// SAI's .apks holds the APKs at its top (bundletool's under splits/); a bundletool .apks with a
-    /// standalone APK beside splits/ is refused as not supported yet.
+    /// standalone APK beside splits/ is refused with what to do instead; a universal .apks is a set of one.
     @Test func saiAPKsAndBundletoolStandalones() throws {
         let sai = try fixture.pack(.apkm, name: "sai.apks")
         let output = scratch.appendingPathComponent("sai-signed.apks").path
@@ -68,7 +68,18 @@ import ZlibWrapper
         #expect(try Set(SetOracles.apkFiles(of: output, form: .apks, scratch: scratch).keys) == Set(SplitSetFixture.names(in: .apkm).values))
         let standalone = try fixture.pack(.apks, adding: ["standalones/standalone-arm64_v8a.apk": fixture.apks["base.apk"]!])
         let refused = try sign([standalone], out: scratch.appendingPathComponent("standalone-out.apks").path)
-        #expect(!refused.succeeded && refused.stderr.contains("standalone variants are not supported yet"), "\(refused)")
+        #expect(!refused.succeeded && refused.stderr.contains("standalone variants are not supported") && refused.stderr.contains("extract-apks"), "\(refused)")
+        // bundletool --mode=universal: one universal.apk (and toc.pb) is a set of one, kept a .apks.
+        let universal = scratch.appendingPathComponent("universal-in").path
+        try TestSupport.write(TestSupport.readBytes(fixture.monolithicAPK), to: "universal.apk", in: URL(fileURLWithPath: universal))
+        try TestSupport.write(SplitSetFixture.extras(in: .apks)["toc.pb"]!, to: "toc.pb", in: URL(fileURLWithPath: universal))
+        let universalAPKs = scratch.appendingPathComponent("universal.apks").path
+        #expect(try TestSupport.run("zip", ["-q", "-X", "-0", universalAPKs, "toc.pb", "universal.apk"], currentDirectory: universal).succeeded)
+        let universalOut = scratch.appendingPathComponent("universal-signed.apks").path
+        let signedUniversal = try sign([universalAPKs], out: universalOut)
+        #expect(signedUniversal.succeeded, "\(signedUniversal)")
+        #expect(try !SetOracles.certificateSHA256(unzipped(universalOut, "universal.apk")).isEmpty)
+        #expect(try TestSupport.readBytes(unzipped(universalOut, "toc.pb")) == SplitSetFixture.extras(in: .apks)["toc.pb"])
     }
 
     @Test func severalAPKPathsGiveADirectory() throws {
@@ -76,7 +87,7 @@ import ZlibWrapper
         let output = scratch.appendingPathComponent("several").path
         let result = try sign(paths, out: output)
         #expect(result.succeeded, "\(result)")
-        let names = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: output).filter { !$0.hasSuffix(".idsig") }.sorted()
         #expect(names.count == 3 && names.allSatisfy { $0.hasSuffix(".apk") }, "\(names)")
         // Signing again into the same directory replaces the earlier output.
         let again = try sign(paths, out: output)
@@ -198,11 +209,46 @@ import ZlibWrapper
         #expect(result.stderr.contains("unsafe") && result.stderr.contains("../evil.apk"), "\(result)")
     }
 
-    @Test func unfinishedPartsSayNotSupportedYet() throws {
+    /// A set is signed as a whole: --no-sign and --keep-stages (about one APK's build) and watch --live are
+    /// refused with the reason and what to do, and nothing is written.
+    @Test func oneAPKOptionsAreRefusedForASet() throws {
         let input = try fixture.pack(.apks)
         let patch = scratch.appendingPathComponent("empty-patch")
         try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
-        let watch = try TestSupport.apkpatch(["watch", input, "--patch", patch.path])
-        #expect(!watch.succeeded && watch.stderr.contains("not supported yet"), "\(watch)")
+        let output = scratch.appendingPathComponent("refused.apks").path
+        for (flags, reason) in [(["--no-sign"], "install only when all are signed with one key"),
+                                (["--keep-stages", scratch.appendingPathComponent("stages").path], "writes the stages of one APK")] {
+            let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output] + flags)
+            #expect(!result.succeeded && result.stderr.contains(reason), "\(result)")
+        }
+        let live = try TestSupport.apkpatch(["watch", input, "--patch", patch.path, "--out", output, "--live"])
+        #expect(!live.succeeded && live.stderr.contains("--live is not supported for a split APK set"), "\(live)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    /// v4: a directory output gets each APK's .idsig, as `apkpatch sign` writes one for an APK; apksigner checks
+    /// each against its APK. A container has no place for them: asked for explicitly, that is refused.
+    @Test func directoryOutputsGetV4SignaturesContainersRefuseThem() throws {
+        let input = try fixture.pack(.directory)
+        let output = scratch.appendingPathComponent("with-idsig").path
+        let result = try sign([input], out: output)
+        #expect(result.succeeded, "\(result)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
+        #expect(names.filter { $0.hasSuffix(".apk.idsig") }.count == 4, "\(names)")
+        for apk in names where apk.hasSuffix(".apk") {
+            let path = output + "/" + apk
+            let checked = try TestSupport.run("apksigner", ["verify", "-v", "--v4-signature-file", path + ".idsig", path])
+            #expect(checked.succeeded && checked.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(apk): \(checked)")
+        }
+        // Signing again over it replaces the APKs and their signatures (an earlier output of this command).
+        let again = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--v4-signing-enabled", "false", "--out", output, input])
+        #expect(again.succeeded, "\(again)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output).filter { $0.hasSuffix(".idsig") }.isEmpty)
+
+        let container = try fixture.pack(.apks)
+        let refusedOutput = scratch.appendingPathComponent("v4.apks").path
+        let refused = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--v4-signing-enabled", "true", "--out", refusedOutput, container])
+        #expect(!refused.succeeded && refused.stderr.contains("no place for them"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: refusedOutput))
     }
 }

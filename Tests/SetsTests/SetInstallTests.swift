@@ -62,9 +62,10 @@ import TestSupport
         let ran = try TestSupport.run("sh", [script], environment: adb.environment())
         #expect(ran.succeeded, "\(ran)")
         let calls = try adb.invocations()
-        #expect(calls.count == 1 && calls[0].first == "install-multiple", "\(calls)")
-        #expect(calls.first?.dropFirst(2).map { ($0 as NSString).lastPathComponent } == ["base.apk", "split_config.fr.apk", "split_config.xhdpi.apk"])
-        #expect(calls.first?.dropFirst(2).allSatisfy { $0.hasPrefix(output) } == true, "\(calls)")
+        // Every APK installed has its .idsig beside it (v4 signing is on by default): the install is incremental.
+        #expect(calls.count == 1 && calls[0].prefix(3) == ["install-multiple", "-r", "--incremental"], "\(calls)")
+        #expect(calls.first?.dropFirst(3).map { ($0 as NSString).lastPathComponent } == ["base.apk", "split_config.fr.apk", "split_config.xhdpi.apk"])
+        #expect(calls.first?.dropFirst(3).allSatisfy { $0.hasPrefix(output) && FileManager.default.fileExists(atPath: $0 + ".idsig") } == true, "\(calls)")
     }
 
     @Test func realADBWithoutDeviceFailsClearlyAndKeepsTheSet() throws {
@@ -78,16 +79,50 @@ import TestSupport
                                               environment: environment)
         #expect(!result.succeeded)
         #expect(result.stderr.lowercased().contains("no devices"), "\(result)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: output).count == 4, "the written set is kept")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output).filter { $0.hasSuffix(".apk") }.count == 4, "the written set is kept")
     }
 
-    @Test func scriptForAContainerIsNotSupportedYet() throws {
+    /// A container keeps its APKs inside: the script takes those the device needs out with unzip into a
+    /// temporary directory, installs them in one session (no --incremental: no .idsig in a container), and
+    /// removes them.
+    @Test func scriptForAContainerExtractsTheChosenAPKs() throws {
+        let spec = scratch.appendingPathComponent("arm.json").path
+        try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["en-US"], "screenDensity": 320}"#.utf8).write(to: URL(fileURLWithPath: spec))
         let input = try fixture.pack(.xapk)
         let output = scratch.appendingPathComponent("script.xapk").path
+        let script = scratch.appendingPathComponent("x.sh").path
         let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
-                                               "--emit-script", scratch.appendingPathComponent("x.sh").path])
-        #expect(!result.succeeded && result.stderr.contains("not supported yet"), "\(result)")
-        #expect(!FileManager.default.fileExists(atPath: output))
+                                               "--device-spec", spec, "--emit-script", script])
+        #expect(result.succeeded, "\(result)")
+        let adb = try FakeADB()
+        // The fake adb records where each APK was when it ran; the script removes them afterwards.
+        let ran = try TestSupport.run("sh", [script], environment: adb.environment())
+        #expect(ran.succeeded, "\(ran)")
+        let calls = try adb.invocations()
+        #expect(calls.count == 1 && calls[0].prefix(2) == ["install-multiple", "-r"], "\(calls)")
+        let apks = calls.first.map { Array($0.dropFirst(2)) } ?? []
+        #expect(apks.map { ($0 as NSString).lastPathComponent } == ["com.example.set.apk", "config.arm64_v8a.apk", "config.xhdpi.apk"], "\(calls)")
+        #expect(apks.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "the extracted APKs are removed: \(apks)")
+        let text = try String(contentsOfFile: script, encoding: .utf8)
+        #expect(text.contains("unzip -q -o \(output)") || text.contains("unzip -q -o '\(output)'"), "\(text)")
+    }
+
+    /// `run --merge --install`: the merged APK installs as one APK does (adb install, --incremental with the
+    /// .idsig written beside it), and the app is started.
+    @Test func mergeInstallsTheMergedAPK() throws {
+        let adb = try FakeADB()
+        let input = try fixture.pack(.apks)
+        let output = scratch.appendingPathComponent("merged.apk").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--merge", "--out", output, "--debug-keystore", keystore,
+                                               "--install", "--launch"], environment: adb.environment())
+        #expect(result.succeeded, "\(result)")
+        let calls = try adb.invocations()
+        #expect(calls.first == ["install", "-r", "--incremental", output], "\(calls)")
+        #expect(calls.count == 2 && calls[1].prefix(2) == ["shell", "monkey"], "\(calls)")
+        let v4 = try TestSupport.run("apksigner", ["verify", "-v", "--v4-signature-file", output + ".idsig", output])
+        #expect(v4.succeeded && v4.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(v4)")
+        let refused = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--merge", "--out", output, "--device-spec", "x.json"])
+        #expect(!refused.succeeded && refused.stderr.contains("a merged APK holds them all"), "\(refused)")
     }
 
     @Test(arguments: [

@@ -1,0 +1,68 @@
+import APKCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Overlay
+
+/// Which changes in a patch directory start a rebuild, for watch mode on an APK or a split APK set.
+struct PatchChangeFilter {
+    let root: String
+    /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one.
+    var lastFiles = Set<String>()
+    /// After a failed build any change may be the fix (even removing a file the build never accepted).
+    var lastBuildFailed = false
+
+    init(root: String) { self.root = root }
+
+    /// The next burst of changes that matter, sorted; nil once `wakeFD` became readable (stop).
+    func next(from watcher: DirectoryWatcher, quietPeriodMilliseconds: Int32, wakeFD: Int32) throws -> [String]? {
+        while true {
+            let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: wakeFD)
+            if changed.isEmpty { return nil }  // woken by stop()
+            // Editor droppings don't count, a new folder is reported through the files in it, and a temporary
+            // file that came and went (written, then renamed over the real one) was never part of the patch.
+            let relevant = changed.filter { path in
+                let kind = FileKind(atPath: root + "/" + path)
+                let exists = kind != nil
+                if kind == .directory { return false }
+                if !exists && !lastFiles.contains(path) && !lastBuildFailed { return false }
+                return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
+            }
+            if !relevant.isEmpty { return relevant.sorted() }
+        }
+    }
+
+    /// Records which of `paths` exist now, for telling deleted patch files from temporary ones without a build.
+    mutating func note(_ paths: [String]) {
+        for path in paths {
+            if FileManager.default.fileExists(atPath: root + "/" + path) { lastFiles.insert(path) } else { lastFiles.remove(path) }
+        }
+    }
+}
+
+/// The pipe a watch session's `stop()` (or a signal handler) writes one byte to, waking the watcher's poll.
+final class StopPipe: @unchecked Sendable {
+    let read: Int32
+    let write: Int32
+
+    init() throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw WatchError.inotify("pipe: \(String(cString: strerror(errno)))") }
+        read = fds[0]
+        write = fds[1]
+    }
+
+    deinit {
+        close(read)
+        close(write)
+    }
+
+    func signal() { var byte: UInt8 = 1; _ = Glibc.write(write, &byte, 1) }
+}
