@@ -27,11 +27,20 @@ enum SetCommands {
         return source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
     }
 
+    /// A key rotation or several signers are signed for one APK at a time so far: a set would get its first
+    /// key alone, which is not what was asked.
+    static func refuseSeveralSigners(_ schemes: SchemeOptions) throws {
+        if schemes.hasSeveralSigners {
+            throw ValidationError("\(schemes.lineage != nil ? "--lineage" : "--next-signer") signs one APK at a time: sign each APK of the set alone with it (apkpatch sign), or the set without it")
+        }
+    }
+
     /// A set command's options from its command line (`run`, `watch`, `merge`): the key (the Android debug key
     /// when none is given, announced when `announcesDebugKey`), the schemes and v4 signing, the install flags and
     /// the device spec file.
     static func options(inputs: [String], out: String?, patch: String?, signer: SignerOptions, schemes: SchemeOptions,
                         installFlags: InstallFlags, deviceSpec: String?, verifies: Bool, announcesDebugKey: Bool) throws -> SetOptions {
+        try refuseSeveralSigners(schemes)
         let key = try pendingKey(signer, announcesDebugKey: announcesDebugKey)
         var options = SetOptions(inputs: inputs, output: out, signer: schemes.config(pendingKey: key))
         options.patchDirectory = patch
