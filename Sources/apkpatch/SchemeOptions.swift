@@ -53,8 +53,8 @@ struct SchemeOptions: ParsableArguments {
             if rotationTargetsDevRelease == true { return "--rotation-targets-dev-release" }
             if alignFileSize == true { return "--align-file-size" }
             if verityEnabled == true { return "--verity-enabled" }
+            if signerForMinSdkVersion != nil { return "--signer-for-min-sdk-version" }
         }
-        if signerForMinSdkVersion != nil { return "--signer-for-min-sdk-version" }
         if deterministicDSASigning == true { return "--deterministic-dsa-signing" }
         return nil
     }
@@ -70,7 +70,7 @@ struct SchemeOptions: ParsableArguments {
     func validate() throws {
         if let option = unsupportedOption {
             let signTakes = ["--lineage", "--next-signer", "--rotation-min-sdk-version", "--rotation-targets-dev-release", "--align-file-size",
-                             "--verity-enabled"]
+                             "--verity-enabled", "--signer-for-min-sdk-version"]
             if !Self.signsRotation && signTakes.contains(option) {
                 throw ValidationError("\(option) is not supported yet here: use apkpatch sign, run or watch")
             }
@@ -82,7 +82,13 @@ struct SchemeOptions: ParsableArguments {
         if (rotationMinSdkVersion != nil || rotationTargetsDevRelease == true) && lineage == nil {
             throw ValidationError("a rotation needs --lineage FILE (the lineage from apkpatch rotate or apksigner rotate) and the signers with --next-signer")
         }
-        if nextSigner && lineage == nil && v3 != false {
+        if let level = signerForMinSdkVersion, Int(level) == nil {
+            throw ValidationError("--signer-for-min-sdk-version takes an API level, not \(level)")
+        }
+        if signerForMinSdkVersion != nil && v3 == false {
+            throw ValidationError("--signer-for-min-sdk-version targets a signer in the v3 signature: it needs v3 signing")
+        }
+        if nextSigner && lineage == nil && signerForMinSdkVersion == nil && v3 != false {
             // apksigner refuses it too (its v3 is on unless turned off, and v3 holds one signer).
             throw ValidationError("APK Signature Scheme v3 holds one signer: several signers (--next-signer) need --lineage FILE to be in v3 as a key rotation, or --v3-signing-enabled false to sign with v1 and v2 only (which carry every signer)")
         }
@@ -99,16 +105,22 @@ struct SchemeOptions: ParsableArguments {
 
     func config(key: SignerKey) -> SignerConfig { config(pendingKey: BackgroundValue(ready: key)) }
 
-    /// The configuration for `primary` and the keys after `--next-signer`: a key rotation with `--lineage`
-    /// (ordered by the lineage, `--rotation-min-sdk-version` 33 by default, as apksigner), else several signers
-    /// for v1 and v2 (v3, which holds one signer, must be off: `validate` sees to it).
-    func config(primary: SignerKey, nextSigners: [SignerKey]) throws -> SignerConfig {
-        guard let lineagePath = lineage else {
+    /// The configuration for `primary` and the signers after it: a key rotation with `--lineage` (ordered by the
+    /// lineage, `--rotation-min-sdk-version` 33 by default, as apksigner) or with SDK-targeted signers
+    /// (`--signer-for-min-sdk-version`), else several signers for v1 and v2 (v3, which holds one signer, must be
+    /// off: `validate` sees to it).
+    func config(primary: SignerKey, nextSigners: [NextSigner]) throws -> SignerConfig {
+        let targeted = nextSigners.compactMap { signer in
+            signer.minSdkVersion.map { SignerRotation.TargetedSigner(key: signer.key, minSdkVersion: $0, lineage: signer.lineage) }
+        }
+        let untargeted = [primary] + nextSigners.filter { $0.minSdkVersion == nil }.map(\.key)
+        guard lineage != nil || !targeted.isEmpty else {
             var config = config(key: primary)
-            config.additionalSigners = nextSigners
+            config.additionalSigners = Array(untargeted.dropFirst())
             return config
         }
-        let plan = try SignerRotation.plan(keys: [primary] + nextSigners, lineage: try SigningCertificateLineage(contentsOf: lineagePath),
+        let plan = try SignerRotation.plan(keys: untargeted, lineage: try lineage.map { try SigningCertificateLineage(contentsOf: $0) },
+                                           targeted: targeted,
                                            rotationMinSdkVersion: rotationMinSdkVersion.flatMap { Int($0) } ?? SignerRotation.defaultMinSdkVersion,
                                            targetsDevRelease: rotationTargetsDevRelease ?? false)
         var config = config(key: plan.oldest)
@@ -116,8 +128,9 @@ struct SchemeOptions: ParsableArguments {
         return config
     }
 
-    /// Whether signing needs the keys after `--next-signer` or a lineage (then the key is loaded first).
-    var hasSeveralSigners: Bool { lineage != nil || nextSigner }
+    /// Whether signing needs the signers after `--next-signer` or `--signer-for-min-sdk-version`, or a lineage
+    /// (then the key is loaded first).
+    var hasSeveralSigners: Bool { lineage != nil || nextSigner || signerForMinSdkVersion != nil }
 
     /// With a key still being loaded on another thread (see `SignerConfig.init(pendingKey:)`).
     func config(pendingKey: BackgroundValue<SignerKey>) -> SignerConfig {
@@ -141,4 +154,13 @@ struct InstallFlags: ParsableArguments {
     @Flag(name: .customLong("allow-downgrade"), help: "Pass -d to adb install (lower versionCode).") var allowDowngrade = false
     @Flag(name: .customLong("grant-permissions"), help: "Pass -g to adb install (grant runtime permissions).") var grantPermissions = false
     @Option(name: .customLong("emit-script"), help: ArgumentHelp("Write the adb commands as a shell script.", valueName: "path")) var emitScript: String?
+}
+
+/// A signer given after the first (`--next-signer` or `--signer-for-min-sdk-version N`), loaded.
+struct NextSigner {
+    var key: SignerKey
+    /// `--signer-for-min-sdk-version`: the first API level the signer is used on (v3/v3.1).
+    var minSdkVersion: Int?
+    /// `--signer-lineage`: the lineage for a targeted signer.
+    var lineage: SigningCertificateLineage?
 }

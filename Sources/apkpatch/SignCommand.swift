@@ -102,59 +102,82 @@ extension APKPatch {
             }
         }
 
-        /// The key options after each `--next-signer` (apksigner's syntax for several signers), taken out of the
-        /// arguments before parsing (see `separateNextSigners`).
-        nonisolated(unsafe) static var nextSigners: [[String]] = []
+        /// The signers after the first, as given after each `--next-signer` or `--signer-for-min-sdk-version N`
+        /// (apksigner's syntax for several signers), taken out of the arguments before parsing (see
+        /// `separateNextSigners`).
+        nonisolated(unsafe) static var nextSigners: [NextSignerGroup] = []
 
-        /// `arguments` without the `--next-signer` groups, and the groups' key options: each group is the key
-        /// options (and their values) that follow one `--next-signer`. The marker itself stays, so that the
-        /// options can check it goes with --lineage.
-        static func separateNextSigners(_ arguments: [String]) -> ([String], [[String]]) {
+        /// One signer's options after `--next-signer` or `--signer-for-min-sdk-version N` (then `minSdkVersion`).
+        struct NextSignerGroup: Equatable {
+            var minSdkVersion: Int?
+            var options: [String] = []
+        }
+
+        /// `arguments` without the signer groups, and the groups: each holds the per-signer options (key options,
+        /// `--v1-signer-name`, `--signer-lineage`, with their values) that follow its marker. The markers stay
+        /// (`--signer-for-min-sdk-version` with its value), so that the scheme options can check what goes with
+        /// them; a marker followed by no key options starts no signer, as in apksigner.
+        static func separateNextSigners(_ arguments: [String]) -> ([String], [NextSignerGroup]) {
             let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64",
-                                       "--v1-signer-name"]
-            var rest: [String] = [], groups: [[String]] = []
+                                       "--v1-signer-name", "--signer-lineage"]
+            var rest: [String] = [], groups: [NextSignerGroup] = []
             var index = 0
             while index < arguments.count {
                 let argument = arguments[index]
                 index += 1
-                guard argument == "--next-signer" else { rest.append(argument); continue }
-                rest.append(argument)
-                var group: [String] = []
+                let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+                var group = NextSignerGroup()
+                if argument == "--next-signer" {
+                    rest.append(argument)
+                } else if name == "--signer-for-min-sdk-version" {
+                    rest.append(argument)
+                    var value = argument.contains("=") ? String(argument.dropFirst(name.count + 1)) : ""
+                    if !argument.contains("="), index < arguments.count {
+                        value = arguments[index]
+                        rest.append(value)
+                        index += 1
+                    }
+                    group.minSdkVersion = Int(value) ?? 0
+                } else {
+                    rest.append(argument)
+                    continue
+                }
                 while index < arguments.count {
-                    let name = arguments[index].split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-                    guard valued.contains(name) else { break }
-                    group.append(arguments[index])
+                    let option = arguments[index].split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+                    guard valued.contains(option) else { break }
+                    group.options.append(arguments[index])
                     index += 1
                     if !arguments[index - 1].contains("="), index < arguments.count {
-                        group.append(arguments[index])
+                        group.options.append(arguments[index])
                         index += 1
                     }
                 }
-                groups.append(group)
+                if !group.options.isEmpty { groups.append(group) }
             }
             return (rest, groups)
         }
 
-        /// The keys after each `--next-signer`, loaded; a group's own `--v1-signer-name` (a per-signer option in
-        /// apksigner) names that signer's JAR files.
-        static func loadNextSigners() throws -> [SignerKey] {
+        /// The signers after the first, loaded: a group's own `--v1-signer-name` (a per-signer option in
+        /// apksigner) names that signer's JAR files, `--signer-lineage` gives a targeted signer's lineage.
+        static func loadNextSigners() throws -> [NextSigner] {
             try nextSigners.map { group in
-                var options: [String] = [], name: String?
+                var options: [String] = [], name: String?, lineagePath: String?
                 var index = 0
-                while index < group.count {
-                    if group[index] == "--v1-signer-name", index + 1 < group.count {
-                        name = group[index + 1]
-                        index += 2
-                    } else if group[index].hasPrefix("--v1-signer-name=") {
-                        name = String(group[index].dropFirst("--v1-signer-name=".count))
-                        index += 1
+                while index < group.options.count {
+                    let (option, inline) = LineageSignerArguments.split(group.options[index])
+                    if option == "--v1-signer-name" || option == "--signer-lineage" {
+                        let value = inline ?? (index + 1 < group.options.count ? group.options[index + 1] : "")
+                        if option == "--v1-signer-name" { name = value } else { lineagePath = value }
+                        index += inline == nil ? 2 : 1
                     } else {
-                        options.append(group[index])
+                        options.append(group.options[index])
                         index += 1
                     }
                 }
-                let key = try SignerOptions.parse(options).keySource().load()
-                return name.map { SignerKey(name: $0, privateKey: key.privateKey, certificates: key.certificates) } ?? key
+                var key = try SignerOptions.parse(options).keySource().load()
+                if let name { key = SignerKey(name: name, privateKey: key.privateKey, certificates: key.certificates) }
+                return NextSigner(key: key, minSdkVersion: group.minSdkVersion,
+                                  lineage: try lineagePath.map { try SigningCertificateLineage(contentsOf: $0) })
             }
         }
 

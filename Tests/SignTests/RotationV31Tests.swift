@@ -278,4 +278,48 @@ import TestSupport
         }
         process.interrupt()
     }
+
+    @Test("--signer-for-min-sdk-version: a targeted signer is laid out as the rotation would; with a rotation, each at its level")
+    func targetedSigners() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let lineage2 = try Self.lineage(through: 1, in: dir)
+        let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--v4-signing-enabled", "false"]
+        func sign(_ name: String, _ arguments: [String]) throws -> (TestSupport.ProcessResult, String) {
+            let out = dir.appendingPathComponent(name).path
+            return (try TestSupport.apkpatch(["sign"] + arguments + layout + ["--out", out, input]), out)
+        }
+        // A signer targeting 33 with the lineage is what the default rotation makes, byte for byte.
+        let (rotation, rotationPath) = try sign("rotation.apk", Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage2])
+        #expect(rotation.succeeded, "\(rotation)")
+        let (targeted, targetedPath) = try sign("targeted.apk", Self.signer(0) + ["--signer-for-min-sdk-version", "33"] + Self.signer(1) + ["--signer-lineage", lineage2])
+        #expect(targeted.succeeded, "\(targeted)")
+        #expect(try TestSupport.readBytes(targetedPath) == (try TestSupport.readBytes(rotationPath)))
+
+        // A rotation from 28 (key 1) and a signer targeting 34 (key 2): v3.0 holds key 1 for 28…33 with its
+        // lineage and the v3.1 level, v3.1 key 2 from 34.
+        let lineage3 = try Self.lineage(through: 2, in: dir)
+        let (both, bothPath) = try sign("both.apk", Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage3, "--rotation-min-sdk-version", "28",
+                                                                                                          "--signer-for-min-sdk-version", "34"] + Self.signer(2) + ["--signer-lineage", lineage3])
+        #expect(both.succeeded, "\(both)")
+        let block = try Self.signingBlock(bothPath)
+        let v31 = try Self.signers(block, SigningBlock.ID.v31), v30 = try Self.signers(block, SigningBlock.ID.v3)
+        #expect(v31.map(\.signedData.certificates) == [[Self.der(of: 2)]] && v31.first?.minSdkVersion == 34 && v31.first?.maxSdkVersion == Int32.max)
+        #expect(v30.map(\.signedData.certificates) == [[Self.der(of: 1)]] && v30.first?.minSdkVersion == 28 && v30.first?.maxSdkVersion == 33)
+        let lineage01 = try SigningCertificateLineage(contentsOf: lineage3).subLineage(through: Self.shared.keys[1].key.certificates[0])
+        #expect(v30.first?.signedData.additionalAttributes == [AdditionalAttribute(id: AdditionalAttribute.ID.proofOfRotation, value: lineage01.attributeValue),
+                                                              AdditionalAttribute(id: 0x559f_8b02, value: [34, 0, 0, 0])])
+        let verify = try TestSupport.apkpatch(["verify", "--signature-only", "--print-certs", bothPath])
+        #expect(verify.succeeded && verify.stdout.contains("Signer (minSdkVersion=28, maxSdkVersion=33) certificate SHA-256 digest: \(Self.sha256(of: 1))"), "\(verify)")
+        let theirs = try TestSupport.run("apksigner", ["verify", "--print-certs", "--max-sdk-version", "33", bothPath])
+        #expect(theirs.succeeded && theirs.stdout.contains(Self.sha256(of: 1)), "\(theirs)")
+
+        // Refused as apksig refuses: two signers at one level, a rotation level not below a targeted one.
+        let (twice, _) = try sign("x.apk", Self.signer(0) + ["--signer-for-min-sdk-version", "34"] + Self.signer(1) + ["--signer-lineage", lineage3,
+                                                                                                                    "--signer-for-min-sdk-version", "34"] + Self.signer(2) + ["--signer-lineage", lineage3])
+        #expect(!twice.succeeded && twice.stderr.contains("several signers target API 34"), "\(twice)")
+        let (late, _) = try sign("y.apk", Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage3, "--signer-for-min-sdk-version", "33"]
+                                 + Self.signer(2) + ["--signer-lineage", lineage3])
+        #expect(!late.succeeded && late.stderr.contains("must be below the first targeted SDK version"), "\(late)")
+    }
 }

@@ -2,173 +2,249 @@ import APKCore
 import OpenSSLWrapper
 import SignatureSchemes
 
-/// Signing with a rotated key (apksig `DefaultApkSignerEngine` with a `SigningCertificateLineage`): v1 and v2
-/// are signed by the lineage's original signer (`SignerConfig.key`), which is what devices before API 28 know;
-/// the newer signers, each with its proof of rotation, take over from `minSdkVersion` on. From API 33 on that
-/// is a v3.1 block, beside a v3.0 block the original signer signs for the levels before (apksigner's default
-/// `--rotation-min-sdk-version 33`); a rotation from API 28 puts the newest signer in the v3.0 block.
+/// Signing with rotated keys and SDK-targeted signers (apksig `DefaultApkSignerEngine` with a
+/// `SigningCertificateLineage` and signer configs set up by `setLineageForMinSdkVersion`): v1 and v2 are signed
+/// by the original signer (`SignerConfig.key`), which is what devices before API 28 know; the targeted signers,
+/// each with its proof of rotation, take over from their minimum SDK version on. From API 33 on that is a v3.1
+/// block, beside a v3.0 block the original signer signs for the levels before (apksigner's default
+/// `--rotation-min-sdk-version 33`); a signer targeting a level below 33 goes in the v3.0 block from 28.
 public struct SignerRotation: Sendable {
-    /// A signer after the original, with the lineage up to its certificate.
-    public struct RotatedSigner: Sendable {
+    /// A signer used from `minSdkVersion` on, with the lineage up to its certificate (nil: none, as apksig
+    /// allows for a signer given with `--signer-for-min-sdk-version` and no lineage).
+    public struct TargetedSigner: Sendable {
         public var key: SignerKey
-        public var lineage: SigningCertificateLineage
+        public var minSdkVersion: Int
+        public var lineage: SigningCertificateLineage?
+        public var targetsDevRelease = false
+
+        public init(key: SignerKey, minSdkVersion: Int, lineage: SigningCertificateLineage?) {
+            self.key = key
+            self.minSdkVersion = minSdkVersion
+            self.lineage = lineage
+        }
     }
 
-    /// The signers given after the oldest, in lineage order: each one targets `minSdkVersion` (apksig
-    /// `setTargetedSignerConfigs`), and the v3 layout keeps those the newest does not hide.
-    public var rotatedSigners: [RotatedSigner]
-    /// Whether the oldest signer given is the lineage's first certificate. Otherwise it is one more targeted
-    /// signer, and v1 and v2 (which need the original) cannot be signed.
+    /// The targeted signers, lowest level first (apksig `setTargetedSignerConfigs`): those given with a level,
+    /// and the keys after the original one in the lineage, at the rotation level.
+    public var targetedSigners: [TargetedSigner]
+    /// Whether the oldest signer given is untargeted: the lineage's original signer, or the one key given
+    /// without a level. Otherwise it is the first targeted signer.
+    public var oldestIsUntargeted: Bool
+    /// Whether the oldest signer is the original of the signing history, as v1 and v2 need (they know no
+    /// rotation; apksig refuses them otherwise).
     public var oldestIsOriginal: Bool
-    /// The oldest signer's sub-lineage (used when it is not the original).
-    var oldestLineage: SigningCertificateLineage
-    /// The first API level the newer signers are used on: apksig's rotation-min-sdk-version, where levels below
-    /// 33 (which know no v3.1 block) mean 28 (`DefaultApkSignerEngine.Builder.setMinSdkVersionForRotation`).
-    public var minSdkVersion: Int
-    /// apksigner `--rotation-targets-dev-release`: the newest signer also covers the development release that
-    /// still reports the level before `minSdkVersion`.
-    public var targetsDevRelease: Bool
 
     /// The newest signer: it signs the v3.1 block (or the v3.0 block when it alone covers the APK), and v4.
-    public var newestKey: SignerKey { rotatedSigners.last!.key }
-    /// The lineage up to the newest signer, carried in its proof-of-rotation attribute.
-    public var lineage: SigningCertificateLineage { rotatedSigners.last!.lineage }
+    public var newestKey: SignerKey { targetedSigners.last!.key }
 
     /// apksigner's default rotation-min-sdk-version: the newest signer from API 33 on, in a v3.1 block.
     public static let defaultMinSdkVersion = AndroidSDK.tiramisu
 
-    /// Orders `keys` by `lineage` (apksig `sortSignerConfigs`) and checks what apksig checks: every key's
-    /// certificate is in the lineage, there are at least two, and the development-release flag goes with a
-    /// v3.1 rotation. `oldest` is then the v1/v2 signer.
-    public static func plan(keys: [SignerKey], lineage: SigningCertificateLineage, rotationMinSdkVersion: Int,
-                            targetsDevRelease: Bool = false) throws -> (oldest: SignerKey, rotation: SignerRotation) {
-        let level = rotationMinSdkVersion < AndroidSDK.tiramisu ? AndroidSDK.pie : rotationMinSdkVersion
-        if targetsDevRelease && level < AndroidSDK.tiramisu {
-            throw SignError.invalidOption("a rotation can target a development release only from API \(AndroidSDK.tiramisu) on (a v3.1 block): raise the rotation's minimum SDK version to 33 or later")
+    /// apksig's `setLineageForMinSdkVersion`: levels below 28 are refused, levels below 33 (which know no v3.1
+    /// block) mean 28.
+    static func targetLevel(_ level: Int) throws -> Int {
+        guard level >= AndroidSDK.pie else {
+            throw SignError.invalidOption("a signer can target API \(AndroidSDK.pie) (APK Signature Scheme v3) or later, not \(level)")
         }
-        var ordered: [(index: Int, key: SignerKey)] = []
-        for key in keys {
-            guard let certificate = key.certificates.first else { throw SignError.noCertificate }
-            guard let index = lineage.certificates.firstIndex(of: certificate) else {
-                throw SignError.invalidOption("the signer \(certificate.subjectDN) is not in the lineage: sign with the lineage's keys (apkpatch lineage --in FILE --print-certs lists them)")
-            }
-            guard !ordered.contains(where: { $0.index == index }) else {
-                throw SignError.invalidOption("the signer \(certificate.subjectDN) is given twice: give each key of the lineage once")
-            }
-            ordered.append((index, key))
-        }
-        ordered.sort { $0.index < $1.index }
-        guard ordered.count >= 2, let first = ordered.first else {
-            throw SignError.invalidOption("a rotation needs the old signer and the new one: give the lineage's original key, then the newer ones with --next-signer")
-        }
-        let rotated = try ordered.dropFirst().map { RotatedSigner(key: $0.key, lineage: try lineage.subLineage(through: $0.key.certificates[0])) }
-        let rotation = SignerRotation(rotatedSigners: rotated, oldestIsOriginal: first.index == 0,
-                                      oldestLineage: try lineage.subLineage(through: first.key.certificates[0]),
-                                      minSdkVersion: level, targetsDevRelease: targetsDevRelease)
-        return (first.key, rotation)
+        return level < AndroidSDK.tiramisu ? AndroidSDK.pie : level
     }
 
-    /// One v3 signer while apksig's `processV3Configs` settles the layout.
-    private struct Candidate {
-        var spec: SchemeSignerSpec
-        var lineage: SigningCertificateLineage?
-        var targetsDevRelease = false
+    /// A stable sort by level, as Java's.
+    private static func byLevel(_ signers: [TargetedSigner]) -> [TargetedSigner] {
+        signers.enumerated().sorted { ($0.element.minSdkVersion, $0.offset) < ($1.element.minSdkVersion, $1.offset) }.map(\.element)
+    }
+
+    /// Plans the signers as apksig's `DefaultApkSignerEngine.Builder` does: `keys` are the untargeted signers
+    /// (ordered by `lineage`, whose original one signs v1 and v2 and the others target the rotation level),
+    /// `targeted` the signers given with their own level. Checks what apksig checks: keys in the lineage, a
+    /// rotation level below the first targeted one, no two signers at one level, the development-release flag
+    /// only from 33, lineages that belong to one history.
+    public static func plan(keys: [SignerKey], lineage: SigningCertificateLineage?, targeted: [TargetedSigner] = [],
+                            rotationMinSdkVersion: Int = defaultMinSdkVersion,
+                            targetsDevRelease: Bool = false) throws -> (oldest: SignerKey, rotation: SignerRotation) {
+        let level = rotationMinSdkVersion < AndroidSDK.tiramisu ? AndroidSDK.pie : rotationMinSdkVersion
+        var targeted = byLevel(try targeted.map { signer -> TargetedSigner in
+            var signer = signer
+            signer.minSdkVersion = try targetLevel(signer.minSdkVersion)
+            if let own = signer.lineage {
+                guard let certificate = signer.key.certificates.first, own.certificates.contains(certificate) else {
+                    throw SignError.invalidOption("the lineage given for the signer targeting API \(signer.minSdkVersion) does not contain its certificate")
+                }
+                signer.lineage = try own.subLineage(through: certificate)
+            }
+            return signer
+        })
+        var untargeted = keys
+        var oldestIsOriginal = true
+        if let lineage {
+            if let first = targeted.first, level >= first.minSdkVersion {
+                throw SignError.invalidOption("the rotation's minimum SDK version, \(level), must be below the first targeted SDK version, \(first.minSdkVersion)")
+            }
+            var ordered: [(index: Int, key: SignerKey)] = []
+            for key in keys {
+                guard let certificate = key.certificates.first else { throw SignError.noCertificate }
+                guard let index = lineage.certificates.firstIndex(of: certificate) else {
+                    throw SignError.invalidOption("the signer \(certificate.subjectDN) is not in the lineage: sign with the lineage's keys (apkpatch lineage --in FILE --print-certs lists them)")
+                }
+                guard !ordered.contains(where: { $0.index == index }) else {
+                    throw SignError.invalidOption("the signer \(certificate.subjectDN) is given twice: give each key of the lineage once")
+                }
+                ordered.append((index, key))
+            }
+            ordered.sort { $0.index < $1.index }
+            oldestIsOriginal = ordered.first?.index == 0
+            untargeted = oldestIsOriginal ? ordered.prefix(1).map(\.key) : []
+            var rotated = try ordered.dropFirst(oldestIsOriginal ? 1 : 0).map {
+                TargetedSigner(key: $0.key, minSdkVersion: level, lineage: try lineage.subLineage(through: $0.key.certificates[0]))
+            }
+            if targetsDevRelease {
+                guard level >= AndroidSDK.tiramisu, !rotated.isEmpty else {
+                    throw SignError.invalidOption("a rotation can target a development release only from API \(AndroidSDK.tiramisu) on (a v3.1 block): raise the rotation's minimum SDK version to 33 or later")
+                }
+                rotated[rotated.count - 1].targetsDevRelease = true
+            }
+            targeted = byLevel(targeted + rotated)
+        } else if targetsDevRelease {
+            throw SignError.invalidOption("a rotation targeting a development release needs a lineage")
+        }
+        guard !targeted.isEmpty else {
+            throw SignError.invalidOption("a rotation needs the old signer and a newer one: give the lineage's original key, then the newer ones with --next-signer")
+        }
+        guard untargeted.count <= 1 else {
+            throw SignError.invalidOption("several signers without a level need a lineage to order them")
+        }
+        // No two signers at one level but the rotation's, and lineages that share one history (apksig
+        // `mergeTargetedSigningConfigLineages`).
+        var previous = 0
+        var longest: SigningCertificateLineage? = lineage
+        for signer in targeted {
+            if signer.minSdkVersion == previous && previous != level {
+                throw SignError.invalidOption("several signers target API \(previous): give each level one signer")
+            }
+            previous = signer.minSdkVersion
+            if let own = signer.lineage {
+                if let current = longest {
+                    let (short, long) = own.certificates.count <= current.certificates.count ? (own, current) : (current, own)
+                    guard Array(long.certificates.prefix(short.certificates.count)) == short.certificates else {
+                        throw SignError.invalidOption("the lineage of the signer targeting API \(signer.minSdkVersion) is not in the signing history of the others")
+                    }
+                    longest = long
+                } else {
+                    longest = own
+                }
+            }
+        }
+        if let root = longest?.certificates.first, let original = untargeted.first, original.certificates.first != root {
+            oldestIsOriginal = false
+        }
+        let oldest = untargeted.first ?? targeted[0].key
+        return (oldest, SignerRotation(targetedSigners: targeted, oldestIsUntargeted: !untargeted.isEmpty,
+                                       oldestIsOriginal: oldestIsOriginal && !untargeted.isEmpty))
     }
 
     /// The v3.1 and v3.0 blocks, in the signing block's order, for an APK whose minSdkVersion is
-    /// `apkMinSdkVersion`, with `oldest` (the v1/v2 signer, whose `algorithms` decided the content digests):
-    /// apksig's `processV3Configs` and `processV31SignerConfigs`. Every signer must need no other content
-    /// digest than the oldest (another key type or size class would).
+    /// `apkMinSdkVersion`, with `oldest` (the v1/v2 signer, whose `algorithms` decided the content digests).
+    /// Every signer must need no other content digest than the oldest (another key type or size class would).
     func v3Blocks(oldest: SignerKey, algorithms: [SignatureAlgorithm], apkMinSdkVersion: Int,
                   verityEnabled: Bool = false) throws -> [SchemeBlockSpec] {
-        let layout = try self.layout(oldest: oldest, algorithms: algorithms, apkMinSdkVersion: apkMinSdkVersion, verityEnabled: verityEnabled)
-        var blocks: [SchemeBlockSpec] = []
-        if !layout.v31.isEmpty {
-            blocks.append(SchemeBlockSpec(id: SigningBlock.ID.v31, version: .v3, signers: layout.v31))
+        let digests = Set(algorithms.map(\.contentDigestAlgorithm))
+        let all = candidates(oldest: oldest)
+        var specs: [SchemeSignerSpec] = []
+        for (index, candidate) in all.enumerated() {
+            guard let certificate = candidate.key.certificates.first else { throw SignError.noCertificate }
+            let publicKey = try certificate.publicKey()
+            let own = index == 0 && oldestIsUntargeted ? algorithms
+                : SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize, verityEnabled: verityEnabled)
+            guard Set(own.map(\.contentDigestAlgorithm)).isSubset(of: digests) else {
+                throw SignError.invalidOption("rotating to a key that needs other content digests than the old one (\(own.map(\.description).joined(separator: ", ")) after \(algorithms.map(\.description).joined(separator: ", "))) is not supported yet: rotate to a key of the same type and size class")
+            }
+            specs.append(SchemeSignerSpec(key: candidate.key, algorithms: own))
         }
-        blocks.append(SchemeBlockSpec(id: SigningBlock.ID.v3, version: .v3, signers: layout.v30))
+        let layout = try Self.layout(all.map { ($0.minSdkVersion, $0.targetsDevRelease) },
+                                     untargetedMinimum: SchemeBlockSigner.v3MinSdkVersion(algorithms: algorithms), apkMinSdkVersion: apkMinSdkVersion)
+        let v31Level = layout.filter(\.inV31).map(\.minSdkVersion).min()
+        var v31: [SchemeSignerSpec] = [], v30: [SchemeSignerSpec] = []
+        for placed in layout {
+            var spec = specs[placed.index]
+            spec.minSdkVersion = Int32(placed.minSdkVersion)
+            spec.maxSdkVersion = Int32(placed.maxSdkVersion)
+            // apksig `V3SchemeSigner.generateAdditionalAttributes`: lineage, development release (v3.1 only),
+            // the v3.1 level (v3.0 only).
+            if let lineage = all[placed.index].lineage {
+                spec.attributes.append(AdditionalAttribute(id: AdditionalAttribute.ID.proofOfRotation, value: lineage.attributeValue))
+            }
+            if placed.inV31 {
+                if all[placed.index].targetsDevRelease { spec.attributes.append(.signerTargetsDevRelease) }
+                v31.append(spec)
+            } else {
+                if let v31Level { spec.attributes.append(.rotationMinSdkVersion(v31Level)) }
+                v30.append(spec)
+            }
+        }
+        var blocks: [SchemeBlockSpec] = []
+        if !v31.isEmpty { blocks.append(SchemeBlockSpec(id: SigningBlock.ID.v31, version: .v3, signers: v31)) }
+        blocks.append(SchemeBlockSpec(id: SigningBlock.ID.v3, version: .v3, signers: v30))
         return blocks
     }
 
     /// Whether the signature has a v3.1 block for an APK whose minSdkVersion is `apkMinSdkVersion`: not when the
-    /// newest signer alone covers every level the APK runs on from 28 (then it goes in the v3.0 block).
+    /// signers targeting 33 or later are not needed there, or a single signer covers every level.
     public func usesV31Block(apkMinSdkVersion: Int) -> Bool {
-        let required = max(AndroidSDK.pie, apkMinSdkVersion)
-        return !(targetsDevRelease ? minSdkVersion < required : minSdkVersion <= required)
+        let shape = (oldestIsUntargeted ? [(0, false)] : []) + targetedSigners.map { ($0.minSdkVersion, $0.targetsDevRelease) }
+        return (try? Self.layout(shape, untargetedMinimum: AndroidSDK.nougat, apkMinSdkVersion: apkMinSdkVersion).contains(where: \.inV31)) ?? false
     }
 
-    private func layout(oldest: SignerKey, algorithms: [SignatureAlgorithm], apkMinSdkVersion: Int,
-                        verityEnabled: Bool) throws -> (v31: [SchemeSignerSpec], v30: [SchemeSignerSpec]) {
-        let digests = Set(algorithms.map(\.contentDigestAlgorithm))
-        func candidate(_ key: SignerKey, lineage: SigningCertificateLineage?, targetsDevRelease: Bool = false) throws -> Candidate {
-            guard let certificate = key.certificates.first else { throw SignError.noCertificate }
-            let publicKey = try certificate.publicKey()
-            let own = SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize,
-                                                   verityEnabled: verityEnabled)
-            guard Set(own.map(\.contentDigestAlgorithm)).isSubset(of: digests) else {
-                throw SignError.invalidOption("rotating to a key that needs other content digests than the old one (\(own.map(\.description).joined(separator: ", ")) after \(algorithms.map(\.description).joined(separator: ", "))) is not supported yet: rotate to a key of the same type and size class")
-            }
-            // Targeted signers start at the rotation level (at least 28, which every algorithm serves); the
-            // original starts where its algorithms do.
-            let minimum = lineage == nil ? SchemeBlockSigner.v3MinSdkVersion(algorithms: own) : minSdkVersion
-            return Candidate(spec: SchemeSignerSpec(key: key, algorithms: own, minSdkVersion: Int32(minimum)),
-                             lineage: lineage, targetsDevRelease: targetsDevRelease)
-        }
-        // Oldest first: the original signer (untargeted), then the targeted ones; the newest may target the
-        // development release.
-        var raw = [try candidate(oldest, lineage: oldestIsOriginal ? nil : oldestLineage)]
-        for (index, signer) in rotatedSigners.enumerated() {
-            raw.append(try candidate(signer.key, lineage: signer.lineage,
-                                     targetsDevRelease: targetsDevRelease && index == rotatedSigners.count - 1))
-        }
+    /// One v3 signer before its range is settled: untargeted (level 0) or targeted.
+    private struct Candidate {
+        var key: SignerKey
+        var minSdkVersion: Int
+        var lineage: SigningCertificateLineage?
+        var targetsDevRelease: Bool
+    }
+
+    /// The original signer (untargeted, when given) then the targeted ones, lowest level first.
+    private func candidates(oldest: SignerKey) -> [Candidate] {
+        (oldestIsUntargeted ? [Candidate(key: oldest, minSdkVersion: 0, lineage: nil, targetsDevRelease: false)] : [])
+            + targetedSigners.map { Candidate(key: $0.key, minSdkVersion: $0.minSdkVersion, lineage: $0.lineage, targetsDevRelease: $0.targetsDevRelease) }
+    }
+
+    /// Where each signer goes (apksig `processV3Configs`, then `processV31SignerConfigs`), from the signers'
+    /// levels (0: untargeted, which starts at `untargetedMinimum`, its algorithms' minimum) and development-release
+    /// flags, oldest first. Newest first, each signer covers up to the level before the next newer one (up to it,
+    /// when that one targets the development release); a signer left with no level is dropped, and the walk stops
+    /// once the APK's levels from 28 are covered. Signers from 33 on above the lowest go to the v3.1 block.
+    static func layout(_ signers: [(minSdkVersion: Int, targetsDevRelease: Bool)], untargetedMinimum: Int,
+                       apkMinSdkVersion: Int) throws -> [(index: Int, minSdkVersion: Int, maxSdkVersion: Int, inV31: Bool)] {
         let required = max(AndroidSDK.pie, apkMinSdkVersion)
-        if !oldestIsOriginal && minSdkVersion > required {
-            throw SignError.invalidOption("without the lineage's original signer, the newer signers (from API \(minSdkVersion)) do not cover API \(required) and later: give the original signer too, or a lower rotation minimum SDK version")
+        if let first = signers.first, first.minSdkVersion > required {
+            throw SignError.invalidOption("the signers (from API \(first.minSdkVersion)) do not cover API \(required) and later: give the lineage's original signer too, or a lower level")
         }
-        // Newest first: each signer covers up to the level before the next newer one, and the walk stops when
-        // the APK's levels are covered (apksig `processV3Configs`).
-        var processed: [Candidate] = []
+        var processed: [(index: Int, min: Int, max: Int, dev: Bool)] = []
         var currentMin = Int.max
-        for index in raw.indices.reversed() {
-            var signer = raw[index]
-            if index == raw.count - 1 {
-                signer.spec.maxSdkVersion = Int32.max
-            } else if let previous = processed.last, previous.targetsDevRelease {
-                signer.spec.maxSdkVersion = previous.spec.minSdkVersion
+        for index in signers.indices.reversed() {
+            let signer = signers[index]
+            let minimum = signer.minSdkVersion == 0 ? untargetedMinimum : signer.minSdkVersion
+            let maximum: Int
+            if index == signers.count - 1 {
+                maximum = Int(Int32.max)
+            } else if let previous = processed.last, previous.dev {
+                maximum = previous.min
             } else {
-                signer.spec.maxSdkVersion = Int32(currentMin - 1)
-                if signer.spec.maxSdkVersion < signer.spec.minSdkVersion { continue }
+                maximum = currentMin - 1
+                if maximum < minimum { continue }
             }
-            processed.append(signer)
-            currentMin = Int(signer.spec.minSdkVersion)
+            processed.append((index, minimum, maximum, signer.targetsDevRelease))
+            currentMin = minimum
             if signer.targetsDevRelease ? currentMin < required : currentMin <= required { break }
         }
         if currentMin > AndroidSDK.pie && currentMin > apkMinSdkVersion {
             throw SignError.invalidOption("the signers' keys do not cover every Android version the APK supports: give the lineage's original signer")
         }
-        // Signers starting at API 33 or later above the lowest go to the v3.1 block (apksig
-        // `processV31SignerConfigs`); the v3.0 signers name the v3.1 block's level so that stripping it shows.
-        var v31: [Candidate] = [], v30: [Candidate] = []
-        let lowest = processed.map { Int($0.spec.minSdkVersion) }.min() ?? AndroidSDK.pie
-        for signer in processed {
-            let minimum = Int(signer.spec.minSdkVersion)
-            if processed.count > 1 && minimum >= AndroidSDK.tiramisu && (minimum > lowest || signer.targetsDevRelease) {
-                v31.append(signer)
-            } else {
-                v30.append(signer)
-            }
+        let lowest = processed.map(\.min).min() ?? AndroidSDK.pie
+        return processed.map { signer in
+            let inV31 = processed.count > 1 && signer.min >= AndroidSDK.tiramisu && (signer.min > lowest || signer.dev)
+            return (signer.index, signer.min, signer.max, inV31)
         }
-        let v31Level = v31.map { Int($0.spec.minSdkVersion) }.min()
-        func finished(_ signer: Candidate, inV31: Bool) -> SchemeSignerSpec {
-            var spec = signer.spec
-            if let lineage = signer.lineage {
-                spec.attributes.append(AdditionalAttribute(id: AdditionalAttribute.ID.proofOfRotation, value: lineage.attributeValue))
-            }
-            if inV31 && signer.targetsDevRelease { spec.attributes.append(.signerTargetsDevRelease) }
-            if !inV31, let v31Level { spec.attributes.append(.rotationMinSdkVersion(v31Level)) }
-            return spec
-        }
-        return (v31.map { finished($0, inV31: true) }, v30.map { finished($0, inV31: false) })
     }
 }
 
