@@ -5,6 +5,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+// glibc defines O_TMPFILE only with _GNU_SOURCE; its value is the same on x86-64 and arm64.
+#ifndef O_TMPFILE
+#define O_TMPFILE (020000000 | O_DIRECTORY)
+#endif
+
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
@@ -29,6 +34,26 @@ static inline long long apkpatch_copy_file_range(int in, long long *in_offset, i
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+// open(2) with O_TMPFILE: an unnamed regular file in `directory`, which the kernel removes when it is closed
+// unless linkat(2) gave it a name first, so a process killed while writing leaves nothing behind. Returns the
+// descriptor, or -1 with errno set (EOPNOTSUPP/EISDIR/EINVAL where the kernel or file system lacks O_TMPFILE).
+static inline int apkpatch_open_tmpfile(const char *directory, unsigned int mode) {
+#ifdef O_TMPFILE
+    return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+// linkat(2) of an O_TMPFILE descriptor to `path` through /proc/self/fd (AT_EMPTY_PATH would need
+// CAP_DAC_READ_SEARCH). Returns 0, or -1 with errno set (EEXIST when `path` exists).
+static inline int apkpatch_link_descriptor(int fd, const char *path) {
+    char source[64];
+    snprintf(source, sizeof source, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
 
 // fallocate(2) with mode 0: allocates `length` bytes of blocks for `fd` (extending its size) in one call.

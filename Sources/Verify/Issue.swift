@@ -67,6 +67,10 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case jarSigMissingAPKSigReferenced = "JAR_SIG_MISSING_APK_SIG_REFERENCED"
         case jarSigUnprotectedZipEntry = "JAR_SIG_UNPROTECTED_ZIP_ENTRY"
         case jarSigMissing = "JAR_SIG_MISSING"
+        /// Not apksig's: bytes of the entries section no entry accounts for, where only the JAR signature is
+        /// checked (it does not cover them). An error before the first local header (Janus, CVE-2017-13156),
+        /// a warning elsewhere (no central-directory reader, Android's included, sees them).
+        case jarSigUnprotectedBytes = "JAR_SIG_UNPROTECTED_BYTES"
 
         // APK Signature Scheme v2.
         case v2SigMissing = "V2_SIG_MISSING"
@@ -149,6 +153,8 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case installNativeLibraryCompressed = "INSTALL_NATIVE_LIBRARY_COMPRESSED"
         case installNativeLibraryNotPageAligned = "INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"
         case installNativeLibraryNot16KAligned = "INSTALL_NATIVE_LIBRARY_NOT_16K_ALIGNED"
+        /// Bytes before the first local header: Android 8.1+ does not open the APK (libziparchive).
+        case installBytesBeforeFirstEntry = "INSTALL_BYTES_BEFORE_FIRST_ENTRY"
 
         /// True for the packaging checks that apksigner does not make (`--signature-only` skips them).
         public var isInstallCheck: Bool { rawValue.hasPrefix("INSTALL_") }

@@ -77,11 +77,13 @@ public struct Verifier: Sendable {
             var limits = UnpackLimits()
             limits.checksEntryNames = false  // names are an extraction concern; Android judges signatures
             limits.readsLikeAndroid = true  // compression methods and ZIP64 entry fields as Android reads them
+            limits.refusesUnaccountedBytes = false  // judged below by whether a signature covers them
             archive = try APKArchive(source: source, label: label, limits: limits)
         } catch {
             // Parse again only to classify the failure (APKArchive reports it as text).
             var zipLimits = ZipArchive.Limits()
             zipLimits.readsLikeAndroid = true
+            zipLimits.refusesUnaccountedBytes = false
             do { _ = try ZipArchive(source: source, limits: zipLimits) } catch ZipFormatError.duplicateEntry(let name) {
                 report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
                 return report
@@ -135,6 +137,7 @@ public struct Verifier: Sendable {
         if options.checksInstallability {
             report.checkedInstallability = true
             InstallChecks.run(archive: archive, manifest: manifest, report: &report)
+            Self.checkArchiveStart(archive.zip, maxSdkVersion: maxSdkVersion, report: &report)
         }
         return report
     }
@@ -327,6 +330,26 @@ public struct Verifier: Sendable {
             }
         }
 
+        // Bytes of the entries section that no entry accounts for are covered by a v2+ signature (its digests
+        // run over the whole section) but not by a JAR signature, which digests entries only. Where a device
+        // checks only the JAR signature (no v2+ block verified, or Android 5-6 below API 24), such bytes are
+        // unsigned. Before the first local header that is an error although apksig accepts it: a DEX prefix is
+        // what Android 5.0-8.0 ran as the app's code (Janus, CVE-2017-13156). Elsewhere Android reads by the
+        // central directory and never sees them (apksig accepts a JAR-signed APK with an unframeable block
+        // before its central directory, v1-with-apk-sig-block-but-without-apk-sig-scheme-v2-block.apk): a warning.
+        let onlyJARChecked = minSdkVersion < AndroidSDK.nougat
+            || !(report.verifiedSchemes.contains(.v2) || report.verifiedSchemes.contains(.v3) || report.verifiedSchemes.contains(.v31))
+        let checked = minSdkVersion < AndroidSDK.nougat ? "below API 24" : "here"
+        var inside: [Range<Int64>] = []
+        for range in zip.unaccountedRanges where onlyJARChecked {
+            guard range.lowerBound == 0 && zip.firstLocalHeaderOffset > 0 else { inside.append(range); continue }
+            report.signatureErrors.append(.error(.jarSigUnprotectedBytes, "", "\(range.upperBound - range.lowerBound) bytes before the first local header belong to no entry, and the JAR signature, the only one checked \(checked), does not cover them: Android 5.0-8.0 would run a DEX file there as the app's code (Janus, CVE-2017-13156). Strip them (zip -J) and sign again"))
+        }
+        if let first = inside.first {
+            let total = inside.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound }
+            report.signatureWarnings.append(.warning(.jarSigUnprotectedBytes, "", "\(total) bytes in \(inside.count) range\(inside.count == 1 ? "" : "s") of the entries section (the first at offset \(first.lowerBound)) belong to no entry, and the JAR signature, the only one checked \(checked), does not cover them. Android reads entries by the central directory and ignores them, but a streaming ZIP reader sees what they hold"))
+        }
+
         // Android R+: targetSdkVersion ≥ 30 needs a v2 or newer signature.
         if let targetSdkVersion = manifest.targetSdkVersion(minSdkVersion: minSdkVersion),
            targetSdkVersion >= AndroidSDK.r, maxSdkVersion >= targetSdkVersion,
@@ -350,6 +373,18 @@ public struct Verifier: Sendable {
 }
 
 extension Verifier {
+    /// Android 8.1 (API 27) and later open no APK whose first bytes are not a local file header, whatever the
+    /// prefix holds (libziparchive's ParseZipArchive, the fix for Janus, A-64211847); apksig does not look.
+    static func checkArchiveStart(_ zip: ZipArchive, maxSdkVersion: Int, report: inout VerificationReport) {
+        let prefix = zip.firstLocalHeaderOffset
+        guard prefix > 0, maxSdkVersion >= oreoMR1 else { return }
+        report.installErrors.append(.error(.installBytesBeforeFirstEntry, "",
+            "\(prefix) bytes come before the first local header; Android 8.1 and later refuse to open an APK that does not start with one (\"Entry at offset zero has invalid LFH signature\"). Strip them (zip -J) and sign again"))
+    }
+
+    /// Android 8.1's API level.
+    static let oreoMR1 = 27
+
     /// The scheme IDs `verifySignatures` has found when it reaches the JAR signatures: the v3.1 block on T+,
     /// the v3 block on P+, and the v2 block when the range starts below P or neither of those was found.
     static func schemeIDsFound(in signingBlock: RawSigningBlock?, minSdkVersion: Int, maxSdkVersion: Int) -> Set<Int> {

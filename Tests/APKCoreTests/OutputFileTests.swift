@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import APKCore
 #if canImport(Glibc)
@@ -53,14 +54,14 @@ import Glibc
         let directory = "/tmp/apkpatch-outputfile-bus-\(getpid())"
         mkdir(directory, 0o700)
         defer { unlink(directory + "/a.bin"); unlink(directory + "/b.bin"); rmdir(directory) }
-        var first: OutputFile? = try OutputFile(destination: directory + "/a.bin")
+        var first: OutputFile? = try OutputFile(destination: directory + "/a.bin", unnamed: false)
         let firstTemporary = first!.temporaryPath
         #expect(BusErrorGuard.registeredPaths.contains(firstTemporary))
         try first!.write([1, 2, 3])
         try first!.commit()
         #expect(!BusErrorGuard.registeredPaths.contains(firstTemporary))
         // The slot the first output freed is taken by the next one; the first one's end must not free it again.
-        let second = try OutputFile(destination: directory + "/b.bin")
+        let second = try OutputFile(destination: directory + "/b.bin", unnamed: false)
         first = nil
         #expect(BusErrorGuard.registeredPaths.contains(second.temporaryPath))
         try second.commit()
@@ -83,12 +84,37 @@ import Glibc
             lock.withLock { seen.append((path, registered)) }
         }
         defer { OutputFile.createdForTesting = nil }
-        var output: OutputFile? = try OutputFile(destination: directory + "/c.bin")
+        var output: OutputFile? = try OutputFile(destination: directory + "/c.bin", unnamed: false)
         let temporary = output!.temporaryPath
         let observed = lock.withLock { seen }
         #expect(observed.count == 1 && observed[0].path == temporary && observed[0].registered, "\(observed)")
         output = nil  // not committed: removed, then unregistered
         #expect(access(temporary, F_OK) != 0)
         #expect(!BusErrorGuard.registeredPaths.contains(temporary))
+    }
+
+    /// Issue 19: a killed run left a full-size `.NAME.tmp-XXXXXXXX` beside the output. The temporary output is
+    /// unnamed (`O_TMPFILE`) until commit: nothing shows in the directory while it is written, nothing stays
+    /// when it is dropped, and commit gives it the destination's name.
+    @Test("an unnamed temporary output is invisible until commit and leaves nothing when dropped")
+    func unnamedTemporaryOutput() throws {
+        let directory = "/tmp/apkpatch-outputfile-unnamed-\(getpid())"
+        mkdir(directory, 0o700)
+        defer { unlink(directory + "/u.bin"); rmdir(directory) }
+        func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: directory) }
+        var output: OutputFile? = try OutputFile(destination: directory + "/u.bin")
+        #expect(output!.isUnnamed, "O_TMPFILE is expected on Linux /tmp")
+        try output!.write([1, 2, 3])
+        #expect(try output!.mapWritten().bytes(in: 0..<3) == [1, 2, 3])
+        #expect(try names().isEmpty, "written but not committed: no name in the directory")
+        output = nil
+        #expect(try names().isEmpty, "dropped: nothing left")
+        let second = try OutputFile(destination: directory + "/u.bin", mode: 0o640)
+        try second.write([4, 5])
+        try second.commit()
+        #expect(try names() == ["u.bin"])
+        #expect(try MappedFile(path: directory + "/u.bin").allBytes() == [4, 5])
+        var info = stat()
+        #expect(stat(directory + "/u.bin", &info) == 0 && info.st_mode & 0o777 == 0o640)
     }
 }

@@ -354,13 +354,16 @@ extension ApksigSignerConformanceTests {
 extension ApksigSignerConformanceTests {
     /// The plain archive with a ZIP64 end record and locator put before its end record, whose fields become
     /// markers (or keep their values, `markers` false); `entries` overrides the ZIP64 record's entry count.
-    static func withZip64EndRecord(_ plain: [UInt8], markers: Bool, entries overridden: Int? = nil) -> [UInt8] {
+    /// `beforeRecord` and `afterRecord` are bytes put between the central directory and the ZIP64 record, and
+    /// between that record and its locator.
+    static func withZip64EndRecord(_ plain: [UInt8], markers: Bool, entries overridden: Int? = nil,
+                                   beforeRecord: [UInt8] = [], afterRecord: [UInt8] = []) -> [UInt8] {
         let eocd = plain.count - 22
         func uint(_ at: Int, _ count: Int) -> Int { (0..<count).reduce(0) { $0 | Int(plain[at + $1]) << (8 * $1) } }
         let (count, size, offset) = (uint(eocd + 10, 2), uint(eocd + 12, 4), uint(eocd + 16, 4))
-        var record = le32(0x0606_4b50) + le64(44) + le16(45) + le16(45) + le32(0) + le32(0)
-        record += le64(overridden ?? count) + le64(overridden ?? count) + le64(size) + le64(offset)
-        let locator = le32(0x0706_4b50) + le32(0) + le64(eocd) + le32(1)
+        var record = beforeRecord + le32(0x0606_4b50) + le64(44) + le16(45) + le16(45) + le32(0) + le32(0)
+        record += le64(overridden ?? count) + le64(overridden ?? count) + le64(size) + le64(offset) + afterRecord
+        let locator = le32(0x0706_4b50) + le32(0) + le64(eocd + beforeRecord.count) + le32(1)
         var end = Array(plain[eocd...])
         if markers {
             for i in 8..<12 { end[i] = 0xff }
@@ -395,6 +398,20 @@ extension ApksigSignerConformanceTests {
         let refused = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out",
                                                 dir.appendingPathComponent("conflict-signed.apk").path, conflicting])
         #expect(!refused.succeeded, "\(refused)")
+
+        // The ZIP64 record and its locator are end records, accounted for like the standard one: bytes before
+        // the record or between it and its locator are no record's (libziparchive reads the record through the
+        // locator, and apksig would carry such bytes nowhere), so they are refused.
+        for (name, before, after, message) in [("before", Array("hidden".utf8), [UInt8](), "between the central directory"),
+                                               ("after", [UInt8](), Array("hidden".utf8), "between the ZIP64 end of central directory record")] {
+            let input = dir.appendingPathComponent("zip64-\(name).apk").path
+            try Data(Self.withZip64EndRecord(try TestSupport.readBytes(plain), markers: markers, beforeRecord: before, afterRecord: after))
+                .write(to: URL(fileURLWithPath: input))
+            let output = dir.appendingPathComponent("zip64-\(name)-signed.apk").path
+            let result = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", output, input])
+            #expect(result.status == 1 && result.stderr.contains(message), "\(name): \(result)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
     }
 }
 

@@ -34,3 +34,46 @@ public struct ZipBuilder {
         return out + central + eocd.encoded()
     }
 }
+
+/// Rewrites an existing archive's layout around its unchanged records, so tests can give a real (aapt-built or
+/// signed) APK exactly the hostile structure a crafted one has: bytes before or between the local records, an
+/// uncounted central directory record, bytes before the end record, a comment. Local records (header, data,
+/// descriptor) are copied byte for byte; central records are re-encoded with their new offsets.
+public struct ZipRelayout {
+    public var archive: ZipArchive
+    /// Bytes written before the local record of the entry at this file-order position (0: a prefix).
+    public var inserted: [Int: [UInt8]] = [:]
+    /// Bytes after the last local record (before the central directory).
+    public var afterEntries: [UInt8] = []
+    /// Extra central directory bytes after the counted records (an uncounted record, say).
+    public var uncountedCentralRecords: [UInt8] = []
+    /// Bytes between the central directory and the end record.
+    public var beforeEndRecord: [UInt8] = []
+    public var comment: [UInt8] = []
+
+    /// Reads `bytes` leniently (unaccounted bytes are what these tests make).
+    public init(bytes: [UInt8]) throws {
+        var limits = ZipArchive.Limits()
+        limits.refusesUnaccountedBytes = false
+        archive = try ZipArchive(source: ByteArrayDataSource(bytes), limits: limits)
+    }
+
+    public func build() throws -> [UInt8] {
+        var out: [UInt8] = []
+        var offsets: [Int64] = Array(repeating: 0, count: archive.entries.count)
+        for (position, index) in archive.indicesInFileOrder.enumerated() {
+            out += inserted[position] ?? []
+            offsets[index] = Int64(out.count)
+            out += try archive.source.bytes(in: archive.entries[index].recordRange)
+        }
+        out += afterEntries
+        let centralDirectoryOffset = Int64(out.count)
+        var central: [UInt8] = []
+        for (index, entry) in archive.entries.enumerated() { central += entry.encodedCentralDirectoryRecord(localHeaderOffset: offsets[index]) }
+        central += uncountedCentralRecords
+        out += central + beforeEndRecord
+        out += EndOfCentralDirectory(entryCount: archive.entries.count, centralDirectorySize: Int64(central.count),
+                                     centralDirectoryOffset: centralDirectoryOffset, comment: comment).encoded()
+        return out
+    }
+}

@@ -10,11 +10,21 @@ import Darwin
 /// An output written to a temporary file beside its destination and renamed over it only on `commit()`.
 ///
 /// Nobody ever sees a half-written APK at the output path: if the process fails or is killed, the
-/// destination keeps its previous content (or stays absent), and `deinit` removes the temporary file of an
-/// uncommitted output. Writes are buffered; `position` is the logical file offset.
+/// destination keeps its previous content (or stays absent). On Linux the temporary file is unnamed
+/// (`O_TMPFILE` in the destination's directory) and gets a name only in `commit`, just before the rename: a
+/// process killed while writing leaves no file behind, since the kernel frees an unnamed file with its last
+/// descriptor. Where the file system lacks `O_TMPFILE` (or `/proc` is not mounted, which naming it needs), it
+/// is a hidden named file that `deinit` removes for an uncommitted output, and a bus error handler too.
+/// Writes are buffered; `position` is the logical file offset.
 public final class OutputFile: DataSink {
     public let destination: String
+    /// The temporary file's path: a hidden file beside the destination, or `/proc/self/fd/N` for an unnamed
+    /// one (valid while the output is open: `mapWritten` reads through it).
     public let temporaryPath: String
+    /// True when the temporary file is unnamed (`O_TMPFILE`) until `commit`.
+    public let isUnnamed: Bool
+    /// The path errors name: the destination for an unnamed file, whose `/proc` path means nothing to a user.
+    private var errorPath: String { isUnnamed ? destination : temporaryPath }
     private var fd: Int32
     /// Copies of the bytes given to `write`, until the next flush (allocated once: `pending` points into it).
     private let buffer: UnsafeMutableRawBufferPointer
@@ -34,11 +44,26 @@ public final class OutputFile: DataSink {
     private var busErrorCleanup: BusErrorGuard.Registration?
 
     /// Creates the temporary file; `mode` is applied to it (and so to the destination after the rename).
-    public init(destination: String, mode: mode_t = 0o644) throws {
+    /// `unnamed` false always uses a named temporary file (the fallback; tests choose it).
+    public init(destination: String, mode: mode_t = 0o644, unnamed: Bool = true) throws {
         self.destination = destination
         let directory = destination.contains("/") ? String(destination[..<destination.lastIndex(of: "/")!]) : "."
         let base = destination.split(separator: "/").last.map(String.init) ?? destination
         let prefix = "\(directory.isEmpty ? "/" : directory)/.\(base).tmp-"
+        self.namePrefix = prefix
+        if unnamed {
+            let fd = Self.openUnnamed(in: directory.isEmpty ? "/" : directory)
+            if fd >= 0 {
+                self.fd = fd
+                self.temporaryPath = "/proc/self/fd/\(fd)"
+                self.isUnnamed = true
+                fchmod(fd, mode)
+                buffer = .allocate(byteCount: Self.flushThreshold, alignment: 64)
+                pending.reserveCapacity(Self.maxPieces)
+                return
+            }
+        }
+        self.isUnnamed = false
         // The name is registered for the bus-error cleanup before the file exists: other threads may already
         // be reading a mapped input, and a file created first and registered after could be left behind by a
         // bus error in between. (mkstemp picks the name and creates the file in one call, so it cannot do that.)
@@ -66,6 +91,35 @@ public final class OutputFile: DataSink {
         pending.reserveCapacity(Self.maxPieces)
     }
 
+    /// The hidden name's start (`dir/.NAME.tmp-`): the named temporary file, or the name an unnamed one gets in
+    /// `commit` for the moment before its rename.
+    private let namePrefix: String
+
+    /// Whether `/proc/self/fd` exists: giving an unnamed file a name goes through it.
+    private static let canNameDescriptors = access("/proc/self/fd", F_OK) == 0
+
+    /// A new unnamed regular file (`O_TMPFILE`, mode 0600) in `directory` that `link(descriptor:to:)` can name
+    /// later; -1 with errno set where the kernel or file system cannot (or `/proc` is missing).
+    static func openUnnamed(in directory: String) -> Int32 {
+        #if canImport(CLinux)
+        guard canNameDescriptors else { errno = EOPNOTSUPP; return -1 }
+        return apkpatch_open_tmpfile(directory, 0o600)
+        #else
+        errno = EOPNOTSUPP
+        return -1
+        #endif
+    }
+
+    /// Gives the file open as `descriptor` the name `path`, if nothing has it (`linkat` replaces no file).
+    static func link(descriptor: Int32, to path: String) -> Bool {
+        #if canImport(CLinux)
+        return apkpatch_link_descriptor(descriptor, path) == 0
+        #else
+        errno = EOPNOTSUPP
+        return false
+        #endif
+    }
+
     /// Called with each temporary file's path just after it is created (tests check it is registered by then).
     nonisolated(unsafe) static var createdForTesting: ((String) -> Void)?
 
@@ -80,7 +134,7 @@ public final class OutputFile: DataSink {
         buffer.deallocate()
         if fd >= 0 { close(fd) }
         // Removed before the registration ends: a failed run's other threads may still be reading the input.
-        if !committed { unlink(temporaryPath) }
+        if !committed && !isUnnamed { unlink(temporaryPath) }
         busErrorCleanup?.end()
     }
 
@@ -124,7 +178,7 @@ public final class OutputFile: DataSink {
         if apkpatch_fallocate(fd, bytes) == 0 {
             reserved = true
         } else if errno == ENOSPC {
-            throw FileError(path: temporaryPath, operation: "reserve \(bytes) bytes for", errno: ENOSPC, detail: "the disk is full")
+            throw FileError(path: errorPath, operation: "reserve \(bytes) bytes for", errno: ENOSPC, detail: "the disk is full")
         }
         #endif
     }
@@ -137,7 +191,7 @@ public final class OutputFile: DataSink {
             let n = pending.withUnsafeBufferPointer { writev(fd, $0.baseAddress! + first, Int32($0.count - first)) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FileError(path: temporaryPath, operation: "write", errno: errno)
+                throw FileError(path: errorPath, operation: "write", errno: errno)
             }
             // Skip what was written; a short write leaves the rest of a piece for the next call.
             var written = n
@@ -161,7 +215,7 @@ public final class OutputFile: DataSink {
             let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FileError(path: temporaryPath, operation: "write", errno: errno)
+                throw FileError(path: errorPath, operation: "write", errno: errno)
             }
             done += n
         }
@@ -171,14 +225,14 @@ public final class OutputFile: DataSink {
     /// at once, each its own part (nothing else may be written meanwhile). `skip(to:)` then moves the
     /// sequential writer to the region's end.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        if let error = pwriteAll(fd, bytes, at: offset) { throw FileError(path: temporaryPath, operation: "write", errno: error) }
+        if let error = pwriteAll(fd, bytes, at: offset) { throw FileError(path: errorPath, operation: "write", errno: error) }
     }
 
     /// Continues sequential writing at `offset`, after a region written with `write(_:at:)`.
     public func skip(to offset: Int64) throws {
         try flush()
         guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
-            throw FileError(path: temporaryPath, operation: "seek in", errno: errno)
+            throw FileError(path: errorPath, operation: "seek in", errno: errno)
         }
         position = offset
     }
@@ -187,7 +241,7 @@ public final class OutputFile: DataSink {
     public func overwrite(at offset: Int64, with bytes: [UInt8]) throws {
         try flush()
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress!, $0.count, off_t(offset)) }
-        guard n == bytes.count else { throw FileError(path: temporaryPath, operation: "write", errno: errno) }
+        guard n == bytes.count else { throw FileError(path: errorPath, operation: "write", errno: errno) }
     }
 
     /// Maps what has been written so far, for digesting it without another read through the page cache.
@@ -201,25 +255,60 @@ public final class OutputFile: DataSink {
     /// An existing regular file is swapped out with `renameat2(RENAME_EXCHANGE)` and then unlinked: a plain
     /// `rename` over it makes ext4 (auto_da_alloc) start writing the whole new file back inside the call,
     /// ~30 ms for 45 MB, while the exchange is as atomic for readers and costs nothing. Anything else (no
-    /// destination, a symlink, a file system without exchange) gets a plain `rename`.
+    /// destination, a symlink, a file system without exchange) gets a plain `rename`. An unnamed file is
+    /// linked at the destination directly when nothing is there, else under a hidden name for the swap.
     public func commit() throws {
         try flush()
         busErrorCleanup?.end()  // every byte is written: nothing reads an input any more
         busErrorCleanup = nil
         if reserved && ftruncate(fd, off_t(position)) != 0 {
-            throw FileError(path: temporaryPath, operation: "truncate", errno: errno)
+            throw FileError(path: errorPath, operation: "truncate", errno: errno)
         }
-        guard close(fd) == 0 else { fd = -1; throw FileError(path: temporaryPath, operation: "close", errno: errno) }
-        fd = -1
-        if Self.exchange(temporaryPath, destination) {
+        if isUnnamed && linkUnnamedFile(to: destination) {
+            // No output was there: the file got its final name in one step, nothing to rename.
+            let closed = close(fd) == 0
+            let error = errno
+            fd = -1
+            guard closed else {
+                unlink(destination)  // not known to be whole
+                throw FileError(path: destination, operation: "close", errno: error)
+            }
             committed = true
-            BackgroundRemoval.unlink(temporaryPath)  // now the previous output
             return
         }
-        guard rename(temporaryPath, destination) == 0 else {
-            throw FileError(path: destination, operation: "rename the finished output to", errno: errno)
+        let finished = isUnnamed ? try linkUnnamedFile() : temporaryPath
+        guard close(fd) == 0 else {
+            let error = errno
+            fd = -1
+            if isUnnamed { unlink(finished) }
+            throw FileError(path: errorPath, operation: "close", errno: error)
+        }
+        fd = -1
+        if Self.exchange(finished, destination) {
+            committed = true
+            BackgroundRemoval.unlink(finished)  // now the previous output
+            return
+        }
+        guard rename(finished, destination) == 0 else {
+            let error = errno
+            if isUnnamed { unlink(finished) }
+            throw FileError(path: destination, operation: "rename the finished output to", errno: error)
         }
         committed = true
+    }
+
+    /// Gives the unnamed temporary file the name `path` if nothing has it (`linkat` replaces no file).
+    private func linkUnnamedFile(to path: String) -> Bool { Self.link(descriptor: fd, to: path) }
+
+    /// Gives the unnamed temporary file a hidden name beside the destination, for the exchange or rename that
+    /// replaces the existing output, and returns it.
+    private func linkUnnamedFile() throws -> String {
+        for _ in 0..<100 {
+            let path = namePrefix + Self.randomSuffix()
+            if Self.link(descriptor: fd, to: path) { return path }
+            guard errno == EEXIST else { throw FileError(path: destination, operation: "name the finished output for", errno: errno) }
+        }
+        throw FileError(path: destination, operation: "name the finished output for", errno: EEXIST)
     }
 
     /// Swaps `from` with `to` when `to` is an existing regular file and the kernel can; false otherwise.

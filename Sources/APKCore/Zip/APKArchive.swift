@@ -34,6 +34,7 @@ public struct APKArchive: Sendable {
             zipLimits.maxEntries = limits.maxEntries
             zipLimits.readsLikeAndroid = limits.readsLikeAndroid
             zipLimits.readsZip64EndRecord = limits.readsZip64EndRecord
+            zipLimits.refusesUnaccountedBytes = limits.refusesUnaccountedBytes
             zip = try ZipArchive(source: source, limits: zipLimits)
         } catch let error as ZipFormatError {
             throw UnpackError.malformedArchive(path: label, reason: error.description)
@@ -141,6 +142,8 @@ public struct UnpackLimits: Sendable {
     public var readsLikeAndroid = false
     /// A ZIP64 end record whose values fit the standard one (`ZipArchive.Limits.readsZip64EndRecord`); signing only.
     public var readsZip64EndRecord = false
+    /// Refuse bytes no record accounts for (`ZipArchive.Limits.refusesUnaccountedBytes`); off for verification only.
+    public var refusesUnaccountedBytes = true
     public init() {}
 }
 

@@ -36,6 +36,18 @@ public struct ZipArchive: Sendable {
         /// (ApkSignerTest testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully): it writes a standard end
         /// record. For the signer only; archives that really need ZIP64 are refused either way.
         public var readsZip64EndRecord = false
+        /// Refuse bytes no record accounts for: any byte before the first local header (Android 8.1+ opens no
+        /// archive whose first bytes are not a local header: libziparchive's ParseZipArchive, the Janus fix,
+        /// A-64211847), non-zero bytes between entries or between the last entry and the APK Signing Block (or
+        /// the central directory), bytes between the central directory and the end records (a ZIP64 end record
+        /// and its locator, where read, are end records), and central directory bytes after the records the end
+        /// record counts. A streaming reader (`unzip -`, `java.util.jar.JarInputStream`, Android 5-8.0 for a DEX
+        /// prefix: Janus, CVE-2017-13156) sees what such bytes hold, a central-directory reader does not, so a
+        /// tool that rewrites the APK must not carry them into a signed output. Zero bytes after the first entry
+        /// are padding (apksig pads the entries to the signing block's 4096-byte boundary with them) and cannot
+        /// form a record. Off for verification, which judges these bytes as apksig and Android do
+        /// (`unaccountedRanges`, `firstLocalHeaderOffset`).
+        public var refusesUnaccountedBytes = true
         public init() {}
     }
 
@@ -50,10 +62,22 @@ public struct ZipArchive: Sendable {
         guard eocd.centralDirectoryOffset + eocd.centralDirectorySize <= eocd.offset else {
             throw ZipFormatError.malformed("central directory (offset \(eocd.centralDirectoryOffset), \(eocd.centralDirectorySize) bytes) runs past the end of central directory record at \(eocd.offset)")
         }
+        let centralDirectoryEnd = eocd.centralDirectoryOffset + eocd.centralDirectorySize
+        if limits.refusesUnaccountedBytes {
+            let endRecords = eocd.endRecordsOffset
+            if centralDirectoryEnd != endRecords {
+                throw ZipFormatError.unaccountedBytes("\(endRecords - centralDirectoryEnd) bytes lie between the central directory (which ends at \(centralDirectoryEnd)) and the end of central directory record\(eocd.zip64EndRecord == nil ? "" : "s") at \(endRecords)")
+            }
+            let locator = eocd.offset - Int64(Zip64LocatorLayout.fixedSize)
+            if let zip64 = eocd.zip64EndRecord, zip64.upperBound != locator {
+                throw ZipFormatError.unaccountedBytes("\(locator - zip64.upperBound) bytes lie between the ZIP64 end of central directory record (which ends at \(zip64.upperBound)) and its locator at \(locator)")
+            }
+        }
         guard eocd.entryCount <= limits.maxEntries else {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
-        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, readsLikeAndroid: limits.readsLikeAndroid)
+        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, readsLikeAndroid: limits.readsLikeAndroid,
+                                                    refusesUnaccountedBytes: limits.refusesUnaccountedBytes)
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
@@ -103,12 +127,27 @@ public struct ZipArchive: Sendable {
         }
         let byOffset = isInFileOrder ? nil : entries.indices.sorted { entries[$0].localHeaderOffset < entries[$1].localHeaderOffset }
         var end: Int64 = 0
+        var gaps: [Range<Int64>] = []
         for position in entries.indices {
             let index = byOffset?[position] ?? position
             if position > 0 && entries[index].localHeaderOffset < end {
                 throw ZipFormatError.malformed("entry \(entries[index].name.debugQuoted) overlaps the entry before it (local header at \(entries[index].localHeaderOffset), previous entry ends at \(end))")
             }
+            if entries[index].localHeaderOffset > end { gaps.append(end..<entries[index].localHeaderOffset) }
             end = entries[index].recordRange.upperBound
+        }
+        // After the last entry: zero padding and an APK Signing Block framed as Android finds one, or nothing.
+        let blockStart = try SigningBlock.frameOffset(in: source, centralDirectoryOffset: eocd.centralDirectoryOffset)
+        let tailEnd = blockStart.map { max($0, end) } ?? eocd.centralDirectoryOffset
+        if tailEnd > end { gaps.append(end..<tailEnd) }
+        let firstLocalHeaderOffset = entries.isEmpty ? 0 : (byOffset.map { entries[$0[0]] } ?? entries[0]).localHeaderOffset
+        if limits.refusesUnaccountedBytes && firstLocalHeaderOffset > 0 {
+            throw ZipFormatError.unaccountedBytes("\(firstLocalHeaderOffset) bytes before the first local header belong to no entry of the central directory (Android 8.1 and later open no APK that does not start with a local header; older releases could run such a prefix as the app's code)")
+        }
+        self.firstLocalHeaderOffset = firstLocalHeaderOffset
+        self.unaccountedRanges = try gaps.filter { try !Self.isZeroFilled($0, in: source) }
+        if limits.refusesUnaccountedBytes, let first = unaccountedRanges.first {
+            throw ZipFormatError.unaccountedBytes("\(first.count64) bytes at offset \(first.lowerBound) belong to no entry of the central directory")
         }
         self.entries = entries
         self.entriesEnd = end
@@ -118,6 +157,21 @@ public struct ZipArchive: Sendable {
 
     /// Positions in `entries` in the order of their local headers; nil when that is central-directory order.
     private let fileOrder: [Int]?
+
+    /// Ranges of the entries section holding non-zero bytes that no entry accounts for (before the first local
+    /// header, between records, after the last one up to the APK Signing Block or central directory), in file
+    /// order. Empty unless `Limits.refusesUnaccountedBytes` is off: only a verifier sees them, and judges them
+    /// by whether a signature covers them.
+    public let unaccountedRanges: [Range<Int64>]
+
+    /// Where the first local header (in file order) starts: the size of the prefix before it, which Android
+    /// 8.1+ refuses whatever it holds. 0 without entries, and always 0 when `Limits.refusesUnaccountedBytes`.
+    public let firstLocalHeaderOffset: Int64
+
+    /// True when every byte of `range` in `source` is zero.
+    static func isZeroFilled(_ range: Range<Int64>, in source: any DataSource) throws -> Bool {
+        try source.withBytes(in: range) { bytes in bytes.allSatisfy { $0 == 0 } }
+    }
 
     /// The position of the first entry (in central-directory order) whose name, byte for byte, an earlier
     /// entry already has. An open-addressing table over the name bytes: hashing `[UInt8]` through
@@ -182,6 +236,14 @@ public struct ZipArchive: Sendable {
                     let commentLength = Int(try r.read(UInt16.self))
                     if position + Int(fixed) + commentLength == tail.count {
                         let absolute = searchStart + Int64(position)
+                        var zip64EndRecord: Range<Int64>?
+                        // Android's libziparchive (FindCentralDirectoryInfo) takes the last end-record signature
+                        // in the file and refuses the archive when that record's comment does not end the file;
+                        // apksig takes the first record from the end whose comment does. A second signature in
+                        // the comment makes the two read different archives, so it is refused.
+                        if let second = Self.firstSignature(in: tail, from: position + 4) {
+                            throw ZipFormatError.malformed("a second end of central directory record signature lies in the archive comment, at offset \(searchStart + Int64(second)); Android reads the archive from that one and refuses it")
+                        }
                         if absolute >= Int64(Zip64LocatorLayout.fixedSize) {
                             let locator = try source.withBytes(in: (absolute - Int64(Zip64LocatorLayout.fixedSize))..<(absolute - Int64(Zip64LocatorLayout.fixedSize) + 4)) {
                                 $0.loadUnaligned(as: UInt32.self)
@@ -193,6 +255,7 @@ public struct ZipArchive: Sendable {
                                     throw ZipFormatError.unsupported("ZIP64 archives are not supported: older Android releases cannot read one, so an APK must stay under 65,535 entries and 4 GB, with a standard end of central directory record")
                                 }
                                 (disk, cdDisk, entriesOnDisk, entries, cdSize, cdOffset) = (0, 0, values.entries, values.entries, values.size, values.offset)
+                                zip64EndRecord = values.record
                             }
                         }
                         // Without a ZIP64 locator, 0xFFFF is a real entry count (apksig and libziparchive read it
@@ -204,8 +267,10 @@ public struct ZipArchive: Sendable {
                             throw ZipFormatError.unsupported("multi-disk (spanned) ZIP archives are not supported")
                         }
                         let comment = Array(tail[(position + Int(fixed))..<tail.count])
-                        return EndOfCentralDirectory(entryCount: Int(entries), centralDirectorySize: Int64(cdSize),
-                                                     centralDirectoryOffset: Int64(cdOffset), comment: comment, offset: absolute)
+                        var record = EndOfCentralDirectory(entryCount: Int(entries), centralDirectorySize: Int64(cdSize),
+                                                           centralDirectoryOffset: Int64(cdOffset), comment: comment, offset: absolute)
+                        record.zip64EndRecord = zip64EndRecord
+                        return record
                     }
                 }
                 position -= 1
@@ -214,10 +279,24 @@ public struct ZipArchive: Sendable {
         }
     }
 
+    /// The position of the first end of central directory signature in `bytes` at or after `start` that a
+    /// whole fixed-size record could follow (libziparchive's backward scan starts 22 bytes before the end).
+    static func firstSignature(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var position = start
+        while position + EndOfCentralDirectoryLayout.fixedSize <= bytes.count {
+            if bytes[position] == 0x50 && UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)) == EndOfCentralDirectoryLayout.signature {
+                return position
+            }
+            position += 1
+        }
+        return nil
+    }
+
     /// The values of the ZIP64 end record the locator at `locatorOffset` points to, when they fit the standard
-    /// record and agree with it (each standard field is its 0xFF… marker or the same value); nil otherwise.
+    /// record and agree with it (each standard field is its 0xFF… marker or the same value), and where the
+    /// record (with its extensible data) lies; nil otherwise.
     static func zip64EndValues(in source: any DataSource, locatorOffset: Int64,
-                               standard: (entries: UInt16, size: UInt32, offset: UInt32)) throws -> (entries: UInt16, size: UInt32, offset: UInt32)? {
+                               standard: (entries: UInt16, size: UInt32, offset: UInt32)) throws -> (entries: UInt16, size: UInt32, offset: UInt32, record: Range<Int64>)? {
         func uint(_ bytes: [UInt8], _ at: Int, _ count: Int) -> UInt64 {
             (0..<count).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) }
         }
@@ -227,6 +306,9 @@ public struct ZipArchive: Sendable {
         guard recordDisk == 0, disks <= 1, locatorOffset >= recordSize, recordOffset <= UInt64(locatorOffset - recordSize) else { return nil }
         let record = try source.bytes(in: Int64(recordOffset)..<(Int64(recordOffset) + recordSize))
         guard uint(record, 0, 4) == 0x0606_4b50 else { return nil }
+        // The size field counts the record after itself: 44 bytes of fields, then any extensible data.
+        let remaining = uint(record, 4, 8)
+        guard remaining >= 44, remaining <= UInt64(locatorOffset) - recordOffset - 12 else { return nil }
         // After the signature: record size (8), versions (2 + 2), then these.
         let (disk, cdDisk) = (uint(record, 16, 4), uint(record, 20, 4))
         let (entriesOnDisk, entries) = (uint(record, 24, 8), uint(record, 32, 8))
@@ -236,10 +318,11 @@ public struct ZipArchive: Sendable {
               standard.size == 0xFFFF_FFFF || UInt64(standard.size) == size,
               standard.offset == 0xFFFF_FFFF || UInt64(standard.offset) == offset,
               offset + size <= recordOffset else { return nil }
-        return (UInt16(entries), UInt32(size), UInt32(offset))
+        return (UInt16(entries), UInt32(size), UInt32(offset), Int64(recordOffset)..<(Int64(recordOffset) + 12 + Int64(remaining)))
     }
 
-    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, readsLikeAndroid: Bool = false) throws -> [ZipEntry] {
+    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, readsLikeAndroid: Bool = false,
+                                     refusesUnaccountedBytes: Bool = true) throws -> [ZipEntry] {
         try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
             var r = LittleEndianReader(cd)
             var entries: [ZipEntry] = []
@@ -273,6 +356,11 @@ public struct ZipArchive: Sendable {
                     let externalAttributes = field(38, UInt32.self)
                     let localHeaderOffset = field(42, UInt32.self)
                     let name = Array(try r.readBytes(nameLength))
+                    // "", "." and ".." name no file: extracted they are the output directory or its parent, and
+                    // readers disagree on what they hold (apksig signs them, unzip skips them).
+                    if name.isEmpty || name == [0x2e] || name == [0x2e, 0x2e] {
+                        throw ZipFormatError.meaninglessName("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which names no file; rebuild the APK without it")
+                    }
                     let extra = Array(try r.readBytes(extraLength))
                     let comment = Array(try r.readBytes(commentLength))
                     var displayName: String { String(decoding: name, as: UTF8.self) }  // for messages only
@@ -308,6 +396,11 @@ public struct ZipArchive: Sendable {
                 } catch let error as ShortReadError {
                     throw ZipFormatError.truncated("central directory record #\(index + 1): \(error)")
                 }
+            }
+            // More records than the end record counts: readers that walk the central directory by its size see
+            // entries that readers going by the count (Android's libziparchive, apksig) do not.
+            if refusesUnaccountedBytes && r.remaining > 0 {
+                throw ZipFormatError.unaccountedBytes("the end of central directory record counts \(eocd.entryCount) entries, but the central directory holds \(r.remaining) more bytes after them")
             }
             return entries
         }
@@ -458,6 +551,10 @@ public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
     case duplicateEntry(String)
     case unsupported(String)
     case limitExceeded(String)
+    /// Bytes no record accounts for (`ZipArchive.Limits.refusesUnaccountedBytes`).
+    case unaccountedBytes(String)
+    /// An entry name no reader can give a meaning: empty, "." or "..".
+    case meaninglessName(String)
 
     public var description: String {
         switch self {
@@ -468,6 +565,8 @@ public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
         case .duplicateEntry(let name): return "duplicate entry \(name.debugQuoted): the archive names it twice, which Android refuses (and which can hide content from a verifier)"
         case .unsupported(let m): return "unsupported archive: \(m)"
         case .limitExceeded(let m): return "archive exceeds a safety limit: \(m)"
+        case .unaccountedBytes(let m): return "malformed archive: \(m); a streaming reader would see what these bytes hold while a central-directory reader (Android) does not, so they are refused rather than carried into a signed output"
+        case .meaninglessName(let m): return "malformed archive: \(m)"
         }
     }
 }

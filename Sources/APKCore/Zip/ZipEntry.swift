@@ -120,6 +120,11 @@ public struct EndOfCentralDirectory: Sendable, Hashable {
     public var comment: [UInt8]
     /// Where the record starts in the archive.
     public var offset: Int64
+    /// Where the ZIP64 end of central directory record read in its place lies (`ZipArchive.Limits
+    /// .readsZip64EndRecord`): it and its locator, which ends at `offset`, are end records too. Nil without one.
+    public var zip64EndRecord: Range<Int64>?
+    /// Where the end records start: the ZIP64 end record's offset, or `offset`. The central directory ends here.
+    public var endRecordsOffset: Int64 { zip64EndRecord?.lowerBound ?? offset }
 
     public init(entryCount: Int, centralDirectorySize: Int64, centralDirectoryOffset: Int64, comment: [UInt8] = [], offset: Int64 = 0) {
         self.entryCount = entryCount
