@@ -148,7 +148,7 @@ public enum SetPipeline {
         let set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
         if set.form.isContainer, case .on(reportsFailure: true) = options.v4Signing { throw SetPipelineError.v4InContainer(set.form.rawValue) }
         try SetWriter.checkFileNames(set)
-        let patches = try clock.measure("overlay") { try options.patchDirectory.map { try patchesByMember(set, root: $0) } }
+        let patches = try clock.measure("overlay") { try options.patchDirectory.map { try patchesByMember(set, patch: PatchDirectory(root: $0)) } }
 
         // Each APK is signed into a staging directory beside the output: a directory output is that directory,
         // moved into place once complete; a container's APKs are copied from it into the container.
@@ -279,7 +279,7 @@ public enum SetPipeline {
         // Patched members are written unsigned beside the output, merged from there, and removed.
         var staging: OutputDirectory?
         if let root = options.patchDirectory {
-            let patches = try clock.measure("overlay") { try patchesByMember(set, root: root) }
+            let patches = try clock.measure("overlay") { try patchesByMember(set, patch: PatchDirectory(root: root)) }
             let directory = try OutputDirectory(destination: output)
             staging = directory
             let paths = set.members.indices.map { directory.path(for: "\($0).apk") }
@@ -375,8 +375,9 @@ public enum SetPipeline {
 
     /// Each member's patch directory: the base's, each split's `splits/<name>/`, and for a split without one an
     /// empty patch when the base's changes the versionCode (every APK of a set must have the base's).
-    static func patchesByMember(_ set: APKSet, root: String) throws -> [PatchDirectory?] {
-        let (base, splits) = try PatchDirectory(root: root).splitPatches()
+    static func patchesByMember(_ set: APKSet, patch: PatchDirectory) throws -> [PatchDirectory?] {
+        let root = patch.root
+        let (base, splits) = try patch.splitPatches()
         let names = Set(set.members.map(\.splitName))
         if let unknown = splits.keys.sorted().first(where: { !names.contains($0) }) {
             throw SetPipelineError.unknownSplit(unknown, set.splits.map(\.splitName))

@@ -106,7 +106,7 @@ public final class SetWatchSession {
         do {
             let patch = try clock.measure("overlay") { try PatchDirectory(root: patchDirectory) }
             changes.lastFiles = Set(patch.files.keys)
-            let patches = try clock.measure("overlay") { try SetPipeline.patchesByMember(set, root: patchDirectory) }
+            let patches = try clock.measure("overlay") { try SetPipeline.patchesByMember(set, patch: patch) }
             let fingerprints = patches.map(PatchFingerprint.init)
             let paths = set.members.indices.map { builds.path(for: "\($0).apk") }
             let stale = set.members.indices.filter { members[$0].builtFrom != fingerprints[$0] || members[$0].report == nil }
