@@ -27,11 +27,12 @@ enum SetCommands {
         return source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
     }
 
-    /// A key rotation or several signers are signed for one APK at a time so far: a set would get its first
-    /// key alone, which is not what was asked.
+    /// A key rotation, several signers or SDK-targeted signers are signed for one APK at a time so far: a set
+    /// would get its first key alone, which is not what was asked.
     static func refuseSeveralSigners(_ schemes: SchemeOptions) throws {
         if schemes.hasSeveralSigners {
-            throw ValidationError("\(schemes.lineage != nil ? "--lineage" : "--next-signer") signs one APK at a time: sign each APK of the set alone with it (apkpatch sign), or the set without it")
+            let option = schemes.lineage != nil ? "--lineage" : schemes.signerForMinSdkVersion != nil ? "--signer-for-min-sdk-version" : "--next-signer"
+            throw ValidationError("\(option) signs one APK at a time: sign each APK of the set alone with it (apkpatch sign), or the set without it")
         }
     }
 
