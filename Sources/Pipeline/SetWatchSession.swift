@@ -72,7 +72,9 @@ public final class SetWatchSession {
         for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
         set = try APKSet.open(paths: options.inputs, memberLimits: SetPipeline.memberLimits)
         try SetWriter.checkFileNames(set)
-        builds = try OutputDirectory(destination: output + ".builds")
+        // Beside the output, not in it (`--out patched/` names the directory itself).
+        let trimmed = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
+        builds = try OutputDirectory(destination: trimmed + ".builds")
         members = set.members.map { _ in MemberState() }
         changes = PatchChangeFilter(root: patchDirectory)
         deviceSpec = options.deviceSpec

@@ -44,7 +44,8 @@ import TestSupport
         let input = try fixture.pack(.directory)
         let output = scratch.appendingPathComponent("watched").path
         let probe = FakeADB.Reply(standardOutput: "abis=arm64-v8a\nlocales=en-US,\nsdk=33\nPhysical density: 320\n")
-        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+        // `--out DIR/` (a trailing slash): the kept builds go beside the directory, not into it.
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output + "/", "--debug-keystore", keystore,
                                                               "--install", "--json"], environment: adb.environment(shell: probe))
         defer { if process.isRunning { process.terminate() } }
         let apk = { (name: String) in output + "/" + name }
