@@ -190,7 +190,8 @@ struct TextXMLCompiler {
         if text == "@empty" { return .typed(.null, 1) }
         var body = text.dropFirst()
         if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return .reference(id) }
-        if body.hasPrefix("+") { body = body.dropFirst() }
+        let creates = body.hasPrefix("+")
+        if creates { body = body.dropFirst() }
         if body.hasPrefix("*") { body = body.dropFirst() }
         var package: String?
         if let colon = body.firstIndex(of: ":"), let slash = body.firstIndex(of: "/"), colon < slash {
@@ -200,6 +201,10 @@ struct TextXMLCompiler {
             throw fail(.badValue, line, "\(attribute)=\"\(text)\": a reference is @type/name or @package:type/name")
         }
         let type = String(body[..<slash]), name = String(body[body.index(after: slash)...])
+        // aapt takes @+android:id/x for an id the framework already has; a new one cannot be created there.
+        if creates, package == "android", resources?.packageName != "android", FrameworkResources.id(type: type, name: name) == nil {
+            throw fail(.unresolvedName, line, "\(text): new ids can only be created in the app's own package, not in android's; write @+id/\(name) for a new id of the app")
+        }
         return .reference(try resolve(package: package, type: type, name: name, text: text, line: line))
     }
 
@@ -228,7 +233,7 @@ struct TextXMLCompiler {
             throw fail(.unresolvedName, line, "\(text): app references need the APK's resources.arsc, which is not available here")
         }
         if let id = resources.resourceID(type: type, name: name) { return id }
-        throw fail(.unresolvedName, line, "\(text): the APK has no resource \(type)/\(name) (adding new resources is not supported yet)")
+        throw fail(.unresolvedName, line, "\(text): the APK has no resource \(type)/\(name), and the patch does not add one")
     }
 
     /// aapt's string processing for attribute values (`collectString` with spaces preserved): `\` escapes

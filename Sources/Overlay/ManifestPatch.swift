@@ -22,20 +22,24 @@ public struct ManifestEdits: Sendable, Equatable {
     public var targetSdkVersion: SDKVersion?
     /// `<application android:networkSecurityConfig>`, a reference such as `@xml/network_security_config`.
     public var networkSecurityConfig: String?
+    /// A new `<manifest package>` (and resource-table package name) for a copy that installs beside the original;
+    /// see `PackageRename`.
+    public var packageName: String?
 
     public init(debuggable: Bool? = nil, versionCode: Int? = nil, versionName: String? = nil, label: String? = nil,
                 usesCleartextTraffic: Bool? = nil, extractNativeLibs: Bool? = nil, minSdkVersion: SDKVersion? = nil,
-                targetSdkVersion: SDKVersion? = nil) {
+                targetSdkVersion: SDKVersion? = nil, packageName: String? = nil) {
         self.debuggable = debuggable; self.versionCode = versionCode; self.versionName = versionName; self.label = label
         self.usesCleartextTraffic = usesCleartextTraffic; self.extractNativeLibs = extractNativeLibs
-        self.minSdkVersion = minSdkVersion; self.targetSdkVersion = targetSdkVersion
+        self.minSdkVersion = minSdkVersion; self.targetSdkVersion = targetSdkVersion; self.packageName = packageName
     }
 
     /// The edits the patch spec's `manifest:` section asks for.
     public init(_ shortcuts: PatchSpec.ManifestShortcuts) {
         self.init(debuggable: shortcuts.debuggable, versionCode: shortcuts.versionCode, versionName: shortcuts.versionName,
                   label: shortcuts.label, usesCleartextTraffic: shortcuts.usesCleartextTraffic, extractNativeLibs: shortcuts.extractNativeLibs,
-                  minSdkVersion: shortcuts.minSdkVersion.map { .level($0) }, targetSdkVersion: shortcuts.targetSdkVersion.map { .level($0) })
+                  minSdkVersion: shortcuts.minSdkVersion.map { .level($0) }, targetSdkVersion: shortcuts.targetSdkVersion.map { .level($0) },
+                  packageName: shortcuts.package)
     }
 
     public var isEmpty: Bool { self == ManifestEdits() }

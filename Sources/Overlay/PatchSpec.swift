@@ -36,6 +36,8 @@ public struct PatchSpec: Sendable, Equatable {
         public var extractNativeLibs: Bool?
         public var minSdkVersion: Int?
         public var targetSdkVersion: Int?
+        /// A new package name: the copy installs beside the original.
+        public var package: String?
         public init() {}
         public var isEmpty: Bool { self == ManifestShortcuts() }
     }
@@ -154,6 +156,7 @@ public struct PatchSpec: Sendable, Equatable {
             case "extractNativeLibs": shortcuts.extractNativeLibs = try bool()
             case "minSdkVersion": shortcuts.minSdkVersion = try int()
             case "targetSdkVersion": shortcuts.targetSdkVersion = try int()
+            case "package": shortcuts.package = try string()
             default:
                 throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): manifest: unknown shortcut \(key.debugDescription)"
                     + Self.suggestion(for: key, among: Self.manifestKeys) + "; known: \(Self.manifestKeys.joined(separator: ", "))")
@@ -164,7 +167,7 @@ public struct PatchSpec: Sendable, Equatable {
 
     static let topLevelKeys = ["delete", "store", "deflate", "manifest", "networkSecurity"]
     static let manifestKeys = ["debuggable", "versionCode", "versionName", "label", "usesCleartextTraffic",
-                               "extractNativeLibs", "minSdkVersion", "targetSdkVersion"]
+                               "extractNativeLibs", "minSdkVersion", "targetSdkVersion", "package"]
 
     /// ` (did you mean "x"?)` for the known key nearest to a misspelt one, or nothing when none is close.
     static func suggestion(for key: String, among known: [String]) -> String {

@@ -9,7 +9,7 @@ import Unpack
 /// - `AndroidManifest.xml` in the patch as text is compiled to binary (the original's encoding and conventions);
 /// - the spec's `manifest:` shortcuts (and `extraEdits`) are applied to the (original or compiled) manifest;
 /// - text `res/**.xml` files (not `res/values*`, `res/raw*`) are compiled to binary;
-/// - `res/values*/strings.xml` change existing strings in `resources.arsc` (they are not added as files).
+/// - `res/values*/*.xml` change and add values in `resources.arsc` (they are not added as files).
 /// `resources.arsc` keeps its compression method (normally stored, which Android 11+ requires).
 public struct ResourceContentEditor: ContentEditor {
     /// Edits applied on top of the patch spec's `manifest:` shortcuts (these win when both set a value).
@@ -25,12 +25,7 @@ public struct ResourceContentEditor: ContentEditor {
                      summary: inout OverlaySummary) throws -> [OutputEntry] {
         var edits = ManifestEdits(patch.spec.manifest)
         merge(extraEdits, into: &edits)
-        // values/ before values-*/: a qualified file may refer to a string the default one adds.
-        let overrides = patch.files.keys.filter(ResourcePatch.isStringsOverride).sorted { ($0.hasPrefix("res/values/") ? 0 : 1, $0) < ($1.hasPrefix("res/values/") ? 0 : 1, $1) }
-        let otherValues = patch.files.keys.filter { ResourcePatch.isValuesPath($0) && !ResourcePatch.isStringsOverride(path: $0) }.sorted()
-        if let first = otherValues.first {
-            throw ResourceTableError(.addingNotSupported, "\(first): values files other than strings.xml (bools, integers, colors, dimens, ids, arrays, plurals, styles, attrs) are not supported yet; remove it from the patch directory")
-        }
+        let overrides = patch.files.keys.filter(ResourcePatch.isValuesPath).sorted()
         let newFiles = try patch.files.keys.filter { $0.hasPrefix("res/") && archive.entry(named: $0) == nil && !ResourcePatch.isValuesPath($0) }.sorted()
             .map { (path: $0, resource: try ResourcePatch.resourceFile(at: $0)) }
         let compiled = patch.files.keys.filter { ResourcePatch.isCompiledXMLPath($0) }.sorted()
@@ -74,9 +69,10 @@ public struct ResourceContentEditor: ContentEditor {
             }
             paths[file.path] = file.resource.entryPath
         }
-        for path in overrides {
-            let text = String(decoding: try PatchDirectory.read(patch.files[path]!), as: UTF8.self)
-            try updated!.applyStringsXML(text, directory: String(path.split(separator: "/")[1]), fileName: path)
+        if !overrides.isEmpty {
+            try updated!.applyValuesFiles(try overrides.map { path in
+                (String(path.split(separator: "/")[1]), path, String(decoding: try PatchDirectory.read(patch.files[path]!), as: UTF8.self))
+            })
         }
         output.removeAll { overrides.contains($0.entry.name) && archive.entry(named: $0.entry.name) == nil }
         summary.added.removeAll { overrides.contains($0) }
@@ -122,6 +118,13 @@ public struct ResourceContentEditor: ContentEditor {
         for (path, entryPath) in paths.sorted(by: { $0.key < $1.key }) where entryPath != path && !moved.contains(path) {
             try moveToEntryPath(path, content: try PatchDirectory.read(patch.files[path]!))
         }
+        if let newName = edits.packageName, updated != nil {
+            guard PackageRename.isValidPackageName(newName) else {
+                throw BinaryXMLError(.badValue, "manifest.package '\(newName)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
+            }
+            summary.notes += PackageRename.notes(on: updated!, oldName: updated!.packageName)
+            try updated!.renamePackage(to: newName)
+        }
         if let arscEntry, let updated {
             let bytes = try updated.encoded()
             if bytes != (try archive.uncompressedData(of: arscEntry)) { try replace("resources.arsc", with: bytes) }
@@ -141,6 +144,15 @@ public struct ResourceContentEditor: ContentEditor {
                 throw BinaryXMLError(.missingContent, "the APK has no AndroidManifest.xml to apply the manifest: shortcuts to")
             }
             manifest = try ManifestPatch.applying(edits, to: manifest, resources: updated)
+            if let newName = edits.packageName {
+                var tree = try XMLTree(binaryXML: manifest)
+                let (oldName, notes) = try PackageRename.rename(&tree, to: newName)
+                manifest = try tree.binaryXML()
+                if oldName != newName {
+                    summary.notes.append("package renamed from \(oldName) to \(newName); classes*.dex is unchanged, so code that uses the old name as text (hard-coded authorities, package checks) still does")
+                }
+                summary.notes += notes
+            }
             try replace("AndroidManifest.xml", with: manifest)
         }
         return output
@@ -156,5 +168,6 @@ public struct ResourceContentEditor: ContentEditor {
         if let v = extra.minSdkVersion { edits.minSdkVersion = v }
         if let v = extra.targetSdkVersion { edits.targetSdkVersion = v }
         if let v = extra.networkSecurityConfig { edits.networkSecurityConfig = v }
+        if let v = extra.packageName { edits.packageName = v }
     }
 }

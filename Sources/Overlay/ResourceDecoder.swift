@@ -14,7 +14,7 @@ import ResourceTable
 import Unpack
 
 /// `apkpatch unpack --decode`: writes the APK's manifest and every XML resource as readable text (the way apktool shows
-/// them) and its strings per configuration as `res/values*/strings.xml`, ready to be edited and put in a patch
+/// them) and its values per configuration as `res/values*/strings.xml`, `bools.xml`, `styles.xml`…, ready to be edited and put in a patch
 /// directory, where the overlay compiles them back.
 public enum ResourceDecoder {
     /// What was written, relative to the output directory.
@@ -24,7 +24,7 @@ public enum ResourceDecoder {
     }
 
     /// Decodes `AndroidManifest.xml`, every binary XML file under `res/` (layouts, drawables, `xml`…; not `raw`) and
-    /// the string values of every configuration
+    /// the values of every configuration (one file per type, apktool's layout)
     /// into `directory` (files are overwritten). Line numbers of the original source are kept by default, so
     /// compile errors and `aapt dump xmltree` line up with the decoded text.
     @discardableResult
@@ -46,6 +46,11 @@ public enum ResourceDecoder {
         if let table {
             for (folder, text) in table.stringsXMLFiles() {
                 let path = "res/\(folder)/strings.xml"
+                try write(Array(text.utf8), to: path, in: directory)
+                summary.files.append(path)
+            }
+            for (folder, fileName, text) in table.valuesFiles() {
+                let path = "res/\(folder)/\(fileName)"
                 try write(Array(text.utf8), to: path, in: directory)
                 summary.files.append(path)
             }

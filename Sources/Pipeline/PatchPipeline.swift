@@ -33,6 +33,8 @@ public struct PipelineOptions: Sendable {
     public var signer: SignerConfig?
     /// Network-security settings on top of the patch spec's (`run --trust-user-certs --ca-cert`).
     public var networkSecurity = NetworkSecuritySpec()
+    /// Manifest edits on top of the patch spec's `manifest:` (`run --rename-package`).
+    public var manifestEdits = ManifestEdits()
     /// Verifies the signed output by Android's rules, install checks included.
     public var verifies = true
     /// Writes the signed output's v4 signature (`<output>.idsig`), which makes `installs` use
@@ -98,7 +100,7 @@ public enum PatchPipeline {
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input, readsAll: true) }
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
         var overlay = Overlay(archive: archive, patch: patch)
-        overlay.contentEditor = ResourceContentEditor(extraNetworkSecurity: options.networkSecurity)
+        overlay.contentEditor = ResourceContentEditor(extraEdits: options.manifestEdits, extraNetworkSecurity: options.networkSecurity)
         let plan = try clock.measure("overlay") { try overlay.plan() }
         // Opening touched every local header; the kernel mapped the pages around each one. Give them back.
         archive.source.discard(0..<archive.source.count)

@@ -11,16 +11,18 @@ extension ResourceTable {
         var typeIDOffset: UInt32 = 0
         /// `ResTable_typeSpec.entryCount` per type ID.
         var entryCounts: [UInt8: Int] = [:]
+        /// The configurations each type has a `ResTable_type` chunk for.
+        var configurations: [UInt8: Set<ResourceConfiguration>] = [:]
     }
 
     /// Resources added to the table: rebuilt into the package at `encoded()`.
     struct Additions: Sendable {
+        /// The entry bytes (`ResTable_entry` and its `Res_value`, or a map entry and its items) for slot `index`
+        /// of the type chunk of `configuration`: a new value, or one replacing the input's entry there.
         struct NewEntry: Sendable {
             var index: Int
-            var key: UInt32
             var configuration: ResourceConfiguration
-            var dataType: UInt8
-            var data: UInt32
+            var bytes: [UInt8]
         }
         /// Type names beyond the input's type pool (their IDs follow the last one).
         var types: [String] = []
@@ -50,10 +52,83 @@ extension ResourceTable {
     /// (change it with `setValue`), `.addingNotSupported` for tables this cannot extend.
     @discardableResult
     public mutating func addValue(_ value: ResourceValue, type: String, named name: String, configuration: ResourceConfiguration) throws -> UInt32 {
-        guard !type.isEmpty, !name.isEmpty else { throw ResourceTableError(.badValuesFile, "a resource needs a type and a name (\(type)/\(name))") }
         if hasValue(type: type, named: name, in: configuration) {
             throw ResourceTableError(.duplicate, "\(type)/\(name) already has a value in \(configuration); a configuration holds each name once")
         }
+        let id = try reserveID(type: type, named: name)
+        let dataType: UInt8, data: UInt32
+        switch value {
+        case .string(let text): dataType = ResourceValue.DataType.string.rawValue; data = try appendString(text)
+        case .typed(let type, let value): dataType = type.rawValue; data = value
+        }
+        var w = LittleEndianWriter(capacity: 16)
+        w.write(UInt16(8)); w.write(UInt16(0)); w.write(keyIndex(for: name))
+        w.write(UInt16(8)); w.write(UInt8(0)); w.write(dataType); w.write(data)
+        record(Entry(id: id, type: type, name: name, configuration: configuration, value: value), bytes: w.bytes)
+        return id
+    }
+
+    /// Gives `type/name` a bag (a style, attr, array or plurals: items keyed by attribute, index or quantity) in
+    /// `configuration`, added or replacing the value there; the entry keeps the input's public/weak flags.
+    /// Returns the resource ID.
+    @discardableResult
+    public mutating func putBag(_ items: [(UInt32, ResourceValue)], parent: UInt32 = 0, type: String, named name: String,
+                                configuration: ResourceConfiguration) throws -> UInt32 {
+        let id = try reserveID(type: type, named: name)
+        let existing = entriesByID[id]?.first { entries[$0].configuration == configuration }
+        if let existing, entries[existing].value != nil, entries[existing].dataOffset == nil {
+            throw ResourceTableError(.duplicate, "\(type)/\(name) already has a value in \(configuration); a configuration holds each name once")
+        }
+        let sorted = items.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element)
+        guard sorted.count < 0x1000_0000 else { throw ResourceTableError(.malformed, "\(type)/\(name) has too many items") }
+        let keptFlags = existing.map { entries[$0].flags & 0x0006 } ?? 0  // FLAG_PUBLIC | FLAG_WEAK
+        var w = LittleEndianWriter(capacity: 16 + 12 * sorted.count)
+        w.write(UInt16(16)); w.write(UInt16(0x0001) | keptFlags); w.write(keyIndex(for: name))
+        w.write(parent); w.write(UInt32(sorted.count))
+        for (key, value) in sorted {
+            w.write(key); w.write(UInt16(8)); w.write(UInt8(0))
+            switch value {
+            case .string(let text): w.write(ResourceValue.DataType.string.rawValue); w.write(try appendString(text))
+            case .typed(let type, let data): w.write(type.rawValue); w.write(data)
+            }
+        }
+        let entry = Entry(id: id, type: type, name: name, configuration: configuration, value: nil, bag: sorted, parent: parent,
+                          flags: 0x0001 | keptFlags)
+        if let existing {
+            entries[existing] = entry
+            let typeID = UInt8((id >> 16) & 0xFF)
+            if additions.entryCounts[typeID] == nil { additions.entryCounts[typeID] = layout.entryCounts[typeID] ?? 0 }
+            additions.entries[typeID, default: []].removeAll { $0.index == Int(id & 0xFFFF) && $0.configuration == configuration }
+            additions.entries[typeID, default: []].append(Additions.NewEntry(index: Int(id & 0xFFFF), configuration: configuration, bytes: w.bytes))
+        } else {
+            record(entry, bytes: w.bytes)
+        }
+        return id
+    }
+
+    /// Adds `entry` (new in its configuration) to the additions and the indexes.
+    private mutating func record(_ entry: Entry, bytes: [UInt8]) {
+        let typeID = UInt8((entry.id >> 16) & 0xFF)
+        additions.entries[typeID, default: []].append(Additions.NewEntry(index: Int(entry.id & 0xFFFF), configuration: entry.configuration, bytes: bytes))
+        if additions.entryCounts[typeID] == nil { additions.entryCounts[typeID] = layout.entryCounts[typeID] ?? 0 }
+        entries.append(entry)
+        entriesByID[entry.id, default: []].append(entries.count - 1)
+        if entry.type == "string" {
+            stringEntriesByName[entry.name, default: []].append(entries.count - 1)
+            if let slot = stringEntriesByConfiguration.firstIndex(where: { $0.0 == entry.configuration }) {
+                stringEntriesByConfiguration[slot].1.append(entries.count - 1)
+            } else {
+                stringEntriesByConfiguration.append((entry.configuration, [entries.count - 1]))
+            }
+        }
+    }
+
+    /// The ID of `type/name`, given one when it has none yet: the next free entry ID of its type, and a type the
+    /// package lacks takes the next type ID. A reserved name can be referred to before it gets its values.
+    @discardableResult
+    public mutating func reserveID(type: String, named name: String) throws -> UInt32 {
+        guard !type.isEmpty, !name.isEmpty else { throw ResourceTableError(.badValuesFile, "a resource needs a type and a name (\(type)/\(name))") }
+        if let existing = ids[type + "/" + name] { return existing }
         guard layout.typeIDOffset == 0 else {
             throw ResourceTableError(.addingNotSupported, "adding resources to a package with a type ID offset (a shared library or split) is not supported yet")
         }
@@ -66,37 +141,12 @@ extension ResourceTable {
             typeID = UInt8(typeNames.count)
             additions.entryCounts[typeID] = 0
         }
-        let id: UInt32
-        if let existing = ids[type + "/" + name] {
-            id = existing
-        } else {
-            let count = additions.entryCounts[typeID] ?? layout.entryCounts[typeID] ?? 0
-            guard count < 0x10000 else { throw ResourceTableError(.addingNotSupported, "type \(type) already has 65,536 entries") }
-            additions.entryCounts[typeID] = count + 1
-            id = UInt32(packageID) << 24 | UInt32(typeID) << 16 | UInt32(count)
-            names[id] = ResourceName(type: type, name: name)
-            ids[type + "/" + name] = id
-        }
-        let dataType: UInt8, data: UInt32
-        switch value {
-        case .string(let text): dataType = ResourceValue.DataType.string.rawValue; data = try appendString(text)
-        case .typed(let type, let value): dataType = type.rawValue; data = value
-        }
-        let key = keyIndex(for: name)
-        additions.entries[typeID, default: []].append(Additions.NewEntry(index: Int(id & 0xFFFF), key: key, configuration: configuration,
-                                                                        dataType: dataType, data: data))
-        if additions.entryCounts[typeID] == nil { additions.entryCounts[typeID] = layout.entryCounts[typeID] ?? 0 }
-        let entry = Entry(id: id, type: type, name: name, configuration: configuration, value: value, isStyled: false, dataOffset: nil, bag: [])
-        entries.append(entry)
-        entriesByID[id, default: []].append(entries.count - 1)
-        if type == "string" {
-            stringEntriesByName[name, default: []].append(entries.count - 1)
-            if let slot = stringEntriesByConfiguration.firstIndex(where: { $0.0 == configuration }) {
-                stringEntriesByConfiguration[slot].1.append(entries.count - 1)
-            } else {
-                stringEntriesByConfiguration.append((configuration, [entries.count - 1]))
-            }
-        }
+        let count = additions.entryCounts[typeID] ?? layout.entryCounts[typeID] ?? 0
+        guard count < 0x10000 else { throw ResourceTableError(.addingNotSupported, "type \(type) already has 65,536 entries") }
+        additions.entryCounts[typeID] = count + 1
+        let id = UInt32(packageID) << 24 | UInt32(typeID) << 16 | UInt32(count)
+        names[id] = ResourceName(type: type, name: name)
+        ids[type + "/" + name] = id
         return id
     }
 
@@ -221,10 +271,7 @@ extension ResourceTable {
         }
         for entry in added where entry.index < count { flags[entry.index] |= entry.configuration.changeFlags }
         if typesCount != 0 {
-            // Entries read from the input (a value or a bag, not an addition) tell which configurations exist.
-            let typeName = typeNames[Int(typeID) - 1]
-            let existing = Set(entries.filter { $0.type == typeName && ($0.dataOffset != nil || $0.value == nil) }.map(\.configuration))
-            typesCount += UInt16(clamping: Set(added.map(\.configuration)).subtracting(existing).count)
+            typesCount += UInt16(clamping: Set(added.map(\.configuration)).subtracting(layout.configurations[typeID] ?? []).count)
         }
         let sizeOffset = out.writeChunkHeader(type: ChunkType.tableTypeSpec, headerSize: headerSize)
         out.write(typeID); out.write(UInt8(0)); out.write(typesCount); out.write(UInt32(count))
@@ -269,7 +316,7 @@ extension ResourceTable {
             guard length >= 8, start + length <= chunk.end else { throw ResourceTableError(.malformed, "resources.arsc: \(place): entry #\(index) is outside the chunk") }
             slots[index] = Array(bytes[start..<(start + length)])
         }
-        for entry in added where entry.configuration == configuration && entry.index < count { slots[entry.index] = Self.simpleEntry(entry) }
+        for entry in added where entry.configuration == configuration && entry.index < count { slots[entry.index] = entry.bytes }
         let headerBytes = Array(bytes[chunk.offset..<chunk.headerEnd])
         writeDenseType(headerBytes: headerBytes, slots: slots, into: &out)
         return configuration
@@ -282,7 +329,7 @@ extension ResourceTable {
             let configuration = entry.configuration
             seen.insert(configuration)
             var slots = [[UInt8]?](repeating: nil, count: count)
-            for item in added where item.configuration == configuration && item.index < count { slots[item.index] = Self.simpleEntry(item) }
+            for item in added where item.configuration == configuration && item.index < count { slots[item.index] = item.bytes }
             var header = LittleEndianWriter()
             let configBytes = configuration.bytes
             header.write(ChunkType.tableType); header.write(UInt16(20 + configBytes.count)); header.write(UInt32(0))
@@ -307,13 +354,5 @@ extension ResourceTable {
         }
         for case let slot? in slots { out.write(bytes: slot) }
         out.patch(UInt32(out.count - start), at: start + 4)
-    }
-
-    /// `ResTable_entry` (size 8, flags 0, key) and its `Res_value` (size 8, res0, dataType, data).
-    private static func simpleEntry(_ entry: Additions.NewEntry) -> [UInt8] {
-        var w = LittleEndianWriter(capacity: 16)
-        w.write(UInt16(8)); w.write(UInt16(0)); w.write(entry.key)
-        w.write(UInt16(8)); w.write(UInt8(0)); w.write(entry.dataType); w.write(entry.data)
-        return w.bytes
     }
 }

@@ -31,9 +31,19 @@ public struct ResourceTable: Sendable {
         var dataOffset: Int?
         /// Bag items (name ID → value) of complex entries.
         public let bag: [(UInt32, ResourceValue)]
+        /// The parent of a bag (a style's parent style), 0 for none.
+        public let parent: UInt32
+        /// `ResTable_entry.flags` as read (`FLAG_PUBLIC`, `FLAG_WEAK` are kept when the entry is rewritten).
+        let flags: UInt16
+
+        init(id: UInt32, type: String, name: String, configuration: ResourceConfiguration, value: ResourceValue?, isStyled: Bool = false,
+             dataOffset: Int? = nil, bag: [(UInt32, ResourceValue)] = [], parent: UInt32 = 0, flags: UInt16 = 0) {
+            self.id = id; self.type = type; self.name = name; self.configuration = configuration; self.value = value
+            self.isStyled = isStyled; self.dataOffset = dataOffset; self.bag = bag; self.parent = parent; self.flags = flags
+        }
     }
 
-    public let packageName: String
+    public private(set) var packageName: String
     public let packageID: UInt8
     /// Every entry of the (first) package in every configuration, in table order.
     public internal(set) var entries: [Entry]
@@ -47,6 +57,7 @@ public struct ResourceTable: Sendable {
     var additions = Additions()
     private var patches: [Int: UInt32] = [:]
     private var typePatches: [Int: UInt8] = [:]
+    private var isPackageRenamed = false
     var names: [UInt32: ResourceName] = [:]
     var ids: [String: UInt32] = [:]
     private var appendedStrings: [String: UInt32] = [:]
@@ -155,7 +166,7 @@ public struct ResourceTable: Sendable {
     /// a bag (style, array, plurals) or a styled string.
     public mutating func setValue(_ newValue: ResourceValue, type: String, named name: String, qualifiers: String = "") throws {
         guard let id = ids[type + "/" + name] else {
-            throw ResourceTableError(.addingNotSupported, "\(type)/\(name) does not exist in resources.arsc; adding new resources is not supported yet (only existing values can be changed)")
+            throw ResourceTableError(.addingNotSupported, "\(type)/\(name) does not exist in resources.arsc (add it with addValue)")
         }
         guard let index = entriesByID[id]?.first(where: { entries[$0].configuration.qualifiers == qualifiers }) else {
             let configuration = qualifiers.isEmpty ? "the default configuration (res/values)" : "configuration '\(qualifiers)' (res/values-\(qualifiers))"
@@ -176,7 +187,18 @@ public struct ResourceTable: Sendable {
         // The data type byte sits just before the data, in a Res_value and in a compact entry's flags alike.
         typePatches[dataOffset - 1] = dataType.rawValue
         entries[index] = Entry(id: entry.id, type: entry.type, name: entry.name, configuration: entry.configuration,
-                               value: newValue, isStyled: false, dataOffset: dataOffset, bag: [])
+                               value: newValue, dataOffset: dataOffset, flags: entry.flags)
+    }
+
+    /// Renames the package (`ResTable_package.name`, which Android and aapt read as the app's package). IDs and
+    /// values stay as they are. Throws `.badValuesFile` for a name longer than the 127 UTF-16 units the header holds.
+    public mutating func renamePackage(to name: String) throws {
+        guard !name.isEmpty, name.utf16.count < 128 else {
+            throw ResourceTableError(.badValuesFile, "package name '\(name)' does not fit resources.arsc (1 to 127 characters)")
+        }
+        guard name != packageName else { return }
+        packageName = name
+        isPackageRenamed = true
     }
 
     /// The index of `text` among the strings appended to the value pool (appended once).
@@ -191,7 +213,7 @@ public struct ResourceTable: Sendable {
 
     /// The table bytes with the changes applied: new global pool, the rest copied with changed value indices.
     public func encoded() throws -> [UInt8] {
-        if patches.isEmpty && typePatches.isEmpty && additions.isEmpty { return original }
+        if patches.isEmpty && typePatches.isEmpty && additions.isEmpty && !isPackageRenamed { return original }
         let pool: [UInt8]
         do { pool = try valuePool.encoded() } catch let error as BinaryXMLError where error.code == .tooLarge && valuePool.isUTF8 {
             // A new value longer than UTF-8 pools allow (32,767 bytes): UTF-16 pools take it, Android reads both.
@@ -208,7 +230,15 @@ public struct ResourceTable: Sendable {
         var source = original
         for (offset, value) in patches { withUnsafeBytes(of: value.littleEndian) { for i in 0..<4 { source[offset + i] = $0[i] } } }
         for (offset, type) in typePatches { source[offset] = type }
-        let package = additions.isEmpty ? Array(source[layout.range]) : try encodedPackage(from: source)
+        var package = additions.isEmpty ? Array(source[layout.range]) : try encodedPackage(from: source)
+        if isPackageRenamed {
+            // ResTable_package.name: char16[128] after the chunk header and the package ID.
+            let units = Array(packageName.utf16)
+            for i in 0..<128 {
+                let unit = i < units.count ? units[i] : 0
+                package[12 + 2 * i] = UInt8(unit & 0xFF); package[13 + 2 * i] = UInt8(unit >> 8)
+            }
+        }
         var out = LittleEndianWriter(capacity: original.count + pool.count - poolRange.count + package.count - layout.range.count)
         out.write(bytes: source[0..<poolRange.lowerBound])
         out.write(bytes: pool)
@@ -241,7 +271,11 @@ extension ResourceTable: ResourceResolver {
 
     public func attribute(id: UInt32) -> AttributeInfo? {
         guard let index = entriesByID[id]?.first(where: { entries[$0].type == "attr" }) else { return nil }
-        let entry = entries[index]
+        return attributeInfo(of: entries[index])
+    }
+
+    /// Format and symbols from an attr entry's bag.
+    func attributeInfo(of entry: Entry) -> AttributeInfo {
         var format = AttributeFormat.any
         var symbols: [AttributeInfo.Symbol] = []
         for (key, value) in entry.bag {
@@ -251,7 +285,7 @@ extension ResourceTable: ResourceResolver {
                 symbols.append(AttributeInfo.Symbol(name: name.name, value: data))
             }
         }
-        return AttributeInfo(id: id, name: entry.name, format: format, symbols: symbols)
+        return AttributeInfo(id: entry.id, name: entry.name, format: format, symbols: symbols)
     }
 }
 
@@ -350,6 +384,7 @@ private enum Parser {
         let configuration = ResourceConfiguration(bytes: Array(within[configStart..<(configStart + configSize)]))
         guard typeID >= 1, Int(typeID) <= typeNames.strings.count else { throw fail("\(place): type ID \(typeID) has no name") }
         let typeName = typeNames.strings[Int(typeID) - 1]
+        result.layout.configurations[typeID, default: []].insert(configuration)
         let isSparse = flags & 0x01 != 0, isOffset16 = flags & 0x02 != 0
         let slotSize = isOffset16 || isSparse ? (isSparse ? 4 : 2) : 4
         let slots = entryCount.multipliedReportingOverflow(by: slotSize)
@@ -368,6 +403,7 @@ private enum Parser {
             let id = packageID << 24 | UInt32(typeID) << 16 | UInt32(index)
             let key: UInt32, value: ResourceValue?, dataOffset: Int?
             var bag: [(UInt32, ResourceValue)] = []
+            var parent: UInt32 = 0
             var styled = false
             func decode(_ type: UInt8, _ data: UInt32, _ what: String) throws -> ResourceValue {
                 let dataType = ResourceValue.DataType(rawValue: type)
@@ -384,7 +420,7 @@ private enum Parser {
                 key = try entry.read()
                 if entryFlags & 0x0001 != 0 {  // FLAG_COMPLEX: a map
                     guard size >= 16 else { throw fail("\(place): map entry #\(index) header is \(size) bytes") }
-                    _ = try entry.read(UInt32.self)  // parent
+                    parent = try entry.read()
                     let count = Int(try entry.read(UInt32.self))
                     guard count <= (chunk.end - start) / 12 else { throw fail("\(place): map entry #\(index) claims \(count) items") }
                     var items = LittleEndianReader(within, offset: start + size)
@@ -409,7 +445,7 @@ private enum Parser {
             }
             let name = try keyNames.string(at: key, context: "\(place) entry #\(index) key")
             result.entries.append(ResourceTable.Entry(id: id, type: typeName, name: name, configuration: configuration, value: value,
-                                                      isStyled: styled, dataOffset: dataOffset, bag: bag))
+                                                      isStyled: styled, dataOffset: dataOffset, bag: bag, parent: parent, flags: entryFlags))
         }
     }
 }

@@ -17,6 +17,8 @@ public struct ResourceTableError: Error, Sendable, CustomStringConvertible, Equa
         case unknownQualifier = "UNKNOWN_QUALIFIER"
         /// A `res/` folder names a resource type Android does not know.
         case unknownType = "UNKNOWN_RESOURCE_TYPE"
+        /// A style or attr edit whose meaning is not unambiguous (a renumbered enum symbol, an attr of unknown format).
+        case ambiguousEdit = "AMBIGUOUS_RESOURCE_EDIT"
     }
     public let code: Code
     public let message: String

@@ -160,54 +160,10 @@ extension ResourceTable {
     /// Applies a strings.xml file for the configuration of folder `directory` ("values", "values-fr", …): every
     /// existing item whose value differs is changed, a new name (or a configuration the table lacks) is added.
     /// Returns the names changed or added. A name given twice throws `.duplicate`, a reference to nothing
-    /// `.badValuesFile`, bad qualifiers `.unknownQualifier` (with the file and line).
+    /// `.badValuesFile`, bad qualifiers `.unknownQualifier` (with the file and line). See `applyValuesFiles`.
     @discardableResult
     public mutating func applyStringsXML(_ text: String, directory: String, fileName: String) throws -> [String] {
-        guard directory == "values" || directory.hasPrefix("values-") else {
-            throw ResourceTableError(.badValuesFile, "\(fileName): strings overrides live in res/values*/ folders, not \(directory)")
-        }
-        let given = directory == "values" ? "" : String(directory.dropFirst("values-".count))
-        // A configuration the table has under exactly these qualifiers, else the one aapt2 would compile.
-        let configuration: ResourceConfiguration
-        if let existing = stringConfigurations.first(where: { $0.qualifiers == given }) { configuration = existing }
-        else {
-            do { configuration = try ResourceConfiguration(qualifiers: given) } catch let error as ResourceTableError {
-                throw ResourceTableError(error.code, "\(fileName): \(error.message)")
-            }
-        }
-        let items = try StringsXML.parse(text, fileName: fileName)
-        var seen: [String: Int] = [:]
-        for item in items {
-            if let first = seen[item.name] {
-                throw ResourceTableError(.duplicate, "\(fileName):\(item.line): string/\(item.name) is already defined at line \(first)")
-            }
-            seen[item.name] = item.line
-        }
-        var changed: [String] = []
-        // Text first, references after: a reference may name a string this file adds.
-        for item in items.filter({ !$0.isReference }) + items.filter(\.isReference) {
-            let newValue: ResourceValue
-            if item.isReference {
-                do {
-                    newValue = try XMLTree.compileAttribute(namespace: nil, name: "string", value: item.value, resources: self,
-                                                            context: "\(fileName):\(item.line)", rawValues: .stringsOnlyUntypedAsText).value
-                } catch let error as BinaryXMLError { throw ResourceTableError(.badValuesFile, error.message) }
-            } else {
-                newValue = .string(item.value)
-            }
-            do {
-                if hasValue(type: "string", named: item.name, in: configuration) {
-                    if currentValue(type: "string", named: item.name, qualifiers: configuration.qualifiers) == newValue { continue }
-                    try setValue(newValue, type: "string", named: item.name, qualifiers: configuration.qualifiers)
-                } else {
-                    try addValue(newValue, type: "string", named: item.name, configuration: configuration)
-                }
-            } catch let error as ResourceTableError {
-                throw ResourceTableError(error.code, "\(fileName):\(item.line): \(error.message)")
-            }
-            changed.append(item.name)
-        }
-        return changed
+        try applyValuesFiles([(directory, fileName, text)]).map { String($0.split(separator: "/").last ?? "") }
     }
 }
 

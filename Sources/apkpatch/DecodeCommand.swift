@@ -15,16 +15,17 @@ import Overlay
 import Unpack
 
 extension APKPatch {
-    /// `apkpatch decode`: the manifest, every XML file under res/ and strings as editable text (apktool's `d` for those files only).
+    /// `apkpatch decode`: the manifest, every XML file under res/ and the values as editable text (apktool's `d` for those files only).
     struct Decode: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "decode",
-            abstract: "Write AndroidManifest.xml, the XML files under res/ and res/values*/strings.xml as editable text.",
+            abstract: "Write AndroidManifest.xml, the XML files under res/ and the res/values*/ files as editable text.",
             discussion: """
             Binary XML is shown the way apktool shows it: android: attributes by name, references as
             @string/app_name or @android:style/Theme, enum and flag values by name. Copy what you change into a
-            patch directory: apkpatch compiles text XML back to binary and applies strings.xml files to
-            resources.arsc (existing strings only; adding resources is not supported yet).
+            patch directory: apkpatch compiles text XML back to binary and applies values files (strings.xml,
+            bools.xml, colors.xml, styles.xml…, one per type as apktool writes them) to resources.arsc, changing
+            and adding values.
 
             Examples:
               apkpatch decode app.apk -o decoded/

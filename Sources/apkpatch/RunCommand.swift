@@ -58,6 +58,7 @@ extension APKPatch {
         @OptionGroup(title: "Schemes") var schemes: SchemeOptions
         @Flag(name: .customLong("trust-user-certs"), help: "Trust user-installed CAs (for an interception proxy): writes or extends res/xml/network_security_config.xml, removing certificate pins.") var trustUserCerts = false
         @Option(name: .customLong("ca-cert"), help: ArgumentHelp("Also trust this CA certificate (PEM or DER), added as a res/raw resource; implies --trust-user-certs. Repeatable.", valueName: "cert")) var caCerts: [String] = []
+        @Option(name: .customLong("rename-package"), help: ArgumentHelp("Rename the app's package (manifest and resources.arsc) so the copy installs beside the original, as manifest: package: in apkpatch.yml.", valueName: "name")) var renamePackage: String?
         @Flag(name: .customLong("no-sign"), help: "Write an unsigned, aligned APK.") var noSign = false
         @Flag(name: .customLong("no-verify"), help: "Skip verifying the signed output.") var noVerify = false
         @Flag(name: .long, help: "For a split APK set: merge the patched set into one APK (--out app.apk), as apkpatch merge.") var merge = false
@@ -83,6 +84,7 @@ extension APKPatch {
             // only when all are signed with one key, so a set is always signed as a whole here.
             if keepStages != nil { throw ValidationError("--keep-stages writes the stages of one APK; for a split APK set, patch the APK to inspect alone (apkpatch run base.apk --patch DIR --keep-stages DIR)") }
             if noSign { throw ValidationError("--no-sign is not supported for a split APK set: its APKs install only when all are signed with one key, which run does; to inspect one unsigned, patch it alone (apkpatch run base.apk --patch DIR --no-sign)") }
+            if renamePackage != nil { throw ValidationError("--rename-package is not supported yet for a split APK set (every split names the package); merge it into one APK first (apkpatch merge), then rename that") }
             if merge && deviceSpec != nil {
                 throw ValidationError("--device-spec chooses the splits to install, and a merged APK holds them all; drop --device-spec")
             }
@@ -110,6 +112,7 @@ extension APKPatch {
             let directory = FileManager.default.currentDirectoryPath
             options.networkSecurity = NetworkSecuritySpec(trustUserCertificates: trustUserCerts || !caCerts.isEmpty,
                                                           caCertificates: caCerts.map { $0.hasPrefix("/") ? $0 : directory + "/" + $0 })
+            options.manifestEdits.packageName = renamePackage
             if !quiet && !json && isatty(STDERR_FILENO) == 1 {
                 // Progress on a terminal only: logs and pipes get the summary alone.
                 options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }

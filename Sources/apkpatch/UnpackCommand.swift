@@ -26,7 +26,7 @@ extension APKPatch {
 
             Examples:
               apkpatch unpack app.apk -o app/
-              apkpatch unpack app.apk -o app/ --decode  # manifest, res XML, strings
+              apkpatch unpack app.apk -o app/ --decode  # manifest, res XML, values
               apkpatch unpack app.apk --list
             """
         )
@@ -34,7 +34,7 @@ extension APKPatch {
         @Argument(help: "The APK to read.") var apk: String
         @Option(name: [.customShort("o"), .long], help: "Directory to create (must not exist or be empty).") var output: String?
         @Flag(name: .long, help: "List the entries (method, sizes, CRC, offsets) instead of extracting.") var list = false
-        @Flag(name: .long, help: "Also write AndroidManifest.xml and the XML files under res/ as text XML and string values as res/values*/strings.xml, as apktool shows them.")
+        @Flag(name: .long, help: "Also write AndroidManifest.xml and the XML files under res/ as text XML and the values as res/values*/strings.xml, bools.xml, styles.xml…, as apktool shows them.")
         var decode = false
 
         func validate() throws {

@@ -196,7 +196,12 @@ import TestSupport
         ("res/values/strings.xml", "<resources>\n<string name=\"a\">1</string>\n<string name=\"a\">2</string></resources>", "res/values/strings.xml:3"),
         ("res/layout/l.xml", "<View xmlns:android=\"http://schemas.android.com/apk/res/android\"\n android:background=\"@drawable/nowhere\"/>", "res/layout/l.xml:2"),
         ("res/xml/bad.xml", "<a>\n<b></a>", "res/xml/bad.xml:2"),
-        ("res/values/bools.xml", "<resources><bool name=\"b\">true</bool></resources>", "not supported yet"),
+        ("res/values/colors.xml", "<resources>\n<color name=\"c\">@color/nowhere</color></resources>", "res/values/colors.xml:2: @color/nowhere"),
+        ("res/values/ids.xml", "<resources>\n<item type=\"colour\" name=\"c\">#fff</item></resources>", "res/values/ids.xml:2: 'colour' is not a resource type"),
+        ("res/values-xyz/bools.xml", "<resources><bool name=\"b\">true</bool></resources>", "res/values-xyz/bools.xml: "),
+        ("res/values/dimens.xml", "<resources>\n<dimen name=\"d\">1dp</dimen>\n<item type=\"dimen\" name=\"d\">2dp</item></resources>", "res/values/dimens.xml:3: dimen/d is already defined at res/values/dimens.xml:2"),
+        ("res/values/bools.xml", "<resources>\n<bool name=\"b\">maybe</bool></resources>", "res/values/bools.xml:2: 'maybe' is not a valid value for bool/b"),
+        ("res/values/arrays.xml", "<resources>\n<string-array name=\"a\"><item>x</string-array></resources>", "res/values/arrays.xml:2"),
     ])
     func errorsNameTheFile(path: String, content: String, expected: String) throws {
         let dir = try TestSupport.makeTemporaryDirectory("res-errors")

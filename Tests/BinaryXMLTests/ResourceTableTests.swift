@@ -163,7 +163,7 @@ import TestSupport
         #expect(throws: ResourceTableError(.addingNotSupported, "")) { try table.setString(named: "brand_new", to: "x") }
         #expect(throws: ResourceTableError(.addingNotSupported, "")) { try table.setString(named: "greeting", qualifiers: "de", to: "Hallo") }
         do { try table.setString(named: "brand_new", to: "x") } catch {
-            #expect("\(error)".contains("not supported"))
+            #expect("\(error)".contains("does not exist in resources.arsc"))
         }
         #expect(try table.encoded() == bytes)  // nothing changed, nothing rewritten
     }

@@ -138,6 +138,8 @@ public struct FixtureAPK {
     public var applicationAttributes = ""
     /// Extra elements inside <manifest> (e.g. uses-permission).
     public var manifestElements = ""
+    /// Extra elements inside <application> (e.g. a provider).
+    public var applicationElements = ""
     /// Files under assets/ (path relative to assets/ → content).
     public var assets: [String: [UInt8]] = [:]
     /// Raw files added to the archive after aapt ran (path in APK → content), e.g. lib/arm64-v8a/libx.so, classes.dex.
@@ -200,6 +202,7 @@ public struct FixtureAPK {
                         <category android:name="android.intent.category.LAUNCHER" />
                     </intent-filter>
                 </activity>
+                \(applicationElements)
             </application>
         </manifest>
         """
