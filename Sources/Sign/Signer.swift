@@ -200,8 +200,10 @@ public struct Signer: Sendable {
         try output.writeUndigested(try endOfCentralDirectory(centralDirectoryOffset, commentPadding))
         let size = output.position
         try output.commit(into: job.cache)
-        return try engine.report(destination: job.destination, plan: plan, key: key, entryCount: count,
-                                 realigned: section.realigned, outputSize: size, signingBlockSize: signingBlockSize)
+        var report = try engine.report(destination: job.destination, plan: plan, key: key, entryCount: count,
+                                       realigned: section.realigned, outputSize: size, signingBlockSize: signingBlockSize)
+        report.verityLeaves = section.verityLeaves
+        return report
     }
 }
 

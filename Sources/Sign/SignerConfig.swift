@@ -67,6 +67,10 @@ public struct SignerConfig: Sendable {
     /// level 9 spends ~35 ms of CPU apiece on): for outputs nothing downstream re-reads, such as watch mode's
     /// working builds, which use 0 (deflate's stored blocks: no compression work).
     public var jarSignatureCompressionLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
+    /// Whether a v4 signature will be made of the output (`V4SchemeSigner`): the signer then hashes the
+    /// fs-verity leaves of the blocks it copies while it has them in hand (`SigningReport.verityLeaves`), so
+    /// that the v4 tree reads only what follows them. Off, nothing is spent on them.
+    public var preparesV4Signature = false
     public static let defaultJARSignatureCompressionLevel: Int32 = 9
 
     public init(key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,

@@ -36,6 +36,9 @@ public struct SigningReport: Sendable, Equatable {
     public var signingBlockSize: Int
     /// What the signed APK will not do that its manifest promises (the CLI prints these as warnings).
     public var warnings: [SigningWarning] = []
+    /// The fs-verity leaf digests of the output's first blocks, hashed as they were written when
+    /// `SignerConfig.preparesV4Signature` is set (for `V4SchemeSigner`); nil otherwise.
+    public var verityLeaves: LeafDigests?
 }
 
 /// A signed APK that will not install everywhere its manifest says it does. apksigner writes such APKs

@@ -33,6 +33,19 @@ public final class PReadFile: DataSource, @unchecked Sendable {
         let length = Int(range.count64)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(length, 1), alignment: 16)
         defer { buffer.deallocate() }
+        try preadAll(range, into: buffer)
+        return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+    }
+
+    /// Reads `range` into the caller's buffer: no allocation, safe from several threads at once.
+    public func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        try checkRange(range)
+        precondition(buffer.count >= Int(range.count64), "buffer too small")
+        try preadAll(range, into: buffer)
+    }
+
+    private func preadAll(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        let length = Int(range.count64)
         var done = 0
         while done < length {
             let n = pread(fd, buffer.baseAddress! + done, length - done, off_t(range.lowerBound + Int64(done)))
@@ -43,6 +56,5 @@ public final class PReadFile: DataSource, @unchecked Sendable {
             if n == 0 { throw FileError(path: path, operation: "read", errno: EIO, detail: "the file got shorter while it was read") }
             done += n
         }
-        return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
     }
 }

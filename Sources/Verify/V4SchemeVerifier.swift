@@ -43,7 +43,7 @@ enum V4SchemeVerifier {
         if block.flatMap(V4Signature.apkDigest(in:)) != signature.apkDigest {
             issues.append(.error(.v4SigV2V3DigestsMismatch, context, "V4 signature and V2/V3 signature have mismatched digests"))
         }
-        guard let tree = try? apk.withBytes(in: 0..<apk.count, { VerityTreeBuilder.build(over: $0, salt: signature.salt) }) else {
+        guard let tree = try? VerityTreeBuilder.build(reading: apk, salt: signature.salt) else {
             issues.append(.error(.v4SigAPKTreeDidNotVerify, context, "The APK could not be read to check the Merkle tree"))
             return issues
         }

@@ -224,14 +224,17 @@ extension APKPatch {
                 _ = try pendingKey.get()  // a wrong password is reported first, as before the APK is read
                 throw error
             }
-            let config = schemes.hasSeveralSigners
+            var config = schemes.hasSeveralSigners
                 ? try schemes.config(primary: try pendingKey.get(), nextSigners: try Self.loadNextSigners())
                 : schemes.config(pendingKey: pendingKey)
+            let v4Request = V4SigningRequest(option: schemes.v4)
+            config.preparesV4Signature = v4Request != .off
             let report = try Signer(config: config).sign(archive, to: destination)
             let v4Signature: String?
             do {
-                let v4 = try config.v4Signing(V4SigningRequest(option: schemes.v4), schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
-                v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, request: v4.request)
+                let v4 = try config.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
+                v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, request: v4.request,
+                                                                 leaves: report.verityLeaves)
             } catch V4SigningError.v31Rotation {
                 try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try pendingKey.get(), request: .off)
                 throw CommandFailure("\(destination) is signed, but not its v4 signature: a v4 signature for a rotation in a v3.1 block is not supported yet. Pass --v4-signing-enabled false, or --rotation-min-sdk-version 28 to rotate in the v3.0 block")
@@ -270,17 +273,19 @@ extension APKPatch {
             var config = schemes.config(key: key)
             let cores = ProcessInfo.processInfo.activeProcessorCount
             config.concurrency = paths.count > 1 ? max(1, cores / min(paths.count, cores)) : 0
+            let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
+            config.preparesV4Signature = v4Request != .off
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
             let signer = Signer(config: config)
-            let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
             DispatchQueue.concurrentPerform(iterations: paths.count) { index in
                 let path = paths[index]
                 let destination = directory.appendingPathComponent(path.lastPathComponent)
                 let result = Result { () throws -> SigningReport in
                     try PatchPipeline.ensureDistinct(input: path, output: destination)
                     let report = try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
-                    try V4SchemeSigner.updateSignature(forAPKAt: destination, key: key, request: v4Request, concurrency: v4Concurrency)
+                    try V4SchemeSigner.updateSignature(forAPKAt: destination, key: key, request: v4Request, concurrency: v4Concurrency,
+                                                       leaves: report.verityLeaves)
                     return report
                 }
                 let done = results.set(index, input: path, output: destination, result: result)

@@ -98,3 +98,20 @@ import OpenSSLWrapper
         #expect(SHA256Lanes.hashEach([], of: bytes, kernel: kernel).isEmpty)
     }
 }
+
+/// `hashBlocks` (the leaves of an fs-verity tree: every 4096-byte block its own message) against OpenSSL.
+@Suite struct SHA256LanesBlocksTests {
+    @Test(arguments: SHA256LanesTests.kernels)
+    func hashBlocksMatchesOpenSSL(kernel: SHA256Lanes.Kernel) {
+        var generator = SHA256LanesTests.SplitMix(state: 11)
+        for blockCount in [1, 15, 16, 17, 256, 300] {
+            let bytes = (0..<(blockCount * 4096)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var output = [UInt8](repeating: 0, count: blockCount * 32)
+            bytes.withUnsafeBytes { input in
+                output.withUnsafeMutableBytes { SHA256Lanes.hashBlocks(of: input, blockSize: 4096, into: $0.baseAddress!, kernel: kernel) }
+            }
+            let expected = Digest.hashEach((0..<blockCount).map { ($0 * 4096)..<(($0 + 1) * 4096) }, of: bytes, with: .sha256)
+            #expect(output == expected, "\(blockCount) blocks, \(kernel)")
+        }
+    }
+}

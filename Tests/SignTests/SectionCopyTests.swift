@@ -2,6 +2,7 @@ import APKCore
 import DigestLanes
 import Foundation
 @testable import Sign
+import SignatureSchemes
 import Testing
 import TestSupport
 import Unpack
@@ -10,8 +11,9 @@ import Unpack
 /// whose data crosses 1 MiB chunks and the workers' two-chunk runs, deflated entries split by a chunk (inflated
 /// after the run) or larger than a chunk (inflated through the mapping), empty entries, many entries. apksigner
 /// is the oracle: with apksigner 0.9's
-/// layout both tools must write the same bytes, and apksigner must verify apkpatch's default output with v1
-/// checked (every entry's digest).
+/// layout both tools must write the same bytes (and the same v4 `.idsig`, whose tree's leaves the copy hashes),
+/// and apksigner must verify apkpatch's default output with v1 checked (every entry's digest); Linux's
+/// `fsverity` checks the v4 tree of the default output.
 @Suite struct SectionCopyTests {
     static func seamFixture(in directory: URL) throws -> String {
         var fixture = FixtureAPK()
@@ -56,6 +58,8 @@ import Unpack
         let reference = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", theirs, input])
         #expect(reference.succeeded, "\(reference)")
         #expect(try TestSupport.readBytes(same) == (try TestSupport.readBytes(theirs)), "apkpatch's output differs from apksigner's")
+        // The v4 tree: the leaves of the chunks (hashed by the copy's three kinds of work item) and the rest.
+        #expect(try TestSupport.readBytes(same + ".idsig") == (try TestSupport.readBytes(theirs + ".idsig")), "the .idsig differs from apksigner's")
 
         // apkpatch's defaults re-align every stored entry (new local headers between input runs).
         let realigned = dir.appendingPathComponent("default.apk").path
@@ -65,12 +69,18 @@ import Unpack
             let verify = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", minSdk, realigned])
             #expect(verify.succeeded, "minSdk \(minSdk): \(verify)")
         }
+        let idsig = try TestSupport.readBytes(realigned + ".idsig")
+        let tree = dir.appendingPathComponent("tree.bin").path
+        let fsverity = try TestSupport.run("fsverity", ["digest", realigned, "--out-merkle-tree", tree])
+        #expect(fsverity.succeeded, "\(fsverity)")
+        #expect(try V4Signature(encoded: idsig).tree == (try TestSupport.readBytes(tree)), "the v4 tree is not fs-verity's")
         // Without the SHA-256 lanes (OpenSSL for every digest, one chunk at a time): the same bytes.
         let plain = dir.appendingPathComponent("no-lanes.apk").path
         let unaccelerated = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", plain, input],
                                                      environment: ["APKPATCH_SHA256_LANES": "0"])
         #expect(unaccelerated.succeeded, "\(unaccelerated)")
         #expect(try TestSupport.readBytes(plain) == (try TestSupport.readBytes(realigned)))
+        #expect(try TestSupport.readBytes(plain + ".idsig") == idsig)
         // With SHA-NI pairs (the kernel of CPUs without AVX-512, chosen here whatever the CPU): the same bytes.
         if SHA256Lanes.Kernel.shaNIPairs.isAvailable {
             let pairs = dir.appendingPathComponent("sha-ni-pairs.apk").path
@@ -78,14 +88,22 @@ import Unpack
                                                   environment: ["APKPATCH_SHA256_LANES": "2"])
             #expect(paired.succeeded, "\(paired)")
             #expect(try TestSupport.readBytes(pairs) == (try TestSupport.readBytes(realigned)))
+            #expect(try TestSupport.readBytes(pairs + ".idsig") == idsig)
         }
         // One core only (`SignerConfig.concurrency`, as in batch signing): the same bytes.
         let key = try KeySource.keyAndCertificate(keyPath: keys.keyPK8, certificatePath: keys.certificatePEM, keyPassword: nil).load()
         var config = SignerConfig(key: key)
         config.concurrency = 1
+        config.preparesV4Signature = true
         let serial = dir.appendingPathComponent("serial.apk").path
-        _ = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true), to: serial)
+        let report = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true), to: serial)
         #expect(try TestSupport.readBytes(serial) == (try TestSupport.readBytes(realigned)))
+        // The leaves of every whole chunk of the entries section, and the .idsig they make.
+        let leaves = try #require(report.verityLeaves)
+        let signatureFile = try #require(try APKArchive(path: serial).zip.entries.first { $0.name.hasSuffix(".SF") })
+        #expect(leaves.blockCount == Int(signatureFile.localHeaderOffset >> 20) * 256, "the leaves end with the last whole chunk before the JAR signature")
+        try V4SchemeSigner.writeSignature(forAPKAt: serial, key: key, to: serial + ".idsig", concurrency: 1, leaves: leaves)
+        #expect(try TestSupport.readBytes(serial + ".idsig") == idsig)
     }
 
     @Test("the chunks left to the groups: all of them less the ranges large entries copy")

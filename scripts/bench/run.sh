@@ -9,7 +9,8 @@
 #   BENCH_RUNS     measured runs per tool and workload (default 9; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
-#   BENCH_ONLY     space-separated subset of: cycle manifest netsec align sign verify watch live floor set-sign merge
+#   BENCH_ONLY     space-separated subset of: cycle manifest netsec align sign sign-v4 verify watch live floor set-sign merge
+#                  (sign also runs sign-v4)
 #   BENCH_LIVE_EDITS  saves per APK in the live-reload workload (default 20)
 #   BENCH_INPUTS   space-separated subset of the corpus (default: all of it)
 #
@@ -25,7 +26,7 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-9}; fi
 WORK=${BENCH_WORK:-$ROOT/bench-work}
 OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
-ONLY=${BENCH_ONLY:-cycle manifest netsec align sign verify watch live floor set-sign merge}
+ONLY=${BENCH_ONLY:-cycle manifest netsec align sign sign-v4 verify watch live floor set-sign merge}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 CORPUS=$WORK/corpus
@@ -130,7 +131,16 @@ if wants sign; then
         alternate sign "$input" "$RUNS" \
             apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/sign-apkpatch.apk\" \"$CORPUS/$input.aligned.apk\"" \
             apksigner "apksigner sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/sign-apksigner.apk\" \"$CORPUS/$input.aligned.apk\"" \
-            "rm -f \"$OUT\"/sign-*.apk"
+            "rm -f \"$OUT\"/sign-*.apk \"$OUT\"/sign-*.apk.idsig"
+    done
+fi
+# --- (3b) what v4 costs: sign as in (3), whose default writes the .idsig, against --v4-signing-enabled false -------
+if wants sign || wants sign-v4; then
+    for input in $INPUTS; do
+        alternate sign-v4 "$input" "$RUNS" \
+            apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/v4-on.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            v4-off "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --v4-signing-enabled false --out \"$OUT/v4-off.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            "rm -f \"$OUT\"/v4-*.apk \"$OUT\"/v4-*.apk.idsig"
     done
 fi
 if wants floor; then

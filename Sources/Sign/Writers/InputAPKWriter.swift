@@ -62,9 +62,10 @@ struct InputAPKWriter: SectionWriter {
         // in the .SF file, before deflate) and the signing block.
         try file.reserve(archive.source.count + Int64(entries.count) * 160 + (1 << 16))
         let planned = try layOut(entries, engine: engine)
-        let copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
+        var copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
                                dataStarts: planned.dataStarts, entryDigest: plan.v1,
                                chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])
+        copy.hashesVerityLeaves = engine.config.preparesV4Signature && engine.signsBlock
         let copied = try copy.run(into: file, concurrency: concurrency, key: keySupply)
         // The section's partial last chunk is written and digested with the JAR signature files after it.
         try file.skip(to: copied.chunks.byteCount)
@@ -77,7 +78,7 @@ struct InputAPKWriter: SectionWriter {
             throw error
         }
         return WrittenSection(output: output, centralRecords: planned.centralRecords,
-                              entryDigests: copied.entryDigests, realigned: planned.realigned)
+                              entryDigests: copied.entryDigests, realigned: planned.realigned, verityLeaves: copied.verityLeaves)
     }
 
     /// Where every byte of the section comes from, and where each record and its data start in the output.

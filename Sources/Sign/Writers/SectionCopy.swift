@@ -129,6 +129,9 @@ struct SectionCopy {
     /// v1's digest, or nil without v1.
     let entryDigest: DigestAlgorithm?
     let chunkAlgorithms: [ContentDigestAlgorithm]
+    /// Whether the fs-verity leaf digests of the written chunks are computed too, for a v4 signature: the
+    /// bytes are in hand here, and the tree then reads only what follows the chunks.
+    var hashesVerityLeaves = false
 
     struct Result {
         /// Digests of the section's whole chunks.
@@ -137,6 +140,8 @@ struct SectionCopy {
         var tail: [UInt8]
         /// v1 digest of each item's uncompressed data (empty without v1).
         var entryDigests: [[UInt8]]
+        /// The fs-verity leaf digests of the whole chunks, when `hashesVerityLeaves`.
+        var verityLeaves: LeafDigests?
     }
 
     /// Copies and digests the section into `file`.
@@ -154,7 +159,8 @@ struct SectionCopy {
         if wholeEnd < layout.count { planned.append(Run(range: wholeEnd..<layout.count, writesChunks: false)) }
         let runs = planned
 
-        let state = SharedState(chunkCount: wholeChunks, itemCount: entryDigest == nil ? 0 : items.count)
+        let state = SharedState(chunkCount: wholeChunks, itemCount: entryDigest == nil ? 0 : items.count,
+                                leafChunkCount: hashesVerityLeaves ? wholeChunks : 0)
         nonisolated(unsafe) let output = file
         var work: @Sendable (Int) throws -> Void = { index in
             try copy(runs[index], into: output, state: state, key: key)
@@ -214,8 +220,15 @@ struct SectionCopy {
             for chunk in 0..<wholeChunks { all += state.chunkDigests[chunk][slot] }
             perAlgorithm[algorithm] = all
         }
+        var leaves: LeafDigests?
+        if hashesVerityLeaves {
+            var all: [UInt8] = []
+            all.reserveCapacity(wholeChunks * Self.leafBytesPerChunk)
+            for chunk in 0..<wholeChunks { all += state.verityLeaves[chunk] }
+            leaves = LeafDigests(blockCount: Int(wholeEnd) / VerityTreeBuilder.blockSize, digests: all)
+        }
         return Result(chunks: SectionChunkDigests(chunkCount: wholeChunks, byteCount: wholeEnd, digests: perAlgorithm),
-                      tail: state.tail[0], entryDigests: state.entryDigests.values)
+                      tail: state.tail[0], entryDigests: state.entryDigests.values, verityLeaves: leaves)
     }
 
     /// Part of the section for one worker: its chunks (digested for v2/v3 and written, unless it is the
@@ -240,6 +253,7 @@ struct SectionCopy {
             try entries?.consume(chunk, at: chunkStart)
             if run.writesChunks {
                 state.chunkDigests[Int(chunkStart / ContentDigester.chunkSize)] = ContentDigester.chunkDigests(chunk, algorithms: chunkAlgorithms)
+                if hashesVerityLeaves { state.verityLeaves[Int(chunkStart / ContentDigester.chunkSize)] = Self.verityLeaves(of: chunk) }
                 try file.write(chunk, at: chunkStart)
             } else {
                 state.tail[0] = Array(chunk)  // the partial last chunk: the run's only one
@@ -263,6 +277,7 @@ struct SectionCopy {
                                             lane: entryLanes.map { ($0, lane) }) }
         }
         let deliver: (Int, [UInt8]) -> Void = { item, digest in state.entryDigests[item] = digest }
+        var leaves = [[UInt8]](repeating: [UInt8](repeating: 0, count: hashesVerityLeaves ? Self.leafBytesPerChunk : 0), count: chunks.count)
         let digests = try ChunkLanes.digests(lengths: Array(repeating: Int(chunkSize), count: chunks.count)) { lane, range, into in
             // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
             try key?.throwIfFailed()
@@ -270,11 +285,20 @@ struct SectionCopy {
             try layout.read((starts[lane] + range.lowerBound)..<(starts[lane] + range.upperBound), from: source, into: into, window: window)
         } consume: { lane, range, bytes in
             try entries[lane]?.consume(bytes, at: starts[lane] + range.lowerBound)
+            if hashesVerityLeaves {
+                // Slices are whole blocks (64 KiB), so each one's leaves are its own.
+                leaves[lane].withUnsafeMutableBytes {
+                    VerityTreeBuilder.leafDigests(of: bytes, into: $0.baseAddress! + Int(range.lowerBound) / VerityTreeBuilder.blockSize * VerityTreeBuilder.digestSize)
+                }
+            }
             try file.write(bytes, at: starts[lane] + range.lowerBound)
         } sliceDone: {
             entryLanes?.run(deliver)  // before the next slice overwrites the bytes queued on it
         }
-        for (lane, chunk) in chunks.enumerated() { state.chunkDigests[chunk] = [digests[lane]] }
+        for (lane, chunk) in chunks.enumerated() {
+            state.chunkDigests[chunk] = [digests[lane]]
+            if hashesVerityLeaves { state.verityLeaves[chunk] = leaves[lane] }
+        }
         for lane in entries.indices { try entries[lane]?.finish(buffer: window) }
         if let entryLanes {
             // Entries past the chunks' ends, read on from the input on their lanes.
@@ -337,6 +361,7 @@ struct SectionCopy {
                 lanes.finish(chunkLane, tag: chunk)
                 lanes.run(deliverChunk)
             }
+            if hashesVerityLeaves { state.verityLeaves[chunk] = Self.verityLeaves(of: bytes) }
             try file.write(bytes, at: start)
         }
         try hashInput(ownedEnd..<dataRange.upperBound)
@@ -397,6 +422,15 @@ struct SectionCopy {
         }
         lanes.run(deliver)
     }
+
+    /// The fs-verity leaf digests of one whole chunk (256 blocks).
+    static func verityLeaves(of chunk: UnsafeRawBufferPointer) -> [UInt8] {
+        var leaves = [UInt8](repeating: 0, count: leafBytesPerChunk)
+        leaves.withUnsafeMutableBytes { VerityTreeBuilder.leafDigests(of: chunk, into: $0.baseAddress!) }
+        return leaves
+    }
+
+    static let leafBytesPerChunk = Int(ContentDigester.chunkSize) / VerityTreeBuilder.blockSize * VerityTreeBuilder.digestSize
 
     /// Stored entries hashed for v1 on their own, not on the lanes of their chunk (see `run`).
     static func isLarge(_ method: CompressionMethod, _ dataRange: Range<Int64>) -> Bool {
@@ -524,13 +558,16 @@ struct SectionCopy {
     private struct SharedState: Sendable {
         let chunkDigests: Parallel.Slots<[[UInt8]]>
         let entryDigests: Parallel.Slots<[UInt8]>
+        /// Each whole chunk's fs-verity leaf digests (when asked for).
+        let verityLeaves: Parallel.Slots<[UInt8]>
         /// The partial last chunk's bytes (written by the one run that holds it).
         let tail = Parallel.Slots<[UInt8]>(count: 1, repeating: [])
         let failure = Parallel.FirstFailure()
 
-        init(chunkCount: Int, itemCount: Int) {
+        init(chunkCount: Int, itemCount: Int, leafChunkCount: Int) {
             chunkDigests = Parallel.Slots(count: chunkCount, repeating: [])
             entryDigests = Parallel.Slots(count: itemCount, repeating: [])
+            verityLeaves = Parallel.Slots(count: leafChunkCount, repeating: [])
         }
 
         /// Another worker has failed: the others stop at their next chunk.

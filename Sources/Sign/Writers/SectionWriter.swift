@@ -40,4 +40,6 @@ struct WrittenSection {
     var entryDigests: [[UInt8]]?
     /// Stored entries given a new 0xd935 field.
     var realigned: Int
+    /// The fs-verity leaf digests of the section's first blocks, when the writer hashed them.
+    var verityLeaves: LeafDigests?
 }

@@ -31,14 +31,18 @@ public enum V4SigningError: Error, CustomStringConvertible, Equatable {
 
 /// APK Signature Scheme v4 (apksig `V4SchemeSigner`): the `.idsig` file `adb install --incremental` sends
 /// first, so the device can check each block of the APK as it streams in. Made from the finished, signed APK:
-/// its fs-verity Merkle tree (one more pass over its bytes, in the SHA-256 lanes on every core) and its v3
-/// (else v2) content digest, signed with the v3 signer's key.
+/// its fs-verity Merkle tree and its v3 (else v2) content digest, signed with the v3 signer's key. The tree's
+/// leaves are SHA-256 lanes over every 4096-byte block, on every core: those of the blocks the signer copied
+/// come from `SigningReport.verityLeaves` (hashed while it had them in hand), the rest (the signature files,
+/// signing block and central directory) are read back with pread, never mapped.
 public enum V4SchemeSigner {
     /// Where apksigner writes the v4 signature of `apkPath`.
     public static func signaturePath(for apkPath: String) -> String { apkPath + ".idsig" }
 
-    /// The v4 signature of the signed APK in `apk` (all of it), by `key`.
-    public static func makeSignature(for apk: any DataSource, key: SignerKey, concurrency: Int = 0) throws -> V4Signature {
+    /// The v4 signature of the signed APK in `apk` (all of it), by `key`; `leaves`: the leaf digests of its
+    /// first blocks, when known.
+    public static func makeSignature(for apk: any DataSource, key: SignerKey, concurrency: Int = 0,
+                                     leaves: LeafDigests? = nil) throws -> V4Signature {
         guard key.certificates.count == 1, let certificate = key.certificates.first else {
             if key.certificates.isEmpty { throw SignError.noCertificate }
             throw V4SigningError.certificateChain(count: key.certificates.count)
@@ -58,7 +62,7 @@ public enum V4SchemeSigner {
         guard let algorithm = algorithms.first(where: { $0.contentDigestAlgorithm != .verityChunkedSHA256 }) else {
             throw V4SigningError.noV2V3Signature
         }
-        let tree = try apk.withBytes(in: 0..<apk.count) { VerityTreeBuilder.build(over: $0, concurrency: concurrency) }
+        let tree = try VerityTreeBuilder.build(reading: apk, concurrency: concurrency, leaves: leaves)
         var signature = V4Signature(rootHash: tree.rootHash, apkDigest: apkDigest, certificate: certificate.derBytes,
                                     publicKey: publicKey.subjectPublicKeyInfoDER, signatureAlgorithmID: Int32(bitPattern: algorithm.id),
                                     signature: [], tree: tree.bytes)
@@ -73,9 +77,9 @@ public enum V4SchemeSigner {
     /// Writes the v4 signature of the signed APK at `apkPath` to `signaturePath` (temporary file renamed into
     /// place, as the APK).
     public static func writeSignature(forAPKAt apkPath: String, key: SignerKey, to signaturePath: String,
-                                      concurrency: Int = 0) throws {
-        let apk = try MappedFile(path: apkPath)
-        let signature = try makeSignature(for: apk, key: key, concurrency: concurrency)
+                                      concurrency: Int = 0, leaves: LeafDigests? = nil) throws {
+        let apk = try PReadFile(path: apkPath)
+        let signature = try makeSignature(for: apk, key: key, concurrency: concurrency, leaves: leaves)
         let output = try OutputFile(destination: signaturePath)
         try output.write(signature.encoded())
         try output.commit()
@@ -101,10 +105,11 @@ public enum V4SigningRequest: Sendable, Equatable {
 extension V4SchemeSigner {
     /// Brings `<apk>.idsig` in line with the APK just written at `apkPath`: writes its v4 signature, or
     /// removes the file a previous signing left (it would not match the new APK) when v4 is off or could not
-    /// be made silently. Returns the path of the signature written, nil when none was.
+    /// be made silently. Returns the path of the signature written, nil when none was. `leaves`: the APK's
+    /// `SigningReport.verityLeaves`, when the signer prepared them.
     @discardableResult
     public static func updateSignature(forAPKAt apkPath: String, key: @autoclosure () throws -> SignerKey,
-                                       request: V4SigningRequest, concurrency: Int = 0) throws -> String? {
+                                       request: V4SigningRequest, concurrency: Int = 0, leaves: LeafDigests? = nil) throws -> String? {
         let path = signaturePath(for: apkPath)
         switch request {
         case .off:
@@ -112,7 +117,7 @@ extension V4SchemeSigner {
             return nil
         case .on(let reportsFailure):
             do {
-                try writeSignature(forAPKAt: apkPath, key: try key(), to: path, concurrency: concurrency)
+                try writeSignature(forAPKAt: apkPath, key: try key(), to: path, concurrency: concurrency, leaves: leaves)
                 return path
             } catch {
                 removeStale(path)
