@@ -81,8 +81,7 @@ public enum StringsXML {
             guard let name = element.attributes.first(where: { $0.qualifiedName == "name" })?.value, !name.isEmpty else {
                 throw ResourceTableError(.badValuesFile, "\(fileName):\(element.line): <string> without a name attribute")
             }
-            var raw = ""
-            try collectText(element, into: &raw, fileName: fileName)
+            let raw = try ValuesXML.rawText(of: element, fileName: fileName)
             // An unescaped leading @ or ? makes the value a reference, as in aapt.
             let trimmed = raw.trimmingWhitespace()
             if trimmed.hasPrefix("@") || trimmed.hasPrefix("?") {
@@ -92,19 +91,6 @@ public enum StringsXML {
             }
         }
         return items
-    }
-
-    private static func collectText(_ element: TextXMLParser.Element, into raw: inout String, fileName: String) throws {
-        for child in element.children {
-            switch child {
-            case .text(let t, _): raw += t
-            case .element(let e):
-                guard e.qualifiedName == "xliff:g" else {
-                    throw ResourceTableError(.badValuesFile, "\(fileName):\(e.line): markup <\(e.qualifiedName)> in a string is not supported in overrides yet (styled strings); use plain text")
-                }
-                try collectText(e, into: &raw, fileName: fileName)
-            }
-        }
     }
 
     /// aapt's `collectString` with white space not preserved.

@@ -124,7 +124,8 @@ public enum ValuesXML {
         return node
     }
 
-    /// The character data of an `<xliff:g>` wrapper (it keeps its text, as in aapt).
+    /// The character data of a value and of its `<xliff:g>` wrappers (which keep their text, as in aapt); other
+    /// markup throws.
     static func rawText(of element: TextXMLParser.Element, fileName: String) throws -> String {
         var text = ""
         for child in element.children {

@@ -204,14 +204,20 @@ import TestSupport
         ("res/values/arrays.xml", "<resources>\n<string-array name=\"a\"><item>x</string-array></resources>", "res/values/arrays.xml:2"),
     ])
     func errorsNameTheFile(path: String, content: String, expected: String) throws {
+        try Self.assertRefused(FixtureAPK(), patchFile: path, content: content, expected: expected)
+    }
+
+    /// `run` with a patch of one file fails with `expected` in its message and writes no output.
+    static func assertRefused(_ fixture: FixtureAPK, patchFile path: String, content: String, expected: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
         let dir = try TestSupport.makeTemporaryDirectory("res-errors")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let apk = try FixtureAPK().build(in: dir)
+        let apk = try fixture.build(in: dir)
         let patch = dir.appendingPathComponent("patch")
         try TestSupport.write(content, to: path, in: patch)
         let out = dir.appendingPathComponent("out.apk").path
         let result = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--out", out, "--no-sign"])
-        #expect(!result.succeeded && result.stderr.contains(expected), "\(result)")
-        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(!result.succeeded && result.stderr.contains(expected), "\(result)", sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: out), sourceLocation: sourceLocation)
     }
 }
