@@ -90,6 +90,23 @@ public enum PackageRename {
         return (oldName, notes)
     }
 
+    /// Notes on the string attributes of a compiled XML resource (`res/xml/syncadapter.xml`'s contentAuthority, an
+    /// authenticator's accountType…) that contain the old package name, one per attribute.
+    public static func notes(onXML bytes: [UInt8], path: String, oldName: String) -> [String] {
+        guard let root = try? XMLTree(binaryXML: bytes).root else { return [] }
+        var notes: [String] = []
+        func visit(_ element: XMLTree.Element) {
+            for attribute in element.attributes {
+                guard let text = attribute.value.stringValue, text.contains(oldName) else { continue }
+                notes.append("\(path) <\(element.name)> \(attribute.name)=\"\(text)\" still names \(oldName) (left as is)")
+            }
+            // The reader refuses documents nested too deep, so this recursion is bounded.
+            for child in element.elements { visit(child) }
+        }
+        visit(root)
+        return notes
+    }
+
     /// Notes on string resources that contain the old package name (the app may build authorities or intents
     /// from them), one per resource.
     public static func notes(on table: ResourceTable, oldName: String) -> [String] {

@@ -122,7 +122,11 @@ public struct ResourceContentEditor: ContentEditor {
             guard PackageRename.isValidPackageName(newName) else {
                 throw BinaryXMLError(.badValue, "manifest.package '\(newName)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
             }
-            summary.notes += PackageRename.notes(on: updated!, oldName: updated!.packageName)
+            let oldName = updated!.packageName
+            summary.notes += PackageRename.notes(on: updated!, oldName: oldName)
+            for entry in archive.entries where entry.name.hasPrefix("res/") && entry.name.hasSuffix(".xml") && patch.files[entry.name] == nil {
+                summary.notes += PackageRename.notes(onXML: try archive.uncompressedData(of: entry), path: entry.name, oldName: oldName)
+            }
             try updated!.renamePackage(to: newName)
         }
         if let arscEntry, let updated {

@@ -25,6 +25,7 @@ import TestSupport
             <meta-data android:name="com.example.fixture.KEY" android:value="x" />
             """
         fixture.strings["provider_authority"] = "com.example.fixture.files"
+        fixture.resources["xml/syncadapter.xml"] = Array(#"<sync-adapter xmlns:android="http://schemas.android.com/apk/res/android" android:contentAuthority="com.example.fixture.files" android:accountType="com.example.fixture.account" />"#.utf8)
         return fixture
     }
 
@@ -54,7 +55,8 @@ import TestSupport
         }
         #expect(!manifest.contains(#"="com.example.fixture.permission"#), "\(manifest)")
         // What still names the old package is listed, not silently kept.
-        for expected in ["ACTION_PING", "com.example.fixture.KEY", "string/provider_authority", "package renamed from com.example.fixture to com.example.copy"] {
+        for expected in ["ACTION_PING", "com.example.fixture.KEY", "string/provider_authority", "package renamed from com.example.fixture to com.example.copy",
+                         "res/xml/syncadapter.xml <sync-adapter> contentAuthority", "accountType"] {
             #expect(result.stdout.contains(expected), "missing \(expected) in\n\(result.stdout)")
         }
         let decoded = try ResourceAddingTests.apktool(out, in: dir)
