@@ -2,6 +2,7 @@ import APKCore
 import BinaryXML
 import OpenSSLWrapper
 import SignatureSchemes
+import ZlibWrapper
 
 /// Signs APKs with schemes v1, v2 and v3 the way apksig's `ApkSigner.sign` and `DefaultApkSignerEngine` do.
 ///
@@ -60,8 +61,10 @@ public struct Signer: Sendable {
         let writer = InputAPKWriter(archive: archive, sectionEnd: inputBlock?.offset ?? zip.centralDirectoryOffset,
                                     droppedRecords: kept.dropped, destination: destination, concurrency: concurrency,
                                     keySupply: config.keySupply)
+        // apksig regenerates pinlist.meta from the pin hints (`Hints`), and drops an old one (`isKept`).
+        let pins = try archive.entry(named: PinList.hintsEntryName).map { try PinList.patterns(in: try archive.uncompressedData(of: $0)) }
         return try run(Job(entries: kept.entries, inputManifest: kept.manifest, minSdk: minSdk, destination: destination,
-                           writer: writer, input: archive.source, endOfCentralDirectory: eocd, comment: [], cache: cache))
+                           writer: writer, input: archive.source, endOfCentralDirectory: eocd, comment: [], cache: cache, pins: pins))
     }
 
     /// Signs an APK given as entries to write (the Repack stage's output) into `destination`, with `comment`
@@ -110,6 +113,8 @@ public struct Signer: Sendable {
         var endOfCentralDirectory: [UInt8]?
         var comment: [UInt8]
         var cache: SigningCache?
+        /// The pin hints' patterns (input APKs only): `pinlist.meta` is written before the JAR signature.
+        var pins: [PinList.Pattern]? = nil
     }
 
     /// The engine decides, the writer writes the entries, then the JAR signature files, the signing block,
@@ -118,14 +123,24 @@ public struct Signer: Sendable {
     private func run(_ job: Job, plannedDigests: DigestPlan? = nil) throws -> SigningReport {
         let engine = try SigningEngine(config: config, minSdk: job.minSdk)
         let plan = try engine.digestPlan(planned: plannedDigests, incremental: job.cache != nil)
-        try engine.checkEntryCount(job.entries.count, plan: plan)
-        let jarSignature = JARSignatureJob(engine: engine, plan: plan, entries: job.entries, inputManifest: job.inputManifest)
+        try engine.checkEntryCount(job.entries.count + (job.pins == nil ? 0 : 1), plan: plan)
+        let jarSignature = JARSignatureJob(engine: engine, plan: plan, entries: job.entries, inputManifest: job.inputManifest,
+                                           added: job.pins == nil ? [] : [PinList.entryName])
         // Whatever happens below, the workers must finish before the entries and the mapping go away.
         defer { jarSignature.wait() }
         if let digests = job.writer.entryDigestsBesideCopy(job.entries, plan: plan) { jarSignature.start(digests) }
         let section = try job.writer.write(job.entries, engine: engine, plan: plan)
         defer { section.output.abandon() }
-        if let digests = section.entryDigests { jarSignature.start(inline: true) { digests } }
+        var pinList: [UInt8]?
+        if let pins = job.pins {
+            guard let starts = section.entryStarts else { throw SignError.internalInconsistency("no entry offsets for the pin list") }
+            pinList = PinList.encoded(patterns: pins, entries: job.entries, recordStarts: starts.records, dataStarts: starts.data,
+                                      listOffset: section.output.position)
+        }
+        if let digests = section.entryDigests {
+            let added = pinList.map { list in plan.v1.map { [Digest.hash(list, with: $0)] } ?? [] } ?? []
+            jarSignature.start(inline: true) { digests + added }
+        }
         // From here on the key is needed.
         let key = try config.key
         let keyPlan = try engine.digestPlan(for: key)
@@ -134,18 +149,23 @@ public struct Signer: Sendable {
             section.output.abandon()
             return try run(job, plannedDigests: keyPlan)
         }
-        return try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature)
+        return try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList)
     }
 
     /// Writes what follows the entries section and publishes the output.
     private func finish(_ section: WrittenSection, of job: Job, engine: SigningEngine, plan: DigestPlan, key: SignerKey,
-                        jarSignature: JARSignatureJob) throws -> SigningReport {
+                        jarSignature: JARSignatureJob, pinList: [UInt8]?) throws -> SigningReport {
         let output = section.output
         // The copied entries' central directory records, while the JAR signature is still being made.
         var centralDirectory = try Records.centralDirectory(section.centralRecords, then: [], input: job.input)
         var count = section.centralRecords.count
         let stamp = SigningEngine.jarFileTimestamp(of: job.entries)
-        for file in try jarSignature.files() {
+        // The pin list first (apksig writes it before the JAR signature, which lists it), deflated as they are.
+        let pinFile = try pinList.map { data in
+            JARSignature.File(name: PinList.entryName, data: data,
+                              compressed: try JARSignature.deflateJARFile(data, level: config.jarSignatureCompressionLevel), crc: CRC32.checksum(data))
+        }
+        for file in (pinFile.map { [$0] } ?? []) + (try jarSignature.files()) {
             let headerOffset = output.position
             try Records.checkOffset(headerOffset)
             let (local, central) = try Records.deflatedRecords(name: file.name, data: file.data, compressed: file.compressed,
@@ -216,11 +236,12 @@ private final class JARSignatureJob: @unchecked Sendable {
     private let engine: SigningEngine
     private let plan: DigestPlan
 
-    init(engine: SigningEngine, plan: DigestPlan, entries: [KeptEntry], inputManifest: [UInt8]?) {
+    /// `added`: files written after the entries that the manifest lists too (their digests follow the entries').
+    init(engine: SigningEngine, plan: DigestPlan, entries: [KeptEntry], inputManifest: [UInt8]?, added: [String] = []) {
         self.engine = engine
         self.plan = plan
         template = plan.v1.map { digest in
-            let names = entries.map(\.entry.name)
+            let names = entries.map(\.entry.name) + added
             return BackgroundValue { try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest) }
         }
     }

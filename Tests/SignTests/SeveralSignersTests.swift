@@ -151,3 +151,55 @@ import TestSupport
         #expect(ecSigner.signatures.map(\.algorithmID) == [0x0201, 0x0423])
     }
 }
+
+/// `pinlist.meta` (apksig `Hints`): regenerated from `assets/com.android.hints.pins.txt` when the APK is signed.
+@Suite struct PinListTests {
+    @Test("pin hints give apksigner 31's entry ranges; pinlist.meta goes before the JAR signature, which lists it, as apksig now does")
+    func pinListMatchesApksigner() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        var fixture = FixtureAPK.cordovaLike()
+        fixture.assets["com.android.hints.pins.txt"] = Array("""
+        classes.dex
+        lib/.*\\.so 0 100
+        # whole-line comment
+        assets/www/js/module[0-3]\\.js 10 50 # trailing comment
+        AndroidManifest.xml 100000 100001
+
+        """.utf8)
+        let input = try fixture.build(in: dir)
+        let key = try TestKeys.make(.rsa2048, in: dir, name: "pin")
+        let signer = ["--key", key.keyPK8, "--cert", key.certificatePEM]
+        let theirs = dir.appendingPathComponent("theirs.apk").path, ours = dir.appendingPathComponent("ours.apk").path
+        let apksigner = try TestSupport.run("apksigner", ["sign"] + signer + ["--out", theirs, input])
+        #expect(apksigner.succeeded, "\(apksigner)")
+        let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096"]
+        let sign = try TestSupport.apkpatch(["sign"] + signer + layout + ["--out", ours, input])
+        #expect(sign.succeeded, "\(sign)")
+        func pinList(_ apk: String) throws -> [UInt8] {
+            let out = apk + ".pins"
+            #expect(try TestSupport.run("sh", ["-c", "unzip -p \"$0\" pinlist.meta > \"$1\"", apk, out]).succeeded)
+            return try TestSupport.readBytes(out)
+        }
+        let ourList = try pinList(ours), theirList = try pinList(theirs)
+        // The entries' ranges (data cut by the patterns, then the local header) are apksigner's; the last range,
+        // "from the pin list on", starts where apksig now writes the list: before the JAR signature (apksigner 31
+        // wrote it after, unsigned by v1).
+        #expect(ourList.count == 13 * 8 && ourList.dropLast(8) == theirList.dropLast(8), "\(ourList) vs \(theirList)")
+        let facts = try APKFacts(ours)
+        let names = facts.archive.entries.map(\.name)
+        let entry = try #require(facts.archive.entry(named: "pinlist.meta"))
+        #expect(names.suffix(4) == ["pinlist.meta", "META-INF/PIN.SF", "META-INF/PIN.RSA", "META-INF/MANIFEST.MF"], "\(names)")
+        let last = ourList.suffix(8).map(UInt32.init)
+        #expect(last[0] << 24 | last[1] << 16 | last[2] << 8 | last[3] == UInt32(entry.localHeaderOffset))
+        #expect(Array(ourList.suffix(4)) == [0x7f, 0xff, 0xff, 0xff])
+        #expect(try TestSupport.run("unzip", ["-p", ours, "META-INF/MANIFEST.MF"]).stdout.contains("Name: pinlist.meta"))
+        #expect(try TestSupport.run("apksigner", ["verify", ours]).succeeded)
+        #expect(try TestSupport.apkpatch(["verify", "--signature-only", ours]).succeeded)
+
+        // Signing the signed APK again: the old pinlist.meta is dropped, one new one written.
+        let again = dir.appendingPathComponent("again.apk").path
+        #expect(try TestSupport.apkpatch(["sign"] + signer + layout + ["--out", again, ours]).succeeded)
+        #expect(try APKFacts(again).archive.entries.filter { $0.name == "pinlist.meta" }.count == 1)
+        #expect(try TestSupport.run("apksigner", ["verify", again]).succeeded)
+    }
+}

@@ -78,7 +78,8 @@ struct InputAPKWriter: SectionWriter {
             throw error
         }
         return WrittenSection(output: output, centralRecords: planned.centralRecords,
-                              entryDigests: copied.entryDigests, realigned: planned.realigned, verityLeaves: copied.verityLeaves)
+                              entryDigests: copied.entryDigests, realigned: planned.realigned, verityLeaves: copied.verityLeaves,
+                              entryStarts: (planned.recordStarts, planned.dataStarts))
     }
 
     /// Where every byte of the section comes from, and where each record and its data start in the output.

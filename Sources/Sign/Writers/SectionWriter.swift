@@ -42,4 +42,7 @@ struct WrittenSection {
     var realigned: Int
     /// The fs-verity leaf digests of the section's first blocks, when the writer hashed them.
     var verityLeaves: LeafDigests?
+    /// Where each kept entry's record and data start in the output (the input-APK writer's layout), for the
+    /// pin list.
+    var entryStarts: (records: [Int64], data: [Int64])? = nil
 }
