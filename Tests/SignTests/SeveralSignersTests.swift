@@ -196,10 +196,12 @@ import TestSupport
         #expect(try TestSupport.run("apksigner", ["verify", ours]).succeeded)
         #expect(try TestSupport.apkpatch(["verify", "--signature-only", ours]).succeeded)
 
-        // Signing the signed APK again: the old pinlist.meta is dropped, one new one written.
+        // Signing the signed APK again: the old pinlist.meta leaves the central directory (apksig copies its
+        // record's bytes on as data between records), one new one is written.
         let again = dir.appendingPathComponent("again.apk").path
         #expect(try TestSupport.apkpatch(["sign"] + signer + layout + ["--out", again, ours]).succeeded)
-        #expect(try APKFacts(again).archive.entries.filter { $0.name == "pinlist.meta" }.count == 1)
+        let listing = try TestSupport.run("unzip", ["-Z1", again]).stdout.split(separator: "\n")
+        #expect(listing.filter { $0 == "pinlist.meta" }.count == 1, "\(listing)")
         #expect(try TestSupport.run("apksigner", ["verify", again]).succeeded)
     }
 }
