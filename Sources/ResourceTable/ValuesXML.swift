@@ -573,6 +573,10 @@ extension ResourceTable {
             guard let value = Int32(text) else { throw ResourceTableError(.badValuesFile, "\(item.place): \(attribute)=\"\(text)\" is not an integer") }
             bag.append((key, .integer(value)))
         }
+        if let text = node.attribute("localization") {
+            guard text == "suggested" else { throw ResourceTableError(.badValuesFile, "\(item.place): localization=\"\(text)\" is not a value Android knows (suggested)") }
+            bag.append((0x0100_0003, .integer(1)))  // ATTR_L10N = L10N_SUGGESTED
+        }
         var symbols: [(name: String, value: UInt32, isHex: Bool, line: Int)] = []
         for child in node.children {
             guard child.tag == "enum" || child.tag == "flag", let name = child.attribute("name"), let text = child.attribute("value") else {

@@ -25,7 +25,7 @@ import TestSupport
             <string-array name="planets"><item>Mercury</item><item>Venus</item><item>It\\'s \\"Earth\\"</item></string-array>
             <integer-array name="primes"><item>2</item><item>3</item></integer-array>
             <array name="mixed"><item>@color/accent</item><item>12dp</item></array>
-            <attr name="tint" format="color|reference"/>
+            <attr name="tint" format="color|reference" localization="suggested"/>
             <attr name="mode"><enum name="fast" value="1"/><enum name="slow" value="2"/></attr>
             <attr name="edges"><flag name="top" value="0x1"/><flag name="bottom" value="0x2"/></attr>
             <style name="AppTheme" parent="@android:style/Theme.Material.Light">
@@ -82,7 +82,7 @@ import TestSupport
             ("values/plurals.xml", [#"<item quantity="one">%d song</item>"#]),
             ("values/arrays.xml", [#"<string-array name="planets">"#, #"<item>It\'s \"Earth\"</item>"#, #"<integer-array name="primes">"#,
                                    #"<array name="mixed">"#, "<item>12.0dip</item>"]),
-            ("values/attrs.xml", [#"<attr name="tint" format="reference|color" />"#, #"<enum name="fast" value="1" />"#, #"<flag name="top" value="0x00000001" />"#]),
+            ("values/attrs.xml", [#"<attr name="tint" format="reference|color" localization="suggested" />"#, #"<enum name="fast" value="1" />"#, #"<flag name="top" value="0x00000001" />"#]),
             ("values/styles.xml", [#"<style name="AppTheme" parent="@android:style/Theme.Material.Light">"#, #"<item name="android:gravity">left|center_vertical</item>"#,
                                    #"<item name="mode">fast</item>"#, #"<style name="Plain.Child" parent="">"#, #"<item name="edges">top|bottom</item>"#]),
             ("values-v21/styles.xml", [#"<item name="tint">@color/accent</item>"#]),
@@ -139,7 +139,7 @@ import TestSupport
                 <string-array name="planets"><item>Mercury</item><item>Mars</item></string-array>
                 <integer-array name="squares"><item>1</item><item>4</item></integer-array>
                 <attr name="mode"><enum name="fast" value="1"/><enum name="slow" value="2"/><enum name="warp" value="3"/></attr>
-                <attr name="speed" format="integer"/>
+                <attr name="speed" format="integer" localization="suggested"/>
                 <style name="AppTheme" parent="@android:style/Theme.Material.Light">
                     <item name="android:colorAccent">@color/brand</item>
                     <item name="android:windowNoTitle">false</item>
@@ -186,6 +186,8 @@ import TestSupport
                          "\"Mars\"", "t=0x10 d=0x00000007", "(Key=0x7f010001): (color) #00000003"] {
             #expect(after.contains(expected), "missing \(expected) in\n\(after)")
         }
+        // The new attr keeps localization="suggested" (ATTR_L10N), as the fixture's tint does.
+        #expect(after.components(separatedBy: "(Key=0x01000003)").count == 3, "\(after)")
         // The layout's app: attributes resolve through the attr resources, the new one included.
         let layout = try Oracle.aapt(["dump", "xmltree", out, "res/layout/main.xml"])
         if let speed = id("attr/speed", in: after) {
