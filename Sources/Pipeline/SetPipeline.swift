@@ -163,9 +163,10 @@ public enum SetPipeline {
                 var report = try build(set.members[index], patch: patches?[index], signer: options.signer,
                                        verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
                 // A container has no place for .idsig files (bundletool, APKPure and APKMirror carry none).
-                if !set.form.isContainer {
-                    report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: paths[index], key: try options.signer.key,
-                                                                               request: options.v4Signing) != nil
+                // With a key rotation, v4 signs with the newest key (or not at all for a v3.1 block), as for one APK.
+                if !set.form.isContainer, let signing = report.signing {
+                    let v4 = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
+                    report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: paths[index], key: v4.key, request: v4.request) != nil
                 }
                 return report
             }
@@ -304,8 +305,14 @@ public enum SetPipeline {
         withExtendedLifetime(staging) {}  // the unsigned patched members stay until the merged APK is written
         // The v4 signature (a hash tree over the whole file) is made while the verifier reads the same file:
         // neither needs the other, and each keeps one core busy.
-        let key = try options.signer.key
-        let request = options.v4Signing
+        let key: SignerKey, request: V4SigningRequest
+        do {
+            (key, request) = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
+        } catch V4SigningError.v31Rotation {
+            // The merged APK is signed; an earlier .idsig beside it would no longer match it.
+            try V4SchemeSigner.updateSignature(forAPKAt: output, key: try options.signer.key, request: .off)
+            throw V4SigningError.v31Rotation
+        }
         let v4 = BackgroundValue<String?>({ @Sendable in try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, request: request) })
         defer { v4.wait() }
         var verification: VerificationReport?

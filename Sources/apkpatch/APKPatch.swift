@@ -92,7 +92,7 @@ struct APKPatch: ParsableCommand {
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
         var arguments = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
-        if let command = arguments.first, ["sign", "run", "watch"].contains(command) {
+        if let command = arguments.first, ["sign", "run", "watch", "merge"].contains(command) {
             SchemeOptions.signsRotation = true
             (arguments, Sign.nextSigners) = Sign.separateNextSigners(arguments)
         }

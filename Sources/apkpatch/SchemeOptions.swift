@@ -40,7 +40,7 @@ struct SchemeOptions: ParsableArguments {
     @Option(name: .customLong("align-file-size"), help: .hidden) var alignFileSize: Bool?
     @Option(name: .customLong("deterministic-dsa-signing"), help: .hidden) var deterministicDSASigning: Bool?
 
-    /// Set by `main` for `sign`, `run` and `watch`, the commands that sign a key rotation or several signers
+    /// Set by `main` for `sign`, `run`, `watch` and `merge`, the commands that sign a key rotation or several signers
     /// (`--lineage`, `--next-signer`), with verity, and align the file size.
     nonisolated(unsafe) static var signsRotation = false
 
@@ -72,7 +72,7 @@ struct SchemeOptions: ParsableArguments {
             let signTakes = ["--lineage", "--next-signer", "--rotation-min-sdk-version", "--rotation-targets-dev-release", "--align-file-size",
                              "--verity-enabled", "--signer-for-min-sdk-version"]
             if !Self.signsRotation && signTakes.contains(option) {
-                throw ValidationError("\(option) is not supported yet here: use apkpatch sign, run or watch")
+                throw ValidationError("\(option) is not supported yet here: use apkpatch sign, run, watch or merge")
             }
             throw ValidationError("\(option) is not supported yet. Sign with apksigner for that (apkpatch verify checks the result)")
         }

@@ -27,13 +27,14 @@ enum SetCommands {
         return source.isInteractive ? BackgroundValue(ready: try source.load()) : BackgroundValue { try source.load() }
     }
 
-    /// A key rotation, several signers or SDK-targeted signers are signed for one APK at a time so far: a set
-    /// would get its first key alone, which is not what was asked.
-    static func refuseSeveralSigners(_ schemes: SchemeOptions) throws {
-        if schemes.hasSeveralSigners {
-            let option = schemes.lineage != nil ? "--lineage" : schemes.signerForMinSdkVersion != nil ? "--signer-for-min-sdk-version" : "--next-signer"
-            throw ValidationError("\(option) signs one APK at a time: sign each APK of the set alone with it (apkpatch sign), or the set without it")
-        }
+    /// The signer configuration of a set command: the key loading in the background (see `pendingKey`), or, with
+    /// a key rotation, several signers or SDK-targeted signers, all of them loaded now and planned as `apkpatch
+    /// sign` plans them for one APK, so that every APK of the set carries the same signers.
+    static func signerConfig(_ signer: SignerOptions, schemes: SchemeOptions, announcesDebugKey: Bool,
+                             key prepared: BackgroundValue<SignerKey>? = nil) throws -> SignerConfig {
+        let key = try prepared ?? pendingKey(signer, announcesDebugKey: announcesDebugKey)
+        guard schemes.hasSeveralSigners else { return schemes.config(pendingKey: key) }
+        return try schemes.config(primary: try key.get(), nextSigners: try APKPatch.Sign.loadNextSigners())
     }
 
     /// A set command's options from its command line (`run`, `watch`, `merge`): the key (the Android debug key
@@ -41,9 +42,8 @@ enum SetCommands {
     /// the device spec file.
     static func options(inputs: [String], out: String?, patch: String?, signer: SignerOptions, schemes: SchemeOptions,
                         installFlags: InstallFlags, deviceSpec: String?, verifies: Bool, announcesDebugKey: Bool) throws -> SetOptions {
-        try refuseSeveralSigners(schemes)
-        let key = try pendingKey(signer, announcesDebugKey: announcesDebugKey)
-        var options = SetOptions(inputs: inputs, output: out, signer: schemes.config(pendingKey: key))
+        var options = SetOptions(inputs: inputs, output: out,
+                                 signer: try signerConfig(signer, schemes: schemes, announcesDebugKey: announcesDebugKey))
         options.patchDirectory = patch
         options.verifies = verifies
         options.v4Signing = V4SigningRequest(option: schemes.v4)

@@ -184,16 +184,17 @@ extension APKPatch {
         func run() throws {
             let source = try signer.keySource()
             let allInputs = inputs + [inputOption].compactMap { $0 }
-            if (schemes.lineage != nil || schemes.nextSigner) && (outputDirectory != nil || APKSet.isSet(paths: allInputs)) {
-                throw ValidationError("\(schemes.lineage != nil ? "--lineage" : "--next-signer") signs one APK at a time: drop --out-dir, sign each APK of a set")
+            if (schemes.lineage != nil || schemes.nextSigner) && outputDirectory != nil {
+                throw ValidationError("\(schemes.lineage != nil ? "--lineage" : "--next-signer") signs one APK at a time: drop --out-dir, sign each APK alone (a split APK set with --out)")
             }
             if outputDirectory == nil && APKSet.isSet(paths: allInputs) {
                 Self.prepared = nil
                 guard let output else {
                     throw ValidationError("signing a split APK set needs --out: a file of the same kind for a .apks, .xapk or .apkm, a directory for a directory or several APKs")
                 }
-                let key = try Self.preparedKey.flatMap { $0.source == source ? $0.key : nil } ?? SetCommands.pendingKey(signer, announcesDebugKey: false)
-                var options = SetOptions(inputs: allInputs, output: output, signer: schemes.config(pendingKey: key))
+                let key = Self.preparedKey.flatMap { $0.source == source ? $0.key : nil }
+                var options = SetOptions(inputs: allInputs, output: output,
+                                         signer: try SetCommands.signerConfig(signer, schemes: schemes, announcesDebugKey: false, key: key))
                 options.v4Signing = V4SigningRequest(option: schemes.v4)
                 try SetCommands.run(options, json: json, quiet: quiet || !verbose && !json)
                 return

@@ -209,16 +209,14 @@ import ZlibWrapper
         #expect(result.stderr.contains("unsafe") && result.stderr.contains("../evil.apk"), "\(result)")
     }
 
-    /// A set is signed as a whole: --no-sign and --keep-stages (about one APK's build), a key rotation (signed
-    /// one APK at a time) and watch --live are refused with the reason and what to do, and nothing is written.
+    /// A set is signed as a whole: --no-sign and --keep-stages (about one APK's build) and watch --live are refused with the reason and what to do, and nothing is written.
     @Test func oneAPKOptionsAreRefusedForASet() throws {
         let input = try fixture.pack(.apks)
         let patch = scratch.appendingPathComponent("empty-patch")
         try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
         let output = scratch.appendingPathComponent("refused.apks").path
         for (flags, reason) in [(["--no-sign"], "install only when all are signed with one key"),
-                                (["--keep-stages", scratch.appendingPathComponent("stages").path], "writes the stages of one APK"),
-                                (["--lineage", scratch.appendingPathComponent("lineage.bin").path], "--lineage signs one APK at a time")] {
+                                (["--keep-stages", scratch.appendingPathComponent("stages").path], "writes the stages of one APK")] {
             let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output] + flags)
             #expect(!result.succeeded && result.stderr.contains(reason), "\(result)")
         }

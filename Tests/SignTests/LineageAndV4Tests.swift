@@ -237,9 +237,6 @@ import TestSupport
             let result = try TestSupport.apkpatch(["sign"] + Self.signer(0) + options + ["--out", output, input])
             #expect(!result.succeeded && result.stderr.contains("\(options[0]) is not supported yet"), "\(options): \(result)")
         }
-        // sign, run and watch sign a rotation; merge does not yet.
-        let merge = try TestSupport.apkpatch(["merge", input, "--out", output, "--lineage", "l.bin"] + Self.signer(0))
-        #expect(!merge.succeeded && merge.stderr.contains("--lineage is not supported yet here"), "\(merge)")
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 

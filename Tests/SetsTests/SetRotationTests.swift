@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A key rotation, several signers and SDK-targeted signers on a split APK set: every APK gets the signers one
+/// APK signed alone would get (Android installs a split only when it is signed as its base), judged by apksigner
+/// on each APK and by `apkpatch verify` on the set.
+@Suite(.serialized) struct SetRotationTests {
+    let scratch: URL
+    let fixture: SplitSetFixture
+    /// Keys 0 and 1 (key file, certificate) and the certificates' SHA-256.
+    let keys: [(key: String, cert: String, sha256: String)]
+    /// The lineage 0 → 1, from `apkpatch rotate`.
+    let lineage: String
+
+    init() throws {
+        scratch = try TestSupport.makeTemporaryDirectory("apkpatch-set-rotation")
+        fixture = try SplitSetFixture(in: scratch)
+        var keys: [(String, String, String)] = []
+        for index in 0...1 {
+            let pem = scratch.appendingPathComponent("key\(index).pem").path, cert = scratch.appendingPathComponent("cert\(index).pem").path
+            let pk8 = scratch.appendingPathComponent("key\(index).pk8").path
+            let made = try TestSupport.run("sh", ["-c", """
+                openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1" -out "$2" -days 1000 -subj /CN=set-key\(index) 2>/dev/null && \
+                openssl pkcs8 -topk8 -nocrypt -in "$1" -outform DER -out "$3" && openssl x509 -in "$2" -outform DER | sha256sum
+                """, "sh", pem, cert, pk8])
+            guard made.succeeded else { throw FixtureError(message: "openssl failed:\n\(made)") }
+            keys.append((pk8, cert, String(made.stdout.prefix(64))))
+        }
+        self.keys = keys
+        lineage = scratch.appendingPathComponent("lineage").path
+        let rotate = try TestSupport.apkpatch(["rotate", "--out", lineage, "--old-signer", "--key", keys[0].0, "--cert", keys[0].1,
+                                               "--new-signer", "--key", keys[1].0, "--cert", keys[1].1])
+        guard rotate.succeeded else { throw FixtureError(message: "apkpatch rotate failed:\n\(rotate)") }
+    }
+
+    func signer(_ index: Int) -> [String] { ["--key", keys[index].key, "--cert", keys[index].cert] }
+    var rotation: [String] { signer(0) + ["--next-signer"] + signer(1) + ["--lineage", lineage] }
+
+    /// apksigner's "Signer #N certificate SHA-256" lines of `apk` verified with `arguments`.
+    func apksignerCertificates(_ apk: String, _ arguments: [String] = []) throws -> [String] {
+        let result = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs"] + arguments + [apk])
+        #expect(result.succeeded, "\(apk): \(result)")
+        return result.stdout.split(separator: "\n").filter { $0.hasPrefix("Signer #") && $0.contains("certificate SHA-256 digest:") }
+            .map { String($0.split(separator: " ").last!) }
+    }
+
+    @Test("the default rotation (v3.1 from API 33) signs every APK of a .apks and of a directory alike")
+    func defaultRotation() throws {
+        let expectedLineage = try TestSupport.apkpatch(["lineage", "--in", lineage, "--print-certs"]).stdout
+        for form in [SplitSetFixture.Form.apks, .directory] {
+            let output = scratch.appendingPathComponent(form == .directory ? "rotated" : "rotated.apks").path
+            let sign = try TestSupport.apkpatch(["sign"] + rotation + ["--out", output, try fixture.pack(form)])
+            #expect(sign.succeeded, "\(sign)")
+            let apks = try SetOracles.apkFiles(of: output, form: form, scratch: scratch)
+            #expect(apks.count == 4)
+            for (name, path) in apks {
+                // Debian's apksigner predates v3.1: up to API 32 the old key, in v1, v2 and the v3.0 block.
+                for level in ["24", "28"] {
+                    #expect(try apksignerCertificates(path, ["--min-sdk-version", level, "--max-sdk-version", "32"]) == [keys[0].sha256], "\(name) at \(level)")
+                }
+                // From API 33 the new key, in the v3.1 block, with the lineage.
+                let ours = try TestSupport.apkpatch(["verify", "--signature-only", "--print-certs", path])
+                #expect(ours.succeeded && ours.stdout.contains("Signer (minSdkVersion=33, maxSdkVersion=2147483647) certificate SHA-256 digest: \(keys[1].sha256)"),
+                        "\(name): \(ours)")
+                let lineages = try TestSupport.apkpatch(["lineage", "--in", path, "--print-certs"])
+                #expect(lineages.succeeded && lineages.stdout == expectedLineage, "\(name): \(lineages)")
+            }
+            // A v3.1 rotation has no v4 signature yet: a folder gets no .idsig files (v4 left at its default).
+            if form == .directory {
+                #expect(try FileManager.default.contentsOfDirectory(atPath: output).filter { $0.hasSuffix(".idsig") }.isEmpty)
+            }
+            let verify = try TestSupport.apkpatch(["verify", output])
+            #expect(verify.succeeded && verify.stdout.contains("Verifies: set"), "\(verify)")
+        }
+    }
+
+    @Test("a rotation from API 28 puts the new key in every APK's v3.0 block, with their v4 signatures; run and merge sign it too")
+    func rotationFrom28RunAndMerge() throws {
+        let input = try fixture.pack(.directory)
+        let output = scratch.appendingPathComponent("rotated28").path
+        let sign = try TestSupport.apkpatch(["sign"] + rotation + ["--rotation-min-sdk-version", "28", "--out", output, input])
+        #expect(sign.succeeded, "\(sign)")
+        for (name, path) in try SetOracles.apkFiles(of: output, form: .directory, scratch: scratch) {
+            #expect(try apksignerCertificates(path) == [keys[1].sha256], "\(name)")
+            #expect(try apksignerCertificates(path, ["--max-sdk-version", "27"]) == [keys[0].sha256], "\(name)")
+            let v4 = try TestSupport.run("apksigner", ["verify", "-v", "--v4-signature-file", path + ".idsig", path])
+            #expect(v4.succeeded && v4.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(name): \(v4)")
+        }
+        #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
+
+        let patch = scratch.appendingPathComponent("empty-patch")
+        try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
+        let runOutput = scratch.appendingPathComponent("run.apks").path
+        let run = try TestSupport.apkpatch(["run", try fixture.pack(.apks), "--patch", patch.path, "--out", runOutput] + rotation)
+        #expect(run.succeeded, "\(run)")
+        for (name, path) in try SetOracles.apkFiles(of: runOutput, form: .apks, scratch: scratch) {
+            #expect(try apksignerCertificates(path, ["--max-sdk-version", "32"]) == [keys[0].sha256], "\(name)")
+            let ours = try TestSupport.apkpatch(["verify", "--signature-only", "--print-certs", path])
+            #expect(ours.stdout.contains("Signer (minSdkVersion=33, maxSdkVersion=2147483647) certificate SHA-256 digest: \(keys[1].sha256)"), "\(name): \(ours)")
+        }
+
+        let merged = scratch.appendingPathComponent("merged.apk").path
+        let merge = try TestSupport.apkpatch(["merge", input, "--out", merged] + rotation + ["--rotation-min-sdk-version", "28", "--align-file-size", "true"])
+        #expect(merge.succeeded, "\(merge)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: merged)[.size] as? Int)
+        #expect(size % 4096 == 0, "merge takes the signing options sign takes: \(size)")
+        #expect(try apksignerCertificates(merged) == [keys[1].sha256])
+        let v4 = try TestSupport.run("apksigner", ["verify", "-v", "--v4-signature-file", merged + ".idsig", merged])
+        #expect(v4.succeeded && v4.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(v4)")
+    }
+
+    @Test("several signers (v1 and v2) and an SDK-targeted signer sign every APK; v4 asked with a v3.1 rotation is refused, nothing written")
+    func severalAndTargetedSigners() throws {
+        let input = try fixture.pack(.directory)
+        let several = scratch.appendingPathComponent("several").path
+        let sign = try TestSupport.apkpatch(["sign"] + signer(0) + ["--next-signer"] + signer(1) + ["--v3-signing-enabled", "false", "--out", several, input])
+        #expect(sign.succeeded, "\(sign)")
+        for (name, path) in try SetOracles.apkFiles(of: several, form: .directory, scratch: scratch) {
+            #expect(try apksignerCertificates(path) == [keys[0].sha256, keys[1].sha256], "\(name)")
+        }
+        #expect(try TestSupport.apkpatch(["verify", several]).succeeded)
+
+        let targeted = scratch.appendingPathComponent("targeted").path
+        let signTargeted = try TestSupport.apkpatch(["sign"] + signer(0) + ["--signer-for-min-sdk-version", "33"] + signer(1) + ["--out", targeted, input])
+        #expect(signTargeted.succeeded, "\(signTargeted)")
+        for (name, path) in try SetOracles.apkFiles(of: targeted, form: .directory, scratch: scratch) {
+            #expect(try apksignerCertificates(path, ["--max-sdk-version", "32"]) == [keys[0].sha256], "\(name)")
+            let ours = try TestSupport.apkpatch(["verify", "--signature-only", "--print-certs", path])
+            #expect(ours.stdout.contains("Signer (minSdkVersion=33, maxSdkVersion=2147483647) certificate SHA-256 digest: \(keys[1].sha256)"), "\(name): \(ours)")
+        }
+        #expect(try TestSupport.apkpatch(["verify", targeted]).succeeded)
+
+        let refusedOutput = scratch.appendingPathComponent("refused").path
+        let refused = try TestSupport.apkpatch(["sign"] + rotation + ["--v4-signing-enabled", "true", "--out", refusedOutput, input])
+        #expect(!refused.succeeded && refused.stderr.contains("v3.1 block"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: refusedOutput))
+    }
+}
