@@ -184,8 +184,10 @@ extension APKPatch {
         func run() throws {
             let source = try signer.keySource()
             let allInputs = inputs + [inputOption].compactMap { $0 }
-            if (schemes.lineage != nil || schemes.nextSigner) && outputDirectory != nil {
-                throw ValidationError("\(schemes.lineage != nil ? "--lineage" : "--next-signer") signs one APK at a time: drop --out-dir, sign each APK alone (a split APK set with --out)")
+            // --out-dir signs each APK with the first key alone: the other signers would be silently dropped.
+            if schemes.hasSeveralSigners && outputDirectory != nil {
+                let option = schemes.lineage != nil ? "--lineage" : schemes.signerForMinSdkVersion != nil ? "--signer-for-min-sdk-version" : "--next-signer"
+                throw ValidationError("\(option) is not supported with --out-dir: sign each APK alone (a split APK set with --out)")
             }
             if outputDirectory == nil && APKSet.isSet(paths: allInputs) {
                 Self.prepared = nil

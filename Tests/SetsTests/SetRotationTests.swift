@@ -135,5 +135,11 @@ import TestSupport
         let refused = try TestSupport.apkpatch(["sign"] + rotation + ["--v4-signing-enabled", "true", "--out", refusedOutput, input])
         #expect(!refused.succeeded && refused.stderr.contains("v3.1 block"), "\(refused)")
         #expect(!FileManager.default.fileExists(atPath: refusedOutput))
+        // --out-dir signs unrelated APKs with one key: other signers are refused rather than dropped.
+        for extra in [["--next-signer"] + signer(1) + ["--lineage", lineage], ["--signer-for-min-sdk-version", "33"] + signer(1)] {
+            let batch = try TestSupport.apkpatch(["sign"] + signer(0) + extra + ["--out-dir", refusedOutput, fixture.apks["base.apk"]!])
+            #expect(!batch.succeeded && batch.stderr.contains("is not supported with --out-dir"), "\(batch)")
+            #expect(!FileManager.default.fileExists(atPath: refusedOutput))
+        }
     }
 }
