@@ -8,9 +8,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and `make fuzz` install both. A package only the tests need goes in TEST_PACKAGES.
 BUILD_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev
 TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framework-res \
-	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time apksigcopier fsverity
+	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time apksigcopier fsverity \
+	man-db mandoc
 
-.PHONY: all deps build-deps test-deps build-info build man debug test demo install uninstall dist bench fuzz clean
+.PHONY: all deps build-deps test-deps build-info build man debug test demo install uninstall dist dist-check bench fuzz clean
 
 all: build
 
@@ -52,10 +53,14 @@ GIT_DIRTY := $(shell git status --porcelain --untracked-files=no 2>/dev/null | g
 BUILD_INFO_DIR := $(CURDIR)/.build/buildinfo
 
 # The Swift runtime and FoundationEssentials linked in: the binary runs without a Swift installation and starts in
-# half the time (dynamic linking of the Swift libraries was ~8 ms of CPU per run). The prefix maps keep the
-# checkout's path out of the binary, so two checkouts build the same bytes.
+# half the time (dynamic linking of the Swift libraries was ~8 ms of CPU per run). Two checkouts of a commit at
+# different paths build the same bytes: the prefix maps keep the checkout's path out of the code and the
+# strings, and without incremental LLVM codegen swiftc leaves each object's .swift_modhash zero (it is an MD5
+# of the object's LLVM module, paths included, kept to skip LLVM for unchanged objects on a rebuild; the linked
+# binary carries every one of them, and the build-id hashes them too). `make dist-check` proves it.
 SWIFT_RELEASE_FLAGS := -c release --static-swift-stdlib -Xcc -I$(BUILD_INFO_DIR) \
-	-Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=.
+	-Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=. \
+	-Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen
 RELEASE_FLAGS := $(SWIFT_RELEASE_FLAGS) --product apkpatch
 RELEASE_BINARY := .build/release/apkpatch
 
@@ -74,8 +79,10 @@ build: build-deps build-info
 debug: build-deps
 	$(SWIFT) build
 
+# generate-manual (argument-parser's) beside the tests: ManPageTests makes the man page as `make man` does.
 test: test-deps
 	$(SWIFT) build --build-tests
+	$(SWIFT) build --product generate-manual
 	$(SWIFT) test --skip-build
 
 demo: test-deps build
@@ -131,6 +138,13 @@ dist: build man
 	cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256
 	rm -rf $(DIST_STAGE)
 	@cat $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
+
+# `make dist` here and in a fresh clone of this commit at another path (under DIST_CHECK_DIR), then a byte
+# comparison of the two archives; on a difference, which files differ and, for the binary, which ELF sections.
+DIST_CHECK_DIR ?= /tmp/apkpatch-dist-check
+
+dist-check: dist
+	./scripts/dist-check.sh $(DIST_CHECK_DIR) $(DIST_DIR)/$(DIST_NAME).tar.gz
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/apkpatch $(DESTDIR)$(PREFIX)/share/man/man1/apkpatch.1 \

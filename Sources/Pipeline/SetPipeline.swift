@@ -1,6 +1,5 @@
 import APKCore
 import BinaryXML
-import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -284,9 +283,10 @@ public enum SetPipeline {
             let directory = try OutputDirectory(destination: output)
             staging = directory
             let paths = set.members.indices.map { directory.path(for: "\($0).apk") }
+            let members = set.members
             _ = try clock.measure("overlay") {
-                try concurrentMap(Array(set.members.indices)) { index -> Void in
-                    let member = set.members[index]
+                try concurrentMap(Array(members.indices)) { index -> Void in
+                    let member = members[index]
                     guard let patch = patches[index] else {
                         _ = try Repacker.write(Repacker.rawEntries(of: member.archive.zip), to: paths[index], alignment: .android15)
                         return
@@ -402,19 +402,10 @@ public enum SetPipeline {
         }
     }
 
-    /// `body` over `items` on all cores, results in order; the first error (in order) is thrown.
-    static func concurrentMap<T: Sendable, R>(_ items: [T], _ body: (T) throws -> R) throws -> [R] {
-        let results = UnsafeMutableBufferPointer<Result<R, any Error>?>.allocate(capacity: items.count)
-        results.initialize(repeating: nil)
-        defer { results.deinitialize(); results.deallocate() }
-        nonisolated(unsafe) let slots = results
-        withoutActuallyEscaping(body) { body in
-            nonisolated(unsafe) let body = body
-            DispatchQueue.concurrentPerform(iterations: items.count) { index in
-                slots[index] = Result { try body(items[index]) }
-            }
-        }
-        return try results.map { try $0!.get() }
+    /// `body` over `items` on all cores (`Parallel`), results in order. Every item runs, and the first error in
+    /// item order is thrown, so a set with several bad members reports the same one on every run.
+    static func concurrentMap<T: Sendable, R>(_ items: [T], _ body: @Sendable (T) throws -> R) throws -> [R] {
+        try Parallel.map(items.count) { index in Result { try body(items[index]) } }.map { try $0.get() }
     }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }

@@ -116,12 +116,14 @@ public final class SetWatchSession {
             signer.jarSignatureCompressionLevel = 0  // working builds: stored JAR signature files
             let verification = verifies ? VerificationOptions() : nil
             let states = members
+            let memberSet = set
+            let buildSigner = signer
             let results = try clock.measure("sign+verify") {
                 try SetPipeline.concurrentMap(stale) { index -> Result<SetMemberReport, any Error> in
                     let state = states[index]
                     state.builtFrom = nil  // whatever happens, the file may no longer be the last build's
                     let result = Result {
-                        try SetPipeline.build(set.members[index], patch: patches[index], signer: signer, verification: verification,
+                        try SetPipeline.build(memberSet.members[index], patch: patches[index], signer: buildSigner, verification: verification,
                                               to: paths[index], caches: state.caches)
                     }
                     if case .success(let report) = result {

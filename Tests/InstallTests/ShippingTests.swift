@@ -200,3 +200,108 @@ struct LocalRelease {
         #expect(unsigned.stderr.contains("DOES NOT VERIFY") && !(unsigned.stdout + unsigned.stderr).contains("pass"), "\(unsigned)")
     }
 }
+
+/// The man page `make install` installs and `make dist` ships: argument-parser's generate-manual run on the binary
+/// as the Makefile's `man` target runs it (`make test` builds the generator beside the tests). It must be
+/// well-formed mdoc (mandoc's linter finds no error), render with man(1), and name every subcommand and every
+/// visible option and flag that `--help` shows, each within its subcommand's part of the page.
+@Suite struct ManPageTests {
+    static func generate() throws -> String {
+        let binary = TestSupport.apkpatchBinary
+        let generator = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("generate-manual").path
+        guard FileManager.default.isExecutableFile(atPath: generator) else {
+            throw FixtureError(message: "\(generator) is missing: run `swift build --product generate-manual` (make test does)")
+        }
+        let work = try TestSupport.makeTemporaryDirectory("man")
+        let result = try TestSupport.run(generator, [binary, "--date", "2026-01-01", "--output-directory", work.path])
+        guard result.succeeded else { throw FixtureError(message: "generate-manual failed:\n\(result)") }
+        return work.appendingPathComponent("apkpatch.1").path
+    }
+
+    /// The page as man(1) prints it to a pipe (plain text), wide enough that no option name is hyphenated.
+    static func rendered(_ page: String) throws -> String {
+        let result = try TestSupport.run("man", ["-l", page], environment: ["MANWIDTH": "300"])
+        guard result.succeeded else { throw FixtureError(message: "man -l \(page) failed:\n\(result)") }
+        return result.stdout
+    }
+
+    @Test func isWellFormedAndRenders() throws {
+        let page = try Self.generate()
+        let lint = try TestSupport.run("mandoc", ["-T", "lint", "-W", "error", page])
+        #expect(lint.succeeded && lint.stdout.isEmpty && lint.stderr.isEmpty, "\(lint)")
+        let text = try Self.rendered(page)
+        #expect(text.contains("APKPATCH(1)"), "\(text.prefix(300))")
+        for line in ["0   success", "1   failure", "2   usage error in align", "64  usage error"] {
+            #expect(text.contains(line), "the man page lacks the exit status line \(line)")
+        }
+    }
+
+    /// A subcommand as `--experimental-dump-help` describes it: its name, the names of its visible options and
+    /// flags, and its subcommands.
+    struct Command {
+        var name: String
+        var options: [String]
+        var subcommands: [Command]
+
+        init(_ json: [String: Any]) {
+            name = json["commandName"] as? String ?? ""
+            options = (json["arguments"] as? [[String: Any]] ?? []).flatMap { argument -> [String] in
+                guard argument["shouldDisplay"] as? Bool ?? true, argument["kind"] as? String != "positional" else { return [] }
+                return (argument["names"] as? [[String: Any]] ?? []).compactMap { name in
+                    guard let text = name["name"] as? String else { return nil }
+                    return (name["kind"] as? String == "long" ? "--" : "-") + text
+                }
+            }
+            subcommands = (json["subcommands"] as? [[String: Any]] ?? []).map(Command.init)
+        }
+
+        var allOptions: [String] { options + subcommands.flatMap(\.allOptions) }
+        var allNames: [String] { subcommands.flatMap { [$0.name] + $0.allNames } }
+    }
+
+    @Test func namesEverySubcommandAndOptionOfTheHelp() throws {
+        let dump = try TestSupport.apkpatch(["--experimental-dump-help"])
+        #expect(dump.succeeded, "\(dump)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let root = Command(try #require(json["command"] as? [String: Any]))
+        #expect(root.subcommands.count >= 15, "\(root.subcommands.map(\.name))")
+        let lines = try Self.rendered(try Self.generate()).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Each top-level subcommand's part: from its heading line (the name at the list's indentation) to the
+        // next one.
+        func part(_ name: String) -> String? {
+            let names = Set(root.subcommands.map(\.name))
+            func heading(_ line: String) -> String? {
+                let trimmed = line.drop { $0 == " " }
+                guard line.count - trimmed.count == 5, let word = trimmed.split(separator: " ").first else { return nil }
+                return names.contains(String(word)) ? String(word) : nil
+            }
+            guard let start = lines.firstIndex(where: { heading($0) == name }) else { return nil }
+            let end = lines[(start + 1)...].firstIndex { heading($0) != nil } ?? lines.count
+            return lines[start..<end].joined(separator: "\n")
+        }
+        // Whole words only: "-s" must be there as itself, not as the start of "--serial".
+        func words(_ text: String) -> Set<String> {
+            Set(text.split { " ,[]|()\n".contains($0) }.map(String.init))
+        }
+        let beforeSubcommands = words(lines.prefix { !$0.hasPrefix("     run ") }.joined(separator: "\n"))
+        for option in root.options {
+            let found = beforeSubcommands.contains(option)
+            #expect(found, "apkpatch \(option) is not in the man page")
+        }
+        for command in root.subcommands {
+            guard let text = part(command.name).map(words) else {
+                Issue.record("apkpatch \(command.name) has no part of its own in the man page")
+                continue
+            }
+            // (The word sets are not printed on a failure: the message names what is missing.)
+            for name in command.allNames {
+                let found = text.contains(name)
+                #expect(found, "apkpatch \(command.name) \(name) is not in the man page")
+            }
+            for option in command.allOptions {
+                let found = text.contains(option)
+                #expect(found, "apkpatch \(command.name) \(option) is not in its part of the man page")
+            }
+        }
+    }
+}

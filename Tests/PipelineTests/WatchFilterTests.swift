@@ -1,0 +1,80 @@
+import Foundation
+@testable import Pipeline
+import Testing
+import TestSupport
+
+/// Which bursts of file events start a watch build. Editors' temporary files are dropped by name
+/// (`PatchDirectory.isIgnored`, PatchSpecTests) and, whatever their name, by their short life: a file that
+/// appeared and was gone again (removed, or renamed over the real file) within one debounce window was never
+/// part of the patch. Real edits in the same burst, and the removal of a real patch file, still count.
+@Suite struct WatchFilterTests {
+    let dir: URL
+    let patch: URL
+    let session: WatchSession
+    let watcher: DirectoryWatcher
+
+    init() throws {
+        dir = try TestSupport.makeTemporaryDirectory("watch-filter")
+        let input = try FixtureAPK.cordovaLike().build(in: dir, name: "web.apk")
+        patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("<p>v1</p>\n", to: "assets/www/index.html", in: patch)
+        try TestSupport.write("one\n", to: "assets/www/app.js", in: patch)
+        session = try WatchSession(options: PipelineOptions(input: input, patchDirectory: patch.path,
+                                                            output: dir.appendingPathComponent("out.apk").path))
+        // As after a first build of these two files.
+        session.notePatchFiles(["assets/www/index.html", "assets/www/app.js"])
+        watcher = try DirectoryWatcher(root: patch.path)
+    }
+
+    func path(_ relative: String) -> String { patch.appendingPathComponent(relative).path }
+
+    /// The changes the next build would be started for. A short-lived file alone would make the session wait
+    /// on for good, so a real edit follows two quiet periods later (its own burst, or the same one on a slow
+    /// machine: either way the short-lived file must not be among what is returned).
+    func nextBuild(after events: () throws -> Void) throws -> [String] {
+        try events()
+        let quiet = Int(session.quietPeriodMilliseconds)
+        let edit = Thread { [path = path("assets/www/app.js")] in
+            Thread.sleep(forTimeInterval: Double(quiet * 2) / 1000)
+            try? Data("two\n".utf8).write(to: URL(fileURLWithPath: path))
+        }
+        edit.start()
+        return try waitForBuild()
+    }
+
+    /// What `waitForRelevantChanges` returns; after 10 s without a relevant change, a failure rather than a hang.
+    func waitForBuild() throws -> [String] {
+        nonisolated(unsafe) let session = session
+        let watchdog = Thread {
+            Thread.sleep(forTimeInterval: 10)
+            if !Thread.current.isCancelled { session.stop() }
+        }
+        watchdog.start()
+        defer { watchdog.cancel() }
+        return try #require(try session.waitForRelevantChanges(watcher), "no build started within 10 s")
+    }
+
+    @Test func aFileCreatedAndRemovedWithinTheWindowStartsNoBuild() throws {
+        // Names no editor rule knows: only their life gives them away.
+        let changed = try nextBuild {
+            try TestSupport.write("draft\n", to: "assets/www/draft-7Qx.js", in: patch)
+            try TestSupport.write("x\n", to: "assets/www/scratch/notes.txt", in: patch)
+            try FileManager.default.removeItem(atPath: path("assets/www/draft-7Qx.js"))
+            try FileManager.default.removeItem(atPath: path("assets/www/scratch"))
+        }
+        #expect(changed == ["assets/www/app.js"])
+    }
+
+    @Test func aTemporaryFileRenamedOverTheRealOneCountsAsTheRealOne() throws {
+        try TestSupport.write("<p>v2</p>\n", to: "assets/www/index.html.k3Rf9a", in: patch)
+        #expect(rename(path("assets/www/index.html.k3Rf9a"), path("assets/www/index.html")) == 0)
+        let changed = try waitForBuild()
+        #expect(changed == ["assets/www/index.html"])
+    }
+
+    @Test func removingARealPatchFileStillStartsABuild() throws {
+        try FileManager.default.removeItem(atPath: path("assets/www/index.html"))
+        let changed = try waitForBuild()
+        #expect(changed == ["assets/www/index.html"])
+    }
+}
