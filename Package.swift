@@ -63,7 +63,7 @@ let package = Package(
         ]),
         .target(name: "Pipeline", dependencies: ["APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "LiveReload", "Sets"]),
         .executableTarget(name: "apkpatch", dependencies: [
-            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "Install", "BinaryXML", "ResourceTable", "LiveReload", "Sets",
+            "Pipeline", "APKCore", "Unpack", "Overlay", "Repack", "Align", "Sign", "SignatureSchemes", "Verify", "Install", "BinaryXML", "ResourceTable", "LiveReload", "Sets",
             "CBuildInfo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

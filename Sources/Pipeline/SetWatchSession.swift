@@ -38,6 +38,8 @@ public final class SetWatchSession {
     public var quietPeriodMilliseconds: Int32 = 50
     /// Verifies every rebuilt APK, not only those of the first build.
     public var verifiesEachBuild = false
+    /// How a failed build's error is told (`.failed`), as `WatchSession.describeError`.
+    public var describeError: @Sendable (any Error) -> String = { "\($0)" }
     public let output: String
     let set: APKSet
     /// The last good build of each APK (`0.apk`, `1.apk`, … in the set's order), until the session ends.
@@ -169,7 +171,7 @@ public final class SetWatchSession {
             }
         } catch {
             changes.lastBuildFailed = true
-            onEvent(.failed("\(error)", changed: changed))
+            onEvent(.failed(describeError(error), changed: changed))
         }
     }
 }

@@ -52,6 +52,9 @@ public final class WatchSession {
     public var verifiesEachBuild = false
     /// Serve the web root to the device and reload its pages on web-asset saves (`watch --live`).
     public var liveReload: LiveReloadOptions?
+    /// How a failed build's error is told (`.failed`): a front end adds its own hints (the command line names
+    /// the option that answers a signing or keystore error).
+    public var describeError: @Sendable (any Error) -> String = { "\($0)" }
     let archive: APKArchive
     private let compressionCache = CompressionCache()
     private let signingCache = SigningCache()
@@ -137,7 +140,7 @@ public final class WatchSession {
             return report
         } catch {
             changes.lastBuildFailed = true
-            onEvent(.failed("\(error)", changed: changed))
+            onEvent(.failed(describeError(error), changed: changed))
             return nil
         }
     }

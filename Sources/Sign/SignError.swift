@@ -31,7 +31,7 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
         case .unreadableMinSdkVersion(let reason):
             return "failed to determine the APK's minimum supported platform version (\(reason)): give the minSdkVersion to sign for"
         case .codenameMinSdkVersion(let codename):
-            return "the APK's minSdkVersion \"\(codename)\" is neither an API level nor a preview codename (those start with A-Z), so its platform version is unknown. Use --min-sdk-version to override"
+            return "the APK's minSdkVersion \"\(codename)\" is neither an API level nor a preview codename (those start with A-Z), so its platform version is unknown: give the minSdkVersion to sign for"
         case .ecdsaJARSignatureNeedsAPI18(let level):
             return "ECDSA JAR (v1) signatures need minSdkVersion 18 or higher, but it is \(level): use an RSA key, raise the minSdkVersion, or sign without v1"
         case .emptySignerName:

@@ -145,7 +145,7 @@ public enum ContentDigestError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .unsupportedAlgorithm(let algorithm):
-            return "content digest \(algorithm) is not supported; sign without --verity-enabled"
+            return "content digest \(algorithm) is not supported here"
         case .tooManyChunks(let count):
             return "input too long: \(count) chunks of 1 MiB (APK Signature Scheme v2 allows at most \(Int32.max))"
         case .malformedEndOfCentralDirectory(let size):

@@ -405,7 +405,7 @@ public enum VerificationError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotRead(let path, let reason): return "cannot read \(path): \(reason)"
-        case .invalidOptions(let message): return "\(message); check --min-sdk-version and --max-sdk-version"
+        case .invalidOptions(let message): return "the SDK version range to verify for is not valid: \(message)"
         }
     }
 }

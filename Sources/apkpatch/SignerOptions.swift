@@ -69,7 +69,8 @@ struct SignerOptions: ParsableArguments {
             if keyStoreType != nil { throw ValidationError("--ks-type goes with --ks") }
             if keyStorePassword != nil && !(useDebugKey || debugKeyStore != nil) { throw ValidationError("--ks-pass goes with --ks") }
         }
-        if let keyStoreType { _ = try KeyStoreType(parsing: keyStoreType) }
+        // Thrown from validate(), an error reaches the user through argument-parser, not main's hinting.
+        if let keyStoreType { do { _ = try KeyStoreType(parsing: keyStoreType) } catch { throw HintedError.wrapping(error) } }
         if let keyStorePassword { _ = try Self.passwordSource(keyStorePassword, option: "--ks-pass") }
         if let keyPassword { _ = try Self.passwordSource(keyPassword, option: "--key-pass") }
         if let keyStoreBase64 {

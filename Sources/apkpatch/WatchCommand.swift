@@ -95,6 +95,7 @@ extension APKPatch {
             // pieces costs at worst one more reload.
             session.quietPeriodMilliseconds = debounceMilliseconds ?? (live ? 10 : 50)
             session.verifiesEachBuild = verifyEach
+            session.describeError = { CLIHint.describe($0) }
             if live { session.liveReload = LiveReloadOptions(port: livePort) }
             Self.stopOnSignals(writingTo: session.stopFileDescriptor)
             if !json { print("Watching \(patch) → \(options.resolvedOutput) (Ctrl-C to stop)") }
@@ -119,6 +120,7 @@ extension APKPatch {
             let session = try SetWatchSession(options: options, patchDirectory: patch)
             session.quietPeriodMilliseconds = debounceMilliseconds ?? 50
             session.verifiesEachBuild = verifyEach
+            session.describeError = { CLIHint.describe($0) }
             Self.stopOnSignals(writingTo: session.stopFileDescriptor)
             if !json { print("Watching \(patch) → \(session.output) (Ctrl-C to stop)") }
             let printer = WatchEventPrinter(json: json, output: session.output, isLive: false)

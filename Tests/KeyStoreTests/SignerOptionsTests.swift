@@ -44,6 +44,39 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: signed + ".2"))
     }
 
+    /// The keystore errors say what is wrong in the library's terms; `apkpatch sign` adds the option that answers
+    /// each, once (KeyStoreTests checks the library's side).
+    @Test func keystoreErrorsNameTheOptionThatAnswersThem() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("opts-hints")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let apk = try FixtureAPK().build(in: directory)
+        let signed = directory.appendingPathComponent("signed.apk").path
+        let environment = ["APKPATCH_TEST_KS_PASS": "store-secret"]
+        func sign(_ options: [String]) throws -> TestSupport.ProcessResult {
+            try TestSupport.apkpatch(["sign"] + options + ["--ks-pass", "env:APKPATCH_TEST_KS_PASS", "--out", signed, apk], environment: environment)
+        }
+        let two = directory.appendingPathComponent("two.p12").path
+        for alias in ["first", "second"] {
+            try KeytoolFixture.generate(keystore: two, type: "PKCS12", alias: alias, algorithm: "EC", size: 256, storePassword: "store-secret")
+        }
+        let own = directory.appendingPathComponent("own.jks").path
+        try KeytoolFixture.generate(keystore: own, type: "JKS", alias: "release", algorithm: "EC", size: 256,
+                                    storePassword: "store-secret", keyPassword: "key-secret-42")
+        let cases: [(options: [String], says: String, hint: String)] = [
+            (["--ks", two], "none was chosen", "(choose one with --ks-key-alias)"),
+            (["--ks", two, "--ks-key-alias", "third"], "has no key entry", "(choose one with --ks-key-alias)"),
+            (["--ks", two, "--ks-type", "BKS"], "unsupported keystore type BKS", "(--ks-type PKCS12 or JKS, or leave it out to detect the type)"),
+            (["--ks", own], "password of its own", "(--key-pass gives the key's own password)"),
+            (["--ks", own, "--key-pass", "env:APKPATCH_TEST_UNSET_KEY_PASS"], "key password: the environment variable", "(--key-pass: env:NAME, file:PATH, stdin or pass:…)"),
+        ]
+        for (options, says, hint) in cases {
+            let result = try sign(options)
+            #expect(!result.succeeded && result.stderr.contains(says) && result.stderr.contains(hint), "\(options): \(result)")
+            #expect(!result.stderr.contains("store-secret") && !result.stderr.contains("key-secret-42"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: signed))
+    }
+
     @Test func debugKeyIsCreatedInHomeWithMode0600() throws {
         let home = try TestSupport.makeTemporaryDirectory("opts-home")
         defer { try? FileManager.default.removeItem(at: home) }

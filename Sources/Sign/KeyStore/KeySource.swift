@@ -65,7 +65,7 @@ public enum KeySource: Sendable, Equatable {
         let certificateBytes = try readFile(certificatePath, what: "certificate")
         let certificates: [Certificate]
         do { certificates = try Certificate.parseAll(pemOrDER: certificateBytes) } catch {
-            throw KeyStoreError(.invalidCertificate, "\(certificatePath) holds no readable X.509 certificate (\(error)); --cert takes PEM or DER")
+            throw KeyStoreError(.invalidCertificate, "\(certificatePath) holds no readable X.509 certificate (\(error)); the certificate file must be PEM or DER")
         }
         let key = try parsePrivateKey(keyBytes, path: keyPath, password: keyPassword)
         guard let leaf = certificates.first, key.matches(leaf) else {
@@ -85,20 +85,20 @@ public enum KeySource: Sendable, Equatable {
         let isEncrypted = isPEM ? (text.contains("ENCRYPTED") ) : looksLikeEncryptedPKCS8(bytes)
         if isEncrypted {
             guard let password else {
-                throw KeyStoreError(.passwordUnavailable, "\(path) is an encrypted private key; give its password with --key-pass (env:NAME, file:PATH, stdin or pass:…)")
+                throw KeyStoreError(.passwordUnavailable, "\(path) is an encrypted private key and no password was given for it", subject: .keyPassword)
             }
-            let secret = try password.resolve(prompt: "Private key password for \(path): ", fileLine: 0, option: "--key-pass")
+            let secret = try password.resolve(prompt: "Private key password for \(path): ", fileLine: 0, for: .keyPassword)
             do {
                 return isPEM ? try PrivateKey(pemEncoded: text, password: secret.bytes)
                     : try PrivateKey(encryptedDEREncoded: bytes, password: secret.bytes)
             } catch {
-                throw KeyStoreError(.wrongKeyPassword, "cannot decrypt \(path): wrong --key-pass, or an unsupported encryption (\(error))")
+                throw KeyStoreError(.wrongKeyPassword, "cannot decrypt \(path): wrong key password, or an unsupported encryption (\(error))", subject: .keyPassword)
             }
         }
         do {
             return isPEM ? try PrivateKey(pemEncoded: text) : try PrivateKey(derEncoded: bytes)
         } catch {
-            throw KeyStoreError(.invalidKey, "\(path) is not a readable private key (\(error)); --key takes PKCS#8 in DER or PEM")
+            throw KeyStoreError(.invalidKey, "\(path) is not a readable private key (\(error)); the key file must be PKCS#8 in DER or PEM")
         }
     }
 
@@ -142,7 +142,7 @@ public enum KeyStoreType: String, Sendable, CaseIterable {
         case "PKCS12", "PKCS#12", "P12", "PFX": self = .pkcs12
         case "JKS": self = .jks
         default:
-            throw KeyStoreError(.unsupportedType, "unsupported keystore type \(text); use PKCS12 or JKS (or leave --ks-type out to detect it)")
+            throw KeyStoreError(.unsupportedType, "unsupported keystore type \(text); the types are PKCS12 and JKS (or none, to detect it)", subject: .storeType)
         }
     }
 }
@@ -168,7 +168,7 @@ public struct LoadedKeyStore: Sendable {
     private let pkcs12Keys: [String: PrivateKey]        // by lower-cased alias
     private let jksProtectedKeys: [String: [UInt8]]      // by lower-cased alias
 
-    /// Opens `path`. `type` nil: detected. Wrong-password errors name the option to fix. `keyPassword` is
+    /// Opens `path`. `type` nil: detected. Wrong-password errors say which password was wrong (their `subject`). `keyPassword` is
     /// used only for PKCS#12 keys (tried before the store password); JKS keys are unwrapped in `signerKey`.
     public init(path: String, type: String?, storePassword: PasswordSource, keyPassword: PasswordSource? = nil) throws {
         try self.init(bytes: try KeySource.readFile(path, what: "keystore"), label: path, type: type,
@@ -183,7 +183,7 @@ public struct LoadedKeyStore: Sendable {
             // Like Java's keystore.type.compat, a PKCS12/JKS mismatch is tolerated: the magic decides.
             _ = try KeyStoreType(parsing: type)
         }
-        let password = try storePassword.resolve(prompt: "Keystore password for \(path): ", fileLine: 0, option: "--ks-pass")
+        let password = try storePassword.resolve(prompt: "Keystore password for \(path): ", fileLine: 0, for: .storePassword)
         if case .file(let storeFile) = storePassword, case .file(let keyFile)? = keyPassword,
            URL(fileURLWithPath: storeFile).standardizedFileURL == URL(fileURLWithPath: keyFile).standardizedFileURL {
             keyPasswordFileLine = 1
@@ -197,18 +197,18 @@ public struct LoadedKeyStore: Sendable {
         case .pkcs12:
             let parsed: [PKCS12Entry]
             do {
-                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ", fileLine: keyPasswordFileLine, option: "--key-pass")
+                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ", fileLine: keyPasswordFileLine, for: .keyPassword)
                 parsed = try PKCS12.parse(bytes, password: password.bytes, keyPassword: keySecret?.bytes)
             } catch let error as PKCS12Error {
                 switch error.kind {
                 case .wrongPassword:
-                    throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (\(error.underlying.reasons.first ?? "PKCS12 MAC verify failure")). Check --ks-pass; env:NAME or file:PATH keep it out of shell history")
+                    throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (\(error.underlying.reasons.first ?? "PKCS12 MAC verify failure"))", subject: .storePassword)
                 case .wrongKeyPassword:
                     throw KeyStoreError(.wrongKeyPassword, keyPassword == nil
-                        ? "keystore \(path): a key did not decrypt with the store password; give its password with --key-pass (keytool's PKCS12 stores use one password for both)"
-                        : "keystore \(path): a key did not decrypt with --key-pass or the store password; check --key-pass")
+                        ? "keystore \(path): a key did not decrypt with the store password, so it has a password of its own (keytool's PKCS12 stores use one password for both)"
+                        : "keystore \(path): a key did not decrypt with the key password given or the store password", subject: .keyPassword)
                 case .malformed, .creationFailed:
-                    throw KeyStoreError(.malformed, "keystore \(path) is not a readable PKCS12 file (\(error)); if it is JKS or another format, check --ks-type")
+                    throw KeyStoreError(.malformed, "keystore \(path) is not a readable PKCS12 file (\(error)); if it is JKS or another format, check the keystore type", subject: .storeType)
                 }
             }
             var keys: [String: PrivateKey] = [:]
@@ -225,7 +225,7 @@ public struct LoadedKeyStore: Sendable {
         case .jks:
             let store: JavaKeyStore
             do { store = try JavaKeyStore(bytes: bytes, password: password) } catch let error as KeyStoreError where error.code == .wrongStorePassword {
-                throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (JKS integrity check failed). Check --ks-pass; env:NAME or file:PATH keep it out of shell history")
+                throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (JKS integrity check failed)", subject: .storePassword)
             }
             entries = store.entries.map {
                 KeyStoreEntryInfo(alias: $0.alias, isKeyEntry: $0.protectedKey != nil, certificates: $0.certificates,
@@ -252,12 +252,12 @@ public struct LoadedKeyStore: Sendable {
         let alias: String
         if let requested {
             guard let match = aliases.first(where: { $0.lowercased() == requested.lowercased() }) else {
-                throw KeyStoreError(.aliasNotFound, "keystore \(path) has no key entry \"\(requested)\"; its key aliases: \(listed). Pass one with --ks-key-alias")
+                throw KeyStoreError(.aliasNotFound, "keystore \(path) has no key entry \"\(requested)\"; its key aliases: \(listed)", subject: .keyAlias)
             }
             alias = match
         } else {
             guard aliases.count == 1 else {
-                throw KeyStoreError(.aliasRequired, "keystore \(path) holds \(aliases.count) keys (\(listed)); choose one with --ks-key-alias")
+                throw KeyStoreError(.aliasRequired, "keystore \(path) holds \(aliases.count) keys (\(listed)) and none was chosen", subject: .keyAlias)
             }
             alias = aliases[0]
         }
@@ -275,14 +275,14 @@ public struct LoadedKeyStore: Sendable {
             guard let protected = jksProtectedKeys[alias.lowercased()] else {
                 throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
             }
-            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ", fileLine: keyPasswordFileLine, option: "--key-pass") ?? storePassword
+            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ", fileLine: keyPasswordFileLine, for: .keyPassword) ?? storePassword
             let pkcs8: [UInt8]
             do {
                 pkcs8 = try JavaKeyStore.recoverKey(protected, password: password, alias: alias)
             } catch let error as KeyStoreError where error.code == .wrongKeyPassword {
                 throw KeyStoreError(.wrongKeyPassword, keyPassword == nil
-                    ? "key \"\(alias)\" in \(path) has its own password (not the store password); give it with --key-pass"
-                    : "wrong password for key \"\(alias)\" in \(path); check --key-pass")
+                    ? "key \"\(alias)\" in \(path) has a password of its own (not the store password)"
+                    : "wrong password for key \"\(alias)\" in \(path)", subject: .keyPassword)
             }
             do { key = try PrivateKey(derEncoded: pkcs8) } catch {
                 throw KeyStoreError(.invalidKey, "key \"\(alias)\" in \(path) is not a readable PKCS#8 key (\(error))")

@@ -65,7 +65,7 @@ public struct KeyStoreCreator: Sendable {
     @discardableResult
     public func create() throws -> Certificate {
         guard !FileManager.default.fileExists(atPath: path) else {
-            throw KeyStoreError(.alreadyExists, "\(path) already exists; refusing to overwrite a keystore (move it away or choose another --ks)")
+            throw KeyStoreError(.alreadyExists, "\(path) already exists; refusing to overwrite a keystore (move it away or choose another path)")
         }
         guard !alias.isEmpty else { throw KeyStoreError(.invalidArgument, "the alias must not be empty") }
         guard password.bytes.count >= 6 else {
@@ -84,7 +84,7 @@ public struct KeyStoreCreator: Sendable {
                                                              validityDays: validityDays)
             let store = try PKCS12.make(key: privateKey, certificates: [certificate], friendlyName: alias, password: password.bytes)
             guard try ExclusiveFileWriter.write(store, to: path, mode: 0o600) else {
-                throw KeyStoreError(.alreadyExists, "\(path) already exists; refusing to overwrite a keystore (move it away or choose another --ks)")
+                throw KeyStoreError(.alreadyExists, "\(path) already exists; refusing to overwrite a keystore (move it away or choose another path)")
             }
             return certificate
         } catch let error as KeyStoreError {
@@ -122,7 +122,7 @@ public enum DebugKeyStore {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
             } catch {
-                throw KeyStoreError(.creationFailed, "cannot create \(directory) for the debug keystore (\(error)); pass --debug-keystore PATH or set HOME")
+                throw KeyStoreError(.creationFailed, "cannot create \(directory) for the debug keystore (\(error)); choose another location for it or set HOME", subject: .debugKeyStoreLocation)
             }
         }
         let creator = KeyStoreCreator(path: path, alias: alias, password: password, distinguishedName: distinguishedName,

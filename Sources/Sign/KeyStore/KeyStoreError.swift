@@ -21,12 +21,21 @@ public struct KeyStoreError: Error, CustomStringConvertible, Sendable, Equatable
         case creationFailed = "KEYSTORE_CREATION_FAILED"
     }
 
+    /// What the error is about when a front end has its own name for it (the command line's --ks-pass,
+    /// --key-pass, --ks-key-alias, --ks-type, --debug-keystore): the message says what is wrong in the library's
+    /// terms, and the front end adds which of its options answers it.
+    public enum Subject: Sendable, Equatable {
+        case storePassword, keyPassword, keyAlias, storeType, debugKeyStoreLocation
+    }
+
     public let code: Code
     public let message: String
+    public let subject: Subject?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, subject: Subject? = nil) {
         self.code = code
         self.message = message
+        self.subject = subject
     }
 
     public var description: String { message }

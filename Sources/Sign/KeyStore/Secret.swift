@@ -93,12 +93,21 @@ public enum PasswordSource: Sendable, Equatable {
         try resolve(prompt: prompt, fileLine: fileLine, option: nil)
     }
 
-    /// `resolve(prompt:fileLine:)` whose errors start with `option` (the password option it came from, as
-    /// `KeySource` names it in its other messages), so a user with two password options knows which failed.
+    /// `resolve(prompt:fileLine:)` whose errors start with `option` (the caller's name for this password), so a
+    /// user with two password options knows which failed.
     public func resolve(prompt: String, fileLine: Int, option: String?) throws -> Secret {
         do { return try resolveSource(prompt: prompt, fileLine: fileLine) } catch let error as KeyStoreError {
             guard let option else { throw error }
-            throw KeyStoreError(error.code, "\(option): \(error.message)")
+            throw KeyStoreError(error.code, "\(option): \(error.message)", subject: error.subject)
+        }
+    }
+
+    /// `resolve(prompt:fileLine:)` for the keystore's or the key's password: errors start with which one it is
+    /// and carry it as their subject (a front end adds its option for it).
+    func resolve(prompt: String, fileLine: Int, for subject: KeyStoreError.Subject) throws -> Secret {
+        do { return try resolveSource(prompt: prompt, fileLine: fileLine) } catch let error as KeyStoreError {
+            let name = subject == .keyPassword ? "key password" : "keystore password"
+            throw KeyStoreError(error.code, "\(name): \(error.message)", subject: subject)
         }
     }
 
