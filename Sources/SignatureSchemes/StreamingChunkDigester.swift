@@ -1,5 +1,4 @@
 import APKCore
-import Dispatch
 import OpenSSLWrapper
 
 /// Digests the first section of the v2/v3 contents (the ZIP entries, up to the signing block) *while it is
@@ -10,20 +9,19 @@ import OpenSSLWrapper
 /// `ContentDigester.digests(entries:centralDirectory:endOfCentralDirectory:algorithms:)` completes the
 /// content digests from it. At most `maxInFlight` chunks (1 MiB each) are buffered at once.
 public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
-    // @unchecked Sendable: the staging buffer is touched only by the feeding thread; results are guarded by `lock`.
+    // @unchecked Sendable: everything but the chunks' `BackgroundValue`s is touched only by the feeding thread.
     private let algorithms: [ContentDigestAlgorithm]
-    private let queue = DispatchQueue(label: "apkpatch.chunk-digests", attributes: .concurrent)
-    private let group = DispatchGroup()
-    private let inFlight: DispatchSemaphore
-    private let lock = Lock()
+    private let maxInFlight: Int
+    /// Each dispatched chunk's digests (one per algorithm), in chunk order, computed on the global queue.
+    private var chunkDigests: [BackgroundValue<[[UInt8]]>] = []
+    /// The chunks before this one are known to be done (waited for, to bound the chunks in flight).
+    private var doneBefore = 0
     /// The chunk being filled, as pieces in order: copies in `staging` (a pool buffer: fresh megabytes
     /// fragment the heap; see BufferPool).
     private var pieces: [UnsafeRawBufferPointer] = []
     private var chunkFill = 0
     private var staging: UnsafeMutableRawBufferPointer?
     private var stagingCount = 0
-    private var chunkCount = 0
-    private var results: [Int: [[UInt8]]] = [:]
     /// Bytes consumed so far.
     public private(set) var count: Int64 = 0
     private var finished = false
@@ -45,7 +43,7 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
             count = resuming.byteCount
         }
         prefix = resuming
-        inFlight = DispatchSemaphore(value: max(1, maxInFlight))
+        self.maxInFlight = max(1, maxInFlight)
     }
 
     /// Feeds a copy of `bytes`.
@@ -84,16 +82,17 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         chunkFill = 0
         staging = nil
         stagingCount = 0
-        let index = chunkCount
-        chunkCount += 1
-        let algorithms = self.algorithms
-        inFlight.wait()
-        queue.async(group: group) { [self] in
-            let digests = ContentDigester.chunkDigests(chunk.pieces, count: chunk.count, algorithms: algorithms)
-            if let staging = chunk.staging { BufferPool.shared.recycle(staging) }
-            lock.withLock { results[index] = digests }
-            inFlight.signal()
+        // At most `maxInFlight` chunks are buffered: past that, the oldest is waited for (it holds its pool
+        // buffer until it is hashed).
+        if chunkDigests.count - doneBefore >= maxInFlight {
+            chunkDigests[doneBefore].wait()
+            doneBefore += 1
         }
+        let algorithms = self.algorithms
+        chunkDigests.append(BackgroundValue {
+            defer { if let staging = chunk.staging { BufferPool.shared.recycle(staging) } }
+            return ContentDigester.chunkDigests(chunk.pieces, count: chunk.count, algorithms: algorithms)
+        })
     }
 
     /// Hashes the last (partial) chunk, waits for every chunk, and returns the section's chunk digests.
@@ -101,18 +100,18 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         if !finished {
             finished = true
             if chunkFill > 0 { dispatchChunk() } else if let buffer = staging { BufferPool.shared.recycle(buffer); staging = nil }
-            group.wait()
         }
+        // The work only hashes: it cannot throw.
+        let results = chunkDigests.map { try! $0.get() }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
-        let results = lock.withLock { self.results }
         let first = prefix?.chunkCount ?? 0
         for (slot, algorithm) in algorithms.enumerated() {
             var all: [UInt8] = prefix?.digests[algorithm] ?? []
-            all.reserveCapacity((first + chunkCount) * algorithm.chunkDigestOutputSize)
-            for index in 0..<chunkCount { all += results[index]![slot] }
+            all.reserveCapacity((first + results.count) * algorithm.chunkDigestOutputSize)
+            for digests in results { all += digests[slot] }
             perAlgorithm[algorithm] = all
         }
-        return SectionChunkDigests(chunkCount: first + chunkCount, byteCount: count, digests: perAlgorithm)
+        return SectionChunkDigests(chunkCount: first + results.count, byteCount: count, digests: perAlgorithm)
     }
 }
 

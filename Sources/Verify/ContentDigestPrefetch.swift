@@ -1,5 +1,4 @@
 import APKCore
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,9 +17,7 @@ import SignatureSchemes
 /// source). Otherwise, or when the prefetch failed, the digests are computed as before, so reports never
 /// depend on it. The algorithms come from the signature records of the v2/v3/v3.1 blocks, read without
 /// verifying anything; a digest the verifier then asks for and the prefetch did not compute is computed then.
-final class ContentDigestPrefetch: @unchecked Sendable {
-    // @unchecked Sendable: `outcome` is written once by the worker before `group` leaves, and read only after
-    // `group.wait()`; `stop` is a lock-protected flag.
+final class ContentDigestPrefetch: Sendable {
 
     /// The three offsets that decide which bytes are digested.
     struct Layout: Equatable {
@@ -29,15 +26,27 @@ final class ContentDigestPrefetch: @unchecked Sendable {
         var endOfCentralDirectoryOffset: Int64
     }
 
+    struct Stopped: Error {}
+
     let layout: Layout
     let algorithms: Set<ContentDigestAlgorithm>
-    private let group = DispatchGroup()
-    private let stop = StopFlag()
-    private var outcome: [ContentDigestAlgorithm: [UInt8]]?
+    /// Set by `cancel()`: the digester's reads fail from then on (the long-work use of `FirstFailure`).
+    private let stop = Parallel.FirstFailure()
+    private let work: BackgroundValue<[ContentDigestAlgorithm: [UInt8]]>
 
-    private init(layout: Layout, algorithms: Set<ContentDigestAlgorithm>) {
+    private init(layout: Layout, algorithms: Set<ContentDigestAlgorithm>, entries: any DataSource,
+                 centralDirectory: any DataSource, endOfCentralDirectory: [UInt8]) {
         self.layout = layout
         self.algorithms = algorithms
+        let stop = self.stop
+        work = BackgroundValue {
+            // A stopped prefetch fails its next read, which ends ContentDigester's workers within one chunk.
+            let digests = try ContentDigester.digests(entries: StoppableSource(base: entries, stop: stop),
+                                                      centralDirectory: StoppableSource(base: centralDirectory, stop: stop),
+                                                      endOfCentralDirectory: endOfCentralDirectory, algorithms: algorithms)
+            try stop.rethrow()
+            return digests
+        }
     }
 
     /// Starts digesting `source` on background threads, or returns nil when it has no APK Signing Block
@@ -63,30 +72,21 @@ final class ContentDigestPrefetch: @unchecked Sendable {
         } catch {
             return nil
         }
-        let prefetch = ContentDigestPrefetch(layout: layout, algorithms: algorithms)
-        let stop = prefetch.stop
-        DispatchQueue.global().async(group: prefetch.group) {
-            // A stopped prefetch fails its next read, which ends ContentDigester's workers within one chunk.
-            let result = try? ContentDigester.digests(entries: StoppableSource(base: entries, stop: stop),
-                                                      centralDirectory: StoppableSource(base: centralDirectory, stop: stop),
-                                                      endOfCentralDirectory: endOfCentralDirectory, algorithms: prefetch.algorithms)
-            prefetch.outcome = stop.isSet ? nil : result
-        }
-        return prefetch
+        return ContentDigestPrefetch(layout: layout, algorithms: algorithms, entries: entries, centralDirectory: centralDirectory,
+                                     endOfCentralDirectory: endOfCentralDirectory)
     }
 
     /// The digests, once computed, when `layout` is the one they were computed for; nil when it is not, or
     /// when the prefetch failed (the caller then computes them itself).
     func digests(for layout: Layout) -> [ContentDigestAlgorithm: [UInt8]]? {
         guard layout == self.layout else { return nil }
-        group.wait()
-        return outcome
+        return try? work.get()
     }
 
     /// Stops the work (within one chunk per worker) and waits for it, so nothing runs after `verify` returns.
     func cancel() {
-        stop.set()
-        group.wait()
+        stop.record(Stopped())
+        work.wait()
     }
 
     // MARK: - Quick looks (never trusted; see the type's documentation)
@@ -152,26 +152,16 @@ final class ContentDigestPrefetch: @unchecked Sendable {
 
 /// A source whose reads fail once its prefetch is stopped.
 private struct StoppableSource: DataSource {
-    struct Stopped: Error {}
     let base: any DataSource
-    let stop: StopFlag
+    let stop: Parallel.FirstFailure
     var count: Int64 { base.count }
     func withBytes<R>(in range: Range<Int64>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        if stop.isSet { throw Stopped() }
+        try stop.rethrow()
         return try base.withBytes(in: range, body)
     }
     func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
-        if stop.isSet { throw Stopped() }
+        try stop.rethrow()
         try base.read(range, into: buffer)
     }
     func discard(_ range: Range<Int64>) { base.discard(range) }
-}
-
-/// A flag set once, read from any thread.
-private final class StopFlag: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched under `lock`.
-    private var value = false
-    private let lock = Lock()
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }
