@@ -375,7 +375,7 @@ public struct ZipArchive: Sendable {
                         guard readsLikeAndroid else {
                             throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
                         }
-                        let values = try Self.zip64Values(in: extra[...], [uncompressedSize, compressedSize, localHeaderOffset],
+                        let values = try Self.zip64Values(in: extra, [uncompressedSize, compressedSize, localHeaderOffset],
                                                           what: "entry \(displayName.debugQuoted)")
                         (uncompressed, compressed, offset) = (values[0], values[1], values[2])
                     }
@@ -410,27 +410,26 @@ public struct ZipArchive: Sendable {
     /// each 0xFFFFFFFF one read as a uint64 from the ZIP64 extended-information extra field (ID 0x0001), as
     /// apksig's `ZipUtils.parseExtraField`/`checkAndReturnZip64Value` do. Throws when the extra fields are
     /// malformed, the ZIP64 field is missing or too short, or a value is beyond any real file.
-    static func zip64Values(in extra: ArraySlice<UInt8>, _ fields: [UInt32], what: String) throws -> [Int64] {
-        var values = fields.map { Int64($0) }
-        var i = extra.startIndex
-        while extra.endIndex - i >= 4 {
-            let id = UInt16(extra[i]) | UInt16(extra[i + 1]) << 8
-            let size = Int(UInt16(extra[i + 2]) | UInt16(extra[i + 3]) << 8)
-            guard extra.endIndex - (i + 4) >= size else { throw ZipFormatError.malformed("\(what): extra field runs past its end") }
-            if id == 0x0001 {
-                var position = i + 4
-                for index in fields.indices where fields[index] == 0xFFFF_FFFF {
-                    guard i + 4 + size - position >= 8 else { throw ZipFormatError.malformed("\(what): ZIP64 extra field too short") }
-                    var value: UInt64 = 0
-                    for byte in 0..<8 { value |= UInt64(extra[position + byte]) << (8 * byte) }
-                    guard value < 1 << 48 else { throw ZipFormatError.malformed("\(what): ZIP64 value \(value) out of range") }
-                    values[index] = Int64(value)
-                    position += 8
-                }
-                return values
+    static func zip64Values(in extra: [UInt8], _ fields: [UInt32], what: String) throws -> [Int64] {
+        var values: [Int64]?
+        let stop = try ExtraField.forEachRecord(in: extra) { id, _, data in
+            guard id == 0x0001 else { return true }
+            var found = fields.map { Int64($0) }
+            var position = data.lowerBound
+            for index in fields.indices where fields[index] == 0xFFFF_FFFF {
+                guard data.upperBound - position >= 8 else { throw ZipFormatError.malformed("\(what): ZIP64 extra field too short") }
+                var value: UInt64 = 0
+                for byte in 0..<8 { value |= UInt64(extra[position + byte]) << (8 * byte) }
+                guard value < 1 << 48 else { throw ZipFormatError.malformed("\(what): ZIP64 value \(value) out of range") }
+                found[index] = Int64(value)
+                position += 8
             }
-            i += 4 + size
+            values = found
+            return false
         }
+        if let values { return values }
+        // The walk stops early only at a record that claims more bytes than are left.
+        if extra.count - stop >= 4 { throw ZipFormatError.malformed("\(what): extra field runs past its end") }
         throw ZipFormatError.malformed("\(what): 0xFFFFFFFF size or offset without a ZIP64 extra field")
     }
 
@@ -510,7 +509,7 @@ public struct ZipArchive: Sendable {
             var (localUncompressed, localCompressed) = (Int64(uncompressedSize), Int64(compressedSize))
             if readsLikeAndroid && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
                 // ZIP64 in the local header: its extra field holds the sizes that are 0xFFFFFFFF (no offset here).
-                let values = try Self.zip64Values(in: entry.localExtra[...], [uncompressedSize, compressedSize], what: "local header of entry \(name)")
+                let values = try Self.zip64Values(in: entry.localExtra, [uncompressedSize, compressedSize], what: "local header of entry \(name)")
                 (localUncompressed, localCompressed) = (values[0], values[1])
                 usesZip64 = true
             }
