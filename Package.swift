@@ -41,7 +41,7 @@ let package = Package(
         // The stages.
         .target(name: "Unpack", dependencies: ["APKCore", "LibzipWrapper", "ZlibWrapper"]),
         .target(name: "Overlay", dependencies: ["APKCore", "Unpack", "Repack", "ZlibWrapper", "BinaryXML", "ResourceTable", "OpenSSLWrapper"]),
-        .target(name: "Align", dependencies: ["APKCore"]),
+        .target(name: "Align", dependencies: ["APKCore", "BinaryXML"]),
         .target(name: "Repack", dependencies: ["APKCore", "Align", "ZlibWrapper"]),
         // Android binary XML and resources.arsc: read, decode to text, compile back.
         .target(name: "BinaryXML", dependencies: ["APKCore"]),
@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "SignatureSchemes", dependencies: ["APKCore", "OpenSSLWrapper", "ZlibWrapper", "DigestLanes"]),
         .target(name: "Sign", dependencies: ["APKCore", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "DigestLanes", "BinaryXML"],
                 exclude: ["README.md"]),
-        .target(name: "Verify", dependencies: ["APKCore", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
+        .target(name: "Verify", dependencies: ["APKCore", "Align", "OpenSSLWrapper", "ZlibWrapper", "SignatureSchemes", "BinaryXML"]),
         // Split APK sets (.apks, .xapk, .apkm, folders): read, checked for consistency, written back in their form.
         .target(name: "Sets", dependencies: ["APKCore", "Unpack", "Repack", "Align", "BinaryXML", "ZlibWrapper"]),
         .target(name: "Install", dependencies: ["APKCore"]),

@@ -81,12 +81,14 @@ public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable 
     /// Errors are equal when their codes are.
     public static func == (lhs: InstallError, rhs: InstallError) -> Bool { lhs.code == rhs.code }
 
+    /// Sentences: what failed (with Android's failure name), what adb said, what to do, where the APK is.
     public var description: String {
-        var text = code == .launchFailed ? "installed, but the app did not start" : "install failed"
+        var text = code == .launchFailed ? "Installed, but the app did not start" : "Install failed"
         if let failureCode { text += " (\(failureCode))" }
-        if let adbMessage { text += ": \(adbMessage)" }
+        if let adbMessage { text += ": adb said \u{201C}\(adbMessage)\u{201D}" }
         else if let exitStatus { text += ": adb exited with status \(exitStatus)" }
         text += ". " + advice
+        if !advice.hasSuffix(".") { text += "." }
         text += " The APK is kept at \(apkPath)."
         return text
     }

@@ -20,6 +20,15 @@ public struct Installer: Sendable {
         public let stream: Stream
         public let line: String
         public init(stream: Stream, line: String) { self.stream = stream; self.line = line }
+
+        /// A line a failure report replaces: adb's error lines (`adb: failed to install …`, `error: no devices/
+        /// emulators found`, `Failure [INSTALL_FAILED_…]`) and the adb server's notes (`* daemon not running;
+        /// starting now at tcp:5037`, `- waiting for device -`).
+        public var isChatter: Bool {
+            let lowered = line.lowercased()
+            return line.hasPrefix("* ") || line.hasPrefix("- waiting") || lowered.hasPrefix("adb: ") || lowered.hasPrefix("error:")
+                || line.contains("Failure [") || line.contains("INSTALL_FAILED_") || line.contains("INSTALL_PARSE_FAILED_")
+        }
     }
 
     /// What a successful run did.
@@ -51,6 +60,12 @@ public struct Installer: Sendable {
     /// The default message handler: each line to our stderr, so stdout stays free for summaries and `--json`.
     public static let forwardToStandardError: @Sendable (Message) -> Void = { message in
         writeAll(2, message.line + "\n")
+    }
+
+    /// Forwards adb's progress (`Performing Streamed Install`, `Success`) to our stderr and keeps back what a
+    /// failed install's ``InstallError`` says better: adb's error lines and its server's start-up notes.
+    public static let forwardProgressToStandardError: @Sendable (Message) -> Void = { message in
+        if !message.isChatter { writeAll(2, message.line + "\n") }
     }
 
     /// The first executable `adb` on `environment`'s PATH.

@@ -31,6 +31,9 @@ public struct PatchDirectory: Sendable {
         public let modificationTime: Int64
     }
 
+    /// No patch: no files, the default spec (an overlay with it keeps the APK's content as it is).
+    public static let empty = PatchDirectory(root: "", spec: PatchSpec(), files: [:])
+
     public init(root: String) throws {
         self.root = root
         guard FileKind(atPath: root) == .directory else {

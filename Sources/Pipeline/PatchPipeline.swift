@@ -22,6 +22,8 @@ import Verify
 /// Options for one run of the pipeline.
 public struct PipelineOptions: Sendable {
     public var input: String
+    /// The patch directory; empty for none (`run` without `--patch`: the APK is repackaged as Android requires,
+    /// signed and verified, its content unchanged).
     public var patchDirectory: String
     /// Output path; default `<input without .apk>-patched.apk` beside the input.
     public var output: String?
@@ -47,8 +49,9 @@ public struct PipelineOptions: Sendable {
     public var installs = false
     /// Writes the install commands as a shell script here.
     public var installScript: String?
-    /// Where adb's messages go while installing.
-    public var onInstallMessage: @Sendable (Installer.Message) -> Void = Installer.forwardToStandardError
+    /// Where adb's messages go while installing: by default its progress, not the error lines a failed
+    /// install's `InstallError` reports with advice (`Installer.forwardProgressToStandardError`).
+    public var onInstallMessage: @Sendable (Installer.Message) -> Void = Installer.forwardProgressToStandardError
     /// Called as each stage starts (the CLI shows progress on a terminal).
     public var onStage: (@Sendable (String) -> Void)?
 
@@ -86,7 +89,11 @@ public struct PipelineReport: Sendable {
     public var v4SignatureFile: String?
     public var installCommands: InstallCommands?
     public var install: Installer.Report?
+    /// Why the install asked for failed (the APK was built and is kept); nil when it succeeded or was not asked.
+    public var installError: InstallError?
     public var timings: [StageTiming]
+    /// Entries stored uncompressed because Android would refuse the APK otherwise (`PackagingRepairs`).
+    public var packagingRepairs: [PackagingRepair] = []
 }
 
 /// unpack → overlay → repack + align → sign → verify (→ install), with no intermediate files.
@@ -98,7 +105,7 @@ public enum PatchPipeline {
         clock.onStage = options.onStage
         defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input, readsAll: true) }
-        let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
+        let patch = try clock.measure("overlay") { options.patchDirectory.isEmpty ? PatchDirectory.empty : try PatchDirectory(root: options.patchDirectory) }
         var overlay = Overlay(archive: archive, patch: patch)
         overlay.contentEditor = ResourceContentEditor(extraEdits: options.manifestEdits, extraNetworkSecurity: options.networkSecurity)
         let plan = try clock.measure("overlay") { try overlay.plan() }
@@ -113,13 +120,8 @@ public enum PatchPipeline {
     /// Repack (and sign, and verify) a finished plan into `output`. Shared by one-shot and watch mode.
     static func build(plan: OverlayPlan, archive: APKArchive, options: PipelineOptions, output: String,
                       signingCache: SigningCache? = nil, manifestCache: ManifestCache? = nil,
-                      clock: inout StageClock) throws -> PipelineReport {
+                      storedEntryCache: StoredEntryCache? = nil, clock: inout StageClock) throws -> PipelineReport {
         let comment = archive.zip.endOfCentralDirectory.comment
-        if let keep = options.keepStagesDirectory {
-            try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
-            try Repacker.write(plan.entries, to: keep.appendingPathComponent("unsigned-aligned.apk"),
-                               alignment: options.alignment, comment: comment)
-        }
         var report = PipelineReport(output: output, summary: plan.summary, outputSize: 0, entryCount: 0, timings: [])
         // The package and launcher activity name the launch command; an unreadable manifest only loses that.
         let manifestEntry = plan.entries.first { $0.entry.name == "AndroidManifest.xml" }
@@ -129,14 +131,24 @@ public enum PatchPipeline {
             if let summary { manifestCache?.store(summary, for: entry.entry) }
             return summary
         }
+        // The patched manifest decides (a patch may set targetSdkVersion or extractNativeLibs).
+        var entries = plan.entries
+        if let manifest = report.manifest {
+            (entries, report.packagingRepairs) = try PackagingRepairs.apply(to: plan.entries, manifest: manifest, cache: storedEntryCache)
+        }
+        if let keep = options.keepStagesDirectory {
+            try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+            try Repacker.write(entries, to: keep.appendingPathComponent("unsigned-aligned.apk"),
+                               alignment: options.alignment, comment: comment)
+        }
         if var signer = options.signer {
             // Watch mode: the signer would parse the (unchanged, possibly large) manifest again for minSdkVersion.
             if manifestCache != nil, signer.minSdkVersion == nil, case .level(let level)? = report.manifest?.minSdkVersion {
                 signer.minSdkVersion = level
             }
             // The signer writes, aligns and signs in one pass; the input's MANIFEST.MF main section is kept.
-            let entries = plan.entries + (plan.inputJarManifest.map { [$0] } ?? [])
-            let signing = try clock.measure("repack+sign") { try Signer(config: signer).sign(entries: entries, comment: comment, to: output, cache: signingCache) }
+            let signed = entries + (plan.inputJarManifest.map { [$0] } ?? [])
+            let signing = try clock.measure("repack+sign") { try Signer(config: signer).sign(entries: signed, comment: comment, to: output, cache: signingCache) }
             report.signing = signing
             report.outputSize = signing.outputSize
             report.entryCount = signing.entryCount
@@ -157,14 +169,15 @@ public enum PatchPipeline {
                 }
             }
         } else {
-            let written = try clock.measure("repack") { try Repacker.write(plan.entries, to: output, alignment: options.alignment, comment: comment) }
+            let written = try clock.measure("repack") { try Repacker.write(entries, to: output, alignment: options.alignment, comment: comment) }
             report.outputSize = written.size
             report.entryCount = written.entries.count
         }
         return report
     }
 
-    /// Builds the adb commands for the output, writes the script, runs adb when asked.
+    /// Builds the adb commands for the output, writes the script, runs adb when asked. A failed install is
+    /// reported in `report.installError`, not thrown: the APK was built, and the build's report stands.
     static func finishInstall(_ report: inout PipelineReport, options: PipelineOptions, clock: inout StageClock) throws {
         let manifest = report.manifest
         var installOptions = options.install
@@ -177,7 +190,11 @@ public enum PatchPipeline {
         if options.installs {
             var installer = Installer()
             installer.onMessage = options.onInstallMessage
-            report.install = try clock.measure("install") { try installer.install(commands) }
+            do {
+                report.install = try clock.measure("install") { try installer.install(commands) }
+            } catch let error as InstallError {
+                report.installError = error
+            }
         }
     }
 

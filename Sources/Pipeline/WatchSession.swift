@@ -31,7 +31,9 @@ public final class WatchSession {
         case setBuilt(SetReport, changed: [String], rebuilt: [String], milliseconds: Double)
         case failed(String, changed: [String])
         case installed(Installer.Report)
-        case installFailed(String)
+        /// The install after a build failed. Reported once while it keeps failing the same way (each build
+        /// retries); `willRetry` for a missing, offline or unauthorized device, which the next build may find.
+        case installFailed(InstallError, willRetry: Bool)
         /// `--live`: the server listens and the development build is about to be built and installed.
         case liveStarted(LiveReloadStart)
         /// `--live`: a web-asset save reached the pages (`changed` relative to the web root), `milliseconds`
@@ -61,6 +63,9 @@ public final class WatchSession {
     private let manifestCache = ManifestCache()
     let stopPipe: StopPipe
     private var changes: PatchChangeFilter
+    private let storedEntryCache = StoredEntryCache()
+    /// How the last install failed (nil after a success): the same failure again is not reported again.
+    private var lastInstallFailure: InstallError.Code?
 
     public init(options: PipelineOptions) throws {
         self.options = options
@@ -100,6 +105,9 @@ public final class WatchSession {
         try changes.next(from: watcher, quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
     }
 
+    /// Install failures the next build's install may not meet: the device is missing or not ready yet.
+    static let retriedCodes: Set<InstallError.Code> = [.noDevice, .deviceOffline, .deviceUnauthorized, .deviceNotFound]
+
     /// Records which of `paths` exist now, for telling deleted patch files from temporary ones without a build.
     func notePatchFiles(_ paths: [String]) { changes.note(paths) }
 
@@ -124,7 +132,7 @@ public final class WatchSession {
             buildOptions.v4Signing = .off
             var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
                                                  output: output ?? options.resolvedOutput, signingCache: signingCache,
-                                                 manifestCache: manifestCache, clock: &clock)
+                                                 manifestCache: manifestCache, storedEntryCache: storedEntryCache, clock: &clock)
             var installOptions = buildOptions
             installOptions.installs = false
             try PatchPipeline.finishInstall(&report, options: installOptions, clock: &clock)
@@ -135,7 +143,18 @@ public final class WatchSession {
             if installs ?? options.installs, let commands = report.installCommands {
                 var installer = Installer()
                 installer.onMessage = options.onInstallMessage
-                do { onEvent(.installed(try installer.install(commands))) } catch { onEvent(.installFailed("\(error)")) }
+                do {
+                    let installed = try installer.install(commands)
+                    lastInstallFailure = nil
+                    onEvent(.installed(installed))
+                } catch {
+                    let failure = error as? InstallError
+                        ?? InstallError(code: .installFailed, advice: "\(error)", apkPath: commands.apkPath)
+                    if failure.code != lastInstallFailure {
+                        onEvent(.installFailed(failure, willRetry: Self.retriedCodes.contains(failure.code)))
+                    }
+                    lastInstallFailure = failure.code
+                }
             }
             return report
         } catch {

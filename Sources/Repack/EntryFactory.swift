@@ -83,6 +83,38 @@ extension OutputEntry {
     }
 }
 
+extension OutputEntry {
+    /// This entry stored uncompressed (itself when it already is), with its name and metadata: what Android
+    /// needs of `resources.arsc` and of the native libraries it maps from the APK. The data is inflated once and
+    /// CRC-checked, into memory when small, else through an unlinked temporary file (memory stays flat).
+    public func storedUncompressed() throws -> OutputEntry {
+        guard entry.method != .stored else { return self }
+        let timestamp = DOSTimestamp(date: entry.lastModifiedDate, time: entry.lastModifiedTime)
+        if entry.uncompressedSize < Self.streamingThreshold {
+            return try .making(name: entry.name, content: try uncompressedBytes(), method: .stored, template: entry, timestamp: timestamp)
+        }
+        let content: any DataSource
+        if let uncompressed {
+            content = uncompressed
+        } else {
+            let plain = try TemporaryFile()
+            var crc = CRC32()
+            try data.withBytes(in: 0..<data.count) { raw in
+                try Inflate.inflate(raw, expectedSize: entry.uncompressedSize) { chunk in
+                    crc.update(chunk)
+                    try plain.write(chunk)
+                }
+            }
+            guard crc.value == entry.crc32 else { throw RepackError.inconsistentEntry(entry.name, "CRC-32 does not match its data") }
+            content = try plain.map()
+        }
+        var stored = ZipEntry(nameBytes: entry.nameBytes, method: .stored, crc32: entry.crc32, compressedSize: content.count,
+                              uncompressedSize: content.count, lastModifiedTime: timestamp.time, lastModifiedDate: timestamp.date)
+        stored.keepMetadata(of: entry)
+        return OutputEntry(entry: stored, data: content, uncompressed: content)
+    }
+}
+
 extension ZipEntry {
     /// What a replacement keeps of the entry it replaces: version, UTF-8 flag, time, attributes, extra fields
     /// (without an old alignment field), comment.

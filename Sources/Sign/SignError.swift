@@ -21,6 +21,9 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     case internalInconsistency(String)
     case debuggableAPKNotPermitted
     case debuggableUndetermined(String)
+    /// Entries Android requires stored are compressed (`PackagingRequirements`): signed as they are, the APK
+    /// would not install. `reason` says which rule.
+    case storedEntriesRequired([String], reason: String)
 
     public var description: String {
         switch self {
@@ -60,6 +63,9 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "the APK is debuggable (android:debuggable=\"true\" in AndroidManifest.xml) and debuggable APKs are not permitted: remove the attribute or sign with a debug key"
         case .debuggableUndetermined(let reason):
             return "cannot tell whether the APK is debuggable: \(reason)"
+        case .storedEntriesRequired(let names, let reason):
+            let listed = names.count <= 3 ? names.joined(separator: ", ") : names.prefix(3).joined(separator: ", ") + " and \(names.count - 3) more"
+            return "\(listed) \(names.count == 1 ? "is" : "are") compressed, but \(reason): signed as it is, the APK would not install, so nothing was written. Store \(names.count == 1 ? "it" : "them") uncompressed, then sign"
         }
     }
 }

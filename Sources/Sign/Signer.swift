@@ -51,6 +51,7 @@ public struct Signer: Sendable {
         }
         let minSdk = try resolveMinSdkVersion(manifest)
         try checkDebuggable(manifest)
+        try checkPackaging(zip.entries, manifest: manifest)
         // The input's signing block (if any) ends the local-file section apksig copies from.
         let inputBlock = try? SigningBlock.locate(in: archive.source, centralDirectoryOffset: zip.centralDirectoryOffset)
         let kept = try InputAPKWriter.keptEntries(of: archive, readsManifest: config.schemes.contains(.v1))
@@ -79,6 +80,7 @@ public struct Signer: Sendable {
         }
         let minSdk = try resolveMinSdkVersion(manifest)
         try checkDebuggable(manifest)
+        try checkPackaging(entries.map(\.entry), manifest: manifest)
         var inputManifest: [UInt8]?
         var kept: [KeptEntry] = []
         var names = Set<String>(minimumCapacity: entries.count)  // String hashes its bytes in bulk; [UInt8] byte by byte

@@ -1,42 +1,55 @@
+import Align
 import APKCore
 
-/// Packaging rules Android's package manager enforces at install time that apksigner does not look at:
+/// Packaging rules Android's package manager enforces at install time that apksigner does not look at
+/// (`PackagingRequirements`, which names the AOSP code behind each):
 ///
-/// - targetSdkVersion ≥ 30: `resources.arsc` must be stored uncompressed with its data 4-byte aligned
-///   ("Targeting R+ (version 30 and above) requires the resources.arsc of installed APKs to be stored
-///   uncompressed and aligned on a 4-byte boundary", PackageManager's `ApkLiteParseUtils`/`ParsingPackageUtils`).
+/// - targetSdkVersion ≥ 30: `resources.arsc` must be stored uncompressed with its data 4-byte aligned;
 /// - `android:extractNativeLibs="false"`: every `lib/<abi>/*.so` must be stored uncompressed and page-aligned
-///   (4096) so it can be mapped from the APK (`INSTALL_FAILED_INVALID_APK: Failed to extract native libraries`).
-/// - Devices with 16 KiB pages (Android 15+) need `.so` data aligned to 16384: a warning today.
+///   (4096) so it can be mapped from the APK (`INSTALL_FAILED_INVALID_APK: Failed to extract native libraries`);
+/// - devices with 16 KiB pages (Android 15+) need `.so` data aligned to 16384: a warning.
+///
+/// The messages say what is wrong and what the APK needs; which command does it is the caller's to add.
 enum InstallChecks {
     static func run(archive: APKArchive, manifest: ManifestFacts, report: inout VerificationReport) {
-        let targetSdkVersion = manifest.targetSdkVersion(minSdkVersion: report.minSdkVersion)
-        if let targetSdkVersion, targetSdkVersion >= 30, let arsc = archive.entry(named: "resources.arsc") {
+        let requirements = PackagingRequirements(targetSdkVersion: manifest.targetSdkVersion(minSdkVersion: report.minSdkVersion) ?? 1,
+                                                 extractsNativeLibraries: manifest.extractNativeLibs ?? true)
+        let target = requirements.targetSdkVersion
+        if requirements.rule(for: "resources.arsc") != nil, let arsc = archive.entry(named: "resources.arsc") {
             if arsc.isCompressed {
                 report.installErrors.append(.error(.installResourcesArscCompressed, arsc.name,
-                    "resources.arsc is compressed; apps targeting SDK \(targetSdkVersion) (30 or higher) must store it uncompressed or Android refuses to install them. Repack with resources.arsc stored (aapt -0 arsc, or `apkpatch align`)."))
-            } else if arsc.dataOffset % 4 != 0 {
+                    "resources.arsc is compressed; apps targeting SDK \(target) (30 or higher) must store it uncompressed on a 4-byte boundary, or Android 11+ refuses to install them (INSTALL_PARSE_FAILED_RESOURCES_ARSC_COMPRESSED). Store it, align it and sign again."))
+            } else if arsc.dataOffset % Int64(PackagingRequirements.resourceTableAlignment) != 0 {
                 report.installErrors.append(.error(.installResourcesArscNotAligned, arsc.name,
-                    "resources.arsc data starts at offset \(arsc.dataOffset), not on a 4-byte boundary; apps targeting SDK \(targetSdkVersion) (30 or higher) must align it or Android refuses to install them. Run `apkpatch align` (or zipalign -p 4) before signing."))
+                    "resources.arsc data starts at offset \(arsc.dataOffset), not on a 4-byte boundary; apps targeting SDK \(target) (30 or higher) must align it, or Android 11+ refuses to install them (INSTALL_PARSE_FAILED_RESOURCES_ARSC_COMPRESSED). Align it and sign again."))
             }
         }
-        let extractsNativeLibraries = manifest.extractNativeLibs ?? true
-        for entry in archive.entries where entry.name.hasPrefix("lib/") && entry.name.hasSuffix(".so") {
-            if !extractsNativeLibraries {
+        let page = Int64(PackagingRequirements.minimumPageSize)
+        for entry in archive.entries where PackagingRequirements.isNativeLibrary(entry.name) {
+            if requirements.rule(for: entry.name) == .nativeLibrary {
                 if entry.isCompressed {
                     report.installErrors.append(.error(.installNativeLibraryCompressed, entry.name,
-                        "\(entry.name) is compressed but the manifest sets android:extractNativeLibs=\"false\"; Android maps native libraries from the APK and refuses it (INSTALL_FAILED_INVALID_APK). Store .so files uncompressed (aapt -0 so)."))
+                        "\(entry.name) is compressed but the manifest sets android:extractNativeLibs=\"false\"; Android maps native libraries from the APK and refuses it (INSTALL_FAILED_INVALID_APK). Store the .so files, page-align them and sign again."))
                     continue
                 }
-                if entry.dataOffset % 4096 != 0 {
+                if entry.dataOffset % page != 0 {
                     report.installErrors.append(.error(.installNativeLibraryNotPageAligned, entry.name,
-                        "\(entry.name) data starts at offset \(entry.dataOffset), not on a 4096-byte page boundary, but the manifest sets android:extractNativeLibs=\"false\"; Android refuses it (INSTALL_FAILED_INVALID_APK). Run `apkpatch align` (or zipalign -p 4) before signing."))
+                        "\(entry.name) data starts at offset \(entry.dataOffset), not on a 4096-byte page boundary, but the manifest sets android:extractNativeLibs=\"false\"; Android refuses it (INSTALL_FAILED_INVALID_APK). Page-align it (16 KiB serves every device) and sign again."))
                     continue
                 }
             }
-            if !entry.isCompressed && entry.dataOffset % 16384 != 0 {
+            let library = NativeLibraryReport(entry: entry, archive: archive)
+            report.nativeLibraries.append(library)
+            if library.isZipOffset16KAligned == false {
                 report.installWarnings.append(.warning(.installNativeLibraryNot16KAligned, entry.name,
-                    "\(entry.name) data starts at offset \(entry.dataOffset), not on a 16 KiB boundary; devices with 16 KiB pages (Android 15+) cannot map it. Run `apkpatch align` (16 KiB for .so by default)."))
+                    "\(entry.name) data starts at offset \(entry.dataOffset), not on a 16 KiB boundary; devices with 16 KiB pages (Android 15+) cannot map it from the APK. Align it to 16 KiB and sign again."))
+            }
+            // 32-bit code never runs on a device with 16 KiB pages (those are 64-bit only), so only 64-bit
+            // libraries are held to it, as Google Play and Android Studio's APK Analyzer do.
+            if library.elfClass == ELFLoadSegments.Class.elf64.rawValue, library.isLoadAlignment16K == false {
+                let alignments = (library.loadSegmentAlignments ?? []).map { String($0) }.joined(separator: ", ")
+                report.installWarnings.append(.warning(.installNativeLibraryELFNot16KAligned, entry.name,
+                    "\(entry.name) has LOAD segments aligned to \(alignments.isEmpty ? "nothing (it has none)" : alignments + " bytes"), not to a multiple of 16 KiB; devices with 16 KiB pages (Android 15+) cannot load it, and Google Play requires it of apps targeting Android 15+. Relink it with -Wl,-z,max-page-size=16384 (NDK r28 and later do by default)."))
             }
         }
     }

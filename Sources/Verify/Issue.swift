@@ -155,6 +155,8 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case installNativeLibraryNot16KAligned = "INSTALL_NATIVE_LIBRARY_NOT_16K_ALIGNED"
         /// Bytes before the first local header: Android 8.1+ does not open the APK (libziparchive).
         case installBytesBeforeFirstEntry = "INSTALL_BYTES_BEFORE_FIRST_ENTRY"
+        /// A 64-bit native library with a `PT_LOAD` segment aligned to less than 16 KiB (`p_align`).
+        case installNativeLibraryELFNot16KAligned = "INSTALL_NATIVE_LIBRARY_ELF_NOT_16K_ALIGNED"
 
         /// True for the packaging checks that apksigner does not make (`--signature-only` skips them).
         public var isInstallCheck: Bool { rawValue.hasPrefix("INSTALL_") }

@@ -149,8 +149,12 @@ public struct VerificationReportJSON: Encodable, Sendable {
     public let installWarnings: [IssueJSON]
     /// The signing certificate lineage (rotated keys), original first; empty without one.
     public let lineage: [CertificateJSON]
+    /// Each native library's 16 KiB-page readiness (ZIP offset, ELF `PT_LOAD` alignments), with install checks.
+    public let nativeLibraries: [NativeLibraryReport]
     /// With `verify --expect-certificate-sha256`: whether the APK is signed by every expected certificate.
     public var expectedSignerMatched: Bool?
+    /// The command that repairs what the install checks found (the caller's to fill in), if any.
+    public var installFix: String?
 
     init(_ report: VerificationReport) {
         path = report.path
@@ -174,5 +178,6 @@ public struct VerificationReportJSON: Encodable, Sendable {
         installErrors = report.installErrors.map(IssueJSON.init)
         installWarnings = report.installWarnings.map(IssueJSON.init)
         lineage = report.lineage.map(CertificateJSON.init)
+        nativeLibraries = report.nativeLibraries
     }
 }

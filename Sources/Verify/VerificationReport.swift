@@ -135,6 +135,8 @@ public struct VerificationReport: Sendable {
     public var installWarnings: [Issue]
     /// Whether install checks ran.
     public var checkedInstallability: Bool
+    /// Every native library (`lib/…/*.so`) and its readiness for 16 KiB pages, when install checks ran.
+    public var nativeLibraries: [NativeLibraryReport] = []
 
     /// True when Android would install the APK: signatures verify and (unless disabled) no install error.
     public var isVerified: Bool { isSignatureVerified && installErrors.isEmpty }

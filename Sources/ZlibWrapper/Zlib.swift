@@ -251,6 +251,30 @@ public enum Inflate {
         }
     }
 
+    /// The first `count` bytes `input` inflates to (fewer when the stream ends before), without inflating the
+    /// rest: what a reader of a header (an ELF file's program headers) needs of a compressed entry.
+    public static func prefix(_ input: UnsafeRawBufferPointer, count: Int) throws -> [UInt8] {
+        guard count > 0 else { return [] }
+        var stream = z_stream()
+        var rc = apkpatch_inflateInit2(&stream, -MAX_WBITS)
+        guard rc == Z_OK else { throw ZlibError(operation: "inflateInit2", code: rc, message: "cannot initialise inflate") }
+        defer { inflateEnd(&stream) }
+        var out = [UInt8](repeating: 0, count: count)
+        let produced: Int = out.withUnsafeMutableBytes { buffer in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.avail_in = uInt(min(input.count, Int(UInt32.max)))
+            stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.avail_out = uInt(count)
+            // zlib stops when the output is full, the stream ends, or the input runs out.
+            repeat { rc = CZlib.inflate(&stream, Z_NO_FLUSH) } while rc == Z_OK && stream.avail_out > 0 && stream.avail_in > 0
+            return count - Int(stream.avail_out)
+        }
+        guard rc == Z_OK || rc == Z_STREAM_END || (rc == Z_BUF_ERROR && produced > 0) else {
+            throw Failure.corrupt(stream.msg.map { String(cString: $0) } ?? "zlib error \(rc)")
+        }
+        return Array(out[0..<produced])
+    }
+
     /// Inflates `input` into a new array of exactly `expectedSize` bytes.
     public static func inflate(_ input: UnsafeRawBufferPointer, expectedSize: Int64) throws -> [UInt8] {
         var out: [UInt8] = []

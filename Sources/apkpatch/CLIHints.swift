@@ -19,6 +19,7 @@ enum CLIHint {
         case .noCertificate?: return "with --key, pass the certificate with --cert"
         case .debuggableAPKNotPermitted?: return "--debuggable-apk-permitted false refuses it"
         case .tooManyEntriesForJARSignature?: return "--v1-signing-enabled false signs without v1"
+        case .storedEntriesRequired?: return "apkpatch run APP.apk --out FIXED.apk, with these signing options and no --patch, stores, aligns and signs in one step"
         default: return nil
         }
     }

@@ -35,6 +35,8 @@ extension APKPatch {
               apkpatch run app.apk --patch patch/ --ks release.p12 \\
                   --ks-pass env:KS_PASS --out app-release.apk
               apkpatch run app.apk --patch patch/ --install --launch
+              apkpatch run app.apk --out app-fixed.apk \\
+                  # no patch: store what Android requires, sign, verify
 
             A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APKs) is patched as one app: the \
             patch directory patches the base, and its splits/<split-name>/ folders patch those splits; every APK is \
@@ -51,7 +53,7 @@ extension APKPatch {
 
         @Argument(help: "The APK to patch (or a split APK set: .apks, .xapk, .apkm, a directory, several APKs).") var apks: [String]
         var apk: String { apks[0] }
-        @Option(name: .long, help: ArgumentHelp("The patch directory.", valueName: "dir")) var patch: String
+        @Option(name: .long, help: ArgumentHelp("The patch directory (without one, the APK is repackaged as Android requires, signed and verified).", valueName: "dir")) var patch: String?
         @Option(name: .long, help: ArgumentHelp("Output APK (default: <app>-patched.apk beside the input).", valueName: "path")) var out: String?
         @Option(name: .long, help: ArgumentHelp("Also write each stage's output into this directory.", valueName: "dir")) var keepStages: String?
         @OptionGroup(title: "Signing (as apkpatch sign)") var signer: SignerOptions
@@ -106,7 +108,7 @@ extension APKPatch {
                 try runSet()
                 return
             }
-            var options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: keepStages, signer: signer, schemes: schemes,
+            var options = try makePipelineOptions(apk: apk, patch: patch ?? "", out: out, keepStages: keepStages, signer: signer, schemes: schemes,
                                                   installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json && !quiet,
                                                   defersKeyLoading: true)
             let directory = FileManager.default.currentDirectoryPath
@@ -117,12 +119,19 @@ extension APKPatch {
                 // Progress on a terminal only: logs and pipes get the summary alone.
                 options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }
             }
+            if verbose { options.onInstallMessage = Installer.forwardToStandardError }
             let report = try PatchPipeline.run(options)
-            if quiet && !json { return }
-            try printRunReport(report, json: json)
-            if verbose && !json, let signing = report.signing {
-                print("  signature algorithms: \(signing.signatureAlgorithms.map(\.description).joined(separator: ", "))\(signing.v1DigestAlgorithm.map { "; v1 digests \($0.rawValue)" } ?? "")")
-                print("  minSdkVersion \(signing.minSdkVersion), \(signing.realignedEntryCount) stored entries aligned")
+            if !quiet || json {
+                try printRunReport(report, json: json)
+                if verbose && !json, let signing = report.signing {
+                    print("  signature algorithms: \(signing.signatureAlgorithms.map(\.description).joined(separator: ", "))\(signing.v1DigestAlgorithm.map { "; v1 digests \($0.rawValue)" } ?? "")")
+                    print("  minSdkVersion \(signing.minSdkVersion), \(signing.realignedEntryCount) stored entries aligned")
+                }
+            }
+            // The build stands (its summary is above); the exit status says the install did not happen.
+            if let error = report.installError {
+                if !json { FileHandleOutput.standardError("\(error)") }
+                throw ExitCode.failure
             }
         }
 
@@ -191,6 +200,7 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     for name in s.deleted { print("    - \(name)") }
     for name in editedOnly { print("    * \(name)") }
     for note in s.notes { print("  note: \(note)") }
+    for line in packagingRepairLines(report.packagingRepairs) { print("  \(line)") }
     if let signing = report.signing {
         print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
         print("  signer certificate SHA-256: \(signing.certificateSHA256.hexString)")
@@ -204,9 +214,29 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
         for warning in verification.installWarnings + verification.signatureWarnings { print("  WARNING: \(warning)") }
     }
     print("  time: " + report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 1)) ms" }.joined(separator: ", "))
-    if let commands = report.installCommands {
-        print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
+    if let install = report.install {
+        print("Installed\(install.installedIncrementally ? " (adb install --incremental)" : "")\(install.launched ? " and started" : "").")
+    } else if let commands = report.installCommands {
+        if report.installError != nil { print("Not installed (the reason follows); once fixed, install with:") } else { print("Install with:") }
+        print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
     }
+}
+
+/// "stored resources.arsc: Android 11+ requires it …" for each repair; native libraries stored for one reason
+/// are one line, however many there are.
+func packagingRepairLines(_ repairs: [PackagingRepair]) -> [String] {
+    var lines: [String] = []
+    var byReason: [(reason: String, entries: [String])] = []
+    for repair in repairs {
+        if let index = byReason.firstIndex(where: { $0.reason == repair.reason }) { byReason[index].entries.append(repair.entry) }
+        else { byReason.append((repair.reason, [repair.entry])) }
+    }
+    for group in byReason {
+        let what = group.entries.count <= 2 ? group.entries.joined(separator: " and ")
+            : "\(group.entries.count) native libraries (\(group.entries[0]), …)"
+        lines.append("stored \(what): \(group.reason)")
+    }
+    return lines
 }
 
 /// The JSON form of a run's summary (stable field names, documented in the README).
@@ -220,11 +250,17 @@ struct RunSummary: Encodable {
     var edited: [String]
     var droppedSignatureFiles: [String]
     var notes: [String]
+    /// Entries stored uncompressed because Android requires it, each with the reason.
+    var storedForAndroid: [PackagingRepair]
     var schemes: [String]
     var signerCertificateSHA256: String?
     var signerSubject: String?
     var verified: Bool?
     var installCommand: String?
+    /// With --install: whether the app was installed (nil without --install).
+    var installed: Bool?
+    /// Why the install failed, with the advice.
+    var installError: InstallErrorJSON?
     var v4SignatureFile: String?
     var timingsMs: [String: Double]
 
@@ -238,12 +274,33 @@ struct RunSummary: Encodable {
         edited = report.summary.edited
         droppedSignatureFiles = report.summary.droppedSignatureFiles
         notes = report.summary.notes
+        storedForAndroid = report.packagingRepairs
         schemes = report.signing?.schemes.map(\.description) ?? []
         signerCertificateSHA256 = report.signing.map { $0.certificateSHA256.hexString }
         signerSubject = report.signing?.certificateSubject
         verified = report.verification?.isVerified
         installCommand = report.installCommands?.installLine
+        installed = report.install != nil ? true : report.installError != nil ? false : nil
+        installError = report.installError.map(InstallErrorJSON.init)
         v4SignatureFile = report.v4SignatureFile
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
+    }
+}
+
+/// A failed install in `--json`: the stable code, Android's failure name, adb's line, the advice, and the
+/// whole message as the text output prints it.
+struct InstallErrorJSON: Encodable {
+    var code: String
+    var failureCode: String?
+    var adbMessage: String?
+    var advice: String
+    var message: String
+
+    init(_ error: InstallError) {
+        code = error.code.rawValue
+        failureCode = error.failureCode
+        adbMessage = error.adbMessage
+        advice = error.advice
+        message = error.description
     }
 }

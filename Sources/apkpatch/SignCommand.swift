@@ -1,4 +1,5 @@
 import APKCore
+import Align
 import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -11,6 +12,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BinaryXML
 import Pipeline
 import Sets
 import Sign
@@ -243,8 +245,11 @@ extension APKPatch {
                 throw CommandFailure("\(destination) is signed, but not its v4 signature: a v4 signature for a rotation in a v3.1 block is not supported yet. Pass --v4-signing-enabled false, or --rotation-min-sdk-version 28 to rotate in the v3.0 block")
             }
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(CLIHint.describe(warning))") } }
+            let packagingWarnings = config.alignmentPreserved ? Self.preservedMisalignment(destination) : []
+            if !quiet { for warning in packagingWarnings { FileHandleOutput.standardError("WARNING: \(warning)") } }
             if json {
                 var summary = SignSummary(report)
+                summary.warnings += packagingWarnings
                 summary.v4SignatureFile = v4Signature
                 print(try FileHandleOutput.json(summary))
             } else if verbose && !quiet {
@@ -443,6 +448,21 @@ extension KeySource {
             return reads(key)
         case .debug:
             return false
+        }
+    }
+}
+
+extension APKPatch.Sign {
+    /// With `--alignment-preserved true` an entry stays unaligned when it was, as apksigner leaves it, even one
+    /// Android requires aligned (resources.arsc for targetSdk 30+, native libraries it maps): the signed APK
+    /// then does not install, so say so. Read from the output's central directory, only in that mode.
+    static func preservedMisalignment(_ path: String) -> [String] {
+        guard let archive = try? APKArchive(path: path, limits: Signer.inputLimits),
+              let manifest = archive.entry(named: "AndroidManifest.xml"),
+              let summary = try? ManifestSummary(binaryXML: archive.uncompressedData(of: manifest)) else { return [] }
+        let requirements = PackagingRequirements(manifest: summary)
+        return requirements.misalignedEntries(in: archive.entries).map { item in
+            "\(item.entry.name) starts at offset \(item.entry.dataOffset), not aligned as Android requires (\(requirements.reason(for: item.rule))), and --alignment-preserved true kept it there: the signed APK will not install. Sign without --alignment-preserved true to re-align it"
         }
     }
 }

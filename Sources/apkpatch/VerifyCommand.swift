@@ -9,6 +9,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Install
 import Sets
 import Verify
 
@@ -124,14 +125,17 @@ struct Verify: ParsableCommand {
         }
         let expectedSignerMatched = expectedCertificates.isEmpty ? nil
             : report.isSigned(byCertificatesWithSHA256: expectedCertificates, allowingLineageAncestors: allowLineageAncestor)
+        let fix = Self.installFix(for: report, path: apkPath)
         if json {
             var representation = report.jsonRepresentation
             representation.expectedSignerMatched = expectedSignerMatched
+            representation.installFix = fix
             print(try FileHandleOutput.json(representation))
         } else {
             let text = report.renderText(verbose: verbose, printCertificates: printCerts, printPEM: printCertsPEM, warningsAsErrors: warningsAreErrors)
             if !text.standardOutput.isEmpty { print(text.standardOutput, terminator: "") }
             if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
+            if let fix { FileHandleOutput.standardError("To fix: \(fix)\n") }
             if expectedSignerMatched == false && report.isSignatureVerified {
                 FileHandleOutput.standardError("ERROR: the APK is not signed by the expected certificate (--expect-certificate-sha256 \(expectedCertificates.joined(separator: ", ")))\(allowLineageAncestor || report.lineage.isEmpty ? "" : "; an older certificate of its lineage counts only with --allow-lineage-ancestor")\n")
             }
@@ -140,5 +144,22 @@ struct Verify: ParsableCommand {
         if expectedSignerMatched == false { throw ExitCode.failure }
         // apksigner -Werr: the verdict stands, but any warning makes the exit status 1.
         if warningsAreErrors && !report.signatureWarnings.isEmpty { throw ExitCode.failure }
+    }
+
+    /// The command that repairs what the install checks found, or nil. Storing an entry changes the bytes the
+    /// signatures cover, so the fix always signs again: `run` with no patch stores and aligns what Android
+    /// requires, then signs; `sign` alone re-aligns stored entries (.so files on 16 KiB pages).
+    static func installFix(for report: VerificationReport, path: String) -> String? {
+        let base = path.hasSuffix(".apk") ? String(path.dropLast(4)) : path
+        let fixed = ShellWords.quote(base + "-fixed.apk")
+        let codes = Set((report.installErrors + report.installWarnings).map(\.code))
+        if !codes.isDisjoint(with: [.installResourcesArscCompressed, .installResourcesArscNotAligned,
+                                    .installNativeLibraryCompressed, .installNativeLibraryNotPageAligned]) {
+            return "apkpatch run \(ShellWords.quote(path)) --out \(fixed) stores and aligns what Android requires, then signs and verifies (add your signing options, e.g. --ks release.jks; without them the debug key signs)"
+        }
+        if codes.contains(.installNativeLibraryNot16KAligned) {
+            return "apkpatch sign --out \(fixed) \(ShellWords.quote(path)) (with your signing options) places stored .so files on 16 KiB boundaries"
+        }
+        return nil
     }
 }

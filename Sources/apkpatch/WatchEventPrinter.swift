@@ -8,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Install
 import Pipeline
 
 /// An error that ends a command with its message and exit status 1 (argument-parser prints `description`).
@@ -34,6 +35,7 @@ struct WatchEventPrinter {
         case .built(let report, let changed, let ms):
             if changed.isEmpty {
                 Swift.print("[\(time)] built \(report.output) in \(fixed(ms, digits: 0)) ms (\(formatBytes(report.outputSize)), \(report.entryCount) entries)")
+                for line in packagingRepairLines(report.packagingRepairs) { Swift.print("        \(line)") }
                 if let commands = report.installCommands { Swift.print("        install: \(commands.installLine)") }
             } else {
                 let stages = report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 0))" }.joined(separator: ", ")
@@ -55,8 +57,8 @@ struct WatchEventPrinter {
             FileHandleOutput.standardError("[\(time)] error\(what): \(message)\n        keeping \(kept)")
         case .installed:
             Swift.print("[\(time)] installed")
-        case .installFailed(let message):
-            FileHandleOutput.standardError("[\(time)] install failed: \(message)")
+        case .installFailed(let error, let willRetry):
+            FileHandleOutput.standardError("[\(time)] \(Self.describe(error, willRetry: willRetry))")
         case .liveStarted(let start):
             Swift.print("""
             Live reload (\(start.framework.rawValue) app): serving \(start.webRoot) of the APK overlaid with the patch directory at http://127.0.0.1:\(start.port)
@@ -80,6 +82,21 @@ struct WatchEventPrinter {
         }
     }
 
+    /// One sentence or two: for a device that is not there (yet), that the next build retries; otherwise the
+    /// error with its advice. Either way said once, not after every save.
+    static func describe(_ error: InstallError, willRetry: Bool) -> String {
+        guard willRetry else { return "\(error)" }
+        let said = error.adbMessage.map { " (adb said \u{201C}\($0)\u{201D})" } ?? ""
+        let (what, todo): (String, String)
+        switch error.code {
+        case .deviceUnauthorized: (what, todo) = ("Device not authorized", "accept the \"Allow USB debugging?\" prompt on it")
+        case .deviceOffline: (what, todo) = ("Device offline", "reconnect it until `adb devices` lists it as \"device\"")
+        case .deviceNotFound: (what, todo) = ("No device with that serial", "pick one from `adb devices`")
+        default: (what, todo) = ("No device", "connect one with USB debugging on, or start an emulator")
+        }
+        return "\(what), will retry after each rebuild: \(todo)\(said)."
+    }
+
     static func jsonLine(_ value: WatchEventJSON) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -97,6 +114,9 @@ struct WatchEventJSON: Encodable {
     var milliseconds: Double?
     var installCommand: String?
     var error: String?
+    /// `installFailed`: the InstallError code, and whether the next build retries (a device not there yet).
+    var code: String?
+    var willRetry: Bool?
     var message: String?
     var framework: String?
     var webRoot: String?
@@ -124,8 +144,8 @@ struct WatchEventJSON: Encodable {
             self.event = "failed"; error = message; self.changed = changed
         case .installed:
             self.event = "installed"
-        case .installFailed(let message):
-            self.event = "installFailed"; error = message
+        case .installFailed(let failure, let retry):
+            self.event = "installFailed"; error = failure.description; code = failure.code.rawValue; willRetry = retry
         case .liveStarted(let start):
             self.event = "liveStarted"
             framework = start.framework.rawValue; webRoot = start.webRoot; serverURL = "http://127.0.0.1:\(start.port)"

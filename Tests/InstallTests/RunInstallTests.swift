@@ -41,6 +41,30 @@ import TestSupport
         #expect(result.stderr.contains("adb uninstall com.example.cordova"), "\(result)")
         #expect(FileManager.default.fileExists(atPath: out))
         #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+        // The build's summary still comes, then one sentence-shaped error: adb's failure line once (quoted in it),
+        // its progress line as it came.
+        #expect(result.stdout.contains("Wrote \(out)") && result.stdout.contains("signed: v1, v2, v3"), "\(result)")
+        #expect(result.stdout.contains("Not installed"), "\(result)")
+        #expect(result.stderr.contains("Install failed (INSTALL_FAILED_UPDATE_INCOMPATIBLE): adb said"), "\(result)")
+        #expect(result.stderr.components(separatedBy: "adb: failed to install").count == 2, "adb's raw line is not repeated: \(result)")
+        #expect(!result.stderr.lowercased().contains("install failed: install failed"), "\(result)")
+        #expect(result.stderr.contains("Performing Streamed Install"), "\(result)")
+
+        // --json: the object, with installed false and the error, on stdout; still exit status 1.
+        let json = try TestSupport.apkpatch(arguments + ["--install", "--json"], environment: adb.environment(install: mismatch))
+        #expect(json.status == 1, "\(json)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        #expect(object["installed"] as? Bool == false)
+        #expect(object["verified"] as? Bool == true)
+        let error = try #require(object["installError"] as? [String: Any])
+        #expect(error["code"] as? String == "SIGNATURE_MISMATCH")
+        #expect(error["failureCode"] as? String == "INSTALL_FAILED_UPDATE_INCOMPATIBLE")
+        #expect((error["advice"] as? String)?.contains("adb uninstall com.example.cordova") == true)
+
+        let succeeded = try TestSupport.apkpatch(arguments + ["--install", "--json"], environment: adb.environment())
+        #expect(succeeded.succeeded, "\(succeeded)")
+        let installed = try #require(try JSONSerialization.jsonObject(with: Data(succeeded.stdout.utf8)) as? [String: Any])
+        #expect(installed["installed"] as? Bool == true && installed["installError"] == nil)
     }
 
     @Test func emittedScriptInstallsWithFakeADB() throws {
@@ -71,5 +95,39 @@ import TestSupport
         #expect(result.stderr.contains("adb devices"), "\(result)")
         #expect(result.stderr.contains("The APK is kept at \(out)"), "\(result)")
         #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+        // The summary, then the advice; the adb server's start-up notes stay out of it.
+        #expect(result.stdout.contains("Wrote \(out)"), "\(result)")
+        #expect(result.stderr.contains("Install failed: adb said"), "\(result)")
+        #expect(!result.stderr.contains("* daemon"), "\(result)")
+    }
+
+    /// watch --install with no device: said once, retried on every build, not repeated.
+    @Test func watchSaysNoDeviceOnceAndRetries() throws {
+        let work = try TestSupport.makeTemporaryDirectory("watch-install")
+        let apk = try FixtureAPK.cordovaLike().build(in: work, name: "app.apk")
+        let patch = work.appendingPathComponent("patch")
+        try TestSupport.write("<p>v1</p>\n", to: "assets/www/index.html", in: patch)
+        let adb = try FakeADB()
+        let noDevice = FakeADB.Reply(standardError: "* daemon not running; starting now at tcp:5037\n* daemon started successfully\nadb: no devices/emulators found\n", status: 1)
+        let (process, lines) = try TestSupport.startApkpatch(["watch", apk, "--patch", patch.path, "--install", "--debug-keystore", work.appendingPathComponent("debug.p12").path],
+                                                             environment: adb.environment(install: noDevice))
+        defer { if process.isRunning { process.terminate() } }
+        #expect(lines.waitFor { $0.contains("] built ") }, "\(lines.lines)")
+        #expect(lines.waitFor { $0.contains("No device, will retry after each rebuild") }, "\(lines.lines)")
+        for version in 2...3 {
+            try TestSupport.write("<p>v\(version)</p>\n", to: "assets/www/index.html", in: patch)
+            #expect(lines.waitFor(version - 1) { $0.contains("rebuilt") }, "\(lines.lines)")
+            // The install after each build runs (and fails) before the next save is read.
+            let deadline = Date().addingTimeInterval(30)
+            while try adb.invocations().count < version && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let invocations = try adb.invocations()
+        #expect(invocations.filter { $0.contains("install") }.count == 3, "each build retries: \(invocations)")
+        process.interrupt()
+        #expect(lines.waitFor { $0.contains("stopped") }, "\(lines.lines)")
+        process.waitUntilExit()
+        let text = lines.lines
+        #expect(text.filter { $0.contains("No device") }.count == 1, "said once: \(text)")
+        #expect(!text.contains { $0.contains("* daemon") || $0.lowercased().contains("install failed: install failed") }, "\(text)")
     }
 }

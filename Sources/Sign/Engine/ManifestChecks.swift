@@ -1,3 +1,5 @@
+import Align
+import APKCore
 import BinaryXML
 
 // What `Signer` reads from AndroidManifest.xml before the engine runs, as apksig's `ApkSigner` does.
@@ -47,6 +49,22 @@ extension Signer {
         case .failure(.unsupportedCodename(let codename)): throw SignError.codenameMinSdkVersion(codename)
         case .failure(.unsupportedValueType(let type)):
             throw SignError.unreadableMinSdkVersion("android:minSdkVersion has a value of type \(type), not an integer")
+        }
+    }
+
+    /// Refuses, before anything is written, entries Android requires stored (`PackagingRequirements`) that are
+    /// compressed: signed as they are, the APK would not install, and the signer copies entries as they are
+    /// (re-compressing is the Repack stage's job: `run`). The manifest is read only when `resources.arsc` or a
+    /// native library is compressed; an unreadable one leaves the rules out, as the verifier does. (Stored
+    /// entries are re-aligned by default; with `alignmentPreserved` an unaligned one stays so, as apksigner
+    /// leaves it: `PackagingRequirements.misalignedEntries` finds those.)
+    func checkPackaging(_ entries: [ZipEntry], manifest: () throws -> [UInt8]?) throws {
+        let candidates = entries.filter { $0.isCompressed && ($0.name == "resources.arsc" || PackagingRequirements.isNativeLibrary($0.name)) }
+        guard !candidates.isEmpty, let bytes = try? manifest(), let summary = try? ManifestSummary(binaryXML: bytes) else { return }
+        let requirements = PackagingRequirements(manifest: summary)
+        let violations = requirements.compressedViolations(in: candidates)
+        if let first = violations.first {
+            throw SignError.storedEntriesRequired(violations.map { $0.entry.name }, reason: requirements.reason(for: first.rule))
         }
     }
 }

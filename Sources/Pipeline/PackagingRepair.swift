@@ -1,0 +1,56 @@
+import Align
+import APKCore
+import BinaryXML
+import Repack
+
+/// An entry the pipeline stored uncompressed because Android would refuse the APK otherwise.
+public struct PackagingRepair: Sendable, Equatable, Codable {
+    /// The entry name (`resources.arsc`, `lib/arm64-v8a/libx.so`).
+    public var entry: String
+    /// Why Android requires it, as a clause ("Android 11+ requires it for targetSdk 30+ …").
+    public var reason: String
+}
+
+/// Stores what Android requires stored (`PackagingRequirements`): `run` and `watch` repair an input that
+/// packs `resources.arsc` (targetSdkVersion ≥ 30) or native libraries (extractNativeLibs="false") compressed,
+/// instead of writing an APK that does not install. The writers then align the stored entries (4 bytes,
+/// `.so` on the library page size), so stored and aligned is what comes out.
+enum PackagingRepairs {
+    /// `entries` with every entry the rules of `manifest` (the output's, patched) require stored, stored; and
+    /// what was changed. Entries already stored are untouched; `cache` keeps watch mode from inflating the
+    /// same entry again on every build.
+    static func apply(to entries: [OutputEntry], manifest: ManifestSummary, cache: StoredEntryCache? = nil) throws
+        -> (entries: [OutputEntry], repairs: [PackagingRepair]) {
+        let requirements = PackagingRequirements(manifest: manifest)
+        guard !requirements.isEmpty else { return (entries, []) }
+        var output = entries
+        var repairs: [PackagingRepair] = []
+        for index in output.indices {
+            let entry = output[index].entry
+            guard entry.isCompressed, let rule = requirements.rule(for: entry.name) else { continue }
+            if let stored = cache?.stored(for: entry) {
+                output[index] = stored
+            } else {
+                output[index] = try output[index].storedUncompressed()
+                cache?.store(output[index], for: entry)
+            }
+            repairs.append(PackagingRepair(entry: entry.name, reason: requirements.reason(for: rule)))
+        }
+        return (output, repairs)
+    }
+}
+
+/// Entries stored by the last build, by the compressed entry they came from (watch mode: the same input entry
+/// is not inflated again on every save).
+final class StoredEntryCache: @unchecked Sendable {
+    // @unchecked Sendable: used by the one thread that builds.
+    private var entries: [String: (crc: UInt32, size: Int64, compressedSize: Int64, stored: OutputEntry)] = [:]
+    func stored(for entry: ZipEntry) -> OutputEntry? {
+        guard let cached = entries[entry.name], cached.crc == entry.crc32, cached.size == entry.uncompressedSize,
+              cached.compressedSize == entry.compressedSize else { return nil }
+        return cached.stored
+    }
+    func store(_ stored: OutputEntry, for entry: ZipEntry) {
+        entries[entry.name] = (entry.crc32, entry.uncompressedSize, entry.compressedSize, stored)
+    }
+}

@@ -1,0 +1,150 @@
+import APKCore
+import Foundation
+import Testing
+import TestSupport
+
+/// Outputs that install: `run` stores and aligns what Android requires (resources.arsc for targetSdk 30+,
+/// native libraries with extractNativeLibs="false"), verify's advice names a command that fixes it, and `sign`
+/// refuses before writing what it cannot fix. Each output is checked with apksigner, `apkpatch verify` (with
+/// its install checks) and `zipalign -c -p 4`. (Part of the serialized PipelineTests suite: its keystore.)
+extension PipelineTests {
+    /// An aapt-built APK whose `entries` were put back compressed with `zip -9` (aapt stores resources.arsc).
+    func build(_ name: String, compressing entries: [String] = ["resources.arsc"], configure: (inout FixtureAPK) -> Void) throws -> String {
+        var fixture = FixtureAPK()
+        fixture.assets["www/index.html"] = Array("<p>hello</p>\n".utf8)
+        configure(&fixture)
+        let apk = try fixture.build(in: dir, name: name)
+        let work = dir.appendingPathComponent("unzip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        for entry in entries {
+            try #require(try TestSupport.run("unzip", ["-q", "-o", apk, entry, "-d", work.path]).succeeded)
+            try #require(try TestSupport.run("zip", ["-q", "-d", apk, entry]).succeeded)
+            try #require(try TestSupport.run("zip", ["-q", "-9", apk, entry], currentDirectory: work.path).succeeded)
+        }
+        return apk
+    }
+
+    func method(of entry: String, in apk: String) throws -> CompressionMethod? {
+        try APKArchive(path: apk).entry(named: entry)?.method
+    }
+
+    /// apksigner, our verify with install checks, and zipalign -c -p 4 all accept `apk`.
+    func expectInstallable(_ apk: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let apksigner = try TestSupport.run("apksigner", ["verify", apk])
+        #expect(apksigner.succeeded, "\(apksigner)", sourceLocation: sourceLocation)
+        let ours = try TestSupport.apkpatch(["verify", apk])
+        #expect(ours.succeeded && !ours.stderr.contains("DOES NOT INSTALL"), "\(ours)", sourceLocation: sourceLocation)
+        let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", apk])
+        #expect(zipalign.succeeded, "\(zipalign)", sourceLocation: sourceLocation)
+    }
+
+    /// `run input --patch P --out dir/outputName` with the suite's key, P holding `content` at `path`.
+    func runPatched(_ input: String, _ path: String, _ content: String, to outputName: String) throws -> (patch: URL, output: String, result: ProcessResult) {
+        let patch = dir.appendingPathComponent("patch-\(UUID().uuidString)")
+        try TestSupport.write(content, to: path, in: patch)
+        let output = dir.appendingPathComponent(outputName).path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output] + signing, environment: environment)
+        #expect(result.succeeded, "\(result)")
+        return (patch, output, result)
+    }
+
+    @Test("run stores and aligns a compressed resources.arsc for targetSdk 30, says so, and the output installs")
+    func runStoresResourceTable() throws {
+        let input = try build("arsc.apk") { $0.targetSdk = 30 }
+        #expect(try method(of: "resources.arsc", in: input) == .deflated)
+        let (patch, output, run) = try runPatched(input, "assets/www/index.html", "<p>patched</p>\n", to: "arsc-out.apk")
+        #expect(run.stdout.contains("stored resources.arsc: Android 11+ requires it for targetSdk 30+"), "\(run)")
+        #expect(try method(of: "resources.arsc", in: output) == .stored)
+        #expect(try TestSupport.run("unzip", ["-p", output, "resources.arsc"]).stdout == (try TestSupport.run("unzip", ["-p", input, "resources.arsc"])).stdout)
+        try expectInstallable(output)
+
+        let json = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--json"] + signing, environment: environment)
+        #expect(json.succeeded, "\(json)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let stored = try #require(object["storedForAndroid"] as? [[String: Any]])
+        #expect(stored.map { $0["entry"] as? String } == ["resources.arsc"])
+        #expect((stored.first?["reason"] as? String)?.contains("targetSdk 30+") == true)
+        #expect(object["verified"] as? Bool == true)
+    }
+
+    @Test("the targetSdkVersion and extractNativeLibs that count are the patched manifest's")
+    func patchedManifestDecides() throws {
+        let input = try build("low.apk", compressing: ["resources.arsc", "lib/arm64-v8a/libdemo.so"]) { fixture in
+            fixture.targetSdk = 29
+            fixture.rawFiles["lib/arm64-v8a/libdemo.so"] = Array(repeating: 0x61, count: 20_000)
+        }
+        #expect(try method(of: "lib/arm64-v8a/libdemo.so", in: input) == .deflated)
+        // Unpatched, targetSdk 29 and extracted libraries: nothing to store; the output installs as it is.
+        let plain = dir.appendingPathComponent("low-plain.apk").path
+        let first = try TestSupport.apkpatch(["run", input, "--out", plain, "--json"] + signing, environment: environment)
+        #expect(first.succeeded, "\(first)")
+        #expect(try method(of: "resources.arsc", in: plain) == .deflated)
+        let firstObject = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+        #expect((firstObject["storedForAndroid"] as? [Any])?.isEmpty == true)
+        try expectInstallable(plain)
+
+        // Patched to targetSdk 30 and extractNativeLibs="false": both stored, the library on a 16 KiB page.
+        let (_, output, run) = try runPatched(input, "apkpatch.yml", "manifest:\n  targetSdkVersion: 30\n  extractNativeLibs: false\n", to: "low-out.apk")
+        #expect(run.stdout.contains("stored resources.arsc: Android 11+"), "\(run)")
+        #expect(run.stdout.contains("stored lib/arm64-v8a/libdemo.so: android:extractNativeLibs=\"false\""), "\(run)")
+        let archive = try APKArchive(path: output)
+        let library = try #require(archive.entry(named: "lib/arm64-v8a/libdemo.so"))
+        #expect(library.method == .stored && library.dataOffset % 16384 == 0)
+        try expectInstallable(output)
+    }
+
+    @Test("verify's advice names a command that fixes the APK, and it does")
+    func verifyAdviceFixes() throws {
+        let input = try build("broken-src.apk") { $0.targetSdk = 31 }
+        // A signed APK with a compressed resources.arsc: apksigner accepts it, Android would not install it.
+        let broken = dir.appendingPathComponent("broken.apk").path
+        #expect(try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "pass:\(Self.password)", "--out", broken, input]).succeeded)
+        let verify = try TestSupport.apkpatch(["verify", broken])
+        #expect(!verify.succeeded && verify.stderr.contains("INSTALL_RESOURCES_ARSC_COMPRESSED"), "\(verify)")
+        #expect(!verify.stderr.contains("apkpatch align"), "align leaves compressed entries compressed: \(verify)")
+        let line = try #require(verify.stderr.split(separator: "\n").first { $0.hasPrefix("To fix: ") }, "\(verify)")
+        let command = line.dropFirst("To fix: ".count).split(separator: " ").prefix { $0 != "stores" }.map(String.init)
+        let fixed = dir.appendingPathComponent("broken-fixed.apk").path
+        #expect(command == ["apkpatch", "run", broken, "--out", fixed], "\(line)")
+        // The advised command, with signing options as the advice says.
+        let run = try TestSupport.apkpatch(Array(command.dropFirst()) + signing, environment: environment)
+        #expect(run.succeeded, "\(run)")
+        try expectInstallable(fixed)
+        let json = try TestSupport.apkpatch(["verify", "--json", broken])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((object["installFix"] as? String)?.hasPrefix("apkpatch run ") == true)
+    }
+
+    @Test("sign refuses, before writing, an APK whose resources.arsc Android requires stored; re-aligns it by default, warns when told to preserve alignments")
+    func signRefusesOrAligns() throws {
+        let input = try build("sign-src.apk") { $0.targetSdk = 30 }
+        let output = dir.appendingPathComponent("sign-refused.apk").path
+        let sign = try TestSupport.apkpatch(["sign"] + signing + ["--out", output, input], environment: environment)
+        #expect(sign.status != 0)
+        #expect(sign.stderr.contains("resources.arsc is compressed") && sign.stderr.contains("apkpatch run"), "\(sign)")
+        #expect(!FileManager.default.fileExists(atPath: output), "nothing written")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("sign-refused") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+
+        // aapt stores resources.arsc wherever it lands: 4-byte alignment is luck. sign re-aligns it by default;
+        // --alignment-preserved true keeps it where it was, as apksigner does, and says the APK will not install.
+        var fixture = FixtureAPK()
+        fixture.targetSdk = 30
+        var unaligned: String?
+        for length in 1...8 {
+            fixture.versionName = "1." + String(repeating: "7", count: length)  // moves resources.arsc, which follows the manifest
+            let candidate = try fixture.build(in: dir, name: "preserved-src.apk")
+            if let arsc = try APKArchive(path: candidate).entry(named: "resources.arsc"), arsc.dataOffset % 4 != 0 { unaligned = candidate; break }
+        }
+        let source = try #require(unaligned, "an aapt build with resources.arsc off a 4-byte boundary")
+        let realigned = dir.appendingPathComponent("realigned.apk").path
+        let signed = try TestSupport.apkpatch(["sign"] + signing + ["--out", realigned, source], environment: environment)
+        #expect(signed.succeeded && !signed.stderr.contains("WARNING"), "\(signed)")
+        try expectInstallable(realigned)
+        let preserved = dir.appendingPathComponent("preserved.apk").path
+        let kept = try TestSupport.apkpatch(["sign"] + signing + ["--alignment-preserved", "true", "--out", preserved, source], environment: environment)
+        #expect(kept.succeeded, "\(kept)")
+        #expect(kept.stderr.contains("WARNING: resources.arsc starts at offset") && kept.stderr.contains("will not install"), "\(kept)")
+        #expect(try TestSupport.apkpatch(["verify", preserved]).stderr.contains("INSTALL_RESOURCES_ARSC_NOT_ALIGNED"))
+    }
+}
