@@ -46,6 +46,7 @@ public final class SetWatchSession {
     private let builds: OutputDirectory
     private var members: [MemberState]
     private var changes: PatchChangeFilter
+    private var installReports = InstallReports()
     /// The device read with adb by the first install, reused for the later ones.
     private var deviceSpec: DeviceSpec?
     let stopPipe: StopPipe
@@ -163,11 +164,9 @@ public final class SetWatchSession {
             let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
             onEvent(.setBuilt(report, changed: changed, rebuilt: stale.map { set.members[$0].name }, milliseconds: ms))
             if let installError {
-                onEvent(.installFailed("\(installError)"))
+                installReports.failed(installError, apkPath: output, onEvent: onEvent)
             } else if options.installs, let commands = report.installCommands {
-                var installer = Installer()
-                installer.onMessage = options.onInstallMessage
-                do { onEvent(.installed(try installer.install(commands))) } catch { onEvent(.installFailed("\(error)")) }
+                installReports.install(commands, onMessage: options.onInstallMessage, onEvent: onEvent)
             }
         } catch {
             changes.lastBuildFailed = true

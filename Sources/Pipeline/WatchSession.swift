@@ -64,8 +64,7 @@ public final class WatchSession {
     let stopPipe: StopPipe
     private var changes: PatchChangeFilter
     private let storedEntryCache = StoredEntryCache()
-    /// How the last install failed (nil after a success): the same failure again is not reported again.
-    private var lastInstallFailure: InstallError.Code?
+    private var installReports = InstallReports()
 
     public init(options: PipelineOptions) throws {
         self.options = options
@@ -105,9 +104,6 @@ public final class WatchSession {
         try changes.next(from: watcher, quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read)
     }
 
-    /// Install failures the next build's install may not meet: the device is missing or not ready yet.
-    static let retriedCodes: Set<InstallError.Code> = [.noDevice, .deviceOffline, .deviceUnauthorized, .deviceNotFound]
-
     /// Records which of `paths` exist now, for telling deleted patch files from temporary ones without a build.
     func notePatchFiles(_ paths: [String]) { changes.note(paths) }
 
@@ -141,20 +137,7 @@ public final class WatchSession {
             changes.lastBuildFailed = false
             onEvent(.built(report, changed: changed, milliseconds: ms))
             if installs ?? options.installs, let commands = report.installCommands {
-                var installer = Installer()
-                installer.onMessage = options.onInstallMessage
-                do {
-                    let installed = try installer.install(commands)
-                    lastInstallFailure = nil
-                    onEvent(.installed(installed))
-                } catch {
-                    let failure = error as? InstallError
-                        ?? InstallError(code: .installFailed, advice: "\(error)", apkPath: commands.apkPath)
-                    if failure.code != lastInstallFailure {
-                        onEvent(.installFailed(failure, willRetry: Self.retriedCodes.contains(failure.code)))
-                    }
-                    lastInstallFailure = failure.code
-                }
+                installReports.install(commands, onMessage: options.onInstallMessage, onEvent: onEvent)
             }
             return report
         } catch {
@@ -162,5 +145,36 @@ public final class WatchSession {
             onEvent(.failed(describeError(error), changed: changed))
             return nil
         }
+    }
+}
+
+/// The installs after watch mode's builds, reported as events: a failure once, not again while each build
+/// retries and fails the same way (a device not connected yet), until an install succeeds or fails otherwise.
+struct InstallReports {
+    /// How the last install failed (nil after a success).
+    private var lastFailure: InstallError.Code?
+
+    /// Install failures the next build's install may not meet: the device is missing or not ready yet.
+    static let retriedCodes: Set<InstallError.Code> = [.noDevice, .deviceOffline, .deviceUnauthorized, .deviceNotFound]
+
+    /// Runs `commands` and reports the outcome.
+    mutating func install(_ commands: InstallCommands, onMessage: @escaping @Sendable (Installer.Message) -> Void,
+                          onEvent: (WatchSession.Event) -> Void) {
+        var installer = Installer()
+        installer.onMessage = onMessage
+        do {
+            let installed = try installer.install(commands)
+            lastFailure = nil
+            onEvent(.installed(installed))
+        } catch {
+            failed(error, apkPath: commands.apkPath, onEvent: onEvent)
+        }
+    }
+
+    /// Reports `error` (an `InstallError`, or what kept the install from starting), unless it repeats the last.
+    mutating func failed(_ error: any Error, apkPath: String, onEvent: (WatchSession.Event) -> Void) {
+        let failure = error as? InstallError ?? InstallError(code: .installFailed, advice: "\(error)", apkPath: apkPath)
+        if failure.code != lastFailure { onEvent(.installFailed(failure, willRetry: Self.retriedCodes.contains(failure.code))) }
+        lastFailure = failure.code
     }
 }

@@ -431,7 +431,8 @@ extension ApksigSignerConformanceTests {
         #expect(both.ours.stderr.contains("WARNING") && both.ours.stderr.contains("--min-sdk-version 24"), "\(both.ours)")
         #expect(try TestSupport.readBytes(both.oursPath) == (try TestSupport.readBytes(both.theirsPath)))
         let stated = try Self.signWithBoth(Self.shared.base, ["--v1-signing-enabled", "false", "--min-sdk-version", "24"], in: dir, label: "nov1-quiet")
-        #expect(stated.ours.succeeded && !stated.ours.stderr.contains("WARNING"), "\(stated.ours)")
+        // (The fixture's resources.arsc is where aapt put it, which --alignment-preserved keeps: that has a warning of its own.)
+        #expect(stated.ours.succeeded && !stated.ours.stderr.contains("without v1"), "\(stated.ours)")
         try Self.expectSameAsApksigner(Self.shared.base, ["--v1-signing-enabled", "false", "--min-sdk-version", "24"], in: dir,
                                        label: "nov1-24", verifyMinSdk: 24)
     }
