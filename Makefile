@@ -121,7 +121,8 @@ install: build man
 
 # The release archive: the stripped static binary laid out as `make install` lays it out (bin/, share/), with
 # LICENSE and README.md, plus its SHA-256. Reproducible: every file dated SOURCE_DATE_EPOCH (the commit's time),
-# names sorted, owner 0, modes normalised, gzip without a timestamp; the same commit gives the same bytes.
+# names sorted, owner 0, modes normalised, gzip without a timestamp, the build-id made from the stripped bytes
+# (scripts/dist-build-id.sh); the same commit gives the same bytes in any checkout.
 ARCH := $(shell uname -m)
 DIST_NAME := apkpatch-$(VERSION)-linux-$(ARCH)
 DIST_DIR := dist
@@ -131,6 +132,7 @@ dist: build man
 	rm -rf $(DIST_STAGE) $(DIST_DIR)/$(DIST_NAME).tar.gz $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
 	$(MAKE) --no-print-directory install DESTDIR= PREFIX=$(DIST_STAGE)
 	strip --strip-all $(DIST_STAGE)/bin/apkpatch
+	./scripts/dist-build-id.sh $(DIST_STAGE)/bin/apkpatch
 	install -m 644 LICENSE README.md $(DIST_STAGE)/
 	find $(DIST_STAGE) -exec touch -h -d @$(SOURCE_DATE_EPOCH) {} +
 	tar --sort=name --format=gnu --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
