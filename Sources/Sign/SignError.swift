@@ -24,6 +24,9 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     /// Entries Android requires stored are compressed (`PackagingRequirements`): signed as they are, the APK
     /// would not install. `reason` says which rule.
     case storedEntriesRequired([String], reason: String)
+    /// An entry copied raw from the input whose data does not match its header: a CRC-32 other than the
+    /// declared one, or a deflate stream that fails, does not end, or inflates to another size.
+    case corruptEntry(String, reason: String)
 
     public var description: String {
         switch self {
@@ -66,6 +69,8 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
         case .storedEntriesRequired(let names, let reason):
             let listed = names.count <= 3 ? names.joined(separator: ", ") : names.prefix(3).joined(separator: ", ") + " and \(names.count - 3) more"
             return "\(listed) \(names.count == 1 ? "is" : "are") compressed, but \(reason): signed as it is, the APK would not install, so nothing was written. Store \(names.count == 1 ? "it" : "them") uncompressed, then sign"
+        case .corruptEntry(let name, let reason):
+            return "entry \(name.debugDescription) of the input is corrupt: \(reason). Signing copies entries as they are and would sign the damage in: rebuild the APK, or replace the entry"
         }
     }
 }

@@ -14,6 +14,10 @@ public struct CRC32: Sendable {
         var crc = CRC32(); crc.update(bytes); return crc.value
     }
     public static func checksum(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { checksum($0) } }
+    /// The CRC-32 of two pieces one after the other, from each piece's CRC-32 and the second's length.
+    public static func combine(_ first: UInt32, _ second: UInt32, secondLength: Int64) -> UInt32 {
+        UInt32(truncatingIfNeeded: crc32_combine(uLong(first), uLong(second), .init(secondLength)))
+    }
 }
 
 /// A zlib failure, with zlib's own message.

@@ -50,6 +50,9 @@ public struct ZipRelayout {
     /// Bytes between the central directory and the end record.
     public var beforeEndRecord: [UInt8] = []
     public var comment: [UInt8] = []
+    /// Records written before the first one and after the last one (header and data, re-encoded).
+    public var leading: [(entry: ZipEntry, data: [UInt8])] = []
+    public var trailing: [(entry: ZipEntry, data: [UInt8])] = []
 
     /// Reads `bytes` leniently (unaccounted bytes are what these tests make).
     public init(bytes: [UInt8]) throws {
@@ -60,19 +63,27 @@ public struct ZipRelayout {
 
     public func build() throws -> [UInt8] {
         var out: [UInt8] = []
+        var central: [UInt8] = []
+        func append(_ records: [(entry: ZipEntry, data: [UInt8])]) {
+            for record in records {
+                central += record.entry.encodedCentralDirectoryRecord(localHeaderOffset: Int64(out.count))
+                out += record.entry.encodedLocalHeader(extra: record.entry.localExtra) + record.data
+            }
+        }
+        append(leading)
         var offsets: [Int64] = Array(repeating: 0, count: archive.entries.count)
         for (position, index) in archive.indicesInFileOrder.enumerated() {
             out += inserted[position] ?? []
             offsets[index] = Int64(out.count)
             out += try archive.source.bytes(in: archive.entries[index].recordRange)
         }
+        for (index, entry) in archive.entries.enumerated() { central += entry.encodedCentralDirectoryRecord(localHeaderOffset: offsets[index]) }
+        append(trailing)
         out += afterEntries
         let centralDirectoryOffset = Int64(out.count)
-        var central: [UInt8] = []
-        for (index, entry) in archive.entries.enumerated() { central += entry.encodedCentralDirectoryRecord(localHeaderOffset: offsets[index]) }
         central += uncountedCentralRecords
         out += central + beforeEndRecord
-        out += EndOfCentralDirectory(entryCount: archive.entries.count, centralDirectorySize: Int64(central.count),
+        out += EndOfCentralDirectory(entryCount: leading.count + archive.entries.count + trailing.count, centralDirectorySize: Int64(central.count),
                                      centralDirectoryOffset: centralDirectoryOffset, comment: comment).encoded()
         return out
     }

@@ -17,11 +17,17 @@ struct RepackedEntriesWriter: SectionWriter {
     }
 
     func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
+        if plan.v1 == nil { try Self.checkEntries(entries, concurrency: concurrency, cache: nil, key: keySupply) }
         let file = try OutputFile(destination: destination)
         let base = OutputEntry.estimatedArchiveSize(of: entries.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
         try file.reserve(base + Int64(entries.count) * 160 + (1 << 16))
         let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [])
         return try Self.write(entries, into: output, engine: engine, key: keySupply)
+    }
+
+    /// Without v1, what `digestEntries` checks on the way: the entries copied raw (EntryIntegrity).
+    static func checkEntries(_ entries: [KeptEntry], concurrency: Int, cache: SigningCache?, key: BackgroundValue<SignerKey>) throws {
+        _ = try digestEntries(entries, algorithm: nil, concurrency: concurrency, cache: cache, key: key)
     }
 
     /// The v1 digests of `entries` (nil without v1), `cache` holding those of earlier runs.
@@ -85,11 +91,12 @@ struct RepackedEntriesWriter: SectionWriter {
 
     // MARK: - v1 entry digests
 
-    /// Digests of the uncompressed data of every entry, computed `concurrency` entries at a time.
-    static func digestEntries(_ items: [KeptEntry], algorithm: DigestAlgorithm, concurrency: Int,
+    /// Digests of the uncompressed data of every entry, computed `concurrency` entries at a time; the entries
+    /// copied raw are checked on the way (`withUncompressedChunks`). Without `algorithm` only checked.
+    static func digestEntries(_ items: [KeptEntry], algorithm: DigestAlgorithm?, concurrency: Int,
                               cache: SigningCache? = nil, key: BackgroundValue<SignerKey>? = nil) throws -> [[UInt8]] {
         // One digest context per worker, reset for each entry.
-        let digest: @Sendable (Int, Digest) throws -> [UInt8] = { index, hasher in
+        let digest: @Sendable (Int, Digest?) throws -> [UInt8] = { index, hasher in
             // A key that failed to load ends the digests too: its error is what the run reports.
             try key?.throwIfFailed()
             let cacheKey = cache.map { _ in SigningCache.Key(items[index].entry, algorithm: algorithm) }
@@ -97,14 +104,15 @@ struct RepackedEntriesWriter: SectionWriter {
             guard case .output(let outputEntry) = items[index].origin else {
                 throw SignError.internalInconsistency("an input APK's entries are digested as they are copied")
             }
-            hasher.reset()
-            try withUncompressedChunks(of: outputEntry) { hasher.update($0) }
-            let digest = hasher.finish()
+            if hasher == nil && outputEntry.uncompressed != nil { return [] }  // made here: nothing to check
+            hasher?.reset()
+            try withUncompressedChunks(of: outputEntry) { hasher?.update($0) }
+            let digest = hasher?.finish() ?? []
             if let cacheKey { cache?.store(digest, for: cacheKey) }
             return digest
         }
         if concurrency <= 1 || items.count < 2 {
-            let hasher = Digest(algorithm)
+            let hasher = algorithm.map { Digest($0) }
             return try items.indices.map { try digest($0, hasher) }
         }
         // Runs of neighbouring entries, each read front to back: the kernel maps pages around every fault,
@@ -114,7 +122,7 @@ struct RepackedEntriesWriter: SectionWriter {
         let results = Parallel.Slots<[UInt8]>(count: items.count, repeating: [])
         try Parallel.forEach(batches.count, concurrency: concurrency) { batch in
             let run = batches[batch]
-            let hasher = Digest(algorithm)
+            let hasher = algorithm.map { Digest($0) }
             // Deflated entries of the pipeline's plan were inflated through their mapping: give the run's
             // pages back once, rather than per entry, which would fault big folios back in.
             defer { discardMappedPages(of: items[run]) }
@@ -148,7 +156,8 @@ struct RepackedEntriesWriter: SectionWriter {
         return batches.sorted { $0.bytes > $1.bytes }.map(\.range)
     }
 
-    /// Streams an output entry's plaintext: `uncompressed` when known, else its stored data, else inflated.
+    /// Streams an output entry's plaintext: `uncompressed` when known, else its stored data, else inflated;
+    /// data copied as it is (an input's entry) is checked against its header (EntryIntegrity).
     static func withUncompressedChunks(of item: OutputEntry, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         if let plain = item.uncompressed {
             try plain.stream(0..<plain.count, chunkSize: 1 << 20, body)
@@ -157,10 +166,15 @@ struct RepackedEntriesWriter: SectionWriter {
         switch item.entry.method {
         case .stored:
             // Streamed (pread from a mapped input): a 400 MB stored asset must not become 400 MB resident.
-            try item.data.stream(0..<item.data.count, chunkSize: 1 << 20, body)
+            var crc = CRC32()
+            try item.data.stream(0..<item.data.count, chunkSize: 1 << 20) { bytes in
+                crc.update(bytes)
+                try body(bytes)
+            }
+            try EntryIntegrity.check(crc.value, of: item.entry)
         case .deflated:
             try item.data.withBytes(in: 0..<item.data.count) { raw in
-                try Inflate.inflate(raw, expectedSize: item.entry.uncompressedSize, body)
+                try EntryIntegrity.inflateChecked(item.entry, raw, body)
             }
         }
     }
@@ -192,6 +206,7 @@ struct RecyclingWriter: SectionWriter {
     }
 
     func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
+        if plan.v1 == nil { try RepackedEntriesWriter.checkEntries(entries, concurrency: concurrency, cache: cache, key: keySupply) }
         let recycled = try cache.recycler(for: destination).open()
         let previous = recycled.reused ? cache.takeLayout(slot: recycled.slot) : nil
         let output = try SigningOutput(recycled: recycled, previous: previous?.algorithms == plan.block ? previous : nil,

@@ -160,7 +160,8 @@ struct SectionCopy {
         let runs = planned
 
         let state = SharedState(chunkCount: wholeChunks, itemCount: entryDigest == nil ? 0 : items.count,
-                                leafChunkCount: hashesVerityLeaves ? wholeChunks : 0)
+                                leafChunkCount: hashesVerityLeaves ? wholeChunks : 0,
+                                checksums: StoredEntryChecksums(items: items, dataStarts: dataStarts, sectionSize: layout.count, chunkSize: chunkSize))
         nonisolated(unsafe) let output = file
         var work: @Sendable (Int) throws -> Void = { index in
             try copy(runs[index], into: output, state: state, key: key)
@@ -211,8 +212,19 @@ struct SectionCopy {
                 }
             }
         }
+        if entryDigest == nil {
+            // Without v1 nothing inflates deflated entries: they are inflated for their check alone, in batches
+            // taken by whichever core is free.
+            let checks = Self.batches(items.indices.filter { items[$0].entry.method == .deflated }, items: items)
+            let copying = work, copies = workCount
+            work = { index in
+                if index < copies { try copying(index) } else { try digestDeflated(checks[index - copies], state: state, hashes: false) }
+            }
+            workCount += checks.count
+        }
         // One core when asked (`signBatch` signs several APKs at once, one per core).
         try Parallel.forEach(workCount, concurrency: concurrency, failure: state.failure, work)
+        try state.checksums.verify()
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
         for (slot, algorithm) in chunkAlgorithms.enumerated() {
             var all: [UInt8] = []
@@ -250,6 +262,7 @@ struct SectionCopy {
             let chunkEnd = min(chunkStart + ContentDigester.chunkSize, run.range.upperBound)
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkEnd - chunkStart)])
             try layout.read(chunkStart..<chunkEnd, from: source, into: buffer, window: window)
+            try state.checksums.feed(chunk, at: chunkStart)
             try entries?.consume(chunk, at: chunkStart)
             if run.writesChunks {
                 state.chunkDigests[Int(chunkStart / ContentDigester.chunkSize)] = ContentDigester.chunkDigests(chunk, algorithms: chunkAlgorithms)
@@ -284,6 +297,7 @@ struct SectionCopy {
             if state.failed { throw CancellationError() }
             try layout.read((starts[lane] + range.lowerBound)..<(starts[lane] + range.upperBound), from: source, into: into, window: window)
         } consume: { lane, range, bytes in
+            try state.checksums.feed(bytes, at: starts[lane] + range.lowerBound)
             try entries[lane]?.consume(bytes, at: starts[lane] + range.lowerBound)
             if hashesVerityLeaves {
                 // Slices are whole blocks (64 KiB), so each one's leaves are its own.
@@ -354,6 +368,7 @@ struct SectionCopy {
             let start = Int64(chunk) * chunkSize
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkSize)])
             try source.read((start + toInput)..<(start + toInput + chunkSize), into: buffer)
+            try state.checksums.feed(bytes, at: start)
             prefix.withUnsafeBytes { prefix in
                 lanes.update(entryLane, bytes)
                 lanes.update(chunkLane, prefix)
@@ -382,8 +397,9 @@ struct SectionCopy {
         return batches
     }
 
-    /// v1 digests of deflated entries: each read and inflated into one arena, then hashed sixteen at a time.
-    private func digestDeflated(_ batch: [Int], state: SharedState) throws {
+    /// v1 digests of deflated entries: each read and inflated into one arena (its CRC-32 checked), then hashed
+    /// sixteen at a time. Without `hashes` (no v1) only inflated and checked.
+    private func digestDeflated(_ batch: [Int], state: SharedState, hashes: Bool = true) throws {
         let compressed = BufferPool.shared.take(), arena = BufferPool.shared.take()
         defer { BufferPool.shared.recycle(compressed); BufferPool.shared.recycle(arena) }
         let lanes = SHA256Lanes()
@@ -398,10 +414,10 @@ struct SectionCopy {
             if state.failed { return }
             let dataRange = items[item].entry.dataRange, declared = items[item].entry.uncompressedSize
             guard dataRange.count64 <= Int64(compressed.count), declared <= Int64(arena.count) else {
-                // Larger than the buffers: streamed (as apksig, what it inflates to, CRC unchecked).
-                let hasher = Digest(.sha256)
-                try SectionCopy.inflate(items[item].entry, from: source, buffer: compressed) { hasher.update($0) }
-                state.entryDigests[item] = hasher.finish()
+                // Larger than the buffers: streamed.
+                let hasher = hashes ? Digest(.sha256) : nil
+                try SectionCopy.inflate(items[item].entry, from: source, buffer: compressed) { hasher?.update($0) }
+                if let hasher { state.entryDigests[item] = hasher.finish() }
                 window = 0..<0  // the buffer was used
                 continue
             }
@@ -414,7 +430,9 @@ struct SectionCopy {
             let at = Int(dataRange.lowerBound - window.lowerBound)
             let input = UnsafeRawBufferPointer(rebasing: compressed[at..<(at + Int(dataRange.count64))])
             let output = UnsafeMutableRawBufferPointer(rebasing: arena[used..<(used + size)])
-            try inflater.inflate(input, into: output)
+            try EntryIntegrity.inflating(items[item].entry) { try inflater.inflate(input, into: output) }
+            try EntryIntegrity.check(CRC32.checksum(UnsafeRawBufferPointer(output)), of: items[item].entry)
+            if !hashes { continue }
             lanes.update(lane, UnsafeRawBufferPointer(output))
             lanes.finish(lane, tag: item)
             lane = (lane + 1) % SHA256Lanes.width
@@ -501,11 +519,10 @@ struct SectionCopy {
                     if lane != nil { continue }  // in a batch of its own (digestDeflated)
                     let dataEnd = dataStart + dataRange.count64
                     guard dataStart >= offset, dataEnd <= chunkEnd else { spanning.append(item); continue }
-                    // As apksig, digest what the entry inflates to without checking its CRC (signing does
-                    // not change entry data; verifiers check it).
+                    // What the entry inflates to, its CRC-32 checked (EntryIntegrity).
                     hasher.reset()
-                    try Inflate.inflate(UnsafeRawBufferPointer(rebasing: chunk[Int(dataStart - offset)..<Int(dataEnd - offset)]),
-                                        expectedSize: copy.items[item].entry.uncompressedSize) { hasher.update($0) }
+                    try EntryIntegrity.inflateChecked(copy.items[item].entry,
+                                                      UnsafeRawBufferPointer(rebasing: chunk[Int(dataStart - offset)..<Int(dataEnd - offset)])) { hasher.update($0) }
                     state.entryDigests[item] = hasher.finish()
                 }
             }
@@ -560,14 +577,17 @@ struct SectionCopy {
         let entryDigests: Parallel.Slots<[UInt8]>
         /// Each whole chunk's fs-verity leaf digests (when asked for).
         let verityLeaves: Parallel.Slots<[UInt8]>
+        /// Stored entries' CRC-32s, fed every chunk as it is copied (EntryIntegrity).
+        let checksums: StoredEntryChecksums
         /// The partial last chunk's bytes (written by the one run that holds it).
         let tail = Parallel.Slots<[UInt8]>(count: 1, repeating: [])
         let failure = Parallel.FirstFailure()
 
-        init(chunkCount: Int, itemCount: Int, leafChunkCount: Int) {
+        init(chunkCount: Int, itemCount: Int, leafChunkCount: Int, checksums: StoredEntryChecksums) {
             chunkDigests = Parallel.Slots(count: chunkCount, repeating: [])
             entryDigests = Parallel.Slots(count: itemCount, repeating: [])
             verityLeaves = Parallel.Slots(count: leafChunkCount, repeating: [])
+            self.checksums = checksums
         }
 
         /// Another worker has failed: the others stop at their next chunk.
@@ -576,19 +596,19 @@ struct SectionCopy {
 }
 
 extension SectionCopy {
-    /// Inflates a deflated entry: read into `buffer` when it fits, else through the input's mapping, whose
-    /// pages go back behind zlib as it reads.
+    /// Inflates a deflated entry (its CRC-32 checked): read into `buffer` when it fits, else through the input's
+    /// mapping, whose pages go back behind zlib as it reads.
     static func inflate(_ entry: ZipEntry, from source: any DataSource, buffer: UnsafeMutableRawBufferPointer,
                         _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let range = entry.dataRange
         if range.count64 <= Int64(buffer.count) {
             try source.read(range, into: buffer)
-            try Inflate.inflate(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(range.count64)]), expectedSize: entry.uncompressedSize, body)
+            try EntryIntegrity.inflateChecked(entry, UnsafeRawBufferPointer(rebasing: buffer[0..<Int(range.count64)]), body)
             return
         }
         var released = range.lowerBound
         try source.withBytes(in: range) { raw in
-            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize, consumed: { read in
+            try EntryIntegrity.inflateChecked(entry, raw, consumed: { read in
                 // Whole 2 MiB granules behind what zlib has read (MappedFile.discard rounds outward).
                 let granule: Int64 = 2 << 20
                 let behind = (range.lowerBound + Int64(read)) / granule * granule - granule

@@ -13,8 +13,9 @@ public final class SigningCache: @unchecked Sendable {
         var compressedSize: Int64
         var uncompressedSize: Int64
         var method: UInt16
-        var algorithm: DigestAlgorithm
-        init(_ entry: ZipEntry, algorithm: DigestAlgorithm) {
+        /// Nil for an entry checked without v1 (an empty digest).
+        var algorithm: DigestAlgorithm?
+        init(_ entry: ZipEntry, algorithm: DigestAlgorithm?) {
             name = entry.name; crc32 = entry.crc32; compressedSize = entry.compressedSize
             uncompressedSize = entry.uncompressedSize; method = entry.method.rawValue; self.algorithm = algorithm
         }

@@ -1,0 +1,149 @@
+import APKCore
+import Foundation
+import Testing
+import TestSupport
+import ZlibWrapper
+
+/// Entries whose data does not match their headers (issue 19): `sign`, `run` and `watch` copy input entries as
+/// they are, and must not sign damage in. Each case is one hand-made entry in an aapt-built APK: at the front
+/// (in whole 1 MiB chunks, copied and digested on the SHA lanes) or at the back (in the section's partial last
+/// chunk), with v1 (its digests inflate deflated entries) and without (nothing else inflates them).
+@Suite struct CorruptEntryTests {
+    enum Damage: String, CaseIterable, CustomStringConvertible {
+        case storedCRC, deflatedCRC, truncatedDeflate, invalidDeflate, unterminatedDeflate, inflatesLonger, inflatesShorter
+        /// Stored entries whose data crosses chunk boundaries (its CRC-32 is put together from pieces), and
+        /// one large enough to be copied apart from the other chunks.
+        case spanningStoredCRC, largeStoredCRC
+        var description: String { rawValue }
+        var name: String { "assets/damaged-\(rawValue).bin" }
+    }
+
+    static let text = Array((0..<600).map { "function handler\($0)(event) { return event.items.length + \($0); }\n" }.joined().utf8)
+
+    static func entry(_ name: String, method: CompressionMethod, crc: UInt32, compressed: Int, uncompressed: Int) -> ZipEntry {
+        ZipEntry(nameBytes: Array(name.utf8), method: method, crc32: crc, compressedSize: Int64(compressed),
+                 uncompressedSize: Int64(uncompressed), lastModifiedTime: 0, lastModifiedDate: 0x3a21)
+    }
+
+    static func stored(_ name: String, _ data: [UInt8], crc: UInt32? = nil) -> (entry: ZipEntry, data: [UInt8]) {
+        (entry(name, method: .stored, crc: crc ?? CRC32.checksum(data), compressed: data.count, uncompressed: data.count), data)
+    }
+
+    /// The damaged record: header and data.
+    static func record(_ damage: Damage) throws -> (entry: ZipEntry, data: [UInt8]) {
+        let crc = CRC32.checksum(text)
+        let deflated = try text.withUnsafeBytes { try Deflate.compress($0) }
+        switch damage {
+        case .storedCRC: return stored(damage.name, FixtureAPK.pseudoRandomBytes(count: 3000, seed: 7), crc: 0x1234_5678)
+        case .spanningStoredCRC: return stored(damage.name, FixtureAPK.pseudoRandomBytes(count: 1_500_000, seed: 8), crc: 0x1234_5678)
+        case .largeStoredCRC: return stored(damage.name, FixtureAPK.pseudoRandomBytes(count: 5_300_000, seed: 9), crc: 0x1234_5678)
+        case .deflatedCRC:
+            return (entry(damage.name, method: .deflated, crc: crc ^ 1, compressed: deflated.count, uncompressed: text.count), deflated)
+        case .truncatedDeflate:
+            let cut = Array(deflated.prefix(deflated.count / 2))
+            return (entry(damage.name, method: .deflated, crc: crc, compressed: cut.count, uncompressed: text.count), cut)
+        case .invalidDeflate:
+            // 0xFF: a final block of the reserved type 3.
+            let data = [0xFF] + FixtureAPK.pseudoRandomBytes(count: 200, seed: 10)
+            return (entry(damage.name, method: .deflated, crc: crc, compressed: data.count, uncompressed: text.count), data)
+        case .unterminatedDeflate:
+            // One stored block that is not the final one, and nothing after it: the stream never ends.
+            let payload = Array(text.prefix(30_000))
+            let length = UInt16(payload.count)
+            let data = [0x00, UInt8(length & 0xff), UInt8(length >> 8), UInt8(~length & 0xff), UInt8(~length >> 8)] + payload
+            return (entry(damage.name, method: .deflated, crc: CRC32.checksum(payload), compressed: data.count, uncompressed: payload.count), data)
+        case .inflatesLonger:
+            return (entry(damage.name, method: .deflated, crc: crc, compressed: deflated.count, uncompressed: text.count - 1), deflated)
+        case .inflatesShorter:
+            return (entry(damage.name, method: .deflated, crc: crc, compressed: deflated.count, uncompressed: text.count + 1), deflated)
+        }
+    }
+
+    let dir: URL
+    let base: [UInt8]
+    let patch: URL
+
+    init() throws {
+        dir = try TestSupport.makeTemporaryDirectory("corrupt")
+        base = try TestSupport.readBytes(try FixtureAPK.cordovaLike().build(in: dir, name: "base.apk"))
+        patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("patched\n", to: "assets/www/patched.txt", in: patch)
+    }
+
+    /// The fixture with `record` first and 2.5 MiB of stored filler last (`front`), or the record last.
+    func apk(_ name: String, with record: (entry: ZipEntry, data: [UInt8]), front: Bool) throws -> String {
+        var layout = try ZipRelayout(bytes: base)
+        if front {
+            layout.leading = [record]
+            layout.trailing = [Self.stored("assets/filler.bin", FixtureAPK.pseudoRandomBytes(count: 2_600_000, seed: 11))]
+        } else {
+            layout.trailing = [record]
+        }
+        let path = dir.appendingPathComponent(name).path
+        try Data(try layout.build()).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func expectRefused(_ result: TestSupport.ProcessResult, _ damage: Damage, output: String, _ label: String) throws {
+        #expect(result.status == 1, "\(label): \(result)")
+        #expect(result.stderr.contains(damage.name) && result.stderr.contains("corrupt"), "\(label): \(result)")
+        #expect(!FileManager.default.fileExists(atPath: output), "\(label) left its output")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(label) left \(leftovers)")
+    }
+
+    var debugKeystore: String { dir.appendingPathComponent("debug.p12").path }
+
+    /// The same layouts with intact entries sign and verify: what fails below is the damage.
+    @Test func intactEntriesSign() throws {
+        for front in [true, false] {
+            let input = try apk("intact-\(front).apk", with: Self.stored("assets/intact.bin", FixtureAPK.pseudoRandomBytes(count: 1_500_000, seed: 8)), front: front)
+            for v1 in [true, false] {
+                let out = dir.appendingPathComponent("intact-\(front)-\(v1)-signed.apk").path
+                let signed = try TestSupport.apkpatch(["sign", "--debug-keystore", debugKeystore, "--out", out]
+                                                      + (v1 ? [] : ["--v1-signing-enabled", "false", "--min-sdk-version", "24"]) + [input])
+                #expect(signed.succeeded, "\(signed)")
+                #expect(try TestSupport.run("apksigner", ["verify", "--min-sdk-version", v1 ? "21" : "24", out]).succeeded)
+            }
+        }
+    }
+
+    @Test("sign refuses a damaged entry, with v1 and without, in whole chunks and in the last one", arguments: Damage.allCases)
+    func signRefuses(_ damage: Damage) throws {
+        for front in [true, false] {
+            let input = try apk("\(damage)-\(front).apk", with: try Self.record(damage), front: front)
+            for v1 in [true, false] {
+                let out = dir.appendingPathComponent("\(damage)-\(front)-\(v1)-signed.apk").path
+                let result = try TestSupport.apkpatch(["sign", "--debug-keystore", debugKeystore, "--out", out]
+                                                      + (v1 ? [] : ["--v1-signing-enabled", "false", "--min-sdk-version", "24"]) + [input])
+                try expectRefused(result, damage, output: out, "sign \(damage), \(front ? "front" : "back"), v1 \(v1)")
+            }
+        }
+    }
+
+    @Test("run refuses a damaged entry it would copy raw", arguments: Damage.allCases)
+    func runRefuses(_ damage: Damage) throws {
+        let input = try apk("\(damage)-run.apk", with: try Self.record(damage), front: true)
+        for v1 in [true, false] {
+            let out = dir.appendingPathComponent("\(damage)-\(v1)-run.apk").path
+            let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--debug-keystore", debugKeystore, "--out", out]
+                                                  + (v1 ? [] : ["--v1-signing-enabled", "false", "--min-sdk-version", "24"]))
+            try expectRefused(result, damage, output: out, "run \(damage), v1 \(v1)")
+        }
+    }
+
+    /// watch reports the failed build and keeps watching (a patch file could replace the entry): no output.
+    @Test(arguments: [Damage.deflatedCRC, .spanningStoredCRC])
+    func watchReportsAndWritesNothing(_ damage: Damage) throws {
+        let input = try apk("\(damage)-watch.apk", with: try Self.record(damage), front: true)
+        let out = dir.appendingPathComponent("\(damage)-watch-out.apk").path
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--debug-keystore", debugKeystore, "--out", out])
+        defer { if process.isRunning { process.terminate() } }
+        #expect(lines.waitFor { $0.contains(damage.name) && $0.contains("corrupt") }, "\(lines.lines)")
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+}
