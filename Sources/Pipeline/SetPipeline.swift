@@ -72,6 +72,16 @@ public struct SetMemberReport: Sendable {
     public var verification: VerificationReport?
     /// Whether a v4 signature (`<apk>.idsig`) was written beside it.
     public var hasV4Signature = false
+    /// A bundletool standalone APK (`standalones/` of a `.apks`) rather than the base or a split.
+    public var isStandalone = false
+    /// `standalone`, `base` or the split's name, for messages.
+    public var role: String { isStandalone ? "standalone" : splitName }
+
+    init(_ member: APKSet.Member) {
+        name = member.name
+        splitName = member.splitName
+        isStandalone = member.isStandalone
+    }
 }
 
 /// What a set run did.
@@ -114,15 +124,18 @@ public enum SetPipeline {
         let set = try APKSet.open(paths: paths, memberLimits: memberLimits)
         // Each APK is judged by its own manifest, as apksigner judges it: a split without <uses-sdk> (aapt's
         // have none) is verified down to API 1, so it needs the JAR signature that signing it gives it.
-        let reports = try concurrentMap(Array(set.members)) { member -> VerificationReport in
+        let all = set.allAPKs
+        let reports = try concurrentMap(all) { member -> VerificationReport in
             try Verifier(options: options).verify(source: member.archive.source, label: member.label)
         }
         var report = SetVerificationReport(path: set.label, form: set.form, packageName: set.base.manifest.packageName,
                                            versionCode: set.base.manifest.versionCode, members: [], errors: [])
-        for (member, verification) in zip(set.members, reports) {
-            report.members.append(SetMemberReport(name: member.name, splitName: member.splitName, verification: verification))
+        for (index, verification) in reports.enumerated() {
+            var member = SetMemberReport(all[index])
+            member.verification = verification
+            report.members.append(member)
         }
-        report.errors = signerMismatches(zip(set.members.map(\.label), reports.map { $0.signers.map(\.sha256) }))
+        report.errors = signerMismatches(zip(all.map(\.label), reports.map { $0.signers.map(\.sha256) }))
         return report
     }
 
@@ -147,19 +160,22 @@ public enum SetPipeline {
         let set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
         if set.form.isContainer, case .on(reportsFailure: true) = options.v4Signing { throw SetPipelineError.v4InContainer(set.form.rawValue) }
         try SetWriter.checkFileNames(set)
-        let patches = try clock.measure("overlay") { try options.patchDirectory.map { try patchesByMember(set, patch: PatchDirectory(root: $0)) } }
+        let patches = try clock.measure("overlay") {
+            try options.patchDirectory.map { try patchesByMember(set, patch: PatchDirectory(root: $0), standalones: true) }
+        }
 
         // Each APK is signed into a staging directory beside the output: a directory output is that directory,
         // moved into place once complete; a container's APKs are copied from it into the container.
         let staging = try OutputDirectory(destination: output)
-        let paths = set.members.enumerated().map { index, member in
+        let all = set.allAPKs
+        let paths = all.enumerated().map { index, member in
             staging.path(for: set.form.isContainer ? "\(index).apk" : SetWriter.fileName(of: member))
         }
         // Each APK is signed for its own manifest's minSdkVersion, as apksigner signs it alone (a split without
         // <uses-sdk> gets SHA-1 JAR digests, so that apksigner verify accepts it on its own).
         let members = try clock.measure("sign+verify") {
-            try concurrentMap(Array(set.members.indices)) { index -> SetMemberReport in
-                var report = try build(set.members[index], patch: patches?[index], signer: options.signer,
+            try concurrentMap(Array(all.indices)) { index -> SetMemberReport in
+                var report = try build(all[index], patch: patches?[index], signer: options.signer,
                                        verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
                 // A container has no place for .idsig files (bundletool, APKPure and APKMirror carry none).
                 // With a key rotation, v4 signs with the newest key (or not at all for a v3.1 block), as for one APK.
@@ -185,7 +201,7 @@ public enum SetPipeline {
                                outputSize: size, members: members, timings: [])
         // A directory's APKs are now at the output; a container's are still in the staging directory (until
         // this function returns), which is where adb reads them from.
-        let installPaths = set.form.isContainer ? paths : set.members.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
+        let installPaths = set.form.isContainer ? paths : all.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
         try prepareInstall(&report, set: set, written: written, paths: installPaths, options: options, clock: &clock)
         if options.installs, let commands = report.installCommands {
             var installer = Installer()
@@ -198,13 +214,17 @@ public enum SetPipeline {
     }
 
     /// What was written must still be one app (a patch may have changed a versionCode or package): the
-    /// manifests of the APKs at `paths`, checked as a set, and one signer for all. Returns the manifests.
+    /// manifests of the APKs at `paths` (`set.allAPKs`' order), checked as a set, the standalones against its
+    /// base, and one signer for all. Returns the manifests.
     static func checkWritten(_ set: APKSet, paths: [String], signers: [SigningReport?]) throws -> [SplitManifest] {
-        let written = try zip(set.members, paths).map { member, path in
+        let all = set.allAPKs
+        let written = try zip(all, paths).map { member, path in
             (label: member.label, manifest: try APKSet.readManifest(APKArchive(path: path, limits: memberLimits)))
         }
-        try SetConsistency.check(written)
-        let mismatches = signerMismatches(zip(set.members.map(\.label), signers.map { $0.map { [hex($0.certificateSHA256)] } ?? [] }))
+        let splits = Array(written.prefix(set.members.count))
+        try SetConsistency.check(splits)
+        try SetConsistency.checkStandalones(Array(written.dropFirst(set.members.count)), base: splits[0])
+        let mismatches = signerMismatches(zip(all.map(\.label), signers.map { $0.map { [hex($0.certificateSHA256)] } ?? [] }))
         if let first = mismatches.first { throw SetPipelineError.inconsistentOutput(first) }
         return written.map(\.manifest)
     }
@@ -234,11 +254,18 @@ public enum SetPipeline {
             spec = DeviceSpec(probeOutput: probe)
         }
         report.deviceSpec = spec
-        var chosen = Array(paths.indices)
+        // Without a device the splits are installed (a standalone APK is an alternative to them, never beside them).
+        var chosen = Array(set.members.indices)
         if let spec {
-            chosen = SplitSelection.select(written.map { ($0.splitName, $0.configForSplit) }, for: spec)
+            if let toc = set.toc, case .standalone(let name) = try toc.choice(for: spec),
+               let index = set.standalones.firstIndex(where: { $0.name == name }) {
+                chosen = [set.members.count + index]
+            } else {
+                chosen = SplitSelection.select(written.prefix(set.members.count).map { ($0.splitName, $0.configForSplit) }, for: spec)
+            }
         }
-        report.installedAPKs = chosen.map { set.members[$0].name }
+        let all = set.allAPKs
+        report.installedAPKs = chosen.map { all[$0].name }
         // adb streams an incremental install-multiple only with every APK's .idsig beside it.
         let incremental = !chosen.isEmpty && chosen.allSatisfy { report.members[$0].hasV4Signature }
         let installCommands = try commands(for: chosen.map { paths[$0] }).with { $0.incremental = incremental }
@@ -354,7 +381,7 @@ public enum SetPipeline {
     /// mode), patched entries go last and unchanged bytes are neither recompressed nor digested again.
     static func build(_ member: APKSet.Member, patch: PatchDirectory?, signer: SignerConfig, verification: VerificationOptions?,
                       to path: String, caches: MemberBuildCaches? = nil) throws -> SetMemberReport {
-        var report = SetMemberReport(name: member.name, splitName: member.splitName)
+        var report = SetMemberReport(member)
         if let patch {
             var overlay = Overlay(archive: member.archive, patch: patch)
             overlay.placesPatchedEntriesLast = caches != nil
@@ -381,8 +408,9 @@ public enum SetPipeline {
     }
 
     /// Each member's patch directory: the base's, each split's `splits/<name>/`, and for a split without one an
-    /// empty patch when the base's changes the versionCode (every APK of a set must have the base's).
-    static func patchesByMember(_ set: APKSet, patch: PatchDirectory) throws -> [PatchDirectory?] {
+    /// empty patch when the base's changes the versionCode (every APK of a set must have the base's). With
+    /// `standalones`, then each standalone APK's (`StandalonePatch`), in `set.allAPKs`' order.
+    static func patchesByMember(_ set: APKSet, patch: PatchDirectory, standalones: Bool = false) throws -> [PatchDirectory?] {
         let root = patch.root
         let (base, splits) = try patch.splitPatches()
         let names = Set(set.members.map(\.splitName))
@@ -390,7 +418,9 @@ public enum SetPipeline {
             throw SetPipelineError.unknownSplit(unknown, set.splits.map(\.splitName))
         }
         let versionCode = base.spec.manifest.versionCode
-        return set.members.map { member in
+        let standalonePatches: [PatchDirectory?] = try standalones
+            ? set.standalones.map { try StandalonePatch.combined(for: $0, in: set, base: base, splits: splits) } : []
+        return set.members.map { member -> PatchDirectory? in
             if member.isBase { return base }
             var patch = splits[member.splitName]
             if let versionCode {
@@ -399,7 +429,7 @@ public enum SetPipeline {
                 patch = PatchDirectory(root: patch?.root ?? root, spec: spec, files: patch?.files ?? [:])
             }
             return patch
-        }
+        } + standalonePatches
     }
 
     /// `body` over `items` on all cores (`Parallel`), results in order. Every item runs, and the first error in

@@ -78,7 +78,7 @@ public final class SetWatchSession {
         // Beside the output, not in it (`--out patched/` names the directory itself).
         let trimmed = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
         builds = try OutputDirectory(destination: trimmed + ".builds")
-        members = set.members.map { _ in MemberState() }
+        members = set.allAPKs.map { _ in MemberState() }
         changes = PatchChangeFilter(root: patchDirectory)
         deviceSpec = options.deviceSpec
         stopPipe = try StopPipe()
@@ -111,22 +111,23 @@ public final class SetWatchSession {
         do {
             let patch = try clock.measure("overlay") { try PatchDirectory(root: patchDirectory) }
             changes.lastFiles = Set(patch.files.keys)
-            let patches = try clock.measure("overlay") { try SetPipeline.patchesByMember(set, patch: patch) }
+            // A standalone APK's patch is the base's with the split patches that reach it: it is rebuilt when any of them changes.
+            let patches = try clock.measure("overlay") { try SetPipeline.patchesByMember(set, patch: patch, standalones: true) }
             let fingerprints = patches.map(PatchFingerprint.init)
-            let paths = set.members.indices.map { builds.path(for: "\($0).apk") }
-            let stale = set.members.indices.filter { members[$0].builtFrom != fingerprints[$0] || members[$0].report == nil }
+            let all = set.allAPKs
+            let paths = all.indices.map { builds.path(for: "\($0).apk") }
+            let stale = all.indices.filter { members[$0].builtFrom != fingerprints[$0] || members[$0].report == nil }
             var signer = options.signer
             signer.jarSignatureCompressionLevel = 0  // working builds: stored JAR signature files
             let verification = verifies ? VerificationOptions() : nil
             let states = members
-            let memberSet = set
             let buildSigner = signer
             let results = try clock.measure("sign+verify") {
                 try SetPipeline.concurrentMap(stale) { index -> Result<SetMemberReport, any Error> in
                     let state = states[index]
                     state.builtFrom = nil  // whatever happens, the file may no longer be the last build's
                     let result = Result {
-                        try SetPipeline.build(memberSet.members[index], patch: patches[index], signer: buildSigner, verification: verification,
+                        try SetPipeline.build(all[index], patch: patches[index], signer: buildSigner, verification: verification,
                                               to: paths[index], caches: state.caches)
                     }
                     if case .success(let report) = result {
@@ -150,7 +151,7 @@ public final class SetWatchSession {
                                    outputSize: size, members: reports, timings: [])
             changes.lastBuildFailed = false
             // A container's APKs are installed from the kept builds (until the session ends), a directory's from it.
-            let installPaths = set.form.isContainer ? paths : set.members.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
+            let installPaths = set.form.isContainer ? paths : all.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
             var installOptions = options
             installOptions.deviceSpec = deviceSpec
             var installError: (any Error)?
@@ -162,7 +163,7 @@ public final class SetWatchSession {
             }
             report.timings = clock.timings
             let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-            onEvent(.setBuilt(report, changed: changed, rebuilt: stale.map { set.members[$0].name }, milliseconds: ms))
+            onEvent(.setBuilt(report, changed: changed, rebuilt: stale.map { all[$0].name }, milliseconds: ms))
             if let installError {
                 installReports.failed(installError, apkPath: output, onEvent: onEvent)
             } else if options.installs, let commands = report.installCommands {

@@ -40,6 +40,8 @@ public struct APKSet: Sendable {
         public let path: String?
         public let archive: APKArchive
         public let manifest: SplitManifest
+        /// A bundletool standalone APK (`standalones/`), not the base or a split.
+        public internal(set) var isStandalone = false
         /// The name for messages: the container and the entry, or the path.
         public var label: String { archive.label }
         public var isBase: Bool { manifest.isBase }
@@ -55,6 +57,16 @@ public struct APKSet: Sendable {
     public let container: APKArchive?
     /// The base first, then the splits by name.
     public let members: [Member]
+    /// bundletool's standalone APKs (`standalones/` of a `.apks`), by name: complete APKs, each the base with
+    /// the splits for one ABI and density fused in, for devices below Android 5.0 (API 21), which install one
+    /// APK instead of the splits. Each is one more APK of the same app: same package, versionCode and signer.
+    public let standalones: [Member]
+    /// bundletool's table of contents (`toc.pb`), read when the set has standalone APKs: which of them, or the
+    /// splits, a device gets.
+    public let toc: BundletoolTOC?
+
+    /// The splits' APKs, then the standalones: every APK the set holds.
+    public var allAPKs: [Member] { members + standalones }
 
     public var base: Member { members[0] }
     public var splits: ArraySlice<Member> { members.dropFirst() }
@@ -98,11 +110,13 @@ public struct APKSet: Sendable {
         return try set.ordered()
     }
 
-    init(form: Form, label: String, container: APKArchive?, members: [Member]) {
+    init(form: Form, label: String, container: APKArchive?, members: [Member], standalones: [Member] = [], toc: BundletoolTOC? = nil) {
         self.form = form
         self.label = label
         self.container = container
         self.members = members
+        self.standalones = standalones
+        self.toc = toc
     }
 
     /// The same set with the base first and the splits by name, once `SetConsistency` has passed.
@@ -113,7 +127,9 @@ public struct APKSet: Sendable {
             if a.isBase != b.isBase { return a.isBase }
             return a.splitName < b.splitName
         }
-        return APKSet(form: form, label: label, container: container, members: sorted)
+        try SetConsistency.checkStandalones(standalones.map { ($0.label, $0.manifest) }, base: (sorted[0].label, sorted[0].manifest))
+        return APKSet(form: form, label: label, container: container, members: sorted,
+                      standalones: standalones.sorted { $0.name < $1.name }, toc: toc)
     }
 
     private static func openFile(_ path: String, name: String, limits: UnpackLimits) throws -> Member {
@@ -148,16 +164,15 @@ public struct APKSet: Sendable {
             throw APKSetError.encryptedAPKM(path)
         }
         let container = try APKArchive(source: file, label: path)
-        var members: [Member] = []
+        var members: [Member] = [], standalones: [Member] = []
         // bundletool's .apks keeps the set under splits/; SAI's puts the APKs at the top, as .xapk and .apkm do.
         let isBundletool = form == .apks && container.entries.contains { $0.name.hasPrefix("splits/") }
         for entry in container.entries where !entry.isDirectory && entry.name.lowercased().hasSuffix(".apk") {
-            if isBundletool && !entry.name.hasPrefix("splits/") {
-                // standalones/ (pre-Lollipop variants), universal.apk, system/ and instant/ are complete APKs
-                // beside the split set, each its own installable app.
-                // bundletool's install-apks installs the splits/ variant on Android 5.0 (API 21) and later, and a
-                // standalone only below it; patching and re-signing both would give two apps to keep in step.
-                throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is a standalone APK beside the split APKs under splits/ (bundletool builds standalones for devices below Android 5.0, API 21, whose install-apks never uses the splits); standalone variants are not supported. Take the split APKs for your devices out first (bundletool extract-apks --apks FILE --output-dir DIR --device-spec SPEC.json, or unzip its splits/ folder) and give apkpatch that folder; a .apks holding only universal.apk (bundletool --mode=universal) is supported")
+            let isStandalone = isBundletool && entry.name.hasPrefix(standalonesFolder)
+            if isBundletool && !entry.name.hasPrefix("splits/") && !isStandalone {
+                // universal.apk, system/ and instant/ are other builds of the app beside the split set, each
+                // installed in its own way (bundletool writes them in other --mode runs).
+                throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is neither a split APK (splits/) nor a standalone APK (standalones/): a .apks from bundletool build-apks --mode=default holds only those (and a universal .apks only universal.apk). Take the split APKs out first (bundletool extract-apks, or unzip its splits/ folder) and give apkpatch that folder")
             }
             let label = "\(path)!/\(entry.name)"
             let source: any DataSource
@@ -170,10 +185,34 @@ public struct APKSet: Sendable {
                 source = try temporary.map()
             }
             let archive = try APKArchive(source: source, label: label, limits: limits)
-            members.append(Member(name: entry.name, path: nil, archive: archive, manifest: try readManifest(archive)))
+            let member = Member(name: entry.name, path: nil, archive: archive, manifest: try readManifest(archive), isStandalone: isStandalone)
+            if isStandalone { standalones.append(member) } else { members.append(member) }
         }
         guard !members.isEmpty else { throw APKSetError.noAPKs(path) }
-        return APKSet(form: form, label: path, container: container, members: members)
+        let toc = try standalones.isEmpty ? nil : tableOfContents(container, path: path, standalones: standalones)
+        return APKSet(form: form, label: path, container: container, members: members, standalones: standalones, toc: toc)
+    }
+
+    /// bundletool's folder of standalone APKs in a `.apks`.
+    static let standalonesFolder = "standalones/"
+    /// bundletool's table of contents in a `.apks`.
+    public static let tocName = "toc.pb"
+
+    /// The `.apks`'s `toc.pb`, which must describe every standalone APK (which device gets which).
+    private static func tableOfContents(_ container: APKArchive, path: String, standalones: [Member]) throws -> BundletoolTOC {
+        guard let entry = container.entry(named: tocName) else {
+            throw APKSetError.unsupported(path, "it holds standalone APKs (\(standalonesFolder)) but no \(tocName), bundletool's table of contents that says which device gets which of them; bundletool build-apks writes both")
+        }
+        let toc = try BundletoolTOC(bytes: container.uncompressedData(of: entry), label: "\(path)!/\(tocName)")
+        let described = Set(toc.variants.flatMap(\.apks).filter(\.isStandalone).map(\.path))
+        if let missing = standalones.first(where: { !described.contains($0.name) }) {
+            throw APKSetError.unsupported(path, "\(tocName) does not describe the standalone APK \(missing.name.debugQuoted), so no device would be given it; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
+        }
+        let present = Set(standalones.map(\.name))
+        if let absent = described.sorted().first(where: { !present.contains($0) }) {
+            throw APKSetError.unsupported(path, "\(tocName) lists the standalone APK \(absent.debugQuoted), which the .apks does not hold; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
+        }
+        return toc
     }
 
     /// The member's manifest, or an error naming the APK.
@@ -224,6 +263,23 @@ public enum SetConsistency {
     }
 }
 
+extension SetConsistency {
+    /// bundletool's standalone APKs beside a set: each a complete APK (no `split` attribute) of the base's
+    /// package and versionCode, so that every device, whichever variant it gets, installs the same release.
+    public static func checkStandalones(_ standalones: [(label: String, manifest: SplitManifest)], base: (label: String, manifest: SplitManifest)) throws {
+        for standalone in standalones {
+            let m = standalone.manifest
+            if let split = m.splitName { throw APKSetError.standaloneIsSplit(standalone.label, split) }
+            if m.packageName != base.manifest.packageName {
+                throw APKSetError.packageMismatch(member: standalone.label, package: m.packageName, base: base.label, basePackage: base.manifest.packageName)
+            }
+            if m.versionCode != base.manifest.versionCode {
+                throw APKSetError.versionCodeMismatch(member: standalone.label, versionCode: m.versionCode, base: base.label, baseVersionCode: base.manifest.versionCode)
+            }
+        }
+    }
+}
+
 /// Why a set could not be read or is not one app.
 public enum APKSetError: Error, CustomStringConvertible, Equatable {
     case unreadable(String, String)
@@ -240,6 +296,9 @@ public enum APKSetError: Error, CustomStringConvertible, Equatable {
     case splitRequired(String)
     case signerMismatch(member: String, certificate: String, base: String, baseCertificate: String)
     case duplicateFileName(String, [String])
+    case standaloneIsSplit(String, String)
+    case noVariant(sdk: Int, abis: [String], density: Int?, minimumSDK: Int?)
+    case ambiguousVariant([String])
 
     public var description: String {
         switch self {
@@ -271,6 +330,13 @@ public enum APKSetError: Error, CustomStringConvertible, Equatable {
             return "\(member) is signed by certificate SHA-256 \(certificate), but the base \(base) by \(baseCertificate): Android refuses a set whose APKs are not signed by the same key (signatures are inconsistent). Re-sign every APK of the set with one key"
         case .duplicateFileName(let name, let labels):
             return "\(labels.joined(separator: " and ")) would both be written as \(name) in the output directory; rename one of them"
+        case .standaloneIsSplit(let label, let split):
+            return "\(label) is under standalones/ but is a split APK (split=\"\(split)\"): a standalone APK is a complete app. Put split APKs under splits/"
+        case .noVariant(let sdk, let abis, let density, let minimum):
+            let device = (["SDK \(sdk)"] + (abis.isEmpty ? [] : ["ABIs " + abis.joined(separator: ",")]) + (density.map { ["\($0) dpi"] } ?? [])).joined(separator: ", ")
+            return "no APK of the set fits the device (\(device)): bundletool's table of contents targets none of its variants at it\(minimum.map { " (the lowest SDK version any variant supports is \($0))" } ?? ""). Install on a device the app supports"
+        case .ambiguousVariant(let paths):
+            return "several standalone APKs fit the device (\(paths.joined(separator: ", "))): name its ABIs and screen density so that one is chosen (a device spec's supportedAbis and screenDensity)"
         }
     }
 }

@@ -44,14 +44,14 @@ public enum SetWriter {
         }
     }
 
-    /// Writes the container `set.container` with each member's entry replaced by the APK at `apkPaths[i]`
+    /// Writes the container `set.container` with each APK's entry (`set.allAPKs`) replaced by the APK at `apkPaths[i]`
     /// (stored: Android reads APKs in place, and bundletool stores them), into `destination`. Returns its size.
     @discardableResult
     public static func writeContainer(_ set: APKSet, apkPaths: [String], to destination: String,
                                       versionUpdate: VersionUpdate? = nil) throws -> Int64 {
         guard let container = set.container else { preconditionFailure("writeContainer needs a container set") }
         var replacement: [String: String] = [:]
-        for (member, path) in zip(set.members, apkPaths) { replacement[member.name] = path }
+        for (member, path) in zip(set.allAPKs, apkPaths) { replacement[member.name] = path }
         var items: [OutputEntry] = []
         for entry in container.zip.entriesInFileOrder {
             if let path = replacement[entry.name] {

@@ -67,7 +67,7 @@ enum SetCommands {
         } else {
             for member in report.members {
                 guard let verification = member.verification else { continue }
-                print("\(member.name) (\(member.splitName)): \(verification.isVerified ? "Verifies" : "DOES NOT VERIFY")")
+                print("\(member.name) (\(member.role)): \(verification.isVerified ? "Verifies" : "DOES NOT VERIFY")")
                 let text = verification.renderText(verbose: verbose, printCertificates: false)
                 for line in text.standardOutput.split(separator: "\n") where line != "Verifies" { print("  \(line)") }
                 for line in text.standardError.split(separator: "\n") where line != "DOES NOT VERIFY" {
@@ -96,7 +96,7 @@ enum SetCommands {
         if quiet { return }
         print("Wrote \(report.output) (\(report.form.rawValue), \(report.members.count) APKs, \(formatBytes(report.outputSize))): package \(report.packageName), versionCode \(report.versionCode)")
         for member in report.members {
-            var line = "  \(member.name) (\(member.splitName))"
+            var line = "  \(member.name) (\(member.role))"
             if let s = member.summary {
                 line += ": replaced \(s.replaced.count), added \(s.added.count), deleted \(s.deleted.count), edited \(s.edited.count)"
             }
@@ -137,7 +137,10 @@ struct SetJSON: Encodable {
 
     struct Member: Encodable {
         var name: String
-        var split: String
+        /// `base` or the split's name; absent for a standalone APK.
+        var split: String?
+        /// true for a bundletool standalone APK (`standalones/` of a `.apks`); absent otherwise.
+        var standalone: Bool?
         /// verify: the single-APK report.
         var report: VerificationReportJSON?
         var replaced: [String]?
@@ -150,7 +153,8 @@ struct SetJSON: Encodable {
         var v4SignatureFile: String?
         init(_ member: SetMemberReport) {
             name = member.name
-            split = member.splitName
+            split = member.isStandalone ? nil : member.splitName
+            standalone = member.isStandalone ? true : nil
         }
     }
 

@@ -58,17 +58,18 @@ import ZlibWrapper
         return folder.appendingPathComponent(name).path
     }
 
-    /// SAI's .apks holds the APKs at its top (bundletool's under splits/); a bundletool .apks with a
-    /// standalone APK beside splits/ is refused with what to do instead; a universal .apks is a set of one.
+    /// SAI's .apks holds the APKs at its top (bundletool's under splits/); a bundletool .apks with another
+    /// build beside splits/ (universal.apk) is refused with what to do instead; a universal .apks is a set of
+    /// one. (Standalone APKs beside splits/: SetStandaloneTests.)
     @Test func saiAPKsAndBundletoolStandalones() throws {
         let sai = try fixture.pack(.apkm, name: "sai.apks")
         let output = scratch.appendingPathComponent("sai-signed.apks").path
         let result = try sign([sai], out: output)
         #expect(result.succeeded, "\(result)")
         #expect(try Set(SetOracles.apkFiles(of: output, form: .apks, scratch: scratch).keys) == Set(SplitSetFixture.names(in: .apkm).values))
-        let standalone = try fixture.pack(.apks, adding: ["standalones/standalone-arm64_v8a.apk": fixture.apks["base.apk"]!])
-        let refused = try sign([standalone], out: scratch.appendingPathComponent("standalone-out.apks").path)
-        #expect(!refused.succeeded && refused.stderr.contains("standalone variants are not supported") && refused.stderr.contains("extract-apks"), "\(refused)")
+        let beside = try fixture.pack(.apks, adding: ["universal.apk": fixture.monolithicAPK])
+        let refused = try sign([beside], out: scratch.appendingPathComponent("beside-out.apks").path)
+        #expect(!refused.succeeded && refused.stderr.contains("\"universal.apk\" is neither a split APK") && refused.stderr.contains("extract-apks"), "\(refused)")
         // bundletool --mode=universal: one universal.apk (and toc.pb) is a set of one, kept a .apks.
         let universal = scratch.appendingPathComponent("universal-in").path
         try TestSupport.write(TestSupport.readBytes(fixture.monolithicAPK), to: "universal.apk", in: URL(fileURLWithPath: universal))

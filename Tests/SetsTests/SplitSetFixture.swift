@@ -31,12 +31,7 @@ struct SplitSetFixture {
         </manifest>
         """
         try TestSupport.write(manifest, to: "AndroidManifest.xml", in: work)
-        try TestSupport.write("<resources><string name=\"app_name\">Set</string><string name=\"hello\">Hello</string></resources>", to: "res/values/strings.xml", in: work)
-        try TestSupport.write("<resources><string name=\"hello\">Bonjour</string></resources>", to: "res/values-fr/strings.xml", in: work)
-        for density in ["mdpi", "xhdpi"] {
-            try TestSupport.write("<shape xmlns:android=\"http://schemas.android.com/apk/res/android\"><solid android:color=\"#ff0000\"/></shape>",
-                                  to: "res/drawable-\(density)/icon.xml", in: work)
-        }
+        try Self.writeResources(in: work)
         let base = work.appendingPathComponent("base.apk").path
         let built = try TestSupport.run("aapt", ["package", "-f", "-M", "AndroidManifest.xml", "-S", "res", "-I", TestSupport.frameworkRes,
                                                  "-F", base, "--split", "fr", "--split", "xhdpi"], currentDirectory: work.path)
@@ -52,6 +47,16 @@ struct SplitSetFixture {
         apks["split_config.arm64_v8a.apk"] = try Self.makeSplit(in: work, packageName: packageName, versionCode: versionCode,
                                                                  split: "config.arm64_v8a",
                                                                  files: ["lib/arm64-v8a/libfoo.so": FixtureAPK.pseudoRandomBytes(count: 6000, seed: 7)])
+    }
+
+    /// The app's resources under `work/res`: two strings (one translated to French) and a drawable in mdpi and xhdpi.
+    static func writeResources(in work: URL) throws {
+        try TestSupport.write("<resources><string name=\"app_name\">Set</string><string name=\"hello\">Hello</string></resources>", to: "res/values/strings.xml", in: work)
+        try TestSupport.write("<resources><string name=\"hello\">Bonjour</string></resources>", to: "res/values-fr/strings.xml", in: work)
+        for density in ["mdpi", "xhdpi"] {
+            try TestSupport.write("<shape xmlns:android=\"http://schemas.android.com/apk/res/android\"><solid android:color=\"#ff0000\"/></shape>",
+                                  to: "res/drawable-\(density)/icon.xml", in: work)
+        }
     }
 
     /// A split APK from a manifest of our own (`split`, optional `configForSplit` and `isFeatureSplit`) with
