@@ -221,9 +221,11 @@ public enum SetPipeline {
         let written = try zip(all, paths).map { member, path in
             (label: member.label, manifest: try APKSet.readManifest(APKArchive(path: path, limits: memberLimits)))
         }
-        let splits = Array(written.prefix(set.members.count))
-        try SetConsistency.check(splits)
-        try SetConsistency.checkStandalones(Array(written.dropFirst(set.members.count)), base: splits[0])
+        let variants = set.splitVariantRanges.map { Array(written[$0]) }
+        for variant in variants { try SetConsistency.check(variant) }
+        let base = variants[0][0]
+        try SetConsistency.checkSameApp(variants.dropFirst().map { $0[0] }, base: base)
+        try SetConsistency.checkStandalones(Array(written[set.standaloneRange]), base: base)
         let mismatches = signerMismatches(zip(all.map(\.label), signers.map { $0.map { [hex($0.certificateSHA256)] } ?? [] }))
         if let first = mismatches.first { throw SetPipelineError.inconsistentOutput(first) }
         return written.map(\.manifest)
@@ -254,17 +256,23 @@ public enum SetPipeline {
             spec = DeviceSpec(probeOutput: probe)
         }
         report.deviceSpec = spec
-        // Without a device the splits are installed (a standalone APK is an alternative to them, never beside them).
+        // Without a device the (first variant's) splits are installed: a standalone APK or another split variant
+        // is an alternative to them, never installed beside them.
+        let all = set.allAPKs
         var chosen = Array(set.members.indices)
         if let spec {
-            if let toc = set.toc, case .standalone(let name) = try toc.choice(for: spec),
-               let index = set.standalones.firstIndex(where: { $0.name == name }) {
-                chosen = [set.members.count + index]
-            } else {
-                chosen = SplitSelection.select(written.prefix(set.members.count).map { ($0.splitName, $0.configForSplit) }, for: spec)
+            var variant = set.splitVariantRanges[0]
+            switch try set.toc?.choice(for: spec) {
+            case .standalone(let name)?:
+                if let index = set.standaloneRange.first(where: { all[$0].name == name }) { variant = index..<(index + 1) }
+            case .splits(let names?)?:
+                variant = set.splitVariantRanges.first { range in all[range].contains { names.contains($0.name) } } ?? variant
+            case .splits(nil)?, nil:
+                break
             }
+            chosen = set.standaloneRange.contains(variant.lowerBound) ? [variant.lowerBound]
+                : SplitSelection.select(written[variant].map { ($0.splitName, $0.configForSplit) }, for: spec).map { variant.lowerBound + $0 }
         }
-        let all = set.allAPKs
         report.installedAPKs = chosen.map { all[$0].name }
         // adb streams an incremental install-multiple only with every APK's .idsig beside it.
         let incremental = !chosen.isEmpty && chosen.allSatisfy { report.members[$0].hasV4Signature }
@@ -413,14 +421,15 @@ public enum SetPipeline {
     static func patchesByMember(_ set: APKSet, patch: PatchDirectory, standalones: Bool = false) throws -> [PatchDirectory?] {
         let root = patch.root
         let (base, splits) = try patch.splitPatches()
-        let names = Set(set.members.map(\.splitName))
+        let splitAPKs = set.allAPKs[0..<set.standaloneRange.lowerBound]
+        let names = Set(splitAPKs.map(\.splitName))
         if let unknown = splits.keys.sorted().first(where: { !names.contains($0) }) {
             throw SetPipelineError.unknownSplit(unknown, set.splits.map(\.splitName))
         }
         let versionCode = base.spec.manifest.versionCode
         let standalonePatches: [PatchDirectory?] = try standalones
             ? set.standalones.map { try StandalonePatch.combined(for: $0, in: set, base: base, splits: splits) } : []
-        return set.members.map { member -> PatchDirectory? in
+        return splitAPKs.map { member -> PatchDirectory? in
             if member.isBase { return base }
             var patch = splits[member.splitName]
             if let versionCode {

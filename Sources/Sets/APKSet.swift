@@ -55,18 +55,33 @@ public struct APKSet: Sendable {
     /// The container (`.apks`, `.xapk`, `.apkm`), whose other entries (toc.pb, manifest.json, info.json,
     /// icons, OBB files) an output keeps.
     public let container: APKArchive?
-    /// The base first, then the splits by name.
+    /// The base first, then the splits by name. For a bundletool `.apks` with several split variants: the
+    /// one of the lowest SDK version.
     public let members: [Member]
+    /// bundletool's other split variants (`splits/base-master_2.apk`, …: the same splits again for devices
+    /// from a higher SDK version, e.g. with uncompressed native libraries from API 23), each base first, in the
+    /// order of their SDK versions. Each is the same app: the same package, versionCode and signer.
+    public let otherSplitVariants: [[Member]]
     /// bundletool's standalone APKs (`standalones/` of a `.apks`), by name: complete APKs, each the base with
     /// the splits for one ABI and density fused in, for devices below Android 5.0 (API 21), which install one
     /// APK instead of the splits. Each is one more APK of the same app: same package, versionCode and signer.
     public let standalones: [Member]
-    /// bundletool's table of contents (`toc.pb`), read when the set has standalone APKs: which of them, or the
-    /// splits, a device gets.
+    /// bundletool's table of contents (`toc.pb`), read when the set has standalone APKs or several split
+    /// variants: which of them a device gets.
     public let toc: BundletoolTOC?
 
-    /// The splits' APKs, then the standalones: every APK the set holds.
-    public var allAPKs: [Member] { members + standalones }
+    /// Every APK the set holds: the split APKs (`members`, then the other split variants'), then the standalones.
+    public var allAPKs: [Member] { members + otherSplitVariants.joined() + standalones }
+    /// Where each split variant's APKs are in `allAPKs` (`members` first).
+    public var splitVariantRanges: [Range<Int>] {
+        var start = 0
+        return ([members] + otherSplitVariants).map { variant in
+            defer { start += variant.count }
+            return start..<(start + variant.count)
+        }
+    }
+    /// Where the standalones are in `allAPKs`.
+    public var standaloneRange: Range<Int> { (splitVariantRanges.last?.upperBound ?? 0)..<(splitVariantRanges.last?.upperBound ?? 0) + standalones.count }
 
     public var base: Member { members[0] }
     public var splits: ArraySlice<Member> { members.dropFirst() }
@@ -110,11 +125,13 @@ public struct APKSet: Sendable {
         return try set.ordered()
     }
 
-    init(form: Form, label: String, container: APKArchive?, members: [Member], standalones: [Member] = [], toc: BundletoolTOC? = nil) {
+    init(form: Form, label: String, container: APKArchive?, members: [Member], otherSplitVariants: [[Member]] = [],
+         standalones: [Member] = [], toc: BundletoolTOC? = nil) {
         self.form = form
         self.label = label
         self.container = container
         self.members = members
+        self.otherSplitVariants = otherSplitVariants
         self.standalones = standalones
         self.toc = toc
     }
@@ -122,13 +139,19 @@ public struct APKSet: Sendable {
     /// The same set with the base first and the splits by name, once `SetConsistency` has passed.
     private func ordered() throws -> APKSet {
         guard !members.isEmpty else { throw APKSetError.noAPKs(label) }
-        try SetConsistency.check(members.map { ($0.label, $0.manifest) })
-        let sorted = members.sorted { a, b in
-            if a.isBase != b.isBase { return a.isBase }
-            return a.splitName < b.splitName
+        func baseFirst(_ variant: [Member]) throws -> [Member] {
+            try SetConsistency.check(variant.map { ($0.label, $0.manifest) })
+            return variant.sorted { a, b in
+                if a.isBase != b.isBase { return a.isBase }
+                return a.splitName < b.splitName
+            }
         }
-        try SetConsistency.checkStandalones(standalones.map { ($0.label, $0.manifest) }, base: (sorted[0].label, sorted[0].manifest))
-        return APKSet(form: form, label: label, container: container, members: sorted,
+        let sorted = try baseFirst(members)
+        let base = (label: sorted[0].label, manifest: sorted[0].manifest)
+        let others = try otherSplitVariants.map(baseFirst)
+        try SetConsistency.checkSameApp(others.map { ($0[0].label, $0[0].manifest) }, base: base)
+        try SetConsistency.checkStandalones(standalones.map { ($0.label, $0.manifest) }, base: base)
+        return APKSet(form: form, label: label, container: container, members: sorted, otherSplitVariants: others,
                       standalones: standalones.sorted { $0.name < $1.name }, toc: toc)
     }
 
@@ -189,8 +212,26 @@ public struct APKSet: Sendable {
             if isStandalone { standalones.append(member) } else { members.append(member) }
         }
         guard !members.isEmpty else { throw APKSetError.noAPKs(path) }
-        let toc = try standalones.isEmpty ? nil : tableOfContents(container, path: path, standalones: standalones)
-        return APKSet(form: form, label: path, container: container, members: members, standalones: standalones, toc: toc)
+        // Standalones, or several split variants (more than one base under splits/), are told apart by toc.pb.
+        let severalVariants = isBundletool && members.filter(\.isBase).count > 1
+        guard !standalones.isEmpty || severalVariants else {
+            return APKSet(form: form, label: path, container: container, members: members)
+        }
+        let toc: BundletoolTOC
+        do {
+            toc = try readTableOfContents(container, path: path, standalones: standalones)
+        } catch is APKSetError where standalones.isEmpty {
+            // Several bases and no readable toc.pb: not bundletool's split variants, and refused as two bases.
+            return APKSet(form: form, label: path, container: container, members: members)
+        }
+        try checkTableOfContents(toc, path: path, splits: members, standalones: standalones)
+        var variants = [members]
+        if severalVariants {
+            let byName = Dictionary(uniqueKeysWithValues: members.map { ($0.name, $0) })
+            variants = toc.splitVariants.map { $0.apks.compactMap { byName[$0.path] } }.filter { !$0.isEmpty }
+        }
+        return APKSet(form: form, label: path, container: container, members: variants[0], otherSplitVariants: Array(variants.dropFirst()),
+                      standalones: standalones, toc: toc)
     }
 
     /// bundletool's folder of standalone APKs in a `.apks`.
@@ -198,21 +239,27 @@ public struct APKSet: Sendable {
     /// bundletool's table of contents in a `.apks`.
     public static let tocName = "toc.pb"
 
-    /// The `.apks`'s `toc.pb`, which must describe every standalone APK (which device gets which).
-    private static func tableOfContents(_ container: APKArchive, path: String, standalones: [Member]) throws -> BundletoolTOC {
+    /// The `.apks`'s `toc.pb`.
+    private static func readTableOfContents(_ container: APKArchive, path: String, standalones: [Member]) throws -> BundletoolTOC {
         guard let entry = container.entry(named: tocName) else {
             throw APKSetError.unsupported(path, "it holds standalone APKs (\(standalonesFolder)) but no \(tocName), bundletool's table of contents that says which device gets which of them; bundletool build-apks writes both")
         }
-        let toc = try BundletoolTOC(bytes: container.uncompressedData(of: entry), label: "\(path)!/\(tocName)")
+        return try BundletoolTOC(bytes: container.uncompressedData(of: entry), label: "\(path)!/\(tocName)")
+    }
+
+    /// `toc` must describe every standalone APK and place every split APK in one split variant (which device
+    /// gets which), and list no APK the `.apks` does not hold.
+    private static func checkTableOfContents(_ toc: BundletoolTOC, path: String, splits: [Member], standalones: [Member]) throws {
         let described = Set(toc.variants.flatMap(\.apks).filter(\.isStandalone).map(\.path))
-        if let missing = standalones.first(where: { !described.contains($0.name) }) {
-            throw APKSetError.unsupported(path, "\(tocName) does not describe the standalone APK \(missing.name.debugQuoted), so no device would be given it; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
+        let variantCount = Dictionary(toc.splitVariants.flatMap(\.apks).map { ($0.path, 1) }, uniquingKeysWith: +)
+        let unplaced = standalones.first { !described.contains($0.name) } ?? splits.first { variantCount[$0.name] != 1 }
+        if let unplaced {
+            throw APKSetError.unsupported(path, "\(tocName) does not describe the \(unplaced.isStandalone ? "standalone" : "split") APK \(unplaced.name.debugQuoted)\(unplaced.isStandalone ? "" : " in exactly one split variant"), so no device would be given it; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
-        let present = Set(standalones.map(\.name))
-        if let absent = described.sorted().first(where: { !present.contains($0) }) {
-            throw APKSetError.unsupported(path, "\(tocName) lists the standalone APK \(absent.debugQuoted), which the .apks does not hold; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
+        let present = Set((splits + standalones).map(\.name))
+        if let absent = (described.union(variantCount.keys)).sorted().first(where: { !present.contains($0) }) {
+            throw APKSetError.unsupported(path, "\(tocName) lists the APK \(absent.debugQuoted), which the .apks does not hold; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
-        return toc
     }
 
     /// The member's manifest, or an error naming the APK.
@@ -268,8 +315,16 @@ extension SetConsistency {
     /// package and versionCode, so that every device, whichever variant it gets, installs the same release.
     public static func checkStandalones(_ standalones: [(label: String, manifest: SplitManifest)], base: (label: String, manifest: SplitManifest)) throws {
         for standalone in standalones {
+            if let split = standalone.manifest.splitName { throw APKSetError.standaloneIsSplit(standalone.label, split) }
+        }
+        try checkSameApp(standalones, base: base)
+    }
+
+    /// APKs of other variants of the set (standalones, other split variants' bases): the base's package and
+    /// versionCode.
+    public static func checkSameApp(_ apks: [(label: String, manifest: SplitManifest)], base: (label: String, manifest: SplitManifest)) throws {
+        for standalone in apks {
             let m = standalone.manifest
-            if let split = m.splitName { throw APKSetError.standaloneIsSplit(standalone.label, split) }
             if m.packageName != base.manifest.packageName {
                 throw APKSetError.packageMismatch(member: standalone.label, package: m.packageName, base: base.label, basePackage: base.manifest.packageName)
             }

@@ -59,6 +59,18 @@ public struct BundletoolTOC: Sendable, Equatable {
         public var apks: [APK]
         /// The variant holds a standalone APK (bundletool's `ApkMatcher` tells variants apart so).
         public var isStandalone: Bool { apks.contains(where: \.isStandalone) }
+        /// A variant of split APKs for installed apps (no standalone, instant or SDK-runtime one).
+        public var isSplitVariant: Bool {
+            !isStandalone && !isInstant && !targeting.requiresSDKRuntime && apks.contains { apk in
+                if case .split = apk.kind { return true }
+                return false
+            }
+        }
+        /// The SDK version the variant starts at (0: none).
+        public var minimumSDK: Int {
+            guard let first = targeting.sdkVersion.values.first, let minimum = first else { return 0 }
+            return minimum
+        }
         /// Every APK is an instant app's (`VariantMatcher.isVariantInstant`).
         public var isInstant: Bool { !apks.isEmpty && apks.allSatisfy { $0.kind == .instant } }
     }
@@ -217,28 +229,35 @@ public struct BundletoolTOC: Sendable, Equatable {
 }
 
 extension BundletoolTOC {
-    /// What a device gets from a `.apks` holding standalone APKs.
+    /// What a device gets from a `.apks` holding standalone APKs or several split variants.
     public enum Choice: Sendable, Equatable {
-        /// The split variant (the base and the configuration splits the device needs).
-        case splits
+        /// A split variant, by the paths of its APKs (the base and the configuration splits, of which the
+        /// device needs some); nil: the split variant of the lowest SDK version.
+        case splits(Set<String>?)
         /// One standalone APK, by its path in the container.
         case standalone(String)
     }
 
+    /// The split variants (no standalone, instant or SDK-runtime APKs), lowest SDK version first.
+    public var splitVariants: [Variant] {
+        variants.filter { $0.isSplitVariant }.sorted { $0.minimumSDK < $1.minimumSDK }
+    }
+
     /// The variant a device described by `spec` gets, as bundletool's `install-apks` chooses it
     /// (`VariantMatcher`: SDK version, ABI and screen density, each only when the spec names it): a standalone
-    /// variant only on a device below the split variant's SDK version (Android 5.0, API 21), and then the
-    /// standalone APK for its ABI and density. A spec without an SDK version gets the splits, which every
-    /// device since Android 5.0 installs.
+    /// variant only on a device below the split variants' SDK version (Android 5.0, API 21), and then the
+    /// standalone APK for its ABI and density; else the split variant of the highest SDK version the device
+    /// has (bundletool adds ones from API 23, 29, … with uncompressed native libraries or dex). A spec without
+    /// an SDK version gets the lowest split variant, which every device since Android 5.0 installs.
     public func choice(for spec: DeviceSpec) throws -> Choice {
-        guard let sdk = spec.sdkVersion else { return .splits }
+        guard let sdk = spec.sdkVersion else { return .splits(nil) }
         let candidates = variants.filter { !$0.isInstant && !$0.targeting.requiresSDKRuntime }
         let matching = candidates.filter { Self.matches($0.targeting, spec, sdk: sdk) }
         guard let variant = matching.first else {
             let minimums = candidates.compactMap { $0.targeting.sdkVersion.values.first ?? nil }
             throw APKSetError.noVariant(sdk: sdk, abis: spec.supportedABIs, density: spec.screenDensity, minimumSDK: minimums.min())
         }
-        guard matching.contains(where: \.isStandalone) else { return .splits }
+        guard matching.contains(where: \.isStandalone) else { return .splits(Set(variant.apks.map(\.path))) }
         guard matching.count == 1 else {
             throw APKSetError.ambiguousVariant(matching.flatMap(\.apks).filter(\.isStandalone).map(\.path))
         }

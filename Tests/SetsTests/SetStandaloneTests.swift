@@ -33,9 +33,10 @@ import TestSupport
     }
 
     /// Every APK of `output` verified by apksigner, each by the one certificate; returns entry name → path.
-    func checkSignedByOneKey(_ output: String) throws -> [String: String] {
+    func checkSignedByOneKey(_ output: String, secondSplitVariant: Bool = false) throws -> [String: String] {
         let apks = try SetOracles.apkFiles(of: output, form: .apks, scratch: scratch)
-        #expect(Set(apks.keys) == Set(StandaloneSetFixture.splitNames + StandaloneSetFixture.standaloneNames), "\(apks.keys.sorted())")
+        let expected = StandaloneSetFixture.splitNames + (secondSplitVariant ? StandaloneSetFixture.secondVariantNames : []) + StandaloneSetFixture.standaloneNames
+        #expect(Set(apks.keys) == Set(expected), "\(apks.keys.sorted())")
         let certificates = try Set(apks.values.map(SetOracles.certificateSHA256))
         #expect(certificates.count == 1, "\(certificates)")
         for name in StandaloneSetFixture.standaloneNames {
@@ -219,6 +220,53 @@ import TestSupport
         #expect(process.terminationStatus == 0)
     }
 
+    /// bundletool writes the splits again as another variant from a higher SDK version (uncompressed native
+    /// libraries from API 23: splits/base-master_2.apk, …): every variant is patched and signed alike, and a
+    /// device gets the variant for its SDK version.
+    @Test func severalSplitVariantsArePatchedAlikeAndChosenBySDK() throws {
+        let toc = StandaloneSetFixture.toc(secondSplitVariant: true)
+        let input = try fixture.pack(in: scratch, toc: toc, secondSplitVariant: true)
+        let patch = scratch.appendingPathComponent("variants-patch")
+        try TestSupport.write("hello", to: "assets/new.txt", in: patch)
+        let library = FixtureAPK.pseudoRandomBytes(count: 2000, seed: 5)
+        try TestSupport.write(library, to: "splits/config.arm64_v8a/lib/arm64-v8a/libfoo.so", in: patch)
+        let output = scratch.appendingPathComponent("variants.apks").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore])
+        #expect(result.succeeded, "\(result)")
+        let apks = try checkSignedByOneKey(output, secondSplitVariant: true)
+        #expect(try entryNames(output) == entryNames(input))
+        #expect(try entry(output, "toc.pb") == toc)
+        for name in ["splits/base-arm64_v8a.apk", "splits/base-arm64_v8a_2.apk", "standalones/standalone-arm64_v8a_mdpi.apk"] {
+            #expect(try entry(apks[name]!, "lib/arm64-v8a/libfoo.so") == library, "\(name)")
+        }
+        for name in ["splits/base-master.apk", "splits/base-master_2.apk"] {
+            #expect(try entry(apks[name]!, "assets/new.txt") == Array("hello".utf8), "\(name)")
+        }
+        #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
+
+        let cases: [(Int, [String])] = [
+            (19, ["standalones/standalone-arm64_v8a_mdpi.apk"]),
+            (22, ["splits/base-master.apk", "splits/base-arm64_v8a.apk", "splits/base-fr.apk", "splits/base-xhdpi.apk"]),
+            (30, ["splits/base-master_2.apk", "splits/base-arm64_v8a_2.apk", "splits/base-fr_2.apk", "splits/base-xhdpi_2.apk"]),
+        ]
+        for (sdk, expected) in cases {
+            let spec = scratch.appendingPathComponent("sdk\(sdk).json").path
+            try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["fr-FR"], "screenDensity": 160, "sdkVersion": \#(sdk)}"#.utf8)
+                .write(to: URL(fileURLWithPath: spec))
+            let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                                "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("s.sh").path, "--json"])
+            let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+            #expect(report?["installedAPKs"] as? [String] == expected, "sdk \(sdk): \(run)")
+        }
+
+        // Without the second variant in toc.pb its APKs belong to no variant: refused, nothing written.
+        let undescribed = try fixture.pack(in: scratch, secondSplitVariant: true)
+        let refusedOutput = scratch.appendingPathComponent("never-variants.apks").path
+        let refused = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--out", refusedOutput, undescribed])
+        #expect(!refused.succeeded && refused.stderr.contains("does not describe the split APK \"splits/base-master_2.apk\" in exactly one split variant"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: refusedOutput))
+    }
+
     /// The table of contents read back as bundletool wrote it, and bundletool's variant matching on it.
     @Test func tableOfContentsAndVariantMatching() throws {
         let toc = try BundletoolTOC(bytes: StandaloneSetFixture.toc(), label: "toc.pb")
@@ -236,8 +284,8 @@ import TestSupport
         // Between mdpi and xhdpi: framework matching scales down from xhdpi unless mdpi is much closer.
         #expect(try choice(["x86"], 180, 19) == .standalone("standalones/standalone-x86_mdpi.apk"))
         #expect(try choice(["x86"], 200, 19) == .standalone("standalones/standalone-x86_xhdpi.apk"))
-        #expect(try choice(["x86"], 160, 21) == .splits)
-        #expect(try choice(["x86"], 160, nil) == .splits)
+        #expect(try choice(["x86"], 160, 21) == .splits(Set(StandaloneSetFixture.splitNames)))
+        #expect(try choice(["x86"], 160, nil) == .splits(nil))
         #expect(throws: APKSetError.self) { try choice(["x86"], 160, 14) }
         #expect(throws: APKSetError.self) { try choice([], 160, 19) }
         // A truncated table is refused, not read past.

@@ -36,6 +36,8 @@ struct StandaloneSetFixture {
         abis.flatMap { abi in densities.map { "standalones/standalone-\(abi.0)_\($0.0).apk" } }
     }
     static let splitNames = ["splits/base-master.apk", "splits/base-fr.apk", "splits/base-xhdpi.apk", "splits/base-arm64_v8a.apk", "splits/base-x86.apk"]
+    /// The second split variant's names, as bundletool's ApkPathManager numbers a repeated name.
+    static var secondVariantNames: [String] { splitNames.map { $0.replacingOccurrences(of: ".apk", with: "_2.apk") } }
 
     init(in directory: URL, standaloneVersionCode: Int = 7) throws {
         splits = try SplitSetFixture(in: directory)
@@ -73,12 +75,14 @@ struct StandaloneSetFixture {
     static func library(_ abi: String) -> [UInt8] { FixtureAPK.pseudoRandomBytes(count: 5000, seed: UInt64(abi.utf8.count)) + Array(abi.utf8) }
 
     /// bundletool's `toc.pb` for this layout (`BuildApksResult`, commands.proto and targeting.proto), leaving out
-    /// the standalones named in `omitting`.
-    static func toc(omitting: Set<String> = []) -> [UInt8] {
+    /// the standalones named in `omitting`; with `secondSplitVariant`, the splits again from SDK 23 (as
+    /// bundletool adds a variant with uncompressed native libraries), named `…_2.apk`.
+    static func toc(omitting: Set<String> = [], secondSplitVariant: Bool = false) -> [UInt8] {
         var result = ProtoWriter()
-        func sdk(_ w: inout ProtoWriter, value: Int, alternative: Int) {
+        let splitSDKs = secondSplitVariant ? [21, 23] : [21]
+        func sdk(_ w: inout ProtoWriter, value: Int, alternatives: [Int]) {
             w.message(1) { $0.message(1) { $0.int(1, value) } }  // value: SdkVersion { min: Int32Value { value } }
-            w.message(2) { $0.message(1) { $0.int(1, alternative) } }  // alternatives
+            for alternative in alternatives { w.message(2) { $0.message(1) { $0.int(1, alternative) } } }
         }
         var number = 0
         for abi in abis {
@@ -86,7 +90,7 @@ struct StandaloneSetFixture {
                 let path = "standalones/standalone-\(abi.0)_\(density.0).apk"
                 guard !omitting.contains(path) else { continue }
                 func targeting(_ w: inout ProtoWriter, sdkField: Int, abiField: Int, densityField: Int) {
-                    w.message(sdkField) { sdk(&$0, value: 15, alternative: 21) }
+                    w.message(sdkField) { sdk(&$0, value: 15, alternatives: splitSDKs) }
                     w.message(abiField) { t in
                         t.message(1) { $0.int(1, abi.2) }
                         for other in abis where other.2 != abi.2 { t.message(2) { $0.int(1, other.2) } }
@@ -111,8 +115,10 @@ struct StandaloneSetFixture {
                 number += 1
             }
         }
+        for (index, minimum) in splitSDKs.enumerated() {
+        let others = [15] + splitSDKs.filter { $0 != minimum }
         result.message(1) { variant in
-            variant.message(1) { $0.message(1) { sdk(&$0, value: 21, alternative: 15) } }
+            variant.message(1) { $0.message(1) { sdk(&$0, value: minimum, alternatives: others) } }
             variant.message(2) { set in
                 set.message(1) { $0.string(1, "base") }
                 let splits: [(String, String, (inout ProtoWriter) -> Void)] = [
@@ -124,13 +130,15 @@ struct StandaloneSetFixture {
                 ]
                 for (path, id, targeting) in splits {
                     set.message(2) { apk in
-                        apk.message(1) { t in t.message(5) { sdk(&$0, value: 21, alternative: 15) }; targeting(&t) }
-                        apk.string(2, path)
+                        apk.message(1) { t in t.message(5) { sdk(&$0, value: minimum, alternatives: others) }; targeting(&t) }
+                        apk.string(2, index == 0 ? path : path.replacingOccurrences(of: ".apk", with: "_2.apk"))
                         apk.message(3) { $0.string(1, id); if id.isEmpty { $0.int(2, 1) } }  // SplitApkMetadata
                     }
                 }
             }
             variant.int(3, number)
+        }
+        number += 1
         }
         result.message(2) { $0.string(1, "1.15.6") }  // Bundletool { version }
         result.string(4, "com.example.set")
@@ -140,14 +148,18 @@ struct StandaloneSetFixture {
     /// The `.apks` at `directory/name`: entries stored (as bundletool stores them) in bundletool's order,
     /// `toc.pb` first; `replacing` swaps an entry's APK, `toc` the table of contents.
     func pack(in directory: URL, name: String = "app-\(UUID().uuidString.prefix(6)).apks", replacing: [String: String] = [:],
-              toc: [UInt8] = StandaloneSetFixture.toc()) throws -> String {
+              toc: [UInt8] = StandaloneSetFixture.toc(), secondSplitVariant: Bool = false) throws -> String {
         let staging = directory.appendingPathComponent("pack-\(UUID().uuidString)")
         try TestSupport.write(toc, to: "toc.pb", in: staging)
+        var entries = self.entries
+        if secondSplitVariant {
+            for (first, second) in zip(Self.splitNames, Self.secondVariantNames) where entries[second] == nil { entries[second] = entries[first] }
+        }
         for (entry, path) in entries.merging(replacing, uniquingKeysWith: { $1 }) {
             try TestSupport.write(TestSupport.readBytes(path), to: entry, in: staging)
         }
         let output = directory.appendingPathComponent(name).path
-        let order = ["toc.pb"] + Self.splitNames + Self.standaloneNames
+        let order = ["toc.pb"] + Self.splitNames + (secondSplitVariant ? Self.secondVariantNames : []) + Self.standaloneNames
         let zipped = try TestSupport.run("zip", ["-q", "-X", "-0", output] + order, currentDirectory: staging.path)
         guard zipped.succeeded else { throw FixtureError(message: "zip failed:\n\(zipped)") }
         return output
