@@ -300,24 +300,8 @@ extension BundletoolTOC {
     static func matchesDensity(_ dimension: Dimension<Int>, _ deviceDPI: Int) -> Bool {
         let all = dimension.values + dimension.alternatives
         guard var best = all.first else { return true }
-        for dpi in all.dropFirst() where isBetterDensity(dpi, than: best, for: deviceDPI) { best = dpi }
+        for dpi in all.dropFirst() where SplitSelection.isBetterDensity(dpi, than: best, for: deviceDPI) { best = dpi }
         return dimension.values.contains(best)
-    }
-
-    /// bundletool's `ScreenDensitySelector` comparator, after the framework's `ResTable_config::isBetterThan`:
-    /// scaling a resource down is twice as good as scaling one up.
-    static func isBetterDensity(_ a: Int, than b: Int, for deviceDPI: Int) -> Bool {
-        let anyDensity = 0xfffe
-        let desired = deviceDPI == 0 || deviceDPI == anyDensity ? 160 : deviceDPI
-        if a == b { return false }
-        if a == anyDensity { return true }
-        if b == anyDensity { return false }
-        let (lower, higher) = (min(a, b), max(a, b))
-        let lowerIsBetter: Bool
-        if desired >= higher { lowerIsBetter = false }
-        else if desired <= lower { lowerIsBetter = true }
-        else { lowerIsBetter = (2 * lower - desired) * higher > desired * desired }
-        return lowerIsBetter == (a == lower)
     }
 }
 

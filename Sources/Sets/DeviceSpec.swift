@@ -67,8 +67,8 @@ public struct DeviceSpec: Sendable, Equatable {
 
 /// Which APKs of a set a device gets, as bundletool's `install-apks` chooses: the base and every split that is
 /// not a configuration split always; among configuration splits of one dimension (for the base or one
-/// feature), the device's first supported ABI that the set has, the density closest to the device's (the
-/// smallest at or above it, else the largest), and every language among the device's locales. A dimension the
+/// feature), the device's first supported ABI that the set has, the density Android's resource matching
+/// prefers for the device's (`isBetterDensity`), and every language among the device's locales. A dimension the
 /// device spec says nothing about keeps all its splits.
 public enum SplitSelection {
     /// The dimension a configuration split's name (`config.arm64_v8a`, `config.xxhdpi`, aapt's `config.xhdpi_v4`,
@@ -127,13 +127,32 @@ public enum SplitSelection {
             case .density:
                 guard let density = spec.screenDensity else { group.forEach { chosen.insert($0.index) }; continue }
                 func dpi(_ entry: (index: Int, dimension: Dimension)) -> Int { if case .density(let d) = entry.dimension { return d }; return 0 }
-                let atOrAbove = group.filter { dpi($0) >= density }.min { dpi($0) < dpi($1) }
-                if let best = atOrAbove ?? group.max(by: { dpi($0) < dpi($1) }) { chosen.insert(best.index) }
+                var best = group[0]
+                for entry in group.dropFirst() where isBetterDensity(dpi(entry), than: dpi(best), for: density) { best = entry }
+                chosen.insert(best.index)
             case .language:
                 guard !spec.supportedLocales.isEmpty else { group.forEach { chosen.insert($0.index) }; continue }
                 for entry in group { if case .language(let l) = entry.dimension, languages.contains(l) { chosen.insert(entry.index) } }
             }
         }
         return chosen.sorted()
+    }
+
+    /// Whether density `a` suits a device of `deviceDPI` better than `b`, as bundletool's
+    /// `ScreenDensitySelector` decides after the framework's `ResTable_config::isBetterThan`: the density at or
+    /// above the device's is preferred unless the one below is much closer (scaling down is twice as good as
+    /// scaling up); `anydpi` always wins.
+    public static func isBetterDensity(_ a: Int, than b: Int, for deviceDPI: Int) -> Bool {
+        let anyDensity = 0xfffe
+        let desired = deviceDPI == 0 || deviceDPI == anyDensity ? 160 : deviceDPI
+        if a == b { return false }
+        if a == anyDensity { return true }
+        if b == anyDensity { return false }
+        let (lower, higher) = (min(a, b), max(a, b))
+        let lowerIsBetter: Bool
+        if desired >= higher { lowerIsBetter = false }
+        else if desired <= lower { lowerIsBetter = true }
+        else { lowerIsBetter = (2 * lower - desired) * higher > desired * desired }
+        return lowerIsBetter == (a == lower)
     }
 }

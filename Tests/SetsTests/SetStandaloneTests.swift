@@ -288,6 +288,10 @@ import TestSupport
         #expect(try choice(["x86"], 160, nil) == .splits(nil))
         #expect(throws: APKSetError.self) { try choice(["x86"], 160, 14) }
         #expect(throws: APKSetError.self) { try choice([], 160, 19) }
+        // Density splits are chosen by the same comparator: xhdpi from 200 dpi, mdpi only when much closer.
+        let densitySplits: [(splitName: String?, configForSplit: String?)] = [(nil, nil), ("config.mdpi", nil), ("config.xhdpi", nil)]
+        #expect(SplitSelection.select(densitySplits, for: DeviceSpec(screenDensity: 180)) == [0, 1])
+        #expect(SplitSelection.select(densitySplits, for: DeviceSpec(screenDensity: 200)) == [0, 2])
         // A truncated table is refused, not read past.
         let bytes = StandaloneSetFixture.toc()
         #expect(throws: APKSetError.self) { try BundletoolTOC(bytes: Array(bytes.dropLast(3)), label: "toc.pb") }
