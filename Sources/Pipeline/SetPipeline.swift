@@ -270,8 +270,15 @@ public enum SetPipeline {
             case .splits(nil)?, nil:
                 break
             }
-            chosen = set.standaloneRange.contains(variant.lowerBound) ? [variant.lowerBound]
-                : SplitSelection.select(written[variant].map { ($0.splitName, $0.configForSplit) }, for: spec).map { variant.lowerBound + $0 }
+            if set.standaloneRange.contains(variant.lowerBound) {
+                chosen = [variant.lowerBound]
+            } else if let toc = set.toc {
+                // bundletool's table says what each split targets: matched as its install-apks matches it.
+                let names = Set(toc.matchingAPKs(variant.map { all[$0].name }, for: spec))
+                chosen = variant.filter { names.contains(all[$0].name) }
+            } else {
+                chosen = SplitSelection.select(written[variant].map { ($0.splitName, $0.configForSplit) }, for: spec).map { variant.lowerBound + $0 }
+            }
         }
         report.installedAPKs = chosen.map { all[$0].name }
         // adb streams an incremental install-multiple only with every APK's .idsig beside it.

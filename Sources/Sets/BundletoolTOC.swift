@@ -267,10 +267,31 @@ extension BundletoolTOC {
         return .standalone(fitting[0].path)
     }
 
-    static func matches(_ targeting: Targeting, _ spec: DeviceSpec, sdk: Int) -> Bool {
-        matchesSDK(targeting.sdkVersion, sdk)
+    static func matches(_ targeting: Targeting, _ spec: DeviceSpec, sdk: Int?) -> Bool {
+        (sdk.map { matchesSDK(targeting.sdkVersion, $0) } ?? true)
             && (spec.supportedABIs.isEmpty || matchesABI(targeting.abi, spec.supportedABIs))
             && (spec.screenDensity ?? 0 == 0 || matchesDensity(targeting.screenDensity, spec.screenDensity ?? 0))
+    }
+
+    /// The paths among `paths` (APKs of one split variant) that a device gets, as bundletool's `ApkMatcher`
+    /// matches each APK's targeting (SDK version, ABI, screen density, language); a dimension the spec says
+    /// nothing about matches every APK, and an APK the table does not describe is kept.
+    public func matchingAPKs(_ paths: [String], for spec: DeviceSpec) -> [String] {
+        var targeting: [String: Targeting] = [:]
+        for apk in variants.flatMap(\.apks) where targeting[apk.path] == nil { targeting[apk.path] = apk.targeting }
+        let languages = Set(spec.supportedLocales.compactMap { $0.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } })
+        return paths.filter { path in
+            guard let apk = targeting[path] else { return true }
+            return Self.matches(apk, spec, sdk: spec.sdkVersion) && (languages.isEmpty || Self.matchesLanguage(apk.language, languages))
+        }
+    }
+
+    /// `LanguageMatcher`: a split for some of the device's languages; a fallback split (alternatives only)
+    /// unless its alternatives cover every language of the device.
+    static func matchesLanguage(_ dimension: Dimension<String>, _ languages: Set<String>) -> Bool {
+        guard !dimension.isEmpty else { return true }
+        if !dimension.values.isEmpty { return !languages.isDisjoint(with: dimension.values) }
+        return !languages.isSubset(of: dimension.alternatives)
     }
 
     /// `SdkVersionMatcher`: the value's minimum is at most the device's, and no alternative fits better (a

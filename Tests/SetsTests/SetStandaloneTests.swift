@@ -267,6 +267,38 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: refusedOutput))
     }
 
+    /// Within the split variant, toc.pb's targeting of each split decides, as in bundletool's ApkMatcher (here
+    /// a table that says splits/base-fr.apk is for German speakers, which its name does not).
+    @Test func theTableOfContentsTargetingChoosesTheSplits() throws {
+        let input = try fixture.pack(in: scratch, toc: StandaloneSetFixture.toc(frenchSplitLanguage: "de"))
+        let spec = scratch.appendingPathComponent("german.json").path
+        try Data(#"{"supportedAbis": ["x86"], "supportedLocales": ["de-DE"], "screenDensity": 480, "sdkVersion": 30}"#.utf8)
+            .write(to: URL(fileURLWithPath: spec))
+        let output = scratch.appendingPathComponent("german.apks").path
+        let empty = scratch.appendingPathComponent("empty-german")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let run = try TestSupport.apkpatch(["run", input, "--patch", empty.path, "--out", output, "--debug-keystore", keystore,
+                                            "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("g.sh").path, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(report?["installedAPKs"] as? [String] == ["splits/base-master.apk", "splits/base-fr.apk", "splits/base-x86.apk", "splits/base-xhdpi.apk"],
+                "\(run)")
+    }
+
+    /// merge makes one APK of the split variant (of the lowest SDK); the standalones, alternatives to it, are
+    /// left out.
+    @Test func mergeTakesTheSplitsAndLeavesTheStandalonesOut() throws {
+        let input = try fixture.pack(in: scratch, toc: StandaloneSetFixture.toc(secondSplitVariant: true), secondSplitVariant: true)
+        let output = scratch.appendingPathComponent("merged.apk").path
+        let result = try TestSupport.apkpatch(["merge", input, "--out", output, "--debug-keystore", keystore, "--json"])
+        #expect(result.succeeded, "\(result)")
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(json?["mergedAPKs"] as? [String] == ["splits/base-master.apk", "splits/base-arm64_v8a.apk", "splits/base-fr.apk",
+                                                      "splits/base-x86.apk", "splits/base-xhdpi.apk"], "\(result.stdout)")
+        #expect(try !SetOracles.certificateSHA256(output).isEmpty)
+        let names = try entryNames(output)
+        #expect(names.contains("lib/arm64-v8a/libfoo.so") && names.contains("lib/x86/libfoo.so"), "\(names)")
+    }
+
     /// The table of contents read back as bundletool wrote it, and bundletool's variant matching on it.
     @Test func tableOfContentsAndVariantMatching() throws {
         let toc = try BundletoolTOC(bytes: StandaloneSetFixture.toc(), label: "toc.pb")

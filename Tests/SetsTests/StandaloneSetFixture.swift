@@ -77,7 +77,8 @@ struct StandaloneSetFixture {
     /// bundletool's `toc.pb` for this layout (`BuildApksResult`, commands.proto and targeting.proto), leaving out
     /// the standalones named in `omitting`; with `secondSplitVariant`, the splits again from SDK 23 (as
     /// bundletool adds a variant with uncompressed native libraries), named `…_2.apk`.
-    static func toc(omitting: Set<String> = [], secondSplitVariant: Bool = false) -> [UInt8] {
+    /// `frenchSplitLanguage` is the language toc.pb says splits/base-fr.apk targets.
+    static func toc(omitting: Set<String> = [], secondSplitVariant: Bool = false, frenchSplitLanguage: String = "fr") -> [UInt8] {
         var result = ProtoWriter()
         let splitSDKs = secondSplitVariant ? [21, 23] : [21]
         func sdk(_ w: inout ProtoWriter, value: Int, alternatives: [Int]) {
@@ -123,7 +124,7 @@ struct StandaloneSetFixture {
                 set.message(1) { $0.string(1, "base") }
                 let splits: [(String, String, (inout ProtoWriter) -> Void)] = [
                     ("splits/base-master.apk", "", { _ in }),
-                    ("splits/base-fr.apk", "config.fr", { $0.message(3) { $0.string(1, "fr") } }),
+                    ("splits/base-fr.apk", "config.fr", { $0.message(3) { $0.string(1, frenchSplitLanguage) } }),
                     ("splits/base-xhdpi.apk", "config.xhdpi", { $0.message(4) { $0.message(1) { $0.int(1, 6) } } }),
                     ("splits/base-arm64_v8a.apk", "config.arm64_v8a", { $0.message(1) { t in t.message(1) { $0.int(1, 3) }; t.message(2) { $0.int(1, 4) } } }),
                     ("splits/base-x86.apk", "config.x86", { $0.message(1) { t in t.message(1) { $0.int(1, 4) }; t.message(2) { $0.int(1, 3) } } }),
