@@ -187,11 +187,11 @@ public enum InstallCommandError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .launchNeedsPackageName:
-            return "cannot launch the app: its package name is unknown (AndroidManifest.xml could not be read). Install without --launch, or start it on the device."
+            return "cannot launch the app: its package name is unknown (AndroidManifest.xml could not be read). Install without launching it, or start it on the device"
         case .invalidSerial(let serial):
             return "invalid device serial \"\(serial)\": use a serial from `adb devices` (e.g. emulator-5554 or 192.168.1.20:5555)."
         case .unexpectedTemplateOutput(let text):
-            return "Templates/adb/install-command.mustache rendered something that is not one adb install line (plus one launch line with --launch):\n\(text)\nFix the template or unset APKPATCH_TEMPLATES."
+            return "Templates/adb/install-command.mustache rendered something that is not one adb install line (plus one launch line when the app is to be started):\n\(text)\nFix the template or unset APKPATCH_TEMPLATES."
         }
     }
 }

@@ -124,10 +124,10 @@ public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable 
             return make(.deviceOffline, message, "Reconnect the device (or restart adb: `adb kill-server && adb start-server`) until `adb devices` shows it as \"device\", \(retry)")
         }
         if let message = lines.first(where: { $0.contains("device '") && $0.contains("' not found") }) {
-            return make(.deviceNotFound, message, "No device has serial \(serial): pick one from `adb devices` and pass it with -s/--serial.")
+            return make(.deviceNotFound, message, "No device has serial \(serial): pick one from `adb devices` and install on it.")
         }
         if let message = line(containing: "more than one device") {
-            return make(.multipleDevices, message, "Several devices are connected: choose one from `adb devices` and pass it with -s/--serial (or set ANDROID_SERIAL).")
+            return make(.multipleDevices, message, "Several devices are connected: choose one from `adb devices` and install on it (or set ANDROID_SERIAL).")
         }
 
         let androidCode = Self.androidFailureCode(in: output)
@@ -137,14 +137,14 @@ public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable 
             return signatureMismatch(message, androidCode, commands: commands, make: make)
         case "INSTALL_FAILED_VERSION_DOWNGRADE":
             let downgrade = (try? commands.with { $0.allowDowngrade = true }.installLine) ?? "adb install -r -d \(ShellWords.quote(commands.apkPath))"
-            return make(.versionDowngrade, message, "The device has a newer versionCode of this app. Allow the downgrade with -d (apkpatch run --allow-downgrade; works for debuggable apps and on userdebug builds): \(downgrade); or raise versionCode (apkpatch.yml: manifest: versionCode:).", failureCode: androidCode)
+            return make(.versionDowngrade, message, "The device has a newer versionCode of this app. Allow the downgrade with adb install -d (works for debuggable apps and on userdebug builds): \(downgrade); or raise versionCode (apkpatch.yml: manifest: versionCode:).", failureCode: androidCode)
         case "INSTALL_FAILED_NO_MATCHING_ABIS", "INSTALL_FAILED_CPU_ABI_INCOMPATIBLE":
             return make(.noMatchingABIs, message, "The APK's native libraries (lib/<abi>/*.so) do not include this device's ABI (see `adb shell getprop ro.product.cpu.abilist`). Use a device or emulator image with a matching ABI, or an APK built for it.", failureCode: androidCode)
         case "INSTALL_PARSE_FAILED_NO_CERTIFICATES", "INSTALL_PARSE_FAILED_INCONSISTENT_CERTIFICATES", "INSTALL_PARSE_FAILED_CERTIFICATE_ENCODING":
-            return make(.notSigned, message, "The device found no valid signature. Sign the APK (apkpatch sign --ks … or --debug) and check it with `apkpatch verify`; for minSdkVersion below 24 it needs a v1 (JAR) signature too.", failureCode: androidCode)
+            return make(.notSigned, message, "The device found no valid signature. Sign the APK (apkpatch sign) and check it with `apkpatch verify`; for minSdkVersion below 24 it needs a v1 (JAR) signature too.", failureCode: androidCode)
         case "INSTALL_FAILED_TEST_ONLY":
             let test = (try? commands.with { $0.allowTestPackages = true }.installLine) ?? "adb install -r -t \(ShellWords.quote(commands.apkPath))"
-            return make(.testOnly, message, "The manifest marks the app android:testOnly=\"true\"; install it with -t (apkpatch run --allow-test): \(test)", failureCode: androidCode)
+            return make(.testOnly, message, "The manifest marks the app android:testOnly=\"true\"; install it with adb install -t: \(test)", failureCode: androidCode)
         case "INSTALL_FAILED_OLDER_SDK":
             return make(.olderSDK, message, "The app's minSdkVersion is higher than the device's API level (`adb shell getprop ro.build.version.sdk`). Use a newer device, or lower it (apkpatch.yml: manifest: minSdkVersion:) if the app really runs there.", failureCode: androidCode)
         case "INSTALL_FAILED_DEPRECATED_SDK_VERSION":

@@ -72,7 +72,7 @@ public enum ScaffoldError: Error, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case .fileExists(let path): return "\(path) already exists; nothing was written. Choose a new directory, or pass --force to overwrite the scaffold's files."
+        case .fileExists(let path): return "\(path) already exists; nothing was written. Choose a new directory, or have the scaffold's files overwritten"
         case .notADirectory(let path): return "\(path) is a file, not a directory; choose another path for the patch directory."
         }
     }

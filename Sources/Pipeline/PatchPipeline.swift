@@ -247,7 +247,7 @@ public enum PipelineError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .outputIsInput(let path):
-            return "the output \(path) is the input APK; apkpatch never modifies its input, choose another --out"
+            return "the output \(path) is the input APK; apkpatch never modifies its input: write the output to another path"
         case .verificationFailed(let path, let errors):
             return "\(path) was written but does not verify:\n" + errors.map { "  ERROR: \($0)" }.joined(separator: "\n")
         }

@@ -32,6 +32,8 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable, Codable {
         // The APK as a whole.
         case malformedAPK = "MALFORMED_APK"
+        /// No minSdkVersion to verify for: AndroidManifest.xml is missing or unreadable, or its minSdkVersion is
+        /// not a level (the caller can give one instead).
         case manifestUnreadable = "MANIFEST_UNREADABLE"
         case minSigSchemeForTargetSdkNotMet = "MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET"
         case noSigForTargetSandboxVersion = "NO_SIG_FOR_TARGET_SANDBOX_VERSION"
@@ -133,7 +135,8 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case v31BlockFoundWithoutV3Block = "V31_BLOCK_FOUND_WITHOUT_V3_BLOCK"
         case v31RotationTargetsDevReleaseAttrOnV3Signer = "V31_ROTATION_TARGETS_DEV_RELEASE_ATTR_ON_V3_SIGNER"
         case v32BlockMissing = "V32_BLOCK_MISSING"
-        /// Not apksig's: a v3.2 block apkpatch cannot check (no ML-DSA in OpenSSL 3.0), where Android would.
+        /// Not apksig's: a v3.2 block apkpatch cannot check (no ML-DSA in OpenSSL 3.0), where Android would
+        /// (a maximum SDK version below 37 verifies the rest).
         case v32Unsupported = "V32_SIG_UNSUPPORTED"
 
         // APK Signature Scheme v4 (the .idsig file given with --v4-signature-file).

@@ -15,8 +15,10 @@ extension VerificationReport {
     /// errors on standard error; after it, on standard error, the install checks' findings if there are any.
     /// With `warningsAsErrors` (apksigner's `-Werr`) signature warnings go to standard error.
     /// With `printPEM` (apksigner's `--print-certs-pem`) each certificate is followed by its PEM encoding.
+    /// `installVerdictAdvice` follows "DOES NOT INSTALL": how the caller gets the signatures' verdict alone
+    /// (a command line names its option).
     public func renderText(verbose: Bool, printCertificates: Bool, printPEM: Bool = false,
-                           warningsAsErrors: Bool = false) -> (standardOutput: String, standardError: String) {
+                           warningsAsErrors: Bool = false, installVerdictAdvice: String? = nil) -> (standardOutput: String, standardError: String) {
         var out = "", err = ""
         if isSignatureVerified {
             if verbose {
@@ -65,7 +67,7 @@ extension VerificationReport {
             for issue in installWarnings { err += "WARNING: [\(issue.code.rawValue)] \(issue)\n" }
             for issue in installErrors { err += "ERROR: [\(issue.code.rawValue)] \(issue)\n" }
             if isSignatureVerified && !installErrors.isEmpty {
-                err += "DOES NOT INSTALL: the signatures verify, but Android's package manager would refuse this APK (use --signature-only for apksigner's verdict)\n"
+                err += "DOES NOT INSTALL: the signatures verify, but Android's package manager would refuse this APK\(installVerdictAdvice.map { " (\($0))" } ?? "")\n"
             }
         }
         return (out, err)

@@ -214,7 +214,7 @@ public struct Verifier: Sendable {
             // rejects the APK if it does not verify. apkpatch cannot check ML-DSA (OpenSSL 3.0 has none), so
             // it does not call such an APK verified where v3.2 counts; below 37 the block is ignored, as there.
             if maxSdkVersion >= AndroidSDK.c, signingBlock.schemeBlock(id: SigningBlock.ID.v32) != nil {
-                report.signatureErrors.append(.error(.v32Unsupported, "", "The APK has an APK Signature Scheme v3.2 block (hybrid ML-DSA signatures), which Android checks from SDK version \(AndroidSDK.c); apkpatch cannot verify ML-DSA signatures. Pass --max-sdk-version \(AndroidSDK.c - 1) to verify everything else"))
+                report.signatureErrors.append(.error(.v32Unsupported, "", "The APK has an APK Signature Scheme v3.2 block (hybrid ML-DSA signatures), which Android checks from SDK version \(AndroidSDK.c); apkpatch cannot verify ML-DSA signatures"))
                 return
             }
             var rotationMinSdkVersion: Int?
@@ -453,15 +453,15 @@ struct ManifestFacts {
     /// minSdkVersion as apksigner reads it: absent → 1; a preview codename cannot be verified for.
     var minSdkVersion: Result<Int, ManifestProblem> {
         if case .failure(let problem) = tree {
-            return .failure(ManifestProblem(message: "\(problem.message). Use --min-sdk-version to override"))
+            return .failure(problem)
         }
         switch SDKVersion.minSdkVersion(of: usesSDKElements.map { Self.attribute($0, id: AndroidAttribute.minSdkVersion) }) {
         case .success(let level):
             return .success(level)
         case .failure(.unsupportedCodename(let text)):
-            return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported codename in AndroidManifest.xml's minSdkVersion: \(text.debugQuoted). Use --min-sdk-version to override"))
+            return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported codename in AndroidManifest.xml's minSdkVersion: \(text.debugQuoted)"))
         case .failure(.unsupportedValueType):
-            return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported value type in AndroidManifest.xml's minSdkVersion. Use --min-sdk-version to override"))
+            return .failure(ManifestProblem(message: "Unable to determine APK's minimum supported Android platform version: unsupported value type in AndroidManifest.xml's minSdkVersion"))
         }
     }
 

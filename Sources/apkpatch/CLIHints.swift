@@ -1,3 +1,5 @@
+import Install
+import Pipeline
 import Sign
 import SignatureSchemes
 import Verify
@@ -13,6 +15,11 @@ enum CLIHint {
             return "check --min-sdk-version and --max-sdk-version"
         }
         if case .unsupportedAlgorithm(.verityChunkedSHA256)? = error as? ContentDigestError { return "sign without --verity-enabled" }
+        if let error = error as? RotationError { return hint(for: error) }
+        if let error = error as? InstallError { return hint(for: error.code) }
+        if case .outputIsInput? = error as? PipelineError { return "choose another --out" }
+        if case .fileExists? = error as? ScaffoldError { return "pass --force" }
+        if case .launchNeedsPackageName? = error as? InstallCommandError { return "drop --launch" }
         switch error as? SignError {
         case .missingAndroidManifest?, .unreadableMinSdkVersion?, .codenameMinSdkVersion?: return "give it with --min-sdk-version"
         case .ecdsaJARSignatureNeedsAPI18?: return "--min-sdk-version 18 or higher, or --v1-signing-enabled false"
@@ -39,6 +46,63 @@ enum CLIHint {
         }
     }
 
+    /// The rotation options (`--lineage`, `--next-signer`, `--rotation-min-sdk-version`,
+    /// `--signer-for-min-sdk-version`, `--signer-lineage`) that answer a rotation error.
+    static func hint(for error: RotationError) -> String? {
+        switch error {
+        case .targetBelowV3: return "--signer-for-min-sdk-version takes \(AndroidSDK.pie) or later"
+        case .targetedSignerNotInItsLineage, .lineageOutsideHistory: return "check its --signer-lineage"
+        case .rotationNotBelowTargeted: return "lower --rotation-min-sdk-version, or raise --signer-for-min-sdk-version"
+        case .signerNotInLineage: return "apkpatch lineage --in FILE --print-certs lists them"
+        case .developmentReleaseBelowV31: return "--rotation-min-sdk-version \(AndroidSDK.tiramisu) or later"
+        case .developmentReleaseWithoutLineage, .untargetedSignersWithoutLineage: return "give it with --lineage FILE"
+        case .noNewerSigner: return "each after --next-signer"
+        case .signersAtSameLevel: return "one --signer-for-min-sdk-version per level"
+        case .levelsNotCovered, .apkLevelsNotCovered: return "the original key first, the newer ones after --next-signer"
+        case .signerGivenTwice, .differentContentDigests: return nil
+        }
+    }
+
+    /// The `run`/`watch` install options that answer a failed install, as a sentence after its advice.
+    static func hint(for code: InstallError.Code) -> String? {
+        switch code {
+        case .deviceNotFound, .multipleDevices: return "Give its serial with -s/--serial."
+        case .versionDowngrade: return "apkpatch run --allow-downgrade passes -d."
+        case .testOnly: return "apkpatch run --allow-test passes -t."
+        case .notSigned: return "apkpatch sign takes your key with --ks … (or --debug for the debug key)."
+        default: return nil
+        }
+    }
+
+    /// `error` with the options that answer it in its advice (where `describe` and `--json` show them).
+    static func hinted(_ error: InstallError) -> InstallError {
+        guard let hint = hint(for: error.code) else { return error }
+        return InstallError(code: error.code, failureCode: error.failureCode, adbMessage: error.adbMessage, exitStatus: error.exitStatus,
+                            advice: error.advice + " " + hint, apkPath: error.apkPath)
+    }
+
+    /// A verification finding with the options that answer it, in apksigner's words where apksigner has them.
+    static func hint(for issue: Issue) -> String? {
+        switch issue.code {
+        case .manifestUnreadable: return "Use --min-sdk-version to override"
+        case .v32Unsupported: return "Pass --max-sdk-version \(AndroidSDK.c - 1) to verify everything else"
+        default: return nil
+        }
+    }
+
+    /// `report` with the hints of its signature findings appended to their messages (text and `--json`).
+    static func hinted(_ report: VerificationReport) -> VerificationReport {
+        var report = report
+        report.signatureErrors = report.signatureErrors.map { issue in
+            guard let hint = hint(for: issue) else { return issue }
+            return Issue(code: issue.code, severity: issue.severity, context: issue.context, message: "\(issue.message). \(hint)")
+        }
+        return report
+    }
+
+    /// After "DOES NOT INSTALL" in a verification's text.
+    static let installVerdict = "use --signature-only for apksigner's verdict"
+
     static func hint(for warning: SigningWarning) -> String {
         switch warning {
         case .noJARSignatureBelowAPI24: return "--v1-signing-enabled true, or --min-sdk-version 24"
@@ -49,6 +113,7 @@ enum CLIHint {
 
     /// What the command line prints for `error`.
     static func describe(_ error: any Error) -> String {
+        if let error = error as? InstallError { return "\(hinted(error))" }
         guard let hint = hint(for: error) else { return "\(error)" }
         return "\(error) (\(hint))"
     }

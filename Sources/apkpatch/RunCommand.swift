@@ -130,7 +130,7 @@ extension APKPatch {
             }
             // The build stands (its summary is above); the exit status says the install did not happen.
             if let error = report.installError {
-                if !json { FileHandleOutput.standardError("\(error)") }
+                if !json { FileHandleOutput.standardError(CLIHint.describe(error)) }
                 throw ExitCode.failure
             }
         }
@@ -281,7 +281,7 @@ struct RunSummary: Encodable {
         verified = report.verification?.isVerified
         installCommand = report.installCommands?.installLine
         installed = report.install != nil ? true : report.installError != nil ? false : nil
-        installError = report.installError.map(InstallErrorJSON.init)
+        installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
         v4SignatureFile = report.v4SignatureFile
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }

@@ -61,14 +61,15 @@ enum SetCommands {
 
     /// `apkpatch verify SET`: every APK verifies, one signer signed them all, and the set is one app.
     static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool) throws {
-        let report = try SetPipeline.verify(paths: paths, options: options)
+        var report = try SetPipeline.verify(paths: paths, options: options)
+        for index in report.members.indices { report.members[index].verification = report.members[index].verification.map(CLIHint.hinted) }
         if json {
             print(try FileHandleOutput.json(SetJSON(report)))
         } else {
             for member in report.members {
                 guard let verification = member.verification else { continue }
                 print("\(member.name) (\(member.role)): \(verification.isVerified ? "Verifies" : "DOES NOT VERIFY")")
-                let text = verification.renderText(verbose: verbose, printCertificates: false)
+                let text = verification.renderText(verbose: verbose, printCertificates: false, installVerdictAdvice: CLIHint.installVerdict)
                 for line in text.standardOutput.split(separator: "\n") where line != "Verifies" { print("  \(line)") }
                 for line in text.standardError.split(separator: "\n") where line != "DOES NOT VERIFY" {
                     FileHandleOutput.standardError("\(member.name): \(line)")

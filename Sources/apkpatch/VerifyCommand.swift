@@ -116,13 +116,14 @@ struct Verify: ParsableCommand {
             return
         }
         let verifier = Verifier(options: options)
-        let report: VerificationReport
+        var report: VerificationReport
         if let prepared = Self.prepared, prepared.path == apkPath {
             report = try verifier.verify(prepared)
         } else {
             Self.prepared?.cancel()
             report = try verifier.verify(path: apkPath)
         }
+        report = CLIHint.hinted(report)
         let expectedSignerMatched = expectedCertificates.isEmpty ? nil
             : report.isSigned(byCertificatesWithSHA256: expectedCertificates, allowingLineageAncestors: allowLineageAncestor)
         let fix = Self.installFix(for: report, path: apkPath)
@@ -132,7 +133,8 @@ struct Verify: ParsableCommand {
             representation.installFix = fix
             print(try FileHandleOutput.json(representation))
         } else {
-            let text = report.renderText(verbose: verbose, printCertificates: printCerts, printPEM: printCertsPEM, warningsAsErrors: warningsAreErrors)
+            let text = report.renderText(verbose: verbose, printCertificates: printCerts, printPEM: printCertsPEM, warningsAsErrors: warningsAreErrors,
+                                         installVerdictAdvice: CLIHint.installVerdict)
             if !text.standardOutput.isEmpty { print(text.standardOutput, terminator: "") }
             if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
             if let fix { FileHandleOutput.standardError("To fix: \(fix)\n") }

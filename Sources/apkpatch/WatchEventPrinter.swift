@@ -85,7 +85,7 @@ struct WatchEventPrinter {
     /// One sentence or two: for a device that is not there (yet), that the next build retries; otherwise the
     /// error with its advice. Either way said once, not after every save.
     static func describe(_ error: InstallError, willRetry: Bool) -> String {
-        guard willRetry else { return "\(error)" }
+        guard willRetry else { return CLIHint.describe(error) }
         let said = error.adbMessage.map { " (adb said \u{201C}\($0)\u{201D})" } ?? ""
         let (what, todo): (String, String)
         switch error.code {
@@ -145,7 +145,7 @@ struct WatchEventJSON: Encodable {
         case .installed:
             self.event = "installed"
         case .installFailed(let failure, let retry):
-            self.event = "installFailed"; error = failure.description; code = failure.code.rawValue; willRetry = retry
+            self.event = "installFailed"; error = CLIHint.describe(failure); code = failure.code.rawValue; willRetry = retry
         case .liveStarted(let start):
             self.event = "liveStarted"
             framework = start.framework.rawValue; webRoot = start.webRoot; serverURL = "http://127.0.0.1:\(start.port)"

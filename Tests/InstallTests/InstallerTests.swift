@@ -43,7 +43,7 @@ final class MessageLog: @unchecked Sendable {
          .deviceUnauthorized, nil, "Allow USB debugging"),
         ("offline", .init(standardError: "adb: error: failed to get feature set: device offline\n", status: 1), .deviceOffline, nil, "adb kill-server"),
         ("serial not found", .init(standardError: "adb: error: failed to get feature set: device 'R58M' not found\n", status: 1), .deviceNotFound, nil, "adb devices"),
-        ("several devices", .init(standardError: "adb: error: failed to get feature set: more than one device/emulator\n", status: 1), .multipleDevices, nil, "--serial"),
+        ("several devices", .init(standardError: "adb: error: failed to get feature set: more than one device/emulator\n", status: 1), .multipleDevices, nil, "ANDROID_SERIAL"),
         ("signature mismatch", .init(standardOutput: "Performing Streamed Install\n",
                                      standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package com.example.fixture signatures do not match previously installed version; ignoring!]\n", status: 1),
          .signatureMismatch, "INSTALL_FAILED_UPDATE_INCOMPATIBLE", "adb uninstall com.example.fixture"),

@@ -67,6 +67,27 @@ import TestSupport
         #expect(installed["installed"] as? Bool == true && installed["installError"] == nil)
     }
 
+    /// The installer's advice says what to do in adb's terms; run adds its own options (text and --json).
+    @Test func installAdviceNamesRunsOptions() throws {
+        let (_, _, arguments) = try prepare()
+        let adb = try FakeADB()
+        let replies: [(FakeADB.Reply, String)] = [
+            (.init(standardError: "adb: error: failed to get feature set: more than one device/emulator\n", status: 1), "Give its serial with -s/--serial."),
+            (.init(standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_VERSION_DOWNGRADE: Downgrade detected]\n", status: 1),
+             "apkpatch run --allow-downgrade passes -d."),
+            (.init(standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_TEST_ONLY: installPackageLI]\n", status: 1),
+             "apkpatch run --allow-test passes -t."),
+        ]
+        for (reply, hint) in replies {
+            let text = try TestSupport.apkpatch(arguments + ["--install"], environment: adb.environment(install: reply))
+            #expect(text.status != 0 && text.stderr.contains(hint), "\(text)")
+            let json = try TestSupport.apkpatch(arguments + ["--install", "--json"], environment: adb.environment(install: reply))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+            let error = try #require(object["installError"] as? [String: Any], "\(json)")
+            #expect((error["advice"] as? String)?.hasSuffix(hint) == true && (error["message"] as? String)?.contains(hint) == true, "\(error)")
+        }
+    }
+
     @Test func emittedScriptInstallsWithFakeADB() throws {
         let (work, out, arguments) = try prepare()
         let script = work.appendingPathComponent("install.sh").path

@@ -207,7 +207,7 @@ import TestSupport
         // Refused: the development release below 33, an explicit v4 signature of a v3.1 rotation, v1 without
         // the original key.
         let (devLow, _) = try sign("x.apk", Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage2, "--rotation-min-sdk-version", "28", "--rotation-targets-dev-release"])
-        #expect(!devLow.succeeded && devLow.stderr.contains("development release"), "\(devLow)")
+        #expect(!devLow.succeeded && devLow.stderr.contains("development release") && devLow.stderr.contains("(--rotation-min-sdk-version 33 or later)"), "\(devLow)")
         let (v4, v4Path) = try sign("v4.apk", Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage2, "--v4-signing-enabled", "true"])
         #expect(!v4.succeeded && v4.stderr.contains("v4 signature for a rotation in a v3.1 block is not supported yet"), "\(v4)")
         #expect(!FileManager.default.fileExists(atPath: v4Path + ".idsig"))
@@ -317,9 +317,35 @@ import TestSupport
         // Refused as apksig refuses: two signers at one level, a rotation level not below a targeted one.
         let (twice, _) = try sign("x.apk", Self.signer(0) + ["--signer-for-min-sdk-version", "34"] + Self.signer(1) + ["--signer-lineage", lineage3,
                                                                                                                     "--signer-for-min-sdk-version", "34"] + Self.signer(2) + ["--signer-lineage", lineage3])
-        #expect(!twice.succeeded && twice.stderr.contains("several signers target API 34"), "\(twice)")
+        #expect(!twice.succeeded && twice.stderr.contains("several signers target API 34") && twice.stderr.contains("(one --signer-for-min-sdk-version per level)"), "\(twice)")
         let (late, _) = try sign("y.apk", Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage3, "--signer-for-min-sdk-version", "33"]
                                  + Self.signer(2) + ["--signer-lineage", lineage3])
-        #expect(!late.succeeded && late.stderr.contains("must be below the first targeted SDK version"), "\(late)")
+        #expect(!late.succeeded && late.stderr.contains("must be below the first targeted SDK version") && late.stderr.contains("(lower --rotation-min-sdk-version"), "\(late)")
+    }
+
+    @Test("the planner's refusals are typed, carry their values and name no command-line option (the CLI adds them)")
+    func planRefusalsAreTyped() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let keys = Self.shared.keys.map(\.key)
+        let lineage = try SigningCertificateLineage(contentsOf: Self.lineage(through: 1, in: dir))
+        let stranger = keys[2].certificates[0].subjectDN
+        let cases: [(RotationError, () throws -> Void)] = [
+            (.signerNotInLineage(subject: stranger), { _ = try SignerRotation.plan(keys: [keys[0], keys[2]], lineage: lineage) }),
+            (.noNewerSigner, { _ = try SignerRotation.plan(keys: [keys[0]], lineage: lineage) }),
+            (.signerGivenTwice(subject: keys[0].certificates[0].subjectDN), { _ = try SignerRotation.plan(keys: [keys[0], keys[0]], lineage: lineage) }),
+            (.developmentReleaseBelowV31(rotation: 28),
+             { _ = try SignerRotation.plan(keys: [keys[0], keys[1]], lineage: lineage, rotationMinSdkVersion: 28, targetsDevRelease: true) }),
+            (.developmentReleaseWithoutLineage, { _ = try SignerRotation.plan(keys: [keys[0]], lineage: nil, targetsDevRelease: true) }),
+            (.targetBelowV3(level: 27),
+             { _ = try SignerRotation.plan(keys: [keys[0]], lineage: nil, targeted: [.init(key: keys[1], minSdkVersion: 27, lineage: nil)]) }),
+            (.rotationNotBelowTargeted(rotation: 33, firstTargeted: 33),
+             { _ = try SignerRotation.plan(keys: [keys[0], keys[1]], lineage: lineage, targeted: [.init(key: keys[2], minSdkVersion: 33, lineage: nil)]) }),
+            (.untargetedSignersWithoutLineage,
+             { _ = try SignerRotation.plan(keys: [keys[0], keys[1]], lineage: nil, targeted: [.init(key: keys[2], minSdkVersion: 33, lineage: nil)]) }),
+        ]
+        for (expected, plan) in cases {
+            #expect(throws: expected, "\(expected)") { try plan() }
+            #expect(!expected.description.contains("--"), "\(expected)")
+        }
     }
 }

@@ -426,6 +426,25 @@ struct InstallCheckTests {
         #expect(VerifyFixtures.codes(report.installErrors) == ["INSTALL_RESOURCES_ARSC_NOT_ALIGNED"])
         #expect(try VerifyFixtures.verify(apk, signatureOnly: true).isVerified)
         #expect(try VerifyFixtures.apksignerVerify(apk).verifies)
+        // The library's text says what Android refuses; the command line adds the option that gives apksigner's verdict.
+        #expect(!report.renderText(verbose: false, printCertificates: false).standardError.contains("--"))
+        let cli = try TestSupport.apkpatch(["verify", apk])
+        #expect(!cli.succeeded && cli.stderr.contains("would refuse this APK (use --signature-only for apksigner's verdict)"), "\(cli)")
+    }
+
+    @Test("no AndroidManifest.xml and no minSdkVersion given: the report says so, the command line names --min-sdk-version")
+    func missingManifestNamesTheOption() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-no-manifest")
+        try TestSupport.write("x", to: "assets/a.txt", in: directory)
+        let apk = directory.appendingPathComponent("no-manifest.apk").path
+        #expect(try TestSupport.run("zip", ["-q", apk, "assets/a.txt"], currentDirectory: directory.path).succeeded)
+        let report = try VerifyFixtures.verify(apk, signatureOnly: false)
+        #expect(VerifyFixtures.codes(report.signatureErrors) == ["MANIFEST_UNREADABLE"])
+        #expect(report.signatureErrors.allSatisfy { !$0.message.contains("--") }, "\(report.signatureErrors)")
+        let cli = try TestSupport.apkpatch(["verify", apk])
+        #expect(!cli.succeeded && cli.stderr.contains("ERROR: Missing AndroidManifest.xml. Use --min-sdk-version to override"), "\(cli)")
+        let json = try TestSupport.apkpatch(["verify", "--json", apk])
+        #expect(json.stdout.contains("Missing AndroidManifest.xml. Use --min-sdk-version to override"), "\(json)")
     }
 
     @Test("resources.arsc compressed with targetSdk ≥ 30 fails")

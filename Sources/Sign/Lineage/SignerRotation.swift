@@ -44,7 +44,7 @@ public struct SignerRotation: Sendable {
     /// block) mean 28.
     static func targetLevel(_ level: Int) throws -> Int {
         guard level >= AndroidSDK.pie else {
-            throw SignError.invalidOption("a signer can target API \(AndroidSDK.pie) (APK Signature Scheme v3) or later, not \(level)")
+            throw RotationError.targetBelowV3(level: level)
         }
         return level < AndroidSDK.tiramisu ? AndroidSDK.pie : level
     }
@@ -68,7 +68,7 @@ public struct SignerRotation: Sendable {
             signer.minSdkVersion = try targetLevel(signer.minSdkVersion)
             if let own = signer.lineage {
                 guard let certificate = signer.key.certificates.first, own.certificates.contains(certificate) else {
-                    throw SignError.invalidOption("the lineage given for the signer targeting API \(signer.minSdkVersion) does not contain its certificate")
+                    throw RotationError.targetedSignerNotInItsLineage(level: signer.minSdkVersion)
                 }
                 signer.lineage = try own.subLineage(through: certificate)
             }
@@ -78,16 +78,16 @@ public struct SignerRotation: Sendable {
         var oldestIsOriginal = true
         if let lineage {
             if let first = targeted.first, level >= first.minSdkVersion {
-                throw SignError.invalidOption("the rotation's minimum SDK version, \(level), must be below the first targeted SDK version, \(first.minSdkVersion)")
+                throw RotationError.rotationNotBelowTargeted(rotation: level, firstTargeted: first.minSdkVersion)
             }
             var ordered: [(index: Int, key: SignerKey)] = []
             for key in keys {
                 guard let certificate = key.certificates.first else { throw SignError.noCertificate }
                 guard let index = lineage.certificates.firstIndex(of: certificate) else {
-                    throw SignError.invalidOption("the signer \(certificate.subjectDN) is not in the lineage: sign with the lineage's keys (apkpatch lineage --in FILE --print-certs lists them)")
+                    throw RotationError.signerNotInLineage(subject: certificate.subjectDN)
                 }
                 guard !ordered.contains(where: { $0.index == index }) else {
-                    throw SignError.invalidOption("the signer \(certificate.subjectDN) is given twice: give each key of the lineage once")
+                    throw RotationError.signerGivenTwice(subject: certificate.subjectDN)
                 }
                 ordered.append((index, key))
             }
@@ -99,19 +99,19 @@ public struct SignerRotation: Sendable {
             }
             if targetsDevRelease {
                 guard level >= AndroidSDK.tiramisu, !rotated.isEmpty else {
-                    throw SignError.invalidOption("a rotation can target a development release only from API \(AndroidSDK.tiramisu) on (a v3.1 block): raise the rotation's minimum SDK version to 33 or later")
+                    throw RotationError.developmentReleaseBelowV31(rotation: level)
                 }
                 rotated[rotated.count - 1].targetsDevRelease = true
             }
             targeted = byLevel(targeted + rotated)
         } else if targetsDevRelease {
-            throw SignError.invalidOption("a rotation targeting a development release needs a lineage")
+            throw RotationError.developmentReleaseWithoutLineage
         }
         guard !targeted.isEmpty else {
-            throw SignError.invalidOption("a rotation needs the old signer and a newer one: give the lineage's original key, then the newer ones with --next-signer")
+            throw RotationError.noNewerSigner
         }
         guard untargeted.count <= 1 else {
-            throw SignError.invalidOption("several signers without a level need a lineage to order them")
+            throw RotationError.untargetedSignersWithoutLineage
         }
         // No two signers at one level but the rotation's, and lineages that share one history (apksig
         // `mergeTargetedSigningConfigLineages`).
@@ -119,14 +119,14 @@ public struct SignerRotation: Sendable {
         var longest: SigningCertificateLineage? = lineage
         for signer in targeted {
             if signer.minSdkVersion == previous && previous != level {
-                throw SignError.invalidOption("several signers target API \(previous): give each level one signer")
+                throw RotationError.signersAtSameLevel(previous)
             }
             previous = signer.minSdkVersion
             if let own = signer.lineage {
                 if let current = longest {
                     let (short, long) = own.certificates.count <= current.certificates.count ? (own, current) : (current, own)
                     guard Array(long.certificates.prefix(short.certificates.count)) == short.certificates else {
-                        throw SignError.invalidOption("the lineage of the signer targeting API \(signer.minSdkVersion) is not in the signing history of the others")
+                        throw RotationError.lineageOutsideHistory(level: signer.minSdkVersion)
                     }
                     longest = long
                 } else {
@@ -156,7 +156,7 @@ public struct SignerRotation: Sendable {
             let own = index == 0 && oldestIsUntargeted ? algorithms
                 : SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize, verityEnabled: verityEnabled)
             guard Set(own.map(\.contentDigestAlgorithm)).isSubset(of: digests) else {
-                throw SignError.invalidOption("rotating to a key that needs other content digests than the old one (\(own.map(\.description).joined(separator: ", ")) after \(algorithms.map(\.description).joined(separator: ", "))) is not supported yet: rotate to a key of the same type and size class")
+                throw RotationError.differentContentDigests(newer: own, older: algorithms)
             }
             specs.append(SchemeSignerSpec(key: candidate.key, algorithms: own))
         }
@@ -217,7 +217,7 @@ public struct SignerRotation: Sendable {
                        apkMinSdkVersion: Int) throws -> [(index: Int, minSdkVersion: Int, maxSdkVersion: Int, inV31: Bool)] {
         let required = max(AndroidSDK.pie, apkMinSdkVersion)
         if let first = signers.first, first.minSdkVersion > required {
-            throw SignError.invalidOption("the signers (from API \(first.minSdkVersion)) do not cover API \(required) and later: give the lineage's original signer too, or a lower level")
+            throw RotationError.levelsNotCovered(from: first.minSdkVersion, required: required)
         }
         var processed: [(index: Int, min: Int, max: Int, dev: Bool)] = []
         var currentMin = Int.max
@@ -238,7 +238,7 @@ public struct SignerRotation: Sendable {
             if signer.targetsDevRelease ? currentMin < required : currentMin <= required { break }
         }
         if currentMin > AndroidSDK.pie && currentMin > apkMinSdkVersion {
-            throw SignError.invalidOption("the signers' keys do not cover every Android version the APK supports: give the lineage's original signer")
+            throw RotationError.apkLevelsNotCovered
         }
         let lowest = processed.map(\.min).min() ?? AndroidSDK.pie
         return processed.map { signer in
