@@ -137,11 +137,9 @@ public struct Installer: Sendable {
         let child = try ChildProcess.spawn(adb, arguments: arguments, environment: environment)
         let collector = OutputCollector()
         let handler = onMessage
-        let group = DispatchGroup()
-        for (descriptor, stream) in [(child.standardOutput, Message.Stream.standardOutput), (child.standardError, .standardError)] {
-            group.enter()
-            DispatchQueue.global().async {
-                defer { close(descriptor); group.leave() }
+        let readers = [(child.standardOutput, Message.Stream.standardOutput), (child.standardError, .standardError)].map { descriptor, stream in
+            BackgroundValue<Void> {
+                defer { close(descriptor) }
                 var pending: [UInt8] = []
                 func emit(_ bytes: ArraySlice<UInt8>) {
                     let line = String(decoding: bytes, as: UTF8.self)
@@ -167,7 +165,8 @@ public struct Installer: Sendable {
         let status = child.waitForExit()
         // The adb server that adb may start redirects its output to /tmp/adb.*.log, so our pipes reach EOF when
         // adb exits; the bounded wait guards against any other descendant that kept them open.
-        _ = group.wait(timeout: .now() + 5)
+        let deadline = DispatchTime.now() + 5
+        for reader in readers { reader.wait(until: deadline) }
         return (collector.output, status)
     }
 }

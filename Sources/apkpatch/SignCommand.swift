@@ -279,14 +279,15 @@ extension APKPatch {
         private func signBatch(_ paths: [String], into directory: String, key: SignerKey) throws {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             var config = schemes.config(key: key)
-            let cores = ProcessInfo.processInfo.activeProcessorCount
+            let cores = ProcessorCount.active
             config.concurrency = paths.count > 1 ? max(1, cores / min(paths.count, cores)) : 0
             let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
             config.preparesV4Signature = v4Request != .off
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
             let signer = Signer(config: config)
-            DispatchQueue.concurrentPerform(iterations: paths.count) { index in
+            // Each signing's failure is its item's; nothing is thrown past one APK.
+            try Parallel.forEach(paths.count) { index in
                 let path = paths[index]
                 let destination = directory.appendingPathComponent(path.lastPathComponent)
                 let result = Result { () throws -> SigningReport in

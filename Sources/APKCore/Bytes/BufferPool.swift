@@ -15,18 +15,16 @@ public final class BufferPool: @unchecked Sendable {
     public static let shared = BufferPool()
     public static let bufferSize = 1 << 20
     private var free: [UnsafeMutableRawBufferPointer] = []
-    private var lock = pthread_mutex_t()
+    private let lock = Lock()
     private let maxKept = 16
     /// Buffers carved from huge-page slabs (`newBuffer`), always kept.
     private var slabBuffers = Set<UInt>()
 
-    init() { pthread_mutex_init(&lock, nil) }  // internal: tests use a pool of their own
+    init() {}  // internal: tests use a pool of their own
 
     /// A buffer of `bufferSize` bytes; give it back with `recycle`.
     public func take() -> UnsafeMutableRawBufferPointer {
-        pthread_mutex_lock(&lock)
-        let buffer = free.popLast()
-        pthread_mutex_unlock(&lock)
+        let buffer = lock.withLock { free.popLast() }
         return buffer ?? newBuffer()
     }
 
@@ -49,24 +47,22 @@ public final class BufferPool: @unchecked Sendable {
         #endif
         let first = UnsafeMutableRawBufferPointer(start: base, count: Self.bufferSize)
         let second = UnsafeMutableRawBufferPointer(start: base + Self.bufferSize, count: Self.bufferSize)
-        pthread_mutex_lock(&lock)
-        slabBuffers.insert(UInt(bitPattern: first.baseAddress))
-        slabBuffers.insert(UInt(bitPattern: second.baseAddress))
-        free.append(second)
-        pthread_mutex_unlock(&lock)
+        lock.withLock {
+            slabBuffers.insert(UInt(bitPattern: first.baseAddress))
+            slabBuffers.insert(UInt(bitPattern: second.baseAddress))
+            free.append(second)
+        }
         return first
     }
 
     public func recycle(_ buffer: UnsafeMutableRawBufferPointer) {
         precondition(buffer.count == Self.bufferSize, "not a pool buffer")
-        pthread_mutex_lock(&lock)
-        if free.count < maxKept || slabBuffers.contains(UInt(bitPattern: buffer.baseAddress)) {
+        let kept = lock.withLock {
+            guard free.count < maxKept || slabBuffers.contains(UInt(bitPattern: buffer.baseAddress)) else { return false }
             free.append(buffer)
-            pthread_mutex_unlock(&lock)
-        } else {
-            pthread_mutex_unlock(&lock)
-            buffer.deallocate()
+            return true
         }
+        if !kept { buffer.deallocate() }
     }
 
     /// Runs `body` with a pool buffer of at least `size` bytes (a private one when `size` is larger).

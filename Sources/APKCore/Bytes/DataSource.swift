@@ -297,7 +297,8 @@ public final class MappedFile: DataSource, @unchecked Sendable {
     /// is asked for in 4 MiB steps; for pages already cached each step costs microseconds.
     public func readAhead() {
         guard base != nil else { return }
-        DispatchQueue.global(qos: .utility).async { [self] in
+        // Nobody waits for it: the value keeps itself alive until the advice is given.
+        _ = BackgroundValue(qos: .utility) { [self] in
             let step: Int64 = 4 << 20
             var offset: Int64 = 0
             while offset < count {

@@ -25,7 +25,7 @@ public final class OutputRecycler: @unchecked Sendable {
     /// The slot whose file is at the destination, if any.
     private var published: Int?
     /// A background copy of the published file into the other slot (`prepareSpareCopy`).
-    private var spareCopy: DispatchGroup?
+    private var spareCopy: BackgroundValue<Void>?
 
     public init(destination: String) {
         self.destination = destination
@@ -49,9 +49,7 @@ public final class OutputRecycler: @unchecked Sendable {
         guard let published, spareCopy == nil else { return }
         let source = slotPaths[published]
         let target = slotPaths[1 - published]
-        let group = DispatchGroup()
-        spareCopy = group
-        DispatchQueue.global(qos: .utility).async(group: group) {
+        spareCopy = BackgroundValue(qos: .utility) {
             if !Self.copy(source, to: target) { unlink(target) }
         }
     }

@@ -9,9 +9,10 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     private let finished = Lock()
     private var isFinished = false
 
-    /// Starts `body` on a global queue.
-    public init(_ body: @escaping @Sendable () throws -> T) {
-        DispatchQueue.global().async { [self] in
+    /// Starts `body` on a global queue (`qos`: `.utility` for work nobody waits on soon, such as copies and
+    /// read-ahead ahead of a later build).
+    public init(qos: DispatchQoS.QoSClass = .default, _ body: @escaping @Sendable () throws -> T) {
+        DispatchQueue.global(qos: qos).async { [self] in
             let value = Result { try body() }
             finished.withLock {
                 result = value
@@ -61,5 +62,13 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     public func wait() {
         done.wait()
         done.signal()
+    }
+
+    /// Waits for the work to end, but not past `deadline`; whether it ended.
+    @discardableResult
+    public func wait(until deadline: DispatchTime) -> Bool {
+        guard done.wait(timeout: deadline) == .success else { return false }
+        done.signal()
+        return true
     }
 }
