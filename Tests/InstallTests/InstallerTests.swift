@@ -1,3 +1,4 @@
+import APKCore
 import Foundation
 import Testing
 import Install
@@ -5,10 +6,10 @@ import TestSupport
 
 /// Collects the lines the installer streams.
 final class MessageLog: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var items: [Installer.Message] = []
-    func append(_ message: Installer.Message) { lock.lock(); items.append(message); lock.unlock() }
-    var messages: [Installer.Message] { lock.lock(); defer { lock.unlock() }; return items }
+    func append(_ message: Installer.Message) { lock.withLock { items.append(message) } }
+    var messages: [Installer.Message] { lock.withLock { items } }
 }
 
 @Suite struct InstallerTests {

@@ -1,3 +1,4 @@
+import APKCore
 import Foundation
 import Glibc
 
@@ -71,7 +72,7 @@ enum LoopbackHTTP {
     /// A subscription to the server-sent-events endpoint, read on a background thread.
     final class EventStream: @unchecked Sendable {
         private let fd: Int32
-        private let lock = NSLock()
+        private let lock = Lock()
         private var received = ""
         private var isClosed = false
 

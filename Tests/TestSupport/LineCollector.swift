@@ -1,12 +1,13 @@
+import APKCore
 import Foundation
 
 /// Collects a child process's stdout+stderr lines as they arrive (watch mode's tests read its lines while it runs).
 public final class LineCollector: @unchecked Sendable {
     private var text = ""
-    private let lock = NSLock()
+    private let lock = Lock()
     public init() {}
-    public func append(_ data: Data) { lock.lock(); text += String(decoding: data, as: UTF8.self); lock.unlock() }
-    public var lines: [String] { lock.lock(); defer { lock.unlock() }; return text.split(separator: "\n").map(String.init) }
+    public func append(_ data: Data) { lock.withLock { text += String(decoding: data, as: UTF8.self) } }
+    public var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
     /// Waits up to `seconds` for `count` lines matching `predicate`.
     public func waitFor(_ count: Int = 1, seconds: Double = 30, _ predicate: (String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)

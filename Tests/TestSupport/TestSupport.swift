@@ -1,3 +1,4 @@
+import APKCore
 import Foundation
 
 /// Helpers shared by the test targets: running the real tools (the oracles), building fixture APKs with
@@ -69,27 +70,25 @@ public enum TestSupport {
         // real adb forks its server) inherits the pipes and would hold them open for ever: once the child has
         // exited, the readers get a grace period, then the result is what they read so far.
         final class Box: @unchecked Sendable {
-            private let lock = NSLock()
+            private let lock = Lock()
             private var bytes = Data()
-            func append(_ more: Data) { lock.lock(); bytes.append(more); lock.unlock() }
-            var data: Data { lock.lock(); defer { lock.unlock() }; return bytes }
+            func append(_ more: Data) { lock.withLock { bytes.append(more) } }
+            var data: Data { lock.withLock { bytes } }
         }
         let outBox = Box(), errBox = Box()
-        let group = DispatchGroup()
-        for (pipe, box) in [(outPipe, outBox), (errPipe, errBox)] {
-            group.enter()
-            DispatchQueue.global().async {
+        let readers = [(outPipe, outBox), (errPipe, errBox)].map { pipe, box in
+            BackgroundValue<Void> {
                 while true {
                     let chunk = pipe.fileHandleForReading.availableData
                     if chunk.isEmpty { break }
                     box.append(chunk)
                 }
-                group.leave()
             }
         }
         process.waitUntilExit()
         var errData = Data()
-        if group.wait(timeout: .now() + 30) == .timedOut {
+        let deadline = DispatchTime.now() + 30
+        if !readers.allSatisfy({ $0.wait(until: deadline) }) {
             errData = Data("\n[TestSupport.run: a process that \(executable) started still holds its output open; read what came before]\n".utf8)
         }
         let outData = outBox.data
