@@ -47,6 +47,9 @@ public struct BundletoolTOC: Sendable, Equatable {
 
     public struct APK: Sendable, Equatable {
         public var module: String
+        /// Its module is delivered at install time (`ModuleMetadata.delivery_type` INSTALL_TIME, or for older
+        /// tables not `on_demand`), so bundletool's `install-apks` installs it; on-demand modules it leaves out.
+        public var isInstallTime = true
         public var path: String
         public var targeting: Targeting
         public var kind: Kind
@@ -119,18 +122,27 @@ public struct BundletoolTOC: Sendable, Equatable {
 
     private static func apkSet(_ message: ProtoReader) throws -> [APK] {
         var reader = message
-        var module = ""
+        var module = "", deliveryType: UInt64 = 0, onDemand = false
         var descriptions: [ProtoReader] = []
         while let field = try reader.next() {
             switch field.number {
             case 1:
+                // ModuleMetadata: name 1, on_demand_deprecated 2, delivery_type 6 (1 INSTALL_TIME, 2 ON_DEMAND).
                 var metadata = try field.message()
-                while let inner = try metadata.next() { if inner.number == 1 { module = try inner.string() } }
+                while let inner = try metadata.next() {
+                    switch inner.number {
+                    case 1: module = try inner.string()
+                    case 2: onDemand = try inner.varint() != 0
+                    case 6: deliveryType = try inner.varint()
+                    default: break
+                    }
+                }
             case 2: descriptions.append(try field.message())
             default: break
             }
         }
-        return try descriptions.map { try apk($0, module: module) }
+        let isInstallTime = deliveryType == 0 ? !onDemand : deliveryType == 1
+        return try descriptions.map { var apk = try apk($0, module: module); apk.isInstallTime = isInstallTime; return apk }
     }
 
     private static func apk(_ message: ProtoReader, module: String) throws -> APK {
@@ -274,15 +286,19 @@ extension BundletoolTOC {
     }
 
     /// The paths among `paths` (APKs of one split variant) that a device gets, as bundletool's `ApkMatcher`
-    /// matches each APK's targeting (SDK version, ABI, screen density, language); a dimension the spec says
-    /// nothing about matches every APK, and an APK the table does not describe is kept.
+    /// matches each APK's targeting (SDK version, ABI, screen density, language) among the install-time
+    /// modules' APKs; a dimension the spec says nothing about matches every APK, and an APK the table does not
+    /// describe is kept.
     public func matchingAPKs(_ paths: [String], for spec: DeviceSpec) -> [String] {
-        var targeting: [String: Targeting] = [:]
-        for apk in variants.flatMap(\.apks) where targeting[apk.path] == nil { targeting[apk.path] = apk.targeting }
+        var targeting: [String: Targeting] = [:], installTime: [String: Bool] = [:]
+        for apk in variants.flatMap(\.apks) where targeting[apk.path] == nil {
+            targeting[apk.path] = apk.targeting
+            installTime[apk.path] = apk.isInstallTime
+        }
         let languages = Set(spec.supportedLocales.compactMap { $0.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } })
         return paths.filter { path in
             guard let apk = targeting[path] else { return true }
-            return Self.matches(apk, spec, sdk: spec.sdkVersion) && (languages.isEmpty || Self.matchesLanguage(apk.language, languages))
+            return installTime[path] != false && Self.matches(apk, spec, sdk: spec.sdkVersion) && (languages.isEmpty || Self.matchesLanguage(apk.language, languages))
         }
     }
 

@@ -284,6 +284,25 @@ import TestSupport
                 "\(run)")
     }
 
+    /// A feature module delivered on demand is signed with the set but not installed: bundletool's install-apks
+    /// installs the install-time modules.
+    @Test func anOnDemandModuleIsSignedButNotInstalled() throws {
+        let feature = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "feature", isFeatureSplit: true)
+        let input = try fixture.pack(in: scratch, toc: StandaloneSetFixture.toc(onDemandFeature: true), adding: ["splits/feature-master.apk": feature])
+        let spec = scratch.appendingPathComponent("device-feature.json").path
+        try Data(#"{"supportedAbis": ["x86"], "supportedLocales": ["en-US"], "screenDensity": 320, "sdkVersion": 30}"#.utf8)
+            .write(to: URL(fileURLWithPath: spec))
+        let output = scratch.appendingPathComponent("feature.apks").path
+        let empty = scratch.appendingPathComponent("empty-feature")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let run = try TestSupport.apkpatch(["run", input, "--patch", empty.path, "--out", output, "--debug-keystore", keystore,
+                                            "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("f.sh").path, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        #expect(report?["installedAPKs"] as? [String] == ["splits/base-master.apk", "splits/base-x86.apk", "splits/base-xhdpi.apk"], "\(run)")
+        let signed = try SetOracles.apkFiles(of: output, form: .apks, scratch: scratch)
+        #expect(try SetOracles.certificateSHA256(signed["splits/feature-master.apk"] ?? "") == SetOracles.certificateSHA256(signed["splits/base-master.apk"] ?? ""))
+    }
+
     /// merge makes one APK of the split variant (of the lowest SDK); the standalones, alternatives to it, are
     /// left out.
     @Test func mergeTakesTheSplitsAndLeavesTheStandalonesOut() throws {

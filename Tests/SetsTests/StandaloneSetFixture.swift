@@ -78,7 +78,9 @@ struct StandaloneSetFixture {
     /// the standalones named in `omitting`; with `secondSplitVariant`, the splits again from SDK 23 (as
     /// bundletool adds a variant with uncompressed native libraries), named `…_2.apk`.
     /// `frenchSplitLanguage` is the language toc.pb says splits/base-fr.apk targets.
-    static func toc(omitting: Set<String> = [], secondSplitVariant: Bool = false, frenchSplitLanguage: String = "fr") -> [UInt8] {
+    /// With `onDemandFeature`, the split variant has a module "feature" delivered on demand (splits/feature-master.apk).
+    static func toc(omitting: Set<String> = [], secondSplitVariant: Bool = false, frenchSplitLanguage: String = "fr",
+                    onDemandFeature: Bool = false) -> [UInt8] {
         var result = ProtoWriter()
         let splitSDKs = secondSplitVariant ? [21, 23] : [21]
         func sdk(_ w: inout ProtoWriter, value: Int, alternatives: [Int]) {
@@ -137,6 +139,15 @@ struct StandaloneSetFixture {
                     }
                 }
             }
+            if onDemandFeature && index == 0 {
+                variant.message(2) { set in
+                    set.message(1) { $0.string(1, "feature"); $0.int(6, 2) }  // ModuleMetadata { name, delivery_type ON_DEMAND }
+                    set.message(2) { apk in
+                        apk.string(2, "splits/feature-master.apk")
+                        apk.message(3) { $0.string(1, "feature"); $0.int(2, 1) }
+                    }
+                }
+            }
             variant.int(3, number)
         }
         number += 1
@@ -149,18 +160,18 @@ struct StandaloneSetFixture {
     /// The `.apks` at `directory/name`: entries stored (as bundletool stores them) in bundletool's order,
     /// `toc.pb` first; `replacing` swaps an entry's APK, `toc` the table of contents.
     func pack(in directory: URL, name: String = "app-\(UUID().uuidString.prefix(6)).apks", replacing: [String: String] = [:],
-              toc: [UInt8] = StandaloneSetFixture.toc(), secondSplitVariant: Bool = false) throws -> String {
+              toc: [UInt8] = StandaloneSetFixture.toc(), secondSplitVariant: Bool = false, adding: [String: String] = [:]) throws -> String {
         let staging = directory.appendingPathComponent("pack-\(UUID().uuidString)")
         try TestSupport.write(toc, to: "toc.pb", in: staging)
         var entries = self.entries
         if secondSplitVariant {
             for (first, second) in zip(Self.splitNames, Self.secondVariantNames) where entries[second] == nil { entries[second] = entries[first] }
         }
-        for (entry, path) in entries.merging(replacing, uniquingKeysWith: { $1 }) {
+        for (entry, path) in entries.merging(replacing, uniquingKeysWith: { $1 }).merging(adding, uniquingKeysWith: { $1 }) {
             try TestSupport.write(TestSupport.readBytes(path), to: entry, in: staging)
         }
         let output = directory.appendingPathComponent(name).path
-        let order = ["toc.pb"] + Self.splitNames + (secondSplitVariant ? Self.secondVariantNames : []) + Self.standaloneNames
+        let order = ["toc.pb"] + Self.splitNames + (secondSplitVariant ? Self.secondVariantNames : []) + adding.keys.sorted() + Self.standaloneNames
         let zipped = try TestSupport.run("zip", ["-q", "-X", "-0", output] + order, currentDirectory: staging.path)
         guard zipped.succeeded else { throw FixtureError(message: "zip failed:\n\(zipped)") }
         return output
