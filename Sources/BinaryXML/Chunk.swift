@@ -16,6 +16,8 @@ public enum ChunkType {
     public static let tableType: UInt16 = 0x0201
     public static let tableTypeSpec: UInt16 = 0x0202
     public static let tableLibrary: UInt16 = 0x0203
+    public static let tableOverlayable: UInt16 = 0x0204
+    public static let tableOverlayablePolicy: UInt16 = 0x0205
 }
 
 /// One chunk located inside a byte buffer: the common `ResChunk_header` (type u16, headerSize u16, size u32)

@@ -90,27 +90,118 @@ public enum PackageRename {
         return (oldName, notes)
     }
 
-    /// Notes on the string attributes of a compiled XML resource (`res/xml/syncadapter.xml`'s contentAuthority, an
-    /// authenticator's accountType…) that contain the old package name, one per attribute.
-    public static func notes(onXML bytes: [UInt8], path: String, oldName: String) -> [String] {
-        guard let root = try? XMLTree(binaryXML: bytes).root else { return [] }
-        var notes: [String] = []
-        func visit(_ element: XMLTree.Element) {
-            for attribute in element.attributes {
-                guard let text = attribute.value.stringValue, text.contains(oldName) else { continue }
-                notes.append("\(path) <\(element.name)> \(attribute.name)=\"\(text)\" still names \(oldName) (left as is)")
+    /// `android:` attributes whose value is a content-provider authority (several, `;`-separated, for a provider):
+    /// a provider's own, a sync adapter's, a searchable's suggestion provider's. They move with the provider.
+    static let authorityAttributes: Set<String> = ["authorities", "contentAuthority", "searchSuggestAuthority"]
+
+    /// `text` with each `;`-separated authority that is the old package or starts with `old.` renamed; nil when
+    /// none does.
+    static func renamedAuthorities(_ text: String, from oldName: String, to newName: String) -> String? {
+        var changed = false
+        let parts = text.split(separator: ";", omittingEmptySubsequences: false).map { part -> String in
+            let name = part.trimmingWhitespace()
+            guard name == oldName || name.hasPrefix(oldName + ".") else { return String(part) }
+            changed = true
+            return newName + name.dropFirst(oldName.count)
+        }
+        return changed ? parts.joined(separator: ";") : nil
+    }
+
+    /// What renaming the package changed in a compiled XML resource (`res/xml/…`, layouts, menus…).
+    public struct XMLRename: Sendable {
+        /// The file's new bytes, nil when nothing in it changed.
+        public var bytes: [UInt8]?
+        /// String attributes that still contain the old package name (an authenticator's accountType, an intent
+        /// action…), one note each: they may be a contract with the code or other apps.
+        public var notes: [String] = []
+        /// Resources the renamed attributes refer to (`android:contentAuthority="@string/authority"`): string
+        /// resources to rename the same way.
+        public var stringReferences: Set<UInt32> = []
+    }
+
+    /// Renames the package in a compiled XML resource where that is safe: authorities (`android:authorities`,
+    /// `contentAuthority`, `searchSuggestAuthority`) starting with the old name, `<intent android:targetPackage>`
+    /// naming it (app shortcuts, preference headers: the intent must open the copy), and the
+    /// `http://schemas.android.com/apk/res/OLD` namespace (Android reads attributes by ID, so only the text changes).
+    /// Other string attributes containing the old name are listed in `notes`. Unreadable XML is left alone.
+    public static func rename(xml bytes: [UInt8], path: String, from oldName: String, to newName: String) -> XMLRename {
+        var result = XMLRename()
+        guard var tree = try? XMLTree(binaryXML: bytes), var root = tree.root else { return result }
+        let oldURI = "http://schemas.android.com/apk/res/" + oldName, newURI = "http://schemas.android.com/apk/res/" + newName
+        var changed = false
+        func set(_ attribute: inout XMLTree.Attribute, _ text: String) {
+            attribute.value = .string(text)
+            if attribute.rawValue != nil { attribute.rawValue = text }
+            changed = true
+        }
+        func visit(_ element: inout XMLTree.Element) {
+            for index in element.namespaceDeclarations.indices where element.namespaceDeclarations[index].uri == oldURI {
+                element.namespaceDeclarations[index].uri = newURI; changed = true
+            }
+            if element.namespace == oldURI { element.namespace = newURI; changed = true }
+            for index in element.attributes.indices {
+                if element.attributes[index].namespace == oldURI { element.attributes[index].namespace = newURI; changed = true }
+                let attribute = element.attributes[index]
+                let isAndroid = attribute.namespace == XMLTree.androidNamespace
+                let isAuthority = isAndroid && authorityAttributes.contains(attribute.name)
+                let isTargetPackage = isAndroid && element.name == "intent" && attribute.name == "targetPackage"
+                guard let text = attribute.value.stringValue else {
+                    if isAuthority || isTargetPackage, let id = attribute.value.referenceID { result.stringReferences.insert(id) }
+                    continue
+                }
+                if isAuthority, let renamed = renamedAuthorities(text, from: oldName, to: newName) {
+                    set(&element.attributes[index], renamed)
+                } else if isTargetPackage, text == oldName {
+                    set(&element.attributes[index], newName)
+                } else if text.contains(oldName) {
+                    result.notes.append("\(path) <\(element.name)> \(attribute.name)=\"\(text)\" still names \(oldName) (left as is)")
+                }
             }
             // The reader refuses documents nested too deep, so this recursion is bounded.
+            for index in element.children.indices {
+                guard case .element(var child) = element.children[index] else { continue }
+                visit(&child)
+                element.children[index] = .element(child)
+            }
+        }
+        visit(&root)
+        guard changed else { return result }
+        tree.root = root
+        result.bytes = try? tree.binaryXML()
+        return result
+    }
+
+    /// String resources the manifest's `<provider android:authorities>` refer to (`@string/authority`).
+    public static func authorityReferences(inManifest bytes: [UInt8]) -> Set<UInt32> {
+        guard let root = try? XMLTree(binaryXML: bytes).root else { return [] }
+        var references = Set<UInt32>()
+        func visit(_ element: XMLTree.Element) {
+            if element.name == "provider", let id = element.attribute(id: nil, name: "authorities")?.value.referenceID { references.insert(id) }
             for child in element.elements { visit(child) }
         }
         visit(root)
-        return notes
+        return references
+    }
+
+    /// Renames the string resources of this package among `references` (every configuration) whose authorities
+    /// start with the old name, as the attributes referring to them would be. Returns their `type/name`s.
+    public static func renameStrings(_ references: Set<UInt32>, in table: inout ResourceTable, from oldName: String, to newName: String) throws -> Set<String> {
+        var renamed = Set<String>()
+        for id in references.sorted() {
+            guard let name = table.resourceName(for: id), name.type == "string" else { continue }
+            for entry in table.entries where entry.id == id {
+                guard let text = entry.value?.stringValue, let new = renamedAuthorities(text, from: oldName, to: newName) else { continue }
+                try table.setValue(.string(new), type: "string", named: name.name, qualifiers: entry.configuration.qualifiers)
+                renamed.insert("string/" + name.name)
+            }
+        }
+        return renamed
     }
 
     /// Notes on string resources that contain the old package name (the app may build authorities or intents
-    /// from them), one per resource.
-    public static func notes(on table: ResourceTable, oldName: String) -> [String] {
-        var seen = Set<String>()
+    /// from them), one per resource; `excluding` those renamed.
+    public static func notes(on table: ResourceTable, oldName: String, excluding: Set<String> = []) -> [String] {
+        var seen = excluding
         var notes: [String] = []
         for entry in table.entries {
             guard case .string(let text)? = entry.value, text.contains(oldName), !text.hasPrefix("res/"),

@@ -105,29 +105,48 @@ public struct ResourceContentEditor: ContentEditor {
                 }
             }
         }
+        // A package rename also renames what res/ XML says about the package (authorities, intent target
+        // packages, the res/OLD namespace), in the APK's files and the patch's alike.
+        if let newName = edits.packageName, !PackageRename.isValidPackageName(newName) {
+            throw BinaryXMLError(.badValue, "manifest.package '\(newName)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
+        }
+        let renaming = edits.packageName.flatMap { newName in updated.map { (old: $0.packageName, new: newName) } }
+        var renameNotes: [String] = []
+        var renamedReferences = Set<UInt32>()
+        func renamingPackage(in binary: [UInt8], path: String) -> [UInt8] {
+            guard let renaming, path.hasPrefix("res/") else { return binary }
+            let result = PackageRename.rename(xml: binary, path: path, from: renaming.old, to: renaming.new)
+            renameNotes += result.notes
+            renamedReferences.formUnion(result.stringReferences)
+            return result.bytes ?? binary
+        }
         var moved = Set<String>()
         for path in compiled {
             if path == "AndroidManifest.xml", !edits.isEmpty { continue }  // compiled below, together with the edits
             let content = try PatchDirectory.read(patch.files[path]!)
             guard ResourcePatch.isTextXML(content) else { continue }  // already binary: the overlay copied it as is
             let original = try archive.entry(named: path).map { try archive.uncompressedData(of: $0) }
-            let binary = try ResourcePatch.compilingXML(textXML: String(decoding: content, as: UTF8.self), path: path,
-                                                        original: original.flatMap { ResourcePatch.isTextXML($0) ? nil : $0 }, resources: updated)
+            let binary = renamingPackage(in: try ResourcePatch.compilingXML(textXML: String(decoding: content, as: UTF8.self), path: path,
+                                                                            original: original.flatMap { ResourcePatch.isTextXML($0) ? nil : $0 }, resources: updated),
+                                         path: path)
             if paths[path] != nil { try moveToEntryPath(path, content: binary); moved.insert(path) } else { try replace(path, with: binary) }
         }
         for (path, entryPath) in paths.sorted(by: { $0.key < $1.key }) where entryPath != path && !moved.contains(path) {
             try moveToEntryPath(path, content: try PatchDirectory.read(patch.files[path]!))
         }
-        if let newName = edits.packageName, updated != nil {
-            guard PackageRename.isValidPackageName(newName) else {
-                throw BinaryXMLError(.badValue, "manifest.package '\(newName)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
-            }
-            let oldName = updated!.packageName
-            summary.notes += PackageRename.notes(on: updated!, oldName: oldName)
+        if let renaming {
             for entry in archive.entries where entry.name.hasPrefix("res/") && entry.name.hasSuffix(".xml") && patch.files[entry.name] == nil {
-                summary.notes += PackageRename.notes(onXML: try archive.uncompressedData(of: entry), path: entry.name, oldName: oldName)
+                let bytes = try archive.uncompressedData(of: entry)
+                guard !ResourcePatch.isTextXML(bytes) else { continue }
+                let renamed = renamingPackage(in: bytes, path: entry.name)
+                if renamed != bytes { try replace(entry.name, with: renamed) }
             }
-            try updated!.renamePackage(to: newName)
+            if let manifest = archive.entry(named: "AndroidManifest.xml") {
+                renamedReferences.formUnion(PackageRename.authorityReferences(inManifest: try archive.uncompressedData(of: manifest)))
+            }
+            let renamedStrings = try PackageRename.renameStrings(renamedReferences, in: &updated!, from: renaming.old, to: renaming.new)
+            summary.notes += PackageRename.notes(on: updated!, oldName: renaming.old, excluding: renamedStrings) + renameNotes
+            try updated!.renamePackage(to: renaming.new)
         }
         if let arscEntry, let updated {
             let bytes = try updated.encoded()

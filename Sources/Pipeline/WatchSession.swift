@@ -119,7 +119,7 @@ public final class WatchSession {
             changes.lastFiles = Set(patch.files.keys)
             var overlay = Overlay(archive: archive, patch: patch)
             overlay.placesPatchedEntriesLast = true
-            if let editor { overlay.contentEditor = editor } else { overlay.contentEditor = ResourceContentEditor(extraNetworkSecurity: options.networkSecurity) }
+            if let editor { overlay.contentEditor = editor } else { overlay.contentEditor = ResourceContentEditor(extraEdits: options.manifestEdits, extraNetworkSecurity: options.networkSecurity) }
             let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
             var buildOptions = options
             buildOptions.verifies = verifies

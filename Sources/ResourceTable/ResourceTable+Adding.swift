@@ -13,6 +13,16 @@ extension ResourceTable {
         var entryCounts: [UInt8: Int] = [:]
         /// The configurations each type has a `ResTable_type` chunk for.
         var configurations: [UInt8: Set<ResourceConfiguration>] = [:]
+        /// The package's `RES_TABLE_OVERLAYABLE_TYPE` chunks.
+        var overlayables: [Overlayable] = []
+    }
+
+    /// An overlayable declaration: its name and actor, and per policy (`PolicyFlags`) the resource IDs overlays may
+    /// change.
+    struct Overlayable: Sendable {
+        var name: String
+        var actor: String
+        var policies: [(flags: UInt32, ids: [UInt32])]
     }
 
     /// Resources added to the table: rebuilt into the package at `encoded()`.
@@ -49,31 +59,33 @@ extension ResourceTable {
     /// string) for `type/name` in `configuration`. An existing resource keeps its ID and gains the configuration;
     /// a new one takes the next free entry ID of its type, and a type the package lacks takes the next type ID.
     /// Returns the resource ID. Throws `.duplicate` when the resource already has a value in that configuration
-    /// (change it with `setValue`), `.addingNotSupported` for tables this cannot extend.
+    /// (change it with `setValue`), `.addingNotSupported` for tables this cannot extend. A string value with `spans`
+    /// is stored as a styled string.
     @discardableResult
-    public mutating func addValue(_ value: ResourceValue, type: String, named name: String, configuration: ResourceConfiguration) throws -> UInt32 {
+    public mutating func addValue(_ value: ResourceValue, spans: [StyledString.Span] = [], type: String, named name: String,
+                                  configuration: ResourceConfiguration) throws -> UInt32 {
         if hasValue(type: type, named: name, in: configuration) {
             throw ResourceTableError(.duplicate, "\(type)/\(name) already has a value in \(configuration); a configuration holds each name once")
         }
         let id = try reserveID(type: type, named: name)
         let dataType: UInt8, data: UInt32
         switch value {
-        case .string(let text): dataType = ResourceValue.DataType.string.rawValue; data = try appendString(text)
+        case .string(let text): dataType = ResourceValue.DataType.string.rawValue; data = try appendString(text, spans: spans)
         case .typed(let type, let value): dataType = type.rawValue; data = value
         }
         var w = LittleEndianWriter(capacity: 16)
         w.write(UInt16(8)); w.write(UInt16(0)); w.write(keyIndex(for: name))
         w.write(UInt16(8)); w.write(UInt8(0)); w.write(dataType); w.write(data)
-        record(Entry(id: id, type: type, name: name, configuration: configuration, value: value), bytes: w.bytes)
+        record(Entry(id: id, type: type, name: name, configuration: configuration, value: value, spans: value.stringValue == nil ? [] : spans), bytes: w.bytes)
         return id
     }
 
     /// Gives `type/name` a bag (a style, attr, array or plurals: items keyed by attribute, index or quantity) in
-    /// `configuration`, added or replacing the value there; the entry keeps the input's public/weak flags.
-    /// Returns the resource ID.
+    /// `configuration`, added or replacing the value there; the entry keeps the input's public/weak flags. String
+    /// items with spans (`spans`, by item key) are stored as styled strings. Returns the resource ID.
     @discardableResult
-    public mutating func putBag(_ items: [(UInt32, ResourceValue)], parent: UInt32 = 0, type: String, named name: String,
-                                configuration: ResourceConfiguration) throws -> UInt32 {
+    public mutating func putBag(_ items: [(UInt32, ResourceValue)], spans: [UInt32: [StyledString.Span]] = [:], parent: UInt32 = 0,
+                                type: String, named name: String, configuration: ResourceConfiguration) throws -> UInt32 {
         let id = try reserveID(type: type, named: name)
         let existing = entriesByID[id]?.first { entries[$0].configuration == configuration }
         if let existing, entries[existing].value != nil, entries[existing].dataOffset == nil {
@@ -88,12 +100,13 @@ extension ResourceTable {
         for (key, value) in sorted {
             w.write(key); w.write(UInt16(8)); w.write(UInt8(0))
             switch value {
-            case .string(let text): w.write(ResourceValue.DataType.string.rawValue); w.write(try appendString(text))
+            case .string(let text): w.write(ResourceValue.DataType.string.rawValue); w.write(try appendString(text, spans: spans[key] ?? []))
             case .typed(let type, let data): w.write(type.rawValue); w.write(data)
             }
         }
-        let entry = Entry(id: id, type: type, name: name, configuration: configuration, value: nil, bag: sorted, parent: parent,
-                          flags: 0x0001 | keptFlags)
+        let entry = Entry(id: id, type: type, name: name, configuration: configuration, value: nil, bag: sorted,
+                          bagSpans: spans.filter { key, spans in !spans.isEmpty && sorted.contains { $0.0 == key && $0.1.stringValue != nil } },
+                          parent: parent, flags: 0x0001 | keptFlags)
         if let existing {
             entries[existing] = entry
             let typeID = UInt8((id >> 16) & 0xFF)
@@ -148,6 +161,42 @@ extension ResourceTable {
         names[id] = ResourceName(type: type, name: name)
         ids[type + "/" + name] = id
         return id
+    }
+
+    /// Gives the new `type/name` exactly `id` (a `<public>` declaration's): it must be in this package and in the
+    /// type's ID range (a type the package lacks takes the next type ID), and no resource may have it. Entries
+    /// between the type's last one and `id` stay empty. Throws `.ambiguousEdit` saying which rule `id` breaks.
+    public mutating func reserveID(type: String, named name: String, id: UInt32) throws {
+        guard ids[type + "/" + name] == nil else {
+            throw ResourceTableError(.duplicate, "\(type)/\(name) already has an ID")
+        }
+        guard layout.typeIDOffset == 0 else {
+            throw ResourceTableError(.addingNotSupported, "adding resources to a package with a type ID offset (a shared library or split) is not supported yet")
+        }
+        let typeID = UInt8((id >> 16) & 0xFF), index = Int(id & 0xFFFF)
+        let package = UInt32(packageID) << 24
+        let range = { (t: Int) in "\(Self.hex(package | UInt32(t) << 16)) to \(Self.hex(package | UInt32(t) << 16 | 0xFFFF))" }
+        guard UInt8(id >> 24) == packageID else {
+            throw ResourceTableError(.ambiguousEdit, "ID \(Self.hex(id)) is not in this package (its IDs start with \(Self.hex(package).prefix(4)))")
+        }
+        if let existing = typeNames.firstIndex(of: type) {
+            guard Int(typeID) == existing + 1 else {
+                throw ResourceTableError(.ambiguousEdit, "ID \(Self.hex(id)) is outside type \(type)'s IDs (\(range(existing + 1)))")
+            }
+        } else {
+            guard Int(typeID) == typeNames.count + 1 else {
+                throw ResourceTableError(.ambiguousEdit, "the package has no \(type) resources yet, so \(type) becomes type \(typeNames.count + 1): its IDs are \(range(typeNames.count + 1)), not \(Self.hex(id))")
+            }
+            additions.types.append(type)
+            additions.entryCounts[typeID] = 0
+        }
+        if let other = names[id] {
+            throw ResourceTableError(.ambiguousEdit, "ID \(Self.hex(id)) is already \(other.type)/\(other.name)'s")
+        }
+        let count = additions.entryCounts[typeID] ?? layout.entryCounts[typeID] ?? 0
+        additions.entryCounts[typeID] = max(count, index + 1)
+        names[id] = ResourceName(type: type, name: name)
+        ids[type + "/" + name] = id
     }
 
     private mutating func keyIndex(for name: String) -> UInt32 {

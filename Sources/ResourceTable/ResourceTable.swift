@@ -25,8 +25,12 @@ public struct ResourceTable: Sendable {
         public let configuration: ResourceConfiguration
         /// The simple value; nil for bags (styles, attrs, arrays, plurals).
         public let value: ResourceValue?
-        /// Whether the global-pool string of this value has style spans (HTML-like markup).
-        public let isStyled: Bool
+        /// The style spans (HTML-like markup) of the value's global-pool string; empty for plain values.
+        public let spans: [StyledString.Span]
+        /// Style spans of bag items' strings, by item key (items without spans are absent).
+        public let bagSpans: [UInt32: [StyledString.Span]]
+        /// Whether the global-pool string of this value has style spans.
+        public var isStyled: Bool { !spans.isEmpty }
         /// Absolute offset in the original bytes of the value's `data` u32 (simple values only).
         var dataOffset: Int?
         /// Bag items (name ID → value) of complex entries.
@@ -36,10 +40,17 @@ public struct ResourceTable: Sendable {
         /// `ResTable_entry.flags` as read (`FLAG_PUBLIC`, `FLAG_WEAK` are kept when the entry is rewritten).
         let flags: UInt16
 
-        init(id: UInt32, type: String, name: String, configuration: ResourceConfiguration, value: ResourceValue?, isStyled: Bool = false,
-             dataOffset: Int? = nil, bag: [(UInt32, ResourceValue)] = [], parent: UInt32 = 0, flags: UInt16 = 0) {
+        init(id: UInt32, type: String, name: String, configuration: ResourceConfiguration, value: ResourceValue?, spans: [StyledString.Span] = [],
+             dataOffset: Int? = nil, bag: [(UInt32, ResourceValue)] = [], bagSpans: [UInt32: [StyledString.Span]] = [:], parent: UInt32 = 0,
+             flags: UInt16 = 0) {
             self.id = id; self.type = type; self.name = name; self.configuration = configuration; self.value = value
-            self.isStyled = isStyled; self.dataOffset = dataOffset; self.bag = bag; self.parent = parent; self.flags = flags
+            self.spans = spans; self.dataOffset = dataOffset; self.bag = bag; self.bagSpans = bagSpans; self.parent = parent; self.flags = flags
+        }
+
+        /// The value as a styled string, when it is a string with spans.
+        public var styledValue: StyledString? {
+            guard !spans.isEmpty, let text = value?.stringValue else { return nil }
+            return StyledString(text: text, spans: spans)
         }
     }
 
@@ -61,6 +72,9 @@ public struct ResourceTable: Sendable {
     var names: [UInt32: ResourceName] = [:]
     var ids: [String: UInt32] = [:]
     private var appendedStrings: [String: UInt32] = [:]
+    /// Spans of the styled strings appended to the value pool, by their index there. `encoded()` moves these
+    /// strings among the pool's styled ones, which must come first.
+    private var appendedStyles: [UInt32: [StringPool.Span]] = [:]
     /// Indices into `entries`: by resource ID, and string entries by name (lookups stay O(1) on framework-sized tables).
     var entriesByID: [UInt32: [Int]] = [:]
     var stringEntriesByName: [String: [Int]] = [:]
@@ -163,8 +177,8 @@ public struct ResourceTable: Sendable {
     /// Changes the simple value of the existing `type/name` in the configuration with these qualifiers ("" =
     /// default) to `newValue` (a string, a reference, or a typed value such as a boolean or color). Throws
     /// `.addingNotSupported` when the resource or configuration does not exist yet, `.notAString` when the entry is
-    /// a bag (style, array, plurals) or a styled string.
-    public mutating func setValue(_ newValue: ResourceValue, type: String, named name: String, qualifiers: String = "") throws {
+    /// a bag (style, array, plurals). A string value with `spans` is stored as a styled string.
+    public mutating func setValue(_ newValue: ResourceValue, spans: [StyledString.Span] = [], type: String, named name: String, qualifiers: String = "") throws {
         guard let id = ids[type + "/" + name] else {
             throw ResourceTableError(.addingNotSupported, "\(type)/\(name) does not exist in resources.arsc (add it with addValue)")
         }
@@ -173,13 +187,13 @@ public struct ResourceTable: Sendable {
             throw ResourceTableError(.addingNotSupported, "\(type)/\(name) has no value for \(configuration); adding values for new configurations is not supported yet")
         }
         let entry = entries[index]
-        guard entry.value != nil, let dataOffset = entry.dataOffset, !entry.isStyled || newValue == entry.value else {
+        guard entry.value != nil, let dataOffset = entry.dataOffset else {
             throw ResourceTableError(.notAString, "\(type)/\(name) (\(entry.configuration)) is not a simple value and cannot be overridden")
         }
         let data: UInt32, dataType: ResourceValue.DataType
         switch newValue {
         case .string(let text):
-            dataType = .string; data = try appendString(text)
+            dataType = .string; data = try appendString(text, spans: spans)
         case .typed(let type, let value):
             dataType = type; data = value
         }
@@ -187,7 +201,7 @@ public struct ResourceTable: Sendable {
         // The data type byte sits just before the data, in a Res_value and in a compact entry's flags alike.
         typePatches[dataOffset - 1] = dataType.rawValue
         entries[index] = Entry(id: entry.id, type: entry.type, name: entry.name, configuration: entry.configuration,
-                               value: newValue, dataOffset: dataOffset, flags: entry.flags)
+                               value: newValue, spans: newValue.stringValue == nil ? [] : spans, dataOffset: dataOffset, flags: entry.flags)
     }
 
     /// Renames the package (`ResTable_package.name`, which Android and aapt read as the app's package). IDs and
@@ -201,8 +215,18 @@ public struct ResourceTable: Sendable {
         isPackageRenamed = true
     }
 
-    /// The index of `text` among the strings appended to the value pool (appended once).
-    mutating func appendString(_ text: String) throws -> UInt32 {
+    /// The index of `text` among the strings appended to the value pool (appended once; a styled string each
+    /// time, as aapt2 does, with its span names appended as strings).
+    mutating func appendString(_ text: String, spans: [StyledString.Span] = []) throws -> UInt32 {
+        if !spans.isEmpty {
+            var poolSpans: [StringPool.Span] = []
+            for span in spans { poolSpans.append(StringPool.Span(name: try appendString(span.tag), firstChar: span.firstChar, lastChar: span.lastChar)) }
+            guard valuePool.strings.count < Int(UInt32.max) else { throw ResourceTableError(.malformed, "string pool is full") }
+            let index = UInt32(valuePool.strings.count)
+            valuePool.strings.append(text)
+            appendedStyles[index] = poolSpans
+            return index
+        }
         if let existing = appendedStrings[text] { return existing }
         guard valuePool.strings.count < Int(UInt32.max) else { throw ResourceTableError(.malformed, "string pool is full") }
         let index = UInt32(valuePool.strings.count)
@@ -214,6 +238,7 @@ public struct ResourceTable: Sendable {
     /// The table bytes with the changes applied: new global pool, the rest copied with changed value indices.
     public func encoded() throws -> [UInt8] {
         if patches.isEmpty && typePatches.isEmpty && additions.isEmpty && !isPackageRenamed { return original }
+        let (valuePool, newIndex) = poolForWriting()
         let pool: [UInt8]
         do { pool = try valuePool.encoded() } catch let error as BinaryXMLError where error.code == .tooLarge && valuePool.isUTF8 {
             // A new value longer than UTF-8 pools allow (32,767 bytes): UTF-16 pools take it, Android reads both.
@@ -247,7 +272,81 @@ public struct ResourceTable: Sendable {
         out.write(bytes: source[layout.range.upperBound...])
         guard let total = UInt32(exactly: out.count) else { throw ResourceTableError(.malformed, "table exceeds 4 GiB") }
         out.patch(total, at: 4)  // RES_TABLE_TYPE chunk size
-        return out.bytes
+        guard let newIndex else { return out.bytes }
+        var bytes = out.bytes
+        try Self.renumberStrings(in: &bytes, newIndex)
+        return bytes
+    }
+
+    /// The value pool as written, and how its indices moved (nil when none did). A string's styles are found by
+    /// its index, so styled strings must come first: appended styled strings move to just after the input's
+    /// styled ones, and the plain strings after them shift down.
+    private func poolForWriting() -> (StringPool, [UInt32]?) {
+        guard !appendedStyles.isEmpty else { return (valuePool, nil) }
+        let styledCount = valuePool.styles.count
+        let moved = appendedStyles.keys.sorted()
+        let order = Array(0..<styledCount) + moved.map { Int($0) } + (styledCount..<valuePool.strings.count).filter { appendedStyles[UInt32($0)] == nil }
+        var newIndex = [UInt32](repeating: 0, count: order.count)
+        for (new, old) in order.enumerated() { newIndex[old] = UInt32(new) }
+        var pool = valuePool
+        pool.strings = order.map { valuePool.strings[$0] }
+        pool.styles = (valuePool.styles + moved.map { appendedStyles[$0]! }).map { spans in
+            spans.map { StringPool.Span(name: newIndex[Int($0.name)], firstChar: $0.firstChar, lastChar: $0.lastChar) }
+        }
+        return (pool, newIndex)
+    }
+
+    /// Rewrites every string value (`Res_value` of type string, in simple, compact and map entries of every
+    /// package) of a written table to the pool's new indices. An entry that several slots share is rewritten once.
+    static func renumberStrings(in bytes: inout [UInt8], _ newIndex: [UInt32]) throws {
+        let string = ResourceValue.DataType.string.rawValue
+        var dataOffsets: [Int] = []
+        try bytes.withUnsafeBytes { raw in
+            let table = try Chunk.read(in: raw, at: 0, limit: raw.count, what: "resource table")
+            var seen = Set<Int>()
+            var offset = table.headerEnd
+            while offset < table.end {
+                let package = try Chunk.read(in: raw, at: offset, limit: table.end, what: "table chunk")
+                offset = package.end
+                guard package.type == ChunkType.tablePackage else { continue }
+                var inner = package.headerEnd
+                while inner < package.end {
+                    let chunk = try Chunk.read(in: raw, at: inner, limit: package.end, what: "package chunk")
+                    inner = chunk.end
+                    guard chunk.type == ChunkType.tableType, chunk.headerSize >= 20 else { continue }
+                    var r = LittleEndianReader(raw, offset: chunk.offset + 9)
+                    let flags: UInt8 = try r.read()
+                    _ = try r.read(UInt16.self)
+                    let entryCount = Int(try r.read(UInt32.self)), entriesStart = Int(try r.read(UInt32.self))
+                    var slots = LittleEndianReader(raw, offset: chunk.headerEnd)
+                    for slot in 0..<entryCount {
+                        guard let (_, entryOffset) = try nextEntryOffset(&slots, slot: slot, isSparse: flags & 0x01 != 0, isOffset16: flags & 0x02 != 0) else { continue }
+                        let start = chunk.offset + entriesStart + entryOffset
+                        guard start + 8 <= chunk.end, seen.insert(start).inserted else { continue }
+                        let size = Int(raw[start]) | Int(raw[start + 1]) << 8
+                        let entryFlags = UInt16(raw[start + 2]) | UInt16(raw[start + 3]) << 8
+                        if entryFlags & 0x0008 != 0 {  // compact: the type is the flags' high byte
+                            if raw[start + 3] == string { dataOffsets.append(start + 4) }
+                        } else if entryFlags & 0x0001 != 0 {
+                            guard start + 16 <= chunk.end else { continue }
+                            let count = Int(raw.loadUnaligned(fromByteOffset: start + 12, as: UInt32.self).littleEndian)
+                            var item = start + size
+                            for _ in 0..<count where item + 12 <= chunk.end {
+                                if raw[item + 7] == string { dataOffsets.append(item + 8) }
+                                item += 12
+                            }
+                        } else if start + size + 8 <= chunk.end, raw[start + size + 3] == string {
+                            dataOffsets.append(start + size + 4)
+                        }
+                    }
+                }
+            }
+        }
+        for offset in dataOffsets {
+            let old = Int(UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24)
+            guard old < newIndex.count else { throw ResourceTableError(.malformed, "resources.arsc: string index \(old) at offset \(offset) is outside the value pool") }
+            withUnsafeBytes(of: newIndex[old].littleEndian) { for i in 0..<4 { bytes[offset + i] = $0[i] } }
+        }
     }
 }
 
@@ -362,9 +461,39 @@ private enum Parser {
                 _ = try spec.read(UInt8.self); _ = try spec.read(UInt16.self)
                 result.layout.entryCounts[typeID] = Int(try spec.read(UInt32.self))
             }
+            if chunk.type == ChunkType.tableOverlayable {
+                result.layout.overlayables.append(try parseOverlayable(bytes, chunk))
+                continue
+            }
             guard chunk.type == ChunkType.tableType else { continue }
             try parseType(bytes, chunk, packageID: UInt32(id), typeNames: typeNames, keyNames: keyNames, values: pool, into: &result)
         }
+    }
+
+    /// `ResTable_overlayable_header` (name char16[256], actor char16[256]) and its
+    /// `ResTable_overlayable_policy_header` chunks (policy_flags u32, entry_count u32, then the IDs).
+    static func parseOverlayable(_ bytes: UnsafeRawBufferPointer, _ chunk: Chunk) throws -> ResourceTable.Overlayable {
+        guard chunk.headerSize >= 8 + 1024 else { throw fail("overlayable chunk at offset \(chunk.offset) has a \(chunk.headerSize)-byte header") }
+        func text(at offset: Int) throws -> String {
+            var reader = LittleEndianReader(bytes, offset: offset)
+            var units: [UInt16] = []
+            for _ in 0..<256 { let unit: UInt16 = try reader.read(); if unit == 0 { break }; units.append(unit) }
+            return String(decoding: units, as: UTF16.self)
+        }
+        var overlayable = ResourceTable.Overlayable(name: try text(at: chunk.offset + 8), actor: try text(at: chunk.offset + 8 + 512), policies: [])
+        var offset = chunk.headerEnd
+        while offset < chunk.end {
+            let policy = try Chunk.read(in: bytes, at: offset, limit: chunk.end, what: "overlayable policy")
+            offset = policy.end
+            guard policy.type == ChunkType.tableOverlayablePolicy, policy.headerSize >= 16 else { continue }
+            var reader = LittleEndianReader(bytes, offset: policy.offset + 8)
+            let flags: UInt32 = try reader.read()
+            let count = Int(try reader.read(UInt32.self))
+            guard count <= (policy.end - policy.headerEnd) / 4 else { throw fail("overlayable policy at offset \(policy.offset) claims \(count) entries") }
+            try reader.seek(to: policy.headerEnd)
+            overlayable.policies.append((flags, try (0..<count).map { _ in try reader.read(UInt32.self) }))
+        }
+        return overlayable
     }
 
     static func parseType(_ bytes: UnsafeRawBufferPointer, _ chunk: Chunk, packageID: UInt32, typeNames: StringPool, keyNames: StringPool,
@@ -404,18 +533,26 @@ private enum Parser {
             let key: UInt32, value: ResourceValue?, dataOffset: Int?
             var bag: [(UInt32, ResourceValue)] = []
             var parent: UInt32 = 0
-            var styled = false
+            var spans: [StyledString.Span] = []
+            var bagSpans: [UInt32: [StyledString.Span]] = [:]
             func decode(_ type: UInt8, _ data: UInt32, _ what: String) throws -> ResourceValue {
                 let dataType = ResourceValue.DataType(rawValue: type)
                 guard dataType == .string else { return .typed(dataType, data) }
                 return .string(try values.string(at: data, context: "\(place) \(what)"))
+            }
+            /// The spans of string `data` when a value of `type` is a styled string.
+            func styles(_ type: UInt8, _ data: UInt32, _ what: String) throws -> [StyledString.Span] {
+                guard type == ResourceValue.DataType.string.rawValue, Int(data) < values.styles.count else { return [] }
+                return try values.styles[Int(data)].map { span in
+                    StyledString.Span(tag: try values.string(at: span.name, context: "\(place) \(what) style span"), firstChar: span.firstChar, lastChar: span.lastChar)
+                }
             }
             if entryFlags & 0x0008 != 0 {  // FLAG_COMPACT: key u16 in `size`, type in the high flag byte, data u32
                 key = UInt32(size)
                 let data: UInt32 = try entry.read()
                 dataOffset = start + 4
                 value = try decode(UInt8(entryFlags >> 8), data, "entry #\(index)")
-                styled = UInt8(entryFlags >> 8) == ResourceValue.DataType.string.rawValue && Int(data) < values.styles.count && !values.styles[Int(data)].isEmpty
+                spans = try styles(UInt8(entryFlags >> 8), data, "entry #\(index)")
             } else {
                 key = try entry.read()
                 if entryFlags & 0x0001 != 0 {  // FLAG_COMPLEX: a map
@@ -430,6 +567,8 @@ private enum Parser {
                         let type: UInt8 = try items.read()
                         let data: UInt32 = try items.read()
                         bag.append((name, try decode(type, data, "map entry #\(index) item #\(item)")))
+                        let itemSpans = try styles(type, data, "map entry #\(index) item #\(item)")
+                        if !itemSpans.isEmpty { bagSpans[name] = itemSpans }
                     }
                     value = nil; dataOffset = nil
                 } else {
@@ -440,12 +579,12 @@ private enum Parser {
                     dataOffset = v.offset
                     let data: UInt32 = try v.read()
                     value = try decode(type, data, "entry #\(index)")
-                    styled = type == ResourceValue.DataType.string.rawValue && Int(data) < values.styles.count && !values.styles[Int(data)].isEmpty
+                    spans = try styles(type, data, "entry #\(index)")
                 }
             }
             let name = try keyNames.string(at: key, context: "\(place) entry #\(index) key")
             result.entries.append(ResourceTable.Entry(id: id, type: typeName, name: name, configuration: configuration, value: value,
-                                                      isStyled: styled, dataOffset: dataOffset, bag: bag, parent: parent, flags: entryFlags))
+                                                      spans: spans, dataOffset: dataOffset, bag: bag, bagSpans: bagSpans, parent: parent, flags: entryFlags))
         }
     }
 }

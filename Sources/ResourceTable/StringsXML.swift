@@ -22,19 +22,29 @@ public enum StringsXML {
         public var line: Int
         /// Whether `value` is a reference written as text (`@string/app_name`, `?attr/x`), not a string.
         public var isReference: Bool
-        public init(name: String, value: String, line: Int = 0, isReference: Bool = false) {
-            self.name = name; self.value = value; self.line = line; self.isReference = isReference
+        /// The spans when the value is a styled string.
+        public var spans: [StyledString.Span]
+        public init(name: String, value: String, line: Int = 0, isReference: Bool = false, spans: [StyledString.Span] = []) {
+            self.name = name; self.value = value; self.line = line; self.isReference = isReference; self.spans = spans
         }
     }
 
-    /// The text of a strings.xml with `items` in order. `styledNames` get a comment: their markup is not shown, and
-    /// overriding them replaces the styled text by plain text.
-    public static func encode(_ items: [Item], styledNames: Set<String> = []) -> String {
+    /// The text of a strings.xml with `items` in order. A styled string is written with its markup (`<b>…</b>`);
+    /// one whose spans have no markup form (they overlap) gets a comment and its plain text, which is left alone
+    /// when applied unchanged.
+    public static func encode(_ items: [Item]) -> String {
         var out = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<resources>\n"
         for item in items {
-            if styledNames.contains(item.name) { out += "    <!-- \(item.name) has markup (e.g. <b>) in the APK, shown here as plain text -->\n" }
+            let name = XMLEscaping.attribute(item.name)
+            if !item.spans.isEmpty {
+                if let markup = StyledString(text: item.value, spans: item.spans).markup {
+                    out += "    <string name=\"\(name)\">\(markup)</string>\n"
+                    continue
+                }
+                out += "    <!-- \(item.name) has style spans without a markup form (overlapping, or not named like elements), shown here as plain text -->\n"
+            }
             let text = item.isReference ? item.value : escapeValue(item.value)
-            out += "    <string name=\"\(XMLEscaping.attribute(item.name))\">\(XMLEscaping.text(text))</string>\n"
+            out += "    <string name=\"\(name)\">\(XMLEscaping.text(text))</string>\n"
         }
         out += "</resources>\n"
         return out
@@ -81,7 +91,11 @@ public enum StringsXML {
             guard let name = element.attributes.first(where: { $0.qualifiedName == "name" })?.value, !name.isEmpty else {
                 throw ResourceTableError(.badValuesFile, "\(fileName):\(element.line): <string> without a name attribute")
             }
-            let raw = try ValuesXML.rawText(of: element, fileName: fileName)
+            if let markup = element.children.first(where: { if case .element(let e) = $0 { return !e.qualifiedName.contains(":") }; return false }),
+               case .element(let e) = markup {
+                throw ResourceTableError(.badValuesFile, "\(fileName):\(e.line): markup <\(e.qualifiedName)> makes a styled string; apply it as a values file (applyValuesFiles)")
+            }
+            let raw = ValuesXML.rawText(of: element)
             // An unescaped leading @ or ? makes the value a reference, as in aapt.
             let trimmed = raw.trimmingWhitespace()
             if trimmed.hasPrefix("@") || trimmed.hasPrefix("?") {
@@ -134,12 +148,13 @@ extension ResourceTable {
     /// The strings.xml text of every configuration that has string resources: (folder name, e.g. "values-fr", text).
     public func stringsXMLFiles() -> [(directory: String, text: String)] {
         stringConfigurations.map { configuration in
-            let styled = Set(styledStringNames(in: configuration))
-            let items = stringValues(in: configuration).compactMap { name, value -> StringsXML.Item? in
-                if let text = value.stringValue { return StringsXML.Item(name: name, value: text) }
-                return referenceText(value).map { StringsXML.Item(name: name, value: $0, isReference: true) }
-            }
-            return (configuration.valuesDirectoryName, StringsXML.encode(items, styledNames: styled))
+            let items = (stringEntriesByConfiguration.first { $0.0 == configuration }?.1 ?? []).map { entries[$0] }.sorted { $0.id < $1.id }
+                .compactMap { entry -> StringsXML.Item? in
+                    guard let value = entry.value else { return nil }
+                    if let text = value.stringValue { return StringsXML.Item(name: entry.name, value: text, spans: entry.spans) }
+                    return referenceText(value).map { StringsXML.Item(name: entry.name, value: $0, isReference: true) }
+                }
+            return (configuration.valuesDirectoryName, StringsXML.encode(items))
         }
     }
 

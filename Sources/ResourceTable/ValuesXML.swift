@@ -17,13 +17,20 @@ public enum ValuesXML {
         var text: String?
         var children: [Node] = []
         var line = 0
+        /// The value when the element holds markup (`<b>`, `<font …>`): a styled string. `text` then holds the
+        /// escaped plain text (what is written when the spans have no markup form).
+        var styled: StyledString?
 
         func attribute(_ name: String) -> String? { attributes.first { $0.0 == name }?.1 }
 
-        /// Same tag, attributes (in any order), text and children: what "unchanged" means.
+        /// Same tag, attributes (in any order), text (or styled value) and children: what "unchanged" means.
         func isSame(as other: Node) -> Bool {
-            guard tag == other.tag, (text ?? "") == (other.text ?? ""), children.count == other.children.count,
-                  attributes.count == other.attributes.count else { return false }
+            if styled != nil || other.styled != nil {
+                guard let mine = styled, let theirs = other.styled, mine.isSame(as: theirs) else { return false }
+            } else if (text ?? "") != (other.text ?? "") {
+                return false
+            }
+            guard tag == other.tag, children.count == other.children.count, attributes.count == other.attributes.count else { return false }
             let mine = attributes.sorted { $0.0 < $1.0 }, theirs = other.attributes.sorted { $0.0 < $1.0 }
             guard zip(mine, theirs).allSatisfy({ $0.0 == $1.0 && $0.1 == $1.1 }) else { return false }
             return zip(children, other.children).allSatisfy { $0.isSame(as: $1) }
@@ -76,7 +83,9 @@ public enum ValuesXML {
         func write(_ node: Node, indent: String) {
             out += indent + "<" + node.tag
             for (name, value) in node.attributes { out += " \(name)=\"\(XMLEscaping.attribute(value))\"" }
-            if let text = node.text, !text.isEmpty {
+            if let markup = node.styled?.markup {
+                out += ">" + markup + "</" + node.tag + ">\n"
+            } else if let text = node.text, !text.isEmpty {
                 out += ">" + XMLEscaping.text(text) + "</" + node.tag + ">\n"
             } else if node.children.isEmpty {
                 out += " />\n"
@@ -104,45 +113,42 @@ public enum ValuesXML {
 
     static func node(from element: TextXMLParser.Element, fileName: String) throws -> Node {
         var node = Node(tag: element.qualifiedName, attributes: element.attributes.map { ($0.qualifiedName, $0.value) }, line: element.line)
+        // Markup inside a value (<b>, <xliff:g>) is part of the value; in other elements, children are elements.
+        if ["item", "string", "macro"].contains(element.qualifiedName) {
+            if let styled = try StyledString.parse(element, fileName: fileName) {
+                node.styled = styled
+                node.text = StringsXML.escapeValue(styled.text)
+            } else {
+                node.text = rawText(of: element).trimmingWhitespace()
+            }
+            return node
+        }
         var text = ""
         for child in element.children {
             switch child {
             case .text(let t, _): text += t
-            case .element(let e):
-                // Markup inside a string (<b>, <xliff:g>) stays text; anything else is a child element.
-                if element.qualifiedName == "item" || element.qualifiedName == "string" {
-                    guard e.qualifiedName == "xliff:g" else {
-                        throw ResourceTableError(.badValuesFile, "\(fileName):\(e.line): markup <\(e.qualifiedName)> in a value is not supported (styled strings); use plain text")
-                    }
-                    text += try rawText(of: e, fileName: fileName)
-                } else {
-                    node.children.append(try self.node(from: e, fileName: fileName))
-                }
+            case .element(let e): node.children.append(try self.node(from: e, fileName: fileName))
             }
         }
         if node.children.isEmpty { node.text = text.trimmingWhitespace() }
         return node
     }
 
-    /// The character data of a value and of its `<xliff:g>` wrappers (which keep their text, as in aapt); other
-    /// markup throws.
-    static func rawText(of element: TextXMLParser.Element, fileName: String) throws -> String {
+    /// The character data of a value without spans, and of the namespaced elements in it (`<xliff:g>`), which
+    /// keep their text as in aapt.
+    static func rawText(of element: TextXMLParser.Element) -> String {
         var text = ""
         for child in element.children {
             switch child {
             case .text(let t, _): text += t
-            case .element(let e):
-                guard e.qualifiedName == "xliff:g" else {
-                    throw ResourceTableError(.badValuesFile, "\(fileName):\(e.line): markup <\(e.qualifiedName)> in a value is not supported (styled strings); use plain text")
-                }
-                text += try rawText(of: e, fileName: fileName)
+            case .element(let e): text += rawText(of: e)
             }
         }
         return text
     }
 
-    /// Reads the resources of one values file.
-    static func items(_ text: String, fileName: String, configuration: ResourceConfiguration) throws -> [Item] {
+    /// Reads the resources of one values file, and its declarations (`<public>`, `<macro>`, `<overlayable>`).
+    static func items(_ text: String, fileName: String, configuration: ResourceConfiguration) throws -> (items: [Item], declarations: [Declaration]) {
         var parser = TextXMLParser(text: text, fileName: fileName)
         let root: TextXMLParser.Element
         do { root = try parser.parse() } catch let error as BinaryXMLError { throw ResourceTableError(.badValuesFile, error.message) }
@@ -150,10 +156,15 @@ public enum ValuesXML {
             throw ResourceTableError(.badValuesFile, "\(fileName):\(root.line): the root element is <\(root.qualifiedName)>, expected <resources>")
         }
         var items: [Item] = []
+        var declarations: [Declaration] = []
         for case .element(let element) in root.children {
             let node = try Self.node(from: element, fileName: fileName)
             let place = "\(fileName):\(node.line)"
             if ["eat-comment", "skip"].contains(node.tag) { continue }
+            if let declaration = try Declaration(node, fileName: fileName, configuration: configuration) {
+                declarations.append(declaration)
+                continue
+            }
             if node.tag == "declare-styleable" {
                 // A styleable is not stored in the table; the attrs it defines (those with a format) are.
                 for child in node.children where child.tag == "attr" && (child.attribute("format") != nil || !child.children.isEmpty) {
@@ -182,7 +193,7 @@ public enum ValuesXML {
             }
             items.append(Item(type: type, name: name, node: node, fileName: fileName, configuration: configuration))
         }
-        return items
+        return (items, declarations)
     }
 }
 
@@ -236,7 +247,7 @@ extension ResourceTable {
             var children: [ValuesXML.Node] = []
             for (key, value) in entry.bag {
                 guard let quantity = ValuesXML.quantities.first(where: { $0.1 == key })?.0, let text = valueText(value) else { return nil }
-                children.append(ValuesXML.Node(tag: "item", attributes: [("quantity", quantity)], text: text))
+                children.append(ValuesXML.Node(tag: "item", attributes: [("quantity", quantity)], text: text, styled: styled(value, entry.bagSpans[key])))
             }
             return ValuesXML.Node(tag: "plurals", attributes: [nameAttribute], children: children)
         case "array":
@@ -245,9 +256,9 @@ extension ResourceTable {
             let tag = !values.isEmpty && values.allSatisfy({ $0.stringValue != nil }) ? "string-array"
                 : !values.isEmpty && values.allSatisfy({ if case .typed(.intDecimal, _) = $0 { return true }; return false }) ? "integer-array" : "array"
             var children: [ValuesXML.Node] = []
-            for value in values {
+            for (key, value) in entry.bag {
                 guard let text = valueText(value) else { return nil }
-                children.append(ValuesXML.Node(tag: "item", text: text))
+                children.append(ValuesXML.Node(tag: "item", text: text, styled: styled(value, entry.bagSpans[key])))
             }
             return ValuesXML.Node(tag: tag, attributes: [nameAttribute], children: children)
         case "style":
@@ -289,6 +300,14 @@ extension ResourceTable {
         default:
             return nil
         }
+    }
+
+    /// A bag item's styled string when its spans have a markup form (others are written, and compared, as plain
+    /// text).
+    private func styled(_ value: ResourceValue, _ spans: [StyledString.Span]?) -> StyledString? {
+        guard let spans, let text = value.stringValue else { return nil }
+        let styled = StyledString(text: text, spans: spans)
+        return styled.markup == nil ? nil : styled
     }
 
     private func fits(_ value: ResourceValue, _ format: AttributeFormat) -> Bool {
@@ -346,6 +365,7 @@ extension ResourceTable {
     @discardableResult
     public mutating func applyValuesFiles(_ files: [(directory: String, fileName: String, text: String)]) throws -> [String] {
         var items: [ValuesXML.Item] = []
+        var declarations: [ValuesXML.Declaration] = []
         var configurations: [String: ResourceConfiguration] = [:]
         for entry in entries where configurations[entry.configuration.qualifiers] == nil { configurations[entry.configuration.qualifiers] = entry.configuration }
         for (directory, fileName, text) in files {
@@ -361,8 +381,11 @@ extension ResourceTable {
                     throw ResourceTableError(error.code, "\(fileName): \(error.message)")
                 }
             }
-            items += try ValuesXML.items(text, fileName: fileName, configuration: configuration)
+            let read = try ValuesXML.items(text, fileName: fileName, configuration: configuration)
+            items += read.items
+            declarations += read.declarations
         }
+        try ValuesXML.substituteMacros(in: &items, declarations)
         var seen: [String: ValuesXML.Item] = [:]
         for item in items {
             let key = item.configuration.qualifiers + "\u{0}" + item.type + "/" + item.name
@@ -371,7 +394,9 @@ extension ResourceTable {
             }
             seen[key] = item
         }
-        // Every new name gets its ID first, so any value can refer to any name the files add.
+        // Every new name gets its ID first, so any value can refer to any name the files add; IDs that
+        // <public> gives come before the others.
+        try reservePublicIDs(declarations, items: items)
         for item in items {
             do { try reserveID(type: item.type, named: item.name) } catch let error as ResourceTableError {
                 throw ResourceTableError(error.code, "\(item.place): \(error.message)")
@@ -387,6 +412,7 @@ extension ResourceTable {
                 throw ResourceTableError(error.code, "\(item.place): \(error.message)")
             }
         }
+        try checkOverlayables(declarations)
         return changed
     }
 
@@ -403,6 +429,7 @@ extension ResourceTable {
         switch node.tag {
         case "plurals":
             var bag: [(UInt32, ResourceValue)] = []
+            var spans: [UInt32: [StyledString.Span]] = [:]
             for child in node.children {
                 guard child.tag == "item", let quantity = child.attribute("quantity"), let key = ValuesXML.quantities.first(where: { $0.0 == quantity })?.1 else {
                     throw ResourceTableError(.badValuesFile, "\(item.fileName):\(child.line): a plurals item is <item quantity=\"zero|one|two|few|many|other\">")
@@ -411,18 +438,22 @@ extension ResourceTable {
                     throw ResourceTableError(.duplicate, "\(item.fileName):\(child.line): quantity \(quantity) is given twice in plurals/\(item.name)")
                 }
                 bag.append((key, try compile(child, format: [.reference, .string], item: item)))
+                if let styled = child.styled { spans[key] = styled.spans }
             }
-            return try putBagIfChanged(bag, parent: 0, item: item, existing: existing)
+            return try putBagIfChanged(bag, spans: spans, parent: 0, item: item, existing: existing)
         case "string-array", "integer-array", "array":
             let format: AttributeFormat = node.tag == "string-array" ? [.reference, .string] : node.tag == "integer-array" ? [.reference, .integer] : .any
             var bag: [(UInt32, ResourceValue)] = []
+            var spans: [UInt32: [StyledString.Span]] = [:]
             for (index, child) in node.children.enumerated() {
                 guard child.tag == "item" else {
                     throw ResourceTableError(.badValuesFile, "\(item.fileName):\(child.line): <\(node.tag)> holds <item> elements, not <\(child.tag)>")
                 }
-                bag.append((ValuesXML.arrayItem + UInt32(index), try compile(child, format: format, item: item)))
+                let key = ValuesXML.arrayItem + UInt32(index)
+                bag.append((key, try compile(child, format: format, item: item)))
+                if let styled = child.styled { spans[key] = styled.spans }
             }
-            return try putBagIfChanged(bag, parent: 0, item: item, existing: existing)
+            return try putBagIfChanged(bag, spans: spans, parent: 0, item: item, existing: existing)
         case "style":
             let (bag, parent) = try styleBag(item)
             return try putBagIfChanged(bag, parent: parent, item: item, existing: existing)
@@ -442,40 +473,57 @@ extension ResourceTable {
             let value: ResourceValue
             if item.type == "id", (node.text ?? "").isEmpty { value = .typed(.intBoolean, 0) }
             else { value = try compile(node, format: format, item: item) }
-            if let existing, existing.value == value { return false }
+            let spans = node.styled?.spans ?? []
+            if let existing, existing.value == value, existing.spans == spans { return false }
             if let existing, existing.dataOffset != nil || existing.value != nil {
-                if existing.dataOffset != nil, !existing.isStyled {
-                    try setValue(value, type: item.type, named: item.name, qualifiers: configuration.qualifiers)
+                if existing.dataOffset != nil {
+                    try setValue(value, spans: spans, type: item.type, named: item.name, qualifiers: configuration.qualifiers)
                 } else {
-                    throw ResourceTableError(.ambiguousEdit, "\(item.type)/\(item.name) is a bag (or a styled string) in \(configuration); replacing it by a simple value is not supported")
+                    throw ResourceTableError(.ambiguousEdit, "\(item.type)/\(item.name) is a bag in \(configuration); replacing it by a simple value is not supported")
                 }
             } else {
-                try addValue(value, type: item.type, named: item.name, configuration: configuration)
+                try addValue(value, spans: spans, type: item.type, named: item.name, configuration: configuration)
             }
         }
         return true
     }
 
-    /// Puts the bag unless the entry already holds exactly these items (in any order) and parent.
-    private mutating func putBagIfChanged(_ bag: [(UInt32, ResourceValue)], parent: UInt32, item: ValuesXML.Item, existing: Entry?) throws -> Bool {
+    /// Puts the bag unless the entry already holds exactly these items (in any order, string items with the same
+    /// spans) and parent.
+    private mutating func putBagIfChanged(_ bag: [(UInt32, ResourceValue)], spans: [UInt32: [StyledString.Span]] = [:], parent: UInt32,
+                                          item: ValuesXML.Item, existing: Entry?) throws -> Bool {
         if let existing, existing.value == nil, existing.parent == parent, existing.bag.count == bag.count {
             let old = existing.bag.sorted { $0.0 < $1.0 }, new = bag.sorted { $0.0 < $1.0 }
-            if zip(old, new).allSatisfy({ $0.0 == $1.0 && $0.1 == $1.1 }) { return false }
+            func sameSpans(_ key: UInt32, _ value: ResourceValue) -> Bool {
+                guard let text = value.stringValue else { return true }
+                let old = StyledString(text: text, spans: existing.bagSpans[key] ?? [])
+                // Spans without a markup form were decoded as plain text: that text given back changes nothing.
+                if spans[key] == nil, !old.spans.isEmpty, old.markup == nil { return true }
+                return old.isSame(as: StyledString(text: text, spans: spans[key] ?? []))
+            }
+            if zip(old, new).allSatisfy({ $0.0 == $1.0 && $0.1 == $1.1 && sameSpans($1.0, $1.1) }) { return false }
         }
-        try putBag(bag, parent: parent, type: item.type, named: item.name, configuration: item.configuration)
+        try putBag(bag, spans: spans, parent: parent, type: item.type, named: item.name, configuration: item.configuration)
         return true
     }
 
     private mutating func applyString(_ item: ValuesXML.Item, existing: Entry?) throws -> Bool {
         let text = item.node.text ?? ""
         let value: ResourceValue
-        if text.hasPrefix("@") || text.hasPrefix("?") { value = try compile(item.node, format: [.reference, .string], item: item) }
+        let spans = item.node.styled?.spans ?? []
+        if let styled = item.node.styled { value = .string(styled.text) }
+        else if text.hasPrefix("@") || text.hasPrefix("?") { value = try compile(item.node, format: [.reference, .string], item: item) }
         else { value = .string(try StringsXML.value(of: text, fileName: item.fileName, line: item.node.line)) }
         if let existing {
-            if existing.value == value { return false }
-            try setValue(value, type: "string", named: item.name, qualifiers: item.configuration.qualifiers)
+            if existing.value == value {
+                guard let text = value.stringValue else { return false }
+                // Spans without a markup form were decoded as plain text: that text given back changes nothing.
+                if spans.isEmpty, let old = existing.styledValue, old.markup == nil { return false }
+                if StyledString(text: text, spans: existing.spans).isSame(as: StyledString(text: text, spans: spans)) { return false }
+            }
+            try setValue(value, spans: spans, type: "string", named: item.name, qualifiers: item.configuration.qualifiers)
         } else {
-            try addValue(value, type: "string", named: item.name, configuration: item.configuration)
+            try addValue(value, spans: spans, type: "string", named: item.name, configuration: item.configuration)
         }
         return true
     }
@@ -485,6 +533,13 @@ extension ResourceTable {
     private func compile(_ node: ValuesXML.Node, format: AttributeFormat, symbols: [AttributeInfo.Symbol] = [], item: ValuesXML.Item) throws -> ResourceValue {
         let text = node.text ?? ""
         let place = "\(item.fileName):\(node.line)"
+        if let styled = node.styled {
+            // Markup makes a styled string, whatever the text looks like (as in aapt2).
+            guard format.contains(.string) || format == .any else {
+                throw ResourceTableError(.badValuesFile, "\(place): \(item.type)/\(item.name) takes \(ValuesXML.formatText(format)), not text with markup")
+            }
+            return .string(styled.text)
+        }
         if text.hasPrefix("@") || text.hasPrefix("?") {
             do {
                 return try XMLTree.compileAttribute(namespace: nil, name: item.type + "/" + item.name, value: text, resources: self,

@@ -70,6 +70,7 @@ extension APKPatch {
         var livePort: Int = 8100
         @Option(name: .long, help: ArgumentHelp("For a split APK set: install (or script) only the splits matching this bundletool device spec (JSON), instead of reading the device with adb.", valueName: "file"))
         var deviceSpec: String?
+        @Option(name: .customLong("rename-package"), help: ArgumentHelp("Rename the app's package in every build, as apkpatch run --rename-package.", valueName: "name")) var renamePackage: String?
         @Flag(name: .long, help: "One JSON object per line for each event.") var json = false
 
         func validate() throws {
@@ -88,8 +89,9 @@ extension APKPatch {
                 try watchSet()
                 return
             }
-            let options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: nil, signer: signer, schemes: schemes,
+            var options = try makePipelineOptions(apk: apk, patch: patch, out: out, keepStages: nil, signer: signer, schemes: schemes,
                                                   installFlags: installFlags, noSign: false, noVerify: false, announcesDebugKey: !json)
+            options.manifestEdits.packageName = renamePackage
             let session = try WatchSession(options: options)
             // Live reload's latency is the debounce plus a few milliseconds: keep it short. A save that comes in
             // pieces costs at worst one more reload.
@@ -113,6 +115,7 @@ extension APKPatch {
         /// `watch` on a split APK set.
         private func watchSet() throws {
             if live { throw ValidationError("--live is not supported for a split APK set; watch it without --live (each save rebuilds and reinstalls the set)") }
+            if renamePackage != nil { throw ValidationError("--rename-package is not supported yet for a split APK set (every split names the package); merge it into one APK first (apkpatch merge), then watch that") }
             var options = try SetCommands.options(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, installFlags: installFlags,
                                                   deviceSpec: deviceSpec, verifies: true, announcesDebugKey: !json)
             options.v4Signing = .off  // working builds, as for one APK

@@ -25,8 +25,45 @@ import TestSupport
             <meta-data android:name="com.example.fixture.KEY" android:value="x" />
             """
         fixture.strings["provider_authority"] = "com.example.fixture.files"
+        fixture.strings["search_authority"] = "com.example.fixture.search"
         fixture.resources["xml/syncadapter.xml"] = Array(#"<sync-adapter xmlns:android="http://schemas.android.com/apk/res/android" android:contentAuthority="com.example.fixture.files" android:accountType="com.example.fixture.account" />"#.utf8)
+        fixture.resources["xml/searchable.xml"] = Array(#"<searchable xmlns:android="http://schemas.android.com/apk/res/android" android:label="@string/app_name" android:searchSuggestAuthority="@string/search_authority" />"#.utf8)
+        fixture.resources["xml/shortcuts.xml"] = Array("""
+            <shortcuts xmlns:android="http://schemas.android.com/apk/res/android">
+                <shortcut android:shortcutId="open" android:shortcutShortLabel="@string/app_name">
+                    <intent android:action="android.intent.action.VIEW" android:targetPackage="com.example.fixture" android:targetClass="com.example.fixture.MainActivity" />
+                </shortcut>
+            </shortcuts>
+            """.utf8)
+        fixture.resources["values/attrs.xml"] = Array(#"<resources><attr name="speed" format="integer" /></resources>"#.utf8)
+        fixture.resources["layout/main.xml"] = Array("""
+            <View xmlns:android="http://schemas.android.com/apk/res/android" xmlns:app="http://schemas.android.com/apk/res/com.example.fixture"
+                android:layout_width="match_parent" android:layout_height="wrap_content" app:speed="3" />
+            """.utf8)
         return fixture
+    }
+
+    /// What renaming does to res/ XML and the strings it refers to, checked in `aapt dump xmltree`/`resources`;
+    /// with `notes`, what the summary lists.
+    static func assertResourcesRenamed(_ out: String, notes: String?, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for (file, expected, unexpected) in [
+            ("res/xml/syncadapter.xml", #"="com.example.copy.files""#, #"="com.example.fixture.files""#),
+            ("res/xml/shortcuts.xml", #"android:targetPackage(0x01010021)="com.example.copy""#, #"targetPackage(0x01010021)="com.example.fixture""#),
+            ("res/xml/shortcuts.xml", #"android:targetClass(0x0101002f)="com.example.fixture.MainActivity""#, "res/com.example.fixture"),
+            ("res/layout/main.xml", "N: app=http://schemas.android.com/apk/res/com.example.copy", "res/com.example.fixture"),
+        ] {
+            let tree = try Oracle.aapt(["dump", "xmltree", out, file])
+            #expect(tree.contains(expected) && !tree.contains(unexpected), "\(file): \(expected) in\n\(tree)", sourceLocation: sourceLocation)
+        }
+        let values = try Oracle.aapt(["dump", "--values", "resources", out])
+        // A string an authority attribute refers to moves with it; the others stay and are listed.
+        #expect(values.contains(#"(string8) "com.example.copy.search""#) && values.contains(#"(string8) "com.example.fixture.files""#), "\(values)",
+                sourceLocation: sourceLocation)
+        guard let notes else { return }
+        for expected in ["string/provider_authority", "accountType"] { #expect(notes.contains(expected), "missing \(expected) in \(notes)", sourceLocation: sourceLocation) }
+        for unexpected in ["contentAuthority", "string/search_authority", "targetPackage"] {
+            #expect(!notes.contains(unexpected), "\(unexpected) listed though renamed: \(notes)", sourceLocation: sourceLocation)
+        }
     }
 
     @Test func specRenamesManifestAndTable() throws {
@@ -56,12 +93,36 @@ import TestSupport
         #expect(!manifest.contains(#"="com.example.fixture.permission"#), "\(manifest)")
         // What still names the old package is listed, not silently kept.
         for expected in ["ACTION_PING", "com.example.fixture.KEY", "string/provider_authority", "package renamed from com.example.fixture to com.example.copy",
-                         "res/xml/syncadapter.xml <sync-adapter> contentAuthority", "accountType"] {
+                         "res/xml/syncadapter.xml <sync-adapter> accountType"] {
             #expect(result.stdout.contains(expected), "missing \(expected) in\n\(result.stdout)")
         }
+        try Self.assertResourcesRenamed(out, notes: result.stdout)
         let decoded = try ResourceAddingTests.apktool(out, in: dir)
         let text = try String(contentsOfFile: decoded + "/AndroidManifest.xml", encoding: .utf8)
         #expect(text.contains(#"package="com.example.copy""#) && text.contains(#"android:name="com.example.fixture.MainActivity""#), "\(text)")
+        let shortcuts = try String(contentsOfFile: decoded + "/res/xml/shortcuts.xml", encoding: .utf8)
+        #expect(shortcuts.contains(#"android:targetPackage="com.example.copy""#), "\(shortcuts)")
+    }
+
+    /// `watch --rename-package` renames each build as run does.
+    @Test func watchRenamesEachBuild() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("rename-watch")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let apk = try Self.fixture().build(in: dir)
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("<p>v1</p>\n", to: "assets/a.html", in: patch)
+        let out = dir.appendingPathComponent("out.apk").path
+        let (process, lines) = try TestSupport.startApkpatch(["watch", apk, "--patch", patch.path, "--out", out, "--rename-package", "com.example.copy",
+                                                              "--debug-keystore", dir.appendingPathComponent("debug.p12").path])
+        defer { if process.isRunning { process.terminate() } }
+        #expect(lines.waitFor { $0.contains("] built ") }, "first build: \(lines.lines)")
+        try TestSupport.write("<p>v2</p>\n", to: "assets/a.html", in: patch)
+        #expect(lines.waitFor { $0.contains("rebuilt") }, "\(lines.lines)")
+        #expect(try Oracle.aapt(["dump", "badging", out]).contains("package: name='com.example.copy'"))
+        try Self.assertResourcesRenamed(out, notes: nil)
+        #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+        process.interrupt()
+        process.waitUntilExit()
     }
 
     @Test func runOptionRenamesAndBadNamesAreRefused() throws {

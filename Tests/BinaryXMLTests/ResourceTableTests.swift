@@ -206,8 +206,9 @@ import TestSupport
                                                 directory: "values-fr", fileName: "strings.xml")
         #expect(changed == ["greeting"])
         #expect(table.string(named: "greeting", qualifiers: "fr") == "Bonsoir %1$s")
-        #expect(throws: ResourceTableError(.badValuesFile, "")) {
-            try table.applyStringsXML(#"<resources><string name="greeting">a <b>bold</b></string></resources>"#, directory: "values", fileName: "s.xml")
-        }
+        // Markup makes a styled string.
+        #expect(try table.applyStringsXML(#"<resources><string name="greeting">a <b>bold</b></string></resources>"#, directory: "values", fileName: "s.xml") == ["greeting"])
+        #expect(try ResourceTable(bytes: try table.encoded()).entries.first { $0.name == "greeting" && $0.configuration.qualifiers.isEmpty }?.styledValue
+                == StyledString(text: "a bold", spans: [.init(tag: "b", firstChar: 2, lastChar: 5)]))
     }
 }
