@@ -124,13 +124,15 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Signs `data`: RSA with PKCS#1 v1.5 padding; EC and DSA give the DER-encoded (r, s) SEQUENCE, as Java's
-    /// `Signature` (`SHA256withRSA`, `SHA256withECDSA`, ...) produces. RSA signatures are deterministic.
-    public func sign(_ data: [UInt8], digest: DigestAlgorithm) throws -> [UInt8] {
-        try data.withUnsafeBytes { try sign(bytes: $0, digest: digest) }
+    /// `Signature` (`SHA256withRSA`, `SHA256withECDSA`, ...) produces. RSA signatures are deterministic; DSA
+    /// ones too with `dsaNonce: .deterministic` (RFC 6979, Java's `SHA256withDetDSA`).
+    public func sign(_ data: [UInt8], digest: DigestAlgorithm, dsaNonce: DSANonce = .random) throws -> [UInt8] {
+        try data.withUnsafeBytes { try sign(bytes: $0, digest: digest, dsaNonce: dsaNonce) }
     }
 
-    /// `sign(_:digest:)` over raw memory.
-    public func sign(bytes data: UnsafeRawBufferPointer, digest: DigestAlgorithm) throws -> [UInt8] {
+    /// `sign(_:digest:dsaNonce:)` over raw memory.
+    public func sign(bytes data: UnsafeRawBufferPointer, digest: DigestAlgorithm, dsaNonce: DSANonce = .random) throws -> [UInt8] {
+        if algorithm == .dsa && dsaNonce == .deterministic { return try signDeterministically(bytes: data, digest: digest) }
         let context = try openSSLPointer("EVP_MD_CTX_new") { EVP_MD_CTX_new() }
         defer { EVP_MD_CTX_free(context) }
         try openSSLCheck("EVP_DigestSignInit") { EVP_DigestSignInit(context, nil, digest.evp, nil, handle.pointer) }

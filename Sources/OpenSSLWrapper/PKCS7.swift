@@ -24,8 +24,9 @@ public enum PKCS7 {
     ///   - content: the signed bytes (the `.SF` file).
     ///   - certificates: the signer's chain, signer's certificate first. Encoded verbatim.
     ///   - digest: `.sha1` or `.sha256` (apksig's v1 choices); `.sha512` is accepted for RSA and EC.
+    ///   - dsaNonce: for a DSA key, random k or RFC 6979's (apksig's `SHA1withDetDSA`/`SHA256withDetDSA`).
     public static func makeSignedData(signing content: [UInt8], key: PrivateKey, certificates: [Certificate],
-                                      digest: DigestAlgorithm) throws -> [UInt8] {
+                                      digest: DigestAlgorithm, dsaNonce: DSANonce = .random) throws -> [UInt8] {
         guard let signer = certificates.first else {
             throw OpenSSLError(function: "PKCS7.makeSignedData", reasons: ["no signer certificate given"])
         }
@@ -50,7 +51,7 @@ public enum PKCS7 {
             throw OpenSSLError(function: "PKCS7.makeSignedData",
                                reasons: ["the private key does not match the first certificate's public key (\(signer.subjectDN))"])
         }
-        let signature = try key.sign(content, digest: digest)
+        let signature = try key.sign(content, digest: digest, dsaNonce: dsaNonce)
         let fields = try TBSFields(certificateDER: signer.derBytes)
 
         let digestAlgorithm = DER.sequence([DER.objectIdentifier(digestOID), DER.null])

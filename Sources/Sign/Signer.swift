@@ -95,8 +95,13 @@ public struct Signer: Sendable {
         let writer: any SectionWriter = cache.map {
             RecyclingWriter(cache: $0, destination: destination, concurrency: concurrency, keySupply: config.keySupply)
         } ?? RepackedEntriesWriter(destination: destination, concurrency: concurrency, keySupply: config.keySupply)
+        // The pin list is regenerated from the hints, as for an input APK (an old pinlist.meta is not kept).
+        let pins = try kept.first(where: { $0.entry.name == PinList.hintsEntryName }).map { hints -> [PinList.Pattern] in
+            guard case .output(let entry) = hints.origin else { throw SignError.internalInconsistency("entries to write are the Repack stage's") }
+            return try PinList.patterns(in: try RepackedEntriesWriter.uncompressed(entry))
+        }
         return try run(Job(entries: kept, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
-                           writer: writer, input: nil, endOfCentralDirectory: nil, comment: comment, cache: cache))
+                           writer: writer, input: nil, endOfCentralDirectory: nil, comment: comment, cache: cache, pins: pins))
     }
 
     /// How many entries/chunks are digested at once.
@@ -115,7 +120,7 @@ public struct Signer: Sendable {
         var endOfCentralDirectory: [UInt8]?
         var comment: [UInt8]
         var cache: SigningCache?
-        /// The pin hints' patterns (input APKs only): `pinlist.meta` is written before the JAR signature.
+        /// The pin hints' patterns, when the APK has them: `pinlist.meta` is written before the JAR signature.
         var pins: [PinList.Pattern]? = nil
     }
 
@@ -128,9 +133,14 @@ public struct Signer: Sendable {
         try engine.checkEntryCount(job.entries.count + (job.pins == nil ? 0 : 1), plan: plan)
         let jarSignature = JARSignatureJob(engine: engine, plan: plan, entries: job.entries, inputManifest: job.inputManifest,
                                            added: job.pins == nil ? [] : [PinList.entryName])
+        // The entries' v1 digests taken beside the copy: the signature starts from them at once, or, with a pin
+        // list (whose digest the manifest lists after theirs, known once the entries are written), after the copy.
+        var digestsBesideCopy: BackgroundValue<[[UInt8]]>?
         // Whatever happens below, the workers must finish before the entries and the mapping go away.
-        defer { jarSignature.wait() }
-        if let digests = job.writer.entryDigestsBesideCopy(job.entries, plan: plan) { jarSignature.start(digests) }
+        defer { jarSignature.wait(); digestsBesideCopy?.wait() }
+        if let digests = job.writer.entryDigestsBesideCopy(job.entries, plan: plan) {
+            if job.pins == nil { jarSignature.start(digests) } else { digestsBesideCopy = BackgroundValue(digests) }
+        }
         let section = try job.writer.write(job.entries, engine: engine, plan: plan)
         defer { section.output.abandon() }
         var pinList: [UInt8]?
@@ -139,9 +149,11 @@ public struct Signer: Sendable {
             pinList = PinList.encoded(patterns: pins, entries: job.entries, recordStarts: starts.records, dataStarts: starts.data,
                                       listOffset: section.output.position)
         }
+        let added = pinList.map { list in plan.v1.map { [Digest.hash(list, with: $0)] } ?? [] } ?? []
         if let digests = section.entryDigests {
-            let added = pinList.map { list in plan.v1.map { [Digest.hash(list, with: $0)] } ?? [] } ?? []
             jarSignature.start(inline: true) { digests + added }
+        } else if let digestsBesideCopy {
+            jarSignature.start { try digestsBesideCopy.get() + added }
         }
         // From here on the key is needed.
         let key = try config.key

@@ -1,4 +1,5 @@
 import APKCore
+import OpenSSLWrapper
 
 /// A signature scheme the signer can produce.
 public enum SignatureScheme: Int, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
@@ -58,6 +59,10 @@ public struct SignerConfig: Sendable {
     /// apksigner `--align-file-size`: zeros added to the ZIP comment make the signed APK's size a multiple of
     /// 4096 bytes (only with a v2/v3 signature, as apksig).
     public var alignsFileSize = false
+    /// apksigner `--deterministic-dsa-signing`: every DSA signature (v1, v2, v3, v4) takes its k from RFC 6979
+    /// instead of the random generator, so the same APK and DSA key give the same bytes, as RSA keys always do.
+    /// RSA and EC keys are unaffected (apksig signs ECDSA with a random k either way).
+    public var deterministicDSASigning = false
     /// How many entries/chunks are digested at once (defaults to the number of cores).
     public var concurrency: Int
     /// Deflate level of the JAR signature files (`--jar-deflate-level`). 9, as apksig: reproducible-build
@@ -94,5 +99,12 @@ public struct SignerConfig: Sendable {
         self.alignmentPreserved = alignmentPreserved
         self.libraryPageAlignment = libraryPageAlignment
         self.concurrency = concurrency
+    }
+
+    /// `key` set up to sign as this configuration says (`deterministicDSASigning`).
+    func signing(_ key: SignerKey) -> SignerKey {
+        var key = key
+        key.dsaNonce = deterministicDSASigning ? .deterministic : .random
+        return key
     }
 }

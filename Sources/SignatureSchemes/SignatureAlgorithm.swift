@@ -195,4 +195,10 @@ public enum AndroidSDK {
     public static let tiramisu = 33
     /// Android 17 (apksig's `AndroidSdkVersion.C`): APK Signature Scheme v3.2, hybrid signatures with ML-DSA.
     public static let c = 37
+    /// The release in development as apksig names it (`V3SchemeConstants.DEV_RELEASE`, `AndroidSdkVersion.D`):
+    /// until its SDK is final, such a build reports the last released level, so a v3 signer targeting it is
+    /// written with `productionRelease` and the development-release attribute.
+    public static let developmentRelease = 38
+    /// The newest released level as apksig names it (`V3SchemeConstants.PROD_RELEASE`, `AndroidSdkVersion.C`).
+    public static let productionRelease = c
 }

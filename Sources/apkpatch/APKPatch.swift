@@ -67,7 +67,8 @@ struct APKPatch: ParsableCommand {
     static let apksignerBooleans: Set<String> = [
         "--v1-signing-enabled", "--v2-signing-enabled", "--v3-signing-enabled", "--v4-signing-enabled",
         "--alignment-preserved", "--debuggable-apk-permitted", "--verity-enabled", "--align-file-size",
-        "--deterministic-dsa-signing", "--rotation-targets-dev-release",
+        "--deterministic-dsa-signing", "--rotation-targets-dev-release", "--force-stamp-overwrite", "--stamp-timestamp-enabled",
+        "--append-signature",
     ]
 
     /// `arguments` with the value apksigner implies written out after each valueless boolean option of the
@@ -94,7 +95,7 @@ struct APKPatch: ParsableCommand {
         var arguments = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
         if let command = arguments.first, ["sign", "run", "watch", "merge"].contains(command) {
             SchemeOptions.signsRotation = true
-            (arguments, Sign.nextSigners) = Sign.separateNextSigners(arguments)
+            (arguments, Sign.nextSigners, Sign.firstSignerTarget) = Sign.separateNextSigners(arguments)
         }
         // Commands that spread work over the cores start the worker threads now, while nothing else runs (see
         // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
@@ -108,6 +109,7 @@ struct APKPatch: ParsableCommand {
         Verify.prepare(arguments)
         Sign.prepare(arguments)
         do {
+            try Sign.checkFirstSignerTarget()
             var command = try parseAsRoot(arguments)
             try command.run()
             // Done: skip the libraries' exit handlers (OpenSSL frees every cache it built, ~1 ms) once stdout is

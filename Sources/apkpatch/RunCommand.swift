@@ -156,7 +156,7 @@ func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: S
         }
         let source = try signer.isKeySpecified ? signer.keySource() : .debug(path: nil)
         if schemes.hasSeveralSigners {
-            options.signer = try schemes.config(primary: try source.load(), nextSigners: try APKPatch.Sign.loadNextSigners())
+            options.signer = try schemes.config(primary: try APKPatch.Sign.firstSigner(try source.load()), nextSigners: try APKPatch.Sign.loadNextSigners())
         } else if defersKeyLoading && !source.isInteractive {
             let schemes = schemes
             options.signer = schemes.config(pendingKey: BackgroundValue { try source.load() })

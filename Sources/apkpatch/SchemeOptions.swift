@@ -28,23 +28,64 @@ struct SchemeOptions: ParsableArguments {
     var v1SignerName: String?
     @Option(name: .customLong("debuggable-apk-permitted"), help: ArgumentHelp("false refuses to sign an APK whose manifest says android:debuggable=\"true\" (default true, as apksigner).", valueName: "true|false"))
     var debuggableAPKPermitted: Bool = true
+    @Option(name: .customLong("deterministic-dsa-signing"), help: ArgumentHelp("DSA keys: sign with RFC 6979's deterministic k instead of a random one, so signing the same APK twice gives the same bytes (RSA signatures always are; EC ones never are).", valueName: "true|false"))
+    var deterministicDSASigning: Bool = false
 
-    // apksigner options apkpatch does not implement yet: parsed so that using one says so plainly, instead of
-    // "unknown option" or, worse, a value taken for the input APK.
-    @Option(name: .customLong("lineage"), help: .hidden) var lineage: String?
-    @Flag(name: .customLong("next-signer"), help: .hidden) var nextSigner = false
-    @Option(name: .customLong("rotation-min-sdk-version"), help: .hidden) var rotationMinSdkVersion: String?
-    @Option(name: .customLong("rotation-targets-dev-release"), help: .hidden) var rotationTargetsDevRelease: Bool?
-    @Option(name: .customLong("signer-for-min-sdk-version"), help: .hidden) var signerForMinSdkVersion: String?
-    @Option(name: .customLong("verity-enabled"), help: .hidden) var verityEnabled: Bool?
-    @Option(name: .customLong("align-file-size"), help: .hidden) var alignFileSize: Bool?
-    @Option(name: .customLong("deterministic-dsa-signing"), help: .hidden) var deterministicDSASigning: Bool?
+    @Option(name: .customLong("lineage"), help: ArgumentHelp("Signing certificate lineage (apkpatch rotate, apksigner rotate, or a rotated APK) for a key rotation; the signers follow with --next-signer.", valueName: "path"))
+    var lineage: String?
+    @Flag(name: .customLong("next-signer"), help: "Starts the next signer's key options (a rotation's newer key, or another v1/v2 signer).")
+    var nextSigner = false
+    @Option(name: .customLong("rotation-min-sdk-version"), help: ArgumentHelp("API level from which the rotated key signs (default 33: a v3.1 block; below 33: the v3.0 block from 28).", valueName: "level"))
+    var rotationMinSdkVersion: String?
+    @Option(name: .customLong("rotation-targets-dev-release"), help: ArgumentHelp("The rotation level is a release in development (which reports the previous level): true or false.", valueName: "true|false"))
+    var rotationTargetsDevRelease: Bool?
+    @Option(name: .customLong("signer-for-min-sdk-version"), help: ArgumentHelp("Starts a signer used from this API level on (its key options and --signer-lineage follow); before the first signer's key options, targets that signer.", valueName: "level"))
+    var signerForMinSdkVersion: String?
+    @Option(name: .customLong("verity-enabled"), help: ArgumentHelp("Add the verity variants of the v2/v3 signature algorithms: true or false.", valueName: "true|false"))
+    var verityEnabled: Bool?
+    @Option(name: .customLong("align-file-size"), help: ArgumentHelp("Pad the ZIP comment so the APK's size is a multiple of 4096 bytes.", valueName: "true|false"))
+    var alignFileSize: Bool?
+    // Source stamp options that do nothing without a stamp signer (apksigner: "no effect if no source stamp
+    // signer config is provided"): accepted, so that scripts passing them keep working.
+    @Option(name: .customLong("force-stamp-overwrite"), help: .hidden) var forceStampOverwrite: Bool?
+    @Option(name: .customLong("stamp-timestamp-enabled"), help: .hidden) var stampTimestampEnabled: Bool?
+
+    // apksigner options apkpatch does not take: parsed so that using one says so plainly, instead of "unknown
+    // option" or, worse, a value taken for the input APK.
+    @Option(name: .customLong("stamp-signer"), help: .hidden) var stampSigner: String?
+    @Option(name: .customLong("stamp-lineage"), help: .hidden) var stampLineage: String?
+    @Option(name: .customLong("append-signature"), help: .hidden) var appendSignature: Bool?
+    @Option(name: .customLong("pass-encoding"), help: .hidden) var passEncoding: String?
+    @Option(name: .customLong("provider-class"), help: .hidden) var providerClass: String?
+    @Option(name: .customLong("provider-arg"), help: .hidden) var providerArgument: String?
+    @Option(name: .customLong("provider-pos"), help: .hidden) var providerPosition: String?
+    @Flag(name: .customLong("next-provider"), help: .hidden) var nextProvider = false
+    @Option(name: .customLong("ks-provider-name"), help: .hidden) var keyStoreProviderName: String?
+    @Option(name: .customLong("ks-provider-class"), help: .hidden) var keyStoreProviderClass: String?
+    @Option(name: .customLong("ks-provider-arg"), help: .hidden) var keyStoreProviderArgument: String?
+    @Option(name: .customLong("kms-type"), help: .hidden) var kmsType: String?
+    @Option(name: .customLong("kms-key-alias"), help: .hidden) var kmsKeyAlias: String?
+
+    /// The apksigner option given that apkpatch does not take, and why.
+    var refusedOption: (option: String, reason: String)? {
+        if stampSigner != nil || stampLineage != nil {
+            return (stampSigner != nil ? "--stamp-signer" : "--stamp-lineage", "source stamps are not supported: sign without one (apksigner can add it)")
+        }
+        if appendSignature == true { return ("--append-signature", "keeping other signers' signatures is not supported: sign with every signer at once (--next-signer)") }
+        if passEncoding != nil { return ("--pass-encoding", "other password encodings are not tried: apkpatch uses the password as given (UTF-8)") }
+        let jca: [(String, Bool)] = [("--provider-class", providerClass != nil), ("--provider-arg", providerArgument != nil), ("--provider-pos", providerPosition != nil),
+                                     ("--next-provider", nextProvider), ("--ks-provider-name", keyStoreProviderName != nil),
+                                     ("--ks-provider-class", keyStoreProviderClass != nil), ("--ks-provider-arg", keyStoreProviderArgument != nil)]
+        if let option = jca.first(where: \.1)?.0 { return (option, "Java security providers do not apply: apkpatch reads PKCS#12 and JKS keystores and PKCS#8 keys itself") }
+        if kmsType != nil || kmsKeyAlias != nil { return (kmsType != nil ? "--kms-type" : "--kms-key-alias", "cloud KMS keys are not supported: sign with a keystore or --key/--cert") }
+        return nil
+    }
 
     /// Set by `main` for `sign`, `run`, `watch` and `merge`, the commands that sign a key rotation or several signers
     /// (`--lineage`, `--next-signer`), with verity, and align the file size.
     nonisolated(unsafe) static var signsRotation = false
 
-    /// The first not-yet-supported apksigner option given, if any.
+    /// The first apksigner option given that this command does not take yet, if any.
     var unsupportedOption: String? {
         if !Self.signsRotation {
             if lineage != nil { return "--lineage" }
@@ -55,7 +96,6 @@ struct SchemeOptions: ParsableArguments {
             if verityEnabled == true { return "--verity-enabled" }
             if signerForMinSdkVersion != nil { return "--signer-for-min-sdk-version" }
         }
-        if deterministicDSASigning == true { return "--deterministic-dsa-signing" }
         return nil
     }
 
@@ -69,12 +109,10 @@ struct SchemeOptions: ParsableArguments {
 
     func validate() throws {
         if let option = unsupportedOption {
-            let signTakes = ["--lineage", "--next-signer", "--rotation-min-sdk-version", "--rotation-targets-dev-release", "--align-file-size",
-                             "--verity-enabled", "--signer-for-min-sdk-version"]
-            if !Self.signsRotation && signTakes.contains(option) {
-                throw ValidationError("\(option) is not supported yet here: use apkpatch sign, run, watch or merge")
-            }
-            throw ValidationError("\(option) is not supported yet. Sign with apksigner for that (apkpatch verify checks the result)")
+            throw ValidationError("\(option) is not supported yet here: use apkpatch sign, run, watch or merge")
+        }
+        if let refused = refusedOption {
+            throw ValidationError("\(refused.option): \(refused.reason)")
         }
         if let level = rotationMinSdkVersion, Int(level) == nil {
             throw ValidationError("--rotation-min-sdk-version takes an API level, not \(level)")
@@ -109,13 +147,14 @@ struct SchemeOptions: ParsableArguments {
     /// lineage, `--rotation-min-sdk-version` 33 by default, as apksigner) or with SDK-targeted signers
     /// (`--signer-for-min-sdk-version`), else several signers for v1 and v2 (v3, which holds one signer, must be
     /// off: `validate` sees to it).
-    func config(primary: SignerKey, nextSigners: [NextSigner]) throws -> SignerConfig {
-        let targeted = nextSigners.compactMap { signer in
+    func config(primary: NextSigner, nextSigners: [NextSigner]) throws -> SignerConfig {
+        let signers = [primary] + nextSigners
+        let targeted = signers.compactMap { signer in
             signer.minSdkVersion.map { SignerRotation.TargetedSigner(key: signer.key, minSdkVersion: $0, lineage: signer.lineage) }
         }
-        let untargeted = [primary] + nextSigners.filter { $0.minSdkVersion == nil }.map(\.key)
+        let untargeted = signers.filter { $0.minSdkVersion == nil }.map(\.key)
         guard lineage != nil || !targeted.isEmpty else {
-            var config = config(key: primary)
+            var config = config(key: primary.key)
             config.additionalSigners = Array(untargeted.dropFirst())
             return config
         }
@@ -141,6 +180,7 @@ struct SchemeOptions: ParsableArguments {
         config.debuggableAPKPermitted = debuggableAPKPermitted
         config.alignsFileSize = alignFileSize ?? false
         config.verityEnabled = verityEnabled ?? false
+        config.deterministicDSASigning = deterministicDSASigning
         return config
     }
 }

@@ -34,7 +34,7 @@ enum SetCommands {
                              key prepared: BackgroundValue<SignerKey>? = nil) throws -> SignerConfig {
         let key = try prepared ?? pendingKey(signer, announcesDebugKey: announcesDebugKey)
         guard schemes.hasSeveralSigners else { return schemes.config(pendingKey: key) }
-        return try schemes.config(primary: try key.get(), nextSigners: try APKPatch.Sign.loadNextSigners())
+        return try schemes.config(primary: try APKPatch.Sign.firstSigner(try key.get()), nextSigners: try APKPatch.Sign.loadNextSigners())
     }
 
     /// A set command's options from its command line (`run`, `watch`, `merge`): the key (the Android debug key

@@ -115,15 +115,37 @@ extension APKPatch {
             var options: [String] = []
         }
 
+        /// The first signer's own level and lineage: apksigner gives a `--signer-for-min-sdk-version N` that comes
+        /// before any of the first signer's key options to that signer (its `SignerParams` is still empty, so the
+        /// option starts no new signer), and a `--signer-lineage` given among those options with it.
+        struct FirstSignerTarget: Equatable {
+            var minSdkVersion: Int?
+            var lineagePath: String?
+        }
+
+        /// Set with `nextSigners` (see `separateNextSigners`).
+        nonisolated(unsafe) static var firstSignerTarget = FirstSignerTarget()
+
         /// `arguments` without the signer groups, and the groups: each holds the per-signer options (key options,
         /// `--v1-signer-name`, `--signer-lineage`, with their values) that follow its marker. The markers stay
         /// (`--signer-for-min-sdk-version` with its value), so that the scheme options can check what goes with
-        /// them; a marker followed by no key options starts no signer, as in apksigner.
-        static func separateNextSigners(_ arguments: [String]) -> ([String], [NextSignerGroup]) {
+        /// them; a marker followed by no key options starts no signer, as in apksigner. A level given before the
+        /// first signer's key options targets the first signer (`FirstSignerTarget`, whose `--signer-lineage` is
+        /// taken out too); its key options stay in the arguments.
+        static func separateNextSigners(_ arguments: [String]) -> (arguments: [String], next: [NextSignerGroup], first: FirstSignerTarget) {
             let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64",
                                        "--v1-signer-name", "--signer-lineage"]
-            var rest: [String] = [], groups: [NextSignerGroup] = []
+            var rest: [String] = [], groups: [NextSignerGroup] = [], first = FirstSignerTarget()
+            // Still among the first signer's options, and whether one of its key options (apksigner's
+            // `SignerParams.isEmpty`: not the level or the lineage) came yet.
+            var inFirstSigner = true, firstSignerHasKeyOption = false
             var index = 0
+            func value(of argument: String, named name: String) -> String {
+                if argument.contains("=") { return String(argument.dropFirst(name.count + 1)) }
+                guard index < arguments.count else { return "" }
+                index += 1
+                return arguments[index - 1]
+            }
             while index < arguments.count {
                 let argument = arguments[index]
                 index += 1
@@ -131,16 +153,22 @@ extension APKPatch {
                 var group = NextSignerGroup()
                 if argument == "--next-signer" {
                     rest.append(argument)
+                    inFirstSigner = false
                 } else if name == "--signer-for-min-sdk-version" {
                     rest.append(argument)
-                    var value = argument.contains("=") ? String(argument.dropFirst(name.count + 1)) : ""
-                    if !argument.contains("="), index < arguments.count {
-                        value = arguments[index]
-                        rest.append(value)
-                        index += 1
+                    let level = value(of: argument, named: name)
+                    if !argument.contains("=") { rest.append(level) }
+                    if inFirstSigner && !firstSignerHasKeyOption {
+                        first.minSdkVersion = Int(level) ?? 0
+                        continue
                     }
-                    group.minSdkVersion = Int(value) ?? 0
+                    inFirstSigner = false
+                    group.minSdkVersion = Int(level) ?? 0
+                } else if inFirstSigner && name == "--signer-lineage" {
+                    first.lineagePath = value(of: argument, named: name)
+                    continue
                 } else {
+                    if inFirstSigner && valued.contains(name) { firstSignerHasKeyOption = true }
                     rest.append(argument)
                     continue
                 }
@@ -156,7 +184,21 @@ extension APKPatch {
                 }
                 if !group.options.isEmpty { groups.append(group) }
             }
-            return (rest, groups)
+            return (rest, groups, first)
+        }
+
+        /// A `--signer-lineage` among the first signer's options needs its level (apksigner ignores it then).
+        static func checkFirstSignerTarget() throws {
+            if firstSignerTarget.lineagePath != nil && firstSignerTarget.minSdkVersion == nil {
+                throw ValidationError("--signer-lineage goes with a signer given a level: put --signer-for-min-sdk-version N before the signer's key options")
+            }
+        }
+
+        /// The first signer, `key`, with the level and lineage given to it (`firstSignerTarget`).
+        static func firstSigner(_ key: SignerKey) throws -> NextSigner {
+            let target = firstSignerTarget
+            return NextSigner(key: key, minSdkVersion: target.minSdkVersion,
+                              lineage: try target.lineagePath.map { try SigningCertificateLineage(contentsOf: $0) })
         }
 
         /// The signers after the first, loaded: a group's own `--v1-signer-name` (a per-signer option in
@@ -230,7 +272,7 @@ extension APKPatch {
                 throw error
             }
             var config = schemes.hasSeveralSigners
-                ? try schemes.config(primary: try pendingKey.get(), nextSigners: try Self.loadNextSigners())
+                ? try schemes.config(primary: try Self.firstSigner(try pendingKey.get()), nextSigners: try Self.loadNextSigners())
                 : schemes.config(pendingKey: pendingKey)
             let v4Request = V4SigningRequest(option: schemes.v4)
             config.preparesV4Signature = v4Request != .off
@@ -286,6 +328,7 @@ extension APKPatch {
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
             let signer = Signer(config: config)
+            let signerConfig = config
             // Each signing's failure is its item's; nothing is thrown past one APK.
             try Parallel.forEach(paths.count) { index in
                 let path = paths[index]
@@ -293,7 +336,8 @@ extension APKPatch {
                 let result = Result { () throws -> SigningReport in
                     try PatchPipeline.ensureDistinct(input: path, output: destination)
                     let report = try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
-                    try V4SchemeSigner.updateSignature(forAPKAt: destination, key: key, request: v4Request, concurrency: v4Concurrency,
+                    let v4 = try signerConfig.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
+                    try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, request: v4.request, concurrency: v4Concurrency,
                                                        leaves: report.verityLeaves)
                     return report
                 }

@@ -228,18 +228,6 @@ import TestSupport
         #expect(pem.succeeded && pem.stdout.hasSuffix(expected), "\(pem.stdout)\n---\n\(expected)")
     }
 
-    @Test("signing options not implemented yet say so")
-    func unsupportedSigningOptions() throws {
-        let dir = try TestSupport.makeTemporaryDirectory()
-        let input = try FixtureAPK.cordovaLike().build(in: dir)
-        let output = dir.appendingPathComponent("o.apk").path
-        for options in [["--deterministic-dsa-signing"]] {
-            let result = try TestSupport.apkpatch(["sign"] + Self.signer(0) + options + ["--out", output, input])
-            #expect(!result.succeeded && result.stderr.contains("\(options[0]) is not supported yet"), "\(options): \(result)")
-        }
-        #expect(!FileManager.default.fileExists(atPath: output))
-    }
-
     @Test("sign --lineage --next-signer at rotation API 28: apksigner's v1, v2 and layout byte for byte, the new key in v3.0 from 28, in either signer order")
     func rotatedSigningMatchesApksigner() throws {
         let dir = try TestSupport.makeTemporaryDirectory()

@@ -183,9 +183,9 @@ import Unpack
         #expect(plain.succeeded, "\(plain)")
 
         // An apksigner option apkpatch lacks leaves its value behind as a second input: the error says so.
-        let unknown = try TestSupport.apkpatch(["sign"] + key + ["--pass-encoding", "utf-8", "--out", ours, input])
+        let unknown = try TestSupport.apkpatch(["sign"] + key + ["--hybrid-min-sdk-version", "37", "--out", ours, input])
         #expect(!unknown.succeeded)
-        #expect(unknown.stderr.contains("utf-8") && unknown.stderr.contains("does not support that option"), "\(unknown)")
+        #expect(unknown.stderr.contains("37") && unknown.stderr.contains("does not support that option"), "\(unknown)")
     }
 
     /// `apkpatch sign` starts loading a keystore before parsing its options (see `Sign.prepare`) and uses that

@@ -122,7 +122,7 @@ struct SigningEngine {
             }
             guard let certificate = signer.certificates.first else { throw SignError.noCertificate }
             let digest = try V1SchemeSigner.digestAlgorithm(for: try certificate.publicKey().algorithm, minSdkVersion: minSdk.level)
-            signers.append(V1SchemeSigner.Signer(name: name, key: signer, signatureDigest: digest))
+            signers.append(V1SchemeSigner.Signer(name: name, key: config.signing(signer), signatureDigest: digest))
         }
         return signers
     }
@@ -162,6 +162,9 @@ struct SigningEngine {
                     SchemeSignerSpec(key: key, algorithms: algorithms, minSdkVersion: range.min, maxSdkVersion: range.max),
                 ]))
             }
+        }
+        for block in blocks.indices {
+            for signer in blocks[block].signers.indices { blocks[block].signers[signer].key = config.signing(blocks[block].signers[signer].key) }
         }
         return blocks
     }

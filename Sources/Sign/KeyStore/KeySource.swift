@@ -18,11 +18,19 @@ public struct SignerKey: Sendable {
     public let privateKey: PrivateKey
     /// The chain, the signing certificate first.
     public let certificates: [Certificate]
+    /// How its DSA signatures choose k: set by the configuration that signs with it
+    /// (`SignerConfig.deterministicDSASigning`, apksig's per-signer `deterministicDsaSigning`).
+    public internal(set) var dsaNonce: DSANonce = .random
 
     public init(name: String, privateKey: PrivateKey, certificates: [Certificate]) {
         self.name = name
         self.privateKey = privateKey
         self.certificates = certificates
+    }
+
+    /// A signature of `data` by the key (RSA PKCS#1 v1.5, ECDSA, or DSA as `dsaNonce` says), DER for EC and DSA.
+    func sign(_ data: [UInt8], digest: DigestAlgorithm) throws -> [UInt8] {
+        try privateKey.sign(data, digest: digest, dsaNonce: dsaNonce)
     }
 }
 

@@ -134,12 +134,15 @@ public struct SignerRotation: Sendable {
                 }
             }
         }
-        if let root = longest?.certificates.first, let original = untargeted.first, original.certificates.first != root {
+        // The oldest signer (the untargeted one, else the lowest targeted one) signs v1 and v2 when it starts the
+        // merged signing history (apksig: the merged lineage's sub-lineage up to it has one signer; a signer
+        // given without a lineage is a history of its own).
+        let oldest = untargeted.first ?? targeted[0].key
+        if let root = longest?.certificates.first, oldest.certificates.first != root {
             oldestIsOriginal = false
         }
-        let oldest = untargeted.first ?? targeted[0].key
         return (oldest, SignerRotation(targetedSigners: targeted, oldestIsUntargeted: !untargeted.isEmpty,
-                                       oldestIsOriginal: oldestIsOriginal && !untargeted.isEmpty))
+                                       oldestIsOriginal: oldestIsOriginal))
     }
 
     /// The v3.1 and v3.0 blocks, in the signing block's order, for an APK whose minSdkVersion is
@@ -174,7 +177,7 @@ public struct SignerRotation: Sendable {
                 spec.attributes.append(AdditionalAttribute(id: AdditionalAttribute.ID.proofOfRotation, value: lineage.attributeValue))
             }
             if placed.inV31 {
-                if all[placed.index].targetsDevRelease { spec.attributes.append(.signerTargetsDevRelease) }
+                if placed.targetsDevRelease { spec.attributes.append(.signerTargetsDevRelease) }
                 v31.append(spec)
             } else {
                 if let v31Level { spec.attributes.append(.rotationMinSdkVersion(v31Level)) }
@@ -212,9 +215,12 @@ public struct SignerRotation: Sendable {
     /// levels (0: untargeted, which starts at `untargetedMinimum`, its algorithms' minimum) and development-release
     /// flags, oldest first. Newest first, each signer covers up to the level before the next newer one (up to it,
     /// when that one targets the development release); a signer left with no level is dropped, and the walk stops
-    /// once the APK's levels from 28 are covered. Signers from 33 on above the lowest go to the v3.1 block.
+    /// once the APK's levels from 28 are covered. A signer targeting the release in development
+    /// (`AndroidSDK.developmentRelease`) is written with the production level and the development-release flag.
+    /// Signers from 33 on above the lowest go to the v3.1 block.
     static func layout(_ signers: [(minSdkVersion: Int, targetsDevRelease: Bool)], untargetedMinimum: Int,
-                       apkMinSdkVersion: Int) throws -> [(index: Int, minSdkVersion: Int, maxSdkVersion: Int, inV31: Bool)] {
+                       apkMinSdkVersion: Int) throws
+        -> [(index: Int, minSdkVersion: Int, maxSdkVersion: Int, inV31: Bool, targetsDevRelease: Bool)] {
         let required = max(AndroidSDK.pie, apkMinSdkVersion)
         if let first = signers.first, first.minSdkVersion > required {
             throw RotationError.levelsNotCovered(from: first.minSdkVersion, required: required)
@@ -223,7 +229,8 @@ public struct SignerRotation: Sendable {
         var currentMin = Int.max
         for index in signers.indices.reversed() {
             let signer = signers[index]
-            let minimum = signer.minSdkVersion == 0 ? untargetedMinimum : signer.minSdkVersion
+            var minimum = signer.minSdkVersion == 0 ? untargetedMinimum : signer.minSdkVersion
+            var targetsDevRelease = signer.targetsDevRelease
             let maximum: Int
             if index == signers.count - 1 {
                 maximum = Int(Int32.max)
@@ -233,9 +240,13 @@ public struct SignerRotation: Sendable {
                 maximum = currentMin - 1
                 if maximum < minimum { continue }
             }
-            processed.append((index, minimum, maximum, signer.targetsDevRelease))
+            if minimum == AndroidSDK.developmentRelease {
+                minimum = AndroidSDK.productionRelease
+                targetsDevRelease = true
+            }
+            processed.append((index, minimum, maximum, targetsDevRelease))
             currentMin = minimum
-            if signer.targetsDevRelease ? currentMin < required : currentMin <= required { break }
+            if targetsDevRelease ? currentMin < required : currentMin <= required { break }
         }
         if currentMin > AndroidSDK.pie && currentMin > apkMinSdkVersion {
             throw RotationError.apkLevelsNotCovered
@@ -243,7 +254,7 @@ public struct SignerRotation: Sendable {
         let lowest = processed.map(\.min).min() ?? AndroidSDK.pie
         return processed.map { signer in
             let inV31 = processed.count > 1 && signer.min >= AndroidSDK.tiramisu && (signer.min > lowest || signer.dev)
-            return (signer.index, signer.min, signer.max, inV31)
+            return (signer.index, signer.min, signer.max, inV31, signer.dev)
         }
     }
 }
@@ -255,11 +266,11 @@ extension SignerConfig {
     /// made for one (an error when `request` reports failures, as an explicit `--v4-signing-enabled true` does).
     public func v4Signing(_ request: V4SigningRequest, schemes signed: [SignatureScheme],
                           apkMinSdkVersion: Int) throws -> (key: SignerKey, request: V4SigningRequest) {
-        guard let rotation, signed.contains(.v3) else { return (try key, request) }
+        guard let rotation, signed.contains(.v3) else { return (signing(try key), request) }
         if rotation.usesV31Block(apkMinSdkVersion: apkMinSdkVersion) {
             if request == .on(reportsFailure: true) { throw V4SigningError.v31Rotation }
-            return (rotation.newestKey, .off)
+            return (signing(rotation.newestKey), .off)
         }
-        return (rotation.newestKey, request)
+        return (signing(rotation.newestKey), request)
     }
 }

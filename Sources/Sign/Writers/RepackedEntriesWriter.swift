@@ -43,11 +43,16 @@ struct RepackedEntriesWriter: SectionWriter {
                       key: BackgroundValue<SignerKey>) throws -> WrittenSection {
         var section = WrittenSection(output: output, centralRecords: [], entryDigests: nil, realigned: 0)
         section.centralRecords.reserveCapacity(entries.count)
+        var recordStarts: [Int64] = [], dataStarts: [Int64] = []
+        recordStarts.reserveCapacity(entries.count)
+        dataStarts.reserveCapacity(entries.count)
         do {
             for item in entries {
                 // A key that failed to load (a wrong password) ends the copy now, not after the last entry.
                 try key.throwIfFailed()
-                let (record, realigned) = try write(item, into: output, engine: engine)
+                recordStarts.append(output.position)
+                let (record, dataStart, realigned) = try write(item, into: output, engine: engine)
+                dataStarts.append(dataStart)
                 section.centralRecords.append((section.centralRecords.count, .encoded(record)))
                 if realigned { section.realigned += 1 }
             }
@@ -56,11 +61,13 @@ struct RepackedEntriesWriter: SectionWriter {
             output.abandon()
             throw error
         }
+        section.entryStarts = (recordStarts, dataStarts)
         return section
     }
 
-    /// Writes one entry's local record; returns its central directory record and whether it was re-aligned.
-    private static func write(_ item: KeptEntry, into output: SigningOutput, engine: SigningEngine) throws -> ([UInt8], Bool) {
+    /// Writes one entry's local record; returns its central directory record, where its data starts, and
+    /// whether it was re-aligned.
+    private static func write(_ item: KeptEntry, into output: SigningOutput, engine: SigningEngine) throws -> ([UInt8], Int64, Bool) {
         guard case .output(let outputEntry) = item.origin else {
             throw SignError.internalInconsistency("entries to write are the Repack stage's")
         }
@@ -86,7 +93,7 @@ struct RepackedEntriesWriter: SectionWriter {
             try outputEntry.data.feed(0..<outputEntry.data.count, into: &sink)
         }
         try Records.checkOffset(headerOffset)
-        return (written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset), realigned)
+        return (written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset), headerOffset + Int64(header.count), realigned)
     }
 
     // MARK: - v1 entry digests
@@ -180,8 +187,8 @@ struct RepackedEntriesWriter: SectionWriter {
     }
 
     static func uncompressed(_ item: OutputEntry) throws -> [UInt8] {
-        // Only manifests come through here; a 1 MB APK whose AndroidManifest.xml inflates to 1 GB must not cost
-        // 1 GB (the bound Repack and Unpack apply to in-memory reads).
+        // Only manifests and pin hints come through here; a 1 MB APK whose AndroidManifest.xml inflates to 1 GB
+        // must not cost 1 GB (the bound Repack and Unpack apply to in-memory reads).
         guard item.entry.uncompressedSize <= OutputEntry.maxInMemorySize else {
             throw SignError.entryTooLargeToRead(item.entry.name, size: item.entry.uncompressedSize, limit: OutputEntry.maxInMemorySize)
         }

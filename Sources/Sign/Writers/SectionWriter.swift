@@ -42,7 +42,6 @@ struct WrittenSection {
     var realigned: Int
     /// The fs-verity leaf digests of the section's first blocks, when the writer hashed them.
     var verityLeaves: LeafDigests?
-    /// Where each kept entry's record and data start in the output (the input-APK writer's layout), for the
-    /// pin list.
+    /// Where each kept entry's record and data start in the output, for the pin list.
     var entryStarts: (records: [Int64], data: [Int64])? = nil
 }

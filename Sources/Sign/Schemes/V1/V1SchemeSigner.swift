@@ -271,7 +271,7 @@ enum V1SchemeSigner {
         // runs. makeSignedData refuses a key that does not match certificates[0] (apksig verifies its signature too).
         @Sendable func sign(_ signer: Signer) throws -> [UInt8] {
             try PKCS7.makeSignedData(signing: signatureFile, key: signer.key.privateKey, certificates: signer.key.certificates,
-                                     digest: signer.signatureDigest)
+                                     digest: signer.signatureDigest, dsaNonce: signer.key.dsaNonce)
         }
         guard let first = signers.first else { throw SignError.internalInconsistency("no JAR signer") }
         let firstSignature = BackgroundValue<[UInt8]> { try sign(first) }

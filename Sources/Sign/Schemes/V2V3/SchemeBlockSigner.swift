@@ -73,7 +73,7 @@ enum SchemeBlockSigner {
         let bytes = signedData.encoded(for: version)
         var signatures: [AlgorithmTaggedValue] = []
         for algorithm in spec.algorithms {
-            let signature = try key.privateKey.sign(bytes, digest: algorithm.signatureDigestAlgorithm)
+            let signature = try key.sign(bytes, digest: algorithm.signatureDigestAlgorithm)
             // As apksig: check the new signature against the certificate's key before shipping it.
             guard publicKey.verify(signature: signature, data: bytes, digest: algorithm.signatureDigestAlgorithm) else {
                 throw SignError.keyDoesNotMatchCertificate(certificate.subjectDN)

@@ -67,7 +67,7 @@ public enum V4SchemeSigner {
                                     publicKey: publicKey.subjectPublicKeyInfoDER, signatureAlgorithmID: Int32(bitPattern: algorithm.id),
                                     signature: [], tree: tree.bytes)
         let signedData = signature.signedData(apkSize: apk.count)
-        signature.signature = try key.privateKey.sign(signedData, digest: algorithm.signatureDigestAlgorithm)
+        signature.signature = try key.sign(signedData, digest: algorithm.signatureDigestAlgorithm)
         guard publicKey.verify(signature: signature.signature, data: signedData, digest: algorithm.signatureDigestAlgorithm) else {
             throw SignError.keyDoesNotMatchCertificate(certificate.subjectDN)
         }
