@@ -10,35 +10,18 @@ import Unpack
 /// signer targeting the release in development (apksig's DEV_RELEASE), `--signer-for-min-sdk-version` before
 /// the first signer's key options, and `pinlist.meta` in `run` and `watch`.
 @Suite struct ApksignerSignOptionsTests {
-    static let shared: (directory: URL, keys: [TestKeys.Files]) = {
-        let directory = try! TestSupport.makeTemporaryDirectory("sign-options-keys")
-        return (directory, (0...1).map { try! TestKeys.make(.rsa2048, in: directory, name: "key\($0)") })
-    }()
-
-    static func signer(_ index: Int) -> [String] {
-        ["--key", shared.keys[index].keyPK8, "--cert", shared.keys[index].certificatePEM]
-    }
-
-    static func der(of key: Int) -> [UInt8] { shared.keys[key].key.certificates[0].derBytes }
-
-    static func signingBlock(_ path: String) throws -> SigningBlock {
-        let source = try MappedFile(path: path)
-        let end = try ZipArchive.findEndOfCentralDirectory(in: source)
-        return try #require(try SigningBlock.locate(in: source, centralDirectoryOffset: end.centralDirectoryOffset))
-    }
+    // The keys and signing-block readers of the rotation tests.
+    static func signer(_ index: Int) -> [String] { RotationV31Tests.signer(index) }
+    static func der(of key: Int) -> [UInt8] { RotationV31Tests.der(of: key) }
+    static func signingBlock(_ path: String) throws -> SigningBlock { try RotationV31Tests.signingBlock(path) }
 
     static func signers(_ block: SigningBlock, _ id: UInt32, _ version: SignatureSchemeVersion = .v3) throws -> [SignatureSchemeSigner] {
-        let value = try #require(block.value(for: id), "no pair 0x\(String(id, radix: 16))")
-        return try SignatureSchemeBlock(decoding: value, version: version).signers
+        guard version == .v2 else { return try RotationV31Tests.signers(block, id) }
+        return try SignatureSchemeBlock(decoding: try #require(block.value(for: id)), version: .v2).signers
     }
 
     /// A lineage from key 0 to key 1 made with `apkpatch rotate`.
-    static func lineage(in dir: URL) throws -> String {
-        let path = dir.appendingPathComponent("lineage").path
-        let rotate = try TestSupport.apkpatch(["rotate", "--out", path, "--old-signer"] + signer(0) + ["--new-signer"] + signer(1))
-        #expect(rotate.succeeded, "\(rotate)")
-        return path
-    }
+    static func lineage(in dir: URL) throws -> String { try RotationV31Tests.lineage(through: 1, in: dir) }
 
     @Test("--deterministic-dsa-signing: the same APK and DSA key give the same bytes (APK and .idsig), accepted by apksigner and OpenSSL")
     func deterministicDSA() throws {
