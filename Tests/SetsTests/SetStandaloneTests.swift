@@ -32,6 +32,20 @@ import TestSupport
         return try TestSupport.readBytes(folder.appendingPathComponent(name).path)
     }
 
+    /// `run input --device-spec SPEC --emit-script … --json` (patched with `patch`, else an empty patch) into
+    /// `output`: the APKs chosen for the device (`installedAPKs`), or nil with the failure recorded.
+    func installedAPKs(_ input: String, device specJSON: String, output: String, patch: String? = nil) throws -> [String]? {
+        let spec = scratch.appendingPathComponent("device-\(UUID().uuidString).json").path
+        try Data(specJSON.utf8).write(to: URL(fileURLWithPath: spec))
+        let empty = scratch.appendingPathComponent("empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch ?? empty.path, "--out", output, "--debug-keystore", keystore,
+                                            "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("s.sh").path, "--json"])
+        #expect(run.succeeded, "\(run)")
+        let report = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        return report?["installedAPKs"] as? [String]
+    }
+
     /// Every APK of `output` verified by apksigner, each by the one certificate; returns entry name → path.
     func checkSignedByOneKey(_ output: String, secondSplitVariant: Bool = false) throws -> [String: String] {
         let apks = try SetOracles.apkFiles(of: output, form: .apks, scratch: scratch)
@@ -250,13 +264,8 @@ import TestSupport
             (30, ["splits/base-master_2.apk", "splits/base-arm64_v8a_2.apk", "splits/base-fr_2.apk", "splits/base-xhdpi_2.apk"]),
         ]
         for (sdk, expected) in cases {
-            let spec = scratch.appendingPathComponent("sdk\(sdk).json").path
-            try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["fr-FR"], "screenDensity": 160, "sdkVersion": \#(sdk)}"#.utf8)
-                .write(to: URL(fileURLWithPath: spec))
-            let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
-                                                "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("s.sh").path, "--json"])
-            let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
-            #expect(report?["installedAPKs"] as? [String] == expected, "sdk \(sdk): \(run)")
+            let device = #"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["fr-FR"], "screenDensity": 160, "sdkVersion": \#(sdk)}"#
+            #expect(try installedAPKs(input, device: device, output: output, patch: patch.path) == expected, "sdk \(sdk)")
         }
 
         // Without the second variant in toc.pb its APKs belong to no variant: refused, nothing written.
@@ -271,17 +280,9 @@ import TestSupport
     /// a table that says splits/base-fr.apk is for German speakers, which its name does not).
     @Test func theTableOfContentsTargetingChoosesTheSplits() throws {
         let input = try fixture.pack(in: scratch, toc: StandaloneSetFixture.toc(frenchSplitLanguage: "de"))
-        let spec = scratch.appendingPathComponent("german.json").path
-        try Data(#"{"supportedAbis": ["x86"], "supportedLocales": ["de-DE"], "screenDensity": 480, "sdkVersion": 30}"#.utf8)
-            .write(to: URL(fileURLWithPath: spec))
-        let output = scratch.appendingPathComponent("german.apks").path
-        let empty = scratch.appendingPathComponent("empty-german")
-        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-        let run = try TestSupport.apkpatch(["run", input, "--patch", empty.path, "--out", output, "--debug-keystore", keystore,
-                                            "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("g.sh").path, "--json"])
-        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
-        #expect(report?["installedAPKs"] as? [String] == ["splits/base-master.apk", "splits/base-fr.apk", "splits/base-x86.apk", "splits/base-xhdpi.apk"],
-                "\(run)")
+        let device = #"{"supportedAbis": ["x86"], "supportedLocales": ["de-DE"], "screenDensity": 480, "sdkVersion": 30}"#
+        #expect(try installedAPKs(input, device: device, output: scratch.appendingPathComponent("german.apks").path)
+                == ["splits/base-master.apk", "splits/base-fr.apk", "splits/base-x86.apk", "splits/base-xhdpi.apk"])
     }
 
     /// A feature module delivered on demand is signed with the set but not installed: bundletool's install-apks
@@ -289,16 +290,9 @@ import TestSupport
     @Test func anOnDemandModuleIsSignedButNotInstalled() throws {
         let feature = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "feature", isFeatureSplit: true)
         let input = try fixture.pack(in: scratch, toc: StandaloneSetFixture.toc(onDemandFeature: true), adding: ["splits/feature-master.apk": feature])
-        let spec = scratch.appendingPathComponent("device-feature.json").path
-        try Data(#"{"supportedAbis": ["x86"], "supportedLocales": ["en-US"], "screenDensity": 320, "sdkVersion": 30}"#.utf8)
-            .write(to: URL(fileURLWithPath: spec))
         let output = scratch.appendingPathComponent("feature.apks").path
-        let empty = scratch.appendingPathComponent("empty-feature")
-        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-        let run = try TestSupport.apkpatch(["run", input, "--patch", empty.path, "--out", output, "--debug-keystore", keystore,
-                                            "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("f.sh").path, "--json"])
-        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
-        #expect(report?["installedAPKs"] as? [String] == ["splits/base-master.apk", "splits/base-x86.apk", "splits/base-xhdpi.apk"], "\(run)")
+        let device = #"{"supportedAbis": ["x86"], "supportedLocales": ["en-US"], "screenDensity": 320, "sdkVersion": 30}"#
+        #expect(try installedAPKs(input, device: device, output: output) == ["splits/base-master.apk", "splits/base-x86.apk", "splits/base-xhdpi.apk"])
         let signed = try SetOracles.apkFiles(of: output, form: .apks, scratch: scratch)
         #expect(try SetOracles.certificateSHA256(signed["splits/feature-master.apk"] ?? "") == SetOracles.certificateSHA256(signed["splits/base-master.apk"] ?? ""))
     }
