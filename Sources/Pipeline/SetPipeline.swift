@@ -160,6 +160,8 @@ public enum SetPipeline {
         let set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
         if set.form.isContainer, case .on(reportsFailure: true) = options.v4Signing { throw SetPipelineError.v4InContainer(set.form.rawValue) }
         try SetWriter.checkFileNames(set)
+        // A device spec that no variant fits is refused before anything is written.
+        if let spec = options.deviceSpec { _ = try set.toc?.choice(for: spec) }
         let patches = try clock.measure("overlay") {
             try options.patchDirectory.map { try patchesByMember(set, patch: PatchDirectory(root: $0), standalones: true) }
         }

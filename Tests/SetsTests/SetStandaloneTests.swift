@@ -206,6 +206,14 @@ import TestSupport
             #expect(installs.count == 1 && installs[0].first == (expected.count == 1 ? "install" : "install-multiple"), "\(installs)")
             #expect(installs.first.map { $0.dropFirst(2).map { ($0 as NSString).lastPathComponent } } == expected.map { ($0 as NSString).lastPathComponent }, "\(installs)")
         }
+        // A device below every variant's SDK version: refused before anything is written.
+        let spec = scratch.appendingPathComponent("too-old.json").path
+        try Data(#"{"supportedAbis": ["x86"], "supportedLocales": ["en-US"], "screenDensity": 320, "sdkVersion": 14}"#.utf8).write(to: URL(fileURLWithPath: spec))
+        let tooOld = scratch.appendingPathComponent("too-old.apks").path
+        let refused = try TestSupport.apkpatch(["run", input, "--patch", empty.path, "--out", tooOld, "--debug-keystore", keystore,
+                                                "--device-spec", spec, "--emit-script", scratch.appendingPathComponent("old.sh").path])
+        #expect(!refused.succeeded && refused.stderr.contains("no APK of the set fits the device (SDK 14"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: tooOld))
     }
 
     /// watch rebuilds a standalone APK when a patch reaching it changes: a save under splits/config.x86/
