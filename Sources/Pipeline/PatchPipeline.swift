@@ -160,13 +160,8 @@ public enum PatchPipeline {
                 }
             }
             report.v4SignatureFile = try clock.measure("v4") {
-                do {
-                    let v4 = try signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
-                    return try V4SchemeSigner.updateSignature(forAPKAt: output, key: v4.key, request: v4.request)
-                } catch V4SigningError.v31Rotation {
-                    try V4SchemeSigner.updateSignature(forAPKAt: output, key: try signer.key, request: .off)
-                    throw V4SigningError.v31Rotation
-                }
+                let v4 = try signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
+                return try V4SchemeSigner.updateSignature(forAPKAt: output, key: v4.key, v31Key: v4.v31Key, request: v4.request)
             }
         } else {
             let written = try clock.measure("repack") { try Repacker.write(entries, to: output, alignment: options.alignment, comment: comment) }

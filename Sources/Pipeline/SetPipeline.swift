@@ -180,10 +180,11 @@ public enum SetPipeline {
                 var report = try build(all[index], patch: patches?[index], signer: options.signer,
                                        verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
                 // A container has no place for .idsig files (bundletool, APKPure and APKMirror carry none).
-                // With a key rotation, v4 signs with the newest key (or not at all for a v3.1 block), as for one APK.
+                // With a key rotation, v4 signs with the v3.0 and v3.1 blocks' keys, as for one APK.
                 if !set.form.isContainer, let signing = report.signing {
                     let v4 = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
-                    report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: paths[index], key: v4.key, request: v4.request) != nil
+                    report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: paths[index], key: v4.key, v31Key: v4.v31Key,
+                                                                               request: v4.request) != nil
                 }
                 return report
             }
@@ -349,15 +350,10 @@ public enum SetPipeline {
         withExtendedLifetime(staging) {}  // the unsigned patched members stay until the merged APK is written
         // The v4 signature (a hash tree over the whole file) is made while the verifier reads the same file:
         // neither needs the other, and each keeps one core busy.
-        let key: SignerKey, request: V4SigningRequest
-        do {
-            (key, request) = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
-        } catch V4SigningError.v31Rotation {
-            // The merged APK is signed; an earlier .idsig beside it would no longer match it.
-            try V4SchemeSigner.updateSignature(forAPKAt: output, key: try options.signer.key, request: .off)
-            throw V4SigningError.v31Rotation
-        }
-        let v4 = BackgroundValue<String?>({ @Sendable in try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, request: request) })
+        let (key, v31Key, request) = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
+        let v4 = BackgroundValue<String?>({ @Sendable in
+            try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, v31Key: v31Key, request: request)
+        })
         defer { v4.wait() }
         var verification: VerificationReport?
         if options.verifies {

@@ -149,6 +149,8 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case v4SigV2V3DigestsMismatch = "V4_SIG_V2_V3_DIGESTS_MISMATCH"
         case v4SigAPKRootDidNotVerify = "V4_SIG_APK_ROOT_DID_NOT_VERIFY"
         case v4SigAPKTreeDidNotVerify = "V4_SIG_APK_TREE_DID_NOT_VERIFY"
+        case v4SigMultipleSigners = "V4_SIG_MULTIPLE_SIGNERS"
+        case v41SigNeedsTwoSigners = "V41_SIG_NEEDS_TWO_SIGNERS"
 
         // Install checks beyond apksigner (what makes Android's installer refuse an APK apksigner accepts).
         case installResourcesArscCompressed = "INSTALL_RESOURCES_ARSC_COMPRESSED"

@@ -277,15 +277,9 @@ extension APKPatch {
             let v4Request = V4SigningRequest(option: schemes.v4)
             config.preparesV4Signature = v4Request != .off
             let report = try Signer(config: config).sign(archive, to: destination)
-            let v4Signature: String?
-            do {
-                let v4 = try config.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
-                v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, request: v4.request,
+            let v4 = try config.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
+            let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, v31Key: v4.v31Key, request: v4.request,
                                                                  leaves: report.verityLeaves)
-            } catch V4SigningError.v31Rotation {
-                try V4SchemeSigner.updateSignature(forAPKAt: destination, key: try pendingKey.get(), request: .off)
-                throw CommandFailure("\(destination) is signed, but not its v4 signature: a v4 signature for a rotation in a v3.1 block is not supported yet. Pass --v4-signing-enabled false, or --rotation-min-sdk-version 28 to rotate in the v3.0 block")
-            }
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(CLIHint.describe(warning))") } }
             let packagingWarnings = config.alignmentPreserved ? Self.preservedMisalignment(destination) : []
             if !quiet { for warning in packagingWarnings { FileHandleOutput.standardError("WARNING: \(warning)") } }

@@ -34,9 +34,6 @@ public struct SignerRotation: Sendable {
     /// rotation; apksig refuses them otherwise).
     public var oldestIsOriginal: Bool
 
-    /// The newest signer: it signs the v3.1 block (or the v3.0 block when it alone covers the APK), and v4.
-    public var newestKey: SignerKey { targetedSigners.last!.key }
-
     /// apksigner's default rotation-min-sdk-version: the newest signer from API 33 on, in a v3.1 block.
     public static let defaultMinSdkVersion = AndroidSDK.tiramisu
 
@@ -190,11 +187,14 @@ public struct SignerRotation: Sendable {
         return blocks
     }
 
-    /// Whether the signature has a v3.1 block for an APK whose minSdkVersion is `apkMinSdkVersion`: not when the
-    /// signers targeting 33 or later are not needed there, or a single signer covers every level.
-    public func usesV31Block(apkMinSdkVersion: Int) -> Bool {
-        let shape = (oldestIsUntargeted ? [(0, false)] : []) + targetedSigners.map { ($0.minSdkVersion, $0.targetsDevRelease) }
-        return (try? Self.layout(shape, untargetedMinimum: AndroidSDK.nougat, apkMinSdkVersion: apkMinSdkVersion).contains(where: \.inV31)) ?? false
+    /// The keys of the v3.0 and v3.1 blocks' signers (as `v3Blocks` lays them out) for an APK whose
+    /// minSdkVersion is `apkMinSdkVersion`: what its v4 signature is signed with. `oldest`: the v1/v2 signer.
+    public func blockSigners(oldest: SignerKey, apkMinSdkVersion: Int) -> (v30: [SignerKey], v31: [SignerKey]) {
+        let all = candidates(oldest: oldest)
+        // Every key type's v3 algorithms start at API 24, which is all the layout needs of them here.
+        guard let layout = try? Self.layout(all.map { ($0.minSdkVersion, $0.targetsDevRelease) }, untargetedMinimum: AndroidSDK.nougat,
+                                            apkMinSdkVersion: apkMinSdkVersion) else { return ([], []) }
+        return (layout.filter { !$0.inV31 }.map { all[$0.index].key }, layout.filter(\.inV31).map { all[$0.index].key })
     }
 
     /// One v3 signer before its range is settled: untargeted (level 0) or targeted.
@@ -260,17 +260,21 @@ public struct SignerRotation: Sendable {
 }
 
 extension SignerConfig {
-    /// The key the v4 signature of an APK signed with this configuration takes (the v3 signer's: a rotation's
-    /// newest key, else `key`), and the request adjusted for what apkpatch cannot make yet: a v4 signature of an
-    /// APK with a v3.1 block carries a signing info per block (apksig's v4 signing info blocks), so none is
-    /// made for one (an error when `request` reports failures, as an explicit `--v4-signing-enabled true` does).
+    /// The keys the v4 signature of an APK signed with this configuration takes (apksig
+    /// `createV4SignerConfig`): the v3.0 block's signer (a rotation's newest key, or the original one beside a
+    /// v3.1 block), else `key`; and the v3.1 block's signer, when the APK has that block. A v4 signature holds
+    /// one signing info per block, so a block with several signers has none: `request` is then turned off, or
+    /// fails when it reports failures (as an explicit `--v4-signing-enabled true` does), as in apksig.
     public func v4Signing(_ request: V4SigningRequest, schemes signed: [SignatureScheme],
-                          apkMinSdkVersion: Int) throws -> (key: SignerKey, request: V4SigningRequest) {
-        guard let rotation, signed.contains(.v3) else { return (signing(try key), request) }
-        if rotation.usesV31Block(apkMinSdkVersion: apkMinSdkVersion) {
-            if request == .on(reportsFailure: true) { throw V4SigningError.v31Rotation }
-            return (signing(rotation.newestKey), .off)
+                          apkMinSdkVersion: Int) throws -> (key: SignerKey, v31Key: SignerKey?, request: V4SigningRequest) {
+        guard let rotation, signed.contains(.v3) else { return (signing(try key), nil, request) }
+        let blocks = rotation.blockSigners(oldest: try key, apkMinSdkVersion: apkMinSdkVersion)
+        guard blocks.v30.count == 1, blocks.v31.count <= 1 else {
+            if request == .on(reportsFailure: true) {
+                throw V4SigningError.severalSigners(block: blocks.v30.count == 1 ? "v3.1" : "v3.0", count: max(blocks.v30.count, blocks.v31.count))
+            }
+            return (signing(try key), nil, .off)
         }
-        return (signing(rotation.newestKey), request)
+        return (signing(blocks.v30[0]), blocks.v31.first.map(signing), request)
     }
 }
