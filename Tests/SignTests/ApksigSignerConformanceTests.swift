@@ -32,11 +32,16 @@ import Unpack
         var centralMethod: UInt16
         /// Sizes (both headers) and offset (central directory) as 0xFFFFFFFF with a ZIP64 extra field.
         var zip64 = false
+        /// The local header's extra field (before a ZIP64 one).
+        var localExtra: [UInt8] = []
     }
 
     /// The fixture's entries as they are stored (AndroidManifest.xml deflated, resources.arsc stored, …).
-    static func baseEntries() throws -> [RawEntry] {
-        let archive = try APKArchive(path: shared.base)
+    static func baseEntries() throws -> [RawEntry] { try entries(of: shared.base) }
+
+    /// The entries of the APK at `path` as they are stored, in file order.
+    static func entries(of path: String) throws -> [RawEntry] {
+        let archive = try APKArchive(path: path)
         return try archive.zip.indicesInFileOrder.map { index in
             let entry = archive.entries[index]
             return RawEntry(name: entry.nameBytes, data: try archive.source.bytes(in: entry.dataRange), crc: entry.crc32,
@@ -66,7 +71,7 @@ import Unpack
         for entry in entries {
             let offset = out.bytes.count
             let (compressed, uncompressed) = (UInt32(entry.data.count), UInt32(entry.uncompressedSize))
-            let localExtra: [UInt8] = entry.zip64 ? le16(1) + le16(16) + le64(entry.uncompressedSize) + le64(entry.data.count) : []
+            let localExtra: [UInt8] = entry.localExtra + (entry.zip64 ? le16(1) + le16(16) + le64(entry.uncompressedSize) + le64(entry.data.count) : [])
             out.write(LocalFileHeaderLayout.signature)
             out.write(UInt16(entry.zip64 ? 45 : 20)); out.write(UInt16(0)); out.write(entry.localMethod)
             out.write(UInt16(0)); out.write(UInt16(0x3a21)); out.write(entry.crc)
