@@ -237,12 +237,18 @@ import TestSupport
         if ourIdsig && theirIdsig {
             let ourSignature = try TestSupport.readBytes(ours + ".idsig"), theirSignature = try TestSupport.readBytes(theirs + ".idsig")
             if golden.lineage {
-                // The tree covers the signing block, whose v3 signer differs as above: the same signer and digest,
-                // and a file both verifiers accept.
-                let mine = try V4Signature(encoded: ourSignature), other = try V4Signature(encoded: theirSignature)
-                #expect(mine.signingInfo.certificate == other.signingInfo.certificate && mine.signingInfo.apkDigest == other.signingInfo.apkDigest
-                        && mine.signingInfo.publicKey == other.signingInfo.publicKey && mine.signatureAlgorithmID == other.signatureAlgorithmID
-                        && mine.signingInfoBlocks.isEmpty, "\(golden.golden)")
+                // The tree covers the signing block, whose v3 signer differs as above: 31.0.2's .idsig with the
+                // expected APK's tree and root hash from `fsverity digest`, and its signature made again.
+                let expectedPath = dir.appendingPathComponent("expected.apk").path
+                try TestSupport.write(expected, to: "expected.apk", in: dir)
+                let tree = dir.appendingPathComponent("tree.bin").path, descriptor = dir.appendingPathComponent("descriptor.bin").path
+                let fsverity = try TestSupport.run("fsverity", ["digest", expectedPath, "--out-merkle-tree", tree, "--out-descriptor", descriptor])
+                try #require(fsverity.succeeded, "\(fsverity)")
+                var other = try V4Signature(encoded: theirSignature)
+                other.tree = try TestSupport.readBytes(tree)
+                other.rootHash = Array(try TestSupport.readBytes(descriptor)[16..<48])
+                other.signature = try Self.shared.second.key.privateKey.sign(other.signedData(apkSize: Int64(expected.count)), digest: .sha256)
+                #expect(ourSignature == other.encoded(), "\(golden.golden).idsig: \(Self.firstDifference(ourSignature, other.encoded()))")
                 let verify = try TestSupport.run("apksigner", ["verify", "-v", "--min-sdk-version", "28", "--v4-signature-file", ours + ".idsig", ours])
                 #expect(verify.succeeded && verify.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(golden.golden): \(verify)")
             } else {
