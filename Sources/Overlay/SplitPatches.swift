@@ -26,9 +26,6 @@ extension PatchDirectory {
     /// A split's `apkpatch.yml` is its spec; a split without one gets an empty spec.
     public func splitPatches() throws -> (base: PatchDirectory, splits: [String: PatchDirectory]) {
         let prefix = Self.splitsFolder + "/"
-        if spec.manifest.package != nil {
-            throw OverlayError.unsupportedEdit("\(root.appendingPathComponent(PatchSpec.fileName)): manifest.package (renaming the app) is not supported yet for a split APK set, whose every split names the package; merge the set into one APK first (apkpatch merge)")
-        }
         var baseFiles: [String: PatchFile] = [:]
         var splitFiles: [String: [String: PatchFile]] = [:]
         for (name, file) in files {

@@ -26,6 +26,8 @@ public struct SetOptions: Sendable {
     public var output: String?
     /// A patch directory (`splits/<split-name>/` patches that split); nil re-signs only.
     public var patchDirectory: String?
+    /// Renames the app's package in every APK, on top of the patch spec's `manifest: package:`.
+    public var renamePackage: String?
     public var signer: SignerConfig
     /// Verifies every APK written by Android's rules, install checks included.
     public var verifies = true
@@ -163,7 +165,7 @@ public enum SetPipeline {
         // A device spec that no variant fits is refused before anything is written.
         if let spec = options.deviceSpec { _ = try set.toc?.choice(for: spec) }
         let patches = try clock.measure("overlay") {
-            try options.patchDirectory.map { try patchesByMember(set, patch: PatchDirectory(root: $0), standalones: true) }
+            try patchDirectory(options).map { try patchesByMember(set, patch: $0, standalones: true) }
         }
 
         // Each APK is signed into a staging directory beside the output: a directory output is that directory,
@@ -323,8 +325,8 @@ public enum SetPipeline {
         let names = set.members.map(\.name)
         // Patched members are written unsigned beside the output, merged from there, and removed.
         var staging: OutputDirectory?
-        if let root = options.patchDirectory {
-            let patches = try clock.measure("overlay") { try patchesByMember(set, patch: PatchDirectory(root: root)) }
+        if let patch = try patchDirectory(options) {
+            let patches = try clock.measure("overlay") { try patchesByMember(set, patch: patch) }
             let directory = try OutputDirectory(destination: output)
             staging = directory
             let paths = set.members.indices.map { directory.path(for: "\($0).apk") }
@@ -431,19 +433,33 @@ public enum SetPipeline {
         if let unknown = splits.keys.sorted().first(where: { !names.contains($0) }) {
             throw SetPipelineError.unknownSplit(unknown, set.splits.map(\.splitName))
         }
-        let versionCode = base.spec.manifest.versionCode
+        // Android installs a set only when every APK has the base's versionCode and package.
+        let versionCode = base.spec.manifest.versionCode, package = base.spec.manifest.package
         let standalonePatches: [PatchDirectory?] = try standalones
             ? set.standalones.map { try StandalonePatch.combined(for: $0, in: set, base: base, splits: splits) } : []
-        return splitAPKs.map { member -> PatchDirectory? in
+        return try splitAPKs.map { member -> PatchDirectory? in
             if member.isBase { return base }
             var patch = splits[member.splitName]
-            if let versionCode {
+            if let own = patch?.spec.manifest.package, own != package {
+                throw OverlayError.unsupportedEdit("\(root.appendingPathComponent(PatchDirectory.splitsFolder + "/" + member.splitName + "/" + PatchSpec.fileName)): manifest.package renames one split; every APK of a set must have the base's package, so rename the app in the top \(PatchSpec.fileName)")
+            }
+            if versionCode != nil || package != nil {
                 var spec = patch?.spec ?? PatchSpec()
                 if spec.manifest.versionCode == nil { spec.manifest.versionCode = versionCode }
+                spec.manifest.package = package
                 patch = PatchDirectory(root: patch?.root ?? root, spec: spec, files: patch?.files ?? [:])
             }
             return patch
         } + standalonePatches
+    }
+
+    /// The patch directory of `options` with `renamePackage` on top of its spec (an empty patch when only renaming).
+    static func patchDirectory(_ options: SetOptions) throws -> PatchDirectory? {
+        let patch = try options.patchDirectory.map { try PatchDirectory(root: $0) }
+        guard let name = options.renamePackage else { return patch }
+        var spec = patch?.spec ?? PatchSpec()
+        spec.manifest.package = name
+        return PatchDirectory(root: patch?.root ?? "", spec: spec, files: patch?.files ?? [:])
     }
 
     /// `body` over `items` on all cores (`Parallel`), results in order. Every item runs, and the first error in

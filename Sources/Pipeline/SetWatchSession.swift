@@ -109,7 +109,9 @@ public final class SetWatchSession {
         let start = DispatchTime.now().uptimeNanoseconds
         var clock = StageClock()
         do {
-            let patch = try clock.measure("overlay") { try PatchDirectory(root: patchDirectory) }
+            var setOptions = options
+            setOptions.patchDirectory = patchDirectory
+            let patch = try clock.measure("overlay") { try SetPipeline.patchDirectory(setOptions)! }
             changes.lastFiles = Set(patch.files.keys)
             // A standalone APK's patch is the base's with the split patches that reach it: it is rebuilt when any of them changes.
             let patches = try clock.measure("overlay") { try SetPipeline.patchesByMember(set, patch: patch, standalones: true) }

@@ -50,9 +50,8 @@ public enum StringsXML {
         return out
     }
 
-    /// aapt-level escaping so `parse` returns `value` exactly: backslashes, quotes and apostrophes, newlines and tabs,
-    /// a leading `@`/`?`; text whose spaces aapt would collapse (leading, trailing or repeated) goes in double quotes.
-    public static func escapeValue(_ value: String) -> String {
+    /// The backslash escapes aapt reads back: backslashes, quotes and apostrophes, newlines and tabs.
+    static func escapeCharacters(_ value: String) -> String {
         var body = ""
         for c in value.unicodeScalars {
             switch c {
@@ -64,6 +63,13 @@ public enum StringsXML {
             default: body.unicodeScalars.append(c)
             }
         }
+        return body
+    }
+
+    /// aapt-level escaping so `parse` returns `value` exactly: backslashes, quotes and apostrophes, newlines and tabs,
+    /// a leading `@`/`?`; text whose spaces aapt would collapse (leading, trailing or repeated) goes in double quotes.
+    public static func escapeValue(_ value: String) -> String {
+        var body = escapeCharacters(value)
         if body.hasPrefix("@") || body.hasPrefix("?") { body = "\\" + body }
         let needsQuotes = value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
             || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }

@@ -186,24 +186,11 @@ public struct StyledString: Sendable, Hashable {
     /// One run of text between span boundaries, escaped for `Builder`: backslashes, quotes and apostrophes,
     /// newlines and tabs; the run goes in double quotes when it holds white space the builder would collapse.
     static func escapeSegment(_ segment: String, isFirst: Bool) -> String {
-        var body = ""
-        var needsQuotes = false
-        var lastWasSpace = false
-        for c in segment.unicodeScalars {
-            let isSpace = c == " "
-            switch c {
-            case "\\": body += "\\\\"
-            case "\"": body += "\\\""
-            case "'": body += "\\'"
-            case "\n": body += "\\n"
-            case "\t": body += "\\t"
-            default:
-                if isSpace, lastWasSpace { needsQuotes = true }
-                if !isSpace, isASCIISpace(c) { needsQuotes = true }
-                body.unicodeScalars.append(c)
-            }
-            lastWasSpace = isSpace
-        }
+        var body = StringsXML.escapeCharacters(segment)
+        // Newlines and tabs are escaped; two spaces in a row or other white space would collapse.
+        let scalars = Array(segment.unicodeScalars)
+        let needsQuotes = zip(scalars, scalars.dropFirst()).contains { $0 == " " && $1 == " " }
+            || scalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && isASCIISpace($0) }
         if isFirst, body.hasPrefix("@") || body.hasPrefix("?") { body = "\\" + body }
         return needsQuotes ? "\"" + body + "\"" : body
     }

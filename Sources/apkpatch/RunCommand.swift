@@ -86,13 +86,13 @@ extension APKPatch {
             // only when all are signed with one key, so a set is always signed as a whole here.
             if keepStages != nil { throw ValidationError("--keep-stages writes the stages of one APK; for a split APK set, patch the APK to inspect alone (apkpatch run base.apk --patch DIR --keep-stages DIR)") }
             if noSign { throw ValidationError("--no-sign is not supported for a split APK set: its APKs install only when all are signed with one key, which run does; to inspect one unsigned, patch it alone (apkpatch run base.apk --patch DIR --no-sign)") }
-            if renamePackage != nil { throw ValidationError("--rename-package is not supported yet for a split APK set (every split names the package); merge it into one APK first (apkpatch merge), then rename that") }
             if merge && deviceSpec != nil {
                 throw ValidationError("--device-spec chooses the splits to install, and a merged APK holds them all; drop --device-spec")
             }
             if merge && out == nil { throw ValidationError("--merge writes one APK: name it with --out app.apk") }
             var options = try SetCommands.options(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, installFlags: installFlags,
                                                   deviceSpec: deviceSpec, verifies: !noVerify, announcesDebugKey: !json && !quiet)
+            options.renamePackage = renamePackage
             if merge {
                 try SetCommands.merge(options, json: json, quiet: quiet)
                 return

@@ -115,10 +115,10 @@ extension APKPatch {
         /// `watch` on a split APK set.
         private func watchSet() throws {
             if live { throw ValidationError("--live is not supported for a split APK set; watch it without --live (each save rebuilds and reinstalls the set)") }
-            if renamePackage != nil { throw ValidationError("--rename-package is not supported yet for a split APK set (every split names the package); merge it into one APK first (apkpatch merge), then watch that") }
             var options = try SetCommands.options(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, installFlags: installFlags,
                                                   deviceSpec: deviceSpec, verifies: true, announcesDebugKey: !json)
             options.v4Signing = .off  // working builds, as for one APK
+            options.renamePackage = renamePackage
             defer { options.signer.keySupply.wait() }
             let session = try SetWatchSession(options: options, patchDirectory: patch)
             session.quietPeriodMilliseconds = debounceMilliseconds ?? 50

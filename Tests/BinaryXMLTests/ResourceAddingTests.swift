@@ -202,19 +202,32 @@ import TestSupport
         ("res/values/dimens.xml", "<resources>\n<dimen name=\"d\">1dp</dimen>\n<item type=\"dimen\" name=\"d\">2dp</item></resources>", "res/values/dimens.xml:3: dimen/d is already defined at res/values/dimens.xml:2"),
         ("res/values/bools.xml", "<resources>\n<bool name=\"b\">maybe</bool></resources>", "res/values/bools.xml:2: 'maybe' is not a valid value for bool/b"),
         ("res/values/arrays.xml", "<resources>\n<string-array name=\"a\"><item>x</string-array></resources>", "res/values/arrays.xml:2"),
+        ("res/values/strings.xml", "<resources>\n<string name=\"s\">a <b>bold</string></resources>", "res/values/strings.xml:2: </string> does not match <b>"),
+        ("res/values/strings.xml", "<resources>\n<string name=\"s\"><b>x</b>\\u12</string></resources>", "res/values/strings.xml:2: \\u must be followed by four hex digits"),
+        ("res/values/arrays.xml", "<resources>\n<integer-array name=\"i\"><item><b>1</b></item></integer-array></resources>", "res/values/arrays.xml:2: array/i takes reference|integer, not text with markup"),
+        ("res/values/strings.xml", "<resources>\n<string name=\"s\">@string/nowhere</string></resources>", "res/values/strings.xml:2: @string/nowhere"),
+        ("AndroidManifest.xml", "<manifest xmlns:android=\"http://schemas.android.com/apk/res/android\" package=\"com.example.fixture\">\n<application android:label=\"@string/nowhere\"/></manifest>", "AndroidManifest.xml:2"),
     ])
     func errorsNameTheFile(path: String, content: String, expected: String) throws {
         try Self.assertRefused(FixtureAPK(), patchFile: path, content: content, expected: expected)
     }
 
+    /// A name given twice in one configuration across two files: both places are named.
+    @Test func duplicateAcrossFilesNamesBoth() throws {
+        try Self.assertRefused(FixtureAPK(), patchFile: "res/values/b.xml", content: "<resources>\n\n<bool name=\"flag\">false</bool></resources>",
+                               otherFiles: ["res/values/a.xml": "<resources>\n<bool name=\"flag\">true</bool></resources>"],
+                               expected: "res/values/b.xml:3: bool/flag is already defined at res/values/a.xml:2")
+    }
+
     /// `run` with a patch of one file fails with `expected` in its message and writes no output.
-    static func assertRefused(_ fixture: FixtureAPK, patchFile path: String, content: String, expected: String,
+    static func assertRefused(_ fixture: FixtureAPK, patchFile path: String, content: String, otherFiles: [String: String] = [:], expected: String,
                               sourceLocation: SourceLocation = #_sourceLocation) throws {
         let dir = try TestSupport.makeTemporaryDirectory("res-errors")
         defer { try? FileManager.default.removeItem(at: dir) }
         let apk = try fixture.build(in: dir)
         let patch = dir.appendingPathComponent("patch")
         try TestSupport.write(content, to: path, in: patch)
+        for (other, text) in otherFiles { try TestSupport.write(text, to: other, in: patch) }
         let out = dir.appendingPathComponent("out.apk").path
         let result = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--out", out, "--no-sign"])
         #expect(!result.succeeded && result.stderr.contains(expected), "\(result)", sourceLocation: sourceLocation)
