@@ -8,6 +8,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SignatureSchemes
+
 /// Printing a report the way `apksigner verify [-v] [--print-certs]` does (`ApkSignerTool.verify`), with
 /// the install checks under their own heading after it.
 extension VerificationReport {
@@ -87,7 +89,7 @@ extension VerificationReport {
             text += "\(prefix) public key MD5 digest: \(certificate.publicKeyMD5)\n"
         }
         if pem {
-            let base64 = Array(Data(certificate.derBytes).base64EncodedString().utf8)
+            let base64 = Array(Base64.encode(certificate.derBytes).utf8)
             text += "-----BEGIN CERTIFICATE-----\n"
             for start in stride(from: 0, to: base64.count, by: 64) {
                 text += String(decoding: base64[start..<min(start + 64, base64.count)], as: UTF8.self) + "\n"
