@@ -68,8 +68,8 @@ public struct SignerConfig: Sendable {
     /// Deflate level of the JAR signature files (`--jar-deflate-level`). 9, as apksig: reproducible-build
     /// checks (F-Droid's apksigcopier) copy a signature onto an unsigned build by recompressing these files
     /// with zlib and refuse any level they cannot reproduce, so the default must be zlib's level 9 output.
-    /// Levels below 9 use libdeflate (MANIFEST.MF and the .SF file are ~1 MB each for a large APK, which
-    /// level 9 spends ~35 ms of CPU apiece on): for outputs nothing downstream re-reads, such as watch mode's
+    /// Levels below 9 use libdeflate (MANIFEST.MF and the .SF file are about a megabyte each for a large APK,
+    /// which zlib's level 9 compresses slowly): for outputs nothing downstream re-reads, such as watch mode's
     /// working builds, which use 0 (deflate's stored blocks: no compression work).
     public var jarSignatureCompressionLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
     /// Whether a v4 signature will be made of the output (`V4SchemeSigner`): the signer then hashes the
@@ -86,7 +86,7 @@ public struct SignerConfig: Sendable {
                   concurrency: concurrency)
     }
 
-    /// A configuration whose key is still being loaded (decrypting a keystore is ~15 ms of PBKDF2). Whoever
+    /// A configuration whose key is still being loaded (decrypting a keystore is PBKDF2 work). Whoever
     /// made `pendingKey` must `wait()` for it before the process exits, also on failure.
     public init(pendingKey: BackgroundValue<SignerKey>, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,
                 maxSdkVersion: Int? = nil, createdBy: String = "1.0 (Android)", alignmentPreserved: Bool = false,

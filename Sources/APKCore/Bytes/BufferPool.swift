@@ -29,9 +29,8 @@ public final class BufferPool: @unchecked Sendable {
     }
 
     /// Buffers come two at a time from a 2 MiB region the kernel may back with one huge page: one page fault
-    /// where 4 KiB pages take 512 (on a VM whose faults cost microseconds, verify of framework-res.apk ran
-    /// 2 ms sooner with 500 faults fewer). Such buffers are kept, never freed one by one: there are only as
-    /// many as were in use at once.
+    /// where 4 KiB pages take 512, which matters where faults are costly (virtual machines). Such buffers are
+    /// kept, never freed one by one: there are only as many as were in use at once.
     private func newBuffer() -> UnsafeMutableRawBufferPointer {
         let slab = 2 * Self.bufferSize
         // Twice the size, so a 2 MiB-aligned slab fits inside; the rest is given back.

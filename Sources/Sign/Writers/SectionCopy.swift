@@ -151,8 +151,8 @@ struct SectionCopy {
         let wholeEnd = Int64(wholeChunks) * chunkSize
         // Runs of two chunks: small enough that the cores finish together (one that drew entries to inflate
         // does not hold up the end), large enough that an entry rarely straddles two runs. (Digesting the
-        // last chunks for v1 first, so that the JAR signature could be made while they were copied, measured
-        // 3 ms slower on framework-res: the re-read and the second pass cost more than the overlap gained.)
+        // last chunks for v1 first, so that the JAR signature could be made while they were copied, is not
+        // done: the re-read and the second pass cost more than the overlap gains.)
         var planned = stride(from: Int64(0), to: wholeEnd, by: Int(2 * chunkSize)).map {
             Run(range: $0..<min(wholeEnd, $0 + 2 * chunkSize), writesChunks: true)
         }
@@ -169,8 +169,8 @@ struct SectionCopy {
         var workCount = runs.count
         if ChunkLanes.applies(to: chunkAlgorithms) {
             // Sixteen chunks at a time on each core (see ChunkLanes); the partial last chunk as before.
-            // A large stored entry's v1 digest is one long serial hash (framework-res.apk's resources.arsc is
-            // 31 MB: 15 ms of SHA-NI). Each is hashed on its own from the start, and the other cores take the
+            // A large stored entry's v1 digest is one long serial hash (framework-res.apk's resources.arsc,
+            // tens of megabytes). Each is hashed on its own from the start, and the other cores take the
             // chunk groups meanwhile; left to the group holding its record, it would end the copy alone.
             // Deflated entries' v1 digests cost more per byte copied (the web app's JavaScript inflates to 17
             // times its size): they are inflated and hashed in batches of their own, taken by whichever core is
