@@ -25,6 +25,8 @@ public struct BinaryXMLError: Error, Sendable, CustomStringConvertible, Equatabl
         case missingContent = "MISSING_CONTENT"
         /// A value is too large to encode (string longer than the format allows, too many strings).
         case tooLarge = "TOO_LARGE"
+        /// The document is aapt2's protobuf XML (App Bundle modules, static libraries), not binary XML.
+        case protobufFormat = "PROTOBUF_FORMAT"
     }
 
     public let code: Code

@@ -62,6 +62,9 @@ struct XMLEventReader {
 
     /// Reads the document chunk header of `bytes`.
     init(bytes: UnsafeRawBufferPointer) throws {
+        if XMLTree.isProtobufXML(bytes) {
+            throw BinaryXMLError(.protobufFormat, "a protobuf XML document (aapt2's --proto-format, the form of App Bundle modules and static libraries), not the binary XML an installable APK holds: build an APK from it (bundletool build-apks, or aapt2 link without --proto-format)")
+        }
         let document = try Chunk.read(in: bytes, at: 0, limit: bytes.count, what: "binary XML document")
         guard document.type == ChunkType.xml else {
             throw BinaryXMLError(.malformedChunk, "not a binary XML document: first chunk has type 0x\(String(document.type, radix: 16)), expected 0x0003 (a text XML file or another format?)")

@@ -12,6 +12,26 @@ extension XMLTree {
         self = try Self.parse(binaryXML: bytes, keeping: nil)
     }
 
+    /// Whether `bytes` hold aapt2's protobuf form of an XML file (`XmlNode` of aapt2's Resources.proto, written
+    /// by `aapt2 link --proto-format` and `--static-lib`, and found in App Bundle modules) rather than binary
+    /// XML: field 1 (`element`, length-delimited) whose length fits, opening with one of `XmlElement`'s
+    /// length-delimited fields 1–5. A text file starting with a newline (also 0x0A) fails the second test.
+    public static func isProtobufXML(_ bytes: some Collection<UInt8>) -> Bool {
+        var iterator = bytes.makeIterator()
+        guard iterator.next() == 0x0A else { return false }
+        var length = 0, shift = 0, lengthBytes = 0
+        while let byte = iterator.next(), shift < 35 {
+            length |= Int(byte & 0x7F) << shift
+            shift += 7
+            lengthBytes += 1
+            if byte & 0x80 == 0 {
+                guard length > 0, 1 + lengthBytes + length <= bytes.count, let field = iterator.next() else { return false }
+                return [0x0A, 0x12, 0x1A, 0x22, 0x2A].contains(field)
+            }
+        }
+        return false
+    }
+
     /// Parses `bytes` with every check of `init(binaryXML:)` (same errors, same order) but builds only part
     /// of the tree: a top-level element, and a child of a built element when `keep(parentName, childName)`
     /// says so; text and namespace declarations are dropped. Strings of skipped nodes are checked, never

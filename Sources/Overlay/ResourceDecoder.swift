@@ -35,7 +35,8 @@ public enum ResourceDecoder {
             let name = entry.name
             guard ResourcePatch.isCompiledXMLPath(name) else { continue }
             let bytes = try archive.uncompressedData(of: entry)
-            guard !ResourcePatch.isTextXML(bytes) else { continue }
+            // Text XML is left alone; aapt2's protobuf XML is not, so the parser's error says what the APK is.
+            guard !ResourcePatch.isTextXML(bytes) || XMLTree.isProtobufXML(bytes) else { continue }
             let text: String
             do { text = try XMLTree(binaryXML: bytes).textXML(resources: table, options: options) } catch let error as BinaryXMLError {
                 throw BinaryXMLError(error.code, "\(name): \(error.message)")

@@ -58,6 +58,16 @@ import TestSupport
         }
     }
 
+    /// aapt2's protobuf XML (`XmlNode { element { name: "manifest" } }`, what `--proto-format` writes) is named as
+    /// such; text starting with a newline (the same first byte) is not taken for it.
+    @Test func protobufXMLIsNamed() {
+        let protobuf: [UInt8] = [0x0A, 0x0A, 0x1A, 0x08] + Array("manifest".utf8)
+        #expect(XMLTree.isProtobufXML(protobuf))
+        #expect(Self.exerciseXML(protobuf) == .protobufFormat)
+        for text in ["\n<manifest/>", "\n\n<manifest/>", "\n", ""] { #expect(!XMLTree.isProtobufXML(Array(text.utf8)), "\(text.debugDescription)") }
+        #expect(!XMLTree.isProtobufXML(Self.fixture.manifest))
+    }
+
     @Test func everyTruncationIsAnError() {
         let (manifest, table) = Self.fixture
         for length in 0..<manifest.count {
