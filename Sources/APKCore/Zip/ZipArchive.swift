@@ -512,6 +512,11 @@ public struct ZipArchive: Sendable {
                 let values = try Self.zip64Values(in: entry.localExtra, [uncompressedSize, compressedSize], what: "local header of entry \(name)")
                 (localUncompressed, localCompressed) = (values[0], values[1])
                 usesZip64 = true
+            } else if flags & ZipFlags.dataDescriptor == 0 && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
+                // Not damage: a writer that streams (Python's zipfile with force_zip64) puts ZIP64 sizes in the local
+                // header while the central directory holds the small ones. libziparchive before Android 11 and
+                // apksig's LocalFileRecord compare the two without reading the ZIP64 field, and refuse the entry.
+                throw ZipFormatError.unsupported("entry \(name): its local header gives its sizes in a ZIP64 field, which Android 10 and older and apksigner cannot read; ZIP64 archives are not valid APKs, so write it without ZIP64 (Python's zipfile: without force_zip64)")
             }
             if flags & ZipFlags.dataDescriptor == 0 {
                 guard crc == entry.crc32, localCompressed == entry.compressedSize, localUncompressed == entry.uncompressedSize else {
