@@ -85,6 +85,7 @@ private struct TextPrinter {
         var scope = outer
         var declarations = element.namespaceDeclarations.map { ($0.prefix, $0.uri) }
         for (prefix, uri) in declarations { scope[uri] = prefix }
+        var undeclared: [String] = []
         func prefix(for uri: String, forAttribute: Bool = false) -> String {
             // Attributes never take the default namespace, so one declared as xmlns="…" needs a named prefix.
             if let p = scope[uri], !(forAttribute && p.isEmpty) { return p }
@@ -94,6 +95,7 @@ private struct TextPrinter {
             if wellKnown[uri] == nil { generatedPrefixes += 1 }
             if scope.values.contains(p) { p = "ns\(generatedPrefixes)"; generatedPrefixes += 1 }
             scope[uri] = p; declarations.append((p, uri))
+            if uri != XMLTree.toolsNamespace { undeclared.append(p) }
             return p
         }
         func qualified(_ name: String, _ namespace: String?, isAttribute: Bool = false) -> String {
@@ -121,6 +123,10 @@ private struct TextPrinter {
         if !recordedIDs.isEmpty {
             attributeText += " " + qualified(XMLTree.attributeIDsName, XMLTree.toolsNamespace, isAttribute: true) + "=\""
                 + XMLEscaping.attribute(XMLTree.attributeIDsText(recordedIDs)) + "\""
+        }
+        if !undeclared.isEmpty {
+            attributeText += " " + qualified(XMLTree.undeclaredNamespacesName, XMLTree.toolsNamespace, isAttribute: true) + "=\""
+                + XMLEscaping.attribute(undeclared.joined(separator: " ")) + "\""
         }
         printedElements += 1
         place(at: element.lineNumber, depth: depth, inline: inline)
@@ -166,14 +172,19 @@ private struct TextPrinter {
     func value(of attribute: XMLTree.Attribute) -> String {
         let info = attribute.resourceID.flatMap { XMLTree.attributeInfo(id: $0, resources: resources) }
         // What the compiler will try for this attribute: aapt2 types an attribute without an ID only as a reference.
-        let format: AttributeFormat = attribute.resourceID == nil && rawValues == .stringsOnlyUntypedAsText ? [.reference, .string] : info?.format ?? .any
+        let typesOnlyReferences = rawValues == .stringsOnlyUntypedAsText || rawValues == .all
+        let format: AttributeFormat = attribute.resourceID == nil && typesOnlyReferences ? [.reference, .string] : info?.format ?? .any
         let symbols = info?.symbols ?? []
         switch attribute.value {
         case .string(let s):
             return TextPrinter.escapeString(s, format: format, symbols: symbols)
         case .typed(let type, let data):
             switch type {
-            case .reference, .dynamicReference: return reference(data, sigil: "@")
+            case .reference, .dynamicReference:
+                let text = reference(data, sigil: "@")
+                // aapt2 --keep-raw-values kept "@+id/x" as written; the compiler resolves it to the same ID.
+                if rawValues.keepsAllText, attribute.rawValue == "@+" + text.dropFirst() { return "@+" + text.dropFirst() }
+                return text
             case .attribute, .dynamicAttribute: return reference(data, sigil: "?")
             default:
                 // The source text, when the value kept it and it compiles to the same value ("007", "0x0001", "1.50"):

@@ -38,13 +38,27 @@ extension XMLTree {
         /// aapt2 (`XmlReferenceLinker`): strings only, and an attribute without an ID is compiled only when it is a
         /// reference; any other text ("007") stays a string.
         case stringsOnlyUntypedAsText
+        /// aapt2 with `--keep-raw-values`: as `stringsOnlyUntypedAsText`, and every attribute keeps its source text
+        /// ("match_parent", "@dimen/pad", "24dp") beside its typed value.
+        case all
+        /// The manifest aapt2 `--keep-raw-values` writes: every attribute keeps its text, and an attribute without
+        /// an ID is typed when its text reads as a value (the `platformBuildVersionCode` aapt2 adds).
+        case allTypingUntyped
+
+        /// Whether every attribute keeps its source text.
+        var keepsAllText: Bool { self == .all || self == .allTypingUntyped }
     }
 
-    /// The policy the producer of this document used, judged from its attributes without IDs (for writing an edited
-    /// copy the same way): typed with raw text is aapt's, typed without it a platform build's, never typed aapt2's.
+    /// The policy the producer of this document used (for writing an edited copy the same way): an attribute with
+    /// an ID whose typed value kept its text is aapt2's `--keep-raw-values` (no other producer keeps those); else
+    /// judged from the attributes without IDs: typed with raw text is aapt's, typed without it a platform build's,
+    /// never typed aapt2's.
     public var rawValuePolicy: RawValuePolicy {
-        var typedWithRaw = false, typedWithoutRaw = false
+        var typedWithRaw = false, typedWithoutRaw = false, keepsAll = false
         func visit(_ element: Element, depth: Int) {
+            for a in element.attributes where a.resourceID != nil && a.rawValue != nil {
+                if case .typed = a.value { keepsAll = true }
+            }
             for a in element.attributes where a.resourceID == nil {
                 guard case .typed(let type, _) = a.value, type != .reference, type != .attribute,
                       type != .dynamicReference, type != .dynamicAttribute else { continue }
@@ -54,6 +68,7 @@ extension XMLTree {
             for child in element.elements { visit(child, depth: depth + 1) }
         }
         if let root { visit(root, depth: 0) }
+        if keepsAll { return typedWithRaw ? .allTypingUntyped : .all }
         return typedWithRaw ? .untypedAndStrings : typedWithoutRaw ? .stringsOnly : .stringsOnlyUntypedAsText
     }
 }
@@ -90,6 +105,11 @@ struct TextXMLCompiler {
                 throw fail(.unresolvedName, line, "namespace prefix '\(prefix)' in \(qualified) is not declared (add xmlns:\(prefix)=\"…\" to the root element)")
             }
             return (uri, local)
+        }
+        for attribute in source.attributes where attribute.qualifiedName.hasSuffix(":" + XMLTree.undeclaredNamespacesName) {
+            guard try split(attribute.qualifiedName, line: attribute.line, isElement: false).0 == XMLTree.toolsNamespace else { continue }
+            let undeclared = Set(attribute.value.split(separator: " ").map(String.init))
+            declarations.removeAll { undeclared.contains($0.prefix) }
         }
         let (namespace, name) = try split(source.qualifiedName, line: source.line, isElement: true)
         var attributes: [XMLTree.Attribute] = []
@@ -155,7 +175,7 @@ struct TextXMLCompiler {
         }
         let value: ResourceValue
         var raw: String?
-        if resourceID == nil, rawValues == .stringsOnlyUntypedAsText {
+        if resourceID == nil, rawValues == .stringsOnlyUntypedAsText || rawValues == .all {
             // aapt2 (XmlReferenceLinker) compiles an attribute outside any package namespace only when it is a
             // reference; anything else, "007" included, stays the string it was written as.
             (value, raw) = try compileValue(text, format: [.reference, .string], symbols: [], attribute: qualifiedName, line: line)
@@ -163,13 +183,14 @@ struct TextXMLCompiler {
             (value, raw) = try compileValue(text, format: info?.format ?? .any, symbols: info?.symbols ?? [], attribute: qualifiedName, line: line)
             if raw == nil, resourceID == nil, rawValues == .untypedAndStrings { raw = text }
         }
+        if raw == nil, rawValues.keepsAllText { raw = text }
         return XMLTree.Attribute(namespace: namespace, name: name, resourceID: resourceID, rawValue: raw, value: value)
     }
 
     func compileValue(_ text: String, format: AttributeFormat, symbols: [AttributeInfo.Symbol], attribute: String, line: Int) throws -> (ResourceValue, String?) {
         let trimmed = text.trimmingWhitespace()
         if trimmed.hasPrefix("@") { return (try reference(trimmed, line: line, attribute: attribute), nil) }
-        if trimmed.hasPrefix("?") { return (.typed(.attribute, try attributeReference(trimmed, line: line, attribute: attribute)), nil) }
+        if trimmed.hasPrefix("?") { return (Self.referenceValue(try attributeReference(trimmed, line: line, attribute: attribute), isAttribute: true), nil) }
         if let typed = ValueText.parseTyped(text, format: format, symbols: symbols) { return (typed, nil) }
         if format.contains(.string) || format == .any || format.isEmpty {
             let s = try Self.unescape(text, fail: { fail(.badValue, line, "\(attribute)=\"\(text)\": \($0)") })
@@ -189,7 +210,7 @@ struct TextXMLCompiler {
         if text == "@null" { return .reference(0) }
         if text == "@empty" { return .typed(.null, 1) }
         var body = text.dropFirst()
-        if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return .reference(id) }
+        if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return Self.referenceValue(id) }
         let creates = body.hasPrefix("+")
         if creates { body = body.dropFirst() }
         if body.hasPrefix("*") { body = body.dropFirst() }
@@ -205,7 +226,15 @@ struct TextXMLCompiler {
         if creates, package == "android", resources?.packageName != "android", FrameworkResources.id(type: type, name: name) == nil {
             throw fail(.unresolvedName, line, "\(text): new ids can only be created in the app's own package, not in android's; write @+id/\(name) for a new id of the app")
         }
-        return .reference(try resolve(package: package, type: type, name: name, text: text, line: line))
+        return Self.referenceValue(try resolve(package: package, type: type, name: name, text: text, line: line))
+    }
+
+    /// A reference to `id`, dynamic when it is in package 0: a shared library's own resources (`aapt2 link
+    /// --shared-lib`), whose package ID Android assigns at load time and patches into dynamic references only
+    /// (aapt2's `Reference::Flatten`).
+    static func referenceValue(_ id: UInt32, isAttribute: Bool = false) -> ResourceValue {
+        let isDynamic = id != 0 && id >> 24 == 0
+        return .typed(isAttribute ? (isDynamic ? .dynamicAttribute : .attribute) : (isDynamic ? .dynamicReference : .reference), id)
     }
 
     /// `?android:attr/name`, `?android:name`, `?attr/name`, `?name`, `?0x…`.
@@ -271,6 +300,11 @@ extension XMLTree {
     /// give back (a framework attribute under an unusual namespace URI or none, a private one): Android reads
     /// attributes by ID, so a round trip must keep them. aapt and apktool ignore tools attributes.
     public static let attributeIDsName = "attributeIDs"
+
+    /// The tools-namespace attribute listing the prefixes (space-separated) that text XML declares only because it
+    /// must: the binary document used those namespaces without declaring them (aapt2 `--no-xml-namespaces`,
+    /// obfuscators), and a round trip must not add the declarations.
+    public static let undeclaredNamespacesName = "undeclaredNamespaces"
 
     /// How the compiler resolves an attribute's name to a resource ID.
     enum AttributeResolution: Equatable {
