@@ -80,6 +80,8 @@ let package = Package(
         .testTarget(name: "LiveReloadTests", dependencies: ["LiveReload", "Overlay", "Unpack", "APKCore", "TestSupport"]),
         .testTarget(name: "SetsTests", dependencies: ["Sets", "Pipeline", "ZlibWrapper", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
+        // APKs nobody here wrote (aapt2, apktool, jar, zipfile, zip, apksigner, jarsigner), round-tripped through every command.
+        .testTarget(name: "CorpusTests", dependencies: ["TestSupport"]),
         // Hardening (issue 7): hostile input, tamper sweep, atomic output, fuzz-found regressions.
         .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "OpenSSLWrapper", "ZlibWrapper", "TestSupport"]),
         // Fuzz targets (issue 7): plain executables that replay input files; scripts/fuzz/run.sh builds them with

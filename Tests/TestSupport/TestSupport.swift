@@ -229,7 +229,7 @@ public struct FixtureAPK {
     }
 }
 
-public struct FixtureError: Error, CustomStringConvertible {
+public struct FixtureError: Error, CustomStringConvertible, Sendable {
     public let message: String
     public init(message: String) { self.message = message }
     public var description: String { message }
