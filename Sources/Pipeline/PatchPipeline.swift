@@ -146,12 +146,23 @@ public enum PatchPipeline {
             if manifestCache != nil, signer.minSdkVersion == nil, case .level(let level)? = report.manifest?.minSdkVersion {
                 signer.minSdkVersion = level
             }
+            // The signer hashes the v4 tree's leaves of what it writes while it has the bytes in hand.
+            if options.v4Signing != .off { signer.preparesV4Signature = true }
             // The signer writes, aligns and signs in one pass; the input's MANIFEST.MF main section is kept.
             let signed = entries + (plan.inputJarManifest.map { [$0] } ?? [])
             let signing = try clock.measure("repack+sign") { try Signer(config: signer).sign(entries: signed, comment: comment, to: output, cache: signingCache) }
             report.signing = signing
             report.outputSize = signing.outputSize
             report.entryCount = signing.entryCount
+            // The v4 signature (the tree's leaves hashed by the signer, the rest read back) is made while the
+            // verifier reads the file: neither needs the other.
+            let v4Plan = Result { try signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion) }
+            let leaves = signing.verityLeaves
+            let v4 = BackgroundValue<String?> {
+                guard case .success(let v4) = v4Plan else { return nil }
+                return try V4SchemeSigner.updateSignature(forAPKAt: output, key: v4.key, v31Key: v4.v31Key, request: v4.request, leaves: leaves)
+            }
+            defer { v4.wait() }
             if options.verifies {
                 let verification = try clock.measure("verify") { try Verifier(options: VerificationOptions()).verify(path: output) }
                 report.verification = verification
@@ -160,8 +171,8 @@ public enum PatchPipeline {
                 }
             }
             report.v4SignatureFile = try clock.measure("v4") {
-                let v4 = try signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
-                return try V4SchemeSigner.updateSignature(forAPKAt: output, key: v4.key, v31Key: v4.v31Key, request: v4.request)
+                _ = try v4Plan.get()
+                return try v4.get()
             }
         } else {
             let written = try clock.measure("repack") { try Repacker.write(entries, to: output, alignment: options.alignment, comment: comment) }

@@ -177,16 +177,20 @@ public enum SetPipeline {
         }
         // Each APK is signed for its own manifest's minSdkVersion, as apksigner signs it alone (a split without
         // <uses-sdk> gets SHA-1 JAR digests, so that apksigner verify accepts it on its own).
+        // A folder's APKs get .idsig files: the signer hashes their trees' leaves as it writes.
+        var v4Config = options.signer
+        v4Config.preparesV4Signature = !set.form.isContainer && options.v4Signing != .off
+        let signer = v4Config
         let members = try clock.measure("sign+verify") {
             try concurrentMap(Array(all.indices)) { index -> SetMemberReport in
-                var report = try build(all[index], patch: patches?[index], signer: options.signer,
+                var report = try build(all[index], patch: patches?[index], signer: signer,
                                        verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
                 // A container has no place for .idsig files (bundletool, APKPure and APKMirror carry none).
                 // With a key rotation, v4 signs with the v3.0 and v3.1 blocks' keys, as for one APK.
                 if !set.form.isContainer, let signing = report.signing {
                     let v4 = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
                     report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: paths[index], key: v4.key, v31Key: v4.v31Key,
-                                                                               request: v4.request) != nil
+                                                                               request: v4.request, leaves: signing.verityLeaves) != nil
                 }
                 return report
             }
@@ -348,13 +352,16 @@ public enum SetPipeline {
             set = try APKSet.open(paths: paths, memberLimits: memberLimits)
         }
         let (entries, summary) = try clock.measure("merge") { try SetMerge.plan(set) }
-        let signing = try clock.measure("sign") { try Signer(config: options.signer).sign(entries: entries, to: output) }
+        var signer = options.signer
+        signer.preparesV4Signature = options.v4Signing != .off
+        let signing = try clock.measure("sign") { try Signer(config: signer).sign(entries: entries, to: output) }
         withExtendedLifetime(staging) {}  // the unsigned patched members stay until the merged APK is written
         // The v4 signature (a hash tree over the whole file) is made while the verifier reads the same file:
         // neither needs the other, and each keeps one core busy.
         let (key, v31Key, request) = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
+        let leaves = signing.verityLeaves
         let v4 = BackgroundValue<String?>({ @Sendable in
-            try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, v31Key: v31Key, request: request)
+            try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, v31Key: v31Key, request: request, leaves: leaves)
         })
         defer { v4.wait() }
         var verification: VerificationReport?

@@ -196,9 +196,12 @@ public struct Signer: Sendable {
                                               centralDirectorySize: cd.count, offset: offset, commentPadding: commentPadding)
         }
         var signingBlockSize = 0
+        // The leaves of the section's blocks, those the section writer copied and then those written after them.
+        var verityLeaves = section.verityLeaves
         if engine.signsBlock {
             try output.writeZeros(SigningEngine.signingBlockPadding(at: output.position))
             let section = try output.finishDigests()
+            verityLeaves = output.verityLeaves(after: verityLeaves)
             let blockOffset = output.position
             let blocks = try engine.schemeBlocks(for: key)
             let verity = try engine.needsVerityDigest(for: key) ? try output.writtenSection() : nil
@@ -236,7 +239,7 @@ public struct Signer: Sendable {
         try output.commit(into: job.cache)
         var report = try engine.report(destination: job.destination, plan: plan, key: key, entryCount: count,
                                        realigned: section.realigned, outputSize: size, signingBlockSize: signingBlockSize)
-        report.verityLeaves = section.verityLeaves
+        report.verityLeaves = verityLeaves
         return report
     }
 }

@@ -1,4 +1,5 @@
 import APKCore
+import DigestLanes
 import OpenSSLWrapper
 
 /// Digests the first section of the v2/v3 contents (the ZIP entries, up to the signing block) *while it is
@@ -8,31 +9,46 @@ import OpenSSLWrapper
 /// result holds each chunk's digest for every algorithm, exactly as `ContentDigester` would compute them, and
 /// `ContentDigester.digests(entries:centralDirectory:endOfCentralDirectory:algorithms:)` completes the
 /// content digests from it. At most `maxInFlight` chunks (1 MiB each) are buffered at once.
+///
+/// SHA-256 alone, on a CPU with SHA-NI, hashes two chunks at a time (`ChunkLanes.digests(ofChunks:)`: two
+/// interleaved streams at about twice one stream's speed). With `hashesVerityLeaves`, the fs-verity leaves
+/// (SHA-256 of each 4096-byte block) of the bytes fed are hashed too while the chunks are in hand, for a v4
+/// signature whose tree then reads back only what follows them (`verityLeaves`).
 public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
-    // @unchecked Sendable: everything but the chunks' `BackgroundValue`s is touched only by the feeding thread.
+    // @unchecked Sendable: everything but the batches' `BackgroundValue`s is touched only by the feeding thread.
     private let algorithms: [ContentDigestAlgorithm]
     private let maxInFlight: Int
-    /// Each dispatched chunk's digests (one per algorithm), in chunk order, computed on the global queue.
-    private var chunkDigests: [BackgroundValue<[[UInt8]]>] = []
-    /// The chunks before this one are known to be done (waited for, to bound the chunks in flight).
+    /// Chunks hashed together (two SHA-NI streams), or one at a time.
+    private let batchSize: Int
+    private let hashesVerityLeaves: Bool
+    /// Each dispatched batch's digests, in chunk order, computed on the global queue, and its chunk count.
+    private var batches: [(digests: BackgroundValue<BatchDigests>, chunks: Int)] = []
+    /// The batches before this one are known to be done (waited for, to bound the chunks in flight).
     private var doneBefore = 0
-    /// The chunk being filled, as pieces in order: copies in `staging` (a pool buffer: fresh megabytes
-    /// fragment the heap; see BufferPool).
-    private var pieces: [UnsafeRawBufferPointer] = []
-    private var chunkFill = 0
+    /// Whole chunks not dispatched yet (waiting for a batch partner).
+    private var pending: [SendableChunk] = []
+    /// The chunk being filled: a copy in `staging` (a pool buffer: fresh megabytes fragment the heap; see
+    /// BufferPool).
     private var staging: UnsafeMutableRawBufferPointer?
-    private var stagingCount = 0
+    private var chunkFill = 0
     /// Bytes consumed so far.
     public private(set) var count: Int64 = 0
     private var finished = false
     /// Digests of the chunks before the first one fed (`resuming`).
     private let prefix: SectionChunkDigests?
+    /// After `finish()` with `hashesVerityLeaves`: the leaf digests of the whole blocks fed, from the block
+    /// where feeding started (`firstBlock`: 0, or where `resuming` ends).
+    public private(set) var verityLeaves: (firstBlock: Int, digests: [UInt8])?
 
     /// Starts a digester for `algorithms` (chunked algorithms only).
     ///
-    /// - Parameter resuming: the digests of the section's first whole chunks, known from an earlier build
-    ///   whose bytes there are the same (watch mode); feeding then starts at byte `resuming.byteCount`.
-    public init(algorithms: Set<ContentDigestAlgorithm>, maxInFlight: Int = 4, resuming: SectionChunkDigests? = nil) throws {
+    /// - Parameters:
+    ///   - resuming: the digests of the section's first whole chunks, known from an earlier build whose bytes
+    ///     there are the same (watch mode, or a writer that hashed them itself); feeding then starts at byte
+    ///     `resuming.byteCount`.
+    ///   - hashesVerityLeaves: hash the fs-verity leaves of the bytes fed too (`verityLeaves`).
+    public init(algorithms: Set<ContentDigestAlgorithm>, maxInFlight: Int = 4, resuming: SectionChunkDigests? = nil,
+                hashesVerityLeaves: Bool = false) throws {
         if algorithms.contains(.verityChunkedSHA256) { throw ContentDigestError.unsupportedAlgorithm(.verityChunkedSHA256) }
         self.algorithms = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) }
         if let resuming {
@@ -44,74 +60,110 @@ public final class StreamingChunkDigester: DataSink, @unchecked Sendable {
         }
         prefix = resuming
         self.maxInFlight = max(1, maxInFlight)
+        batchSize = ChunkLanes.pairsChunks(self.algorithms) && self.maxInFlight >= 2 ? 2 : 1
+        self.hashesVerityLeaves = hashesVerityLeaves
     }
 
     /// Feeds a copy of `bytes`.
     public func consume(_ bytes: UnsafeRawBufferPointer) throws {
-        feed(bytes)
-    }
-
-    private func feed(_ bytes: UnsafeRawBufferPointer) {
         precondition(!finished, "StreamingChunkDigester fed after finish()")
         count += Int64(bytes.count)
         var offset = 0
         let chunkSize = Int(ContentDigester.chunkSize)
         while offset < bytes.count {
             let take = min(bytes.count - offset, chunkSize - chunkFill)
-            let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)])
-            if staging == nil { staging = BufferPool.shared.take(); stagingCount = 0 }
-            let copy = UnsafeMutableRawBufferPointer(rebasing: staging![stagingCount..<(stagingCount + take)])
-            copy.copyMemory(from: piece)
-            stagingCount += take
-            // Contiguous with the previous copy: one piece.
-            if let last = pieces.last, last.baseAddress.map({ $0 + last.count }) == UnsafeRawPointer(copy.baseAddress) {
-                pieces[pieces.count - 1] = UnsafeRawBufferPointer(start: last.baseAddress, count: last.count + take)
-            } else {
-                pieces.append(UnsafeRawBufferPointer(copy))
-            }
+            if staging == nil { staging = BufferPool.shared.take(); chunkFill = 0 }
+            UnsafeMutableRawBufferPointer(rebasing: staging![chunkFill..<(chunkFill + take)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)]))
             chunkFill += take
             offset += take
-            if chunkFill == chunkSize { dispatchChunk() }
+            if chunkFill == chunkSize { closeChunk() }
         }
     }
 
-    private func dispatchChunk() {
-        guard chunkFill > 0 else { return }
-        let chunk = SendableChunk(pieces: pieces, count: chunkFill, staging: staging)
-        pieces = []
+    /// The chunk being filled is complete (or the last one): queued for its batch.
+    private func closeChunk() {
+        guard chunkFill > 0, let staging else { return }
+        pending.append(SendableChunk(staging: staging, count: chunkFill))
+        self.staging = nil
         chunkFill = 0
-        staging = nil
-        stagingCount = 0
-        // At most `maxInFlight` chunks are buffered: past that, the oldest is waited for (it holds its pool
-        // buffer until it is hashed).
-        if chunkDigests.count - doneBefore >= maxInFlight {
-            chunkDigests[doneBefore].wait()
+        if pending.count >= batchSize { dispatch() }
+    }
+
+    private func dispatch() {
+        guard !pending.isEmpty else { return }
+        let chunks = pending
+        pending = []
+        // At most `maxInFlight` chunks are buffered: past that, the oldest batches are waited for (each holds
+        // its pool buffers until it is hashed).
+        var inFlight = batches[doneBefore...].reduce(0) { $0 + $1.chunks }
+        while inFlight + chunks.count > maxInFlight && doneBefore < batches.count {
+            batches[doneBefore].digests.wait()
+            inFlight -= batches[doneBefore].chunks
             doneBefore += 1
         }
-        let algorithms = self.algorithms
-        chunkDigests.append(BackgroundValue {
-            defer { if let staging = chunk.staging { BufferPool.shared.recycle(staging) } }
-            return ContentDigester.chunkDigests(chunk.pieces, count: chunk.count, algorithms: algorithms)
-        })
+        let algorithms = self.algorithms, leaves = hashesVerityLeaves
+        batches.append((BackgroundValue {
+            defer { for chunk in chunks { BufferPool.shared.recycle(chunk.staging) } }
+            return BatchDigests(chunks: chunks.map(\.bytes), algorithms: algorithms, leaves: leaves)
+        }, chunks.count))
     }
 
     /// Hashes the last (partial) chunk, waits for every chunk, and returns the section's chunk digests.
     public func finish() -> SectionChunkDigests {
         if !finished {
             finished = true
-            if chunkFill > 0 { dispatchChunk() } else if let buffer = staging { BufferPool.shared.recycle(buffer); staging = nil }
+            if chunkFill > 0 { closeChunk() } else if let buffer = staging { BufferPool.shared.recycle(buffer); staging = nil }
+            dispatch()
         }
         // The work only hashes: it cannot throw.
-        let results = chunkDigests.map { try! $0.get() }
+        let results = batches.map { try! $0.digests.get() }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
         let first = prefix?.chunkCount ?? 0
+        let chunkCount = results.reduce(0) { $0 + $1.chunks.count }
         for (slot, algorithm) in algorithms.enumerated() {
             var all: [UInt8] = prefix?.digests[algorithm] ?? []
-            all.reserveCapacity((first + results.count) * algorithm.chunkDigestOutputSize)
-            for digests in results { all += digests[slot] }
+            all.reserveCapacity((first + chunkCount) * algorithm.chunkDigestOutputSize)
+            for batch in results { for chunk in batch.chunks { all += chunk[slot] } }
             perAlgorithm[algorithm] = all
         }
-        return SectionChunkDigests(chunkCount: first + results.count, byteCount: count, digests: perAlgorithm)
+        if hashesVerityLeaves {
+            var leaves: [UInt8] = []
+            leaves.reserveCapacity(results.reduce(0) { $0 + $1.leaves.count })
+            for batch in results { leaves += batch.leaves }
+            let start = prefix?.byteCount ?? 0
+            verityLeaves = (Int(start) / VerityTreeBuilder.blockSize, leaves)
+        }
+        return SectionChunkDigests(chunkCount: first + chunkCount, byteCount: count, digests: perAlgorithm)
+    }
+}
+
+/// What a batch of chunks hashes to: each chunk's digest per algorithm, and the leaf digests of their whole
+/// 4096-byte blocks (empty unless asked).
+private struct BatchDigests: Sendable {
+    var chunks: [[[UInt8]]]
+    var leaves: [UInt8]
+
+    init(chunks: [UnsafeRawBufferPointer], algorithms: [ContentDigestAlgorithm], leaves hashesLeaves: Bool) {
+        if chunks.count > 1 {
+            self.chunks = ChunkLanes.digests(ofChunks: chunks).map { [$0] }
+        } else {
+            self.chunks = chunks.map { ContentDigester.chunkDigests($0, algorithms: algorithms) }
+        }
+        leaves = []
+        guard hashesLeaves else { return }
+        let blockSize = VerityTreeBuilder.blockSize
+        let blocks = chunks.reduce(0) { $0 + $1.count / blockSize }
+        leaves = [UInt8](repeating: 0, count: blocks * VerityTreeBuilder.digestSize)
+        leaves.withUnsafeMutableBytes { out in
+            var at = 0
+            for chunk in chunks {
+                // Only a last chunk can be short; its partial block, if any, is left to the tree's reader.
+                let whole = chunk.count / blockSize * blockSize
+                VerityTreeBuilder.leafDigests(of: UnsafeRawBufferPointer(rebasing: chunk[0..<whole]), into: out.baseAddress! + at)
+                at += whole / blockSize * VerityTreeBuilder.digestSize
+            }
+        }
     }
 }
 
@@ -146,16 +198,11 @@ extension ContentDigester {
     }
 
     public static func chunkDigests(_ chunk: UnsafeRawBufferPointer, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
-        chunkDigests([chunk], count: chunk.count, algorithms: algorithms)
-    }
-
-    /// The same, for a chunk given as consecutive pieces totalling `count` bytes.
-    static func chunkDigests(_ pieces: [UnsafeRawBufferPointer], count: Int, algorithms: [ContentDigestAlgorithm]) -> [[UInt8]] {
-        let prefix = chunkPrefix(length: count)
+        let prefix = chunkPrefix(length: chunk.count)
         return algorithms.map { algorithm in
             let hasher = Digest(algorithm.digestAlgorithm)
             hasher.update(prefix)
-            for piece in pieces { hasher.update(piece) }
+            hasher.update(chunk)
             return hasher.finish()
         }
     }
@@ -196,10 +243,9 @@ extension ContentDigester {
     }
 }
 
-/// A chunk handed to a digest worker: its pieces, and the pool buffer holding the copied ones (owned by
-/// exactly one thread at a time).
+/// A chunk handed to a digest worker: the pool buffer holding it (owned by exactly one thread at a time).
 private struct SendableChunk: @unchecked Sendable {
-    let pieces: [UnsafeRawBufferPointer]
+    let staging: UnsafeMutableRawBufferPointer
     let count: Int
-    let staging: UnsafeMutableRawBufferPointer?
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: staging[0..<count]) }
 }

@@ -54,6 +54,50 @@ import Unpack
         }
     }
 
+    /// The signer hashes the v4 tree's leaves of the blocks it writes (`StreamingChunkDigester`: SHA-256 chunks
+    /// two at a time, leaves beside them) and the v1 digests of the repacked entries sixteen at a time (stored
+    /// ones streamed through their lanes, small deflated ones inflated into an arena, a large one on its own):
+    /// the .idsig's tree must be Linux fsverity's for the file, apksigner must accept it and every v1 digest,
+    /// and OpenSSL alone (no lanes) must give the same APK and .idsig bytes.
+    @Test("run's .idsig tree is fsverity's and apksigner checks it and every v1 digest; without the SHA-256 lanes the same bytes")
+    func runV4LeavesAndV1LanesAreExact() throws {
+        var fixture = FixtureAPK.cordovaLike()
+        fixture.minSdk = 18  // v1 is checked by apksigner
+        fixture.storedExtensions = ["bin"]
+        // Over five chunks: stored blobs of uneven sizes (their lanes end apart), many small deflated scripts,
+        // a deflated text larger than the 1 MiB arena, and an empty file.
+        for index in 0..<40 {
+            fixture.assets["blobs/b\(index).bin"] = FixtureAPK.pseudoRandomBytes(count: 20_000 + (index * 31_337) % 250_000, seed: UInt64(index))
+            fixture.assets["www/js/extra\(index).js"] = Array(String(repeating: "var x\(index) = \(index);\n", count: 50 + index * 13).utf8)
+        }
+        fixture.assets["big/text.txt"] = Array((0..<90_000).map { "line \($0 % 977) of a large text\n" }.joined().utf8)
+        fixture.assets["empty.bin"] = []
+        let input = try fixture.build(in: dir, name: "v4-leaves.apk")
+        let patch = try makePatch()
+        let output = dir.appendingPathComponent("v4-leaves-out.apk").path
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output] + signing, environment: environment)
+        #expect(run.succeeded, "\(run)")
+        #expect((try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int ?? 0) > 5 << 20, "five chunks or more: two pairs and a batch of one")
+        let verify = try TestSupport.run("apksigner", ["verify", "-v", "--v4-signature-file", output + ".idsig", output])
+        #expect(verify.succeeded && verify.stdout.contains("Verified using v1 scheme (JAR signing): true")
+                && verify.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(verify)")
+        let tree = dir.appendingPathComponent("v4-leaves.tree").path
+        let fsverity = try TestSupport.run("fsverity", ["digest", output, "--out-merkle-tree", tree])
+        #expect(fsverity.succeeded, "\(fsverity)")
+        // The .idsig ends with the tree (apksig V4Signature: the tree, size-prefixed, last).
+        let idsig = try TestSupport.readBytes(output + ".idsig")
+        let expectedTree = try TestSupport.readBytes(tree)
+        #expect(!expectedTree.isEmpty && Array(idsig.suffix(expectedTree.count)) == expectedTree, "the v4 tree is not fs-verity's")
+
+        let plain = dir.appendingPathComponent("v4-leaves-openssl.apk").path
+        var unaccelerated = environment
+        unaccelerated["APKPATCH_SHA256_LANES"] = "0"
+        let again = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", plain] + signing, environment: unaccelerated)
+        #expect(again.succeeded, "\(again)")
+        #expect(try TestSupport.readBytes(plain) == (try TestSupport.readBytes(output)), "the lanes changed the APK")
+        #expect(try TestSupport.readBytes(plain + ".idsig") == idsig, "the lanes changed the .idsig")
+    }
+
     @Test func defaultOutputJSONAndDeterminism() throws {
         let input = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk")
         let patch = try makePatch()

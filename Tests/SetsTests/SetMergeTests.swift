@@ -58,6 +58,12 @@ import TestSupport
         #expect(manifest.stdout.contains("kept.by.merge"))
         let verify = try TestSupport.apkpatch(["verify", output])
         #expect(verify.succeeded, "\(verify)")
+        // The .idsig (its tree's leaves hashed by the signer as it wrote) ends with fsverity's tree of the file.
+        let tree = output + ".tree"
+        let fsverity = try TestSupport.run("fsverity", ["digest", output, "--out-merkle-tree", tree])
+        #expect(fsverity.succeeded, "\(fsverity)")
+        let expectedTree = try TestSupport.readBytes(tree), idsig = try TestSupport.readBytes(output + ".idsig")
+        #expect(!expectedTree.isEmpty && Array(idsig.suffix(expectedTree.count)) == expectedTree, "the v4 tree is not fs-verity's")
     }
 
     @Test func runMergeAppliesThePatchFirst() throws {

@@ -77,6 +77,44 @@ import TestSupport
         }
     }
 
+    /// SHA-256 alone goes through two-chunk batches on a CPU with SHA-NI (`ChunkLanes.digests(ofChunks:)`),
+    /// and with `hashesVerityLeaves` the fs-verity leaves of every whole block fed are hashed too. Against
+    /// OpenSSL chunk by chunk and block by block, for an odd number of chunks (a batch of one at the end), a
+    /// short last chunk ending inside a block, and a digester resuming after two known chunks.
+    @Test("streamed SHA-256 chunks in pairs and the leaves of the blocks fed equal OpenSSL's, chunk by chunk and block by block",
+          arguments: [0, 4096, (3 << 20) + 5000, (4 << 20)])
+    func streamedPairsAndLeaves(size: Int) throws {
+        let bytes = FixtureAPK.pseudoRandomBytes(count: size, seed: UInt64(size) ^ 0x1eaf)
+        var expectedChunks: [UInt8] = []
+        for start in stride(from: 0, to: size, by: 1 << 20) {
+            let chunk = Array(bytes[start..<min(size, start + (1 << 20))])
+            expectedChunks += Digest.hash([0xa5] + UInt32(chunk.count).littleEndianBytes + chunk, with: .sha256)
+        }
+        var expectedLeaves: [UInt8] = []
+        for start in stride(from: 0, to: size / 4096 * 4096, by: 4096) {
+            expectedLeaves += Digest.hash(Array(bytes[start..<(start + 4096)]), with: .sha256)
+        }
+        for resume in [0, 2] where resume == 0 || size >= resume << 20 {
+            let prefix = resume == 0 ? nil
+                : SectionChunkDigests(chunkCount: resume, byteCount: Int64(resume) << 20,
+                                      digests: [.chunkedSHA256: Array(expectedChunks.prefix(32 * resume))])
+            let streaming = try StreamingChunkDigester(algorithms: [.chunkedSHA256], resuming: prefix, hashesVerityLeaves: true)
+            var offset = resume << 20
+            var step = 0
+            while offset < size {
+                let piece = min(size - offset, [70_001, 1 << 20, 3, 400_000][step % 4])
+                try bytes.withUnsafeBytes { try streaming.consume(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + piece)])) }
+                offset += piece
+                step += 1
+            }
+            let section = streaming.finish()
+            #expect(section.digests[.chunkedSHA256] == expectedChunks, "size \(size), resuming after \(resume) chunks")
+            let leaves = try #require(streaming.verityLeaves)
+            #expect(leaves.firstBlock == resume * 256)
+            #expect(leaves.digests == Array(expectedLeaves.dropFirst(32 * resume * 256)), "size \(size), resuming after \(resume) chunks")
+        }
+    }
+
     @Test("the EOCD is digested with its central directory offset pointing at the signing block")
     func eocdPatched() throws {
         var eocd = [UInt8](repeating: 0, count: 22)

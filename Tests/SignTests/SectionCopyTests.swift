@@ -98,10 +98,12 @@ import Unpack
         let serial = dir.appendingPathComponent("serial.apk").path
         let report = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true), to: serial)
         #expect(try TestSupport.readBytes(serial) == (try TestSupport.readBytes(realigned)))
-        // The leaves of every whole chunk of the entries section, and the .idsig they make.
+        // The leaves of every block before the signing block (the copy's whole chunks, then the rest of the
+        // entries and the JAR signature files from the streaming digester), and the .idsig they make.
         let leaves = try #require(report.verityLeaves)
-        let signatureFile = try #require(try APKArchive(path: serial).zip.entries.first { $0.name.hasSuffix(".SF") })
-        #expect(leaves.blockCount == Int(signatureFile.localHeaderOffset >> 20) * 256, "the leaves end with the last whole chunk before the JAR signature")
+        let written = try APKArchive(path: serial)
+        let block = try #require(try SigningBlock.locate(in: written.source, centralDirectoryOffset: written.zip.centralDirectoryOffset))
+        #expect(leaves.blockCount == Int(block.offset) / 4096, "the leaves end where the signing block starts")
         try V4SchemeSigner.writeSignature(forAPKAt: serial, key: key, to: serial + ".idsig", concurrency: 1, leaves: leaves)
         #expect(try TestSupport.readBytes(serial + ".idsig") == idsig)
     }

@@ -70,7 +70,7 @@ struct InputAPKWriter: SectionWriter {
         // The section's partial last chunk is written and digested with the JAR signature files after it.
         try file.skip(to: copied.chunks.byteCount)
         let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
-                                       resuming: engine.signsBlock ? copied.chunks : nil)
+                                       resuming: engine.signsBlock ? copied.chunks : nil, hashesVerityLeaves: copy.hashesVerityLeaves)
         do {
             if !copied.tail.isEmpty { try output.write(copied.tail) }
         } catch {

@@ -1,12 +1,15 @@
 import APKCore
+import DigestLanes
 import OpenSSLWrapper
 import SignatureSchemes
 import ZlibWrapper
 
 /// The section writer for entries from the Repack stage, written in the given order into a new file: each
-/// local header encoded (re-aligned where the engine says), its data copied verbatim, every byte streamed to
-/// the v2/v3 digester as it is written (no re-read, no mapping of the output). The v1 digests are taken on
-/// all cores meanwhile (`digestEntries`).
+/// local header encoded (re-aligned where the engine says), its data copied verbatim. Where every byte comes
+/// from is known before one is copied (`SectionLayout`: the headers, and runs of the input APK's mapping or of
+/// the new entries' bytes), so the cores copy and digest the section together as for an input APK
+/// (`SectionCopy`: v2/v3 chunks and the v4 tree's leaves); the v1 digests are taken on all cores meanwhile
+/// (`digestEntries`). Nothing of the output is re-read or mapped.
 struct RepackedEntriesWriter: SectionWriter {
     let destination: String
     let concurrency: Int
@@ -21,8 +24,97 @@ struct RepackedEntriesWriter: SectionWriter {
         let file = try OutputFile(destination: destination)
         let base = OutputEntry.estimatedArchiveSize(of: entries.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
         try file.reserve(base + Int64(entries.count) * 160 + (1 << 16))
-        let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [])
-        return try Self.write(entries, into: output, engine: engine, key: keySupply)
+        let planned = try Self.layOut(entries, engine: engine)
+        // No entries for SectionCopy: their v1 digests and checks are `digestEntries`' (beside the copy).
+        var copy = SectionCopy(layout: planned.layout, source: planned.sources.first ?? ByteArrayDataSource([]), items: [],
+                               recordStarts: [], dataStarts: [], entryDigest: nil,
+                               chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])
+        copy.otherSources = Array(planned.sources.dropFirst())
+        copy.hashesVerityLeaves = engine.config.preparesV4Signature && engine.signsBlock
+        let copied = try copy.run(into: file, concurrency: concurrency, key: keySupply)
+        // The section's partial last chunk is written and digested with the JAR signature files after it.
+        try file.skip(to: copied.chunks.byteCount)
+        let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
+                                       resuming: engine.signsBlock ? copied.chunks : nil, hashesVerityLeaves: copy.hashesVerityLeaves)
+        do {
+            if !copied.tail.isEmpty { try output.write(copied.tail) }
+        } catch {
+            output.abandon()
+            throw error
+        }
+        return WrittenSection(output: output, centralRecords: planned.centralRecords, entryDigests: nil, realigned: planned.realigned,
+                              verityLeaves: copied.verityLeaves, entryStarts: (planned.recordStarts, planned.dataStarts))
+    }
+
+    /// Where every byte of the section comes from: each entry's local header (encoded, with a new alignment
+    /// field where the engine says) as a literal, then its data as a run of its source. Data in a mapped
+    /// file (the input APK, a split of a set) is a run of that file, so neighbouring entries' data is read
+    /// in one go; other data (new entries' bytes) is a source of its own.
+    private static func layOut(_ entries: [KeptEntry], engine: SigningEngine) throws -> Plan {
+        var plan = Plan()
+        plan.layout.reserveCapacity(entries.count * 2)
+        plan.recordStarts.reserveCapacity(entries.count)
+        plan.dataStarts.reserveCapacity(entries.count)
+        plan.centralRecords.reserveCapacity(entries.count)
+        var mappings: [ObjectIdentifier: Int] = [:]
+        for item in entries {
+            guard case .output(let outputEntry) = item.origin else {
+                throw SignError.internalInconsistency("entries to write are the Repack stage's")
+            }
+            let headerOffset = plan.layout.count
+            try Records.checkOffset(headerOffset)
+            let (written, isRealigned) = try encoded(item.entry, data: outputEntry.data, at: headerOffset, engine: engine)
+            if isRealigned { plan.realigned += 1 }
+            plan.recordStarts.append(headerOffset)
+            plan.layout.append(literal: written.encodedLocalHeader(extra: written.localExtra))
+            plan.dataStarts.append(plan.layout.count)
+            let data = outputEntry.data
+            if data.count > 0 {
+                if case .mapping(let object, let range)? = data.identity, let mapped = object as? any DataSource, range.count64 == data.count {
+                    let index = mappings[ObjectIdentifier(object)] ?? {
+                        plan.sources.append(mapped)
+                        mappings[ObjectIdentifier(object)] = plan.sources.count - 1
+                        return plan.sources.count - 1
+                    }()
+                    plan.layout.append(input: range, source: index)
+                } else {
+                    plan.sources.append(data)
+                    plan.layout.append(input: 0..<data.count, source: plan.sources.count - 1)
+                }
+            }
+            plan.centralRecords.append((plan.centralRecords.count, .encoded(written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))))
+        }
+        return plan
+    }
+
+    /// Where the section's bytes come from (`layOut`), and where each entry's record and data start in it.
+    private struct Plan {
+        var layout = SectionLayout()
+        /// The layout's sources, by index.
+        var sources: [any DataSource] = []
+        var recordStarts: [Int64] = []
+        var dataStarts: [Int64] = []
+        var centralRecords: [(order: Int, record: Records.CentralRecord)] = []
+        var realigned = 0
+    }
+
+    /// The entry as written at `headerOffset`: with the alignment field the engine gives it (and whether it got
+    /// one), its data checked against its declared size.
+    private static func encoded(_ entry: ZipEntry, data: any DataSource, at headerOffset: Int64, engine: SigningEngine) throws -> (ZipEntry, Bool) {
+        let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
+        var written = entry
+        var realigned = false
+        if let extra = engine.alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
+                                           outputHeaderOffset: headerOffset, inputDataOffset: dataOffsetWithCurrentExtra,
+                                           keepsAlignedData: true) {
+            written.localExtra = extra
+            realigned = true
+        }
+        guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+        guard data.count == entry.compressedSize else {
+            throw SignError.internalInconsistency("entry \(entry.name.debugDescription) has \(data.count) bytes of data but declares \(entry.compressedSize)")
+        }
+        return (written, realigned)
     }
 
     /// Without v1, what `digestEntries` checks on the way: the entries copied raw (EntryIntegrity).
@@ -71,21 +163,8 @@ struct RepackedEntriesWriter: SectionWriter {
         guard case .output(let outputEntry) = item.origin else {
             throw SignError.internalInconsistency("entries to write are the Repack stage's")
         }
-        let entry = item.entry
         let headerOffset = output.position
-        let dataOffsetWithCurrentExtra = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + entry.localExtra.count)
-        var written = entry
-        var realigned = false
-        if let extra = engine.alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
-                                           outputHeaderOffset: headerOffset, inputDataOffset: dataOffsetWithCurrentExtra,
-                                           keepsAlignedData: true) {
-            written.localExtra = extra
-            realigned = true
-        }
-        guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
-        guard outputEntry.data.count == entry.compressedSize else {
-            throw SignError.internalInconsistency("entry \(entry.name.debugDescription) has \(outputEntry.data.count) bytes of data but declares \(entry.compressedSize)")
-        }
+        let (written, realigned) = try encoded(item.entry, data: outputEntry.data, at: headerOffset, engine: engine)
         let header = written.encodedLocalHeader(extra: written.localExtra)
         if try !output.skipIfUnchanged(header: header, data: outputEntry.data) {
             try output.write(header)
@@ -118,7 +197,14 @@ struct RepackedEntriesWriter: SectionWriter {
             if let cacheKey { cache?.store(digest, for: cacheKey) }
             return digest
         }
+        // SHA-256 on a CPU with lanes: sixteen entries hashed side by side (`digestInLanes`).
+        let inLanes = algorithm == .sha256 && SHA256Lanes.isAccelerated
         if concurrency <= 1 || items.count < 2 {
+            if inLanes {
+                let results = Parallel.Slots<[UInt8]>(count: items.count, repeating: [])
+                try digestInLanes(items, items.indices, into: results, cache: cache, key: key)
+                return results.values
+            }
             let hasher = algorithm.map { Digest($0) }
             return try items.indices.map { try digest($0, hasher) }
         }
@@ -129,13 +215,101 @@ struct RepackedEntriesWriter: SectionWriter {
         let results = Parallel.Slots<[UInt8]>(count: items.count, repeating: [])
         try Parallel.forEach(batches.count, concurrency: concurrency) { batch in
             let run = batches[batch]
-            let hasher = algorithm.map { Digest($0) }
             // Deflated entries of the pipeline's plan were inflated through their mapping: give the run's
             // pages back once, rather than per entry, which would fault big folios back in.
             defer { discardMappedPages(of: items[run]) }
+            if inLanes { return try digestInLanes(items, run, into: results, cache: cache, key: key) }
+            let hasher = algorithm.map { Digest($0) }
             for index in run { results[index] = try digest(index, hasher) }
         }
         return results.values
+    }
+
+    /// SHA-256 v1 digests of `items[run]` into `results`, sixteen entries at a time on the lanes of one
+    /// `SHA256Lanes`, the entries copied raw checked on the way as `withUncompressedChunks` checks them.
+    /// Deflated entries are inflated whole into a 1 MiB arena (hashed when it is full); the others (stored,
+    /// or with their plaintext at hand) and larger deflated ones' plaintext stream through their lane 64 KiB
+    /// a pass, shared out so that the lanes' bytes come out about equal.
+    static func digestInLanes(_ items: [KeptEntry], _ run: Range<Int>, into results: Parallel.Slots<[UInt8]>,
+                              cache: SigningCache?, key: BackgroundValue<SignerKey>?) throws {
+        try key?.throwIfFailed()
+        let lanes = SHA256Lanes()
+        let arena = BufferPool.shared.take()
+        defer { BufferPool.shared.recycle(arena) }
+        let inflater = try Inflate.Inflater()
+        var cacheKeys: [Int: SigningCache.Key] = [:]
+        let deliver: (Int, [UInt8]) -> Void = { index, digest in
+            results[index] = digest
+            if let cacheKey = cacheKeys[index] { cache?.store(digest, for: cacheKey) }
+        }
+        var streamed: [(index: Int, size: Int64)] = []
+        var used = 0, lane = 0
+        for index in run {
+            if let cache {
+                let cacheKey = SigningCache.Key(items[index].entry, algorithm: .sha256)
+                if let cached = cache.digest(for: cacheKey) { results[index] = cached; continue }
+                cacheKeys[index] = cacheKey
+            }
+            guard case .output(let item) = items[index].origin else {
+                throw SignError.internalInconsistency("an input APK's entries are digested as they are copied")
+            }
+            if let plain = item.uncompressed {
+                streamed.append((index, plain.count))
+                continue
+            }
+            if item.entry.method == .stored {
+                streamed.append((index, item.data.count))
+                continue
+            }
+            let size = item.entry.uncompressedSize
+            guard size >= 0, size <= Int64(arena.count) else {
+                // Larger than the arena: one stream of its own, inflated as it goes.
+                let hasher = Digest(.sha256)
+                try withUncompressedChunks(of: item) { hasher.update($0) }
+                deliver(index, hasher.finish())
+                continue
+            }
+            if used + Int(size) > arena.count {
+                lanes.run(deliver)
+                used = 0
+            }
+            let output = UnsafeMutableRawBufferPointer(rebasing: arena[used..<(used + Int(size))])
+            try item.data.withBytes(in: 0..<item.data.count) { raw in
+                try EntryIntegrity.inflating(item.entry) { try inflater.inflate(raw, into: output) }
+            }
+            try EntryIntegrity.check(CRC32.checksum(UnsafeRawBufferPointer(output)), of: item.entry)
+            lanes.update(lane, UnsafeRawBufferPointer(output))
+            lanes.finish(lane, tag: index)
+            lane = (lane + 1) % SHA256Lanes.width
+            used += Int(size)
+        }
+        lanes.run(deliver)
+        guard !streamed.isEmpty else { return }
+        try key?.throwIfFailed()
+        // Largest first, each to the lane with the fewest bytes so far.
+        var jobs = [[(range: Range<Int64>, tag: Int)]](repeating: [], count: SHA256Lanes.width)
+        var loads = [Int64](repeating: 0, count: SHA256Lanes.width)
+        for job in streamed.sorted(by: { $0.size > $1.size }) {
+            let target = loads.indices.min { loads[$0] < loads[$1] }!
+            jobs[target].append((0..<job.size, job.index))
+            loads[target] += job.size
+        }
+        // Stored data copied raw is checked against its CRC-32 as it passes (EntryIntegrity).
+        var checksums: [Int: CRC32] = [:]
+        try ChunkLanes.digests(continuing: jobs, lanes: lanes, read: { index, range, buffer in
+            guard case .output(let item) = items[index].origin else { return }
+            if let plain = item.uncompressed {
+                try plain.read(range, into: buffer)
+            } else {
+                try item.data.read(range, into: buffer)
+                checksums[index, default: CRC32()].update(UnsafeRawBufferPointer(rebasing: buffer[0..<Int(range.count64)]))
+            }
+        }, deliver: { index, digest in
+            if case .output(let item) = items[index].origin, item.uncompressed == nil {
+                try EntryIntegrity.check(checksums.removeValue(forKey: index)?.value ?? CRC32().value, of: item.entry)
+            }
+            deliver(index, digest)
+        })
     }
 
     /// Gives back the mapped input pages under the data of `items` (entries of the pipeline's plan).

@@ -5,14 +5,18 @@ import ZlibWrapper
 import DigestLanes
 
 /// Where the bytes of the output's entries section come from, in output order: runs of input bytes, and
-/// the few literal bytes that differ from the input (local headers given a new alignment field).
+/// the few literal bytes that differ from the input (local headers given a new alignment field). The input
+/// is one source (an input APK), or several (the Repack stage's entries: the input APK's mapping, and the
+/// new entries' bytes), each run naming its own.
 struct SectionLayout {
     struct Segment {
         var outputOffset: Int64
         var count: Int64
-        /// Where the run starts in the input, or for a literal in `literals`.
+        /// Where the run starts in its source, or for a literal in `literals`.
         var inputOffset: Int64
         var isLiteral: Bool
+        /// The run's source: an index into the sources `read` is given.
+        var source = 0
     }
     private(set) var segments: [Segment] = []
     private(set) var count: Int64 = 0
@@ -21,12 +25,12 @@ struct SectionLayout {
 
     /// Appends input bytes (merged with the previous run when they follow it in the input, so an APK copied
     /// unchanged is one segment).
-    mutating func append(input range: Range<Int64>) {
+    mutating func append(input range: Range<Int64>, source: Int = 0) {
         guard !range.isEmpty else { return }
-        if let last = segments.last, !last.isLiteral, last.inputOffset + last.count == range.lowerBound {
+        if let last = segments.last, !last.isLiteral, last.source == source, last.inputOffset + last.count == range.lowerBound {
             segments[segments.count - 1].count += range.count64
         } else {
-            segments.append(Segment(outputOffset: count, count: range.count64, inputOffset: range.lowerBound, isLiteral: false))
+            segments.append(Segment(outputOffset: count, count: range.count64, inputOffset: range.lowerBound, isLiteral: false, source: source))
         }
         count += range.count64
     }
@@ -57,16 +61,25 @@ struct SectionLayout {
     /// a chunk costs a handful of reads, not one per entry.
     func read(_ range: Range<Int64>, from source: any DataSource, into buffer: UnsafeMutableRawBufferPointer,
               window: UnsafeMutableRawBufferPointer) throws {
+        try read(range, from: [source], into: buffer, window: window)
+    }
+
+    /// The same, each run read from `sources[segment.source]` (a window spans runs of one source).
+    func read(_ range: Range<Int64>, from sources: [any DataSource], into buffer: UnsafeMutableRawBufferPointer,
+              window: UnsafeMutableRawBufferPointer) throws {
         guard !range.isEmpty else { return }
         let first = segmentIndex(containing: range.lowerBound)
         var last = first
         while last + 1 < segments.count && segments[last + 1].outputOffset < range.upperBound { last += 1 }
-        // The end of the input the chunk needs.
+        // The end of what the chunk needs of each source.
         var inputEnd: Int64 = 0
+        var inputEnds: [Int: Int64] = [:]
         for index in first...last where !segments[index].isLiteral {
-            inputEnd = segments[index].inputOffset + min(segments[index].count, range.upperBound - segments[index].outputOffset)
+            let end = segments[index].inputOffset + min(segments[index].count, range.upperBound - segments[index].outputOffset)
+            if segments[index].source == 0 { inputEnd = end } else { inputEnds[segments[index].source] = end }
         }
         var windowRange: Range<Int64> = 0..<0
+        var windowSource = 0
         var position = range.lowerBound
         for index in first...last {
             let segment = segments[index]
@@ -78,12 +91,15 @@ struct SectionLayout {
                 let from = Int(segment.inputOffset + start)
                 literals.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + Int(take))])) }
             } else {
+                let source = sources[segment.source]
                 let input = (segment.inputOffset + start)..<(segment.inputOffset + start + take)
                 if take >= Self.directReadMinimum || take > Int64(window.count) {
                     try source.read(input, into: destination)
                 } else {
-                    if !(windowRange.lowerBound <= input.lowerBound && input.upperBound <= windowRange.upperBound) {
-                        windowRange = input.lowerBound..<max(input.upperBound, min(inputEnd, input.lowerBound + Int64(window.count)))
+                    if !(windowSource == segment.source && windowRange.lowerBound <= input.lowerBound && input.upperBound <= windowRange.upperBound) {
+                        let end = segment.source == 0 ? inputEnd : inputEnds[segment.source] ?? 0
+                        windowRange = input.lowerBound..<max(input.upperBound, min(end, input.lowerBound + Int64(window.count)))
+                        windowSource = segment.source
                         try source.read(windowRange, into: window)
                     }
                     let offset = Int(input.lowerBound - windowRange.lowerBound)
@@ -121,6 +137,7 @@ struct SectionLayout {
 /// what follows it (the JAR signature files and the padding).
 struct SectionCopy {
     let layout: SectionLayout
+    /// The input: the layout's runs of source 0, and the entries' data.
     let source: any DataSource
     /// The entries, in output order, with where each one's record and data start in the output.
     let items: [KeptEntry]
@@ -132,6 +149,10 @@ struct SectionCopy {
     /// Whether the fs-verity leaf digests of the written chunks are computed too, for a v4 signature: the
     /// bytes are in hand here, and the tree then reads only what follows the chunks.
     var hashesVerityLeaves = false
+    /// The layout's other sources (its runs of source k ≥ 1 are read from `otherSources[k - 1]`): the Repack
+    /// stage's new entries, whose v1 digests are not taken here (`items` empty).
+    var otherSources: [any DataSource] = []
+    private var layoutSources: [any DataSource] { [source] + otherSources }
 
     struct Result {
         /// Digests of the section's whole chunks.
@@ -253,6 +274,7 @@ struct SectionCopy {
     private func copy(_ run: Run, into file: OutputFile, state: SharedState, key: BackgroundValue<SignerKey>?) throws {
         let buffer = BufferPool.shared.take(), window = BufferPool.shared.take()
         defer { BufferPool.shared.recycle(buffer); BufferPool.shared.recycle(window) }
+        let sources = layoutSources
         let entries = entryDigest.map { EntryDigester(copy: self, run: run.range, algorithm: $0, state: state) }
         var chunkStart = run.range.lowerBound
         while chunkStart < run.range.upperBound {
@@ -261,7 +283,7 @@ struct SectionCopy {
             if state.failed { return }
             let chunkEnd = min(chunkStart + ContentDigester.chunkSize, run.range.upperBound)
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkEnd - chunkStart)])
-            try layout.read(chunkStart..<chunkEnd, from: source, into: buffer, window: window)
+            try layout.read(chunkStart..<chunkEnd, from: sources, into: buffer, window: window)
             try state.checksums.feed(chunk, at: chunkStart)
             try entries?.consume(chunk, at: chunkStart)
             if run.writesChunks {
@@ -281,6 +303,7 @@ struct SectionCopy {
     private func copyLanes(chunks: Range<Int>, into file: OutputFile, state: SharedState, key: BackgroundValue<SignerKey>?) throws {
         let window = BufferPool.shared.take()
         defer { BufferPool.shared.recycle(window) }
+        let sources = layoutSources
         let chunkSize = ContentDigester.chunkSize
         let starts = chunks.map { Int64($0) * chunkSize }
         // v1 SHA-256 digests of stored entries on lanes too: chunk j's entries on lane j, in order.
@@ -295,7 +318,7 @@ struct SectionCopy {
             // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
             try key?.throwIfFailed()
             if state.failed { throw CancellationError() }
-            try layout.read((starts[lane] + range.lowerBound)..<(starts[lane] + range.upperBound), from: source, into: into, window: window)
+            try layout.read((starts[lane] + range.lowerBound)..<(starts[lane] + range.upperBound), from: sources, into: into, window: window)
         } consume: { lane, range, bytes in
             try state.checksums.feed(bytes, at: starts[lane] + range.lowerBound)
             try entries[lane]?.consume(bytes, at: starts[lane] + range.lowerBound)

@@ -20,14 +20,19 @@ final class SigningOutput: DataSink {
     private var skipped: Int64 = 0
     private var section: SectionChunkDigests?
 
-    /// - Parameter resuming: the digests of the section's first whole chunks, already written (`SectionCopy`).
-    init(file: OutputFile, algorithms: Set<ContentDigestAlgorithm>, resuming: SectionChunkDigests? = nil) throws {
+    /// - Parameters:
+    ///   - resuming: the digests of the section's first whole chunks, already written (`SectionCopy`).
+    ///   - hashesVerityLeaves: the fs-verity leaves of the section's blocks are hashed as they are written
+    ///     (`verityLeaves(after:)`), for a v4 signature.
+    init(file: OutputFile, algorithms: Set<ContentDigestAlgorithm>, resuming: SectionChunkDigests? = nil,
+         hashesVerityLeaves: Bool = false) throws {
         target = .file(file)
         self.algorithms = algorithms
         previous = nil
         matching = false
         recordsComplete = false
-        digester = algorithms.isEmpty ? nil : try StreamingChunkDigester(algorithms: algorithms, resuming: resuming)
+        digester = algorithms.isEmpty ? nil : try StreamingChunkDigester(algorithms: algorithms, resuming: resuming,
+                                                                         hashesVerityLeaves: hashesVerityLeaves)
     }
 
     init(recycled: RecycledOutput, previous: RecordLayout?, algorithms: Set<ContentDigestAlgorithm>) throws {
@@ -127,6 +132,17 @@ final class SigningOutput: DataSink {
         let result = digester.finish()
         section = result
         return result
+    }
+
+    /// After `finishDigests`: the fs-verity leaves of the section's whole blocks, those before where this
+    /// output started digesting given by `known` (the blocks a section writer copied and hashed itself); nil
+    /// when they were not hashed or `known` does not reach that far.
+    func verityLeaves(after known: LeafDigests?) -> LeafDigests? {
+        guard let hashed = digester?.verityLeaves else { return nil }
+        let size = VerityTreeBuilder.digestSize
+        guard hashed.firstBlock == 0 || (known?.blockCount ?? 0) >= hashed.firstBlock else { return nil }
+        let before = known.map { Array($0.digests.prefix(hashed.firstBlock * size)) } ?? []
+        return LeafDigests(blockCount: hashed.firstBlock + hashed.digests.count / size, digests: before + hashed.digests)
     }
 
     /// Renames or publishes the finished file; a recycled file's layout goes into `cache` for the next build.
