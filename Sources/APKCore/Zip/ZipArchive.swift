@@ -361,6 +361,9 @@ public struct ZipArchive: Sendable {
                     if name.isEmpty || name == [0x2e] || name == [0x2e, 0x2e] {
                         throw ZipFormatError.meaninglessName("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which names no file; rebuild the APK without it")
                     }
+                    if !Self.isValidEntryName(name) {
+                        throw ZipFormatError.malformed("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which holds a NUL byte or is not UTF-8; Android refuses such an archive")
+                    }
                     let extra = Array(try r.readBytes(extraLength))
                     let comment = Array(try r.readBytes(commentLength))
                     var displayName: String { String(decoding: name, as: UTF8.self) }  // for messages only
@@ -404,6 +407,27 @@ public struct ZipArchive: Sendable {
             }
             return entries
         }
+    }
+
+    /// Android's test of an entry name (libziparchive's IsValidEntryName): no NUL byte, and each byte of 0x80 or
+    /// more starts a 2- to 4-byte UTF-8 sequence whose continuation bytes follow (overlong forms are not checked
+    /// there, so they are accepted here too).
+    static func isValidEntryName(_ name: [UInt8]) -> Bool {
+        var index = 0
+        while index < name.count {
+            let byte = name[index]
+            index += 1
+            if byte == 0 { return false }
+            if byte < 0x80 { continue }
+            let continuation: Int
+            if byte & 0xe0 == 0xc0 { continuation = 1 } else if byte & 0xf0 == 0xe0 { continuation = 2 } else if byte & 0xf8 == 0xf0 { continuation = 3 } else { return false }
+            guard index + continuation <= name.count else { return false }
+            for _ in 0..<continuation {
+                guard name[index] & 0xc0 == 0x80 else { return false }
+                index += 1
+            }
+        }
+        return true
     }
 
     /// The values of `fields` (in APPNOTE 4.5.3 order: uncompressed size, compressed size, local header offset),
@@ -540,6 +564,17 @@ public struct ZipArchive: Sendable {
             }
             guard dataEnd + size <= limit else {
                 throw ZipFormatError.truncated("entry \(name): data descriptor runs past the entries section")
+            }
+            // The descriptor must say what the central directory says: Android refuses the entry otherwise
+            // (libziparchive's ValidateDataDescriptor), and a streaming reader would take the descriptor's word.
+            var at = Int(dataEnd) + (size == 16 || size == 24 ? 4 : 0)
+            func value(_ width: Int) -> UInt64 {
+                defer { at += width }
+                return (0..<width).reduce(UInt64(0)) { $0 | UInt64(all[at + $1]) << (8 * $1) }
+            }
+            let (crc, compressed, uncompressed) = (value(4), value(usesZip64 ? 8 : 4), value(usesZip64 ? 8 : 4))
+            guard UInt32(crc) == entry.crc32, compressed == UInt64(entry.compressedSize), uncompressed == UInt64(entry.uncompressedSize) else {
+                throw ZipFormatError.headerMismatch("entry \(name): data descriptor CRC/sizes (\(crc), \(compressed), \(uncompressed)) disagree with the central directory (\(entry.crc32), \(entry.compressedSize), \(entry.uncompressedSize))")
             }
             entry.dataDescriptorSize = size
         }
