@@ -153,6 +153,8 @@ import ZlibWrapper
             out.append(Variant(name: name, bytes: b))
         }
         out.append(Variant(name: "control (intact)", bytes: base.bytes))
+        out.append(Variant(name: "control (v1-only signed)", bytes: bases.v1Only))
+        out.append(Variant(name: "control (v2 signed)", bytes: bases.v2))
 
         // Local header vs central directory.
         patched("local name differs") { b in b[stored.local + 30] ^= 0x20 }
@@ -464,6 +466,13 @@ import ZlibWrapper
                     // One line that names the problem (the pass: password warning aside).
                     let lines = result.stderr.split(separator: "\n").filter { !$0.hasPrefix("WARNING: --ks-pass") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
                     #expect(lines.count == 1 && lines[0].count > 20, "\(label): \(outcome.command) refused without one clear error line: \(result)")
+                }
+            }
+            if label.contains("control") {
+                // The intact APKs: every command takes them (verify only where signed), as Android does.
+                #expect(oracle.succeeded, "\(label): libziparchive refuses the intact APK: \(oracle)")
+                for outcome in outcomes where !outcome.command.hasPrefix("verify") || label.contains("signed") {
+                    #expect(outcome.result.status == 0, "\(label): \(outcome.command) refuses the intact APK: \(outcome.result)")
                 }
             }
             let accepted = Self.acceptedByDesign[label] ?? []

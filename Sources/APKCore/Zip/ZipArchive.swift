@@ -362,7 +362,7 @@ public struct ZipArchive: Sendable {
                         throw ZipFormatError.meaninglessName("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which names no file; rebuild the APK without it")
                     }
                     if !Self.isValidEntryName(name) {
-                        throw ZipFormatError.malformed("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which holds a NUL byte or is not UTF-8; Android refuses such an archive")
+                        throw ZipFormatError.malformed("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which holds a NUL byte or is not UTF-8: an unsafe name Android refuses (it does not open such an archive)")
                     }
                     let extra = Array(try r.readBytes(extraLength))
                     let comment = Array(try r.readBytes(commentLength))
