@@ -76,6 +76,8 @@ public struct SetMemberReport: Sendable {
     public var hasV4Signature = false
     /// A bundletool standalone APK (`standalones/` of a `.apks`) rather than the base or a split.
     public var isStandalone = false
+    /// An asset pack's APK (`asset-slices/` of a `.apks`).
+    public var isAssetSlice = false
     /// `standalone`, `base` or the split's name, for messages.
     public var role: String { isStandalone ? "standalone" : splitName }
 
@@ -83,6 +85,7 @@ public struct SetMemberReport: Sendable {
         name = member.name
         splitName = member.splitName
         isStandalone = member.isStandalone
+        isAssetSlice = member.isAssetSlice
     }
 }
 
@@ -235,6 +238,7 @@ public enum SetPipeline {
         let base = variants[0][0]
         try SetConsistency.checkSameApp(variants.dropFirst().map { $0[0] }, base: base)
         try SetConsistency.checkStandalones(Array(written[set.standaloneRange]), base: base)
+        try SetConsistency.checkAssetSlices(zip(written[set.assetSliceRange], set.assetSlices).map { ($0.label, $0.manifest, set.isInstallTime($1)) }, base: base)
         let mismatches = signerMismatches(zip(all.map(\.label), signers.map { $0.map { [hex($0.certificateSHA256)] } ?? [] }))
         if let first = mismatches.first { throw SetPipelineError.inconsistentOutput(first) }
         return written.map(\.manifest)
@@ -268,7 +272,7 @@ public enum SetPipeline {
         // Without a device the (first variant's) splits are installed: a standalone APK or another split variant
         // is an alternative to them, never installed beside them.
         let all = set.allAPKs
-        var chosen = Array(set.members.indices)
+        var chosen = Array(set.members.indices) + set.assetSliceRange.filter { set.isInstallTime(all[$0]) }
         if let spec {
             var variant = set.splitVariantRanges[0]
             switch try set.toc?.choice(for: spec) {
@@ -282,9 +286,11 @@ public enum SetPipeline {
             if set.standaloneRange.contains(variant.lowerBound) {
                 chosen = [variant.lowerBound]
             } else if let toc = set.toc {
-                // bundletool's table says what each split targets: matched as its install-apks matches it.
-                let names = Set(toc.matchingAPKs(variant.map { all[$0].name }, for: spec))
-                chosen = variant.filter { names.contains(all[$0].name) }
+                // bundletool's table says what each split and asset slice targets, and which asset packs are
+                // delivered at install time: matched as its install-apks matches them.
+                let candidates = Array(variant) + Array(set.assetSliceRange)
+                let names = Set(toc.matchingAPKs(candidates.map { all[$0].name }, for: spec))
+                chosen = candidates.filter { names.contains(all[$0].name) }
             } else {
                 chosen = SplitSelection.select(written[variant].map { ($0.splitName, $0.configForSplit) }, for: spec).map { variant.lowerBound + $0 }
             }
@@ -431,12 +437,13 @@ public enum SetPipeline {
 
     /// Each member's patch directory: the base's, each split's `splits/<name>/`, and for a split without one an
     /// empty patch when the base's changes the versionCode (every APK of a set must have the base's). With
-    /// `standalones`, then each standalone APK's (`StandalonePatch`), in `set.allAPKs`' order.
+    /// `standalones`, then each standalone APK's (`StandalonePatch`) and the asset packs' APKs', in
+    /// `set.allAPKs`' order.
     static func patchesByMember(_ set: APKSet, patch: PatchDirectory, standalones: Bool = false) throws -> [PatchDirectory?] {
         let root = patch.root
         let (base, splits) = try patch.splitPatches()
         let splitAPKs = set.allAPKs[0..<set.standaloneRange.lowerBound]
-        let names = Set(splitAPKs.map(\.splitName))
+        let names = Set((splitAPKs + set.assetSlices).map(\.splitName))
         if let unknown = splits.keys.sorted().first(where: { !names.contains($0) }) {
             throw SetPipelineError.unknownSplit(unknown, set.splits.map(\.splitName))
         }
@@ -444,12 +451,14 @@ public enum SetPipeline {
         let versionCode = base.spec.manifest.versionCode, package = base.spec.manifest.package
         let standalonePatches: [PatchDirectory?] = try standalones
             ? set.standalones.map { try StandalonePatch.combined(for: $0, in: set, base: base, splits: splits) } : []
-        return try splitAPKs.map { member -> PatchDirectory? in
+        func splitPatch(_ member: APKSet.Member) throws -> PatchDirectory? {
             if member.isBase { return base }
             var patch = splits[member.splitName]
             if let own = patch?.spec.manifest.package, own != package {
                 throw OverlayError.unsupportedEdit("\(root.appendingPathComponent(PatchDirectory.splitsFolder + "/" + member.splitName + "/" + PatchSpec.fileName)): manifest.package renames one split; every APK of a set must have the base's package, so rename the app in the top \(PatchSpec.fileName)")
             }
+            // A pack delivered after the install keeps its own versionCode (bundletool gives it none).
+            let versionCode = !member.isAssetSlice || set.isInstallTime(member) ? versionCode : nil
             if versionCode != nil || package != nil {
                 var spec = patch?.spec ?? PatchSpec()
                 if spec.manifest.versionCode == nil { spec.manifest.versionCode = versionCode }
@@ -457,7 +466,9 @@ public enum SetPipeline {
                 patch = PatchDirectory(root: patch?.root ?? root, spec: spec, files: patch?.files ?? [:])
             }
             return patch
-        } + standalonePatches
+        }
+        // An asset pack's APK is a split: patched by splits/<its split name>/ like the others.
+        return try splitAPKs.map(splitPatch) + standalonePatches + (standalones ? set.assetSlices.map(splitPatch) : [])
     }
 
     /// The patch directory of `options` with `renamePackage` on top of its spec (an empty patch when only renaming).

@@ -26,16 +26,22 @@ enum StandalonePatch {
             if patch.spec != PatchSpec() {
                 throw refusal(standalone, "\(folder)\(PatchSpec.fileName) edits the split \(name.debugQuoted) itself; in a standalone APK that split's entries are fused with the base's under the base's manifest, where its edits would reach other entries. Move the edits to the top \(PatchSpec.fileName) (which patches the base and every standalone)")
             }
-            let split = set.members.first { $0.splitName == name }
-            let dimension = SplitSelection.dimension(of: name)
-            guard let split, !split.manifest.isFeatureSplit, let dimension else {
-                throw refusal(standalone, "\(folder) patches \(name.debugQuoted), which is not a language, ABI or density split: a standalone APK fuses a feature split's code and resources under other names (its classes.dex becomes one of the base's classesN.dex), so its patch cannot be applied there")
-            }
             let serves: Bool
-            switch dimension {
-            case .language: serves = true
-            case .abi(let abi): serves = entries.contains { $0.hasPrefix("lib/\(abi)/") }
-            case .density(let dpi): serves = densities.isEmpty || densities.contains(dpi)
+            if let slice = set.assetSlices.first(where: { $0.splitName == name }) {
+                // bundletool fuses install-time asset packs into the standalone APKs; packs delivered later
+                // never reach a device that installs a standalone.
+                serves = set.isInstallTime(slice)
+            } else {
+                let split = set.members.first { $0.splitName == name }
+                let dimension = SplitSelection.dimension(of: name)
+                guard let split, !split.manifest.isFeatureSplit, let dimension else {
+                    throw refusal(standalone, "\(folder) patches \(name.debugQuoted), which is not a language, ABI or density split: a standalone APK fuses a feature split's code and resources under other names (its classes.dex becomes one of the base's classesN.dex), so its patch cannot be applied there")
+                }
+                switch dimension {
+                case .language: serves = true
+                case .abi(let abi): serves = entries.contains { $0.hasPrefix("lib/\(abi)/") }
+                case .density(let dpi): serves = densities.isEmpty || densities.contains(dpi)
+                }
             }
             for (entry, file) in patch.files.sorted(by: { $0.key < $1.key }) {
                 if entry == "AndroidManifest.xml" || entry == "resources.arsc" || (entry.hasPrefix("classes") && entry.hasSuffix(".dex")) {

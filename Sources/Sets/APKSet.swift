@@ -42,6 +42,8 @@ public struct APKSet: Sendable {
         public let manifest: SplitManifest
         /// A bundletool standalone APK (`standalones/`), not the base or a split.
         public internal(set) var isStandalone = false
+        /// An asset pack's APK (`asset-slices/` of a bundletool `.apks`): a split of the app holding assets.
+        public internal(set) var isAssetSlice = false
         /// The name for messages: the container and the entry, or the path.
         public var label: String { archive.label }
         public var isBase: Bool { manifest.isBase }
@@ -66,12 +68,17 @@ public struct APKSet: Sendable {
     /// the splits for one ABI and density fused in, for devices below Android 5.0 (API 21), which install one
     /// APK instead of the splits. Each is one more APK of the same app: same package, versionCode and signer.
     public let standalones: [Member]
-    /// bundletool's table of contents (`toc.pb`), read when the set has standalone APKs or several split
-    /// variants: which of them a device gets.
+    /// bundletool's asset packs' APKs (`asset-slices/` of a `.apks`), by name: splits of the same app
+    /// (package, versionCode, signer) that `install-apks` installs with the splits when their pack is delivered
+    /// at install time (`toc`'s `assetSlices`).
+    public let assetSlices: [Member]
+    /// bundletool's table of contents (`toc.pb`), read when the set has standalone APKs, asset packs or several
+    /// split variants: which of them a device gets.
     public let toc: BundletoolTOC?
 
-    /// Every APK the set holds: the split APKs (`members`, then the other split variants'), then the standalones.
-    public var allAPKs: [Member] { members + otherSplitVariants.joined() + standalones }
+    /// Every APK the set holds: the split APKs (`members`, then the other split variants'), the standalones,
+    /// then the asset packs' APKs.
+    public var allAPKs: [Member] { members + otherSplitVariants.joined() + standalones + assetSlices }
     /// Where each split variant's APKs are in `allAPKs` (`members` first).
     public var splitVariantRanges: [Range<Int>] {
         var start = 0
@@ -82,6 +89,12 @@ public struct APKSet: Sendable {
     }
     /// Where the standalones are in `allAPKs`.
     public var standaloneRange: Range<Int> { (splitVariantRanges.last?.upperBound ?? 0)..<(splitVariantRanges.last?.upperBound ?? 0) + standalones.count }
+    /// Whether `slice` (one of `assetSlices`) belongs to a pack delivered at install time, per `toc`.
+    public func isInstallTime(_ slice: Member) -> Bool {
+        toc?.assetSlices.first { $0.path == slice.name }?.isInstallTime ?? false
+    }
+    /// Where the asset packs' APKs are in `allAPKs`.
+    public var assetSliceRange: Range<Int> { standaloneRange.upperBound..<(standaloneRange.upperBound + assetSlices.count) }
 
     public var base: Member { members[0] }
     public var splits: ArraySlice<Member> { members.dropFirst() }
@@ -126,13 +139,14 @@ public struct APKSet: Sendable {
     }
 
     init(form: Form, label: String, container: APKArchive?, members: [Member], otherSplitVariants: [[Member]] = [],
-         standalones: [Member] = [], toc: BundletoolTOC? = nil) {
+         standalones: [Member] = [], assetSlices: [Member] = [], toc: BundletoolTOC? = nil) {
         self.form = form
         self.label = label
         self.container = container
         self.members = members
         self.otherSplitVariants = otherSplitVariants
         self.standalones = standalones
+        self.assetSlices = assetSlices
         self.toc = toc
     }
 
@@ -151,8 +165,9 @@ public struct APKSet: Sendable {
         let others = try otherSplitVariants.map(baseFirst)
         try SetConsistency.checkSameApp(others.map { ($0[0].label, $0[0].manifest) }, base: base)
         try SetConsistency.checkStandalones(standalones.map { ($0.label, $0.manifest) }, base: base)
+        try SetConsistency.checkAssetSlices(assetSlices.map { ($0.label, $0.manifest, isInstallTime($0)) }, base: base)
         return APKSet(form: form, label: label, container: container, members: sorted, otherSplitVariants: others,
-                      standalones: standalones.sorted { $0.name < $1.name }, toc: toc)
+                      standalones: standalones.sorted { $0.name < $1.name }, assetSlices: assetSlices.sorted { $0.name < $1.name }, toc: toc)
     }
 
     private static func openFile(_ path: String, name: String, limits: UnpackLimits) throws -> Member {
@@ -187,15 +202,16 @@ public struct APKSet: Sendable {
             throw APKSetError.encryptedAPKM(path)
         }
         let container = try APKArchive(source: file, label: path)
-        var members: [Member] = [], standalones: [Member] = []
+        var members: [Member] = [], standalones: [Member] = [], assetSlices: [Member] = []
         // bundletool's .apks keeps the set under splits/; SAI's puts the APKs at the top, as .xapk and .apkm do.
         let isBundletool = form == .apks && container.entries.contains { $0.name.hasPrefix("splits/") }
         for entry in container.entries where !entry.isDirectory && entry.name.lowercased().hasSuffix(".apk") {
             let isStandalone = isBundletool && entry.name.hasPrefix(standalonesFolder)
-            if isBundletool && !entry.name.hasPrefix("splits/") && !isStandalone {
+            let isAssetSlice = isBundletool && entry.name.hasPrefix(assetSlicesFolder)
+            if isBundletool && !entry.name.hasPrefix("splits/") && !isStandalone && !isAssetSlice {
                 // universal.apk, system/ and instant/ are other builds of the app beside the split set, each
                 // installed in its own way (bundletool writes them in other --mode runs).
-                throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is neither a split APK (splits/) nor a standalone APK (standalones/): a .apks from bundletool build-apks --mode=default holds only those (and a universal .apks only universal.apk). Take the split APKs out first (bundletool extract-apks, or unzip its splits/ folder) and give apkpatch that folder")
+                throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is neither a split APK (splits/), a standalone APK (standalones/) nor an asset pack's (asset-slices/): a .apks from bundletool build-apks --mode=default holds only those (and a universal .apks only universal.apk). Take the split APKs out first (bundletool extract-apks, or unzip its splits/ folder) and give apkpatch that folder")
             }
             let label = "\(path)!/\(entry.name)"
             let source: any DataSource
@@ -208,56 +224,64 @@ public struct APKSet: Sendable {
                 source = try temporary.map()
             }
             let archive = try APKArchive(source: source, label: label, limits: limits)
-            let member = Member(name: entry.name, path: nil, archive: archive, manifest: try readManifest(archive), isStandalone: isStandalone)
-            if isStandalone { standalones.append(member) } else { members.append(member) }
+            let member = Member(name: entry.name, path: nil, archive: archive, manifest: try readManifest(archive),
+                                isStandalone: isStandalone, isAssetSlice: isAssetSlice)
+            if isStandalone { standalones.append(member) } else if isAssetSlice { assetSlices.append(member) } else { members.append(member) }
         }
         guard !members.isEmpty else { throw APKSetError.noAPKs(path) }
-        // Standalones, or several split variants (more than one base under splits/), are told apart by toc.pb.
+        // Standalones, asset packs (install-time or not), or several split variants (more than one base under
+        // splits/), are told apart by toc.pb.
         let severalVariants = isBundletool && members.filter(\.isBase).count > 1
-        guard !standalones.isEmpty || severalVariants else {
+        guard !standalones.isEmpty || !assetSlices.isEmpty || severalVariants else {
             return APKSet(form: form, label: path, container: container, members: members)
         }
         let toc: BundletoolTOC
         do {
-            toc = try readTableOfContents(container, path: path, standalones: standalones)
-        } catch is APKSetError where standalones.isEmpty {
+            toc = try readTableOfContents(container, path: path, standalones: standalones, assetSlices: assetSlices)
+        } catch is APKSetError where standalones.isEmpty && assetSlices.isEmpty {
             // Several bases and no readable toc.pb: not bundletool's split variants, and refused as two bases.
             return APKSet(form: form, label: path, container: container, members: members)
         }
-        try checkTableOfContents(toc, path: path, splits: members, standalones: standalones)
+        try checkTableOfContents(toc, path: path, splits: members, standalones: standalones, assetSlices: assetSlices)
         var variants = [members]
         if severalVariants {
             let byName = Dictionary(uniqueKeysWithValues: members.map { ($0.name, $0) })
             variants = toc.splitVariants.map { $0.apks.compactMap { byName[$0.path] } }.filter { !$0.isEmpty }
         }
         return APKSet(form: form, label: path, container: container, members: variants[0], otherSplitVariants: Array(variants.dropFirst()),
-                      standalones: standalones, toc: toc)
+                      standalones: standalones, assetSlices: assetSlices, toc: toc)
     }
 
     /// bundletool's folder of standalone APKs in a `.apks`.
     static let standalonesFolder = "standalones/"
+    /// bundletool's folder of asset packs' APKs in a `.apks`.
+    static let assetSlicesFolder = "asset-slices/"
     /// bundletool's table of contents in a `.apks`.
     public static let tocName = "toc.pb"
 
     /// The `.apks`'s `toc.pb`.
-    private static func readTableOfContents(_ container: APKArchive, path: String, standalones: [Member]) throws -> BundletoolTOC {
+    private static func readTableOfContents(_ container: APKArchive, path: String, standalones: [Member], assetSlices: [Member]) throws -> BundletoolTOC {
         guard let entry = container.entry(named: tocName) else {
-            throw APKSetError.unsupported(path, "it holds standalone APKs (\(standalonesFolder)) but no \(tocName), bundletool's table of contents that says which device gets which of them; bundletool build-apks writes both")
+            let what = standalones.isEmpty ? "asset packs' APKs (\(assetSlicesFolder))" : "standalone APKs (\(standalonesFolder))"
+            throw APKSetError.unsupported(path, "it holds \(what) but no \(tocName), bundletool's table of contents that says which device gets which of them; bundletool build-apks writes both")
         }
         return try BundletoolTOC(bytes: container.uncompressedData(of: entry), label: "\(path)!/\(tocName)")
     }
 
     /// `toc` must describe every standalone APK and place every split APK in one split variant (which device
     /// gets which), and list no APK the `.apks` does not hold.
-    private static func checkTableOfContents(_ toc: BundletoolTOC, path: String, splits: [Member], standalones: [Member]) throws {
+    private static func checkTableOfContents(_ toc: BundletoolTOC, path: String, splits: [Member], standalones: [Member], assetSlices: [Member]) throws {
         let described = Set(toc.variants.flatMap(\.apks).filter(\.isStandalone).map(\.path))
+        let describedSlices = Set(toc.assetSlices.map(\.path))
         let variantCount = Dictionary(toc.splitVariants.flatMap(\.apks).map { ($0.path, 1) }, uniquingKeysWith: +)
-        let unplaced = standalones.first { !described.contains($0.name) } ?? splits.first { variantCount[$0.name] != 1 }
+        let unplaced = standalones.first { !described.contains($0.name) } ?? assetSlices.first { !describedSlices.contains($0.name) }
+            ?? splits.first { variantCount[$0.name] != 1 }
         if let unplaced {
-            throw APKSetError.unsupported(path, "\(tocName) does not describe the \(unplaced.isStandalone ? "standalone" : "split") APK \(unplaced.name.debugQuoted)\(unplaced.isStandalone ? "" : " in exactly one split variant"), so no device would be given it; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
+            let kind = unplaced.isStandalone ? "standalone" : unplaced.isAssetSlice ? "asset pack's" : "split"
+            throw APKSetError.unsupported(path, "\(tocName) does not describe the \(kind) APK \(unplaced.name.debugQuoted)\(unplaced.isStandalone || unplaced.isAssetSlice ? "" : " in exactly one split variant"), so no device would be given it; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
-        let present = Set((splits + standalones).map(\.name))
-        if let absent = (described.union(variantCount.keys)).sorted().first(where: { !present.contains($0) }) {
+        let present = Set((splits + standalones + assetSlices).map(\.name))
+        if let absent = (described.union(variantCount.keys).union(describedSlices)).sorted().first(where: { !present.contains($0) }) {
             throw APKSetError.unsupported(path, "\(tocName) lists the APK \(absent.debugQuoted), which the .apks does not hold; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
     }
@@ -320,6 +344,18 @@ extension SetConsistency {
         try checkSameApp(standalones, base: base)
     }
 
+    /// bundletool's asset packs' APKs: each a split (an asset pack is installed as one) of the base's package;
+    /// an install-time pack's also of its versionCode (installed in the app's session: bundletool's
+    /// AssetSlicesGenerator gives those the base's versionCode, and leaves other packs' as they were).
+    public static func checkAssetSlices(_ slices: [(label: String, manifest: SplitManifest, isInstallTime: Bool)],
+                                        base: (label: String, manifest: SplitManifest)) throws {
+        if let whole = slices.first(where: { $0.manifest.isBase }) { throw APKSetError.assetSliceIsNotSplit(whole.label) }
+        for slice in slices where slice.manifest.packageName != base.manifest.packageName {
+            throw APKSetError.packageMismatch(member: slice.label, package: slice.manifest.packageName, base: base.label, basePackage: base.manifest.packageName)
+        }
+        try checkSameApp(slices.filter(\.isInstallTime).map { ($0.label, $0.manifest) }, base: base)
+    }
+
     /// APKs of other variants of the set (standalones, other split variants' bases): the base's package and
     /// versionCode.
     public static func checkSameApp(_ apks: [(label: String, manifest: SplitManifest)], base: (label: String, manifest: SplitManifest)) throws {
@@ -352,6 +388,7 @@ public enum APKSetError: Error, CustomStringConvertible, Equatable {
     case signerMismatch(member: String, certificate: String, base: String, baseCertificate: String)
     case duplicateFileName(String, [String])
     case standaloneIsSplit(String, String)
+    case assetSliceIsNotSplit(String)
     case noVariant(sdk: Int, abis: [String], density: Int?, minimumSDK: Int?)
     case ambiguousVariant([String])
 
@@ -387,6 +424,8 @@ public enum APKSetError: Error, CustomStringConvertible, Equatable {
             return "\(labels.joined(separator: " and ")) would both be written as \(name) in the output directory; rename one of them"
         case .standaloneIsSplit(let label, let split):
             return "\(label) is under standalones/ but is a split APK (split=\"\(split)\"): a standalone APK is a complete app. Put split APKs under splits/"
+        case .assetSliceIsNotSplit(let label):
+            return "\(label) is under asset-slices/ but has no split attribute: an asset pack's APK is a split of the app. Put the base APK under splits/"
         case .noVariant(let sdk, let abis, let density, let minimum):
             let device = (["SDK \(sdk)"] + (abis.isEmpty ? [] : ["ABIs " + abis.joined(separator: ",")]) + (density.map { ["\($0) dpi"] } ?? [])).joined(separator: ", ")
             return "no APK of the set fits the device (\(device)): bundletool's table of contents targets none of its variants at it\(minimum.map { " (the lowest SDK version any variant supports is \($0))" } ?? ""). Install on a device the app supports"

@@ -80,16 +80,21 @@ public struct BundletoolTOC: Sendable, Equatable {
 
     public var packageName: String
     public var variants: [Variant]
+    /// The asset packs' APKs (`asset_slice_set`, `asset-slices/` of a `.apks`), each with its module and
+    /// whether the pack is delivered at install time (`AssetModuleMetadata.delivery_type`): those
+    /// `install-apks` installs with the app's splits; on-demand and fast-follow packs it leaves out.
+    public var assetSlices: [APK] = []
 
     /// Reads `toc.pb`'s bytes; `label` is for messages.
     public init(bytes: [UInt8], label: String) throws {
         var packageName = ""
-        var variants: [Variant] = []
+        var variants: [Variant] = [], assetSlices: [APK] = []
         do {
             var reader = ProtoReader(bytes[...])
             while let field = try reader.next() {
                 switch field.number {
                 case 1: variants.append(try Self.variant(field.message()))
+                case 3: assetSlices += try Self.apkSet(field.message(), deliveryTypeField: 4)
                 case 4: packageName = try field.string()
                 default: break
                 }
@@ -99,6 +104,7 @@ public struct BundletoolTOC: Sendable, Equatable {
         }
         self.packageName = packageName
         self.variants = variants
+        self.assetSlices = assetSlices
     }
 
     /// bundletool's `ScreenDensity.DensityAlias` → dpi (`ResourcesUtils.DENSITY_ALIAS_TO_DPI_MAP`).
@@ -120,20 +126,22 @@ public struct BundletoolTOC: Sendable, Equatable {
         return variant
     }
 
-    private static func apkSet(_ message: ProtoReader) throws -> [APK] {
+    /// `ApkSet` (`ModuleMetadata`: name 1, on_demand_deprecated 2, delivery_type 6) or `AssetSliceSet`
+    /// (`AssetModuleMetadata`: name 1, on_demand_deprecated 2, delivery_type 4): the module's metadata (1) and
+    /// its APKs' descriptions (2). DeliveryType: 1 INSTALL_TIME, 2 ON_DEMAND, 3 FAST_FOLLOW.
+    private static func apkSet(_ message: ProtoReader, deliveryTypeField: Int = 6) throws -> [APK] {
         var reader = message
         var module = "", deliveryType: UInt64 = 0, onDemand = false
         var descriptions: [ProtoReader] = []
         while let field = try reader.next() {
             switch field.number {
             case 1:
-                // ModuleMetadata: name 1, on_demand_deprecated 2, delivery_type 6 (1 INSTALL_TIME, 2 ON_DEMAND).
                 var metadata = try field.message()
                 while let inner = try metadata.next() {
                     switch inner.number {
                     case 1: module = try inner.string()
                     case 2: onDemand = try inner.varint() != 0
-                    case 6: deliveryType = try inner.varint()
+                    case deliveryTypeField: deliveryType = try inner.varint()
                     default: break
                     }
                 }
@@ -141,7 +149,9 @@ public struct BundletoolTOC: Sendable, Equatable {
             default: break
             }
         }
-        let isInstallTime = deliveryType == 0 ? !onDemand : deliveryType == 1
+        // install-apks installs an asset pack only when its delivery type says INSTALL_TIME (ApkMatcher's
+        // getUpfrontAssetModules); a feature module also when an older table says not on demand.
+        let isInstallTime = deliveryType == 0 && deliveryTypeField == 6 ? !onDemand : deliveryType == 1
         return try descriptions.map { var apk = try apk($0, module: module); apk.isInstallTime = isInstallTime; return apk }
     }
 
@@ -291,7 +301,7 @@ extension BundletoolTOC {
     /// describe is kept.
     public func matchingAPKs(_ paths: [String], for spec: DeviceSpec) -> [String] {
         var targeting: [String: Targeting] = [:], installTime: [String: Bool] = [:]
-        for apk in variants.flatMap(\.apks) where targeting[apk.path] == nil {
+        for apk in variants.flatMap(\.apks) + assetSlices where targeting[apk.path] == nil {
             targeting[apk.path] = apk.targeting
             installTime[apk.path] = apk.isInstallTime
         }

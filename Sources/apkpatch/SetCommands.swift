@@ -142,6 +142,8 @@ struct SetJSON: Encodable {
         var split: String?
         /// true for a bundletool standalone APK (`standalones/` of a `.apks`); absent otherwise.
         var standalone: Bool?
+        /// true for an asset pack's APK (`asset-slices/` of a `.apks`); absent otherwise.
+        var assetPack: Bool?
         /// verify: the single-APK report.
         var report: VerificationReportJSON?
         var replaced: [String]?
@@ -156,6 +158,7 @@ struct SetJSON: Encodable {
             name = member.name
             split = member.isStandalone ? nil : member.splitName
             standalone = member.isStandalone ? true : nil
+            assetPack = member.isAssetSlice ? true : nil
         }
     }
 

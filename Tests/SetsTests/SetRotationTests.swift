@@ -118,6 +118,44 @@ import TestSupport
         #expect(v4.succeeded && v4.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(v4)")
     }
 
+    @Test("watch on a set with a key rotation signs every rebuilt APK with the rotation, as sign does")
+    func watchWithRotation() throws {
+        let patch = scratch.appendingPathComponent("watch-patch")
+        try TestSupport.write("one\n", to: "assets/note.txt", in: patch)
+        let output = scratch.appendingPathComponent("watched").path
+        let (process, lines) = try TestSupport.startApkpatch(["watch", try fixture.pack(.directory), "--patch", patch.path, "--out", output]
+                                                              + rotation + ["--rotation-min-sdk-version", "28", "--json"])
+        defer { if process.isRunning { process.terminate() } }
+        let apks = ["base.apk", "split_config.arm64_v8a.apk", "split_config.fr.apk", "split_config.xhdpi.apk"]
+        /// Each rebuilt APK: the new key from API 28 (v3.0 block), the old one below, the lineage. (watch's working
+        /// builds carry no .idsig, as for one APK.)
+        func checkRotation(_ names: [String]) throws {
+            let expectedLineage = try TestSupport.apkpatch(["lineage", "--in", lineage, "--print-certs"]).stdout
+            for name in names {
+                let path = output + "/" + name
+                #expect(try apksignerCertificates(path) == [keys[1].sha256], "\(name)")
+                #expect(try apksignerCertificates(path, ["--max-sdk-version", "27"]) == [keys[0].sha256], "\(name)")
+                let lineages = try TestSupport.apkpatch(["lineage", "--in", path, "--print-certs"])
+                #expect(lineages.succeeded && lineages.stdout == expectedLineage, "\(name): \(lineages)")
+            }
+        }
+        let first = SetWatchTests.build(1, in: lines)
+        #expect(Set(first?["rebuiltAPKs"] as? [String] ?? []) == Set(apks), "\(lines.lines)")
+        try checkRotation(apks)
+
+        // A save under splits/config.fr/ rebuilds that split alone, signed with the rotation like the rest.
+        try TestSupport.write("salut\n", to: "splits/config.fr/assets/fr.txt", in: patch)
+        let second = SetWatchTests.build(2, in: lines)
+        #expect(second?["rebuiltAPKs"] as? [String] == ["split_config.fr.apk"], "\(lines.lines)")
+        #expect(try TestSupport.run("unzip", ["-p", output + "/split_config.fr.apk", "assets/fr.txt"]).stdout == "salut\n")
+        try checkRotation(["split_config.fr.apk"])
+        let verify = try TestSupport.apkpatch(["verify", output])
+        #expect(verify.succeeded && verify.stdout.contains("Verifies: set"), "\(verify)")
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test("several signers (v1 and v2) and an SDK-targeted signer sign every APK; v4 asked with a v3.1 rotation is written")
     func severalAndTargetedSigners() throws {
         let input = try fixture.pack(.directory)

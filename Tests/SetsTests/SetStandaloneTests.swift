@@ -305,6 +305,57 @@ import TestSupport
         #expect(try SetOracles.certificateSHA256(signed["splits/feature-master.apk"] ?? "") == SetOracles.certificateSHA256(signed["splits/base-master.apk"] ?? ""))
     }
 
+    /// Asset packs (`asset-slices/`): each slice signed with the set and patched by splits/<pack>/; the
+    /// install-time pack installed with the splits as install-apks installs it, on-demand and fast-follow packs
+    /// not, nor any pack with a standalone APK; a slice toc.pb does not describe is refused.
+    @Test func assetPacksAreSignedAndTheInstallTimeOnesInstalled() throws {
+        let packs: [(name: String, delivery: Int)] = [("install_pack", 1), ("ondemand_pack", 2), ("fastfollow_pack", 3)]
+        var slices: [String: String] = [:]
+        for pack in packs {
+            // bundletool gives only install-time packs the app's versionCode.
+            slices["asset-slices/\(pack.name)-master.apk"] = try SplitSetFixture.makeSplit(
+                in: scratch, packageName: "com.example.set", versionCode: pack.delivery == 1 ? 7 : 1, split: pack.name,
+                files: ["assets/\(pack.name).txt": Array("\(pack.name)\n".utf8)])
+        }
+        let input = try fixture.pack(in: scratch, toc: StandaloneSetFixture.toc(assetPacks: packs), adding: slices)
+        let patch = scratch.appendingPathComponent("asset-patch")
+        try TestSupport.write("patched\n", to: "splits/install_pack/assets/new.txt", in: patch)
+        let output = scratch.appendingPathComponent("assets.apks").path
+        let device = #"{"supportedAbis": ["x86"], "supportedLocales": ["en-US"], "screenDensity": 320, "sdkVersion": 30}"#
+        #expect(try installedAPKs(input, device: device, output: output, patch: patch.path)
+                == ["splits/base-master.apk", "splits/base-x86.apk", "splits/base-xhdpi.apk", "asset-slices/install_pack-master.apk"])
+        let signed = try SetOracles.apkFiles(of: output, form: .apks, scratch: scratch)
+        #expect(Set(signed.keys) == Set(StandaloneSetFixture.splitNames + StandaloneSetFixture.standaloneNames + slices.keys), "\(signed.keys.sorted())")
+        #expect(try Set(signed.values.map(SetOracles.certificateSHA256)).count == 1)
+        for pack in packs {
+            let name = "asset-slices/\(pack.name)-master.apk"
+            let badging = try SetOracles.badging(signed[name] ?? "")
+            #expect(badging.contains("name='com.example.set' versionCode='\(pack.delivery == 1 ? 7 : 1)'") && badging.contains("split='\(pack.name)'"), "\(name): \(badging)")
+        }
+        let slice = signed["asset-slices/install_pack-master.apk"] ?? ""
+        #expect(try TestSupport.run("unzip", ["-p", slice, "assets/new.txt"]).stdout == "patched\n")
+        #expect(try TestSupport.run("unzip", ["-p", slice, "assets/install_pack.txt"]).stdout == "install_pack\n")
+        // bundletool fuses install-time packs into the standalones: the pack's new file reaches them too.
+        #expect(try TestSupport.run("unzip", ["-p", signed["standalones/standalone-x86_mdpi.apk"] ?? "", "assets/new.txt"]).stdout == "patched\n")
+        #expect(try entryNames(output) == entryNames(input))
+        #expect(try entry(output, "toc.pb") == StandaloneSetFixture.toc(assetPacks: packs))
+        let verify = try TestSupport.apkpatch(["verify", output, "--json"])
+        let report = try? JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
+        let listed = (report?["apks"] as? [[String: Any]] ?? []).filter { $0["assetPack"] as? Bool == true }.compactMap { $0["name"] as? String }
+        #expect(verify.succeeded && Set(listed) == Set(slices.keys), "\(verify)")
+
+        // A pre-Lollipop device gets one standalone APK, no asset pack beside it.
+        let old = #"{"supportedAbis": ["x86"], "screenDensity": 320, "sdkVersion": 19}"#
+        #expect(try installedAPKs(input, device: old, output: scratch.appendingPathComponent("old.apks").path) == ["standalones/standalone-x86_xhdpi.apk"])
+
+        // A slice the table of contents does not describe: refused, nothing written.
+        let undescribed = try fixture.pack(in: scratch, toc: StandaloneSetFixture.toc(assetPacks: Array(packs.prefix(2))), adding: slices)
+        let refusedOutput = scratch.appendingPathComponent("refused.apks").path
+        let refused = try TestSupport.apkpatch(["sign", undescribed, "--out", refusedOutput, "--debug-keystore", keystore])
+        #expect(!refused.succeeded && refused.stderr.contains("asset pack's APK \"asset-slices/fastfollow_pack-master.apk\""), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: refusedOutput))
+    }
+
     /// merge makes one APK of the split variant (of the lowest SDK); the standalones, alternatives to it, are
     /// left out.
     @Test func mergeTakesTheSplitsAndLeavesTheStandalonesOut() throws {

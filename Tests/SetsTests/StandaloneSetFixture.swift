@@ -79,8 +79,10 @@ struct StandaloneSetFixture {
     /// bundletool adds a variant with uncompressed native libraries), named `…_2.apk`.
     /// `frenchSplitLanguage` is the language toc.pb says splits/base-fr.apk targets.
     /// With `onDemandFeature`, the split variant has a module "feature" delivered on demand (splits/feature-master.apk).
+    /// `assetPacks`: asset modules by name with their DeliveryType (1 install-time, 2 on-demand, 3 fast-follow),
+    /// each one master slice `asset-slices/<name>-master.apk` (`AssetSliceSet`).
     static func toc(omitting: Set<String> = [], secondSplitVariant: Bool = false, frenchSplitLanguage: String = "fr",
-                    onDemandFeature: Bool = false) -> [UInt8] {
+                    onDemandFeature: Bool = false, assetPacks: [(name: String, delivery: Int)] = []) -> [UInt8] {
         var result = ProtoWriter()
         let splitSDKs = secondSplitVariant ? [21, 23] : [21]
         func sdk(_ w: inout ProtoWriter, value: Int, alternatives: [Int]) {
@@ -151,6 +153,15 @@ struct StandaloneSetFixture {
             variant.int(3, number)
         }
         number += 1
+        }
+        for pack in assetPacks {
+            result.message(3) { set in
+                set.message(1) { $0.string(1, pack.name); $0.int(4, pack.delivery) }  // AssetModuleMetadata { name, delivery_type }
+                set.message(2) { apk in
+                    apk.string(2, "asset-slices/\(pack.name)-master.apk")
+                    apk.message(7) { $0.string(1, pack.name); $0.int(2, 1) }  // asset_slice_metadata: SplitApkMetadata
+                }
+            }
         }
         result.message(2) { $0.string(1, "1.15.6") }  // Bundletool { version }
         result.string(4, "com.example.set")
