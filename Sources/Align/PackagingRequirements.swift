@@ -83,9 +83,14 @@ public struct PackagingRequirements: Sendable, Hashable {
         guard !isEmpty else { return [] }
         return entries.compactMap { entry in
             guard !entry.isCompressed, let rule = rule(for: entry.name) else { return nil }
-            let required = rule == .resourceTable ? Self.resourceTableAlignment : Self.minimumPageSize
-            return entry.dataOffset % Int64(required) == 0 ? nil : (entry, rule)
+            return entry.dataOffset % Int64(Self.alignment(for: rule)) == 0 ? nil : (entry, rule)
         }
+    }
+
+    /// The boundary `rule` requires an entry's data on: 4 bytes for `resources.arsc`, the smallest page for
+    /// native libraries.
+    public static func alignment(for rule: Rule) -> Int {
+        rule == .resourceTable ? resourceTableAlignment : minimumPageSize
     }
 
     /// The entries of `entries` stored against the rules (compressed where they must be stored), in order.

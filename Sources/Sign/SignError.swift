@@ -25,8 +25,19 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     /// would not install. `reason` says which rule.
     case storedEntriesRequired([String], reason: String)
     /// An entry copied raw from the input whose data does not match its header: a CRC-32 other than the
-    /// declared one, or a deflate stream that fails, does not end, or inflates to another size.
+    /// declared one, or a deflate stream that fails, does not end, ends before the entry's data does, or inflates
+    /// to another size.
     case corruptEntry(String, reason: String)
+    /// With `SignerConfig.alignmentPreserved`, entries Android requires aligned (`PackagingRequirements`) would
+    /// stay where they are, unaligned: signed so, the APK would not install. `reason` says which rule.
+    case alignedEntriesRequired([MisalignedEntry], reason: String)
+
+    /// An entry whose data would start at `dataOffset` in the output, not a multiple of `alignment`.
+    public struct MisalignedEntry: Sendable, Hashable {
+        public let name: String
+        public let dataOffset: Int64
+        public let alignment: Int
+    }
 
     public var description: String {
         switch self {
@@ -69,6 +80,10 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
         case .storedEntriesRequired(let names, let reason):
             let listed = names.count <= 3 ? names.joined(separator: ", ") : names.prefix(3).joined(separator: ", ") + " and \(names.count - 3) more"
             return "\(listed) \(names.count == 1 ? "is" : "are") compressed, but \(reason): signed as it is, the APK would not install, so nothing was written. Store \(names.count == 1 ? "it" : "them") uncompressed, then sign"
+        case .alignedEntriesRequired(let entries, let reason):
+            let described = entries.prefix(3).map { "\($0.name) (data at offset \($0.dataOffset), not a multiple of \($0.alignment))" }
+            let listed = described.joined(separator: ", ") + (entries.count > 3 ? " and \(entries.count - 3) more" : "")
+            return "\(listed) would stay unaligned because the input's alignment is preserved, but \(reason): signed so, the APK would not install, so nothing was written. Let the signer re-align stored entries (its default), or ask explicitly to keep the input's alignment anyway"
         case .corruptEntry(let name, let reason):
             return "entry \(name.debugDescription) of the input is corrupt: \(reason). Signing copies entries as they are and would sign the damage in: rebuild the APK, or replace the entry"
         }

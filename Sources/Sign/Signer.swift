@@ -61,7 +61,8 @@ public struct Signer: Sendable {
         archive.source.discard(0..<archive.source.count)
         let writer = InputAPKWriter(archive: archive, sectionEnd: inputBlock?.offset ?? zip.centralDirectoryOffset,
                                     droppedRecords: kept.dropped, destination: destination, concurrency: concurrency,
-                                    keySupply: config.keySupply)
+                                    keySupply: config.keySupply,
+                                    alignmentRequirements: preservedAlignmentRequirements(zip.entries, manifest: manifest))
         // apksig regenerates pinlist.meta from the pin hints (`Hints`), and drops an old one (`isKept`).
         let pins = try archive.entry(named: PinList.hintsEntryName).map { try PinList.patterns(in: try archive.uncompressedData(of: $0)) }
         return try run(Job(entries: kept.entries, inputManifest: kept.manifest, minSdk: minSdk, destination: destination,

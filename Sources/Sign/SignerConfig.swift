@@ -39,6 +39,11 @@ public struct SignerConfig: Sendable {
     /// apksigner `--alignment-preserved`: keep each entry's input alignment (build-tools ≤ 34 behaviour)
     /// instead of re-aligning every stored entry.
     public var alignmentPreserved: Bool
+    /// With `alignmentPreserved`, whether to write an APK anyway when an entry Android requires aligned
+    /// (`PackagingRequirements`: `resources.arsc` for targetSdk 30+, native libraries Android maps) would stay
+    /// unaligned. False (the default) refuses before anything is written (`SignError.alignedEntriesRequired`):
+    /// such an APK does not install. apksigner writes it; true does too, for a caller who asks for that.
+    public var misalignedAPKPermitted = false
     /// Page alignment for stored `.so` files (apksigner `--lib-page-alignment`).
     public var libraryPageAlignment: Int
     /// apksigner `--v1-signer-name`: the base name of the v1 `.SF` and signature block files, instead of the

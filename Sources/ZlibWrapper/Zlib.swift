@@ -152,13 +152,14 @@ public enum Inflate {
     /// entry at once when it is small); throws unless the stream ends after exactly `expectedSize` bytes.
     ///
     /// `consumed` is told, after each step, how many input bytes zlib has read so far: it never reads them
-    /// again, so a caller reading from a mapping can give those pages back while a large entry inflates.
+    /// again, so a caller reading from a mapping can give those pages back while a large entry inflates. The
+    /// last count is where the stream ended: fewer than `input.count` when bytes follow its end, which
+    /// inflating never reads (a caller that must account for every byte compares).
     public static func inflate(_ input: UnsafeRawBufferPointer, expectedSize: Int64, chunkSize: Int = 256 << 10,
                                consumed report: (Int) -> Void = { _ in },
                                _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         if expectedSize >= 0 && expectedSize <= wholeBufferLimit {
-            try inflateWhole(input, expectedSize: Int(expectedSize), body)
-            report(input.count)
+            report(try inflateWhole(input, expectedSize: Int(expectedSize), body))
             return
         }
         var stream = z_stream()
@@ -200,8 +201,9 @@ public enum Inflate {
     /// stream through zlib, so memory stays bounded whatever an entry declares.
     static let wholeBufferLimit: Int64 = 4 << 20
 
-    /// libdeflate into a buffer of exactly `expectedSize` bytes, with the same failures as the zlib path.
-    static func inflateWhole(_ input: UnsafeRawBufferPointer, expectedSize: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    /// libdeflate into a buffer of exactly `expectedSize` bytes, with the same failures as the zlib path;
+    /// returns how many input bytes the stream took.
+    static func inflateWhole(_ input: UnsafeRawBufferPointer, expectedSize: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         guard let decompressor = libdeflate_alloc_decompressor() else {
             throw ZlibError(operation: "libdeflate_alloc_decompressor", code: 0, message: "out of memory")
         }
@@ -221,6 +223,7 @@ public enum Inflate {
             throw Failure.corrupt("invalid or truncated DEFLATE data")
         }
         try body(UnsafeRawBufferPointer(rebasing: buffer[0..<produced]))
+        return consumed
     }
 
     /// Inflates whole entries into buffers the caller gives, with one libdeflate decompressor for all of them
@@ -238,8 +241,10 @@ public enum Inflate {
         deinit { libdeflate_free_decompressor(decompressor) }
 
         /// Inflates `input` into `output`, which must be exactly the size it declares; with the same failures
-        /// as `Inflate.inflate(_:expectedSize:_:)`.
-        public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+        /// as `Inflate.inflate(_:expectedSize:_:)`. Returns how many bytes of `input` the stream took (libdeflate
+        /// counts to the byte holding the stream's last bit, as zlib does).
+        @discardableResult
+        public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> Int {
             var consumed = 0
             var produced = 0
             let result = libdeflate_deflate_decompress_ex(decompressor, input.baseAddress, input.count, output.baseAddress,
@@ -252,6 +257,7 @@ public enum Inflate {
             default:
                 throw Failure.corrupt("invalid or truncated DEFLATE data")
             }
+            return consumed
         }
     }
 

@@ -66,7 +66,7 @@ struct APKPatch: ParsableCommand {
     /// app.apk` is apksigner's `--v1-signing-enabled true app.apk` (its `OptionsParser.getOptionalBooleanValue`).
     static let apksignerBooleans: Set<String> = [
         "--v1-signing-enabled", "--v2-signing-enabled", "--v3-signing-enabled", "--v4-signing-enabled",
-        "--alignment-preserved", "--debuggable-apk-permitted", "--verity-enabled", "--align-file-size",
+        "--alignment-preserved", "--debuggable-apk-permitted", "--misaligned-apk-permitted", "--verity-enabled", "--align-file-size",
         "--deterministic-dsa-signing", "--rotation-targets-dev-release", "--force-stamp-overwrite", "--stamp-timestamp-enabled",
         "--append-signature",
     ]

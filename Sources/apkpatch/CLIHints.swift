@@ -27,6 +27,7 @@ enum CLIHint {
         case .debuggableAPKNotPermitted?: return "--debuggable-apk-permitted false refuses it"
         case .tooManyEntriesForJARSignature?: return "--v1-signing-enabled false signs without v1"
         case .storedEntriesRequired?: return "apkpatch run APP.apk --out FIXED.apk, with these signing options and no --patch, stores, aligns and signs in one step"
+        case .alignedEntriesRequired?: return "sign without --alignment-preserved true, which re-aligns stored entries: apkpatch sign --out FIXED.apk with these signing options; --misaligned-apk-permitted true writes it unaligned anyway"
         default: return nil
         }
     }

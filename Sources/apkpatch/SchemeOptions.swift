@@ -20,6 +20,8 @@ struct SchemeOptions: ParsableArguments {
     var maxSdkVersion: Int?
     @Option(name: .customLong("alignment-preserved"), help: ArgumentHelp("Keep the input's entry alignment instead of re-aligning stored entries (apksigner ≥ 35 re-aligns).", valueName: "true|false"))
     var alignmentPreserved: Bool = false
+    @Option(name: .customLong("misaligned-apk-permitted"), help: ArgumentHelp("With --alignment-preserved true, true writes the APK even when an entry Android requires aligned (resources.arsc for targetSdk 30+, native libraries with extractNativeLibs=false) stays unaligned, though it will not install; default false refuses and writes nothing.", valueName: "true|false"))
+    var misalignedAPKPermitted: Bool = false
     @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 4096 or 16384 (default; Android 15 devices with 16 KiB pages).", valueName: "bytes"))
     var libraryPageAlignment: Int = 16384
     @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 9, as apksigner: what apksigcopier and reproducible-build checks need; 1 saves ~70 ms of CPU on a large APK).", valueName: "level"))
@@ -178,6 +180,7 @@ struct SchemeOptions: ParsableArguments {
         config.jarSignatureCompressionLevel = jarDeflateLevel
         config.v1SignerName = v1SignerName
         config.debuggableAPKPermitted = debuggableAPKPermitted
+        config.misalignedAPKPermitted = misalignedAPKPermitted
         config.alignsFileSize = alignFileSize ?? false
         config.verityEnabled = verityEnabled ?? false
         config.deterministicDSASigning = deterministicDSASigning

@@ -281,7 +281,7 @@ extension APKPatch {
             let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, v31Key: v4.v31Key, request: v4.request,
                                                                  leaves: report.verityLeaves)
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(CLIHint.describe(warning))") } }
-            let packagingWarnings = config.alignmentPreserved ? Self.preservedMisalignment(destination) : []
+            let packagingWarnings = config.alignmentPreserved && config.misalignedAPKPermitted ? Self.preservedMisalignment(destination) : []
             if !quiet { for warning in packagingWarnings { FileHandleOutput.standardError("WARNING: \(warning)") } }
             if json {
                 var summary = SignSummary(report)
@@ -492,16 +492,17 @@ extension KeySource {
 }
 
 extension APKPatch.Sign {
-    /// With `--alignment-preserved true` an entry stays unaligned when it was, as apksigner leaves it, even one
-    /// Android requires aligned (resources.arsc for targetSdk 30+, native libraries it maps): the signed APK
-    /// then does not install, so say so. Read from the output's central directory, only in that mode.
+    /// With `--alignment-preserved true --misaligned-apk-permitted true` an entry stays unaligned when it was, as
+    /// apksigner leaves it, even one Android requires aligned (resources.arsc for targetSdk 30+, native
+    /// libraries it maps; without the permission the signer refuses): the signed APK then does not install, so
+    /// say so. Read from the output's central directory, only in that mode.
     static func preservedMisalignment(_ path: String) -> [String] {
         guard let archive = try? APKArchive(path: path, limits: Signer.inputLimits),
               let manifest = archive.entry(named: "AndroidManifest.xml"),
               let summary = try? ManifestSummary(binaryXML: archive.uncompressedData(of: manifest)) else { return [] }
         let requirements = PackagingRequirements(manifest: summary)
         return requirements.misalignedEntries(in: archive.entries).map { item in
-            "\(item.entry.name) starts at offset \(item.entry.dataOffset), not aligned as Android requires (\(requirements.reason(for: item.rule))), and --alignment-preserved true kept it there: the signed APK will not install. Sign without --alignment-preserved true to re-align it"
+            "\(item.entry.name) starts at offset \(item.entry.dataOffset), not aligned as Android requires (\(requirements.reason(for: item.rule))), and --alignment-preserved true kept it there as --misaligned-apk-permitted true asked: the signed APK will not install. Sign without --alignment-preserved true to re-align it"
         }
     }
 }

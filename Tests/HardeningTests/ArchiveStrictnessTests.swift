@@ -12,6 +12,10 @@ import ZlibWrapper
     enum Hostile: String, CaseIterable, CustomStringConvertible {
         case prefix, zeroPrefix, hiddenLocalEntry, bytesAfterEntries, bytesBeforeEndRecord, uncountedCentralRecord, secondEndRecord
         case emptyName, dotName, dotDotName
+        /// The shape a re-signing leaves (`ZipArchive.staleSignerRecords`) is read only when it is exactly that:
+        /// an intact record of `stamp-cert-sha256` or `pinlist.meta`. A damaged one, or one followed by more
+        /// bytes, is an extra local entry like any other.
+        case damagedStampRecord, stampRecordThenHiddenEntry
         var description: String { rawValue }
 
         /// What the refusal says.
@@ -19,7 +23,8 @@ import ZlibWrapper
             switch self {
             // Zeros too: Android 8.1+ opens no APK that does not start with a local header (libziparchive).
             case .prefix, .zeroPrefix: return "bytes before the first local header belong to no entry"
-            case .hiddenLocalEntry, .bytesAfterEntries: return "belong to no entry of the central directory"
+            case .hiddenLocalEntry, .bytesAfterEntries, .damagedStampRecord, .stampRecordThenHiddenEntry:
+                return "belong to no entry of the central directory"
             case .bytesBeforeEndRecord: return "between the central directory"
             case .uncountedCentralRecord: return "more bytes after them"
             // The record in the comment ends the file, so it is the one found (as libziparchive finds the last):
@@ -33,11 +38,8 @@ import ZlibWrapper
     static let dexPrefix: [UInt8] = Array("dex\n035\0".utf8) + (0..<120).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
 
     /// A local record for an entry the central directory does not list: what a streaming reader would see.
-    static func hiddenRecord(named name: String) -> [UInt8] {
-        let data = Array("hidden content".utf8)
-        var crc = CRC32()
-        data.withUnsafeBytes { crc.update($0) }
-        let entry = ZipEntry(nameBytes: Array(name.utf8), method: .stored, crc32: crc.value, compressedSize: Int64(data.count),
+    static func hiddenRecord(named name: String, data: [UInt8] = Array("hidden content".utf8), crc: UInt32? = nil) -> [UInt8] {
+        let entry = ZipEntry(nameBytes: Array(name.utf8), method: .stored, crc32: crc ?? CRC32.checksum(data), compressedSize: Int64(data.count),
                              uncompressedSize: Int64(data.count), lastModifiedTime: 0, lastModifiedDate: 0x3a21)
         return entry.encodedLocalHeader(extra: []) + data
     }
@@ -49,6 +51,11 @@ import ZlibWrapper
         case .zeroPrefix: layout.inserted[0] = [UInt8](repeating: 0, count: 64)
         case .hiddenLocalEntry: layout.inserted[1] = hiddenRecord(named: "classes.dex")
         case .bytesAfterEntries: layout.afterEntries = hiddenRecord(named: "assets/after.txt")
+        case .damagedStampRecord:
+            let digest = [UInt8](repeating: 0x5a, count: 32)
+            layout.inserted[1] = hiddenRecord(named: "stamp-cert-sha256", data: digest, crc: CRC32.checksum(digest) ^ 1)
+        case .stampRecordThenHiddenEntry:
+            layout.inserted[1] = hiddenRecord(named: "stamp-cert-sha256", data: [UInt8](repeating: 0x5a, count: 32)) + hiddenRecord(named: "classes.dex")
         case .bytesBeforeEndRecord: layout.beforeEndRecord = Array("junk between the central directory and its end".utf8)
         case .uncountedCentralRecord:
             var entry = layout.archive.entries[0]

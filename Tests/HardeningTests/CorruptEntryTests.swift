@@ -11,6 +11,9 @@ import ZlibWrapper
 @Suite struct CorruptEntryTests {
     enum Damage: String, CaseIterable, CustomStringConvertible {
         case storedCRC, deflatedCRC, truncatedDeflate, invalidDeflate, unterminatedDeflate, inflatesLonger, inflatesShorter
+        /// Bytes after the end of the deflate stream, inside the compressed size: a few (inflated whole, by
+        /// libdeflate), and 100 KB after a stream inflating past 4 MiB (streamed through zlib).
+        case trailingAfterDeflate, trailingAfterLargeDeflate
         /// Stored entries whose data crosses chunk boundaries (its CRC-32 is put together from pieces), and
         /// one large enough to be copied apart from the other chunks.
         case spanningStoredCRC, largeStoredCRC
@@ -56,6 +59,13 @@ import ZlibWrapper
             return (entry(damage.name, method: .deflated, crc: crc, compressed: deflated.count, uncompressed: text.count - 1), deflated)
         case .inflatesShorter:
             return (entry(damage.name, method: .deflated, crc: crc, compressed: deflated.count, uncompressed: text.count + 1), deflated)
+        case .trailingAfterDeflate:
+            let data = deflated + Array("HIDDEN!".utf8)
+            return (entry(damage.name, method: .deflated, crc: crc, compressed: data.count, uncompressed: text.count), data)
+        case .trailingAfterLargeDeflate:
+            let large = Array(repeating: text, count: 120).flatMap { $0 }
+            let data = try large.withUnsafeBytes { try Deflate.compress($0) } + FixtureAPK.pseudoRandomBytes(count: 100_000, seed: 12)
+            return (entry(damage.name, method: .deflated, crc: CRC32.checksum(large), compressed: data.count, uncompressed: large.count), data)
         }
     }
 
@@ -129,6 +139,36 @@ import ZlibWrapper
             let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--debug-keystore", debugKeystore, "--out", out]
                                                   + (v1 ? [] : ["--v1-signing-enabled", "false", "--min-sdk-version", "24"]))
             try expectRefused(result, damage, output: out, "run \(damage), v1 \(v1)")
+        }
+    }
+
+    /// Android's own reader on the inputs with trailing bytes (libziparchive's inflateImpl refuses only bytes it
+    /// has not read when the stream ends): the few after a small entry arrive in the same read and are never
+    /// seen (hidden data, not an error), the 100 KB after the large one are refused. Either way the entry's
+    /// bytes are not what it declares: `signRefuses` covers both.
+    @Test func androidReadsPastOrRefusesTrailingBytes() throws {
+        let small = try apk("trailing-android.apk", with: try Self.record(.trailingAfterDeflate), front: false)
+        let hidden = try TestSupport.libziparchiveCheck(small)
+        #expect(hidden.succeeded, "\(hidden)")
+        let large = try apk("trailing-large-android.apk", with: try Self.record(.trailingAfterLargeDeflate), front: false)
+        let refused = try TestSupport.libziparchiveCheck(large)
+        #expect(!refused.succeeded && refused.stdout.contains(Damage.trailingAfterLargeDeflate.name), "\(refused)")
+    }
+
+    /// A stored entry cannot hide bytes after its data: its sizes must agree (stored data is what it is), so a
+    /// compressed size beyond the uncompressed one is refused as malformed by every command.
+    @Test func storedEntryWithTrailingBytes() throws {
+        let data = FixtureAPK.pseudoRandomBytes(count: 3000, seed: 13)
+        let record = (entry: Self.entry("assets/stored-trailing.bin", method: .stored, crc: CRC32.checksum(data),
+                                        compressed: data.count + 7, uncompressed: data.count), data: data + Array("HIDDEN!".utf8))
+        let input = try apk("stored-trailing.apk", with: record, front: false)
+        let out = dir.appendingPathComponent("stored-trailing-out.apk").path
+        for arguments in [["sign", "--debug-keystore", debugKeystore, "--out", out, input],
+                          ["run", input, "--patch", patch.path, "--debug-keystore", debugKeystore, "--out", out],
+                          ["unpack", input, "-o", out]] {
+            let result = try TestSupport.apkpatch(arguments)
+            #expect(result.status == 1 && result.stderr.contains("stored entry \"assets/stored-trailing.bin\" has compressed size"), "\(arguments[0]): \(result)")
+            #expect(!FileManager.default.fileExists(atPath: out), "\(arguments[0]) left its output")
         }
     }
 

@@ -36,6 +36,8 @@ extension PipelineTests {
         #expect(ours.succeeded && !ours.stderr.contains("DOES NOT INSTALL"), "\(ours)", sourceLocation: sourceLocation)
         let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", apk])
         #expect(zipalign.succeeded, "\(zipalign)", sourceLocation: sourceLocation)
+        let android = try TestSupport.libziparchiveCheck(apk)
+        #expect(android.succeeded, "\(android)", sourceLocation: sourceLocation)
     }
 
     /// `run input --patch P --out dir/outputName` with the suite's key, P holding `content` at `path`.
@@ -115,7 +117,7 @@ extension PipelineTests {
         #expect((object["installFix"] as? String)?.hasPrefix("apkpatch run ") == true)
     }
 
-    @Test("sign refuses, before writing, an APK whose resources.arsc Android requires stored; re-aligns it by default, warns when told to preserve alignments")
+    @Test("sign refuses, before writing, an APK whose resources.arsc Android requires stored; re-aligns it by default; refuses to preserve its misalignment unless asked to")
     func signRefusesOrAligns() throws {
         let input = try build("sign-src.apk") { $0.targetSdk = 30 }
         let output = dir.appendingPathComponent("sign-refused.apk").path
@@ -127,7 +129,9 @@ extension PipelineTests {
         #expect(leftovers.isEmpty, "\(leftovers)")
 
         // aapt stores resources.arsc wherever it lands: 4-byte alignment is luck. sign re-aligns it by default;
-        // --alignment-preserved true keeps it where it was, as apksigner does, and says the APK will not install.
+        // with --alignment-preserved true it would stay where it was (apksigner writes that): refused, nothing
+        // written, the advice names the command that fixes it; --misaligned-apk-permitted true writes it anyway
+        // and says the APK will not install.
         var fixture = FixtureAPK()
         fixture.targetSdk = 30
         var unaligned: String?
@@ -142,9 +146,31 @@ extension PipelineTests {
         #expect(signed.succeeded && !signed.stderr.contains("resources.arsc"), "\(signed)")
         try expectInstallable(realigned)
         let preserved = dir.appendingPathComponent("preserved.apk").path
-        let kept = try TestSupport.apkpatch(["sign"] + signing + ["--alignment-preserved", "true", "--out", preserved, source], environment: environment)
+        let refused = try TestSupport.apkpatch(["sign"] + signing + ["--alignment-preserved", "true", "--out", preserved, source], environment: environment)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("resources.arsc (data at offset") && refused.stderr.contains("would not install, so nothing was written")
+                && refused.stderr.contains("sign without --alignment-preserved true") && refused.stderr.contains("--misaligned-apk-permitted true"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: preserved) && !FileManager.default.fileExists(atPath: preserved + ".idsig"), "nothing written")
+        let stray = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("preserved.apk") }
+        #expect(stray.isEmpty, "\(stray)")
+        // The advised fix is the default signing (`realigned` above): installable.
+        #expect(try TestSupport.apkpatch(["verify", realigned]).succeeded)
+        let kept = try TestSupport.apkpatch(["sign"] + signing + ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true",
+                                                                  "--out", preserved, source], environment: environment)
         #expect(kept.succeeded, "\(kept)")
         #expect(kept.stderr.contains("WARNING: resources.arsc starts at offset") && kept.stderr.contains("will not install"), "\(kept)")
         #expect(try TestSupport.apkpatch(["verify", preserved]).stderr.contains("INSTALL_RESOURCES_ARSC_NOT_ALIGNED"))
+        // The same preserved layout with the arsc on its boundary by luck signs without a word.
+        var alignedByLuck: String?
+        for length in 1...8 {
+            fixture.versionName = "2." + String(repeating: "7", count: length)
+            let candidate = try fixture.build(in: dir, name: "lucky-src.apk")
+            if let arsc = try APKArchive(path: candidate).entry(named: "resources.arsc"), arsc.dataOffset % 4 == 0 { alignedByLuck = candidate; break }
+        }
+        let lucky = try #require(alignedByLuck)
+        let luckySigned = dir.appendingPathComponent("lucky.apk").path
+        let preservedLucky = try TestSupport.apkpatch(["sign"] + signing + ["--alignment-preserved", "true", "--out", luckySigned, lucky], environment: environment)
+        #expect(preservedLucky.succeeded && !preservedLucky.stderr.contains("resources.arsc"), "\(preservedLucky)")
+        try expectInstallable(luckySigned)
     }
 }

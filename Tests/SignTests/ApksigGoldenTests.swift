@@ -154,7 +154,7 @@ import TestSupport
     ]
 
     /// apkpatch's options for apksigner 31's layout (apksig 0.9: alignment preserved, .so on 4 KiB pages, zlib 9).
-    static let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--jar-deflate-level", "9"]
+    static let layout = ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--jar-deflate-level", "9"]
 
     static func keyOptions(_ key: TestKeys.Files) -> [String] { ["--key", key.keyPK8, "--cert", key.certificatePEM] }
 

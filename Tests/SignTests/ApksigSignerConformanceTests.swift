@@ -20,7 +20,7 @@ import Unpack
     }()
 
     /// apksigner 0.9's defaults for what apkpatch sets by option (alignment as build-tools ≤ 34, zlib level 9).
-    static let apksigner09Layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--jar-deflate-level", "9"]
+    static let apksigner09Layout = ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--jar-deflate-level", "9"]
 
     /// One entry of a hand-made archive: its raw bytes and the methods its two headers declare.
     struct RawEntry {
@@ -204,7 +204,8 @@ import Unpack
         for v1 in [true, false] {
             let output = dir.appendingPathComponent("zip64-\(alignmentPreserved)-\(v1).apk").path
             let result = try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--out", output,
-                                                   "--alignment-preserved", "\(alignmentPreserved)", "--v1-signing-enabled", "\(v1)"]
+                                                   "--alignment-preserved", "\(alignmentPreserved)", "--misaligned-apk-permitted", "true",
+                                                   "--v1-signing-enabled", "\(v1)"]
                                                   + (v1 ? [] : ["--min-sdk-version", "24"]) + [input])
             try #require(result.succeeded, "\(result)")
             // --signature-only: with the alignment preserved, resources.arsc stays where the ZIP64 fields put it.

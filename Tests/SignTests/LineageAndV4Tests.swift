@@ -103,7 +103,7 @@ import TestSupport
         let input = try FixtureAPK.cordovaLike().build(in: dir)
         let theirs = dir.appendingPathComponent("theirs.apk").path, ours = dir.appendingPathComponent("ours.apk").path
         #expect(try TestSupport.run("apksigner", ["sign"] + Self.signer(0) + ["--out", theirs, input]).succeeded)
-        let sign = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--alignment-preserved", "true", "--lib-page-alignment", "4096",
+        let sign = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096",
                                                                          "--out", ours, "--json", input])
         #expect(sign.succeeded, "\(sign)")
         #expect(sign.stdout.contains("\"v4SignatureFile\""), "\(sign)")
@@ -239,7 +239,7 @@ import TestSupport
         #expect(apksigner.succeeded, "\(apksigner)")
         let theirBytes = try TestSupport.readBytes(theirs)
         let theirBlock = try #require(try SigningBlock.locate(in: MappedFile(path: theirs), centralDirectoryOffset: try ZipArchive.findEndOfCentralDirectory(in: MappedFile(path: theirs)).centralDirectoryOffset))
-        let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--rotation-min-sdk-version", "28", "--lineage", lineage]
+        let layout = ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--rotation-min-sdk-version", "28", "--lineage", lineage]
         for (label, signers) in [("ours", Self.signer(0) + ["--next-signer"] + Self.signer(1)), ("reversed", Self.signer(1) + ["--next-signer"] + Self.signer(0))] {
             let ours = dir.appendingPathComponent("\(label).apk").path
             let sign = try TestSupport.apkpatch(["sign"] + signers + layout + ["--out", ours, input])

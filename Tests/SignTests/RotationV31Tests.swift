@@ -54,7 +54,7 @@ import TestSupport
         let lineage = try Self.lineage(through: 1, in: dir)
         let ours = dir.appendingPathComponent("ours.apk").path
         let sign = try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--next-signer"] + Self.signer(1)
-                                            + ["--lineage", lineage, "--alignment-preserved", "true", "--lib-page-alignment", "4096", "--out", ours, input])
+                                            + ["--lineage", lineage, "--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--out", ours, input])
         #expect(sign.succeeded, "\(sign)")
 
         let block = try Self.signingBlock(ours)
@@ -282,7 +282,7 @@ import TestSupport
         let dir = try TestSupport.makeTemporaryDirectory()
         let input = try FixtureAPK.cordovaLike().build(in: dir)
         let lineage2 = try Self.lineage(through: 1, in: dir)
-        let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--v4-signing-enabled", "false"]
+        let layout = ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--v4-signing-enabled", "false"]
         func sign(_ name: String, _ arguments: [String]) throws -> (TestSupport.ProcessResult, String) {
             let out = dir.appendingPathComponent(name).path
             return (try TestSupport.apkpatch(["sign"] + arguments + layout + ["--out", out, input]), out)

@@ -29,7 +29,7 @@ import TestSupport
         let signers = Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--v3-signing-enabled", "false"]
         let apksigner = try TestSupport.run("apksigner", ["sign"] + signers + ["--out", theirs, input])
         #expect(apksigner.succeeded, "\(apksigner)")
-        let sign = try TestSupport.apkpatch(["sign"] + signers + ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--out", ours, input])
+        let sign = try TestSupport.apkpatch(["sign"] + signers + ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--out", ours, input])
         #expect(sign.succeeded, "\(sign)")
         #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)), "apksigner's bytes")
 
@@ -124,7 +124,7 @@ import TestSupport
         let theirs = dir.appendingPathComponent("theirs.apk").path, ours = dir.appendingPathComponent("ours.apk").path
         let apksigner = try TestSupport.run("apksigner", ["sign"] + signer + ["--verity-enabled", "true", "--out", theirs, input])
         #expect(apksigner.succeeded, "\(apksigner)")
-        let sign = try TestSupport.apkpatch(["sign"] + signer + ["--verity-enabled", "--alignment-preserved", "true", "--lib-page-alignment", "4096", "--out", ours, input])
+        let sign = try TestSupport.apkpatch(["sign"] + signer + ["--verity-enabled", "--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--out", ours, input])
         #expect(sign.succeeded, "\(sign)")
         #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)), "apksigner's bytes")
         #expect(try TestSupport.readBytes(ours + ".idsig") == (try TestSupport.readBytes(theirs + ".idsig")), "apksigner's .idsig")
@@ -172,7 +172,8 @@ import TestSupport
         let theirs = dir.appendingPathComponent("theirs.apk").path, ours = dir.appendingPathComponent("ours.apk").path
         let apksigner = try TestSupport.run("apksigner", ["sign"] + signer + ["--out", theirs, input])
         #expect(apksigner.succeeded, "\(apksigner)")
-        let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096"]
+        // apksigner's layout, with aapt's unaligned resources.arsc kept (apksigner writes it without a word).
+        let layout = ["--alignment-preserved", "true", "--lib-page-alignment", "4096", "--misaligned-apk-permitted", "true"]
         let sign = try TestSupport.apkpatch(["sign"] + signer + layout + ["--out", ours, input])
         #expect(sign.succeeded, "\(sign)")
         func pinList(_ apk: String) throws -> [UInt8] {
@@ -196,8 +197,8 @@ import TestSupport
         #expect(try TestSupport.run("apksigner", ["verify", ours]).succeeded)
         #expect(try TestSupport.apkpatch(["verify", "--signature-only", ours]).succeeded)
 
-        // Signing the signed APK again: the old pinlist.meta leaves the central directory (apksig copies its
-        // record's bytes on as data between records), one new one is written.
+        // Signing the signed APK again: the old pinlist.meta goes, its record too (apksig copies the record's
+        // bytes on as data between records), one new one is written.
         let again = dir.appendingPathComponent("again.apk").path
         #expect(try TestSupport.apkpatch(["sign"] + signer + layout + ["--out", again, ours]).succeeded)
         let listing = try TestSupport.run("unzip", ["-Z1", again]).stdout.split(separator: "\n")

@@ -247,7 +247,7 @@ import Unpack
         let apksigner = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
                                                           "--v4-signing-enabled", "false", "--out", theirs, input])
         #expect(apksigner.succeeded, "\(apksigner)")
-        let common = ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true", "--lib-page-alignment", "4096"]
+        let common = ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096"]
         let nine = dir.appendingPathComponent("nine.apk").path
         let result = try TestSupport.apkpatch(common + ["--out", nine, input])
         #expect(result.succeeded, "\(result)")
@@ -270,7 +270,7 @@ import Unpack
         let dir = try TestSupport.makeTemporaryDirectory()
         let unsigned = try FixtureAPK.cordovaLike().build(in: dir)
         let keys = Self.shared.rsa
-        for (label, options) in [("apkpatch", ["--alignment-preserved", "true"]), ("apkpatch-run", [])] {
+        for (label, options) in [("apkpatch", ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true"]), ("apkpatch-run", [])] {
             let signed = dir.appendingPathComponent("\(label).apk").path
             let sign: TestSupport.ProcessResult
             if label == "apkpatch-run" {
@@ -294,7 +294,7 @@ import Unpack
         // The cheap level is what apksigcopier cannot reproduce: the check above fails without level 9.
         let fast = dir.appendingPathComponent("fast.apk").path
         #expect(try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true",
-                                          "--jar-deflate-level", "1", "--out", fast, unsigned]).succeeded)
+                                          "--misaligned-apk-permitted", "true", "--jar-deflate-level", "1", "--out", fast, unsigned]).succeeded)
         let refused = try TestSupport.run("apksigcopier", ["compare", fast, "--unsigned", unsigned])
         #expect(!refused.succeeded && refused.stderr.contains("compresslevel"), "\(refused)")
     }

@@ -135,19 +135,31 @@ import Unpack
         }
         var input = variant == .frameworkRes ? TestSupport.frameworkRes : try fixture.build(in: dir)
         let keys = Self.shared.rsa
+        // What apksigner signs: the input, or for a stale source-stamp entry the same APK without it. apksig drops
+        // that entry but copies its record on as bytes between records; we drop the record too (a local record
+        // no central directory entry names is an extra local entry to a strict reader), which makes our output
+        // apksigner's output of the APK without the entry.
+        var theirInput: String?
         if variant == .directoryEntry || variant == .stampEntry {
-            // A directory entry (dropped), or a stale source-stamp entry (dropped, its bytes kept as a gap).
+            // A directory entry (dropped), or a source-stamp entry (dropped, its record too).
             let python = """
-            import sys, zipfile
-            with zipfile.ZipFile(sys.argv[1], 'a') as z:
-                if sys.argv[2] == 'dir':
+            import shutil, sys, zipfile
+            if sys.argv[2] == 'dir':
+                with zipfile.ZipFile(sys.argv[1], 'a') as z:
                     z.writestr(zipfile.ZipInfo('assets/www/'), b'')
-                else:
-                    z.writestr(zipfile.ZipInfo('stamp-cert-sha256'), b'0' * 32)
-                    z.writestr('assets/after-stamp.txt', b'after')
+            else:
+                shutil.copy(sys.argv[1], sys.argv[3])
+                for path, stamp in [(sys.argv[1], True), (sys.argv[3], False)]:
+                    with zipfile.ZipFile(path, 'a') as z:
+                        if stamp:
+                            z.writestr(zipfile.ZipInfo('stamp-cert-sha256', (2024, 1, 1, 0, 0, 0)), b'0' * 32)
+                        # Deflated: never re-aligned, so the shift the dropped record makes leaves it as it is.
+                        z.writestr(zipfile.ZipInfo('assets/after-stamp.txt', (2024, 1, 1, 0, 0, 0)), b'after', zipfile.ZIP_DEFLATED)
             """
-            let result = try TestSupport.run("python3", ["-c", python, input, variant == .directoryEntry ? "dir" : "stamp"])
+            let stampless = dir.appendingPathComponent("stampless.apk").path
+            let result = try TestSupport.run("python3", ["-c", python, input, variant == .directoryEntry ? "dir" : "stamp", stampless])
             #expect(result.succeeded, "\(result)")
+            if variant == .stampEntry { theirInput = stampless }
         }
         if variant == .reversedCentralDirectory {
             // The central directory lists the entries in the reverse of their order in the file.
@@ -184,12 +196,15 @@ import Unpack
         let ours = dir.appendingPathComponent("ours.apk").path
         let theirs = dir.appendingPathComponent("theirs.apk").path
         let result = try TestSupport.run("apksigner", ["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM,
-                                                       "--v4-signing-enabled", "false"] + flags + ["--out", theirs, input])
+                                                       "--v4-signing-enabled", "false"] + flags + ["--out", theirs, theirInput ?? input])
         #expect(result.succeeded, "\(result)")
         // The installed apksigner (build-tools < 35) preserves alignment and page-aligns .so files to 4 KiB.
         // apksig deflates the JAR signature files at level 9 (apkpatch's default is 1).
         var config = SignerConfig(key: keys.key, schemes: schemes, alignmentPreserved: true, libraryPageAlignment: 4096)
         config.jarSignatureCompressionLevel = 9
+        // apksigner writes an APK whose resources.arsc stays unaligned (aapt's layout) without a word; we write
+        // it only when asked.
+        config.misalignedAPKPermitted = true
         _ = try Signer(config: config).sign(try APKArchive(path: input), to: ours)
         let a = try TestSupport.readBytes(ours), b = try TestSupport.readBytes(theirs)
         let identical = a == b

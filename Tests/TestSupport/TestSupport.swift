@@ -104,6 +104,29 @@ public enum TestSupport {
         try run(apkpatchBinary, arguments, environment: environment, stdin: stdin)
     }
 
+    /// Opens `apk` with Android's own ZIP reader, libziparchive, and extracts every entry, as the package manager
+    /// would (`Tests/Oracles/ziparchive-check.cc`): stdout is "OK N entries", or each failure and exit status 1.
+    public static func libziparchiveCheck(_ apk: String) throws -> ProcessResult {
+        try run(try libziparchiveChecker.get(), [apk])
+    }
+
+    /// The oracle's binary, built with g++ against Debian's android-libziparchive-dev once per test process
+    /// (into a fresh name, renamed into place, so parallel test processes do not race).
+    private static let libziparchiveChecker: Result<String, any Error> = Result {
+        let source = packageRoot.appendingPathComponent("Tests/Oracles/ziparchive-check.cc").path
+        let directory = packageRoot.appendingPathComponent(".build/test-tools").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let binary = directory + "/ziparchive-check"
+        let building = binary + ".\(ProcessInfo.processInfo.processIdentifier)"
+        let library = ["x86_64", "aarch64"].map { "/usr/lib/\($0)-linux-gnu/android" }
+            .first { FileManager.default.fileExists(atPath: $0 + "/libziparchive.so") } ?? "/usr/lib/x86_64-linux-gnu/android"
+        let result = try run("g++", ["-std=c++17", "-O1", "-I/usr/include/android", "-o", building, source,
+                                     "-L\(library)", "-lziparchive", "-Wl,-rpath,\(library)"])
+        guard result.succeeded else { throw FixtureError(message: "building the libziparchive oracle failed (make test-deps installs android-libziparchive-dev):\n\(result)") }
+        guard rename(building, binary) == 0 else { throw FixtureError(message: "cannot rename \(building) to \(binary)") }
+        return binary
+    }
+
     /// A new empty directory under the system temp directory.
     public static func makeTemporaryDirectory(_ label: String = "apkpatch-test") throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")

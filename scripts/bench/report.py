@@ -10,6 +10,7 @@ WORKLOADS = [
     ("align", "(2) align -p 4", "zipalign", "no slower than zipalign (aim 2x)"),
     ("sign", "(3) sign (v1+v2+v3 and the v4 .idsig, RSA 2048, PKCS#12)", "apksigner", ">= 15x faster than apksigner, <= 2x the floor"),
     ("sign-v4", "(3b) sign with v4 (.idsig, the default) against --v4-signing-enabled false", "v4-off", "v4 on <= 1.3x v4 off (ratio >= 0.77)"),
+    ("entry-checks", "(3c) sign with the entry checks (CRC-32, deflate streams) against them skipped (bench-only switch)", "checks-off", "checks on <= 1.05x checks off (ratio >= 0.95)"),
     ("verify", "(4) verify", "apksigner", "faster than apksigner"),
     ("watch", "(5) watch: edit -> signed APK, one 100 KB JS file", "edit-to-apk", "< 100 ms at 45 MB, flat as the APK grows"),
     ("floor", "(6) physical floor: openssl dgst -sha256 + cp", None, "reference"),

@@ -9,8 +9,8 @@
 #   BENCH_RUNS     measured runs per tool and workload (default 9; 3 with BENCH_QUICK=1)
 #   BENCH_WORK     scratch folder (default bench-work/, git-ignored); the corpus is kept there between runs
 #   BENCH_OUTPUT   the report (default BENCHMARKS.md in the repository root)
-#   BENCH_ONLY     space-separated subset of: cycle manifest netsec align sign sign-v4 verify watch live floor set-sign merge
-#                  (sign also runs sign-v4)
+#   BENCH_ONLY     space-separated subset of: cycle manifest netsec align sign sign-v4 entry-checks verify watch live floor
+#                  set-sign merge (sign also runs sign-v4 and entry-checks)
 #   BENCH_LIVE_EDITS  saves per APK in the live-reload workload (default 20)
 #   BENCH_INPUTS   space-separated subset of the corpus (default: all of it)
 #
@@ -26,7 +26,7 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-3}; else RUNS=${BENCH_RUNS:-9}; fi
 WORK=${BENCH_WORK:-$ROOT/bench-work}
 OUTPUT=${BENCH_OUTPUT:-$ROOT/BENCHMARKS.md}
-ONLY=${BENCH_ONLY:-cycle manifest netsec align sign sign-v4 verify watch live floor set-sign merge}
+ONLY=${BENCH_ONLY:-cycle manifest netsec align sign sign-v4 entry-checks verify watch live floor set-sign merge}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 CORPUS=$WORK/corpus
@@ -141,6 +141,17 @@ if wants sign || wants sign-v4; then
             apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/v4-on.apk\" \"$CORPUS/$input.aligned.apk\"" \
             v4-off "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --v4-signing-enabled false --out \"$OUT/v4-off.apk\" \"$CORPUS/$input.aligned.apk\"" \
             "rm -f \"$OUT\"/v4-*.apk \"$OUT\"/v4-*.apk.idsig"
+    done
+fi
+# --- (3c) what the entry checks cost (CRC-32 of every copied entry, deflate streams ending where their data does):
+# sign as in (3) against the same with them skipped. APKPATCH_BENCH_SKIP_ENTRY_CHECKS is read for this row only
+# (Sign's EntryIntegrity.isEnabled); it is not a user option.
+if wants sign || wants entry-checks; then
+    for input in $INPUTS; do
+        alternate entry-checks "$input" "$RUNS" \
+            apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/checks-on.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            checks-off "APKPATCH_BENCH_SKIP_ENTRY_CHECKS=1 \"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/checks-off.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            "rm -f \"$OUT\"/checks-*.apk \"$OUT\"/checks-*.apk.idsig"
     done
 fi
 if wants floor; then

@@ -1,3 +1,4 @@
+import ZlibWrapper
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -141,11 +142,25 @@ public struct ZipArchive: Sendable {
         let tailEnd = blockStart.map { max($0, end) } ?? eocd.centralDirectoryOffset
         if tailEnd > end { gaps.append(end..<tailEnd) }
         let firstLocalHeaderOffset = entries.isEmpty ? 0 : (byOffset.map { entries[$0[0]] } ?? entries[0]).localHeaderOffset
-        if limits.refusesUnaccountedBytes && firstLocalHeaderOffset > 0 {
-            throw ZipFormatError.unaccountedBytes("\(firstLocalHeaderOffset) bytes before the first local header belong to no entry of the central directory (Android 8.1 and later open no APK that does not start with a local header; older releases could run such a prefix as the app's code)")
+        // What a gap holds beyond the records an earlier signing left in it (`staleSignerRecords`).
+        var staleRecords: [Range<Int64>] = []
+        var rest: [Range<Int64>] = []
+        for gap in gaps {
+            var position = gap.lowerBound
+            if limits.refusesUnaccountedBytes {
+                while let record = try Self.staleSignerRecord(at: position, before: gap.upperBound, in: source) {
+                    staleRecords.append(record)
+                    position = record.upperBound
+                }
+            }
+            if position < gap.upperBound { rest.append(position..<gap.upperBound) }
+        }
+        if limits.refusesUnaccountedBytes && firstLocalHeaderOffset > 0, let first = rest.first, first.lowerBound < firstLocalHeaderOffset {
+            throw ZipFormatError.unaccountedBytes("\(firstLocalHeaderOffset - first.lowerBound) bytes before the first local header belong to no entry of the central directory (Android 8.1 and later open no APK that does not start with a local header; older releases could run such a prefix as the app's code)")
         }
         self.firstLocalHeaderOffset = firstLocalHeaderOffset
-        self.unaccountedRanges = try gaps.filter { try !Self.isZeroFilled($0, in: source) }
+        self.staleSignerRecords = staleRecords
+        self.unaccountedRanges = try rest.filter { try !Self.isZeroFilled($0, in: source) }
         if limits.refusesUnaccountedBytes, let first = unaccountedRanges.first {
             throw ZipFormatError.unaccountedBytes("\(first.count64) bytes at offset \(first.lowerBound) belong to no entry of the central directory")
         }
@@ -165,8 +180,61 @@ public struct ZipArchive: Sendable {
     public let unaccountedRanges: [Range<Int64>]
 
     /// Where the first local header (in file order) starts: the size of the prefix before it, which Android
-    /// 8.1+ refuses whatever it holds. 0 without entries, and always 0 when `Limits.refusesUnaccountedBytes`.
+    /// 8.1+ refuses whatever it holds. 0 without entries; with `Limits.refusesUnaccountedBytes`, 0 unless
+    /// `staleSignerRecords` fill the prefix.
     public let firstLocalHeaderOffset: Int64
+
+    /// Records that an earlier signing left between the entries' records: complete, intact local records of
+    /// entries a signer drops and writes anew (`signerRegeneratedNames`), which the central directory no longer
+    /// names. apksig's `ApkSigner.sign` skips those entries before it steps past their records, so it copies
+    /// their bytes on as "unprocessed data" between records: every APK apksigner re-signs from a stamped
+    /// (Play) or pinned one has them. Only with `Limits.refusesUnaccountedBytes`, which then accepts exactly
+    /// this shape (back to back from the start of a gap, each CRC-32 checked, nothing but zero padding after
+    /// them) and refuses any other record or byte. Whatever writes the archive anew leaves them out (`sign`
+    /// drops them; the others write only the central directory's entries), so they never reach our outputs.
+    public let staleSignerRecords: [Range<Int64>]
+
+    /// The entries signers drop from their input and write anew: the source stamp's certificate digest
+    /// (apksig `SOURCE_STAMP_CERTIFICATE_HASH_ZIP_ENTRY_NAME`) and the pin list (`Hints.PIN_BYTE_RANGE_ZIP_ENTRY_NAME`).
+    public static let signerRegeneratedNames: Set<String> = ["stamp-cert-sha256", "pinlist.meta"]
+
+    /// The largest stale record's data taken for one: a stamp digest is 32 bytes, a pin list 8 per range.
+    static let maxStaleRecordSize: Int64 = 1 << 20
+
+    /// The complete local record at `offset`, ending by `limit`, of an entry named in `signerRegeneratedNames`
+    /// whose data is intact (stored, or deflated in one stream that takes all of its bytes, with the declared
+    /// size and CRC-32), without a data descriptor or encryption; nil when the bytes there are anything else.
+    static func staleSignerRecord(at offset: Int64, before limit: Int64, in source: any DataSource) throws -> Range<Int64>? {
+        let fixed = Int64(LocalFileHeaderLayout.fixedSize)
+        guard offset + fixed <= limit else { return nil }
+        let header = try source.bytes(in: offset..<(offset + fixed))
+        func field<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T {
+            header.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: T.self)) }
+        }
+        guard field(0, UInt32.self) == LocalFileHeaderLayout.signature,
+              field(6, UInt16.self) & (ZipFlags.dataDescriptor | ZipFlags.encrypted | ZipFlags.strongEncryption) == 0,
+              let method = CompressionMethod(rawValue: field(8, UInt16.self)) else { return nil }
+        let crc = field(14, UInt32.self)
+        let compressed = Int64(field(18, UInt32.self)), uncompressed = Int64(field(22, UInt32.self))
+        let nameLength = Int64(field(26, UInt16.self)), extraLength = Int64(field(28, UInt16.self))
+        let dataStart = offset + fixed + nameLength + extraLength, dataEnd = dataStart + compressed
+        guard dataEnd <= limit, compressed <= maxStaleRecordSize, uncompressed <= maxStaleRecordSize,
+              method == .deflated || compressed == uncompressed,
+              let name = String(validating: try source.bytes(in: (offset + fixed)..<(offset + fixed + nameLength)), as: UTF8.self),
+              signerRegeneratedNames.contains(name) else { return nil }
+        let isIntact: Bool = try source.withBytes(in: dataStart..<dataEnd) { data in
+            guard method == .deflated else { return CRC32.checksum(data) == crc }
+            var inflated = CRC32()
+            var streamEnd = 0
+            do {
+                try Inflate.inflate(data, expectedSize: uncompressed, consumed: { streamEnd = $0 }) { inflated.update($0) }
+            } catch is Inflate.Failure {
+                return false
+            }
+            return streamEnd == data.count && inflated.value == crc
+        }
+        return isIntact ? offset..<dataEnd : nil
+    }
 
     /// True when every byte of `range` in `source` is zero.
     static func isZeroFilled(_ range: Range<Int64>, in source: any DataSource) throws -> Bool {

@@ -58,6 +58,18 @@ extension Signer {
     /// native library is compressed; an unreadable one leaves the rules out, as the verifier does. (Stored
     /// entries are re-aligned by default; with `alignmentPreserved` an unaligned one stays so, as apksigner
     /// leaves it: `PackagingRequirements.misalignedEntries` finds those.)
+    /// The rules an input's preserved alignment must meet (`alignmentPreserved` without
+    /// `misalignedAPKPermitted`; the section writer checks where each entry lands), or nil when there is
+    /// nothing to check: no stored entry falls under a rule, or the manifest does not read (the verifier then
+    /// leaves the rules out too).
+    func preservedAlignmentRequirements(_ entries: [ZipEntry], manifest: () throws -> [UInt8]?) -> PackagingRequirements? {
+        guard config.alignmentPreserved && !config.misalignedAPKPermitted,
+              entries.contains(where: { !$0.isCompressed && ($0.name == "resources.arsc" || PackagingRequirements.isNativeLibrary($0.name)) }),
+              let bytes = try? manifest(), let summary = try? ManifestSummary(binaryXML: bytes) else { return nil }
+        let requirements = PackagingRequirements(manifest: summary)
+        return requirements.isEmpty ? nil : requirements
+    }
+
     func checkPackaging(_ entries: [ZipEntry], manifest: () throws -> [UInt8]?) throws {
         let candidates = entries.filter { $0.isCompressed && ($0.name == "resources.arsc" || PackagingRequirements.isNativeLibrary($0.name)) }
         guard !candidates.isEmpty, let bytes = try? manifest(), let summary = try? ManifestSummary(binaryXML: bytes) else { return }

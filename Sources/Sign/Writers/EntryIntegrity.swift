@@ -1,5 +1,10 @@
 import APKCore
 import ZlibWrapper
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Entries copied raw into a signed output must be what their headers say: signing them would give damaged
 /// data a valid signature. A stored entry's bytes must have its CRC-32; a deflated entry's stream must inflate
@@ -8,6 +13,11 @@ import ZlibWrapper
 /// of a stored entry on the chunks as they are copied (`StoredEntryChecksums`). Without v1 nothing inflates
 /// deflated entries, so they are inflated for the check alone.
 enum EntryIntegrity {
+    /// False only under the benchmark harness, which times `sign` with and without the checks in one run
+    /// (`scripts/bench/run.sh`, workload `entry-checks`): `APKPATCH_BENCH_SKIP_ENTRY_CHECKS=1` skips computing
+    /// them. Not an option for users: an output signed so may carry damaged entries, signed.
+    static let isEnabled = getenv("APKPATCH_BENCH_SKIP_ENTRY_CHECKS").map { String(cString: $0) != "1" } ?? true
+
     /// Throws `SignError.corruptEntry` unless `crc` is the entry's declared CRC-32.
     static func check(_ crc: UInt32, of entry: ZipEntry) throws {
         guard crc != entry.crc32 else { return }
@@ -23,17 +33,38 @@ enum EntryIntegrity {
         }
     }
 
-    /// Inflates `entry`'s data with `body` fed the output, and checks the output's CRC-32.
+    /// Inflates `entry`'s data with `body` fed the output, and checks the output's CRC-32 and that the stream
+    /// ends where the data does.
     static func inflateChecked(_ entry: ZipEntry, _ raw: UnsafeRawBufferPointer,
                                consumed: (Int) -> Void = { _ in }, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         var crc = CRC32()
+        var streamEnd = 0
+        let checks = isEnabled
         try inflating(entry) {
-            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize, consumed: consumed) { bytes in
-                crc.update(bytes)
+            try Inflate.inflate(raw, expectedSize: entry.uncompressedSize, consumed: { read in
+                streamEnd = read
+                consumed(read)
+            }) { bytes in
+                if checks { crc.update(bytes) }
                 try body(bytes)
             }
         }
+        guard checks else { return }
+        try checkStreamEnd(streamEnd, of: entry)
         try check(crc.value, of: entry)
+    }
+
+    /// Throws `SignError.corruptEntry` unless the deflate stream of `entry` took all of its compressed bytes.
+    ///
+    /// Bytes after the end of the stream but inside the compressed size are never inflated, so no CRC-32
+    /// covers them and no reader shows them: apksig's `InflateSinkAdapter` stops at the end of the stream, and
+    /// libziparchive's `inflateImpl` (zip_archive.cc) checks only that no bytes are left *unread*, so an entry
+    /// whose trailing bytes arrive in the same read (the whole entry when the APK is mapped) installs. A signed
+    /// output would carry data nobody can see, signed: a place to smuggle content past review.
+    static func checkStreamEnd(_ streamEnd: Int, of entry: ZipEntry) throws {
+        let trailing = entry.compressedSize - Int64(streamEnd)
+        guard trailing > 0 else { return }
+        throw SignError.corruptEntry(entry.name, reason: "its deflate stream ends after \(streamEnd) of its \(entry.compressedSize) compressed bytes, and the \(trailing) bytes after it are data no reader inflates and no CRC-32 covers (hidden in a signed APK, they could smuggle content past review)")
     }
 
     static func hex(_ value: UInt32) -> String {
@@ -83,7 +114,7 @@ final class StoredEntryChecksums: @unchecked Sendable {
     /// The output bytes at `offset` are `bytes`. Every byte of the section is fed exactly once, and all pieces
     /// of one chunk by the same worker, in order.
     func feed(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        guard !starts.isEmpty else { return }
+        guard !starts.isEmpty, EntryIntegrity.isEnabled else { return }
         let end = offset + Int64(bytes.count)
         // The first entry whose data ends after `offset`.
         var low = 0, high = starts.count
@@ -106,6 +137,7 @@ final class StoredEntryChecksums: @unchecked Sendable {
 
     /// Checks the entries fed in several pieces.
     func verify() throws {
+        guard EntryIntegrity.isEnabled else { return }
         var current: (position: Int, crc: UInt32, length: Int64)?
         func finish() throws {
             guard let done = current else { return }

@@ -1,8 +1,9 @@
+import Align
 import APKCore
 import SignatureSchemes
 
 /// The input-APK section writer: the kept entries' records copied raw in local-header order (never
-/// recompressed; bytes between records copied too, as apksig copies "unprocessed data"), stored entries
+/// recompressed; zero padding between records copied too, as apksig copies "unprocessed data"), stored entries
 /// re-aligned where the engine says, and the central directory records re-emitted with their new offsets.
 ///
 /// Where each record goes is known before a byte is copied (only stored entries whose alignment changes get a
@@ -12,11 +13,14 @@ struct InputAPKWriter: SectionWriter {
     let archive: APKArchive
     /// Where the entries end in the input: its signing block, or its central directory.
     let sectionEnd: Int64
-    /// Records not copied: apksig skips their bytes but copies the bytes between records.
+    /// Records not copied, in file order: dropped entries' and stale ones (`keptEntries`).
     let droppedRecords: [Range<Int64>]
     let destination: String
     let concurrency: Int
     let keySupply: BackgroundValue<SignerKey>
+    /// With the input's alignment preserved, the rules its entries must still meet where they land
+    /// (`Signer.preservedAlignmentRequirements`); nil when there is nothing to check.
+    var alignmentRequirements: PackagingRequirements? = nil
 
     /// The input's kept entries in local-header order (apksig copies records in that order and keeps the
     /// central directory's), the input's v1 manifest when v1 is on, and the records dropped.
@@ -44,12 +48,18 @@ struct InputAPKWriter: SectionWriter {
                 manifest = try archive.uncompressedData(of: entry)
             }
             guard SigningEngine.isKept(entry.name) else {
-                // apksig skips the source stamp and pin list *before* advancing past their records, so their
-                // bytes are copied as if they were data between records; other dropped records are skipped.
-                if entry.name != "stamp-cert-sha256" && entry.name != "pinlist.meta" { dropped.append(entry.recordRange) }
+                dropped.append(entry.recordRange)
                 continue
             }
             entries.append(KeptEntry(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
+        }
+        // A deviation from apksig's bytes, on purpose: apksig skips the source stamp and the pin list *before*
+        // it steps past their records, so it copies their bytes on as data between records, a local record no
+        // central directory entry names (a streaming reader sees it; a strict reader refuses it as an extra
+        // local entry). Their records are dropped like any other dropped record, and so are the ones an earlier
+        // apksig signing left behind (`ZipArchive.staleSignerRecords`): the output holds only its entries.
+        if !zip.staleSignerRecords.isEmpty {
+            dropped = (dropped + zip.staleSignerRecords).sorted { $0.lowerBound < $1.lowerBound }
         }
         return (entries, manifest, dropped)
     }
@@ -57,11 +67,12 @@ struct InputAPKWriter: SectionWriter {
     func entryDigestsBesideCopy(_ entries: [KeptEntry], plan: DigestPlan) -> (@Sendable () throws -> [[UInt8]])? { nil }
 
     func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
+        let planned = try layOut(entries, engine: engine)
+        try checkAlignment(of: entries, dataStarts: planned.dataStarts)
         let file = try OutputFile(destination: destination)
         // The input's size, plus the v1 files (two lines of about 70 bytes per entry in MANIFEST.MF and
         // in the .SF file, before deflate) and the signing block.
         try file.reserve(archive.source.count + Int64(entries.count) * 160 + (1 << 16))
-        let planned = try layOut(entries, engine: engine)
         var copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
                                dataStarts: planned.dataStarts, entryDigest: plan.v1,
                                chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])
@@ -80,6 +91,23 @@ struct InputAPKWriter: SectionWriter {
         return WrittenSection(output: output, centralRecords: planned.centralRecords,
                               entryDigests: copied.entryDigests, realigned: planned.realigned, verityLeaves: copied.verityLeaves,
                               entryStarts: (planned.recordStarts, planned.dataStarts))
+    }
+
+    /// Refuses, before the output exists, a layout that leaves an entry Android requires aligned off its
+    /// boundary (only with `alignmentRequirements`: the preserved alignment of an entry that was unaligned in
+    /// the input, and kept its position modulo the boundary, or did not move).
+    private func checkAlignment(of entries: [KeptEntry], dataStarts: [Int64]) throws {
+        guard let requirements = alignmentRequirements else { return }
+        var misaligned: [SignError.MisalignedEntry] = []
+        var firstRule: PackagingRequirements.Rule?
+        for index in entries.indices where !entries[index].entry.isCompressed {
+            guard let rule = requirements.rule(for: entries[index].entry.name) else { continue }
+            let alignment = PackagingRequirements.alignment(for: rule)
+            guard dataStarts[index] % Int64(alignment) != 0 else { continue }
+            misaligned.append(SignError.MisalignedEntry(name: entries[index].entry.name, dataOffset: dataStarts[index], alignment: alignment))
+            firstRule = firstRule ?? rule
+        }
+        if let rule = firstRule { throw SignError.alignedEntriesRequired(misaligned, reason: requirements.reason(for: rule)) }
     }
 
     /// Where every byte of the section comes from, and where each record and its data start in the output.

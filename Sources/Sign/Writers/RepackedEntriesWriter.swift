@@ -20,7 +20,7 @@ struct RepackedEntriesWriter: SectionWriter {
     }
 
     func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
-        if plan.v1 == nil { try Self.checkEntries(entries, concurrency: concurrency, cache: nil, key: keySupply) }
+        if plan.v1 == nil && EntryIntegrity.isEnabled { try Self.checkEntries(entries, concurrency: concurrency, cache: nil, key: keySupply) }
         let file = try OutputFile(destination: destination)
         let base = OutputEntry.estimatedArchiveSize(of: entries.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
         try file.reserve(base + Int64(entries.count) * 160 + (1 << 16))
@@ -348,11 +348,12 @@ struct RepackedEntriesWriter: SectionWriter {
         case .stored:
             // Streamed (pread from a mapped input): a 400 MB stored asset must not become 400 MB resident.
             var crc = CRC32()
+            let checks = EntryIntegrity.isEnabled
             try item.data.stream(0..<item.data.count, chunkSize: 1 << 20) { bytes in
-                crc.update(bytes)
+                if checks { crc.update(bytes) }
                 try body(bytes)
             }
-            try EntryIntegrity.check(crc.value, of: item.entry)
+            if checks { try EntryIntegrity.check(crc.value, of: item.entry) }
         case .deflated:
             try item.data.withBytes(in: 0..<item.data.count) { raw in
                 try EntryIntegrity.inflateChecked(item.entry, raw, body)
@@ -387,7 +388,7 @@ struct RecyclingWriter: SectionWriter {
     }
 
     func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
-        if plan.v1 == nil { try RepackedEntriesWriter.checkEntries(entries, concurrency: concurrency, cache: cache, key: keySupply) }
+        if plan.v1 == nil && EntryIntegrity.isEnabled { try RepackedEntriesWriter.checkEntries(entries, concurrency: concurrency, cache: cache, key: keySupply) }
         let recycled = try cache.recycler(for: destination).open()
         let previous = recycled.reused ? cache.takeLayout(slot: recycled.slot) : nil
         let output = try SigningOutput(recycled: recycled, previous: previous?.algorithms == plan.block ? previous : nil,

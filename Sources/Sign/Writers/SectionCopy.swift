@@ -233,7 +233,7 @@ struct SectionCopy {
                 }
             }
         }
-        if entryDigest == nil {
+        if entryDigest == nil && EntryIntegrity.isEnabled {
             // Without v1 nothing inflates deflated entries: they are inflated for their check alone, in batches
             // taken by whichever core is free.
             let checks = Self.batches(items.indices.filter { items[$0].entry.method == .deflated }, items: items)
@@ -453,8 +453,11 @@ struct SectionCopy {
             let at = Int(dataRange.lowerBound - window.lowerBound)
             let input = UnsafeRawBufferPointer(rebasing: compressed[at..<(at + Int(dataRange.count64))])
             let output = UnsafeMutableRawBufferPointer(rebasing: arena[used..<(used + size)])
-            try EntryIntegrity.inflating(items[item].entry) { try inflater.inflate(input, into: output) }
-            try EntryIntegrity.check(CRC32.checksum(UnsafeRawBufferPointer(output)), of: items[item].entry)
+            let streamEnd = try EntryIntegrity.inflating(items[item].entry) { try inflater.inflate(input, into: output) }
+            if EntryIntegrity.isEnabled {
+                try EntryIntegrity.checkStreamEnd(streamEnd, of: items[item].entry)
+                try EntryIntegrity.check(CRC32.checksum(UnsafeRawBufferPointer(output)), of: items[item].entry)
+            }
             if !hashes { continue }
             lanes.update(lane, UnsafeRawBufferPointer(output))
             lanes.finish(lane, tag: item)
