@@ -274,10 +274,13 @@ struct RepackedEntriesWriter: SectionWriter {
                 used = 0
             }
             let output = UnsafeMutableRawBufferPointer(rebasing: arena[used..<(used + Int(size))])
-            try item.data.withBytes(in: 0..<item.data.count) { raw in
+            let streamEnd = try item.data.withBytes(in: 0..<item.data.count) { raw in
                 try EntryIntegrity.inflating(item.entry) { try inflater.inflate(raw, into: output) }
             }
-            try EntryIntegrity.check(CRC32.checksum(UnsafeRawBufferPointer(output)), of: item.entry)
+            if EntryIntegrity.isEnabled {
+                try EntryIntegrity.checkStreamEnd(streamEnd, of: item.entry)
+                try EntryIntegrity.check(CRC32.checksum(UnsafeRawBufferPointer(output)), of: item.entry)
+            }
             lanes.update(lane, UnsafeRawBufferPointer(output))
             lanes.finish(lane, tag: index)
             lane = (lane + 1) % SHA256Lanes.width
