@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # our output with. `make build` and `make install` install only the first; `make test`, `make demo`, `make bench`
 # and `make fuzz` install both. A package only the tests need goes in TEST_PACKAGES.
 BUILD_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev
-TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framework-res android-libziparchive-dev \
+TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framework-res \
 	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time apksigcopier fsverity \
 	man-db mandoc libbcprov-java g++ android-libziparchive-dev android-libbase-dev
 
