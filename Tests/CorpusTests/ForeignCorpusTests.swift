@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
 import TestSupport
 
@@ -55,7 +52,7 @@ import TestSupport
             return
         }
         try checks.runOutput()
-        try checks.unpackMatchesUnzip()
+        try checks.oracles.unpackMatchesUnzip()
         if let refusal = Self.refusedByDecode[member] {
             let decoded = checks.path("decoded")
             let decode = try TestSupport.apkpatch(["decode", input, "-o", decoded])
@@ -101,6 +98,7 @@ struct RoundTripChecks {
     let corpus: ForeignCorpus.Built
 
     var environment: [String: String] { ["CORPUS_KS_PASS": corpus.keyStorePassword] }
+    var oracles: OutputChecks { OutputChecks(name: member.rawValue, input: input, work: work) }
     var signingOptions: [String] { ["--ks", corpus.keyStore, "--ks-pass", "env:CORPUS_KS_PASS"] }
     func path(_ name: String) -> String { work.appendingPathComponent(name).path }
 
@@ -134,9 +132,9 @@ struct RoundTripChecks {
             let test = try TestSupport.run("unzip", ["-tq", output])
             #expect(test.succeeded, "\(member): \(test)")
         } else {
-            try expectInstallable(output, label: "sign")
+            try oracles.expectInstallable(output, label: "sign")
         }
-        try expectSameDumps(output, label: "sign")
+        try oracles.expectSameDumps(output, label: "sign")
     }
 
     /// `run` without a patch: signed, installable, same content; `apktool d` reads it; our verify passes it with no
@@ -147,8 +145,8 @@ struct RoundTripChecks {
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         let result = try TestSupport.apkpatch(["run", input, "--patch", empty] + signingOptions + ["--out", output, "-q"], environment: environment)
         try #require(result.succeeded, "\(member): run failed: \(result)")
-        try expectInstallable(output, label: "run")
-        try expectSameDumps(output, label: "run")
+        try oracles.expectInstallable(output, label: "run")
+        try oracles.expectSameDumps(output, label: "run")
         let verify = try TestSupport.apkpatch(["verify", "--json", output])
         #expect(verify.succeeded, "\(member): verify of run's output: \(verify)")
         if let report = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any] {
@@ -179,33 +177,6 @@ struct RoundTripChecks {
         for output in outputs { #expect(!FileManager.default.fileExists(atPath: output), "\(member): \(output) was left") }
     }
 
-    /// `unpack` extracts what `unzip` extracts (same folders, same bytes under the same names), and every entry
-    /// libziparchive reads, under the name Android gives it, with its CRC-32. unzip reads names without the UTF-8
-    /// flag as CP437 (aapt2 writes UTF-8 names without it), so only a non-ASCII name may differ from unzip's.
-    func unpackMatchesUnzip() throws {
-        let ours = path("unpacked"), theirs = path("unzipped")
-        let unpack = try TestSupport.apkpatch(["unpack", input, "-o", ours])
-        try #require(unpack.succeeded, "\(member): unpack failed: \(unpack)")
-        try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: true)
-        let unzip = try TestSupport.run("unzip", ["-q", input, "-d", theirs])
-        try #require(unzip.succeeded, "\(member): unzip failed: \(unzip)")
-        let (a, b) = (try Self.tree(ours), try Self.tree(theirs))
-        let onlyOurs = Set(a.keys).subtracting(b.keys), onlyUnzips = Set(b.keys).subtracting(a.keys)
-        let unexplained = onlyOurs.union(onlyUnzips).filter { $0.utf8.allSatisfy { $0 < 0x80 } }
-        #expect(unexplained.isEmpty, "\(member): unpack and unzip extract different names: only ours \(onlyOurs.sorted()), only unzip's \(onlyUnzips.sorted())")
-        let differing = a.keys.filter { b[$0] != nil && a[$0] != b[$0] }.sorted()
-        #expect(differing.isEmpty, "\(member): unpack and unzip extract different bytes for \(differing)")
-        guard case .success(let entries) = try ZipArchiveOracle.read(input) else { return }  // not an archive Android reads
-        let files = entries.filter { !$0.name.hasSuffix("/") }
-        #expect(Set(files.map(\.name)) == Set(a.keys.filter { !$0.hasSuffix("/") }),
-                "\(member): unpack's files are not the entries libziparchive reads: \(Set(files.map(\.name)).symmetricDifference(a.keys.filter { !$0.hasSuffix("/") }).sorted())")
-        for entry in files {
-            guard let data = a[entry.name] else { continue }
-            #expect(String(format: "%08x", ForeignCorpus.crc32(data)) == entry.crc32 && Int64(data.count) == entry.uncompressedSize,
-                    "\(member): unpack extracted other bytes for \(entry.name) than libziparchive's record")
-        }
-    }
-
     /// `decode`, then `run` with the decoded folder as the patch: identical badging, resource values and xmltree of
     /// every XML file (line numbers aside).
     func decodeThenRunIsLossless() throws {
@@ -223,98 +194,4 @@ struct RoundTripChecks {
         }
     }
 
-    /// apksigner verify, zipalign -c -p 4 and libziparchive accept `output`.
-    func expectInstallable(_ output: String, label: String) throws {
-        let apksigner = try TestSupport.run("apksigner", ["verify", output], environment: ForeignCorpus.javaEnvironment)
-        #expect(apksigner.succeeded, "\(member): apksigner verify of \(label)'s output: \(apksigner)")
-        let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
-        #expect(zipalign.succeeded, "\(member): zipalign -c -p 4 of \(label)'s output: \(zipalign)")
-        switch try ZipArchiveOracle.read(output) {
-        case .failure(let error): Issue.record("\(member): \(label)'s output: \(error)")
-        case .success(let entries): #expect(!entries.isEmpty, "\(member): libziparchive read no entry of \(label)'s output")
-        }
-    }
-
-    /// `output` has the input's badging, manifest and resource values. Signing drops directory entries, as
-    /// apksigner does; aapt counts a `lib/` directory entry as a native-code ABI named '', which therefore goes.
-    func expectSameDumps(_ output: String, label: String) throws {
-        let badging = try Dump.aapt(["badging", input]).replacingOccurrences(of: "native-code: '' ", with: "native-code: ")
-        #expect(try Dump.aapt(["badging", output]) == badging, "\(member): \(label) changed aapt dump badging")
-        try Dump.expectEqual(Dump.xmltree(input, "AndroidManifest.xml"), Dump.xmltree(output, "AndroidManifest.xml"),
-                             "\(member): \(label) changed the manifest")
-        try Dump.expectEqual(Dump.aapt(["--values", "resources", input]), Dump.aapt(["--values", "resources", output]),
-                             "\(member): \(label) changed aapt dump --values resources")
-    }
-
-    /// Every regular file (relative path → bytes) and folder (relative path ending in "/" → empty) under `root`,
-    /// walked by bytes: unzip may write names that are not UTF-8 (the key then holds replacement characters).
-    static func tree(_ root: String) throws -> [String: Data] {
-        var result: [String: Data] = [:]
-        func cPath(_ bytes: [UInt8]) -> [CChar] { bytes.map { CChar(bitPattern: $0) } + [0] }
-        func walk(_ relative: [UInt8]) throws {
-            let directory = Array(root.utf8) + (relative.isEmpty ? [] : [UInt8(ascii: "/")] + relative)
-            guard let stream = opendir(cPath(directory)) else { throw FixtureError(message: "cannot list \(String(decoding: directory, as: UTF8.self))") }
-            defer { closedir(stream) }
-            while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
-                if name == Array(".".utf8) || name == Array("..".utf8) { continue }
-                let childRelative = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
-                let child = directory + [UInt8(ascii: "/")] + name
-                var info = stat()
-                guard lstat(cPath(child), &info) == 0 else { throw FixtureError(message: "cannot stat \(String(decoding: child, as: UTF8.self))") }
-                let key = String(decoding: childRelative, as: UTF8.self)
-                if info.st_mode & S_IFMT == S_IFDIR {
-                    result[key + "/"] = Data()
-                    try walk(childRelative)
-                } else {
-                    result[key] = try contents(of: cPath(child), size: Int(info.st_size))
-                }
-            }
-        }
-        func contents(of path: [CChar], size: Int) throws -> Data {
-            let descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else { throw FixtureError(message: "cannot open \(String(cString: path))") }
-            defer { close(descriptor) }
-            var data = Data(count: size), done = 0
-            while done < size {
-                let n = data.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + done, size - done) }
-                guard n > 0 else { throw FixtureError(message: "cannot read \(String(cString: path))") }
-                done += n
-            }
-            return data
-        }
-        try walk([])
-        return result
-    }
-}
-
-/// The oracles' dumps, as text to compare.
-enum Dump {
-    /// `aapt dump ARGS` (stdout only: aapt writes warnings with a process ID and a time to stderr).
-    static func aapt(_ arguments: [String]) throws -> String {
-        let result = try TestSupport.run("aapt", ["dump"] + arguments)
-        // A failure is a dump too (the input may be one aapt cannot read); without the path, so two files compare.
-        guard result.succeeded else { return "aapt dump \(arguments[0]) failed (\(result.status)):\n\(result.stdout)" }
-        return result.stdout
-    }
-
-    /// `aapt dump xmltree` of one file without the line numbers (decoded text need not keep them).
-    static func xmltree(_ apk: String, _ name: String) throws -> String {
-        try aapt(["xmltree", apk, name]).replacingOccurrences(of: #" \(line=\d+\)"#, with: "", options: .regularExpression)
-    }
-
-    static func entryNames(_ apk: String) throws -> [String] {
-        let result = try TestSupport.run("unzip", ["-Z1", apk])
-        guard result.succeeded else { throw FixtureError(message: "unzip -Z1 \(apk) failed: \(result)") }
-        return result.stdout.split(separator: "\n").map(String.init)
-    }
-
-    /// Records the first differing line of two dumps (a whole dump in a message is unreadable).
-    static func expectEqual(_ expected: String, _ actual: String, _ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        guard expected != actual else { return }
-        let a = expected.split(separator: "\n", omittingEmptySubsequences: false), b = actual.split(separator: "\n", omittingEmptySubsequences: false)
-        let line = (0..<min(a.count, b.count)).first { a[$0] != b[$0] } ?? min(a.count, b.count)
-        Issue.record("\(message): first difference at line \(line + 1):\n input:  \(line < a.count ? String(a[line]) : "<end>")\n output: \(line < b.count ? String(b[line]) : "<end>")",
-                     sourceLocation: sourceLocation)
-    }
 }
