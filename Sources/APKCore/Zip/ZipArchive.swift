@@ -148,7 +148,8 @@ public struct ZipArchive: Sendable {
         for gap in gaps {
             var position = gap.lowerBound
             if limits.refusesUnaccountedBytes {
-                while let record = try Self.staleSignerRecord(at: position, before: gap.upperBound, in: source) {
+                while let record = try Self.staleSignerRecord(at: position, before: gap.upperBound, in: source)
+                        ?? Self.virtualEntryRecord(at: position, before: gap.upperBound, in: source) {
                     staleRecords.append(record)
                     position = record.upperBound
                 }
@@ -192,6 +193,7 @@ public struct ZipArchive: Sendable {
     /// this shape (back to back from the start of a gap, each CRC-32 checked, nothing but zero padding after
     /// them) and refuses any other record or byte. Whatever writes the archive anew leaves them out (`sign`
     /// drops them; the others write only the central directory's entries), so they never reach our outputs.
+    /// The virtual entries of AGP's zipflinger (`virtualEntryRecord`) are taken the same way.
     public let staleSignerRecords: [Range<Int64>]
 
     /// The entries signers drop from their input and write anew: the source stamp's certificate digest
@@ -234,6 +236,30 @@ public struct ZipArchive: Sendable {
             return streamEnd == data.count && inflated.value == crc
         }
         return isIntact ? offset..<dataEnd : nil
+    }
+
+    /// The zipflinger "virtual entry" at `offset`, ending by `limit`: a local header with no name, no data, zero
+    /// sizes and CRC-32, method stored, no flags, and an extra field of zero bytes only, which the Android Gradle
+    /// plugin's zipflinger writes where it leaves room (at the start of most Gradle-built APKs, 132 bytes) and no
+    /// central directory entry names. Android opens such an APK (libziparchive asks only for a local header
+    /// signature at offset 0), apksigner signs and verifies it, and a streaming reader sees an empty entry with
+    /// no name: nothing to hide there. The shape is apksigcopier's `zipflinger_virtual_entry`. Nil for anything
+    /// else.
+    static func virtualEntryRecord(at offset: Int64, before limit: Int64, in source: any DataSource) throws -> Range<Int64>? {
+        let fixed = Int64(LocalFileHeaderLayout.fixedSize)
+        guard offset + fixed <= limit else { return nil }
+        let header = try source.bytes(in: offset..<(offset + fixed))
+        let isEmptyRecord: Bool = header.withUnsafeBytes { bytes in
+            func field<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T { T(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: T.self)) }
+            // Flags, method, then (after the time and date) CRC-32, both sizes and the name length: all zero.
+            return field(0, UInt32.self) == LocalFileHeaderLayout.signature && field(6, UInt32.self) == 0
+                && bytes[14..<28].allSatisfy { $0 == 0 }
+        }
+        guard isEmptyRecord else { return nil }
+        let extraLength = header.withUnsafeBytes { Int64(UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: 28, as: UInt16.self))) }
+        let end = offset + fixed + extraLength
+        guard end <= limit, try isZeroFilled((offset + fixed)..<end, in: source) else { return nil }
+        return offset..<end
     }
 
     /// True when every byte of `range` in `source` is zero.

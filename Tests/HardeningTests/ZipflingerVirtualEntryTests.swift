@@ -1,0 +1,116 @@
+import APKCore
+import Foundation
+import Testing
+import TestSupport
+
+/// AGP's zipflinger leaves "virtual entries" where it keeps room: a local header with no name, no data and an extra
+/// field of zeros, which no central directory entry names, 132 bytes of them at the start of most Gradle builds
+/// (the real-world corpus's Yosemite.apk, app-uiautomator.apk, pocoservice-debug.apk). Android opens them and
+/// apksigner signs and verifies them (keeping the record), so every writing command must take them, and write
+/// outputs without them; anything else before the first entry stays refused.
+@Suite struct ZipflingerVirtualEntryTests {
+    let dir: URL
+    let keystore: String
+    static let password = "zipflinger"
+    var signing: [String] { ["--ks", keystore, "--ks-pass", "env:ZFE_KS_PASS"] }
+    var environment: [String: String] { ["ZFE_KS_PASS": Self.password] }
+
+    init() throws {
+        dir = try TestSupport.makeTemporaryDirectory("zipflinger")
+        keystore = dir.appendingPathComponent("release.p12").path
+        try TestSupport.makeKeyStore(at: keystore, password: Self.password, dname: "CN=Zipflinger")
+    }
+
+    /// `input` with a virtual entry of `size` bytes at offset 0 and one of 40 bytes before its second record, the
+    /// offsets after them moved (apksigcopier's `zipflinger_virtual_entry` is the shape); `extraFill` other than
+    /// 0 makes the first one a record that is not a virtual entry.
+    func withVirtualEntries(_ input: String, name: String, size: Int = 132, extraFill: UInt8 = 0) throws -> String {
+        let output = dir.appendingPathComponent(name).path
+        let python = #"""
+            import struct, sys
+            def virtual_entry(size, fill):
+                return (b"PK\x03\x04" + bytes(4) + bytes(2) + b"\x21\x08\x21\x02" + bytes(14)
+                        + struct.pack("<H", size - 30) + bytes([fill]) * (size - 30))
+            src, dst, size, fill = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+            data = open(src, "rb").read()
+            eocd = data.rfind(b"PK\x05\x06")
+            count, cd_offset = struct.unpack("<H", data[eocd + 10:eocd + 12])[0], struct.unpack("<I", data[eocd + 16:eocd + 20])[0]
+            records, p = [], cd_offset
+            for _ in range(count):
+                n, m, k = struct.unpack("<HHH", data[p + 28:p + 34])
+                records.append((struct.unpack("<I", data[p + 42:p + 46])[0], p - cd_offset))
+                p += 46 + n + m + k
+            second = sorted(records)[1][0]
+            first = virtual_entry(size, fill)
+            entries = first + data[:second] + virtual_entry(40, 0) + data[second:cd_offset]
+            cd = bytearray(data[cd_offset:])
+            for offset, at in records:
+                cd[at + 42:at + 46] = struct.pack("<I", offset + len(first) + (40 if offset >= second else 0))
+            cd[eocd - cd_offset + 16:eocd - cd_offset + 20] = struct.pack("<I", len(entries))
+            open(dst, "wb").write(entries + bytes(cd))
+            """#
+        let result = try TestSupport.run("python3", ["-c", python, input, output, String(size), String(extraFill)])
+        try #require(result.succeeded, "\(result)")
+        return output
+    }
+
+    /// A Gradle-like APK: virtual entries, then signed by apksigner (v1 and v2, minSdk 21), which keeps them.
+    func gradleLike() throws -> String {
+        let built = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk")
+        let unsigned = try withVirtualEntries(built, name: "zipflinger-unsigned.apk")
+        let signed = dir.appendingPathComponent("zipflinger-signed.apk").path
+        let sign = try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "env:ZFE_KS_PASS", "--out", signed, unsigned],
+                                       environment: environment)
+        try #require(sign.succeeded, "\(sign)")
+        let apksigner = try TestSupport.run("apksigner", ["verify", signed])
+        try #require(apksigner.succeeded, "apksigner should accept a zipflinger virtual entry: \(apksigner)")
+        #expect(try TestSupport.readBytes(signed).prefix(8) == [0x50, 0x4B, 0x03, 0x04, 0, 0, 0, 0], "apksigner dropped the virtual entry")
+        return signed
+    }
+
+    @Test("sign, run, align and unpack take zipflinger's virtual entries and write outputs without them")
+    func writersTakeVirtualEntries() throws {
+        let input = try gradleLike()
+        let entries = try APKArchive(path: input).entries.count
+        let signed = dir.appendingPathComponent("signed.apk").path, ran = dir.appendingPathComponent("run.apk").path
+        let aligned = dir.appendingPathComponent("aligned.apk").path, unpacked = dir.appendingPathComponent("unpacked").path
+        let commands: [(String, [String])] = [
+            ("sign", ["sign"] + signing + ["--out", signed, input]),
+            ("run", ["run", input] + signing + ["--out", ran, "-q"]),
+            ("align", ["align", "-p", "4", input, aligned]),
+            ("unpack", ["unpack", input, "-o", unpacked]),
+        ]
+        for (label, arguments) in commands {
+            let result = try TestSupport.apkpatch(arguments, environment: environment)
+            #expect(result.succeeded, "\(label): \(result)")
+        }
+        for (label, output) in [("sign", signed), ("run", ran), ("align", aligned)] {
+            let archive = try APKArchive(path: output)
+            #expect(archive.zip.staleSignerRecords.isEmpty && archive.entries.map(\.localHeaderOffset).min() == 0,
+                    "\(label): the output keeps a virtual entry")
+            let android = try TestSupport.libziparchiveCheck(output)
+            #expect(android.succeeded && android.stdout.hasPrefix("OK \(archive.entries.count) entries"), "\(label): \(android)")
+            let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
+            #expect(zipalign.succeeded, "\(label): \(zipalign)")
+        }
+        for (label, output) in [("sign", signed), ("run", ran)] {
+            let apksigner = try TestSupport.run("apksigner", ["verify", output])
+            #expect(apksigner.succeeded, "\(label): \(apksigner)")
+        }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: unpacked).filter {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: unpacked + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }
+        #expect(files.count == entries, "unpack extracted \(files.count) files of \(entries) entries")
+    }
+
+    @Test("a nameless record whose extra field is not all zeros stays refused before the first entry")
+    func otherRecordsStayRefused() throws {
+        let built = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk")
+        let input = try withVirtualEntries(built, name: "not-virtual.apk", extraFill: 1)
+        let output = dir.appendingPathComponent("out.apk").path
+        let result = try TestSupport.apkpatch(["sign"] + signing + ["--out", output, input], environment: environment)
+        #expect(result.status == 1 && result.stderr.contains("132 bytes before the first local header"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+}
