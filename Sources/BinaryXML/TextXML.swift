@@ -42,9 +42,14 @@ private struct TextPrinter {
 
     /// The compiler's convention for the document (from `XMLTree.rawValuePolicy`): which attributes it types.
     let rawValues: XMLTree.RawValuePolicy
+    let values: AttributeValueText
+    /// Compiles each printed value back, to find the values whose binary form the text alone would not give back.
+    let compiler: TextXMLCompiler
 
     init(resources: (any ResourceResolver)?, options: TextXMLOptions, rawValues: XMLTree.RawValuePolicy) {
         self.resources = resources; self.options = options; self.rawValues = rawValues
+        values = AttributeValueText(resources: resources, rawValues: rawValues)
+        compiler = TextXMLCompiler(fileName: "", resources: resources, rawValues: rawValues)
     }
 
     /// Start lines of all elements in document order, and how many start tags are printed: with them, a line break
@@ -105,7 +110,7 @@ private struct TextPrinter {
         }
         let name = qualified(element.name, element.namespace)
         var attributeText = ""
-        var recordedIDs: [(String, UInt32)] = []
+        var recordedIDs: [(String, UInt32)] = [], recordedValues: [(String, ResourceValue.DataType, UInt32)] = []
         for attribute in element.attributes {
             let localName = attributeName(attribute)
             let qualifiedName = qualified(localName, attribute.namespace, isAttribute: true)
@@ -117,12 +122,25 @@ private struct TextPrinter {
             case .noID: resolved = nil
             case .unknownApp, .unknownFramework: resolved = 0
             }
-            if resolved != attribute.resourceID { recordedIDs.append((qualifiedName, attribute.resourceID ?? 0)) }
-            attributeText += " " + qualifiedName + "=\"" + XMLEscaping.attribute(value(of: attribute)) + "\""
+            let recordedID = resolved != attribute.resourceID ? attribute.resourceID ?? 0 : nil
+            if let recordedID { recordedIDs.append((qualifiedName, recordedID)) }
+            let text = values.text(of: attribute)
+            // A typed value in a form no text compiles to (a boolean stored as 1, an enum stored as hex, as some
+            // build tools write them): the exact value goes in tools:typedValues.
+            if case .typed(let type, let data) = attribute.value,
+               (try? compiler.attribute(namespace: attribute.namespace, name: localName, qualifiedName: qualifiedName, text: text,
+                                        line: 0, recordedID: recordedID))?.value != attribute.value {
+                recordedValues.append((qualifiedName, type, data))
+            }
+            attributeText += " " + qualifiedName + "=\"" + XMLEscaping.attribute(text) + "\""
         }
         if !recordedIDs.isEmpty {
             attributeText += " " + qualified(XMLTree.attributeIDsName, XMLTree.toolsNamespace, isAttribute: true) + "=\""
                 + XMLEscaping.attribute(XMLTree.attributeIDsText(recordedIDs)) + "\""
+        }
+        if !recordedValues.isEmpty {
+            attributeText += " " + qualified(XMLTree.typedValuesName, XMLTree.toolsNamespace, isAttribute: true) + "=\""
+                + XMLEscaping.attribute(XMLTree.typedValuesText(recordedValues)) + "\""
         }
         if !undeclared.isEmpty {
             attributeText += " " + qualified(XMLTree.undeclaredNamespacesName, XMLTree.toolsNamespace, isAttribute: true) + "=\""
@@ -168,8 +186,15 @@ private struct TextPrinter {
         if UInt8(id >> 24) == 0x01, let name = FrameworkResources.name(for: id), name.type == "attr" { return name.name }
         return attribute.name
     }
+}
 
-    func value(of attribute: XMLTree.Attribute) -> String {
+/// The text decoded XML gives an attribute's value: shared by the printer and the compiler, which applies a value
+/// recorded in `tools:typedValues` only while the attribute still has exactly this text.
+struct AttributeValueText {
+    let resources: (any ResourceResolver)?
+    let rawValues: XMLTree.RawValuePolicy
+
+    func text(of attribute: XMLTree.Attribute) -> String {
         let info = attribute.resourceID.flatMap { XMLTree.attributeInfo(id: $0, resources: resources) }
         // What the compiler will try for this attribute: aapt2 types an attribute without an ID only as a reference.
         let typesOnlyReferences = rawValues == .stringsOnlyUntypedAsText || rawValues == .all
@@ -177,15 +202,20 @@ private struct TextPrinter {
         let symbols = info?.symbols ?? []
         switch attribute.value {
         case .string(let s):
-            return TextPrinter.escapeString(s, format: format, symbols: symbols)
+            return Self.escapeString(s, format: format, symbols: symbols)
         case .typed(let type, let data):
             switch type {
-            case .reference, .dynamicReference:
-                let text = reference(data, sigil: "@")
-                // aapt2 --keep-raw-values kept "@+id/x" as written; the compiler resolves it to the same ID.
-                if rawValues.keepsAllText, attribute.rawValue == "@+" + text.dropFirst() { return "@+" + text.dropFirst() }
+            case .reference, .dynamicReference, .attribute, .dynamicAttribute:
+                let isAttribute = type == .attribute || type == .dynamicAttribute
+                let text = reference(data, sigil: isAttribute ? "?" : "@")
+                // The source text aapt kept ("@+id/x", "@*android:style/x", "@com.example:string/x"), when it
+                // resolves to the same resource: the compiler keeps it as the raw text again.
+                if let raw = attribute.rawValue, raw != text, raw.trimmingWhitespace().first == text.first, !raw.contains("\\"),
+                   (try? TextXMLCompiler(fileName: "", resources: resources, rawValues: rawValues)
+                       .compileValue(raw, format: .reference, symbols: [], attribute: "", line: 0).0) == attribute.value {
+                    return raw
+                }
                 return text
-            case .attribute, .dynamicAttribute: return reference(data, sigil: "?")
             default:
                 // The source text, when the value kept it and it compiles to the same value ("007", "0x0001", "1.50"):
                 // an app may read the raw string, and aapt keeps it.
@@ -226,7 +256,6 @@ private struct TextPrinter {
         if ValueText.parseTyped(s, format: format, symbols: symbols) != nil { body = "\"" + body + "\"" }
         return body
     }
-
 }
 
 /// XML escaping for text written by the decoder and by ResourceTable's strings.xml writer: one place, so both

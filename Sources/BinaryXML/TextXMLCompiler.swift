@@ -54,14 +54,19 @@ extension XMLTree {
     /// judged from the attributes without IDs: typed with raw text is aapt's, typed without it a platform build's,
     /// never typed aapt2's.
     public var rawValuePolicy: RawValuePolicy {
-        var typedWithRaw = false, typedWithoutRaw = false, keepsAll = false
+        var typedWithRaw = false, typedWithoutRaw = false, keepsAll = false, referenceWithRaw = false
         func visit(_ element: Element, depth: Int) {
             for a in element.attributes where a.resourceID != nil && a.rawValue != nil {
                 if case .typed = a.value { keepsAll = true }
             }
             for a in element.attributes where a.resourceID == nil {
-                guard case .typed(let type, _) = a.value, type != .reference, type != .attribute,
-                      type != .dynamicReference, type != .dynamicAttribute else { continue }
+                guard case .typed(let type, _) = a.value else { continue }
+                guard type != .reference, type != .attribute, type != .dynamicReference, type != .dynamicAttribute else {
+                    // aapt keeps the text of a reference without an ID (`style="@style/x"`); aapt2 and platform
+                    // builds do not.
+                    if a.rawValue != nil { referenceWithRaw = true }
+                    continue
+                }
                 if a.rawValue != nil { typedWithRaw = true } else { typedWithoutRaw = true }
             }
             guard depth < XMLTree.maximumDepth else { return }
@@ -69,7 +74,7 @@ extension XMLTree {
         }
         if let root { visit(root, depth: 0) }
         if keepsAll { return typedWithRaw ? .allTypingUntyped : .all }
-        return typedWithRaw ? .untypedAndStrings : typedWithoutRaw ? .stringsOnly : .stringsOnlyUntypedAsText
+        return typedWithRaw || referenceWithRaw ? .untypedAndStrings : typedWithoutRaw ? .stringsOnly : .stringsOnlyUntypedAsText
     }
 }
 
@@ -114,15 +119,23 @@ struct TextXMLCompiler {
         let (namespace, name) = try split(source.qualifiedName, line: source.line, isElement: true)
         var attributes: [XMLTree.Attribute] = []
         var recordedIDs: [String: UInt32] = [:]
-        for attribute in source.attributes where attribute.qualifiedName.hasSuffix(":" + XMLTree.attributeIDsName) {
+        var recordedValues: [String: ResourceValue] = [:]
+        for attribute in source.attributes where attribute.qualifiedName.hasSuffix(":" + XMLTree.attributeIDsName)
+            || attribute.qualifiedName.hasSuffix(":" + XMLTree.typedValuesName) {
             guard try split(attribute.qualifiedName, line: attribute.line, isElement: false).0 == XMLTree.toolsNamespace else { continue }
-            recordedIDs = try XMLTree.parseAttributeIDs(attribute.value) { fail(.badValue, attribute.line, "\(attribute.qualifiedName)=\"\(attribute.value)\": \($0)") }
+            let fail = { (reason: String) in self.fail(.badValue, attribute.line, "\(attribute.qualifiedName)=\"\(attribute.value)\": \(reason)") }
+            if attribute.qualifiedName.hasSuffix(":" + XMLTree.attributeIDsName) {
+                recordedIDs = try XMLTree.parseAttributeIDs(attribute.value, fail: fail)
+            } else {
+                recordedValues = try XMLTree.parseTypedValues(attribute.value, fail: fail)
+            }
         }
         for attribute in source.attributes where attribute.qualifiedName != "xmlns" && !attribute.qualifiedName.hasPrefix("xmlns:") {
             let (attributeNamespace, attributeName) = try split(attribute.qualifiedName, line: attribute.line, isElement: false)
             if attributeNamespace == XMLTree.toolsNamespace { continue }
             attributes.append(try self.attribute(namespace: attributeNamespace, name: attributeName, qualifiedName: attribute.qualifiedName,
-                                                 text: attribute.value, line: attribute.line, recordedID: recordedIDs[attribute.qualifiedName]))
+                                                 text: attribute.value, line: attribute.line, recordedID: recordedIDs[attribute.qualifiedName],
+                                                 recordedValue: recordedValues[attribute.qualifiedName]))
         }
         // Attributes with IDs first, by ID (stable); then the rest in document order.
         let sorted = attributes.enumerated().sorted { a, b in
@@ -153,9 +166,10 @@ struct TextXMLCompiler {
     }
 
     /// Resolves the attribute name to an ID and format (or takes the ID the decoder recorded in
-    /// `tools:attributeIDs`), then compiles its value.
+    /// `tools:attributeIDs`), then compiles its value; the value the decoder recorded in `tools:typedValues` replaces
+    /// it while the text is still the one decoded from it.
     func attribute(namespace: String?, name: String, qualifiedName: String, text: String, line: Int,
-                   recordedID: UInt32? = nil) throws -> XMLTree.Attribute {
+                   recordedID: UInt32? = nil, recordedValue: ResourceValue? = nil) throws -> XMLTree.Attribute {
         var resourceID: UInt32?
         var info: AttributeInfo?
         if let recordedID {
@@ -172,6 +186,13 @@ struct TextXMLCompiler {
             case .unknownApp:
                 throw fail(.unresolvedName, line, "unknown attribute \(qualifiedName): the APK's resource table has no attr/\(name)")
             }
+        }
+        // A typed value kept for an unchanged text first: its text may be one no attribute format accepts (an enum
+        // stored as a number no symbol has).
+        if let recordedValue {
+            let raw = (resourceID == nil && rawValues == .untypedAndStrings) || rawValues.keepsAllText ? text : nil
+            let recorded = XMLTree.Attribute(namespace: namespace, name: name, resourceID: resourceID, rawValue: raw, value: recordedValue)
+            if AttributeValueText(resources: resources, rawValues: rawValues).text(of: recorded) == text { return recorded }
         }
         let value: ResourceValue
         var raw: String?
@@ -306,6 +327,11 @@ extension XMLTree {
     /// obfuscators), and a round trip must not add the declarations.
     public static let undeclaredNamespacesName = "undeclaredNamespaces"
 
+    /// The tools-namespace attribute in which decoded text records typed values that their text would compile to
+    /// another binary form (`android:isGame=0x12:0x00000001`: a boolean stored as 1, where aapt writes true as
+    /// 0xffffffff; an enum stored as hex): some build tools write such forms, and aapt dumps show them.
+    public static let typedValuesName = "typedValues"
+
     /// How the compiler resolves an attribute's name to a resource ID.
     enum AttributeResolution: Equatable {
         case resolved(UInt32)
@@ -348,6 +374,28 @@ extension XMLTree {
             ids[String(parts[0])] = id
         }
         return ids
+    }
+
+    /// `android:isGame=0x12:0x00000001`: qualified attribute name → data type and data.
+    static func parseTypedValues(_ text: String, fail: (String) -> BinaryXMLError) throws -> [String: ResourceValue] {
+        var values: [String: ResourceValue] = [:]
+        for item in text.split(whereSeparator: \.isWhitespace) {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            let typed = parts.count == 2 ? parts[1].split(separator: ":") : []
+            guard typed.count == 2, typed.allSatisfy({ $0.hasPrefix("0x") }), let type = UInt8(typed[0].dropFirst(2), radix: 16),
+                  let data = UInt32(typed[1].dropFirst(2), radix: 16), type != ResourceValue.DataType.string.rawValue else {
+                throw fail("'\(item)' is not name=0xTYPE:0xDATA (an attribute's typed value: data type and data in hex)")
+            }
+            values[String(parts[0])] = .typed(ResourceValue.DataType(rawValue: type), data)
+        }
+        return values
+    }
+
+    static func typedValuesText(_ values: [(String, ResourceValue.DataType, UInt32)]) -> String {
+        values.map { name, type, data in
+            let hex = String(data, radix: 16)
+            return name + "=0x" + String(type.rawValue, radix: 16) + ":0x" + String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+        }.joined(separator: " ")
     }
 
     static func attributeIDsText(_ ids: [(String, UInt32)]) -> String {

@@ -155,6 +155,103 @@ import TestSupport
         try Self.assertLossless(deflated, in: dir)
     }
 
+    /// Typed values in forms aapt never writes, as other build tools do: Godot's export writes the manifest's
+    /// booleans as 1 (`isGame`, `hasFragileUserData`: org.sajeg.fallingblocks), SystemWebView's repack has an enum
+    /// stored as hex (`scrollbarStyle`), and a hand-patched file may hold a number no symbol of an enum names or a
+    /// TYPE_NULL "@null". The decoded text records each in tools:typedValues; unchanged text gives them back, and
+    /// an edited attribute compiles from its new text.
+    @Test func nonCanonicalTypedValuesFromOtherBuildTools() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("lossless-typed")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = Self.aaptFixture()
+        fixture.applicationAttributes = #"android:allowBackup="true" android:hasCode="false""#
+        fixture.resources["layout/main.xml"] = Array("""
+            <ScrollView xmlns:android="http://schemas.android.com/apk/res/android" android:layout_width="match_parent"
+                android:layout_height="match_parent" android:scrollbarStyle="outsideOverlay" android:visibility="gone"
+                android:background="@null"/>
+            """.utf8)
+        let apk = try fixture.build(in: dir)
+        func edited(_ entry: String, _ change: (inout XMLTree.Attribute) -> Void) throws -> [UInt8] {
+            var tree = try XMLTree(binaryXML: try Oracle.entry(entry, in: apk))
+            func visit(_ element: inout XMLTree.Element) {
+                for i in element.attributes.indices { change(&element.attributes[i]) }
+                element.children = element.children.map { node in
+                    guard case .element(var child) = node else { return node }
+                    visit(&child)
+                    return .element(child)
+                }
+            }
+            if var root = tree.root { visit(&root); tree.root = root }
+            return try tree.binaryXML()
+        }
+        let manifest = try edited("AndroidManifest.xml") { attribute in
+            if ["allowBackup", "exported"].contains(attribute.name), case .typed(.intBoolean, _) = attribute.value { attribute.value = .typed(.intBoolean, 1) }
+        }
+        let layout = try edited("res/layout/main.xml") { attribute in
+            switch attribute.name {
+            case "scrollbarStyle": attribute.value = .typed(.intHex, 0x0200_0000)
+            case "visibility": attribute.value = .typed(.intDecimal, 7)  // no symbol of visibility has 7
+            case "background": attribute.value = .typed(.null, 0)
+            default: break
+            }
+        }
+        let patched = dir.appendingPathComponent("patched.apk").path
+        try Oracle.replacing(["AndroidManifest.xml": manifest, "res/layout/main.xml": layout], in: apk, destination: patched)
+        let dump = try Oracle.aapt(["dump", "xmltree", patched, "AndroidManifest.xml"]) + Oracle.aapt(["dump", "xmltree", patched, "res/layout/main.xml"])
+        for expected in ["A: android:allowBackup(0x01010280)=(type 0x12)0x1", "A: android:exported(0x01010010)=(type 0x12)0x1",
+                         "A: android:scrollbarStyle(0x0101007f)=(type 0x11)0x2000000", "A: android:visibility(0x010100dc)=(type 0x10)0x7",
+                         "A: android:background(0x010100d4)=(null)", "A: android:hasCode(0x0101000c)=(type 0x12)0x0"] {
+            #expect(dump.contains(expected), "fixture lacks \(expected):\n\(dump)")
+        }
+        try Self.assertLossless(patched, in: dir)
+
+        // The text says what each value means; an edit to such an attribute compiles from the new text.
+        let decoded = dir.appendingPathComponent("decoded")
+        #expect(try TestSupport.apkpatch(["decode", patched, "-o", decoded.path]).succeeded)
+        var text = try String(contentsOfFile: decoded.path + "/AndroidManifest.xml", encoding: .utf8)
+        #expect(text.contains(#"android:allowBackup="true""#) && text.contains(#"tools:typedValues="android:allowBackup=0x12:0x00000001""#), "\(text)")
+        #expect(!text.contains("hasCode=0x"), "\(text)")
+        text = text.replacingOccurrences(of: #"android:allowBackup="true""#, with: #"android:allowBackup="false""#)
+        try TestSupport.write(text, to: "AndroidManifest.xml", in: decoded)
+        let layoutText = try String(contentsOfFile: decoded.path + "/res/layout/main.xml", encoding: .utf8)
+        for expected in [#"android:visibility="7""#, #"android:scrollbarStyle="outsideOverlay""#, #"android:background="@null""#,
+                         "android:scrollbarStyle=0x11:0x02000000", "android:visibility=0x10:0x00000007", "android:background=0x0:0x00000000"] {
+            #expect(layoutText.contains(expected), "missing \(expected) in\n\(layoutText)")
+        }
+        let output = dir.appendingPathComponent("edited.apk").path
+        let run = try TestSupport.apkpatch(["run", patched, "--patch", decoded.path, "--no-sign", "--out", output, "-q"])
+        #expect(run.succeeded, "\(run)")
+        let after = try Oracle.aapt(["dump", "xmltree", output, "AndroidManifest.xml"])
+        #expect(after.contains("A: android:allowBackup(0x01010280)=(type 0x12)0x0") && after.contains("A: android:exported(0x01010010)=(type 0x12)0x1"), "\(after)")
+        // A malformed record is an error with the line.
+        text = text.replacingOccurrences(of: "allowBackup=0x12:0x00000001", with: "allowBackup=true")
+        try TestSupport.write(text, to: "AndroidManifest.xml", in: decoded)
+        let bad = try TestSupport.apkpatch(["run", patched, "--patch", decoded.path, "--no-sign", "--out", output + "2", "-q"])
+        #expect(!bad.succeeded && bad.stderr.contains("AndroidManifest.xml:") && bad.stderr.contains("name=0xTYPE:0xDATA"), "\(bad)")
+        #expect(!FileManager.default.fileExists(atPath: output + "2"))
+    }
+
+    /// aapt keeps the source text of a reference in an attribute without an ID (`style="@android:style/ButtonBar"`
+    /// in souch.smsbypass's layouts, F-Droid): its files must keep that raw text after a round trip, as written.
+    @Test func aaptReferenceTextWithoutAttributeID() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("lossless-style")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = Self.aaptFixture()
+        fixture.resources["layout/bar.xml"] = Array("""
+            <LinearLayout xmlns:android="http://schemas.android.com/apk/res/android" android:layout_width="match_parent"
+                android:layout_height="wrap_content" style="@android:style/ButtonBar">
+              <Button style="@*android:style/Widget.Button" android:text="@string/app_name" android:layout_width="wrap_content" android:layout_height="wrap_content"/>
+              <TextView style="@com.example.fixture:string/app_name" android:layout_width="wrap_content" android:layout_height="wrap_content"/>
+            </LinearLayout>
+            """.utf8)
+        let apk = try fixture.build(in: dir)
+        let dump = try Oracle.aapt(["dump", "xmltree", apk, "res/layout/bar.xml"])
+        for raw in ["@android:style/ButtonBar", "@*android:style/Widget.Button", "@com.example.fixture:string/app_name"] {
+            #expect(dump.contains("(Raw: \"\(raw)\")"), "fixture lacks the raw \(raw):\n\(dump)")
+        }
+        try Self.assertLossless(apk, in: dir)
+    }
+
     @Test func frameworkRes() throws {
         let dir = try TestSupport.makeTemporaryDirectory("lossless-framework")
         defer { try? FileManager.default.removeItem(at: dir) }
