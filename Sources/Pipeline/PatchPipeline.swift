@@ -101,6 +101,7 @@ public enum PatchPipeline {
     public static func run(_ options: PipelineOptions) throws -> PipelineReport {
         let output = options.resolvedOutput
         try ensureDistinct(input: options.input, output: output)
+        try options.signer?.checkV4Request(options.v4Signing)
         var clock = StageClock()
         clock.onStage = options.onStage
         defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait

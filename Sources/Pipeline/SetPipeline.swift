@@ -162,6 +162,7 @@ public enum SetPipeline {
         defer { options.signer.keySupply.wait() }  // also on failure: see BackgroundValue.wait
         let output = try options.resolvedOutput()
         for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
+        try options.signer.checkV4Request(options.v4Signing)
         let set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
         if set.form.isContainer, case .on(reportsFailure: true) = options.v4Signing { throw SetPipelineError.v4InContainer(set.form.rawValue) }
         try SetWriter.checkFileNames(set)
@@ -331,6 +332,7 @@ public enum SetPipeline {
         defer { options.signer.keySupply.wait() }
         guard let output = options.output else { throw SetPipelineError.outputNeeded }
         for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
+        try options.signer.checkV4Request(options.v4Signing)
         var set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
         let names = set.members.map(\.name)
         // Patched members are written unsigned beside the output, merged from there, and removed.

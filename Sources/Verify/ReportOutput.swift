@@ -51,6 +51,9 @@ extension VerificationReport {
                         out += Self.describe(certificate, prefix: "Signer #\(index + 1)", verbose: verbose, pem: printPEM)
                     }
                 }
+                // A rotated key's history, as `apksigner lineage --in APK --print-certs` prints it. apksigner verify
+                // prints none; only with -v, so that scripts reading --print-certs see apksigner's lines alone.
+                if verbose { out += Self.describeLineage(lineage, capabilities: lineageCapabilities, verbose: verbose, pem: printPEM) }
             }
         } else {
             err += "DOES NOT VERIFY\n"
@@ -99,6 +102,22 @@ extension VerificationReport {
         return text
     }
 
+    /// apksigner's `lineage --print-certs`: each certificate as `printCertificate` prints it ("Signer #N in
+    /// lineage"), then its capabilities as `printCapabilities` does.
+    package static func describeLineage(_ certificates: [CertificateInfo], capabilities: [LineageCapabilities],
+                                        verbose: Bool, pem: Bool) -> String {
+        var text = ""
+        for (index, (certificate, granted)) in zip(certificates, capabilities).enumerated() {
+            text += describe(certificate, prefix: "Signer #\(index + 1) in lineage", verbose: verbose, pem: pem)
+            text += "Has installed data capability: \(granted.installedData)\n"
+            text += "Has shared UID capability    : \(granted.sharedUid)\n"
+            text += "Has permission capability    : \(granted.permission)\n"
+            text += "Has rollback capability      : \(granted.rollback)\n"
+            text += "Has auth capability          : \(granted.auth)\n"
+        }
+        return text
+    }
+
     /// A machine-readable view of the report for `--json`.
     public var jsonRepresentation: VerificationReportJSON { VerificationReportJSON(self) }
 }
@@ -119,10 +138,14 @@ public struct VerificationReportJSON: Encodable, Sendable {
         public let sha256: String, sha1: String, md5: String
         public let keyAlgorithm: String, keySize: Int
         public let publicKeySHA256: String, publicKeySHA1: String, publicKeyMD5: String
-        init(_ c: CertificateInfo) {
+        /// Lineage certificates only: what the certificate lets its descendants do.
+        public let capabilities: LineageCapabilities?
+        init(_ c: CertificateInfo) { self.init(c, capabilities: nil) }
+        init(_ c: CertificateInfo, capabilities: LineageCapabilities?) {
             subjectDN = c.subjectDN; issuerDN = c.issuerDN; sha256 = c.sha256; sha1 = c.sha1; md5 = c.md5
             keyAlgorithm = c.keyAlgorithm; keySize = c.keySize
             publicKeySHA256 = c.publicKeySHA256; publicKeySHA1 = c.publicKeySHA1; publicKeyMD5 = c.publicKeyMD5
+            self.capabilities = capabilities
         }
     }
     public struct SignerJSON: Encodable, Sendable {
@@ -151,7 +174,7 @@ public struct VerificationReportJSON: Encodable, Sendable {
     public let installChecked: Bool
     public let installErrors: [IssueJSON]
     public let installWarnings: [IssueJSON]
-    /// The signing certificate lineage (rotated keys), original first; empty without one.
+    /// The signing certificate lineage (rotated keys), original first, each with its `capabilities`; empty without one.
     public let lineage: [CertificateJSON]
     /// Each native library's 16 KiB-page readiness (ZIP offset, ELF `PT_LOAD` alignments), with install checks.
     public let nativeLibraries: [NativeLibraryReport]
@@ -181,7 +204,7 @@ public struct VerificationReportJSON: Encodable, Sendable {
         installChecked = report.checkedInstallability
         installErrors = report.installErrors.map(IssueJSON.init)
         installWarnings = report.installWarnings.map(IssueJSON.init)
-        lineage = report.lineage.map(CertificateJSON.init)
+        lineage = zip(report.lineage, report.lineageCapabilities).map { CertificateJSON($0, capabilities: $1) }
         nativeLibraries = report.nativeLibraries
     }
 }

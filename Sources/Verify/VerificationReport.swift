@@ -126,6 +126,9 @@ public struct VerificationReport: Sendable {
     /// The v3/v3.1 signing certificate lineage, original certificate first, when the signatures verified and
     /// the APK carries one (a rotated key); empty otherwise.
     public var lineage: [CertificateInfo] = []
+    /// The capabilities each `lineage` certificate grants its descendants, same order: apksig's
+    /// `SignerCapabilities` flags (``LineageCapabilities``).
+    public var lineageCapabilities: [LineageCapabilities] = []
     /// Every error and warning from signature verification (including those of individual signers).
     public var signatureErrors: [Issue]
     public var signatureWarnings: [Issue]
@@ -157,5 +160,17 @@ public struct VerificationReport: Sendable {
     /// Lower-case hex without separators (`AB:CD` → `abcd`), as `CertificateInfo.sha256` is written.
     public static func normalizedHex(_ text: String) -> String {
         String(text.lowercased().filter { $0 != ":" && $0 != " " })
+    }
+}
+
+/// What a lineage certificate lets the newer certificates do (apksig `SigningCertificateLineage.SignerCapabilities`,
+/// flag bits 1, 2, 4, 8, 16): keep the app's installed data, share its user ID, keep its signature
+/// permissions, be rolled back to, and authenticate as it.
+public struct LineageCapabilities: Sendable, Hashable, Encodable {
+    public var installedData: Bool, sharedUid: Bool, permission: Bool, rollback: Bool, auth: Bool
+
+    public init(flags: UInt32) {
+        installedData = flags & 1 != 0; sharedUid = flags & 2 != 0; permission = flags & 4 != 0
+        rollback = flags & 8 != 0; auth = flags & 16 != 0
     }
 }

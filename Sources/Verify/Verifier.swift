@@ -361,6 +361,7 @@ public struct Verifier: Sendable {
         report.isSignatureVerified = true
         if let lineage = schemeResults[.v31]?.lineage ?? schemeResults[.v3]?.lineage {
             report.lineage = lineage.nodes.map { CertificateInfo($0.certificate) }
+            report.lineageCapabilities = lineage.nodes.map { LineageCapabilities(flags: $0.flags) }
         }
         if let last = v31Signers.last ?? v3Signers.last {
             report.signers = last.certificates.prefix(1).map(CertificateInfo.init)

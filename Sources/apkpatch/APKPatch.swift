@@ -62,20 +62,24 @@ struct APKPatch: ParsableCommand {
         return last
     }
 
-    /// apksigner's boolean options, which take `true` or `false` or nothing (meaning true): `--v1-signing-enabled
-    /// app.apk` is apksigner's `--v1-signing-enabled true app.apk` (its `OptionsParser.getOptionalBooleanValue`).
-    static let apksignerBooleans: Set<String> = [
-        "--v1-signing-enabled", "--v2-signing-enabled", "--v3-signing-enabled", "--v4-signing-enabled",
-        "--alignment-preserved", "--debuggable-apk-permitted", "--misaligned-apk-permitted", "--verity-enabled", "--align-file-size",
-        "--deterministic-dsa-signing", "--rotation-targets-dev-release", "--force-stamp-overwrite", "--stamp-timestamp-enabled",
-        "--append-signature",
+    /// apksigner's boolean options, which take `true` or `false` or nothing, and what nothing means there (the
+    /// default `ApkSignerTool.sign` passes to `OptionsParser.getOptionalBooleanValue`): `--v1-signing-enabled
+    /// app.apk` is apksigner's `--v1-signing-enabled true app.apk`, but a valueless `--deterministic-dsa-signing`
+    /// is false.
+    static let apksignerBooleans: [String: Bool] = [
+        "--v1-signing-enabled": true, "--v2-signing-enabled": true, "--v3-signing-enabled": true, "--v4-signing-enabled": true,
+        "--alignment-preserved": true, "--debuggable-apk-permitted": true, "--misaligned-apk-permitted": true,
+        "--verity-enabled": true, "--align-file-size": true, "--deterministic-dsa-signing": false,
+        "--rotation-targets-dev-release": true, "--force-stamp-overwrite": true, "--stamp-timestamp-enabled": true,
+        "--append-signature": true,
     ]
 
     /// `arguments` with the value apksigner implies written out after each valueless boolean option of the
-    /// commands that take apksigner's options, so the parser sees `--option true`.
-    static func withApksignerBooleanValues(_ arguments: [String]) -> [String] {
-        guard let command = arguments.first, ["sign", "run", "watch"].contains(command) else { return arguments }
-        var result: [String] = []
+    /// commands that take apksigner's options, so the parser sees `--option true` (or `false`); and the
+    /// options whose implied value is false, which a reader would take for true.
+    static func withApksignerBooleanValues(_ arguments: [String]) -> (arguments: [String], impliedFalse: [String]) {
+        guard let command = arguments.first, ["sign", "run", "watch", "merge"].contains(command) else { return (arguments, []) }
+        var result: [String] = [], impliedFalse: [String] = []
         result.reserveCapacity(arguments.count + 2)
         var index = 0
         while index < arguments.count {
@@ -83,16 +87,20 @@ struct APKPatch: ParsableCommand {
             result.append(argument)
             index += 1
             if argument == "--" { result += arguments[index...]; break }
-            if apksignerBooleans.contains(argument), index == arguments.count || !["true", "false"].contains(arguments[index]) {
-                result.append("true")
+            if let implied = apksignerBooleans[argument], index == arguments.count || !["true", "false"].contains(arguments[index]) {
+                result.append(String(implied))
+                if !implied { impliedFalse.append(argument) }
             }
         }
-        return result
+        return (result, impliedFalse)
     }
 
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
-        var arguments = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
+        var (arguments, impliedFalse) = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
+        for option in impliedFalse {
+            FileHandleOutput.standardError("WARNING: \(option) without a value means false, as in apksigner: write \(option) true to turn it on")
+        }
         if let command = arguments.first, ["sign", "run", "watch", "merge"].contains(command) {
             SchemeOptions.signsRotation = true
             (arguments, Sign.nextSigners, Sign.firstSignerTarget) = Sign.separateNextSigners(arguments)

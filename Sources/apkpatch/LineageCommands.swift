@@ -123,18 +123,9 @@ enum LineageCommandSupport {
 
     /// apksigner's `printCertificate` for each certificate, then `printCapabilities`.
     static func printCertificates(of lineage: SigningCertificateLineage, verbose: Bool, pem: Bool) throws {
-        var text = ""
-        for (index, certificate) in lineage.certificates.enumerated() {
-            let info = CertificateInfo(try VerificationCertificate(derEncoded: certificate.derBytes))
-            text += VerificationReport.describe(info, prefix: "Signer #\(index + 1) in lineage", verbose: verbose, pem: pem)
-            let capabilities = SignerCapabilities(flags: lineage.nodes[index].flags)
-            text += "Has installed data capability: \(capabilities.has(SignerCapabilities.installedData))\n"
-            text += "Has shared UID capability    : \(capabilities.has(SignerCapabilities.sharedUserID))\n"
-            text += "Has permission capability    : \(capabilities.has(SignerCapabilities.permission))\n"
-            text += "Has rollback capability      : \(capabilities.has(SignerCapabilities.rollback))\n"
-            text += "Has auth capability          : \(capabilities.has(SignerCapabilities.auth))\n"
-        }
-        print(text, terminator: "")
+        let certificates = try lineage.certificates.map { CertificateInfo(try VerificationCertificate(derEncoded: $0.derBytes)) }
+        print(VerificationReport.describeLineage(certificates, capabilities: lineage.nodes.map { LineageCapabilities(flags: $0.flags) },
+                                                 verbose: verbose, pem: pem), terminator: "")
     }
 }
 
@@ -256,11 +247,12 @@ struct Lineage: ParsableCommand {
         var lineage = try SigningCertificateLineage(contentsOf: input)
         var updated = false
         for (number, group) in signers.enumerated() {
-            let label = "signer #\(number + 1)"
-            let signer = try LineageSignerArguments(group.1, label: "--signer (\(label))")
-            guard let certificate = try signer.loadKey().certificates.first else { throw SignError.noCertificate }
+            let signer = try LineageSignerArguments(group.1, label: "--signer (signer #\(number + 1))")
+            // Named as apksigner names it: the key alias, or the key file's name up to its first '.'.
+            let key = try signer.loadKey(), label = key.name
+            guard let certificate = key.certificates.first else { throw SignError.noCertificate }
             guard lineage.capabilities(of: certificate) != nil else {
-                throw ValidationError("the signer \(label) (\(certificate.subjectDN)) was not found in the lineage")
+                throw LineageError.notInLineage("\(certificate.subjectDN) of the signer \(label)")
             }
             if try lineage.updateCapabilities(of: certificate, with: signer.capabilities) {
                 updated = true

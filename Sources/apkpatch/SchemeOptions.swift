@@ -2,9 +2,9 @@ import APKCore
 import ArgumentParser
 import Sign
 
-/// apksigner's scheme, SDK and output options (all but the key's), shared by `sign`, `run` and `watch` so the
-/// pipeline mirrors `apkpatch sign`. Like apksigner, a boolean option given without a value means true
-/// (`APKPatch.apksignerBooleans`).
+/// apksigner's scheme, SDK and output options (all but the key's), shared by `sign`, `run`, `watch` and `merge`
+/// so the pipeline mirrors `apkpatch sign`. Like apksigner, a boolean option given without a value means true,
+/// but `--deterministic-dsa-signing` false (`APKPatch.apksignerBooleans`).
 struct SchemeOptions: ParsableArguments {
     @Option(name: .customLong("v1-signing-enabled"), help: ArgumentHelp("Sign with JAR signing (v1): true or false.", valueName: "true|false"))
     var v1: Bool?
@@ -30,7 +30,7 @@ struct SchemeOptions: ParsableArguments {
     var v1SignerName: String?
     @Option(name: .customLong("debuggable-apk-permitted"), help: ArgumentHelp("false refuses to sign an APK whose manifest says android:debuggable=\"true\" (default true, as apksigner).", valueName: "true|false"))
     var debuggableAPKPermitted: Bool = true
-    @Option(name: .customLong("deterministic-dsa-signing"), help: ArgumentHelp("DSA keys: sign with RFC 6979's deterministic k instead of a random one, so signing the same APK twice gives the same bytes (RSA signatures always are; EC ones never are).", valueName: "true|false"))
+    @Option(name: .customLong("deterministic-dsa-signing"), help: ArgumentHelp("DSA keys: sign with RFC 6979's deterministic k instead of a random one, so signing the same APK twice gives the same bytes (RSA signatures always are; EC ones never are). Without a value it means false, as in apksigner: write true.", valueName: "true|false"))
     var deterministicDSASigning: Bool = false
 
     @Option(name: .customLong("lineage"), help: ArgumentHelp("Signing certificate lineage (apkpatch rotate, apksigner rotate, or a rotated APK) for a key rotation; the signers follow with --next-signer.", valueName: "path"))

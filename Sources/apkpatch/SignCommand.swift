@@ -275,6 +275,7 @@ extension APKPatch {
                 ? try schemes.config(primary: try Self.firstSigner(try pendingKey.get()), nextSigners: try Self.loadNextSigners())
                 : schemes.config(pendingKey: pendingKey)
             let v4Request = V4SigningRequest(option: schemes.v4)
+            try config.checkV4Request(v4Request)
             config.preparesV4Signature = v4Request != .off
             let report = try Signer(config: config).sign(archive, to: destination)
             let v4 = try config.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
@@ -318,6 +319,7 @@ extension APKPatch {
             let cores = ProcessorCount.active
             config.concurrency = paths.count > 1 ? max(1, cores / min(paths.count, cores)) : 0
             let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
+            try config.checkV4Request(v4Request)
             config.preparesV4Signature = v4Request != .off
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1

@@ -29,23 +29,30 @@ import Unpack
         let input = try FixtureAPK.cordovaLike().build(in: dir)
         let dsa = try TestKeys.make(.dsa2048, in: dir, name: "dsa")
         let signer = ["--key", dsa.keyPK8, "--cert", dsa.certificatePEM]
+        var warnings: [String: String] = [:]
         func sign(_ name: String, _ options: [String]) throws -> String {
             let out = dir.appendingPathComponent(name).path
             let result = try TestSupport.apkpatch(["sign"] + signer + options + ["--out", out, input])
             #expect(result.succeeded, "\(name): \(result)")
+            warnings[name] = result.stderr
             return out
         }
         let first = try sign("first.apk", ["--deterministic-dsa-signing", "true"])
-        // Valueless, as the other boolean options (apksigner itself reads a valueless one as false).
-        let second = try sign("second.apk", ["--deterministic-dsa-signing"])
+        let second = try sign("second.apk", ["--deterministic-dsa-signing=true"])
         #expect(try TestSupport.readBytes(first) == (try TestSupport.readBytes(second)), "deterministic: byte-identical APKs")
         #expect(try TestSupport.readBytes(first + ".idsig") == (try TestSupport.readBytes(second + ".idsig")), "and v4 signatures")
         // The default stays Java's SHA256withDSA: a random k, other signatures each time.
         let random1 = try sign("random1.apk", []), random2 = try sign("random2.apk", ["--deterministic-dsa-signing", "false"])
         #expect(try TestSupport.readBytes(random1) != (try TestSupport.readBytes(random2)))
+        // Valueless it is false, as apksigner reads it (`getOptionalBooleanValue(false)`, unlike its other
+        // boolean options): random signatures, and a warning saying so. The APK after it is not taken for a value.
+        let bare1 = try sign("bare1.apk", ["--deterministic-dsa-signing"]), bare2 = try sign("bare2.apk", ["--deterministic-dsa-signing"])
+        #expect(try TestSupport.readBytes(bare1) != (try TestSupport.readBytes(bare2)), "valueless means false: random k")
+        #expect(warnings["bare1.apk"]?.contains("--deterministic-dsa-signing without a value means false") == true, "\(warnings)")
+        #expect(warnings["first.apk"]?.contains("without a value") == false, "\(warnings)")
         // Below API 21 the JAR signature is SHA1withDetDSA: deterministic too.
-        let old1 = try sign("old1.apk", ["--deterministic-dsa-signing", "--min-sdk-version", "14"])
-        let old2 = try sign("old2.apk", ["--deterministic-dsa-signing", "--min-sdk-version", "14"])
+        let old1 = try sign("old1.apk", ["--deterministic-dsa-signing", "true", "--min-sdk-version", "14"])
+        let old2 = try sign("old2.apk", ["--deterministic-dsa-signing", "true", "--min-sdk-version", "14"])
         #expect(try TestSupport.readBytes(old1) == (try TestSupport.readBytes(old2)))
 
         for (path, level) in [(first, "21"), (old1, "14")] {

@@ -260,6 +260,19 @@ public struct SignerRotation: Sendable {
 }
 
 extension SignerConfig {
+    /// Refuses, before anything is written, a v4 signature that `request` must report the failure of (an
+    /// explicit `--v4-signing-enabled true`) and that this configuration cannot give: v4 signs the content
+    /// digest of the v3 (else v2) block's one signer, so it needs one of those schemes, and a v2 block with
+    /// several signers and no v3 block has none to take. apksigner finds out only after writing the APK,
+    /// which is then left beside the error.
+    public func checkV4Request(_ request: V4SigningRequest) throws {
+        guard request == .on(reportsFailure: true) else { return }
+        if schemes.isDisjoint(with: [.v2, .v3]) { throw V4SigningError.noV2V3Signature }
+        if !schemes.contains(.v3) && !additionalSigners.isEmpty {
+            throw V4SigningError.severalSigners(block: "v2", count: 1 + additionalSigners.count)
+        }
+    }
+
     /// The keys the v4 signature of an APK signed with this configuration takes (apksig
     /// `createV4SignerConfig`): the v3.0 block's signer (a rotation's newest key, or the original one beside a
     /// v3.1 block), else `key`; and the v3.1 block's signer, when the APK has that block. A v4 signature holds

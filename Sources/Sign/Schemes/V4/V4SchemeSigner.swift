@@ -30,7 +30,8 @@ public enum V4SigningError: Error, CustomStringConvertible, Equatable {
         case .unreadableAPK(let reason):
             return "cannot read the signed APK for its v4 signature: \(reason)"
         case .severalSigners(let block, let count):
-            return "a v4 signature carries one signer per signature block, and the \(block) block has \(count): turn v4 off, or give that block's SDK levels one signer"
+            let fix = block == "v2" ? "sign with one signer (several need v3 and a lineage)" : "give that block's SDK levels one signer"
+            return "a v4 signature carries one signer per signature block, and the \(block) block has \(count): turn v4 off, or \(fix)"
         case .v31KeyMissing:
             return "the APK has a v3.1 block: its v4 signature needs that block's signer's key too"
         case .notTheBlockSigner(let block, let subject):
