@@ -314,12 +314,12 @@ extension APKPatch {
         /// Signs every input into `directory`, as many at once as there are cores. One failure does not stop
         /// the others; the exit status says whether all succeeded and the summary lists each.
         private func signBatch(_ paths: [String], into directory: String, key: SignerKey) throws {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             var config = schemes.config(key: key)
             let cores = ProcessorCount.active
             config.concurrency = paths.count > 1 ? max(1, cores / min(paths.count, cores)) : 0
             let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
             try config.checkV4Request(v4Request)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             config.preparesV4Signature = v4Request != .off
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
