@@ -69,6 +69,9 @@ public final class WatchSession {
     public init(options: PipelineOptions) throws {
         self.options = options
         try PatchPipeline.ensureDistinct(input: options.input, output: options.resolvedOutput)
+        // A killed live session's development build (a stopped session removes it; a live one holds it locked).
+        let development = URL(fileURLWithPath: Self.developmentBuildPath(beside: options.resolvedOutput))
+        WorkingFiles.removeLeftovers(in: development.deletingLastPathComponent().path) { $0 == development.lastPathComponent }
         archive = try APKArchive(path: options.input, readsAll: true)
         archive.source.discard(0..<archive.source.count)  // pages mapped around the local headers read while opening
         stopPipe = try StopPipe()

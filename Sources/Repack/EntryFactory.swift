@@ -131,15 +131,24 @@ extension ZipEntry {
     }
 }
 
-/// A file in `$TMPDIR` written once, then mapped and unlinked (the mapping keeps its blocks until it goes, so
-/// nothing is left behind even if the process is killed after `map`). Also what a split APK set inflates a
-/// compressed member APK into (it is read, never extracted beside the input).
+/// A file in `$TMPDIR` written once, then mapped and closed; also what a split APK set inflates a compressed
+/// member APK into (it is read, never extracted beside the input). Unnamed (`O_TMPFILE`) where the file system
+/// allows it, so nothing is left even if the process is killed while writing it; else a named file unlinked
+/// once mapped (the mapping keeps its blocks until it goes).
 package final class TemporaryFile {
     private var fd: Int32
-    private let path: String
+    /// The hidden file's path, or nil for an unnamed file.
+    private let path: String?
+    private let directory: String
 
     package init() throws {
         let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        self.directory = directory
+        fd = OutputFile.openUnnamed(in: directory)
+        if fd >= 0 {
+            path = nil
+            return
+        }
         var template = Array("\(directory)/.apkpatch-stream-XXXXXX".utf8CString)
         fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw RepackError.temporaryFile(directory, String(cString: strerror(errno))) }
@@ -147,21 +156,30 @@ package final class TemporaryFile {
     }
 
     deinit {
-        if fd >= 0 { close(fd); unlink(path) }
+        guard fd >= 0 else { return }  // mapped: already closed and unlinked
+        close(fd)
+        if let path { unlink(path) }
     }
+
+    /// What errors name: the file, or the directory of an unnamed one.
+    private var displayPath: String { path ?? directory }
 
     package func write(_ bytes: UnsafeRawBufferPointer) throws {
         var done = 0
         while done < bytes.count {
             let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw RepackError.temporaryFile(path, String(cString: strerror(errno))) }
+            guard n > 0 else { throw RepackError.temporaryFile(displayPath, String(cString: strerror(errno))) }
             done += n
         }
     }
 
     package func map() throws -> MappedFile {
-        defer { close(fd); fd = -1; unlink(path) }
-        return try MappedFile(path: path)
+        defer {
+            close(fd)
+            fd = -1
+            if let path { unlink(path) }
+        }
+        return try MappedFile(path: path ?? "/proc/self/fd/\(fd)")
     }
 }

@@ -11,6 +11,9 @@ import Darwin
 /// only on `commit()`, as `OutputFile` does for one file: nobody sees a partial set of files at the
 /// destination, and an uncommitted staging directory is removed by `deinit`.
 ///
+/// The staging directory is held under a lock while this object lives (`WorkingFiles`), and a new one removes
+/// the staging directories that killed runs left for the same destination.
+///
 /// An existing destination is replaced only when it is a directory holding nothing but files whose names
 /// `replaceable` accepts (an earlier output of the same command); anything else there is refused, so a
 /// mistyped path never deletes a user's folder.
@@ -19,6 +22,8 @@ public final class OutputDirectory {
     /// Where the files are written until `commit()`.
     public let stagingPath: String
     private var committed = false
+    /// Keeps the staging directory locked (`WorkingFiles`): a live run's, not a killed run's leftover.
+    private let lockDescriptor: Int32
 
     public init(destination: String) throws {
         let trimmed = destination.hasSuffix("/") && destination.count > 1 ? String(destination.dropLast()) : destination
@@ -30,10 +35,17 @@ public final class OutputDirectory {
             throw FileError(path: directory, operation: "create a staging directory in", errno: errno)
         }
         stagingPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        lockDescriptor = open(stagingPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if lockDescriptor >= 0 { WorkingFiles.lock(lockDescriptor) }
+        let marker = ".\(base).tmp-"
+        WorkingFiles.removeLeftovers(in: directory.isEmpty ? "/" : directory) { name in
+            name.utf8.count == marker.utf8.count + 6 && WorkingFiles.hasRandomSuffix(name, after: marker, count: 6)
+        }
     }
 
     deinit {
         if !committed { Self.removeTree(stagingPath) }
+        if lockDescriptor >= 0 { close(lockDescriptor) }
     }
 
     /// The path of `name` inside the staging directory.

@@ -64,6 +64,12 @@ public final class OutputFile: DataSink {
             }
         }
         self.isUnnamed = false
+        // Named temporary files are held locked while written, so the ones killed runs left can be told apart
+        // and removed (`WorkingFiles`); only on file systems without `O_TMPFILE`, where they are named at all.
+        let marker = ".\(base).tmp-"
+        WorkingFiles.removeLeftovers(in: directory.isEmpty ? "/" : directory) { name in
+            name.utf8.count == marker.utf8.count + 8 && WorkingFiles.hasRandomSuffix(name, after: marker, count: 8)
+        }
         // The name is registered for the bus-error cleanup before the file exists: other threads may already
         // be reading a mapped input, and a file created first and registered after could be left behind by a
         // bus error in between. (mkstemp picks the name and creates the file in one call, so it cannot do that.)
@@ -73,6 +79,7 @@ public final class OutputFile: DataSink {
             let registration = BusErrorGuard.register(path)
             let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd >= 0 {
+                WorkingFiles.lock(fd)
                 Self.createdForTesting?(path)
                 self.fd = fd
                 self.temporaryPath = path
@@ -100,7 +107,7 @@ public final class OutputFile: DataSink {
 
     /// A new unnamed regular file (`O_TMPFILE`, mode 0600) in `directory` that `link(descriptor:to:)` can name
     /// later; -1 with errno set where the kernel or file system cannot (or `/proc` is missing).
-    static func openUnnamed(in directory: String) -> Int32 {
+    package static func openUnnamed(in directory: String) -> Int32 {
         #if canImport(CLinux)
         guard canNameDescriptors else { errno = EOPNOTSUPP; return -1 }
         return apkpatch_open_tmpfile(directory, 0o600)
@@ -124,11 +131,7 @@ public final class OutputFile: DataSink {
     nonisolated(unsafe) static var createdForTesting: ((String) -> Void)?
 
     /// Eight random letters and digits (as mkstemp's six, a little longer).
-    private static func randomSuffix() -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
-        return String(decoding: (0..<8).map { _ in alphabet[Int(generator.next(upperBound: UInt32(alphabet.count)))] }, as: UTF8.self)
-    }
+    private static func randomSuffix() -> String { WorkingFiles.randomSuffix(count: 8) }
 
     deinit {
         buffer.deallocate()
