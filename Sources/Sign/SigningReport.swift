@@ -74,9 +74,9 @@ public enum SigningWarning: Sendable, Equatable, CustomStringConvertible {
         case .v3OnlyBelowAPI28(let level):
             return "with v3 as the only signature the APK installs only on Android 9 (API 28) and later (Android 7 and 8 read v2 or v1), but its minSdkVersion is \(level): keep v2, or raise the minSdkVersion to 28 if the app really needs Android 9"
         case .certificateExpired(let date):
-            return "the signer certificate expired on \(date): devices install the APK, but app stores refuse it; sign releases with a key whose certificate is valid (apkpatch keystore create makes one valid for 27 years)"
+            return "the signer certificate expired on \(date): devices install the APK, but app stores refuse it; sign releases with a key whose certificate is valid"
         case .certificateExpiresBeforePlayMinimum(let date):
-            return "the signer certificate expires on \(date), before 2033-10-22, the minimum Google Play requires of a new app's signing certificate; a new app needs a key valid past then (apkpatch keystore create makes one valid for 27 years)"
+            return "the signer certificate expires on \(date), before 2033-10-22, the minimum Google Play requires of a new app's signing certificate; a new app needs a key valid past then"
         }
     }
 }

@@ -108,7 +108,7 @@ enum CLIHint {
         switch warning {
         case .noJARSignatureBelowAPI24: return "--v1-signing-enabled true, or --min-sdk-version 24"
         case .v3OnlyBelowAPI28: return "--v2-signing-enabled true, or --min-sdk-version 28"
-        case .certificateExpired, .certificateExpiresBeforePlayMinimum: return "a new key: apkpatch keystore create, then --ks"
+        case .certificateExpired, .certificateExpiresBeforePlayMinimum: return "apkpatch keystore create makes a key valid for 27 years; sign with it through --ks"
         }
     }
 

@@ -18,12 +18,20 @@ struct CommandFailure: Error, CustomStringConvertible {
 }
 
 /// Prints `apkpatch watch`'s events: one line each for people, or one JSON object per line (`--json`).
-struct WatchEventPrinter {
+final class WatchEventPrinter {
     let json: Bool
     /// The output path (`--out`), for the lines that name it.
     let output: String
     /// `--live`: builds go to the development build, not to the output path, until watch stops.
     let isLive: Bool
+    /// Whether a build has succeeded: until then a failure keeps no build, and must not say it does.
+    private var hasBuilt = false
+
+    init(json: Bool, output: String, isLive: Bool) {
+        self.json = json
+        self.output = output
+        self.isLive = isLive
+    }
 
     func print(_ event: WatchSession.Event) {
         if json {
@@ -31,6 +39,10 @@ struct WatchEventPrinter {
             return
         }
         let time = APKPatch.Watch.clock()
+        switch event {
+        case .built, .setBuilt: hasBuilt = true
+        default: break
+        }
         switch event {
         case .built(let report, let changed, let ms):
             if changed.isEmpty {
@@ -53,8 +65,9 @@ struct WatchEventPrinter {
             }
         case .failed(let message, let changed):
             let what = changed.isEmpty ? "" : " after " + APKPatch.Watch.describe(changed)
-            let kept = isLive ? "the last good development build" : "the last good build at \(output)"
-            FileHandleOutput.standardError("[\(time)] error\(what): \(message)\n        keeping \(kept)")
+            let kept = !hasBuilt ? "no build written yet: fix it and save to build again"
+                : "keeping " + (isLive ? "the last good development build" : "the last good build at \(output)")
+            FileHandleOutput.standardError("[\(time)] error\(what): \(message)\n        \(kept)")
         case .installed:
             Swift.print("[\(time)] installed")
         case .installFailed(let error, let willRetry):

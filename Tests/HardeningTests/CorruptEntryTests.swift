@@ -180,6 +180,9 @@ import ZlibWrapper
         let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--debug-keystore", debugKeystore, "--out", out])
         defer { if process.isRunning { process.terminate() } }
         #expect(lines.waitFor { $0.contains(damage.name) && $0.contains("corrupt") }, "\(lines.lines)")
+        // No build was ever written: the line must not claim it keeps one.
+        #expect(lines.waitFor { $0.contains("no build written yet") }, "\(lines.lines)")
+        #expect(!lines.lines.contains { $0.contains("keeping the last good build") }, "\(lines.lines)")
         process.interrupt()
         process.waitUntilExit()
         #expect(!FileManager.default.fileExists(atPath: out))

@@ -147,6 +147,39 @@ struct NativeLibraryAlignmentTests {
         #expect(text.succeeded && text.stderr.contains("INSTALL_NATIVE_LIBRARY_ELF_NOT_16K_ALIGNED") && text.stderr.contains("max-page-size=16384"), "\(text)")
     }
 
+    /// extractNativeLibs=false with a compressed library and one stored off a page boundary: Android refuses both
+    /// (errors), and each is still reported with its ELF alignment, the next thing to fix once they are stored and
+    /// aligned; the 16 KiB offset warning does not repeat the page error.
+    @Test("libraries Android refuses for their packaging are still reported per library, ELF alignment included")
+    func refusedLibrariesAreStillReported() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-so-refused")
+        let compressed = ELFFixture.make(is64Bit: true, loadAlignments: [4096], padding: 40_000)
+        let misaligned = ELFFixture.make(is64Bit: true, loadAlignments: [4096, 4096])
+        let unsigned = try VerifyFixtures.unsignedAPK(in: directory) { fixture in
+            fixture.applicationAttributes = "android:extractNativeLibs=\"false\""
+            fixture.rawFiles["lib/x86_64/libcompressed.so"] = compressed
+        }
+        let work = directory.appendingPathComponent("stored")
+        try TestSupport.write(Array("x".utf8), to: "assets/a", in: work)  // one odd-sized stored entry before the library
+        try TestSupport.write(misaligned, to: "lib/arm64-v8a/libmisaligned.so", in: work)
+        #expect(try TestSupport.run("zip", ["-q", "-0", unsigned, "assets/a", "lib/arm64-v8a/libmisaligned.so"], currentDirectory: work.path).succeeded)
+        let apk = try VerifyFixtures.sign(unsigned, key: .rsa2048, schemes: .all, output: directory.appendingPathComponent("signed.apk").path)
+        let entry = try #require(try VerifyFixtures.zip(try VerifyFixtures.read(apk)).entry(named: "lib/arm64-v8a/libmisaligned.so"))
+        try #require(entry.dataOffset % 4096 != 0, "the fixture must place the library off a page boundary")
+
+        let report = try VerifyFixtures.verify(apk, signatureOnly: false)
+        #expect(VerifyFixtures.codes(report.installErrors).sorted() == ["INSTALL_NATIVE_LIBRARY_COMPRESSED", "INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"])
+        let byName = Dictionary(uniqueKeysWithValues: report.nativeLibraries.map { ($0.entry, $0) })
+        #expect(byName["lib/x86_64/libcompressed.so"]?.isCompressed == true && byName["lib/x86_64/libcompressed.so"]?.loadSegmentAlignments == [4096])
+        #expect(byName["lib/arm64-v8a/libmisaligned.so"]?.isZipOffset16KAligned == false && byName["lib/arm64-v8a/libmisaligned.so"]?.loadSegmentAlignments == [4096, 4096])
+        let elfWarnings = report.installWarnings.filter { $0.code == .installNativeLibraryELFNot16KAligned }.map(\.context).sorted()
+        #expect(elfWarnings == ["lib/arm64-v8a/libmisaligned.so", "lib/x86_64/libcompressed.so"])
+        #expect(!report.installWarnings.contains { $0.code == .installNativeLibraryNot16KAligned }, "the page error says it already")
+        let json = try TestSupport.apkpatch(["verify", "--json", apk])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((object["nativeLibraries"] as? [[String: Any]])?.count == 2, "\(json)")
+    }
+
     /// A real shared object from the system compiler, linked for 4 KiB and for 16 KiB pages.
     @Test("gcc -shared with -z max-page-size: 4096 warns, 16384 does not")
     func compilerBuiltLibraries() throws {
