@@ -168,7 +168,9 @@ struct NativeLibraryAlignmentTests {
         try #require(entry.dataOffset % 4096 != 0, "the fixture must place the library off a page boundary")
 
         let report = try VerifyFixtures.verify(apk, signatureOnly: false)
-        #expect(VerifyFixtures.codes(report.installErrors).sorted() == ["INSTALL_NATIVE_LIBRARY_COMPRESSED", "INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"])
+        // (aapt's resources.arsc is not aligned either; not what this test is about.)
+        #expect(VerifyFixtures.codes(report.installErrors).filter { $0.hasPrefix("INSTALL_NATIVE") }.sorted()
+                == ["INSTALL_NATIVE_LIBRARY_COMPRESSED", "INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"])
         let byName = Dictionary(uniqueKeysWithValues: report.nativeLibraries.map { ($0.entry, $0) })
         #expect(byName["lib/x86_64/libcompressed.so"]?.isCompressed == true && byName["lib/x86_64/libcompressed.so"]?.loadSegmentAlignments == [4096])
         #expect(byName["lib/arm64-v8a/libmisaligned.so"]?.isZipOffset16KAligned == false && byName["lib/arm64-v8a/libmisaligned.so"]?.loadSegmentAlignments == [4096, 4096])
