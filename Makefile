@@ -9,7 +9,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_PACKAGES := pkg-config libzip-dev libssl-dev zlib1g-dev libdeflate-dev
 TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framework-res \
 	openjdk-17-jdk-headless unzip zip openssl python3 python3-venv time apksigcopier fsverity \
-	man-db mandoc libbcprov-java g++ android-libziparchive-dev android-libbase-dev
+	man-db mandoc libbcprov-java g++ android-libziparchive-dev android-libbase-dev \
+	android-libandroidfw-dev
 
 .PHONY: all deps build-deps test-deps realworld build-info build man debug test demo install uninstall dist dist-check bench fuzz clean
 

@@ -54,6 +54,13 @@ public protocol ResourceResolver: Sendable {
     func resourceID(type: String, name: String) -> UInt32?
     /// Format and symbols of an attribute resource of this package, or nil.
     func attribute(id: UInt32) -> AttributeInfo?
+    /// The body of `<macro name="…">` as written (escapes kept, trimmed), with macros it uses substituted, and
+    /// whether it holds markup; nil when no such macro is known.
+    func macro(named name: String) -> (text: String, isStyled: Bool)?
+}
+
+extension ResourceResolver {
+    public func macro(named name: String) -> (text: String, isStyled: Bool)? { nil }
 }
 
 /// The public resources of Android's framework (package `android`, ID 0x01), generated from framework-res.apk by

@@ -170,6 +170,21 @@ struct TextXMLCompiler {
     /// it while the text is still the one decoded from it.
     func attribute(namespace: String?, name: String, qualifiedName: String, text: String, line: Int,
                    recordedID: UInt32? = nil, recordedValue: ResourceValue? = nil) throws -> XMLTree.Attribute {
+        let written = text
+        // `@macro/name` (a macro of the patch's values files) is compiled as if its body were written here, for
+        // this attribute's format, as aapt2's ReferenceLinker substitutes it.
+        var text = written
+        let trimmed = written.trimmingWhitespace()
+        if trimmed.hasPrefix("@macro/") {
+            let macroName = String(trimmed.dropFirst("@macro/".count))
+            guard let macro = resources?.macro(named: macroName) else {
+                throw fail(.unresolvedName, line, "\(qualifiedName)=\"\(written)\": no <macro name=\"\(macroName)\"> in the patch's values files (macros are not stored in the APK, so only the patch's own can be used)")
+            }
+            guard !macro.isStyled else {
+                throw fail(.badValue, line, "\(qualifiedName)=\"\(written)\": macro/\(macroName) holds markup, which an XML attribute cannot keep (its strings have no spans); use a macro without markup, or a @string with it")
+            }
+            text = macro.text
+        }
         var resourceID: UInt32?
         var info: AttributeInfo?
         if let recordedID {
@@ -204,7 +219,7 @@ struct TextXMLCompiler {
             (value, raw) = try compileValue(text, format: info?.format ?? .any, symbols: info?.symbols ?? [], attribute: qualifiedName, line: line)
             if raw == nil, resourceID == nil, rawValues == .untypedAndStrings { raw = text }
         }
-        if raw == nil, rawValues.keepsAllText { raw = text }
+        if rawValues.keepsAllText, raw == nil || text != written { raw = written }
         return XMLTree.Attribute(namespace: namespace, name: name, resourceID: resourceID, rawValue: raw, value: value)
     }
 

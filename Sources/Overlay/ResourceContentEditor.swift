@@ -57,22 +57,32 @@ public struct ResourceContentEditor: ContentEditor {
                 throw ResourceTableError(.notFound, "the patch has \(what) but the APK has no resources.arsc to add it to")
             }
         }
-        // New files under res/ become resources first (IDs follow the last of their type), so compiled XML and
-        // strings can refer to them; a file lands at the path aapt2 gives it (res/drawable-hdpi-v4/…).
-        var paths: [String: String] = [:]
-        for file in newFiles {
-            do {
-                try updated!.addValue(.string(file.resource.entryPath), type: file.resource.type, named: file.resource.name,
-                                      configuration: file.resource.configuration)
-            } catch let error as ResourceTableError {
-                throw ResourceTableError(error.code, "\(file.path): \(error.message)")
-            }
-            paths[file.path] = file.resource.entryPath
-        }
+        // Values files first: `<public>` there may give a new file resource its ID, and new names (files' too)
+        // get their IDs before any value is compiled, so anything may refer to anything the patch adds. A new
+        // file lands at the path aapt2 gives it (res/drawable-hdpi-v4/…).
         if !overrides.isEmpty {
             try updated!.applyValuesFiles(try overrides.map { path in
                 (String(path.split(separator: "/")[1]), path, String(decoding: try PatchDirectory.read(patch.files[path]!), as: UTF8.self))
-            })
+            }, fileResources: newFiles.map { ($0.resource.type, $0.resource.name) })
+        }
+        var paths: [String: String] = [:]
+        for file in newFiles {
+            let resource = file.resource
+            if let other = newFiles.first(where: { $0.path < file.path && $0.resource.type == resource.type && $0.resource.name == resource.name
+                                                   && $0.resource.configuration == resource.configuration }) {
+                throw ResourceTableError(.duplicate, "\(file.path): \(resource.type)/\(resource.name) is already given by \(other.path) (a configuration holds each name once; keep one of the files)")
+            }
+            if updated!.hasValue(type: resource.type, named: resource.name, in: resource.configuration),
+               case .string(let existing)? = updated!.currentValue(type: resource.type, named: resource.name, qualifiers: resource.configuration.qualifiers),
+               existing.hasPrefix("res/") {
+                throw ResourceTableError(.duplicate, "\(file.path): \(resource.type)/\(resource.name) already is \(existing) in the APK (a configuration holds each name once; replace that file, at its path, instead)")
+            }
+            do {
+                try updated!.addValue(.string(resource.entryPath), type: resource.type, named: resource.name, configuration: resource.configuration)
+            } catch let error as ResourceTableError {
+                throw ResourceTableError(error.code, "\(file.path): \(error.message)")
+            }
+            paths[file.path] = resource.entryPath
         }
         output.removeAll { overrides.contains($0.entry.name) && archive.entry(named: $0.entry.name) == nil }
         summary.added.removeAll { overrides.contains($0) }

@@ -41,9 +41,15 @@ extension ResourceTable {
         var keyIndex: [String: UInt32] = [:]
         /// New values per type ID, in the order added.
         var entries: [UInt8: [NewEntry]] = [:]
-        /// Entry counts of the types that grew or are new.
+        /// Entry counts of the types that grew, are new, or are rewritten for another reason (public flags).
         var entryCounts: [UInt8: Int] = [:]
-        var isEmpty: Bool { entries.isEmpty }
+        /// Resources a `<public>` declaration made public that were not: their typeSpec flags get `SPEC_PUBLIC` and
+        /// each of their entries `FLAG_PUBLIC`, as aapt2 writes public resources.
+        var publicIDs: Set<UInt32> = []
+        /// The package's overlayable declarations when the patch changed them (written anew in place of the
+        /// input's `RES_TABLE_OVERLAYABLE_TYPE` chunks), nil when they are as the input has them.
+        var overlayables: [Overlayable]?
+        var isEmpty: Bool { entries.isEmpty && publicIDs.isEmpty && overlayables == nil }
     }
 
     /// The types of this package by name, in ID order (added ones included).
@@ -247,6 +253,7 @@ extension ResourceTable {
                     else { var pool = layout.keyNames; pool.strings += additions.keys; out.write(bytes: try encode(pool)) }
                     continue
                 }
+                if chunk.type == ChunkType.tableOverlayable, additions.overlayables != nil { continue }  // written anew below
                 let typeID = chunk.size > 8 ? bytes[chunk.offset + 8] : 0
                 guard chunk.type == ChunkType.tableTypeSpec || chunk.type == ChunkType.tableType, let count = additions.entryCounts[typeID] else {
                     out.write(bytes: source[chunk.offset..<chunk.end])
@@ -272,6 +279,7 @@ extension ResourceTable {
             writeTypeSpec(typeID: typeID, count: count, added: added, original: nil, into: &out)
             try writeNewConfigurations(typeID: typeID, count: count, added: added, except: [], into: &out)
         }
+        if let overlayables = additions.overlayables { try writeOverlayables(overlayables, into: &out) }
         guard let size = UInt32(exactly: out.count) else { throw ResourceTableError(.malformed, "package exceeds 4 GiB") }
         out.patch(size, at: 4)
         out.patch(UInt32(newPoolOffsets.types), at: 268)
@@ -319,6 +327,8 @@ extension ResourceTable {
             }
         }
         for entry in added where entry.index < count { flags[entry.index] |= entry.configuration.changeFlags }
+        let package = UInt32(packageID) << 24 | UInt32(typeID) << 16
+        for index in flags.indices where additions.publicIDs.contains(package | UInt32(index)) { flags[index] |= 0x4000_0000 }  // SPEC_PUBLIC
         if typesCount != 0 {
             typesCount += UInt16(clamping: Set(added.map(\.configuration)).subtracting(layout.configurations[typeID] ?? []).count)
         }
@@ -367,7 +377,7 @@ extension ResourceTable {
         }
         for entry in added where entry.configuration == configuration && entry.index < count { slots[entry.index] = entry.bytes }
         let headerBytes = Array(bytes[chunk.offset..<chunk.headerEnd])
-        writeDenseType(headerBytes: headerBytes, slots: slots, into: &out)
+        writeDenseType(typeID: typeID, headerBytes: headerBytes, slots: slots, into: &out)
         return configuration
     }
 
@@ -384,12 +394,18 @@ extension ResourceTable {
             header.write(ChunkType.tableType); header.write(UInt16(20 + configBytes.count)); header.write(UInt32(0))
             header.write(typeID); header.write(UInt8(0)); header.write(UInt16(0)); header.write(UInt32(0)); header.write(UInt32(0))
             header.write(bytes: configBytes)
-            writeDenseType(headerBytes: header.bytes, slots: slots, into: &out)
+            writeDenseType(typeID: typeID, headerBytes: header.bytes, slots: slots, into: &out)
         }
     }
 
-    /// Writes a `ResTable_type` from its header bytes (patched: flags cleared, counts, sizes) and per-slot entries.
-    private func writeDenseType(headerBytes: [UInt8], slots: [[UInt8]?], into out: inout LittleEndianWriter) {
+    /// Writes a `ResTable_type` from its header bytes (patched: flags cleared, counts, sizes) and per-slot entries;
+    /// the entries of resources made public get `FLAG_PUBLIC`.
+    private func writeDenseType(typeID: UInt8, headerBytes: [UInt8], slots: [[UInt8]?], into out: inout LittleEndianWriter) {
+        var slots = slots
+        let package = UInt32(packageID) << 24 | UInt32(typeID) << 16
+        for index in slots.indices where slots[index] != nil && additions.publicIDs.contains(package | UInt32(index)) {
+            slots[index]![2] |= 0x02  // ResTable_entry.flags low byte (compact entries too)
+        }
         let start = out.count
         var header = headerBytes
         header[9] = 0  // dense 32-bit offsets: neither sparse nor 16-bit
@@ -403,5 +419,29 @@ extension ResourceTable {
         }
         for case let slot? in slots { out.write(bytes: slot) }
         out.patch(UInt32(out.count - start), at: start + 4)
+    }
+
+    /// `RES_TABLE_OVERLAYABLE_TYPE` chunks as aapt2's TableFlattener writes them: one per overlayable, by name
+    /// (header: chunk header, name char16[256], actor char16[256]), each holding one
+    /// `RES_TABLE_OVERLAYABLE_POLICY_TYPE` chunk per policy, by flags (header: chunk header, policy_flags u32,
+    /// entry_count u32), then its resource IDs in ascending order.
+    private func writeOverlayables(_ overlayables: [Overlayable], into out: inout LittleEndianWriter) throws {
+        func writeName(_ text: String) {
+            let units = Array(text.utf16)
+            for i in 0..<256 { out.write(i < units.count ? units[i] : UInt16(0)) }
+        }
+        for overlayable in overlayables.sorted(by: { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }) {
+            let sizeOffset = out.writeChunkHeader(type: ChunkType.tableOverlayable, headerSize: 8 + 1024)
+            writeName(overlayable.name)
+            writeName(overlayable.actor)
+            for policy in overlayable.policies.sorted(by: { $0.flags < $1.flags }) {
+                let ids = Set(policy.ids).sorted()
+                let policyStart = out.writeChunkHeader(type: ChunkType.tableOverlayablePolicy, headerSize: 16)
+                out.write(policy.flags); out.write(UInt32(ids.count))
+                for id in ids { out.write(id) }
+                try out.finishChunk(sizeOffset: policyStart)
+            }
+            try out.finishChunk(sizeOffset: sizeOffset)
+        }
     }
 }

@@ -69,6 +69,8 @@ public struct ResourceTable: Sendable {
     private var patches: [Int: UInt32] = [:]
     private var typePatches: [Int: UInt8] = [:]
     private var isPackageRenamed = false
+    /// The bodies of the `<macro>`s of the values files applied (macros are not stored in the table).
+    var macros: [String: (text: String, isStyled: Bool)] = [:]
     var names: [UInt32: ResourceName] = [:]
     var ids: [String: UInt32] = [:]
     private var appendedStrings: [String: UInt32] = [:]
@@ -367,6 +369,7 @@ extension ResourceTable {
 extension ResourceTable: ResourceResolver {
     public func resourceName(for id: UInt32) -> ResourceName? { names[id] }
     public func resourceID(type: String, name: String) -> UInt32? { ids[type + "/" + name] }
+    public func macro(named name: String) -> (text: String, isStyled: Bool)? { macros[name] }
 
     public func attribute(id: UInt32) -> AttributeInfo? {
         guard let index = entriesByID[id]?.first(where: { entries[$0].type == "attr" }) else { return nil }

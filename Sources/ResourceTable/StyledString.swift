@@ -24,6 +24,11 @@ public struct StyledString: Sendable, Hashable {
         spans.sorted { ($0.firstChar, $0.lastChar, $0.tag) < ($1.firstChar, $1.lastChar, $1.tag) }
     }
 
+    /// Spans as `tag:first,last` (aapt2's dump notation), for messages.
+    static func describe(_ spans: [Span]) -> String {
+        spans.map { "\($0.tag):\($0.firstChar),\($0.lastChar)" }.joined(separator: " ")
+    }
+
     /// Same text and the same spans in any order.
     public func isSame(as other: StyledString) -> Bool { text == other.text && canonicalSpans == other.canonicalSpans }
 

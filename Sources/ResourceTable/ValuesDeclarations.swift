@@ -30,6 +30,52 @@ extension ValuesXML {
             ("oem", 0x40), ("actor", 0x80), ("config_signature", 0x100),
         ]
 
+        /// `policy` flags as written in `<policy type>`: `public|system`.
+        static func policyText(_ flags: UInt32) -> String {
+            let names = policyFlags.filter { flags & $0.1 != 0 }.map(\.0)
+            return names.isEmpty ? "0x" + String(flags, radix: 16) : names.joined(separator: "|")
+        }
+
+        /// The `<public>` declarations a `<public-group type first-id>` makes: its `<public name>` children get
+        /// consecutive IDs from first-id on, as aapt2 gives them.
+        static func publicGroup(_ node: Node, fileName: String) throws -> [Declaration] {
+            let place = "\(fileName):\(node.line)"
+            guard let type = node.attribute("type"), !type.isEmpty, let first = node.attribute("first-id"), !first.isEmpty else {
+                throw ResourceTableError(.badValuesFile, "\(place): <public-group> needs type and first-id attributes")
+            }
+            guard resourceTypes.contains(type) else {
+                throw ResourceTableError(.unknownType, "\(place): '\(type)' is not a resource type Android knows (\(resourceTypes.sorted().joined(separator: ", ")))")
+            }
+            var id = try resourceID(first, at: place)
+            let typeBits = id & 0xFFFF_0000
+            var declarations: [Declaration] = []
+            for child in node.children {
+                let childPlace = "\(fileName):\(child.line)"
+                guard child.tag == "public" else {
+                    throw ResourceTableError(.badValuesFile, "\(childPlace): a <public-group> holds <public name=\"…\"/> elements, not <\(child.tag)>")
+                }
+                for ignored in ["type", "id"] where child.attribute(ignored) != nil {
+                    throw ResourceTableError(.badValuesFile, "\(childPlace): \(ignored)=\"…\" is not allowed inside a <public-group> (the group gives it)")
+                }
+                guard let name = child.attribute("name"), !name.isEmpty else {
+                    throw ResourceTableError(.badValuesFile, "\(childPlace): <public> needs a name attribute")
+                }
+                guard id & 0xFFFF_0000 == typeBits else {
+                    throw ResourceTableError(.badValuesFile, "\(childPlace): the group runs past its type's last ID (\(ResourceTable.hex(typeBits | 0xFFFF)))")
+                }
+                declarations.append(.publicID(type: type, name: name, id: id, place: childPlace))
+                id &+= 1
+            }
+            return declarations
+        }
+
+        static func resourceID(_ text: String, at place: String) throws -> UInt32 {
+            guard text.hasPrefix("0x") || text.hasPrefix("0X"), let id = UInt32(text.dropFirst(2), radix: 16), id >> 24 != 0 else {
+                throw ResourceTableError(.badValuesFile, "\(place): '\(text)' is not a resource ID (0xPPTTEEEE, e.g. 0x7f010000)")
+            }
+            return id
+        }
+
         /// The declaration `node` makes, or nil when it is a resource.
         init?(_ node: Node, fileName: String, configuration: ResourceConfiguration) throws {
             let place = "\(fileName):\(node.line)"
@@ -45,12 +91,6 @@ extension ValuesXML {
                 }
                 return type
             }
-            func resourceID(_ text: String, at place: String) throws -> UInt32 {
-                guard text.hasPrefix("0x") || text.hasPrefix("0X"), let id = UInt32(text.dropFirst(2), radix: 16), id >> 24 != 0 else {
-                    throw ResourceTableError(.badValuesFile, "\(place): '\(text)' is not a resource ID (0xPPTTEEEE, e.g. 0x7f010000)")
-                }
-                return id
-            }
             switch node.tag {
             case "java-symbol", "symbol":
                 _ = try knownType(try needed("type", of: node, at: place), at: place)
@@ -59,7 +99,7 @@ extension ValuesXML {
             case "public":
                 let type = try knownType(try needed("type", of: node, at: place), at: place)
                 let name = try needed("name", of: node, at: place)
-                self = .publicID(type: type, name: name, id: try node.attribute("id").map { try resourceID($0, at: place) }, place: place)
+                self = .publicID(type: type, name: name, id: try node.attribute("id").map { try Self.resourceID($0, at: place) }, place: place)
             case "macro":
                 guard configuration.qualifiers.isEmpty else {
                     throw ResourceTableError(.badValuesFile, "\(place): <macro> is only allowed in res/values/, not in a configuration (as in aapt2)")
@@ -93,8 +133,8 @@ extension ValuesXML {
                     overlayable.policies.append((flags, items))
                 }
                 self = .overlayable(overlayable)
-            case "public-group", "staging-public-group", "staging-public-group-final":
-                throw ResourceTableError(.ambiguousEdit, "\(place): <\(node.tag)> assigns blocks of IDs as framework-res is built; give each resource its own <public type=\"…\" name=\"…\" id=\"…\"/> instead")
+            case "staging-public-group", "staging-public-group-final":
+                throw ResourceTableError(.ambiguousEdit, "\(place): <\(node.tag)> stages framework API IDs (framework-res only); give each resource its own <public type=\"…\" name=\"…\" id=\"…\"/> or a <public-group> instead")
             default:
                 return nil
             }
@@ -104,7 +144,9 @@ extension ValuesXML {
     /// Replaces each value written `@macro/name` (in any resource of the files, nested items included) by the
     /// macro's value, as aapt2 does; macros may refer to macros. Throws for a macro defined twice, one that refers
     /// to itself, and a reference to a macro the files do not define (macros are not in the APK).
-    static func substituteMacros(in items: inout [Item], _ declarations: [Declaration]) throws {
+    /// Returns each macro's body with the macros it uses substituted (for compiling `@macro/name` in XML files).
+    @discardableResult
+    static func substituteMacros(in items: inout [Item], _ declarations: [Declaration]) throws -> [String: (text: String, isStyled: Bool)] {
         var macros: [String: (node: Node, place: String)] = [:]
         for case .macro(let name, let node, let place) in declarations {
             if let first = macros[name] { throw ResourceTableError(.duplicate, "\(place): macro/\(name) is already defined at \(first.place)") }
@@ -131,6 +173,16 @@ extension ValuesXML {
             for index in node.children.indices { try resolve(&node.children[index], fileName: fileName, expanding: expanding) }
         }
         for index in items.indices { try resolve(&items[index].node, fileName: Substring(items[index].fileName), expanding: []) }
+        var bodies: [String: (text: String, isStyled: Bool)] = [:]
+        for (name, macro) in macros {
+            var body = macro.node
+            body.tag = "macro-body"  // resolved as a value that refers to the macro would be
+            body.text = "@macro/" + name
+            body.styled = nil
+            try resolve(&body, fileName: macro.place[..<(macro.place.lastIndex(of: ":") ?? macro.place.endIndex)], expanding: [])
+            bodies[name] = (body.text ?? "", body.styled != nil)
+        }
+        return bodies
     }
 }
 
@@ -139,8 +191,8 @@ extension ResourceTable {
     /// (the name exists, with this ID or none given) changes nothing. Throws `.ambiguousEdit` for an ID that
     /// differs from the resource's (IDs of existing resources never change: compiled code holds them) or that is
     /// taken or outside the type, `.badValuesFile` for a name nothing defines.
-    mutating func reservePublicIDs(_ declarations: [ValuesXML.Declaration], items: [ValuesXML.Item]) throws {
-        let defined = Set(items.map { $0.type + "/" + $0.name })
+    mutating func reservePublicIDs(_ declarations: [ValuesXML.Declaration], items: [ValuesXML.Item], files: [(type: String, name: String)]) throws {
+        let defined = Set(items.map { $0.type + "/" + $0.name } + files.map { $0.type + "/" + $0.name })
         var seen: [String: String] = [:]
         for case .publicID(let type, let name, let id, let place) in declarations {
             let key = type + "/" + name
@@ -160,17 +212,37 @@ extension ResourceTable {
         }
     }
 
-    /// Overlayable declarations must already be in the table, as they are: writing new `RES_TABLE_OVERLAYABLE`
-    /// chunks is not supported. Throws `.ambiguousEdit` naming the first item that is not declared yet.
-    func checkOverlayables(_ declarations: [ValuesXML.Declaration]) throws {
+    /// Marks what `<public>` declares public as aapt2 writes public resources (`SPEC_PUBLIC` in the typeSpec,
+    /// `FLAG_PUBLIC` in each entry), unless it already is. Call once every name has its ID.
+    mutating func markPublic(_ declarations: [ValuesXML.Declaration]) {
+        for case .publicID(let type, let name, _, _) in declarations {
+            guard let id = ids[type + "/" + name] else { continue }
+            if entriesByID[id]?.contains(where: { entries[$0].flags & 0x0002 != 0 }) == true { continue }
+            additions.publicIDs.insert(id)
+            let typeID = UInt8((id >> 16) & 0xFF)
+            if additions.entryCounts[typeID] == nil { additions.entryCounts[typeID] = layout.entryCounts[typeID] ?? 0 }
+        }
+    }
+
+    /// Adds the overlayable declarations to the package's, as aapt2 records them: each item's resource joins
+    /// the overlayable (created, or the APK's of that name and actor) under its policy's flags. A resource the
+    /// APK already declares the same way changes nothing. Throws `.badValuesFile` for an item nothing defines or
+    /// a name too long for the chunk, `.duplicate` for an item declared twice in the patch, `.ambiguousEdit` for
+    /// an overlayable whose actor differs from the APK's or a resource that is already overlayable elsewhere (a
+    /// resource belongs to one overlayable and one policy).
+    mutating func applyOverlayables(_ declarations: [ValuesXML.Declaration]) throws {
+        var model = additions.overlayables ?? layout.overlayables
+        var changed = false
+        var owner: [UInt32: (name: String, flags: UInt32)] = [:]
+        for overlayable in model { for policy in overlayable.policies { for id in policy.ids { owner[id] = (overlayable.name, policy.flags) } } }
+        var declared: [UInt32: String] = [:]
         for case .overlayable(let overlayable) in declarations {
-            let existing = layout.overlayables.first { $0.name == overlayable.name }
-            func refuse(_ what: String, at place: String) -> ResourceTableError {
-                ResourceTableError(.ambiguousEdit, "\(place): \(what); apkpatch does not write overlayable declarations (the RES_TABLE_OVERLAYABLE chunk runtime resource overlays check), only keeps the APK's: remove the element, or this part of it")
+            for (what, text) in [("name", overlayable.name), ("actor", overlayable.actor)] where text.utf16.count >= 256 {
+                throw ResourceTableError(.badValuesFile, "\(overlayable.place): the overlayable's \(what) is \(text.utf16.count) characters long; the RES_TABLE_OVERLAYABLE chunk holds at most 255")
             }
-            guard let existing else { throw refuse("the APK declares no <overlayable name=\"\(overlayable.name)\">", at: overlayable.place) }
-            guard existing.actor == overlayable.actor else {
-                throw refuse("the APK's overlayable \"\(overlayable.name)\" has actor \"\(existing.actor)\", not \"\(overlayable.actor)\"", at: overlayable.place)
+            var index = model.firstIndex { $0.name == overlayable.name }
+            if let index, model[index].actor != overlayable.actor {
+                throw ResourceTableError(.ambiguousEdit, "\(overlayable.place): the APK's overlayable \"\(overlayable.name)\" has actor \"\(model[index].actor)\", not \"\(overlayable.actor)\"; an overlayable has one actor, so give the APK's or use another name")
             }
             for policy in overlayable.policies {
                 for item in policy.items {
@@ -178,12 +250,26 @@ extension ResourceTable {
                     guard let id = ids[key] else {
                         throw ResourceTableError(.badValuesFile, "\(item.place): <overlayable> names \(key), which neither the APK nor the patch's values files define")
                     }
-                    guard existing.policies.contains(where: { $0.flags == policy.flags && $0.ids.contains(id) }) else {
-                        throw refuse("\(key) is not overlayable under this policy in the APK", at: item.place)
+                    if let first = declared[id] { throw ResourceTableError(.duplicate, "\(item.place): \(key) is already declared overlayable at \(first)") }
+                    declared[id] = item.place
+                    if let current = owner[id] {
+                        guard current.name == overlayable.name, current.flags == policy.flags else {
+                            throw ResourceTableError(.ambiguousEdit, "\(item.place): \(key) is already overlayable in the APK's \"\(current.name)\" under policy \(ValuesXML.Declaration.policyText(current.flags)); a resource belongs to one overlayable and one policy (as aapt2 requires), so declare it that way or leave it out")
+                        }
+                        continue
                     }
+                    owner[id] = (overlayable.name, policy.flags)
+                    if index == nil {
+                        model.append(Overlayable(name: overlayable.name, actor: overlayable.actor, policies: []))
+                        index = model.count - 1
+                    }
+                    if let slot = model[index!].policies.firstIndex(where: { $0.flags == policy.flags }) { model[index!].policies[slot].ids.append(id) }
+                    else { model[index!].policies.append((policy.flags, [id])) }
+                    changed = true
                 }
             }
         }
+        if changed { additions.overlayables = model }
     }
 
     static func hex(_ id: UInt32) -> String {

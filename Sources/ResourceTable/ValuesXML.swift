@@ -59,6 +59,8 @@ public enum ValuesXML {
     ]
     static let attrType: UInt32 = 0x0100_0000, attrMin: UInt32 = 0x0100_0001, attrMax: UInt32 = 0x0100_0002
     static let arrayItem: UInt32 = 0x0200_0000
+    /// aapt2 keys array items `ATTR_MIN + index` instead (its TableFlattener); Android reads either in order.
+    static let aapt2ArrayItem: UInt32 = 0x0100_0001
 
     /// The file apktool writes a type's values to: `strings.xml`, `bools.xml`, `plurals.xml`, `arrays.xml`…
     public static func fileName(forType type: String) -> String { type + (type.hasSuffix("s") ? "" : "s") + ".xml" }
@@ -161,6 +163,10 @@ public enum ValuesXML {
             let node = try Self.node(from: element, fileName: fileName)
             let place = "\(fileName):\(node.line)"
             if ["eat-comment", "skip"].contains(node.tag) { continue }
+            if node.tag == "public-group" {
+                declarations += try Declaration.publicGroup(node, fileName: fileName)
+                continue
+            }
             if let declaration = try Declaration(node, fileName: fileName, configuration: configuration) {
                 declarations.append(declaration)
                 continue
@@ -252,7 +258,9 @@ extension ResourceTable {
             return ValuesXML.Node(tag: "plurals", attributes: [nameAttribute], children: children)
         case "array":
             let values = entry.bag.map(\.1)
-            guard entry.bag.enumerated().allSatisfy({ $0.element.0 == ValuesXML.arrayItem + UInt32($0.offset) }) else { return nil }
+            guard [ValuesXML.arrayItem, ValuesXML.aapt2ArrayItem].contains(where: { base in
+                entry.bag.enumerated().allSatisfy { $0.element.0 == base + UInt32($0.offset) }
+            }) else { return nil }
             let tag = !values.isEmpty && values.allSatisfy({ $0.stringValue != nil }) ? "string-array"
                 : !values.isEmpty && values.allSatisfy({ if case .typed(.intDecimal, _) = $0 { return true }; return false }) ? "integer-array" : "array"
             var children: [ValuesXML.Node] = []
@@ -358,12 +366,15 @@ extension ResourceTable {
     /// Applies values files (`directory` like "values-fr", the file's name for messages, its text) as one set:
     /// a resource whose text matches the table is left alone, a changed one is changed, a new name gets the next
     /// free ID of its type (a new type, a new configuration as needed). Names may refer to resources any of the
-    /// files add. Returns what changed, as `values-fr/bool/name`.
+    /// files add, and the file resources the patch adds (`files`: their names get IDs here, after `<public>` ones,
+    /// so a `<public>` may give one its ID; their values are the caller's to add). Returns what changed, as
+    /// `values-fr/bool/name`.
     /// Throws `ResourceTableError` naming the file and line: `.duplicate` for a name given twice in one
     /// configuration, `.unknownType`/`.unknownQualifier`, `.badValuesFile` for malformed XML, values that do not
     /// parse or references to nothing, `.ambiguousEdit` for style and attr changes with more than one meaning.
     @discardableResult
-    public mutating func applyValuesFiles(_ files: [(directory: String, fileName: String, text: String)]) throws -> [String] {
+    public mutating func applyValuesFiles(_ files: [(directory: String, fileName: String, text: String)],
+                                          fileResources: [(type: String, name: String)] = []) throws -> [String] {
         var items: [ValuesXML.Item] = []
         var declarations: [ValuesXML.Declaration] = []
         var configurations: [String: ResourceConfiguration] = [:]
@@ -385,7 +396,7 @@ extension ResourceTable {
             items += read.items
             declarations += read.declarations
         }
-        try ValuesXML.substituteMacros(in: &items, declarations)
+        macros = try ValuesXML.substituteMacros(in: &items, declarations)
         var seen: [String: ValuesXML.Item] = [:]
         for item in items {
             let key = item.configuration.qualifiers + "\u{0}" + item.type + "/" + item.name
@@ -396,7 +407,8 @@ extension ResourceTable {
         }
         // Every new name gets its ID first, so any value can refer to any name the files add; IDs that
         // <public> gives come before the others.
-        try reservePublicIDs(declarations, items: items)
+        try reservePublicIDs(declarations, items: items, files: fileResources)
+        for file in fileResources { try reserveID(type: file.type, named: file.name) }
         for item in items {
             do { try reserveID(type: item.type, named: item.name) } catch let error as ResourceTableError {
                 throw ResourceTableError(error.code, "\(item.place): \(error.message)")
@@ -412,7 +424,8 @@ extension ResourceTable {
                 throw ResourceTableError(error.code, "\(item.place): \(error.message)")
             }
         }
-        try checkOverlayables(declarations)
+        markPublic(declarations)
+        try applyOverlayables(declarations)
         return changed
     }
 
@@ -449,7 +462,7 @@ extension ResourceTable {
                 guard child.tag == "item" else {
                     throw ResourceTableError(.badValuesFile, "\(item.fileName):\(child.line): <\(node.tag)> holds <item> elements, not <\(child.tag)>")
                 }
-                let key = ValuesXML.arrayItem + UInt32(index)
+                let key = arrayKeyBase(of: item) + UInt32(index)
                 bag.append((key, try compile(child, format: format, item: item)))
                 if let styled = child.styled { spans[key] = styled.spans }
             }
@@ -488,6 +501,17 @@ extension ResourceTable {
         return true
     }
 
+    /// The key of an array's first item as the table writes them: as this array has them in any configuration,
+    /// else as the table's other arrays do (aapt's `Res_MAKEARRAY(0)` or aapt2's `ATTR_MIN`), aapt's when it has none.
+    private func arrayKeyBase(of item: ValuesXML.Item) -> UInt32 {
+        func base(_ entry: Entry) -> UInt32? {
+            guard entry.type == "array", entry.value == nil, let first = entry.bag.first?.0 else { return nil }
+            return first == ValuesXML.aapt2ArrayItem ? ValuesXML.aapt2ArrayItem : ValuesXML.arrayItem
+        }
+        for index in ids[item.type + "/" + item.name].flatMap({ entriesByID[$0] }) ?? [] { if let found = base(entries[index]) { return found } }
+        return entries.lazy.compactMap(base).first ?? ValuesXML.arrayItem
+    }
+
     /// Puts the bag unless the entry already holds exactly these items (in any order, string items with the same
     /// spans) and parent.
     private mutating func putBagIfChanged(_ bag: [(UInt32, ResourceValue)], spans: [UInt32: [StyledString.Span]] = [:], parent: UInt32,
@@ -502,6 +526,21 @@ extension ResourceTable {
                 return old.isSame(as: StyledString(text: text, spans: spans[key] ?? []))
             }
             if zip(old, new).allSatisfy({ $0.0 == $1.0 && $0.1 == $1.1 && sameSpans($1.0, $1.1) }) { return false }
+        }
+        var spans = spans
+        if let existing, existing.value == nil {
+            // Spans without a markup form were decoded as plain text: an item given back with that text keeps
+            // them; one whose text changed would lose them, which is refused.
+            for (key, value) in bag where spans[key] == nil {
+                guard let old = existing.bagSpans[key], let oldValue = existing.bag.first(where: { $0.0 == key })?.1,
+                      let oldText = oldValue.stringValue, StyledString(text: oldText, spans: old).markup == nil else { continue }
+                guard value.stringValue == oldText else {
+                    let label = item.type == "plurals" ? "quantity " + (ValuesXML.quantities.first { $0.1 == key }?.0 ?? "?")
+                        : "item \(key &- arrayKeyBase(of: item) + 1)"
+                    throw ResourceTableError(.ambiguousEdit, "\(item.place): \(item.type)/\(item.name) \(label) has style spans with no markup form (\(StyledString.describe(old))), which changing its text would drop; keep its text as decoded, or write the spans you want as markup")
+                }
+                spans[key] = old
+            }
         }
         try putBag(bag, spans: spans, parent: parent, type: item.type, named: item.name, configuration: item.configuration)
         return true
@@ -520,6 +559,9 @@ extension ResourceTable {
                 // Spans without a markup form were decoded as plain text: that text given back changes nothing.
                 if spans.isEmpty, let old = existing.styledValue, old.markup == nil { return false }
                 if StyledString(text: text, spans: existing.spans).isSame(as: StyledString(text: text, spans: spans)) { return false }
+            }
+            if spans.isEmpty, let old = existing.styledValue, old.markup == nil {
+                throw ResourceTableError(.ambiguousEdit, "\(item.place): string/\(item.name) has style spans with no markup form (\(StyledString.describe(old.spans))), which changing its text would drop; keep its text as decoded, or write the spans you want as markup")
             }
             try setValue(value, spans: spans, type: "string", named: item.name, qualifiers: item.configuration.qualifiers)
         } else {

@@ -219,6 +219,18 @@ import TestSupport
                                expected: "res/values/b.xml:3: bool/flag is already defined at res/values/a.xml:2")
     }
 
+    /// Two files for one name in one configuration (a new one beside another new one, or beside the APK's): both
+    /// are named.
+    @Test func fileNamesCollide() throws {
+        try Self.assertRefused(FixtureAPK(), patchFile: "res/drawable/x.xml", content: "<shape xmlns:android=\"http://schemas.android.com/apk/res/android\"/>",
+                               otherFiles: ["res/drawable/x.png": "png"],
+                               expected: "res/drawable/x.xml: drawable/x is already given by res/drawable/x.png")
+        var fixture = FixtureAPK()
+        fixture.resources["drawable/icon.xml"] = Array("<shape xmlns:android=\"http://schemas.android.com/apk/res/android\"/>".utf8)
+        try Self.assertRefused(fixture, patchFile: "res/drawable/icon.png", content: "png",
+                               expected: "res/drawable/icon.png: drawable/icon already is res/drawable/icon.xml in the APK")
+    }
+
     /// `run` with a patch of one file fails with `expected` in its message and writes no output.
     static func assertRefused(_ fixture: FixtureAPK, patchFile path: String, content: String, otherFiles: [String: String] = [:], expected: String,
                               sourceLocation: SourceLocation = #_sourceLocation) throws {

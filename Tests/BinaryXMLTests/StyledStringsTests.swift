@@ -220,4 +220,64 @@ import TestSupport
             #expect(entry.styledValue.map { $0.isSame(as: ours) } == true, "\(name): ours \(ours), aapt2's \(String(describing: entry.styledValue))\n\(theirs)")
         }
     }
+
+    /// Spans without a markup form (here made to overlap by editing an aapt2-built table) survive edits of other
+    /// items of their bag and of other strings; an edit of their own text, which would drop them, is refused.
+    @Test func spansWithoutMarkupAreKeptOrTheEditRefused() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("styled-unmarked")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let built = try Self.aapt2APK(values: """
+            <resources>
+                <string name="s">abcdefgh<b>ijklmnop</b><i>qrstuvwxyz</i></string>
+                <string name="other">plain</string>
+                <string-array name="arr"><item>ABCDEFGHIJ<b>KLMNOPQRST</b><u>UVWXYZabcdefghij</u></item><item>second</item></string-array>
+            </resources>
+            """, in: dir)
+        // Start each second span inside the first: (first, last) u32 pairs of ResStringPool_span.
+        var table = try Oracle.entry("resources.arsc", in: built)
+        func moveStart(_ first: UInt32, _ last: UInt32, to newFirst: UInt32) throws {
+            let pattern = [first, last].flatMap { value in (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+            let hits = stride(from: 0, to: table.count - 8, by: 4).filter { Array(table[$0..<($0 + 8)]) == pattern }
+            let hit = try #require(hits.count == 1 ? hits.first : nil, "span \(first),\(last) found \(hits.count) times")
+            table[hit] = UInt8(newFirst)
+        }
+        try moveStart(16, 25, to: 12)
+        try moveStart(20, 35, to: 15)
+        let apk = dir.appendingPathComponent("overlapping.apk").path
+        try Oracle.replacing(["resources.arsc": table], in: built, destination: apk)
+        let input = try Self.aapt2Dump(apk)
+        #expect(Self.value("string/s", in: input) == #"(styled string) "abcdefghijklmnopqrstuvwxyz" b:8,15 i:12,25"#, "\(input)")
+        let decoded = dir.appendingPathComponent("decoded").path
+        #expect(try TestSupport.apkpatch(["decode", apk, "-o", decoded]).succeeded)
+        let strings = try String(contentsOfFile: decoded + "/res/values/strings.xml", encoding: .utf8)
+        #expect(strings.contains("<string name=\"s\">abcdefghijklmnopqrstuvwxyz</string>"), "\(strings)")
+
+        let strings2 = "<resources>\n<string name=\"s\">abcdefghijklmnopqrstuvwxyz</string>\n<string name=\"other\">changed</string></resources>"
+        let arrays = "<resources>\n<string-array name=\"arr\"><item>ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij</item><item>second changed</item></string-array></resources>"
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write(strings2, to: "res/values/strings.xml", in: patch)
+        try TestSupport.write(arrays, to: "res/values/arrays.xml", in: patch)
+        let out = dir.appendingPathComponent("out.apk").path
+        let result = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--out", out])
+        #expect(result.succeeded, "\(result)")
+        let dump = try Self.aapt2Dump(out)
+        #expect(Self.value("string/s", in: dump) == #"(styled string) "abcdefghijklmnopqrstuvwxyz" b:8,15 i:12,25"#, "\(dump)")
+        #expect(Self.value("string/other", in: dump) == #""changed""#, "\(dump)")
+        #expect(dump.contains(#"[(styled string) "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij" b:10,19 u:15,35, "second changed"]"#), "\(dump)")
+        #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
+
+        for (path, content, expected) in [
+            ("res/values/strings.xml", strings2.replacingOccurrences(of: "abcdefghijklmnopqrstuvwxyz", with: "abcdefgh"),
+             "res/values/strings.xml:2: string/s has style spans with no markup form (b:8,15 i:12,25), which changing its text would drop"),
+            ("res/values/arrays.xml", arrays.replacingOccurrences(of: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij", with: "ABC"),
+             "res/values/arrays.xml:2: array/arr item 1 has style spans with no markup form (b:10,19 u:15,35), which changing its text would drop"),
+        ] {
+            let refusedPatch = dir.appendingPathComponent("refused-\(UUID().uuidString)")
+            try TestSupport.write(content, to: path, in: refusedPatch)
+            let refusedOut = dir.appendingPathComponent("refused-\(UUID().uuidString).apk").path
+            let refused = try TestSupport.apkpatch(["run", apk, "--patch", refusedPatch.path, "--out", refusedOut, "--no-sign"])
+            #expect(!refused.succeeded && refused.stderr.contains(expected), "\(refused)")
+            #expect(!FileManager.default.fileExists(atPath: refusedOut))
+        }
+    }
 }

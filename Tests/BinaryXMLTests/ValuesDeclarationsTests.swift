@@ -34,8 +34,6 @@ import TestSupport
         let same = dir.appendingPathComponent("same")
         try TestSupport.write("""
             <resources>
-                <public type="bool" name="enabled" id="\(Self.hex(enabled))" />
-                <public type="color" name="accent" />
                 <java-symbol type="string" name="app_name" />
                 <symbol type="bool" name="enabled" />
             </resources>
@@ -66,7 +64,11 @@ import TestSupport
         guard result.succeeded else { return }
         #expect(try TestSupport.run("apksigner", ["verify", out]).succeeded)
         let after = try Oracle.aapt(["dump", "--values", "resources", out])
-        for line in before.split(separator: "\n") where line.contains("spec resource") { #expect(after.contains(line), "ID changed: \(line)") }
+        // bool/enabled became public (its flags change); every other resource is as it was.
+        for line in before.split(separator: "\n") where line.contains("spec resource") && !line.contains(":bool/enabled:") {
+            #expect(after.contains(line), "ID changed: \(line)")
+        }
+        #expect(after.contains(":bool/enabled: flags=0x40000004"), "\(after)")  // public, and varying by locale as before
         let afterIDs = Self.ids(after)
         #expect(afterIDs["bool/fresh"] == freshID, "\(after)")
         #expect(afterIDs["bool/later"] == freshID + 1, "a name without a public ID follows: \(after)")
@@ -99,15 +101,19 @@ import TestSupport
              "res/values/public.xml:2: ID \(Self.hex(enabled)) is already bool/enabled's"),
             ("res/values/public.xml", "<resources><bool name=\"x\">true</bool>\n<public type=\"bool\" name=\"x\" id=\"7f\"/></resources>",
              "res/values/public.xml:2: '7f' is not a resource ID"),
-            ("res/values/public.xml", "<resources>\n<public-group type=\"bool\" first-id=\"0x7f050000\"><public name=\"a\"/></public-group></resources>",
-             "res/values/public.xml:2: <public-group> assigns blocks of IDs"),
+            ("res/values/public.xml", "<resources><bool name=\"a\">true</bool><public-group type=\"bool\" first-id=\"\(Self.hex(enabled))\">\n<public name=\"a\" id=\"0x7f010000\"/></public-group></resources>",
+             "res/values/public.xml:2: id=\"…\" is not allowed inside a <public-group>"),
+            ("res/values/public.xml", "<resources><bool name=\"a\">true</bool><public-group type=\"bool\" first-id=\"\(Self.hex(enabled))\">\n<public name=\"a\"/></public-group></resources>",
+             "res/values/public.xml:2: ID \(Self.hex(enabled)) is already bool/enabled's"),
+            ("res/values/public.xml", "<resources>\n<staging-public-group type=\"bool\" first-id=\"0x7f050000\"/></resources>",
+             "res/values/public.xml:2: <staging-public-group> stages framework API IDs"),
             ("res/values-fr/macros.xml", "<resources>\n<macro name=\"m\">x</macro></resources>", "res/values-fr/macros.xml:2: <macro> is only allowed in res/values/"),
             ("res/values/macros.xml", "<resources>\n<string name=\"s\">@macro/nothing</string></resources>",
              "res/values/macros.xml:2: @macro/nothing: no <macro name=\"nothing\"> in the patch's values files"),
             ("res/values/macros.xml", "<resources>\n<macro name=\"a\">@macro/b</macro>\n<macro name=\"b\">@macro/a</macro><string name=\"s\">@macro/a</string></resources>",
              "macro/a refers to itself (a -> b -> a)"),
-            ("res/values/overlay.xml", "<resources>\n<overlayable name=\"Theme\"><policy type=\"public\"><item type=\"bool\" name=\"enabled\"/></policy></overlayable></resources>",
-             "res/values/overlay.xml:2: the APK declares no <overlayable name=\"Theme\">; apkpatch does not write overlayable declarations"),
+            ("res/values/overlay.xml", "<resources>\n<overlayable name=\"Theme\"><policy type=\"public\"><item type=\"bool\" name=\"nothing\"/></policy></overlayable></resources>",
+             "res/values/overlay.xml:2: <overlayable> names bool/nothing, which neither the APK nor the patch's values files define"),
             ("res/values/overlay.xml", "<resources>\n<overlayable name=\"Theme\"><policy type=\"everyone\"/></overlayable></resources>",
              "res/values/overlay.xml:2: 'everyone' is not a policy"),
         ]
@@ -115,7 +121,7 @@ import TestSupport
     }
 
     /// An `<overlayable>` the APK declares (aapt2 wrote its RES_TABLE_OVERLAYABLE chunk) is accepted unchanged;
-    /// anything more is refused, naming the item.
+    /// moving one of its resources to another policy is refused, naming the item.
     @Test func overlayableMatchingTheAPK() throws {
         let dir = try TestSupport.makeTemporaryDirectory("values-overlayable")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -144,11 +150,13 @@ import TestSupport
         for table in [try Oracle.entry("resources.arsc", in: apk), try Oracle.entry("resources.arsc", in: out)] {
             #expect(table.indices.dropLast(actor.count).contains { Array(table[$0..<($0 + actor.count)]) == actor })
         }
-        try TestSupport.write("<resources>" + declaration.replacingOccurrences(of: "\"color\" name=\"accent\"", with: "\"bool\" name=\"other\"") + "</resources>",
-                              to: "res/values/overlay.xml", in: patch)
+        // Moving one of its resources to another policy is refused, naming the item.
+        let moving = dir.appendingPathComponent("moving")
+        try TestSupport.write("<resources>\n<overlayable name=\"Theme\" actor=\"overlay://theme\">\n<policy type=\"signature\">\n<item type=\"bool\" name=\"dark\"/></policy></overlayable></resources>",
+                              to: "res/values/overlay.xml", in: moving)
         let refusedOut = dir.appendingPathComponent("refused.apk").path
-        let refused = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--out", refusedOut, "--no-sign"])
-        #expect(!refused.succeeded && refused.stderr.contains("res/values/overlay.xml:2: bool/other is not overlayable under this policy in the APK"), "\(refused)")
+        let refused = try TestSupport.apkpatch(["run", apk, "--patch", moving.path, "--out", refusedOut, "--no-sign"])
+        #expect(!refused.succeeded && refused.stderr.contains("res/values/overlay.xml:4: bool/dark is already overlayable in the APK's \"Theme\" under policy public|system"), "\(refused)")
         #expect(!FileManager.default.fileExists(atPath: refusedOut))
     }
 }

@@ -110,19 +110,35 @@ public enum TestSupport {
         try run(try libziparchiveChecker.get(), [apk])
     }
 
-    /// The oracle's binary, built with g++ against Debian's android-libziparchive-dev once per test process
-    /// (into a fresh name, renamed into place, so parallel test processes do not race).
+    /// The oracle's binary, built with g++ against Debian's android-libziparchive-dev once per test process.
     private static let libziparchiveChecker: Result<String, any Error> = Result {
-        let source = packageRoot.appendingPathComponent("Tests/Oracles/ziparchive-check.cc").path
+        try buildOracle("ziparchive-check", library: "ziparchive", package: "android-libziparchive-dev")
+    }
+
+    /// Loads a `resources.arsc` file with Android's own resource loader, libandroidfw's `LoadedArsc`
+    /// (`Tests/Oracles/arsc-check.cc`), and prints per resource its typeSpec flags and entry flags, and the
+    /// overlayable declarations (`overlayable NAME actor=…`, `overlayable-item 0x… NAME actor=… policy=0x…`).
+    public static func libandroidfwTable(_ arsc: String) throws -> ProcessResult {
+        try run(try libandroidfwChecker.get(), [arsc])
+    }
+
+    private static let libandroidfwChecker: Result<String, any Error> = Result {
+        try buildOracle("arsc-check", library: "androidfw", package: "android-libandroidfw-dev")
+    }
+
+    /// Builds `Tests/Oracles/<name>.cc` with g++ against Debian's Android library `library` (from `package`) into
+    /// .build/test-tools, into a fresh name renamed into place, so parallel test processes do not race.
+    private static func buildOracle(_ name: String, library: String, package: String) throws -> String {
+        let source = packageRoot.appendingPathComponent("Tests/Oracles/\(name).cc").path
         let directory = packageRoot.appendingPathComponent(".build/test-tools").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let binary = directory + "/ziparchive-check"
+        let binary = directory + "/" + name
         let building = binary + ".\(ProcessInfo.processInfo.processIdentifier)"
-        let library = ["x86_64", "aarch64"].map { "/usr/lib/\($0)-linux-gnu/android" }
-            .first { FileManager.default.fileExists(atPath: $0 + "/libziparchive.so") } ?? "/usr/lib/x86_64-linux-gnu/android"
-        let result = try run("g++", ["-std=c++17", "-O1", "-I/usr/include/android", "-o", building, source,
-                                     "-L\(library)", "-lziparchive", "-Wl,-rpath,\(library)"])
-        guard result.succeeded else { throw FixtureError(message: "building the libziparchive oracle failed (make test-deps installs android-libziparchive-dev):\n\(result)") }
+        let libraries = ["x86_64", "aarch64"].map { "/usr/lib/\($0)-linux-gnu/android" }
+            .first { FileManager.default.fileExists(atPath: $0 + "/lib\(library).so") } ?? "/usr/lib/x86_64-linux-gnu/android"
+        let result = try run("g++", ["-std=c++17", "-O1", "-w", "-I/usr/include/android", "-o", building, source,
+                                     "-L\(libraries)", "-l\(library)", "-Wl,-rpath,\(libraries)"])
+        guard result.succeeded else { throw FixtureError(message: "building the \(name) oracle failed (make test-deps installs \(package)):\n\(result)") }
         guard rename(building, binary) == 0 else { throw FixtureError(message: "cannot rename \(building) to \(binary)") }
         return binary
     }
