@@ -8,8 +8,11 @@ import Glibc
 /// `OutputFile` gathers copied and referenced pieces into `writev` calls: whatever the mix, the file must hold
 /// exactly the bytes written, in order.
 @Suite struct OutputFileTests {
-    @Test("copied and referenced pieces reach the file in order", arguments: [1, 7, 0x5eed])
-    func gatheredWrites(seed: UInt64) throws {
+    /// `reservation`: what `reserve` allocates first: more than is written (commit cuts the file back), or
+    /// less (a signer reserves its entries section and appends the rest: nothing is cut).
+    @Test("copied and referenced pieces reach the file in order",
+          arguments: zip([1, 7, 0x5eed, 3] as [UInt64], [16 << 20, 16 << 20, 16 << 20, 1 << 20]))
+    func gatheredWrites(seed: UInt64, reservation: Int64) throws {
         let directory = "/tmp/apkpatch-outputfile-\(getpid())-\(seed)"
         mkdir(directory, 0o700)
         defer { unlink(directory + "/out.bin"); rmdir(directory) }
@@ -21,8 +24,7 @@ import Glibc
         for i in 0..<source.count { source[i] = UInt8(truncatingIfNeeded: next()) }
         var expected: [UInt8] = []
         let output = try OutputFile(destination: directory + "/out.bin")
-        // More than will be written: commit must cut the file back (size and disk blocks).
-        try output.reserve(16 << 20)
+        try output.reserve(reservation)
         var offset = 0
         while offset < source.count {
             // Mostly tiny pieces (more than writev's 1024 per call), now and then a large one.

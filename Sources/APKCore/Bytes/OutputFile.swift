@@ -37,8 +37,8 @@ public final class OutputFile: DataSink {
     private static let maxPieces = 1024
     public private(set) var position: Int64 = 0
     private var committed = false
-    /// `reserve` made the file larger than what is written; `commit` truncates it.
-    private var reserved = false
+    /// The size `reserve` gave the file (0: none); `commit` cuts the file back to what was written when less was.
+    private var reservedSize: Int64 = 0
     /// Removes the temporary file if reading a mapped input ends the process with a bus error.
     /// Ended once (a slot ended twice could belong to another output by then).
     private var busErrorCleanup: BusErrorGuard.Registration?
@@ -174,12 +174,14 @@ public final class OutputFile: DataSink {
     /// Allocates about `bytes` of disk for the output in one call before it is written: ext4 then writes
     /// into allocated blocks instead of reserving delayed allocation page by page, a third less kernel time
     /// for a 45 MB APK, and a full disk shows before anything is written. Best effort (some file systems
-    /// cannot); `commit` cuts the file to what was written.
+    /// cannot); `commit` cuts the file to what was written when that is less. Cutting a file back is a
+    /// journalled truncation, which on ext4 can wait for the journal's running commit: a writer that knows the
+    /// size of a first part of its output (a signer's entries section) reserves that, and appends the rest.
     public func reserve(_ bytes: Int64) throws {
         #if canImport(CLinux)
         guard bytes > 0, fd >= 0 else { return }
         if apkpatch_fallocate(fd, bytes) == 0 {
-            reserved = true
+            reservedSize = bytes
         } else if errno == ENOSPC {
             throw FileError(path: errorPath, operation: "reserve \(bytes) bytes for", errno: ENOSPC, detail: "the disk is full")
         }
@@ -264,7 +266,7 @@ public final class OutputFile: DataSink {
         try flush()
         busErrorCleanup?.end()  // every byte is written: nothing reads an input any more
         busErrorCleanup = nil
-        if reserved && ftruncate(fd, off_t(position)) != 0 {
+        if position < reservedSize && ftruncate(fd, off_t(position)) != 0 {
             throw FileError(path: errorPath, operation: "truncate", errno: errno)
         }
         if isUnnamed && linkUnnamedFile(to: destination) {

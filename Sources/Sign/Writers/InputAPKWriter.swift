@@ -70,9 +70,9 @@ struct InputAPKWriter: SectionWriter {
         let planned = try layOut(entries, engine: engine)
         try checkAlignment(of: entries, dataStarts: planned.dataStarts)
         let file = try OutputFile(destination: destination)
-        // The input's size, plus the v1 files (two lines of about 70 bytes per entry in MANIFEST.MF and
-        // in the .SF file, before deflate) and the signing block.
-        try file.reserve(archive.source.count + Int64(entries.count) * 160 + (1 << 16))
+        // The entries section, whose size is known: what follows it (the JAR signature files, the signing block,
+        // the central directory) is appended, so the file is never cut back (OutputFile.reserve).
+        try file.reserve(planned.layout.count)
         var copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
                                dataStarts: planned.dataStarts, entryDigest: plan.v1,
                                chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])

@@ -22,9 +22,9 @@ struct RepackedEntriesWriter: SectionWriter {
     func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
         if plan.v1 == nil && EntryIntegrity.isEnabled { try Self.checkEntries(entries, concurrency: concurrency, cache: nil, key: keySupply) }
         let file = try OutputFile(destination: destination)
-        let base = OutputEntry.estimatedArchiveSize(of: entries.compactMap { if case .output(let entry) = $0.origin { return entry } else { return nil } })
-        try file.reserve(base + Int64(entries.count) * 160 + (1 << 16))
         let planned = try Self.layOut(entries, engine: engine)
+        // The entries section; what follows it is appended (see InputAPKWriter.write).
+        try file.reserve(planned.layout.count)
         // No entries for SectionCopy: their v1 digests and checks are `digestEntries`' (beside the copy).
         var copy = SectionCopy(layout: planned.layout, source: planned.sources.first ?? ByteArrayDataSource([]), items: [],
                                recordStarts: [], dataStarts: [], entryDigest: nil,
