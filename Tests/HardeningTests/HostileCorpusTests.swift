@@ -315,43 +315,6 @@ import ZlibWrapper
         return out
     }
 
-    // MARK: the oracle: Android's reader
-
-    /// libziparchive (Debian's android-libziparchive, the reader the package manager uses) opens the APK and
-    /// extracts every entry (header checks, inflation, CRC-32): true when it accepts the APK.
-    static let ziparchive: Result<String, any Error> = Result {
-        let directory = try TestSupport.makeTemporaryDirectory("hostile-ziparchive")
-        let source = directory.appendingPathComponent("check.cc")
-        try """
-        #include <ziparchive/zip_archive.h>
-        #include <cstdio>
-        #include <string>
-        #include <vector>
-        int main(int argc, char** argv) {
-          ZipArchiveHandle handle;
-          int32_t error = OpenArchive(argv[1], &handle);
-          if (error != 0) { fprintf(stderr, "OpenArchive: %s\\n", ErrorCodeString(error)); return 1; }
-          void* cookie;
-          if ((error = StartIteration(handle, &cookie)) != 0) { fprintf(stderr, "StartIteration: %s\\n", ErrorCodeString(error)); return 1; }
-          ZipEntry entry;
-          std::string name;
-          while ((error = Next(cookie, &entry, &name)) == 0) {
-            std::vector<uint8_t> buffer(entry.uncompressed_length);
-            int32_t extracted = ExtractToMemory(handle, &entry, buffer.data(), static_cast<uint32_t>(buffer.size()));
-            if (extracted != 0) { fprintf(stderr, "ExtractToMemory %s: %s\\n", name.c_str(), ErrorCodeString(extracted)); return 1; }
-          }
-          if (error != -1) { fprintf(stderr, "Next: %s\\n", ErrorCodeString(error)); return 1; }
-          return 0;
-        }
-        """.write(to: source, atomically: true, encoding: .utf8)
-        let library = "/usr/lib/x86_64-linux-gnu/android"
-        let binary = directory.appendingPathComponent("ziparchive-check").path
-        let result = try TestSupport.run("g++", ["-std=c++17", "-O1", "-I/usr/include/android", source.path, "-L\(library)",
-                                                 "-l:libziparchive.so.0", "-Wl,-rpath,\(library)", "-o", binary])
-        guard result.succeeded else { throw FixtureError(message: "building the libziparchive checker failed (android-libziparchive-dev):\n\(result)") }
-        return binary
-    }
-
     // MARK: the sweep
 
     struct Outcome {
@@ -390,7 +353,7 @@ import ZlibWrapper
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let path = work.appendingPathComponent("hostile.apk").path
         try Data(variant.bytes).write(to: URL(fileURLWithPath: path))
-        let oracle = try TestSupport.run(try ziparchive.get(), [path])
+        let oracle = try TestSupport.libziparchiveCheck(path)
         let commands: [(String, [String], String?)] = [
             ("verify", ["verify", path], nil),
             ("verify --json", ["verify", "--json", path], nil),
@@ -453,7 +416,7 @@ import ZlibWrapper
         for (index, variant) in variants.enumerated() {
             let label = variant.name
             guard let (oracle, outcomes, leftovers) = box.items[index] else { Issue.record("\(label): could not run the commands"); continue }
-            let android = oracle.stderr.split(separator: "\n").last.map(String.init) ?? ""
+            let android = oracle.stdout.split(separator: "\n").last.map(String.init) ?? ""
             table.append("\(oracle.succeeded ? "android accepts" : "android refuses") | " + outcomes.map { "\($0.command)=\($0.result.status)" }.joined(separator: " ") + " | \(label)"
                          + (oracle.succeeded ? "" : " [\(android)]"))
             #expect(leftovers.isEmpty, "\(label): files left behind: \(leftovers.sorted())")

@@ -1,23 +1,28 @@
 // An oracle for the tests: opens an APK with Android's own ZIP reader, libziparchive (AOSP
 // system/libziparchive, Debian's android-libziparchive), as the package manager and the asset manager do, and
-// extracts every entry the central directory names to memory, which checks each one's inflate, size and
-// CRC-32 (ExtractToMemory). Prints "OK N entries", or the first failure and exits 1.
+// extracts every entry the central directory names to memory, which checks each one's local header, inflate,
+// size and CRC-32 (ExtractToMemory), and that iterating meets every entry the end record counts.
+// Prints "OK N entries", or each failure and exits 1. With --list, prints instead one line per entry read, tab
+// separated: name, method, compressed size, uncompressed size, CRC-32 (8 hex digits), data offset.
 //
 // TestSupport.libziparchiveCheck builds it with g++ on first use (android-libziparchive-dev).
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include <ziparchive/zip_archive.h>
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s APK\n", argv[0]);
+  bool list = argc == 3 && strcmp(argv[1], "--list") == 0;
+  if (argc != 2 && !list) {
+    fprintf(stderr, "usage: %s [--list] APK\n", argv[0]);
     return 2;
   }
+  const char* path = argv[argc - 1];
   ZipArchiveHandle archive;
-  int32_t status = OpenArchive(argv[1], &archive);
+  int32_t status = OpenArchive(path, &archive);
   if (status != 0) {
     printf("OpenArchive: %s\n", ErrorCodeString(status));
     CloseArchive(archive);
@@ -32,7 +37,7 @@ int main(int argc, char** argv) {
   }
   ZipEntry entry;
   std::string name;
-  int count = 0;
+  uint64_t count = 0;
   int failures = 0;
   while ((status = Next(cookie, &entry, &name)) == 0) {
     std::vector<uint8_t> data(entry.uncompressed_length + 1);
@@ -40,16 +45,25 @@ int main(int argc, char** argv) {
     if (extracted != 0) {
       printf("%s: %s\n", name.c_str(), ErrorCodeString(extracted));
       failures++;
+    } else if (list) {
+      printf("%s\t%u\t%u\t%u\t%08x\t%lld\n", name.c_str(), entry.method, entry.compressed_length,
+             entry.uncompressed_length, entry.crc32, static_cast<long long>(entry.offset));
     }
     count++;
   }
   EndIteration(cookie);
+  uint64_t expected = GetArchiveInfo(archive).entry_count;
   CloseArchive(archive);
   if (status != -1) {  // -1: the end of the iteration
     printf("Next: %s\n", ErrorCodeString(status));
     return 1;
   }
+  if (count != expected) {
+    printf("iterated %llu of %llu entries\n", static_cast<unsigned long long>(count),
+           static_cast<unsigned long long>(expected));
+    return 1;
+  }
   if (failures > 0) return 1;
-  printf("OK %d entries\n", count);
+  if (!list) printf("OK %llu entries\n", static_cast<unsigned long long>(count));
   return 0;
 }

@@ -414,9 +414,8 @@ public enum ForeignCorpus {
 }
 
 /// Android's own ZIP reader as an oracle: libziparchive (Debian's android-libziparchive, the library the package
-/// manager opens APKs with), driven by a small C++ program compiled here once per test process. It opens the
-/// archive, and extracts every entry, which checks each local header against the central directory, inflates and
-/// checks the CRC-32.
+/// manager opens APKs with), through `TestSupport.libziparchiveCheck`. It opens the archive, and extracts every
+/// entry, which checks each local header against the central directory, inflates and checks the CRC-32.
 public enum ZipArchiveOracle {
     /// One entry as libziparchive reads it.
     public struct Entry: Equatable, Sendable {
@@ -428,10 +427,11 @@ public enum ZipArchiveOracle {
         public let dataOffset: Int64
     }
 
-    /// The entries in central-directory order, or the reader's error (its message and exit status).
+    /// The entries in libziparchive's iteration order (its hash table's, not the central directory's), or the
+    /// reader's error (its message and exit status).
     public static func read(_ path: String) throws -> Result<[Entry], FixtureError> {
-        let result = try TestSupport.run(try checker.get(), [path])
-        guard result.succeeded else { return .failure(FixtureError(message: "libziparchive refused \(path): \(result.stderr)")) }
+        let result = try TestSupport.libziparchiveCheck(path, list: true)
+        guard result.succeeded else { return .failure(FixtureError(message: "libziparchive refused \(path): \(result.stdout)\(result.stderr)")) }
         let entries = result.stdout.split(separator: "\n", omittingEmptySubsequences: true).map { line -> Entry in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             return Entry(name: fields[0], method: Int(fields[1]) ?? -1, compressedSize: Int64(fields[2]) ?? -1,
@@ -439,56 +439,5 @@ public enum ZipArchiveOracle {
         }
         return .success(entries)
     }
-
-    static let checker: Result<String, FixtureError> = {
-        do {
-            let directory = try TestSupport.makeTemporaryDirectory("ziparchive-check")
-            let source = directory.appendingPathComponent("ziparchive_check.cpp")
-            try Data(checkerSource.utf8).write(to: source)
-            let binary = directory.appendingPathComponent("ziparchive-check").path
-            let library = "/usr/lib/x86_64-linux-gnu/android"
-            let result = try TestSupport.run("clang++", ["-std=c++17", "-O1", "-I/usr/include/android", source.path, "-L\(library)",
-                                                         "-l:libziparchive.so.0", "-Wl,-rpath,\(library)", "-o", binary])
-            guard result.succeeded else {
-                return .failure(FixtureError(message: "compiling the libziparchive checker failed (apt-get install android-libziparchive-dev):\n\(result)"))
-            }
-            return .success(binary)
-        } catch {
-            return .failure(FixtureError(message: "compiling the libziparchive checker failed: \(error)"))
-        }
-    }()
-
-    static let checkerSource = #"""
-        // Lists an APK's entries as libziparchive reads them, after extracting each one; exit 1 with its error.
-        #include <ziparchive/zip_archive.h>
-        #include <cstdio>
-        #include <string>
-        #include <vector>
-        int main(int argc, char** argv) {
-          if (argc != 2) { fprintf(stderr, "usage: ziparchive-check APK\n"); return 2; }
-          ZipArchiveHandle handle;
-          int32_t error = OpenArchive(argv[1], &handle);
-          if (error != 0) { fprintf(stderr, "OpenArchive: %s\n", ErrorCodeString(error)); return 1; }
-          void* cookie;
-          error = StartIteration(handle, &cookie);
-          if (error != 0) { fprintf(stderr, "StartIteration: %s\n", ErrorCodeString(error)); return 1; }
-          ZipEntry entry;
-          std::string name;
-          size_t count = 0;
-          while ((error = Next(cookie, &entry, &name)) == 0) {
-            std::vector<uint8_t> buffer(entry.uncompressed_length);
-            int32_t extracted = ExtractToMemory(handle, &entry, buffer.data(), static_cast<uint32_t>(buffer.size()));
-            if (extracted != 0) { fprintf(stderr, "ExtractToMemory %s: %s\n", name.c_str(), ErrorCodeString(extracted)); return 1; }
-            printf("%s\t%u\t%u\t%u\t%08x\t%lld\n", name.c_str(), entry.method, entry.compressed_length, entry.uncompressed_length,
-                   entry.crc32, static_cast<long long>(entry.offset));
-            count++;
-          }
-          if (error != -1) { fprintf(stderr, "Next: %s\n", ErrorCodeString(error)); return 1; }
-          EndIteration(cookie);
-          size_t expected = GetArchiveInfo(handle).entry_count;
-          if (count != expected) { fprintf(stderr, "iterated %zu of %zu entries\n", count, expected); return 1; }
-          CloseArchive(handle);
-          return 0;
-        }
-        """#
 }
+

@@ -106,8 +106,9 @@ public enum TestSupport {
 
     /// Opens `apk` with Android's own ZIP reader, libziparchive, and extracts every entry, as the package manager
     /// would (`Tests/Oracles/ziparchive-check.cc`): stdout is "OK N entries", or each failure and exit status 1.
-    public static func libziparchiveCheck(_ apk: String) throws -> ProcessResult {
-        try run(try libziparchiveChecker.get(), [apk])
+    /// With `list`, stdout is instead one tab-separated line per entry (`ZipArchiveOracle.read` parses them).
+    public static func libziparchiveCheck(_ apk: String, list: Bool = false) throws -> ProcessResult {
+        try run(try libziparchiveChecker.get(), (list ? ["--list"] : []) + [apk])
     }
 
     /// The oracle's binary, built with g++ against Debian's android-libziparchive-dev once per test process.
