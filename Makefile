@@ -12,7 +12,7 @@ TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framewo
 	man-db mandoc libbcprov-java g++ android-libziparchive-dev android-libbase-dev \
 	android-libandroidfw-dev
 
-.PHONY: all deps build-deps test-deps realworld build-info build man debug test demo install uninstall dist dist-check bench fuzz clean
+.PHONY: all deps build-deps test-deps realworld build-info build man debug test demo install uninstall dist dist-check bench fuzz fuzz-parsers clean
 
 all: build
 
@@ -101,10 +101,23 @@ demo: test-deps build
 bench: test-deps build
 	./scripts/bench/run.sh
 
-# libFuzzer over the parsers, seeded from real APKs; FUZZ_SECONDS per target (default 60), FUZZ_TARGETS to choose.
+# The command fuzzer (Tests/Fuzz/FuzzCommands) against the release binary: structure-aware mutations of seeds the
+# real tools make, through every command, for FUZZ_SECONDS in all (one process, niced). FUZZ_SEED repeats a run;
+# FUZZ_ARGS passes more (--target SUBSTRING, --jobs N, --no-java-oracles). Findings stay in .build/fuzz-commands/cases.
+FUZZ_SECONDS ?= 1800
+FUZZ_SEED ?=
+FUZZ_ARGS ?=
+fuzz: test-deps build
+	$(SWIFT) build --product FuzzCommands
+	nice -n 10 $$($(SWIFT) build --show-bin-path)/FuzzCommands --apkpatch $(RELEASE_BINARY) --seconds $(FUZZ_SECONDS) \
+		$(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --work .build/fuzz-commands $(FUZZ_ARGS)
+
+# libFuzzer over the parsers in process, seeded from real APKs; FUZZ_PARSER_SECONDS per target (default 60),
+# FUZZ_TARGETS to choose.
 FUZZ_TARGETS ?=
-fuzz: test-deps
-	./scripts/fuzz/run.sh $(FUZZ_TARGETS)
+FUZZ_PARSER_SECONDS ?= 60
+fuzz-parsers: test-deps
+	FUZZ_SECONDS=$(FUZZ_PARSER_SECONDS) ./scripts/fuzz/run.sh $(FUZZ_TARGETS)
 
 # The man page, from the binary's own --help text (argument-parser's generate-manual), dated by SOURCE_DATE_EPOCH.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)

@@ -83,7 +83,11 @@ let package = Package(
         // APKs nobody here wrote (aapt2, apktool, jar, zipfile, zip, apksigner, jarsigner), round-tripped through every command.
         .testTarget(name: "CorpusTests", dependencies: ["TestSupport"]),
         // Hardening (issue 7): hostile input, tamper sweep, atomic output, fuzz-found regressions.
-        .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "OpenSSLWrapper", "ZlibWrapper", "TestSupport"]),
+        .testTarget(name: "HardeningTests", dependencies: ["APKCore", "Unpack", "Verify", "Sign", "SignatureSchemes", "BinaryXML", "ResourceTable", "OpenSSLWrapper", "ZlibWrapper", "TestSupport", "CommandFuzz"]),
+        // Structure-aware mutation of seeds real tools make, run through every command as a hostile corpus would
+        // be (CommandFuzzTests: a short fixed-seed pass; FuzzCommands: the long run, `make fuzz`).
+        .target(name: "CommandFuzz", dependencies: ["APKCore", "ZlibWrapper", "TestSupport"], path: "Tests/Fuzz/CommandFuzz"),
+        .executableTarget(name: "FuzzCommands", dependencies: ["CommandFuzz"], path: "Tests/Fuzz/FuzzCommands"),
         // Fuzz targets (issue 7): plain executables that replay input files; scripts/fuzz/run.sh builds them with
         // -sanitize=fuzzer,address -DFUZZING, which turns each into a libFuzzer binary.
         .target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport"),

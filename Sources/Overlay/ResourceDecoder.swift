@@ -29,7 +29,9 @@ public enum ResourceDecoder {
     /// compile errors and `aapt dump xmltree` line up with the decoded text.
     @discardableResult
     public static func decodeAll(archive: APKArchive, into directory: String, options: TextXMLOptions = TextXMLOptions()) throws -> Summary {
-        var summary = Summary()
+        // Everything is decoded before the first file is written: a file that does not decode leaves the
+        // directory as it was (it may be an unpacked APK the text is meant to go beside), not half decoded.
+        var files: [(path: String, text: String)] = []
         let table = try archive.entry(named: "resources.arsc").map { try ResourceTable(bytes: try archive.uncompressedData(of: $0)) }
         for entry in archive.entries {
             let name = entry.name
@@ -37,24 +39,18 @@ public enum ResourceDecoder {
             let bytes = try archive.uncompressedData(of: entry)
             // Text XML is left alone; aapt2's protobuf XML is not, so the parser's error says what the APK is.
             guard !ResourcePatch.isTextXML(bytes) || XMLTree.isProtobufXML(bytes) else { continue }
-            let text: String
-            do { text = try XMLTree(binaryXML: bytes).textXML(resources: table, options: options) } catch let error as BinaryXMLError {
+            do { files.append((name, try XMLTree(binaryXML: bytes).textXML(resources: table, options: options))) } catch let error as BinaryXMLError {
                 throw BinaryXMLError(error.code, "\(name): \(error.message)")
             }
-            try write(Array(text.utf8), to: name, in: directory)
-            summary.files.append(name)
         }
         if let table {
-            for (folder, text) in table.stringsXMLFiles() {
-                let path = "res/\(folder)/strings.xml"
-                try write(Array(text.utf8), to: path, in: directory)
-                summary.files.append(path)
-            }
-            for (folder, fileName, text) in table.valuesFiles() {
-                let path = "res/\(folder)/\(fileName)"
-                try write(Array(text.utf8), to: path, in: directory)
-                summary.files.append(path)
-            }
+            for (folder, text) in table.stringsXMLFiles() { files.append(("res/\(folder)/strings.xml", text)) }
+            for (folder, fileName, text) in table.valuesFiles() { files.append(("res/\(folder)/\(fileName)", text)) }
+        }
+        var summary = Summary()
+        for file in files {
+            try write(Array(file.text.utf8), to: file.path, in: directory)
+            summary.files.append(file.path)
         }
         return summary
     }

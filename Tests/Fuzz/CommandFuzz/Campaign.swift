@@ -1,0 +1,396 @@
+import Foundation
+import TestSupport
+
+/// A command run on each mutated input: its arguments (`@in` is the mutated file, `@S/NAME` a seed, other
+/// relative paths are inside the case directory), what it writes when it succeeds, and what checks that output.
+public struct FuzzCommand: Sendable {
+    public enum Oracle: Sendable {
+        case none
+        /// A signed APK: libziparchive opens and extracts it, and (with the Java oracles) apksigner verifies it.
+        case signedAPK
+        /// zipalign -c 4 accepts it.
+        case aligned
+        /// Exit 0 from verify: apksigner (with the Java oracles) and libziparchive accept the input too.
+        case verifyAgrees
+        /// stdout is one JSON value (whatever the exit status).
+        case json
+        /// Exit 0 from keystore list: keytool -list opens the keystore too (Java oracles).
+        case keytool
+        /// Exit 0 from lineage --print-certs: apksigner lineage reads it too (Java oracles).
+        case apksignerLineage
+    }
+
+    public var label: String
+    public var arguments: [String]
+    public var outputs: [String] = []
+    public var oracle: Oracle = .none
+}
+
+/// What is mutated and what runs on it.
+public struct FuzzTarget: Sendable {
+    public var name: String
+    /// The seed file (relative to the seeds directory).
+    public var seed: String
+    public var format: Scanner.Format
+    /// When set, the seed is an archive and this entry's content is what is mutated (format `format`).
+    public var entry: String? = nil
+    /// Where the mutated file goes in the case directory; `patch/…` copies the seeds' patch directory first.
+    public var input: String
+    public var commands: [FuzzCommand]
+}
+
+public enum Targets {
+    static let ks = ["--ks", "@S/ks.p12"] + Seeds.keyOptions
+
+    static func apkCommands(patch: String = "@S/empty-patch") -> [FuzzCommand] {
+        [
+            FuzzCommand(label: "verify", arguments: ["verify", "@in"], oracle: .verifyAgrees),
+            FuzzCommand(label: "verify --json", arguments: ["verify", "--json", "-v", "--print-certs", "@in"], oracle: .json),
+            FuzzCommand(label: "unpack", arguments: ["unpack", "@in", "-o", "out-unpacked"], outputs: ["out-unpacked"]),
+            FuzzCommand(label: "unpack --decode", arguments: ["unpack", "--decode", "@in", "-o", "out-unpacked-decoded"], outputs: ["out-unpacked-decoded"]),
+            FuzzCommand(label: "decode", arguments: ["decode", "@in", "-o", "out-decoded"], outputs: ["out-decoded"]),
+            FuzzCommand(label: "sign", arguments: ["sign"] + ks + ["--v4-signing-enabled", "true", "--out", "out-signed.apk", "@in"],
+                        outputs: ["out-signed.apk"], oracle: .signedAPK),
+            FuzzCommand(label: "run", arguments: ["run", "@in", "--patch", patch, "--out", "out-run.apk"] + ks, outputs: ["out-run.apk"], oracle: .signedAPK),
+            FuzzCommand(label: "align", arguments: ["align", "-f", "-p", "4", "@in", "out-aligned.apk"], outputs: ["out-aligned.apk"], oracle: .aligned),
+            FuzzCommand(label: "merge", arguments: ["merge", "@in", "--no-verify", "--out", "out-merged.apk"] + ks, outputs: ["out-merged.apk"], oracle: .signedAPK),
+        ]
+    }
+
+    static func setCommands(extension ext: String) -> [FuzzCommand] {
+        [
+            FuzzCommand(label: "verify (set)", arguments: ["verify", "@in"]),
+            FuzzCommand(label: "verify --json (set)", arguments: ["verify", "--json", "@in"], oracle: .json),
+            FuzzCommand(label: "sign (set)", arguments: ["sign"] + ks + ["--out", "out-signed.\(ext)", "@in"], outputs: ["out-signed.\(ext)"]),
+            FuzzCommand(label: "run (set)", arguments: ["run", "@in", "--patch", "@S/empty-patch", "--out", "out-run.\(ext)"] + ks, outputs: ["out-run.\(ext)"]),
+            FuzzCommand(label: "merge (set)", arguments: ["merge", "@in", "--out", "out-merged.apk"] + ks, outputs: ["out-merged.apk"], oracle: .signedAPK),
+        ]
+    }
+
+    static let runPatch = FuzzCommand(label: "run --patch", arguments: ["run", "@S/app.apk", "--patch", "patch", "--out", "out-run.apk"] + ks,
+                                      outputs: ["out-run.apk"], oracle: .signedAPK)
+
+    public static let all: [FuzzTarget] = {
+        var targets: [FuzzTarget] = []
+        for seed in ["app.apk", "v1.apk", "v2.apk", "v3.apk", "v4.apk", "rotated.apk"] {
+            targets.append(FuzzTarget(name: "zip:\(seed)", seed: seed, format: .zip, input: "input.apk", commands: apkCommands()))
+        }
+        // Nested: the manifest, the resource table and compiled XML reach their parsers inside an intact archive.
+        for entry in ["AndroidManifest.xml", "resources.arsc", "res/xml/config.xml", "res/layout/main.xml"] {
+            targets.append(FuzzTarget(name: "chunks:\(entry)", seed: "app.apk", format: .chunks, entry: entry, input: "input.apk", commands: apkCommands()))
+        }
+        // The JAR signature files of a v1-only APK: the verifier's (and signer's, when it keeps the manifest) parsers.
+        let v1 = [FuzzCommand(label: "verify", arguments: ["verify", "@in"], oracle: .verifyAgrees),
+                  FuzzCommand(label: "verify --json", arguments: ["verify", "--json", "--print-certs", "@in"], oracle: .json),
+                  FuzzCommand(label: "sign", arguments: ["sign"] + ks + ["--out", "out-signed.apk", "@in"], outputs: ["out-signed.apk"], oracle: .signedAPK)]
+        targets.append(FuzzTarget(name: "der:K.RSA", seed: "v1.apk", format: .der, entry: "META-INF/K.RSA", input: "input.apk", commands: v1))
+        targets.append(FuzzTarget(name: "text:K.SF", seed: "v1.apk", format: .text, entry: "META-INF/K.SF", input: "input.apk", commands: v1))
+        targets.append(FuzzTarget(name: "text:MANIFEST.MF", seed: "v1.apk", format: .text, entry: "META-INF/MANIFEST.MF", input: "input.apk", commands: v1))
+        // Split sets: the container, a member APK, the XAPK's manifest.json.
+        targets.append(FuzzTarget(name: "zip:set.apks", seed: "set.apks", format: .zip, input: "input.apks", commands: setCommands(extension: "apks")))
+        targets.append(FuzzTarget(name: "zip:set.xapk", seed: "set.xapk", format: .zip, input: "input.xapk", commands: setCommands(extension: "xapk")))
+        targets.append(FuzzTarget(name: "zip:set.apks/base", seed: "set.apks", format: .zip, entry: "splits/base-master.apk", input: "input.apks", commands: setCommands(extension: "apks")))
+        targets.append(FuzzTarget(name: "zip:set.apks/fr", seed: "set.apks", format: .zip, entry: "splits/base-fr.apk", input: "input.apks", commands: setCommands(extension: "apks")))
+        targets.append(FuzzTarget(name: "text:xapk manifest.json", seed: "set.xapk", format: .text, entry: "manifest.json", input: "input.xapk", commands: setCommands(extension: "xapk")))
+        // Keystores.
+        for (seed, format) in [("ks.p12", Scanner.Format.der), ("ks.jks", .jks)] {
+            targets.append(FuzzTarget(name: "\(format):\(seed)", seed: seed, format: format, input: "input.\(seed.split(separator: ".").last!)", commands: [
+                FuzzCommand(label: "keystore list", arguments: ["keystore", "list", "--ks", "@in"] + Seeds.keyOptions, oracle: .keytool),
+                FuzzCommand(label: "keystore list --json", arguments: ["keystore", "list", "--json", "--ks", "@in"] + Seeds.keyOptions, oracle: .json),
+                FuzzCommand(label: "sign --ks", arguments: ["sign", "--ks", "@in"] + Seeds.keyOptions + ["--out", "out-signed.apk", "@S/app.apk"],
+                            outputs: ["out-signed.apk"], oracle: .signedAPK),
+            ]))
+        }
+        // Lineage, .idsig, a CA certificate.
+        targets.append(FuzzTarget(name: "lp:lineage.bin", seed: "lineage.bin", format: .lengthPrefixed, input: "input.lineage", commands: [
+            FuzzCommand(label: "lineage --print-certs", arguments: ["lineage", "--in", "@in", "--print-certs", "-v"], oracle: .apksignerLineage),
+            FuzzCommand(label: "sign --lineage", arguments: ["sign", "--ks", "@S/ks.p12"] + Seeds.keyOptions + ["--next-signer", "--ks", "@S/ks2.p12"] + Seeds.keyOptions
+                        + ["--lineage", "@in", "--out", "out-signed.apk", "@S/app.apk"], outputs: ["out-signed.apk"], oracle: .signedAPK),
+        ]))
+        targets.append(FuzzTarget(name: "lp:v4.apk.idsig", seed: "v4.apk.idsig", format: .lengthPrefixed, input: "input.idsig", commands: [
+            FuzzCommand(label: "verify --v4-signature-file", arguments: ["verify", "--v4-signature-file", "@in", "@S/v4.apk"]),
+            FuzzCommand(label: "verify --json --v4-signature-file", arguments: ["verify", "--json", "--v4-signature-file", "@in", "@S/v4.apk"], oracle: .json),
+        ]))
+        targets.append(FuzzTarget(name: "der:ca.der", seed: "ca.der", format: .der, input: "input.der", commands: [
+            FuzzCommand(label: "run --ca-cert", arguments: ["run", "@S/app.apk", "--patch", "@S/empty-patch", "--trust-user-certs", "--ca-cert", "@in", "--out", "out-run.apk"] + ks,
+                        outputs: ["out-run.apk"], oracle: .signedAPK),
+        ]))
+        // The patch directory's files, compiled by run.
+        for file in ["apkpatch.yml", "AndroidManifest.xml", "res/values/strings.xml", "res/xml/config.xml", "res/layout/main.xml", "certs/proxy.pem"] {
+            targets.append(FuzzTarget(name: "text:patch/\(file)", seed: "patch/\(file)", format: .text, input: "patch/\(file)", commands: [runPatch]))
+        }
+        return targets
+    }()
+}
+
+/// One problem found: what ran, on what, and why it is a bug.
+public struct Finding: Sendable {
+    public var kind: String
+    public var target: String
+    public var command: String
+    public var detail: String
+    public var caseDirectory: String
+    /// What groups repeats of one bug (kind, command, the first line of a trap message).
+    public var signature: String
+}
+
+public struct CampaignOptions: Sendable {
+    public var apkpatch: String
+    public var work: URL
+    public var seed: UInt64 = 1
+    public var iterations = 100
+    public var seconds: Double? = nil
+    /// Commands run per mutated input (a random subset); nil runs all of the target's commands.
+    public var commandsPerCase: Int? = nil
+    public var timeout: Double = 30
+    public var memoryBytes = 3 << 30
+    public var maxRSSKiB = 768 << 10
+    /// apksigner and keytool as oracles (a JVM start each: slow).
+    public var javaOracles = true
+    public var jobs = 1
+    /// Only targets whose name contains one of these.
+    public var targetFilter: [String] = []
+    public var log: @Sendable (String) -> Void = { print($0) }
+
+    public init(apkpatch: String, work: URL) { self.apkpatch = apkpatch; self.work = work }
+}
+
+public final class Campaign: @unchecked Sendable {
+    public let options: CampaignOptions
+    public let seeds: Seeds
+    let targets: [FuzzTarget]
+    let mutators: [Mutator]
+    let repackers: [EntryRepacker?]
+    let lock = NSLock()
+    public private(set) var findings: [Finding] = []
+    public private(set) var runs = 0
+    public private(set) var cases = 0
+    public private(set) var exitCounts: [String: [Int32: Int]] = [:]
+    var seen: [String: Int] = [:]
+
+    /// `seeds` reuses seeds built before (by another campaign); by default they are built into WORK/seeds.
+    public init(options: CampaignOptions, seeds: Seeds? = nil) throws {
+        self.options = options
+        self.seeds = try seeds ?? Seeds(directory: options.work.appendingPathComponent("seeds"), apkpatch: options.apkpatch)
+        targets = Targets.all.filter { t in options.targetFilter.isEmpty || options.targetFilter.contains { t.name.contains($0) } }
+        var mutators: [Mutator] = [], repackers: [EntryRepacker?] = []
+        for target in targets {
+            let bytes = try self.seeds.bytes(target.seed)
+            if let entry = target.entry {
+                let repacker = try EntryRepacker(archive: bytes, entry: entry)
+                repackers.append(repacker)
+                mutators.append(Mutator(seed: repacker.content, format: target.format))
+            } else {
+                repackers.append(nil)
+                mutators.append(Mutator(seed: bytes, format: target.format))
+            }
+        }
+        self.mutators = mutators
+        self.repackers = repackers
+    }
+
+    /// Runs the cases (`iterations`, or until `seconds` have passed); the findings are kept and logged.
+    public func run() {
+        let start = Date()
+        let next = Counter()
+        let workers = max(1, options.jobs)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let i = next.take()
+                if let seconds = options.seconds { if Date().timeIntervalSince(start) > seconds { break } } else if i >= options.iterations { break }
+                runCase(i)
+                if i > 0 && i % 100 == 0 {
+                    let found = lock.withLock { findings.count }
+                    options.log("fuzz: \(i) cases, \(lock.withLock { runs }) runs, \(found) finding(s), \(Int(Date().timeIntervalSince(start))) s")
+                }
+            }
+        }
+    }
+
+    final class Counter: @unchecked Sendable {
+        private var value = 0
+        private let lock = NSLock()
+        func take() -> Int { lock.withLock { defer { value += 1 }; return value } }
+    }
+
+    /// The generator of case `index`: the case is the same for a given campaign seed, whatever ran before.
+    public func generator(for index: Int) -> SplitMix64 {
+        SplitMix64(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// Every target's commands on its intact seed: the exit status of each (the seeds must be inputs the commands
+    /// take, or the mutations would only test the first refusal), with any finding recorded as for a mutation.
+    public func runControls() -> [(target: String, command: String, status: Int32)] {
+        var statuses: [(String, String, Int32)] = []
+        for (t, target) in targets.enumerated() {
+            let before = lock.withLock { exitCounts }
+            runCase(-1 - t, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: ["none (control)"]), commands: target.commands)
+            let after = lock.withLock { exitCounts }
+            for command in target.commands {
+                let old = before[command.label] ?? [:], new = after[command.label] ?? [:]
+                if let status = new.first(where: { $0.value > (old[$0.key] ?? 0) })?.key { statuses.append((target.name, command.label, status)) }
+            }
+        }
+        return statuses
+    }
+
+    public func runCase(_ index: Int) {
+        var rng = generator(for: index)
+        let t = Int.random(in: 0..<targets.count, using: &rng)
+        let mutation = mutators[t].mutate(&rng)
+        var commands = targets[t].commands
+        if let k = options.commandsPerCase, k < commands.count { commands = Array(commands.shuffled(using: &rng).prefix(k)) }
+        runCase(index, target: t, mutation: mutation, commands: commands)
+    }
+
+    func runCase(_ index: Int, target t: Int, mutation: Mutator.Mutation, commands: [FuzzCommand]) {
+        let target = targets[t]
+        let caseDir = options.work.appendingPathComponent(index < 0 ? "controls/\(-1 - index)" : "cases/\(index)")
+        let fm = FileManager.default
+        try? fm.removeItem(at: caseDir)
+        do {
+            try fm.createDirectory(at: caseDir.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+            if target.input.hasPrefix("patch/") { try fm.copyItem(at: seeds.directory.appendingPathComponent("patch"), to: caseDir.appendingPathComponent("patch")) }
+            let bytes = try repackers[t].map { try $0.repack(with: mutation.bytes) } ?? mutation.bytes
+            try TestSupport.write(bytes, to: target.input, in: caseDir)
+            var caseFindings: [Finding] = []
+            for command in commands {
+                caseFindings += check(command, target: target, input: bytes, in: caseDir)
+            }
+            if (try? TestSupport.readBytes(caseDir.appendingPathComponent(target.input).path)) != bytes {
+                caseFindings.append(Finding(kind: "input modified", target: target.name, command: "-", detail: "", caseDirectory: caseDir.path, signature: "input modified"))
+            }
+            lock.withLock { cases += 1 }
+            if caseFindings.isEmpty {
+                try? fm.removeItem(at: caseDir)
+            } else {
+                record(caseFindings, mutation: mutation, target: target, index: index, caseDir: caseDir)
+            }
+        } catch {
+            options.log("fuzz: case \(index) (\(target.name)) could not be set up: \(error)")
+        }
+    }
+
+    func record(_ found: [Finding], mutation: Mutator.Mutation, target: FuzzTarget, index: Int, caseDir: URL) {
+        var keep = false
+        lock.withLock {
+            for finding in found {
+                seen[finding.signature, default: 0] += 1
+                if seen[finding.signature] == 1 {
+                    findings.append(finding)
+                    keep = true
+                    options.log("fuzz: FINDING case \(index) [\(target.name)] \(finding.command): \(finding.kind): \(finding.detail.prefix(400))")
+                }
+            }
+        }
+        let report = "seed \(options.seed) case \(index) target \(target.name)\nmutation: \(mutation.steps.joined(separator: "; "))\n\n"
+            + found.map { "\($0.command): \($0.kind)\n\($0.detail)\n" }.joined(separator: "\n")
+        try? report.write(to: caseDir.appendingPathComponent("FINDING.txt"), atomically: true, encoding: .utf8)
+        // Repeats of a known signature are not kept (the first one is the reproducer).
+        if !keep { try? FileManager.default.removeItem(at: caseDir) }
+    }
+
+    func expand(_ argument: String, input: String) -> String {
+        if argument == "@in" { return input }
+        if argument.hasPrefix("@S/") { return seeds.path(String(argument.dropFirst(3))) }
+        return argument
+    }
+
+    static func snapshot(_ directory: URL) -> Set<String> {
+        guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else { return [] }
+        return Set(enumerator.compactMap { $0 as? String }.filter { !$0.hasPrefix(".fuzz-") && $0 != "FINDING.txt" })
+    }
+
+    func check(_ command: FuzzCommand, target: FuzzTarget, input: [UInt8], in caseDir: URL) -> [Finding] {
+        let arguments = command.arguments.map { expand($0, input: target.input) }
+        let before = Self.snapshot(caseDir)
+        var environment = ProcessInfo.processInfo.environment
+        environment[Seeds.passwordVariable] = Seeds.password
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment["TMPDIR"] = caseDir.appendingPathComponent("tmp").path
+        let result = BoundedRun.run(options.apkpatch, arguments, in: caseDir.path, environment: environment,
+                                    seconds: options.timeout, memoryBytes: options.memoryBytes)
+        lock.withLock {
+            runs += 1
+            exitCounts[command.label, default: [:]][result.exited ? result.status : -(result.signal == 0 ? 999 : result.signal), default: 0] += 1
+        }
+        var found: [Finding] = []
+        let invocation = "apkpatch " + arguments.joined(separator: " ")
+        func add(_ kind: String, _ detail: String, key: String = "") {
+            found.append(Finding(kind: kind, target: target.name, command: command.label, detail: "\(invocation)\n\(result.summary)\n\(detail)",
+                                 caseDirectory: caseDir.path, signature: "\(kind)|\(command.label)|\(key)"))
+        }
+        let output = result.stdout + result.stderr
+        let trapLine = output.split(separator: "\n").first { $0.contains("Fatal error") || $0.contains("Stack dump") || $0.contains("Illegal instruction") }
+        if result.timedOut { add("hang (timeout \(Int(options.timeout)) s)", result.stderr.suffix(2000).description) }
+        else if result.signal != 0 {
+            add("crash (signal \(result.signal))", result.stderr.suffix(3000).description,
+                key: trapLine.map { String($0).replacingOccurrences(of: #"[0-9]+"#, with: "N", options: .regularExpression) } ?? "")
+        } else if result.status != 0 && result.status != 1 {
+            add("exit status \(result.status)", result.stderr.suffix(2000).description)
+        }
+        if result.exited, let trapLine { add("trap message", String(trapLine)) }
+        if result.maxRSSKiB > options.maxRSSKiB { add("peak RSS \(result.maxRSSKiB / 1024) MiB", "") }
+        if result.exited && result.status == 1 {
+            let lines = result.stderr.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            if lines.isEmpty && result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { add("refusal without a message", "") }
+            if result.stderr.contains("The operation could") || result.stderr.contains("Error Domain=") || result.stderr.contains("error 0.") {
+                add("untyped error message", result.stderr, key: String(result.stderr.prefix(60)))
+            }
+        }
+        // Nothing beside the outputs; no output at all after a refusal.
+        // An APK written with v4 on has its .idsig beside it.
+        let outputs = command.outputs + command.outputs.filter { $0.hasSuffix(".apk") }.map { $0 + ".idsig" }
+        let allowed = result.exited && result.status == 0 ? Set(outputs) : []
+        let leftovers = Self.snapshot(caseDir).subtracting(before).filter { path in !allowed.contains { path == $0 || path.hasPrefix($0 + "/") } }
+        if !leftovers.isEmpty { add("leftover files", leftovers.sorted().prefix(10).joined(separator: "\n")) }
+        if result.exited && result.status == 0 {
+            for problem in oracleProblems(command, caseDir: caseDir, inputPath: caseDir.appendingPathComponent(target.input).path, stdout: result.stdout) {
+                add("oracle: \(problem.kind)", problem.detail)
+            }
+        } else if case .json = command.oracle, result.exited, !result.stdout.isEmpty {
+            if (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) == nil { add("oracle: invalid JSON", String(result.stdout.prefix(500))) }
+        }
+        for output in outputs { try? FileManager.default.removeItem(at: caseDir.appendingPathComponent(output)) }
+        return found
+    }
+
+    func oracleProblems(_ command: FuzzCommand, caseDir: URL, inputPath: String, stdout: String) -> [(kind: String, detail: String)] {
+        var problems: [(String, String)] = []
+        let out = command.outputs.first.map { caseDir.appendingPathComponent($0).path } ?? ""
+        func tool(_ name: String, _ arguments: [String]) -> TestSupport.ProcessResult? {
+            try? TestSupport.run(name, arguments, environment: [Seeds.passwordVariable: Seeds.password])
+        }
+        switch command.oracle {
+        case .none: break
+        case .signedAPK:
+            if let r = try? TestSupport.libziparchiveCheck(out), !r.succeeded { problems.append(("libziparchive refuses the output", r.description)) }
+            if options.javaOracles, let r = tool("apksigner", ["verify", out]), !r.succeeded { problems.append(("apksigner refuses the output", r.description)) }
+        case .aligned:
+            if let r = tool("zipalign", ["-c", "-p", "4", out]), !r.succeeded { problems.append(("zipalign -c refuses the output", r.description)) }
+        case .verifyAgrees:
+            if let r = try? TestSupport.libziparchiveCheck(inputPath), !r.succeeded { problems.append(("verify accepts what libziparchive refuses", r.description)) }
+            if options.javaOracles, let r = tool("apksigner", ["verify", inputPath]), !r.succeeded { problems.append(("verify accepts what apksigner refuses", r.description)) }
+        case .json:
+            if (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) == nil { problems.append(("invalid JSON", String(stdout.prefix(500)))) }
+        case .keytool:
+            if options.javaOracles, let r = tool("keytool", ["-list", "-keystore", inputPath, "-storepass:env", Seeds.passwordVariable]), !r.succeeded {
+                problems.append(("keystore list accepts what keytool refuses", r.description))
+            }
+        case .apksignerLineage:
+            if options.javaOracles, let r = tool("apksigner", ["lineage", "--in", inputPath, "--print-certs"]), !r.succeeded {
+                problems.append(("lineage accepts what apksigner refuses", r.description))
+            }
+        }
+        return problems
+    }
+
+    /// Exit statuses per command (how many refusals, successes, deaths): proof the mutations reach the commands.
+    public var statistics: String {
+        lock.withLock {
+            exitCounts.sorted { $0.key < $1.key }.map { label, counts in
+                "\(label): " + counts.sorted { $0.key < $1.key }.map { "\($0.key == -999 ? "timeout" : $0.key < 0 ? "signal \(-$0.key)" : "exit \($0.key)")×\($0.value)" }.joined(separator: ", ")
+            }.joined(separator: "\n")
+        }
+    }
+}

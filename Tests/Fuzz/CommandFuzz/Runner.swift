@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Runs one command the way a hostile corpus would: in its own process group, stdin from /dev/null, stdout and
+/// stderr to files, an address-space limit (prlimit, as `ulimit -v`), SIGKILL at the deadline, and the peak RSS
+/// from wait4.
+public struct BoundedRun: Sendable {
+    public var status: Int32 = 0          // exit status when it exited
+    public var signal: Int32 = 0          // the signal that ended it (0: it exited)
+    public var timedOut = false
+    public var maxRSSKiB = 0
+    public var seconds = 0.0
+    public var stdout = ""
+    public var stderr = ""
+
+    public var exited: Bool { signal == 0 && !timedOut }
+    public var summary: String {
+        let how = timedOut ? "timed out" : signal != 0 ? "killed by signal \(signal)" : "exit \(status)"
+        return "\(how), \(String(format: "%.2f", seconds)) s, peak RSS \(maxRSSKiB / 1024) MiB"
+    }
+
+    public static func run(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String],
+                           seconds: Double, memoryBytes: Int) -> BoundedRun {
+        var result = BoundedRun()
+        let outPath = directory + "/.fuzz-stdout", errPath = directory + "/.fuzz-stderr"
+        // env -C, not posix_spawn_file_actions_addchdir_np: one exec chain (env, prlimit, the command) keeps one pid,
+        // so wait4's peak RSS is the command's.
+        let argv = ["/usr/bin/env", "-C", directory, "/usr/bin/prlimit", "--as=\(memoryBytes)", "--", executable] + arguments
+        let env = environment.map { "\($0.key)=\($0.value)" }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var pid: pid_t = 0
+        let start = Date()
+        let spawned = withCStrings(argv) { cArgv in
+            withCStrings(env) { cEnv in posix_spawn(&pid, argv[0], &actions, &attributes, cArgv, cEnv) }
+        }
+        guard spawned == 0 else {
+            result.status = -1
+            result.stderr = "posix_spawn failed: \(spawned)"
+            return result
+        }
+        var status: Int32 = 0
+        var usage = rusage()
+        let deadline = start.addingTimeInterval(seconds)
+        var pause = 1_000 as useconds_t
+        while true {
+            let done = wait4(pid, &status, WNOHANG, &usage)
+            if done == pid { break }
+            if done < 0 && errno != EINTR { break }
+            if Date() > deadline {
+                result.timedOut = true
+                kill(-pid, SIGKILL)
+                kill(pid, SIGKILL)
+                _ = wait4(pid, &status, 0, &usage)
+                break
+            }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
+        }
+        // Whatever the command started in its group goes too.
+        kill(-pid, SIGKILL)
+        result.seconds = Date().timeIntervalSince(start)
+        result.maxRSSKiB = usage.ru_maxrss
+        if (status & 0x7f) == 0 { result.status = (status >> 8) & 0xff } else if !result.timedOut { result.signal = status & 0x7f }
+        result.stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data(), as: UTF8.self)
+        result.stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
+        unlink(outPath); unlink(errPath)
+        return result
+    }
+}
+
+/// NUL-terminated C strings for argv/envp, alive during `body`.
+func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    let pointers = strings.map { strdup($0) } + [nil]
+    defer { pointers.forEach { free($0) } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

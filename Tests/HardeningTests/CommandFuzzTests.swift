@@ -1,0 +1,86 @@
+import CommandFuzz
+import Foundation
+import Testing
+import TestSupport
+
+/// The short, deterministic pass of the command fuzzer (the long one is `make fuzz`): seeds made by the real tools,
+/// mutated structure-aware with a fixed seed, each mutated input through one or two of its target's commands
+/// (verify, verify --json, unpack, decode, sign, run, align, merge, keystore list, lineage, sets). Any death by
+/// signal, hang, memory blow-up, unexpected exit status, trap message, refusal without a message, leftover file
+/// or output the oracles (libziparchive, zipalign, JSON) refuse is a finding, with the case kept for replay.
+@Suite(.serialized) struct CommandFuzzTests {
+    static let seeds: Result<Seeds, any Error> = Result {
+        let work = try TestSupport.makeTemporaryDirectory("command-fuzz-seeds")
+        return try Seeds(directory: work, apkpatch: TestSupport.apkpatchBinary)
+    }
+
+    static func options(_ label: String, apkpatch: String = TestSupport.apkpatchBinary) throws -> CampaignOptions {
+        var options = CampaignOptions(apkpatch: apkpatch, work: try TestSupport.makeTemporaryDirectory(label))
+        options.javaOracles = false
+        options.timeout = 60
+        options.memoryBytes = 4 << 30
+        options.maxRSSKiB = 1 << 20
+        options.log = { print($0) }
+        return options
+    }
+
+    @Test func shortFixedSeedPass() throws {
+        var options = try Self.options("command-fuzz")
+        options.seed = 20_261_126
+        options.iterations = 200
+        options.commandsPerCase = 1
+        options.jobs = 2
+        let campaign = try Campaign(options: options, seeds: try Self.seeds.get())
+        // The intact seeds first: every command but verify takes them (verify's verdict depends on the signing).
+        for control in campaign.runControls() where !control.command.hasPrefix("verify") {
+            #expect(control.status == 0, "intact seed \(control.target): \(control.command) exits \(control.status)")
+        }
+        let start = Date()
+        campaign.run()
+        print("command fuzz: \(campaign.cases) cases, \(campaign.runs) runs in \(Int(Date().timeIntervalSince(start))) s\n\(campaign.statistics)")
+        #expect(campaign.cases == options.iterations + Targets.all.count)
+        for finding in campaign.findings {
+            Issue.record("[\(finding.target)] \(finding.command): \(finding.kind)\n\(finding.detail)\nreplay: \(finding.caseDirectory)")
+        }
+        if campaign.findings.isEmpty { try? FileManager.default.removeItem(at: options.work) }
+    }
+
+    /// The harness itself: a stand-in binary that misbehaves in each way (by command) must give each kind of finding.
+    @Test func everyKindOfFailureIsFlagged() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("command-fuzz-fake")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fake = dir.appendingPathComponent("fake-apkpatch").path
+        try """
+        #!/bin/sh
+        out=""; prev=""
+        for a in "$@"; do [ "$prev" = "--out" ] && out="$a"; prev="$a"; done
+        case "$1 $2" in
+          "verify @in"|"verify input.apk") kill -SEGV $$ ;;
+          "verify --json") echo '{"truncated": '; exit 1 ;;
+          "unpack input.apk") exec sleep 30 ;;
+          "unpack --decode") exit 1 ;;
+          "decode input.apk") touch leftover.tmp; echo "error: refused" >&2; exit 1 ;;
+          "sign --ks") printf 'not an apk' > "$out"; exit 0 ;;
+          "run input.apk") exec python3 -c 'x = bytearray(700 << 20); x[::4096] = b"x" * len(x[::4096])' ;;
+          "align -f") exit 3 ;;
+          "merge input.apk") echo "Fatal error: Index out of range" >&2; exit 1 ;;
+        esac
+        exit 0
+        """.write(toFile: fake, atomically: true, encoding: .utf8)
+        chmod(fake, 0o755)
+        var options = try Self.options("command-fuzz-fake", apkpatch: fake)
+        options.timeout = 3
+        options.maxRSSKiB = 512 << 10
+        options.targetFilter = ["zip:app.apk"]
+        options.iterations = 1
+        let campaign = try Campaign(options: options, seeds: try Self.seeds.get())
+        campaign.runCase(0)
+        let kinds = Set(campaign.findings.map { "\($0.command): \($0.kind)" })
+        for expected in ["verify: crash (signal 11)", "verify --json: oracle: invalid JSON", "unpack: hang (timeout 3 s)",
+                         "unpack --decode: refusal without a message", "decode: leftover files", "sign: oracle: libziparchive refuses the output",
+                         "run: peak RSS", "align: exit status 3", "merge: trap message"] {
+            #expect(kinds.contains { $0.hasPrefix(expected) }, "not flagged: \(expected); flagged: \(kinds.sorted())")
+        }
+        try? FileManager.default.removeItem(at: options.work)
+    }
+}
