@@ -8,8 +8,8 @@ import Foundation
 //
 //   FuzzCommands --apkpatch .build/release/apkpatch [--seconds N | --iterations N] [--seed N] [--work DIR]
 //                [--jobs N] [--no-java-oracles] [--target SUBSTRING]... [--timeout S] [--memory-mb N]
-// Line-buffered: a long run's progress reaches a log file as it happens.
-setvbuf(stdout, nil, _IOLBF, 0)
+// Unbuffered writes: a long run's progress reaches a log file as it happens.
+@Sendable func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 var arguments = Array(CommandLine.arguments.dropFirst())
 @MainActor func value(_ name: String) -> String? {
     guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
@@ -32,6 +32,7 @@ if let n = value("--timeout").flatMap(Double.init) { options.timeout = n }
 if let n = value("--memory-mb").flatMap(Int.init) { options.memoryBytes = n << 20 }
 if let n = value("--commands-per-case").flatMap(Int.init) { options.commandsPerCase = n }
 options.javaOracles = !flag("--no-java-oracles")
+options.log = say
 while let t = value("--target") { options.targetFilter.append(t) }
 guard arguments.isEmpty else {
     FileHandle.standardError.write(Data("FuzzCommands: unknown arguments \(arguments)\n".utf8))
@@ -42,7 +43,7 @@ guard FileManager.default.isExecutableFile(atPath: options.apkpatch) else {
     exit(2)
 }
 try? FileManager.default.removeItem(at: work.appendingPathComponent("seeds"))
-print("fuzz: seed \(options.seed), work \(work.path), binary \(options.apkpatch)")
+say("fuzz: seed \(options.seed), work \(work.path), binary \(options.apkpatch)")
 let campaign: Campaign
 do { campaign = try Campaign(options: options) } catch {
     FileHandle.standardError.write(Data("FuzzCommands: building the seeds failed: \(error)\n".utf8))
@@ -50,12 +51,12 @@ do { campaign = try Campaign(options: options) } catch {
 }
 // The intact seeds first: a command that refuses its own seed would only ever test its first refusal.
 for control in campaign.runControls() where control.status != 0 {
-    print("fuzz: control: \(control.target): \(control.command) exits \(control.status) on the intact seed")
+    say("fuzz: control: \(control.target): \(control.command) exits \(control.status) on the intact seed")
 }
 campaign.run()
-print("fuzz: \(campaign.cases) cases, \(campaign.runs) command runs, \(campaign.findings.count) distinct finding(s)")
-print(campaign.statistics)
+say("fuzz: \(campaign.cases) cases, \(campaign.runs) command runs, \(campaign.findings.count) distinct finding(s)")
+say(campaign.statistics)
 for finding in campaign.findings {
-    print("FINDING [\(finding.target)] \(finding.command): \(finding.kind)\n  \(finding.caseDirectory)/FINDING.txt")
+    say("FINDING [\(finding.target)] \(finding.command): \(finding.kind)\n  \(finding.caseDirectory)/FINDING.txt")
 }
 exit(campaign.findings.isEmpty ? 0 : 1)
