@@ -1,0 +1,328 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Resources of real APKs nobody here wrote (`RealWorldCorpus`: F-Droid's Gradle-built test apps, a Godot game,
+/// SystemWebView's repack, uiautomator2's, pocoui's and airtest's Gradle builds), through `decode` and `run`:
+/// - decoding then compiling the unchanged text gives the same `aapt dump xmltree` of every XML file (line numbers
+///   aside), the same `aapt dump --values resources` and `aapt2 dump resources`;
+/// - edits (a new string and its values-fr translation, a new layout, the network-security preset with a CA
+///   certificate, a changed color, dimen or bool) show in the dumps exactly, everything else stays as it was, the
+///   output verifies with apksigner and apktool decodes the added resources.
+@Suite struct RealWorldResourceTests {
+    typealias APK = RealWorldCorpus.APK
+
+    /// APKs whose archive every rewriting command refuses, and what the message names. Their resources are never
+    /// read, so nothing of them is decoded.
+    static let refusedArchives: [String: String] = [
+        // A dex file before the first local header (the Janus attack, CVE-2017-13156).
+        "janus.apk": "before the first local header",
+    ]
+
+    /// Findings outside the resource code: the checks still run, and their failure is recorded as known.
+    static let knownArchiveIssues: [String: String] = [:]
+
+    static let java = ["JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"]
+
+    /// The APKs the JVM oracles (apksigner, apktool: a second or two each) run on: one per distinct resources.arsc
+    /// and manifest. The corpus holds the same app signed in several ways (urzip-*, obb.*, the politedroid and
+    /// mirrormirror versions share tables); the resource edits give those the same output but for the signature,
+    /// and the aapt/aapt2 checks still run on every one.
+    static let jvmOracleAPKs: Set<String> = {
+        var seen: [[UInt8]: String] = [:]
+        for apk in RealWorldCorpus.apks {
+            guard let path = try? apk.fetchedPath() else { continue }
+            let table = (try? TestSupport.run("unzip", ["-p", path, "resources.arsc"]))?.stdout ?? ""
+            let manifest = (try? TestSupport.run("unzip", ["-p", path, "AndroidManifest.xml"]))?.stdout ?? ""
+            let key = Array(table.utf8) + [0] + Array(manifest.utf8)
+            if seen[key] == nil { seen[key] = apk.name }
+        }
+        return Set(seen.values)
+    }()
+
+    @Test(arguments: RealWorldCorpus.apks)
+    func decodeThenRunIsLossless(_ apk: APK) throws {
+        let input = try apk.fetchedPath()
+        let work = try TestSupport.makeTemporaryDirectory("realworld-lossless")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let decoded = work.appendingPathComponent("decoded").path
+        if let refusal = Self.refusedArchives[apk.name] {
+            let decode = try TestSupport.apkpatch(["decode", input, "-o", decoded])
+            #expect(decode.status == 1 && decode.stderr.contains(refusal), "\(apk): decode should refuse (\(refusal)): \(decode)")
+            #expect(!FileManager.default.fileExists(atPath: decoded), "\(apk): decode left \(decoded)")
+            return
+        }
+        if let reason = Self.knownArchiveIssues[apk.name] {
+            withKnownIssue(Comment(rawValue: reason)) { try Self.expectLossless(apk, input: input, work: work) }
+        } else {
+            try Self.expectLossless(apk, input: input, work: work)
+        }
+    }
+
+    static func expectLossless(_ apk: APK, input: String, work: URL) throws {
+        let decoded = work.appendingPathComponent("decoded").path, output = work.appendingPathComponent("roundtrip.apk").path
+        let decode = try TestSupport.apkpatch(["decode", input, "-o", decoded])
+        try #require(decode.succeeded, "\(apk): decode failed: \(decode)")
+        let run = try TestSupport.apkpatch(["run", input, "--patch", decoded, "--no-sign", "--out", output, "-q"])
+        try #require(run.succeeded, "\(apk): run with the decoded text failed: \(run)")
+        let xmlFiles = try binaryXMLFiles(of: input, in: work)
+        #expect(xmlFiles.contains("AndroidManifest.xml"), "\(apk): no binary manifest among \(xmlFiles.prefix(5))")
+        try expectSameXMLTrees(input, output, files: xmlFiles, label: "\(apk): decode/run")
+        Dump.expectEqual(try Dump.aapt(["--values", "resources", input]), try Dump.aapt(["--values", "resources", output]),
+                         "\(apk): decode/run changed aapt dump --values resources")
+        Dump.expectEqual(try aapt2Resources(input), try aapt2Resources(output), "\(apk): decode/run changed aapt2 dump resources")
+        // apktool d reads the outputs of `edits` below, which go through the same compilation (manifest, values) and
+        // add to it: one JVM run per APK instead of two keeps the suite's time reasonable.
+    }
+
+    /// A key and a CA certificate, made once per test process (keytool and openssl), for the edit runs.
+    static let signing: Result<(keyStore: String, password: String, certificate: String), FixtureError> = {
+        do {
+            let directory = try TestSupport.makeTemporaryDirectory("realworld-keys")
+            let keyStore = directory.appendingPathComponent("release.p12").path, password = "corpus-\(UUID().uuidString.prefix(8))"
+            try TestSupport.makeKeyStore(at: keyStore, password: password, dname: "CN=apkpatch corpus")
+            let certificate = directory.appendingPathComponent("corpus-ca.pem").path
+            let made = try TestSupport.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory.appendingPathComponent("ca.key").path,
+                                                       "-out", certificate, "-days", "30", "-subj", "/CN=apkpatch corpus proxy"])
+            guard made.succeeded else { throw FixtureError(message: "openssl req failed: \(made)") }
+            return .success((keyStore, password, certificate))
+        } catch {
+            return .failure(FixtureError(message: "making the signing key failed: \(error)"))
+        }
+    }()
+
+    /// One run with every edit: a new string with a values-fr translation, a new layout using it, a new id, the
+    /// changed (or, where the APK has none, added) color, dimen and bool, and `--trust-user-certs --ca-cert`.
+    @Test(arguments: RealWorldCorpus.apks.filter { refusedArchives[$0.name] == nil })
+    func edits(_ apk: APK) throws {
+        let input = try apk.fetchedPath()
+        let work = try TestSupport.makeTemporaryDirectory("realworld-edits")
+        defer { try? FileManager.default.removeItem(at: work) }
+        if let reason = Self.knownArchiveIssues[apk.name] {
+            withKnownIssue(Comment(rawValue: reason)) { try Self.expectEdits(apk, input: input, work: work) }
+        } else {
+            try Self.expectEdits(apk, input: input, work: work)
+        }
+    }
+
+    /// The simple value a changed color, dimen or bool gets, and how aapt2 prints it.
+    static func editedValue(_ type: String, was: String?) -> (text: String, printed: String) {
+        switch type {
+        case "color": ("#ff123456", "#ff123456")
+        case "dimen": ("123dp", "123.000000dp")
+        default: was == "true" ? ("false", "false") : ("true", "true")
+        }
+    }
+
+    static func expectEdits(_ apk: APK, input: String, work: URL) throws {
+        let signing = try Self.signing.get()
+        let before = ResourceDump(try aapt2Resources(input))
+        let manifestBefore = try Dump.xmltree(input, "AndroidManifest.xml")
+        let hadConfig = manifestBefore.contains("android:networkSecurityConfig(")
+        // The first color, dimen and bool of the default configuration with a simple value and a plain name.
+        var values = ""
+        var changed: [String: (key: String?, printed: String)] = [:]
+        for type in ["color", "dimen", "bool"] {
+            let existing = before.firstSimpleDefault(ofType: type)
+            let name = existing.map { String($0.key.split(separator: "/").last!) } ?? "corpus_\(type)"
+            let edit = editedValue(type, was: existing?.value)
+            values += "  <\(type) name=\"\(name)\">\(edit.text)</\(type)>\n"
+            changed[type] = (existing?.key, edit.printed)
+        }
+        let patch = work.appendingPathComponent("patch")
+        try TestSupport.write("<resources>\n  <string name=\"corpus_added\">Added by apkpatch</string>\n\(values)</resources>\n",
+                              to: "res/values/corpus_values.xml", in: patch)
+        try TestSupport.write("<resources><string name=\"corpus_added\">Ajouté par apkpatch</string></resources>\n",
+                              to: "res/values-fr/corpus_values.xml", in: patch)
+        let colorName = changed["color"]!.key.map { String($0.split(separator: "/").last!) } ?? "corpus_color"
+        try TestSupport.write("""
+            <LinearLayout xmlns:android="http://schemas.android.com/apk/res/android" android:layout_width="match_parent"
+                android:layout_height="wrap_content" android:orientation="vertical">
+              <TextView android:id="@+id/corpus_text" android:layout_width="wrap_content" android:layout_height="wrap_content"
+                  android:text="@string/corpus_added" android:textColor="@color/\(colorName)"/>
+            </LinearLayout>
+            """, to: "res/layout/corpus_added.xml", in: patch)
+        let output = work.appendingPathComponent("edited.apk").path
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--trust-user-certs", "--ca-cert", signing.certificate,
+                                            "--ks", signing.keyStore, "--ks-pass", "env:CORPUS_KS_PASS", "--out", output, "-q"],
+                                           environment: ["CORPUS_KS_PASS": signing.password])
+        try #require(run.succeeded, "\(apk): run with the edits failed: \(run)")
+
+        // Resources: what was there is unchanged but for the edited values; what is new is exactly the additions.
+        let after = ResourceDump(try aapt2Resources(output))
+        var expectedNew: [String: [String]] = [
+            "string/corpus_added": [#"() "Added by apkpatch""#, #"(fr) "Ajouté par apkpatch""#],
+            "layout/corpus_added": ["() (file) res/layout/corpus_added.xml type=XML"],
+        ]
+        if before.key(named: "id/corpus_text") == nil { expectedNew["id/corpus_text"] = ["() "] }
+        if !hadConfig { expectedNew["xml/network_security_config"] = ["() (file) res/xml/network_security_config.xml type=XML"] }
+        for (type, edit) in changed where edit.key == nil { expectedNew["\(type)/corpus_\(type)"] = ["() \(edit.printed)"] }
+        for (key, lines) in before.blocks {
+            guard let now = after.blocks[key] else { Issue.record("\(apk): \(key) is gone after the edits"); continue }
+            var expected = lines
+            if let type = changed.first(where: { $0.value.key == key })?.key {
+                expected = lines.map { $0.hasPrefix("() ") ? "() \(changed[type]!.printed)" : $0 }
+            }
+            #expect(now == expected, "\(apk): \(key) should be \(expected), is \(now)")
+        }
+        var added = Set(after.blocks.keys).subtracting(before.blocks.keys)
+        for (name, lines) in expectedNew {
+            guard let key = after.key(named: name) else { Issue.record("\(apk): \(name) was not added"); continue }
+            added.remove(key)
+            if name == "id/corpus_text" { continue }  // aapt2 prints an id's value as "() " or "() (id)" by version
+            #expect(after.blocks[key] == lines, "\(apk): \(key) is \(after.blocks[key] ?? []), expected \(lines)")
+            // A new entry of a type the APK has goes in that type.
+            let type = name.split(separator: "/")[0]
+            if let sibling = before.blocks.keys.first(where: { $0.split(separator: " ").last?.hasPrefix(type + "/") == true }) {
+                #expect(ResourceDump.typeID(of: sibling) == ResourceDump.typeID(of: key), "\(apk): \(key) is not in the type of \(sibling)")
+            }
+        }
+        let ca = added.filter { $0.hasSuffix(" raw/corpus_ca") }
+        #expect(ca.count == 1 && after.blocks[ca.first ?? ""]?.first?.hasPrefix("() (file) res/raw/corpus_ca.") == true,
+                "\(apk): the CA certificate is not raw/corpus_ca: \(ca.map { after.blocks[$0] ?? [] })")
+        added.subtract(ca)
+        #expect(added.isEmpty, "\(apk): resources added beyond the edits: \(added.sorted())")
+        let aapt = try Dump.aapt(["--values", "resources", output])
+        #expect(aapt.contains(#"(string8) "Ajouté par apkpatch""#) || aapt.contains(#"(string16) "Ajouté par apkpatch""#),
+                "\(apk): aapt dump --values resources lacks the fr string")
+
+        // XML: every file of the input is unchanged but the manifest, which gains the config (and an existing config).
+        // aapt loads a shared library (package ID 0, SystemWebView) as package 0x02 and shows its references so.
+        let id = { (name: String) -> String in
+            guard let key = after.key(named: name) else { return "<none>" }
+            let hex = key.split(separator: " ")[1].dropFirst(2)
+            return "@0x" + (hex.hasPrefix("00") ? "02" + hex.dropFirst(2) : hex)
+        }
+        let files = try binaryXMLFiles(of: input, in: work)
+        var except: Set<String> = ["AndroidManifest.xml"]
+        var configPaths = ["res/xml/network_security_config.xml"]
+        if hadConfig {
+            // The app's own config changes (every file of its resource, in any configuration).
+            let line = manifestBefore.split(separator: "\n").first { $0.contains("networkSecurityConfig(") } ?? ""
+            let reference = line.split(separator: "=").last.map { "0x" + $0.dropFirst(3) } ?? ""
+            let key = before.blocks.keys.first { $0.split(separator: " ")[1] == reference } ?? ""
+            for value in before.blocks[key] ?? [] {
+                if let path = value.split(separator: " ").first(where: { $0.hasPrefix("res/") }) { except.insert(String(path)) }
+            }
+            configPaths = except.filter { $0 != "AndroidManifest.xml" }.sorted()
+        }
+        try expectSameXMLTrees(input, output, files: files, except: except, label: "\(apk): the edits")
+        let manifestAfter = try Dump.xmltree(output, "AndroidManifest.xml")
+        let configLine = manifestAfter.split(separator: "\n").first { $0.contains("android:networkSecurityConfig(0x01010527)") }
+        if !hadConfig {
+            #expect(configLine?.hasSuffix("=" + id("xml/network_security_config")) == true, "\(apk): manifest: \(configLine ?? "no networkSecurityConfig")")
+            let without = manifestAfter.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("android:networkSecurityConfig(") }
+            Dump.expectEqual(manifestBefore, without.joined(separator: "\n"), "\(apk): the manifest changed beyond android:networkSecurityConfig")
+        }
+        let layout = try Dump.xmltree(output, "res/layout/corpus_added.xml")
+        for expected in ["A: android:text(0x0101014f)=\(id("string/corpus_added"))", "A: android:id(0x010100d0)=\(id("id/corpus_text"))",
+                         "A: android:textColor(0x01010098)=\(id("color/\(colorName)"))"] {
+            #expect(layout.contains(expected), "\(apk): the new layout lacks \(expected):\n\(layout)")
+        }
+        for path in configPaths {
+            let config = try Dump.xmltree(output, path)
+            #expect(config.contains(#"A: src="user""#) && config.contains("A: src=\(id("raw/corpus_ca"))"), "\(apk): \(path): \(config)")
+        }
+
+        // Signed as apksigner verifies; apktool decodes every addition.
+        guard jvmOracleAPKs.contains(apk.name) else { return }
+        let apksigner = try TestSupport.run("apksigner", ["verify", output], environment: java)
+        #expect(apksigner.succeeded, "\(apk): apksigner verify: \(apksigner)")
+        guard let decoded = try expectApktoolReads(output, apk: apk, work: work) else { return }
+        func text(_ path: String) -> String { (try? String(contentsOfFile: decoded + "/" + path, encoding: .utf8)) ?? "<no \(path)>" }
+        #expect(text("res/values/strings.xml").contains(#"<string name="corpus_added">Added by apkpatch</string>"#), "\(apk): apktool's strings.xml")
+        #expect(text("res/values-fr/strings.xml").contains(#"<string name="corpus_added">Ajouté par apkpatch</string>"#), "\(apk): apktool's values-fr")
+        #expect(text("res/layout/corpus_added.xml").contains(#"android:text="@string/corpus_added""#), "\(apk): \(text("res/layout/corpus_added.xml"))")
+        for path in configPaths {
+            #expect(text(path).contains(#"<certificates src="user" />"#), "\(apk): apktool's \(path): \(text(path))")
+        }
+    }
+
+    // MARK: oracles
+
+    /// The binary XML files of `apk` (the manifest and every compiled XML under res/), by their first chunk.
+    static func binaryXMLFiles(of apk: String, in work: URL) throws -> [String] {
+        let directory = work.appendingPathComponent("xml-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let unzip = try TestSupport.run("unzip", ["-qq", "-o", apk, "AndroidManifest.xml", "res/*", "-d", directory.path])
+        #expect(unzip.status == 0 || unzip.status == 1 || unzip.status == 11, "unzip \(apk): \(unzip)")
+        var files: [String] = []
+        let enumerator = FileManager.default.enumerator(atPath: directory.path)
+        while let relative = enumerator?.nextObject() as? String {
+            guard relative.hasSuffix(".xml"), let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(relative).path) else { continue }
+            let head = handle.readData(ofLength: 4)
+            try? handle.close()
+            if Array(head) == [0x03, 0x00, 0x08, 0x00] { files.append(relative) }
+        }
+        return files.sorted()
+    }
+
+    /// `aapt dump xmltree` of `files` in both APKs (line numbers aside), in batches; a difference names its file.
+    static func expectSameXMLTrees(_ input: String, _ output: String, files: [String], except: Set<String> = [], label: String,
+                                   sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let compared = files.filter { !except.contains($0) }
+        for start in stride(from: 0, to: compared.count, by: 200) {
+            let batch = Array(compared[start..<min(start + 200, compared.count)])
+            if try Dump.aapt(["xmltree", input] + batch) == Dump.aapt(["xmltree", output] + batch) { continue }
+            for file in batch {
+                Dump.expectEqual(try Dump.xmltree(input, file), try Dump.xmltree(output, file), "\(label) changed the xmltree of \(file)",
+                                 sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// `aapt2 dump resources` (stdout only; a failure is a dump too, so two files still compare).
+    static func aapt2Resources(_ apk: String) throws -> String {
+        let result = try TestSupport.run("aapt2", ["dump", "resources", apk])
+        guard result.succeeded else { return "aapt2 dump resources failed (\(result.status)):\n\(result.stdout)" }
+        return result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")  // "Binary APK"
+    }
+
+    /// `apktool d` (resources only, `-s`) reads `apk` whenever it reads the corpus APK it came from.
+    @discardableResult
+    static func expectApktoolReads(_ path: String, apk: APK, work: URL) throws -> String? {
+        let out = work.appendingPathComponent("apktool-\(UUID().uuidString)").path
+        let result = try TestSupport.run("apktool", ["d", "-f", "-s", "-o", out, path], environment: java)
+        if result.succeeded { return out }
+        let onInput = try TestSupport.run("apktool", ["d", "-f", "-s", "-o", out + "-input", try apk.fetchedPath()], environment: java)
+        #expect(!onInput.succeeded, "\(apk): apktool d of our output failed, of the input not: \(result)")
+        return nil
+    }
+}
+
+/// `aapt2 dump resources` as blocks: each `resource 0x7f050000 string/app_name` line with the value lines below it.
+struct ResourceDump {
+    var blocks: [String: [String]] = [:]
+
+    init(_ dump: String) {
+        var current: String?
+        for line in dump.split(separator: "\n") {
+            let indent = line.prefix { $0 == " " }.count
+            let body = line.dropFirst(indent)
+            if body.hasPrefix("resource 0x") { current = String(body); blocks[String(body)] = []; continue }
+            if indent <= 4 { current = nil; continue }
+            // aapt2 ends an array's items with "[" and no line break: the next type's header follows on that line.
+            if let current { blocks[current]!.append(body.hasPrefix("[type ") ? "[" : String(body)) }
+        }
+    }
+
+    /// The block key of `type/name`.
+    func key(named name: String) -> String? { blocks.keys.first { $0.hasSuffix(" " + name) } }
+
+    /// The type byte of a key's resource ID (`resource 0x7f050000 …` → 0x05).
+    static func typeID(of key: String) -> String { String(key.split(separator: " ")[1].dropFirst(4).prefix(2)) }
+
+    /// The first resource of `type` (by ID) whose default value is simple (no file, reference or bag) and whose name
+    /// a values file can spell.
+    func firstSimpleDefault(ofType type: String) -> (key: String, value: String)? {
+        for key in blocks.keys.sorted() {
+            guard let name = key.split(separator: " ").last, name.hasPrefix(type + "/") else { continue }
+            let plain = name.dropFirst(type.count + 1).allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }
+            guard plain, let line = blocks[key]?.first(where: { $0.hasPrefix("() ") }) else { continue }
+            let value = String(line.dropFirst(3))
+            if value.hasPrefix("(") || value.hasPrefix("@") || value.hasPrefix("?") || value.isEmpty { continue }
+            return (key, value)
+        }
+        return nil
+    }
+}
