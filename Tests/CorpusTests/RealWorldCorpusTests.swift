@@ -73,6 +73,18 @@ import TestSupport
             } else {
                 Self.expectSameVerdict(apk, ours, theirs)
             }
+            // What Android's ZIP reader cannot open, verify cannot pass.
+            if case .failure(let refusal) = try ZipArchiveOracle.read(input) {
+                #expect(!ours.succeeded, "\(apk): libziparchive refuses it, verify passes it: \(refusal)")
+            }
+            // The manifest read as aapt (Android's ResXMLTree) reads it: the minSdkVersion verify judges by.
+            let badging = try TestSupport.run("aapt", ["dump", "badging", input])
+            guard badging.succeeded else { return }
+            let aaptMinSdk = badging.stdout.split(separator: "\n").first { $0.hasPrefix("sdkVersion:'") }
+                .flatMap { Int($0.dropFirst(12).dropLast()) } ?? 1
+            let json = try TestSupport.apkpatch(["verify", "--json", input])
+            let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(report?["minSdkVersion"] as? Int == aaptMinSdk, "\(apk): verify read minSdkVersion \(report?["minSdkVersion"] ?? "nothing"), aapt \(aaptMinSdk)")
         }
     }
 
