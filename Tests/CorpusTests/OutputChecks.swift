@@ -42,8 +42,10 @@ struct OutputChecks {
     }
 
     /// apksigner verify, zipalign -c -p 4 and libziparchive accept `output`.
-    func expectInstallable(_ output: String, label: String) throws {
-        let apksigner = try TestSupport.run("apksigner", ["verify", output], environment: ForeignCorpus.javaEnvironment)
+    /// Returns apksigner's result (`verify -v --print-certs`), for the caller to check the signers.
+    @discardableResult
+    func expectInstallable(_ output: String, label: String) throws -> TestSupport.ProcessResult {
+        let apksigner = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", output], environment: ForeignCorpus.javaEnvironment)
         #expect(apksigner.succeeded, "\(name): apksigner verify of \(label)'s output: \(apksigner)")
         let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
         #expect(zipalign.succeeded, "\(name): zipalign -c -p 4 of \(label)'s output: \(zipalign)")
@@ -51,6 +53,7 @@ struct OutputChecks {
         case .failure(let error): Issue.record("\(name): \(label)'s output: \(error)")
         case .success(let entries): #expect(!entries.isEmpty, "\(name): libziparchive read no entry of \(label)'s output")
         }
+        return apksigner
     }
 
     /// `output` has the input's badging, manifest and resource values. Signing drops directory entries, as

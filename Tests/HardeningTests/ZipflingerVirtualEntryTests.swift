@@ -71,7 +71,7 @@ import TestSupport
     @Test("sign, run, align and unpack take zipflinger's virtual entries and write outputs without them")
     func writersTakeVirtualEntries() throws {
         let input = try gradleLike()
-        let entries = try APKArchive(path: input).entries.count
+        let entries = try TestSupport.run("unzip", ["-Z1", input]).stdout.split(separator: "\n").count
         let signed = dir.appendingPathComponent("signed.apk").path, ran = dir.appendingPathComponent("run.apk").path
         let aligned = dir.appendingPathComponent("aligned.apk").path, unpacked = dir.appendingPathComponent("unpacked").path
         let commands: [(String, [String])] = [
