@@ -4,7 +4,7 @@ import TestSupport
 
 /// Every command on real APKs nobody here wrote (`RealWorldCorpus`: F-Droid's test APKs, Gradle builds from
 /// uiautomator2, pocoui and airtest), judged by the tools Android developers trust:
-/// - `verify` gives apksigner's verdict and names the same signer certificates, except where we are stricter by
+/// - `verify` gives apksigner's verdict, errors, warnings and signer certificates, except where we are stricter by
 ///   design (`verifyDiffers`: each must say why, and `--signature-only` must then agree with apksigner);
 /// - `sign` (re-signing v1/v2/v3-signed inputs too) writes what apksigner verifies with our certificate alone,
 ///   `zipalign -c -p 4` and libziparchive accept, with the input's badging, manifest and resource values; of an
@@ -212,14 +212,24 @@ import TestSupport
         withKnownIssue(Comment(rawValue: known.reason), isIntermittent: true) { try body() }
     }
 
-    /// Same accept/reject as apksigner, and when both accept, the same schemes and signer certificates.
+    /// Same accept/reject, errors and warnings as apksigner, and when both accept, the same schemes and signer
+    /// certificates.
     static func expectSameVerdict(_ apk: APK, _ ours: TestSupport.ProcessResult, _ theirs: TestSupport.ProcessResult,
                                   sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(ours.succeeded == theirs.succeeded, "\(apk): verify and apksigner verify disagree:\nours: \(ours)\napksigner: \(theirs)",
                 sourceLocation: sourceLocation)
+        #expect(messageLines(ours) == messageLines(theirs), "\(apk): verify and apksigner verify report other errors or warnings:\nours: \(messageLines(ours))\napksigner: \(messageLines(theirs))",
+                sourceLocation: sourceLocation)
         guard ours.succeeded && theirs.succeeded else { return }
         #expect(certificateLines(ours.stdout) == certificateLines(theirs.stdout) && !certificateLines(theirs.stdout).isEmpty,
                 "\(apk): signers differ:\nours: \(certificateLines(ours.stdout))\napksigner: \(certificateLines(theirs.stdout))", sourceLocation: sourceLocation)
+    }
+
+    /// The errors and warnings of a verification, sorted, as apksigner words them; our install checks (which
+    /// apksigner does not make) aside.
+    static func messageLines(_ result: TestSupport.ProcessResult) -> [String] {
+        (result.stdout + "\n" + result.stderr).split(separator: "\n").map(String.init)
+            .filter { ($0.hasPrefix("ERROR: ") || $0.hasPrefix("WARNING: ")) && !$0.contains("[INSTALL_") }.sorted()
     }
 
     /// `verify -v --print-certs` lines both tools print alike: the schemes verified and each signer's certificate
