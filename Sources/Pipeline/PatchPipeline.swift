@@ -105,7 +105,7 @@ public enum PatchPipeline {
         var clock = StageClock()
         clock.onStage = options.onStage
         defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait
-        let archive = try clock.measure("unpack") { try APKArchive(path: options.input, readsAll: true) }
+        let archive = try clock.measure("unpack") { try APKArchive(path: options.input, limits: .rewriting, readsAll: true) }
         let patch = try clock.measure("overlay") { options.patchDirectory.isEmpty ? PatchDirectory.empty : try PatchDirectory(root: options.patchDirectory) }
         var overlay = Overlay(archive: archive, patch: patch)
         overlay.contentEditor = ResourceContentEditor(extraEdits: options.manifestEdits, extraNetworkSecurity: options.networkSecurity)

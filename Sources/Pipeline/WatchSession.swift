@@ -72,7 +72,7 @@ public final class WatchSession {
         // A killed live session's development build (a stopped session removes it; a live one holds it locked).
         let development = URL(fileURLWithPath: Self.developmentBuildPath(beside: options.resolvedOutput))
         WorkingFiles.removeLeftovers(in: development.deletingLastPathComponent().path) { $0 == development.lastPathComponent }
-        archive = try APKArchive(path: options.input, readsAll: true)
+        archive = try APKArchive(path: options.input, limits: .rewriting, readsAll: true)
         archive.source.discard(0..<archive.source.count)  // pages mapped around the local headers read while opening
         stopPipe = try StopPipe()
         changes = PatchChangeFilter(root: options.patchDirectory)

@@ -27,6 +27,9 @@ public final class ZipWriter {
         guard item.data.count == entry.compressedSize else {
             throw RepackError.inconsistentEntry(entry.name, "\(item.data.count) bytes of data for a declared compressed size of \(entry.compressedSize)")
         }
+        guard entry.compressedSize < 0xFFFF_FFFF, entry.uncompressedSize < 0xFFFF_FFFF else {
+            throw RepackError.tooLarge("entry \(entry.name.debugQuoted) is 4 GiB or more, which needs ZIP64, which APKs cannot use")
+        }
         let headerOffset = output.position
         guard headerOffset <= Int64(UInt32.max) else { throw RepackError.tooLarge("the entries section passes 4 GiB, which needs ZIP64, which APKs cannot use") }
         let multiple = alignment.alignment(for: entry)

@@ -26,21 +26,16 @@ public struct Signer: Sendable {
 
     public init(config: SignerConfig) { self.config = config }
 
-    /// How to open an APK for signing: as apksig reads its input. Compression methods as Android reads them
-    /// (the central directory's rules; any method but stored is deflate: ApkSignerTest
-    /// testWeirdZipCompressionMethod, testZipCompressionMethodMismatchBetweenLfhAndCd), ZIP64 size and offset
-    /// fields of entries (testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully), and any entry name:
-    /// names are never paths here, and apksig refuses only the CR, LF and NUL a v1 manifest cannot hold
+    /// How to open an APK for signing: as every command that writes an APK reads one (`UnpackLimits.rewriting`),
+    /// by Android's rules. The central directory's compression method rules
+    /// (testZipCompressionMethodMismatchBetweenLfhAndCd); ZIP64 fields that fit standard ones are read
+    /// (testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully, testSignApk_apkWithZip64Eocd_...) and
+    /// written as standard records, which Android 10 and older read too; any entry name Android opens: names
+    /// are never paths here, and apksig refuses only the CR, LF and NUL a v1 manifest cannot hold
     /// (testV1SigningRejectsInvalidZipEntryNames; `V1SchemeSigner.makeManifest`), so `a\b` or `../x` are signed.
-    public static var inputLimits: UnpackLimits {
-        var limits = UnpackLimits()
-        limits.checksEntryNames = false
-        limits.readsLikeAndroid = true
-        // A ZIP64 end record holding standard values is read and a standard one written
-        // (testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully): the output is an ordinary APK.
-        limits.readsZip64EndRecord = true
-        return limits
-    }
+    /// Unlike apksig, a method other than stored or deflated is refused (but on a JAR signature file, which the
+    /// signer drops): apksig reads it as deflate, but libziparchive cannot extract it, so the APK would not install.
+    public static var inputLimits: UnpackLimits { .rewriting }
 
     /// Signs the APK `archive` into `destination`.
     public func sign(_ archive: APKArchive, to destination: String, cache: SigningCache? = nil) throws -> SigningReport {

@@ -50,13 +50,18 @@ public struct Extractor {
         var finished = false
         defer { if !finished { try? fm.removeItem(at: staging) } }
 
-        let libzip: LibzipArchive
-        do { libzip = try LibzipArchive(path: archive.label) } catch {
-            throw UnpackError.malformedArchive(path: archive.label, reason: "\(error)")
-        }
+        // libzip's consistency check (`ZIP_CHECKCONS`) refuses records Android reads (a local header whose method
+        // is not the central directory's, ZIP64 fields that fit standard ones): such an archive is extracted by
+        // APKArchive's own reader, which checks each entry's inflation, size and CRC-32 as libzip does.
+        var libzip: LibzipArchive?
         var indexByName: [[UInt8]: Int] = [:]
-        for index in 0..<libzip.entryCount {
-            if let name = libzip.name(at: index) { indexByName[name] = index }
+        if !archive.entries.contains(where: \.hasNonstandardRecords) {
+            do { libzip = try LibzipArchive(path: archive.label) } catch {
+                throw UnpackError.malformedArchive(path: archive.label, reason: "\(error)")
+            }
+            for index in 0..<libzip!.entryCount {
+                if let name = libzip!.name(at: index) { indexByName[name] = index }
+            }
         }
         var summary = Summary()
         for entry in archive.entries where include(entry.name) {
@@ -71,14 +76,18 @@ public struct Extractor {
                 continue
             }
             try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            guard let index = indexByName[entry.nameBytes] else {
-                throw UnpackError.malformedArchive(path: archive.label, reason: "libzip does not list entry \(entry.name.debugQuoted)")
-            }
             let output = try OutputFile(destination: target.path)
-            do {
-                try libzip.read(entryAt: index, limit: entry.uncompressedSize) { try output.write($0) }
-            } catch let error as LibzipError {
-                throw UnpackError.corruptEntry(path: archive.label, entry: entry.name, reason: error.description)
+            if let libzip {
+                guard let index = indexByName[entry.nameBytes] else {
+                    throw UnpackError.malformedArchive(path: archive.label, reason: "libzip does not list entry \(entry.name.debugQuoted)")
+                }
+                do {
+                    try libzip.read(entryAt: index, limit: entry.uncompressedSize) { try output.write($0) }
+                } catch let error as LibzipError {
+                    throw UnpackError.corruptEntry(path: archive.label, entry: entry.name, reason: error.description)
+                }
+            } else {
+                try archive.withUncompressedChunks(of: entry) { try output.write($0) }
             }
             guard output.position == entry.uncompressedSize else {
                 throw UnpackError.corruptEntry(path: archive.label, entry: entry.name,

@@ -163,6 +163,10 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         /// A 64-bit native library with a `PT_LOAD` segment aligned to less than 16 KiB (`p_align`).
         case installNativeLibraryELFNot16KAligned = "INSTALL_NATIVE_LIBRARY_ELF_NOT_16K_ALIGNED"
 
+        /// Compressed bytes after the end of an entry's deflate stream (found where the entry is inflated for
+        /// its JAR digest): no reader sees them, apksig and Android accept them, apkpatch's writers refuse them.
+        case entryBytesAfterDeflateStream = "ENTRY_BYTES_AFTER_DEFLATE_STREAM"
+
         /// True for the packaging checks that apksigner does not make (`--signature-only` skips them).
         public var isInstallCheck: Bool { rawValue.hasPrefix("INSTALL_") }
     }

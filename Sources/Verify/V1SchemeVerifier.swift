@@ -504,14 +504,14 @@ struct V1SchemeVerifier {
             let isLarge = job.entry.compressedSize >= 1 << 20
             var position = job.entry.dataRange.lowerBound
             do {
-                try archive.withUncompressedChunks(of: job.entry) { chunk in
+                let trailing = try archive.withUncompressedChunks(of: job.entry) { chunk in
                     for hasher in hashers { hasher.update(chunk) }
                     if isLarge && !job.entry.isCompressed {
                         archive.source.discard(position..<(position + Int64(chunk.count)))
                         position += Int64(chunk.count)
                     }
                 }
-                outcomes[index] = .digests(hashers.map { $0.finish() })
+                outcomes[index] = .digests(hashers.map { $0.finish() }, trailing: trailing)
             } catch {
                 outcomes[index] = .failed("\(error)")
             }
@@ -523,7 +523,11 @@ struct V1SchemeVerifier {
             switch outcomes[index] {
             case .failed(let reason):
                 result.errors.append(.error(.malformedAPK, "", "Failed to read entry \(name): \(reason)"))
-            case .digests(let actual):
+            case .digests(let actual, let trailing):
+                if trailing > 0 {
+                    // apksig and Android accept the entry; only writers that copy it raw refuse it (`sign`, `run`).
+                    result.warnings.append(.warning(.entryBytesAfterDeflateStream, name, "\(trailing) of the entry's \(job.entry.compressedSize) compressed bytes follow the end of its deflate stream: no reader inflates them and no CRC-32 covers them, so they are hidden in the signed APK. Android installs it, but apkpatch sign and run refuse to copy such an entry; rebuild the APK with a standard ZIP writer"))
+                }
                 for (slot, (algorithm, digest)) in job.expected.enumerated() where actual[slot] != digest {
                     result.errors.append(.error(.jarSigZipEntryDigestDidNotVerify, "", "\(algorithm.rawValue) digest of \(name) does not match the digest specified in META-INF/MANIFEST.MF. Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual[slot]))>"))
                 }
@@ -668,4 +672,4 @@ private struct DigestJob: Sendable {
 }
 
 /// What digesting one job's entry gave.
-private enum DigestOutcome { case digests([[UInt8]]), failed(String) }
+private enum DigestOutcome { case digests([[UInt8]], trailing: Int64), failed(String) }

@@ -77,6 +77,7 @@ public struct Verifier: Sendable {
             var limits = UnpackLimits()
             limits.checksEntryNames = false  // names are an extraction concern; Android judges signatures
             limits.readsLikeAndroid = true  // compression methods and ZIP64 entry fields as Android reads them
+            limits.readsZip64 = false  // a ZIP64 end record: Android 10 and older cannot open the APK
             limits.refusesUnaccountedBytes = false  // judged below by whether a signature covers them
             archive = try APKArchive(source: source, label: label, limits: limits)
         } catch {
@@ -341,8 +342,11 @@ public struct Verifier: Sendable {
             || !(report.verifiedSchemes.contains(.v2) || report.verifiedSchemes.contains(.v3) || report.verifiedSchemes.contains(.v31))
         let checked = minSdkVersion < AndroidSDK.nougat ? "below API 24" : "here"
         var inside: [Range<Int64>] = []
+        // A record at offset 0 that no entry names (a leftover of an earlier signing) is no prefix: Android
+        // opens the APK (`checkArchiveStart`), and no release runs it as code (a DEX starts "dex\n").
+        let hasPrefix = zip.firstLocalHeaderOffset > 0 && !zip.startsWithLocalHeader
         for range in zip.unaccountedRanges where onlyJARChecked {
-            guard range.lowerBound == 0 && zip.firstLocalHeaderOffset > 0 else { inside.append(range); continue }
+            guard range.lowerBound == 0 && hasPrefix else { inside.append(range); continue }
             report.signatureErrors.append(.error(.jarSigUnprotectedBytes, "", "\(range.upperBound - range.lowerBound) bytes before the first local header belong to no entry, and the JAR signature, the only one checked \(checked), does not cover them: Android 5.0-8.0 would run a DEX file there as the app's code (Janus, CVE-2017-13156). Strip them (zip -J) and sign again"))
         }
         if let first = inside.first {
@@ -376,9 +380,11 @@ public struct Verifier: Sendable {
 extension Verifier {
     /// Android 8.1 (API 27) and later open no APK whose first bytes are not a local file header, whatever the
     /// prefix holds (libziparchive's ParseZipArchive, the fix for Janus, A-64211847); apksig does not look.
+    /// libziparchive checks only the signature at offset 0: a local record there that no entry names (a
+    /// leftover of an earlier signing, `ZipArchive.staleSignerRecords`) opens, as it does here.
     static func checkArchiveStart(_ zip: ZipArchive, maxSdkVersion: Int, report: inout VerificationReport) {
         let prefix = zip.firstLocalHeaderOffset
-        guard prefix > 0, maxSdkVersion >= oreoMR1 else { return }
+        guard prefix > 0, maxSdkVersion >= oreoMR1, !zip.startsWithLocalHeader else { return }
         report.installErrors.append(.error(.installBytesBeforeFirstEntry, "",
             "\(prefix) bytes come before the first local header; Android 8.1 and later refuse to open an APK that does not start with one (\"Entry at offset zero has invalid LFH signature\"). Strip them (zip -J) and sign again"))
     }

@@ -87,9 +87,9 @@ extension APKPatch {
             }
             do {
                 try PatchPipeline.ensureDistinct(input: input, output: output)
-                // APKArchive, not a bare ZipArchive: refuse what every other command refuses (zip-slip names,
-                // bombs) rather than copy it into a new, aligned APK.
-                let archive = try APKArchive(path: input, readsAll: true).zip
+                // APKArchive, not a bare ZipArchive: refuse what every other command that writes an APK refuses
+                // (bombs, what Android cannot read) rather than copy it into a new, aligned APK.
+                let archive = try APKArchive(path: input, limits: .rewriting, readsAll: true).zip
                 if verbose { print("Verifying alignment of \(output) (\(alignment))...") }
                 let report = try Repacker.write(try Repacker.rawEntries(of: archive), to: output, alignment: policy,
                                                 comment: archive.endOfCentralDirectory.comment)

@@ -9,6 +9,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import APKCore
 import Sign
 
 /// The signing-key options, named and meaning what they mean for `apksigner sign`, so a CI script can switch
@@ -125,8 +126,9 @@ struct SignerOptions: ParsableArguments {
             }
             text = value
         case .file(let path):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("--ks-base64: the file named after file: cannot be read (its path is not shown in case it is the secret)")
+            let data: [UInt8]
+            do { data = try RegularFile.contents(of: path, limit: 64 << 20) } catch let error as FileError {
+                throw ValidationError("--ks-base64: the file named after file: cannot be read (\(error.reason); its path is not shown in case it is the secret)")
             }
             text = String(decoding: data, as: UTF8.self)
         case .stdin:

@@ -38,16 +38,10 @@ import TestSupport
         "org.sajeg.fallingblocks_3.apk": "apkpatch run",
     ]
 
-    /// AGP's zipflinger starts these with a 132-byte "virtual entry" (a local header with no name that the central
-    /// directory does not list), which Android and apksigner accept. The writers take it (ZipflingerVirtualEntryTests);
-    /// `verify` still rejects it until helper 19x's fix of the offset-0 record lands, so that step's failures are
-    /// recorded as known, and may stop (intermittent) when the fix lands: then remove the entries here.
-    static let knownIssues: [String: (steps: Set<Step>, reason: String)] = [
-        "Yosemite.apk": ([.verify], zipflinger),
-        "app-uiautomator.apk": ([.verify], zipflinger),
-        "pocoservice-debug.apk": ([.verify], zipflinger),
-    ]
-    static let zipflinger = "verify rejects zipflinger's virtual entry at offset 0 (Janus, INSTALL_BYTES_BEFORE_FIRST_ENTRY)"
+    /// Steps whose failures are known, by APK, with the reason (none now: AGP zipflinger's 132-byte virtual entry at
+    /// offset 0 is taken by the writers, ZipflingerVirtualEntryTests, and by verify, which classifies a local record
+    /// at offset 0 as libziparchive does).
+    static let knownIssues: [String: (steps: Set<Step>, reason: String)] = [:]
 
     enum Step: CaseIterable { case verify, sign, run, align, unpack }
 

@@ -129,8 +129,9 @@ func snapshot(_ directory: URL) -> Set<String> {
     }
 
     @Test func hostileArchivesThroughEveryCommand() throws {
-        var slip = ZipBuilder(); slip.items = [item("AndroidManifest.xml"), item("../../evil.txt")]
-        try expectAllCommandsRefuse(slip.build(), "zip-slip")
+        // A name like "../../evil.txt" is no longer here: Android opens such an APK, so the commands that write an
+        // APK copy it (AndroidArchiveRulesTests), and unpack, which would write outside its directory, refuses it
+        // (HostileArchiveTests.zipSlipNames).
         var duplicate = ZipBuilder(); duplicate.items = [item("AndroidManifest.xml"), item("a.txt", "one"), item("a.txt", "two")]
         try expectAllCommandsRefuse(duplicate.build(), "duplicate entries")
         var mismatch = ZipBuilder(); mismatch.items = [item("AndroidManifest.xml"), item("b.txt")]

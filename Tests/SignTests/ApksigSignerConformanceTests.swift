@@ -129,7 +129,10 @@ import Unpack
 
     // MARK: - What the signer accepts as input
 
-    @Test("testWeirdZipCompressionMethod: a method other than stored is deflate, as Android reads it")
+    /// apksig reads a method other than stored as deflate (as Android's JAR verifier does) and signs it, but
+    /// libziparchive, which reads the manifest at install, extracts only stored and deflated entries: apksigner's
+    /// output cannot install. Here Android's rule wins: refused before any output exists.
+    @Test("testWeirdZipCompressionMethod: method 21 on the manifest is refused (apksig signs it; Android cannot extract it)")
     func weirdCompressionMethod() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         var entries = try Self.baseEntries()
@@ -138,17 +141,37 @@ import Unpack
         entries[manifest].localMethod = 21
         entries[manifest].centralMethod = 21
         let input = try Self.write(entries, to: "weird.apk", in: dir)
-        try Self.expectSameAsApksigner(input, in: dir, label: "weird")
+        let both = try Self.signWithBoth(input, in: dir, label: "weird")
+        #expect(both.theirs.succeeded, "\(both.theirs)")
+        #expect(!(try TestSupport.libziparchiveCheck(both.theirsPath).succeeded), "libziparchive extracts method 21")
+        #expect(both.ours.status == 1 && both.ours.stderr.contains("compression method 21, which Android cannot extract"), "\(both.ours)")
+        #expect(!FileManager.default.fileExists(atPath: both.oursPath))
     }
 
-    @Test("testZipCompressionMethodMismatchBetweenLfhAndCd: the central directory's method rules")
+    /// The central directory's method rules (apksig and libziparchive both read by it); the output's local header
+    /// is written anew to agree with it, so a streaming reader reads the entry as Android does. That header is
+    /// the only difference from apksigner's output, which keeps the input's.
+    @Test("testZipCompressionMethodMismatchBetweenLfhAndCd: the central directory's method rules; the local header is repaired")
     func compressionMethodMismatch() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
         var entries = try Self.baseEntries()
         let manifest = try #require(entries.firstIndex { $0.name == Array("AndroidManifest.xml".utf8) })
         entries[manifest].localMethod = 0  // the data is deflated; the central directory says so
         let input = try Self.write(entries, to: "mismatch.apk", in: dir)
-        try Self.expectSameAsApksigner(input, in: dir, label: "mismatch")
+        let both = try Self.signWithBoth(input, in: dir, label: "mismatch")
+        try #require(both.theirs.succeeded && both.ours.succeeded, "\(both.theirs)\n\(both.ours)")
+        let theirs = try APKArchive(path: both.theirsPath), ours = try APKArchive(path: both.oursPath)
+        for (label, archive) in [("apksigner", theirs), ("apkpatch", ours)] {
+            let entry = try #require(archive.entry(named: "AndroidManifest.xml"))
+            let local = try archive.source.bytes(in: (entry.localHeaderOffset + 8)..<(entry.localHeaderOffset + 10))
+            #expect((local == [8, 0]) == (label == "apkpatch"), "\(label): local method \(local)")
+        }
+        #expect(ours.entries.map(\.name) == theirs.entries.map(\.name))
+        for entry in ours.entries where !entry.name.hasPrefix("META-INF/") {
+            #expect(try ours.uncompressedData(of: entry) == theirs.uncompressedData(of: try #require(theirs.entry(named: entry.name))), "\(entry.name)")
+        }
+        #expect(try TestSupport.run("apksigner", ["verify", both.oursPath]).succeeded)
+        #expect(try TestSupport.libziparchiveCheck(both.oursPath).succeeded)
     }
 
     @Test("names that are unsafe as paths are signed: apksig refuses only what a v1 manifest cannot hold")
@@ -189,9 +212,10 @@ import Unpack
                                        label: "nov1-\(character)", verifyMinSdk: 24)
     }
 
-    /// apksigner 0.9 cannot read ZIP64 fields, so this checks the output itself: every entry where its
-    /// central record says, with the data it had, and a signature both verifiers accept (apksigner: v2 at 24+).
-    @Test("testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully: ZIP64 entry fields are kept and stay right",
+    /// apksig keeps the ZIP64 fields; apkpatch writes standard records instead (Android 10 and older read no
+    /// ZIP64, and every size fits 32 bits), so the output is read by the strict reader, apksigner 0.9 (which
+    /// reads no ZIP64 either: v1 included) and Debian's libziparchive, with every entry's data as it was.
+    @Test("testSignApk_apkWithZip64Records_signsAndVerifiesSuccessfully: ZIP64 entry fields are read and written as standard records",
           arguments: [false, true])
     func zip64Records(alignmentPreserved: Bool) throws {
         let dir = try TestSupport.makeTemporaryDirectory()
@@ -208,16 +232,17 @@ import Unpack
                                                    "--v1-signing-enabled", "\(v1)"]
                                                   + (v1 ? [] : ["--min-sdk-version", "24"]) + [input])
             try #require(result.succeeded, "\(result)")
-            // --signature-only: with the alignment preserved, resources.arsc stays where the ZIP64 fields put it.
             let verify = try TestSupport.apkpatch(["verify", "--signature-only"] + (v1 ? [] : ["--min-sdk-version", "24"]) + [output])
             #expect(verify.succeeded, "\(verify)")
-            if !v1 {
-                let theirs = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", "24", output])
-                #expect(theirs.succeeded, "\(theirs)")
+            let theirs = try TestSupport.run("apksigner", ["verify"] + (v1 ? [] : ["--min-sdk-version", "24"]) + [output])
+            #expect(theirs.succeeded, "\(theirs)")
+            #expect(try TestSupport.libziparchiveCheck(output).succeeded)
+            // The strict reader reads no ZIP64 field: there is none left.
+            let signed = try APKArchive(source: try MappedFile(path: output), label: output, limits: { var l = UnpackLimits(); l.readsZip64 = false; return l }())
+            for entry in signed.entries {
+                #expect(ExtraField.removing(0x0001, from: entry.localExtra) == entry.localExtra, "\(entry.name): a ZIP64 record in its local header")
+                #expect(ExtraField.removing(0x0001, from: entry.centralExtra) == entry.centralExtra, "\(entry.name): a ZIP64 record in its central record")
             }
-            var limits = UnpackLimits()
-            limits.readsLikeAndroid = true
-            let signed = try APKArchive(path: output, limits: limits)
             for entry in entries {
                 let name = String(decoding: entry.name, as: UTF8.self)
                 let copied = try #require(signed.entry(named: name))

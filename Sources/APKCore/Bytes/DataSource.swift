@@ -331,6 +331,9 @@ public struct FileError: Error, CustomStringConvertible {
     public let operation: String
     public let errno: Int32
     public var detail: String?
+    /// The path names a directory, FIFO, device or socket (`RegularFile.open`), not a regular file: no
+    /// permission change helps, another path does.
+    public var isNotRegularFile = false
     public init(path: String, operation: String, errno: Int32, detail: String? = nil) {
         self.path = path; self.operation = operation; self.errno = errno; self.detail = detail
     }

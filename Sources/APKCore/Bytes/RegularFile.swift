@@ -29,7 +29,30 @@ public enum RegularFile {
             return (fd, info)
         }
         close(fd)
-        throw FileError(path: path, operation: "read", errno: kind.errno, detail: "it is \(kind.name), not a regular file")
+        var error = FileError(path: path, operation: "read", errno: kind.errno, detail: "it is \(kind.name), not a regular file")
+        error.isNotRegularFile = true
+        throw error
+    }
+
+    /// The whole regular file at `path` (a key, a certificate, a password file), read without ever blocking:
+    /// a FIFO or a device is refused at once (`FileError.isNotRegularFile`), not read. Throws `FileError` too
+    /// when the file holds more than `limit` bytes, which no such file does.
+    public static func contents(of path: String, limit: Int) throws -> [UInt8] {
+        let (fd, info) = try open(path)
+        defer { close(fd) }
+        guard Int64(info.st_size) <= Int64(limit) else {
+            throw FileError(path: path, operation: "read", errno: EFBIG, detail: "it is \(info.st_size) bytes, more than the \(limit >> 20) MiB such a file can be")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, $0.count - got) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw FileError(path: path, operation: "read", errno: errno) }
+            if n == 0 { break }  // shorter than its size said: it shrank while read
+            got += n
+        }
+        return Array(bytes[0..<got])
     }
 
     /// What `info` describes when it is not a regular file (for messages), or nil for a regular file.

@@ -33,7 +33,7 @@ public struct APKArchive: Sendable {
             var zipLimits = ZipArchive.Limits()
             zipLimits.maxEntries = limits.maxEntries
             zipLimits.readsLikeAndroid = limits.readsLikeAndroid
-            zipLimits.readsZip64EndRecord = limits.readsZip64EndRecord
+            zipLimits.readsZip64 = limits.readsZip64
             zipLimits.refusesUnaccountedBytes = limits.refusesUnaccountedBytes
             zip = try ZipArchive(source: source, limits: zipLimits)
         } catch let error as ZipFormatError {
@@ -52,9 +52,14 @@ public struct APKArchive: Sendable {
     /// The entry's compressed bytes exactly as stored, sharing the mapping.
     public func rawData(of entry: ZipEntry) throws -> any DataSource { try zip.rawData(of: entry) }
 
-    /// Streams the entry's uncompressed bytes to `body`, checking the CRC and the declared size.
-    public func withUncompressedChunks(of entry: ZipEntry, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Streams the entry's uncompressed bytes to `body`, checking the CRC and the declared size. Returns how
+    /// many of a deflated entry's compressed bytes follow the end of its deflate stream (0 when none do, and
+    /// for a stored entry): no reader inflates them and no CRC-32 covers them, though apksig and Android
+    /// accept the entry (libziparchive's `inflateImpl` checks only that no byte is left unread).
+    @discardableResult
+    public func withUncompressedChunks(of entry: ZipEntry, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Int64 {
         var crc = CRC32()
+        var streamEnd = entry.compressedSize
         do {
             try source.withBytes(in: entry.dataRange) { raw in
                 switch entry.method {
@@ -68,7 +73,7 @@ public struct APKArchive: Sendable {
                         offset = end
                     }
                 case .deflated:
-                    try Inflate.inflate(raw, expectedSize: entry.uncompressedSize) { chunk in
+                    try Inflate.inflate(raw, expectedSize: entry.uncompressedSize, consumed: { streamEnd = Int64($0) }) { chunk in
                         crc.update(chunk)
                         try body(chunk)
                     }
@@ -81,6 +86,7 @@ public struct APKArchive: Sendable {
             throw UnpackError.corruptEntry(path: label, entry: entry.name,
                                            reason: "CRC-32 is \(hex(crc.value)), the archive says \(hex(entry.crc32))")
         }
+        return entry.compressedSize - streamEnd
     }
 
     /// The entry's uncompressed bytes. For large entries prefer `withUncompressedChunks`.
@@ -133,18 +139,28 @@ public struct UnpackLimits: Sendable {
     /// framework-res.apk's is 31 MB). Without it a 1 MB APK whose AndroidManifest.xml inflates to 1 GB made
     /// verify, sign and run allocate 1 GB. Streaming readers (`withUncompressedChunks`) are not limited by it.
     public var maxInMemoryEntrySize: Int64 = 128 << 20
-    /// Refuse names that are unsafe as paths (`..`, absolute, backslashes, NUL). Off for verification and
-    /// signing only (`Signer.inputLimits`): Android verifies and installs such an APK, and apksig signs it, so
-    /// neither may refuse it for its names.
+    /// Refuse names that are unsafe as paths (`..`, absolute, backslashes, NUL). Off for verification and for
+    /// the commands that write an APK (`rewriting`): libziparchive opens such an APK (it refuses only a NUL or
+    /// invalid UTF-8, which every reader here refuses too), Android installs it and apksig signs it, so none of
+    /// them may refuse it for names that never become paths there. On where names become files (unpack, decode).
     public var checksEntryNames = true
-    /// Android's reading of compression methods and ZIP64 entry fields (`ZipArchive.Limits.readsLikeAndroid`);
-    /// verification and signing only (the signer copies records verbatim, as apksig does).
+    /// The verifier's reading of compression methods and ZIP64 entry fields (`ZipArchive.Limits.readsLikeAndroid`);
+    /// verification only.
     public var readsLikeAndroid = false
-    /// A ZIP64 end record whose values fit the standard one (`ZipArchive.Limits.readsZip64EndRecord`); signing only.
-    public var readsZip64EndRecord = false
+    /// ZIP64 fields whose values fit standard ones, read (`ZipArchive.Limits.readsZip64`); whatever writes
+    /// them out writes standard records.
+    public var readsZip64 = true
     /// Refuse bytes no record accounts for (`ZipArchive.Limits.refusesUnaccountedBytes`); off for verification only.
     public var refusesUnaccountedBytes = true
     public init() {}
+
+    /// For the commands that read an APK to write one (`sign`, `run`, `watch`, `align`, `merge`): one rule set,
+    /// Android's. Names are not paths there, so only what Android refuses in a name is refused.
+    public static var rewriting: UnpackLimits {
+        var limits = UnpackLimits()
+        limits.checksEntryNames = false
+        return limits
+    }
 }
 
 /// Entry-name rules for anything that becomes a path: no traversal, no absolute paths, no backslashes,

@@ -25,18 +25,24 @@ public struct ZipArchive: Sendable {
     public struct Limits: Sendable {
         public var maxEntries = 65_535
         public var maxCentralDirectorySize: Int64 = 64 << 20
-        /// Read entries as Android and apksig do (verification only): the central directory's compression method
-        /// rules, any method but stored (0) is deflate, and the local header's method is not consulted (apksig
-        /// testWeirdZipCompressionMethod, testZipCompressionMethodMismatchBetweenLfhAndCd); sizes and offsets of
-        /// 0xFFFFFFFF are taken from the entry's ZIP64 extended-information extra field (apksig
-        /// verify_apkWithZip64Records_verifiesSuccessfully; libziparchive reads them too). Off, all of these are
-        /// refused, which is right for anything that rewrites the APK. ZIP64 end records are refused either way.
+        /// Read every entry as a verifier must (verification only): any compression method but stored (0) is
+        /// deflate, as Android's JAR verifier (StrictJarFile) and apksig read it (apksig
+        /// testWeirdZipCompressionMethod), and ZIP64 entry fields as `readsZip64` reads them (apksig
+        /// verify_apkWithZip64Records_verifiesSuccessfully). Off, a method other than stored or deflated is
+        /// refused but on a JAR signature file (which only the JAR verifier reads): libziparchive, which reads
+        /// the manifest, code, resources and libraries, extracts no other method, so the APK would not install
+        /// or run. Whatever this says, the central directory's method rules and the local header's is not
+        /// consulted, as in libziparchive (`FindEntry`) and apksig (testZipCompressionMethodMismatchBetweenLfhAndCd).
         public var readsLikeAndroid = false
-        /// Accept a ZIP64 end of central directory record whose values fit the standard record (the standard
-        /// one then holds 0xFFFF/0xFFFFFFFF markers or the same values), as apksig's signer does
-        /// (ApkSignerTest testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully): it writes a standard end
-        /// record. For the signer only; archives that really need ZIP64 are refused either way.
-        public var readsZip64EndRecord = false
+        /// Read ZIP64 fields whose values fit the standard ones: sizes and offsets of 0xFFFFFFFF taken from an
+        /// entry's ZIP64 extended-information extra field (central or local, as libziparchive since Android 11
+        /// and apksig read them), and a ZIP64 end of central directory record whose values fit the standard one
+        /// (which then holds 0xFFFF/0xFFFFFFFF markers or the same values: ApkSignerTest
+        /// testSignApk_apkWithZip64Eocd_signsAndVerifiesSuccessfully). Entries read so are marked
+        /// `ZipEntry.hasNonstandardRecords`, their ZIP64 extra records dropped, so a writer writes standard
+        /// records that Android 10 and older read too. Archives that really need ZIP64 (over 65,535 entries or
+        /// 4 GiB) are refused either way.
+        public var readsZip64 = false
         /// Refuse bytes no record accounts for: any byte before the first local header (Android 8.1+ opens no
         /// archive whose first bytes are not a local header: libziparchive's ParseZipArchive, the Janus fix,
         /// A-64211847), non-zero bytes between entries or between the last entry and the APK Signing Block (or
@@ -55,7 +61,7 @@ public struct ZipArchive: Sendable {
     /// Parses the archive in `source`. Throws `ZipFormatError` describing the first problem found.
     public init(source: any DataSource, limits: Limits = Limits()) throws {
         self.source = source
-        let eocd = try Self.findEndOfCentralDirectory(in: source, readsZip64EndRecord: limits.readsZip64EndRecord)
+        let eocd = try Self.findEndOfCentralDirectory(in: source, readsZip64EndRecord: limits.readsZip64)
         self.endOfCentralDirectory = eocd
         guard eocd.centralDirectorySize <= limits.maxCentralDirectorySize else {
             throw ZipFormatError.limitExceeded("central directory of \(eocd.centralDirectorySize) bytes exceeds the limit of \(limits.maxCentralDirectorySize)")
@@ -77,7 +83,9 @@ public struct ZipArchive: Sendable {
         guard eocd.entryCount <= limits.maxEntries else {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
-        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, readsLikeAndroid: limits.readsLikeAndroid,
+        let readsZip64Fields = limits.readsLikeAndroid || limits.readsZip64
+        var entries = try Self.readCentralDirectory(source: source, eocd: eocd, readsUnknownMethods: limits.readsLikeAndroid,
+                                                    readsZip64Fields: readsZip64Fields,
                                                     refusesUnaccountedBytes: limits.refusesUnaccountedBytes)
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
@@ -106,7 +114,7 @@ public struct ZipArchive: Sendable {
                 Self.touchLocalHeaders(of: entries[start..<end], in: all)
                 for index in start..<end {
                     try Self.readLocalHeader(of: &entries[index], in: all, limit: eocd.centralDirectoryOffset,
-                                             readsLikeAndroid: limits.readsLikeAndroid)
+                                             readsZip64Fields: readsZip64Fields)
                     low = min(low, entries[index].localHeaderOffset)
                     high = max(high, entries[index].dataOffset)
                     if high - low > span {
@@ -184,6 +192,14 @@ public struct ZipArchive: Sendable {
     /// 8.1+ refuses whatever it holds. 0 without entries; with `Limits.refusesUnaccountedBytes`, 0 unless
     /// `staleSignerRecords` fill the prefix.
     public let firstLocalHeaderOffset: Int64
+
+    /// True when the file's first four bytes are a local file header signature: all Android 8.1 and later ask
+    /// of an APK's start (libziparchive's ParseZipArchive reads that signature at offset 0, whatever record
+    /// follows it), so a record no entry names there (`staleSignerRecords`) still opens, a prefix does not.
+    public var startsWithLocalHeader: Bool {
+        guard source.count >= 4, let head = try? source.bytes(in: 0..<4) else { return false }
+        return head.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } == LocalFileHeaderLayout.signature
+    }
 
     /// Records that an earlier signing left between the entries' records: complete, intact local records of
     /// entries a signer drops and writes anew (`signerRegeneratedNames`), which the central directory no longer
@@ -415,7 +431,8 @@ public struct ZipArchive: Sendable {
         return (UInt16(entries), UInt32(size), UInt32(offset), Int64(recordOffset)..<(Int64(recordOffset) + 12 + Int64(remaining)))
     }
 
-    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, readsLikeAndroid: Bool = false,
+    static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, readsUnknownMethods: Bool = false,
+                                     readsZip64Fields: Bool = false,
                                      refusesUnaccountedBytes: Bool = true) throws -> [ZipEntry] {
         try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
             var r = LittleEndianReader(cd)
@@ -464,17 +481,22 @@ public struct ZipArchive: Sendable {
                     if flags & (ZipFlags.encrypted | ZipFlags.strongEncryption) != 0 {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) is encrypted; APKs cannot contain encrypted entries")
                     }
-                    guard let method = CompressionMethod(rawValue: methodRaw) ?? (readsLikeAndroid ? .deflated : nil) else {
-                        throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses compression method \(methodRaw); APKs use only stored (0) or deflated (8)")
+                    // Android's JAR verifier reads any method but stored as deflate; libziparchive, which reads
+                    // everything else, extracts only stored and deflated (`ExtractToWriter`).
+                    guard let method = CompressionMethod(rawValue: methodRaw)
+                            ?? (readsUnknownMethods || JarSignatureFiles.isSignatureFile(displayName) ? .deflated : nil) else {
+                        throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses compression method \(methodRaw), which Android cannot extract (its ZIP reader, libziparchive, reads only stored (0) and deflated (8) entries), so the app would not install or run; rebuild the APK with the entry stored or deflated")
                     }
+                    var nonstandard = method.rawValue != methodRaw
                     var (uncompressed, compressed, offset) = (Int64(uncompressedSize), Int64(compressedSize), Int64(localHeaderOffset))
                     if compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF {
-                        guard readsLikeAndroid else {
+                        guard readsZip64Fields else {
                             throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
                         }
                         let values = try Self.zip64Values(in: extra, [uncompressedSize, compressedSize, localHeaderOffset],
                                                           what: "entry \(displayName.debugQuoted)")
                         (uncompressed, compressed, offset) = (values[0], values[1], values[2])
+                        nonstandard = true
                     }
                     if method == .stored && compressed != uncompressed {
                         throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(compressedSize) but uncompressed size \(uncompressedSize)")
@@ -484,7 +506,8 @@ public struct ZipArchive: Sendable {
                     entry.versionMadeBy = versionMadeBy
                     entry.versionNeeded = versionNeeded
                     entry.flags = flags
-                    entry.centralExtra = extra
+                    entry.centralExtra = nonstandard ? Self.withoutZip64(extra) : extra
+                    entry.hasNonstandardRecords = nonstandard
                     entry.comment = comment
                     entry.internalAttributes = internalAttributes
                     entry.externalAttributes = externalAttributes
@@ -585,9 +608,15 @@ public struct ZipArchive: Sendable {
         return memcmp(x, y, a.count) == 0
     }
 
-    /// Reads the local header of `entry` and checks it against the central directory record (`readsLikeAndroid`:
-    /// see `Limits.readsLikeAndroid`).
-    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, readsLikeAndroid: Bool = false) throws {
+    /// `extra` without its ZIP64 extended-information records (ID 0x0001), for an entry whose records are
+    /// written anew with standard sizes and offsets.
+    static func withoutZip64(_ extra: [UInt8]) -> [UInt8] { ExtraField.removing(0x0001, from: extra) }
+
+    /// Reads the local header of `entry` and checks it against the central directory record
+    /// (`readsZip64Fields`: see `Limits.readsZip64`). The local header's compression method is not consulted
+    /// (the central directory's rules, as in libziparchive and apksig); one that differs marks the entry
+    /// `hasNonstandardRecords`, so that writers that copy records write a local header that agrees.
+    static func readLocalHeader(of entry: inout ZipEntry, in all: UnsafeRawBufferPointer, limit: Int64, readsZip64Fields: Bool = false) throws {
         var name: String { entry.name.debugQuoted }  // only for messages: quoting every name costs time
         var usesZip64 = false
         guard entry.localHeaderOffset + Int64(LocalFileHeaderLayout.fixedSize) <= limit else {
@@ -616,20 +645,20 @@ public struct ZipArchive: Sendable {
             guard entry.nameBytes.withUnsafeBytes({ Self.bytesEqual($0, localName) }) else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header names it \(String(decoding: localName, as: UTF8.self).debugQuoted)")
             }
-            guard method == entry.method.rawValue || readsLikeAndroid else {
-                throw ZipFormatError.headerMismatch("entry \(name): local header says compression method \(method), central directory says \(entry.method.rawValue)")
-            }
+            if method != entry.method.rawValue { entry.hasNonstandardRecords = true }
             guard (flags & ZipFlags.dataDescriptor) == (entry.flags & ZipFlags.dataDescriptor),
                   (flags & ZipFlags.encrypted) == 0 else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header flags 0x\(String(flags, radix: 16)) disagree with the central directory's 0x\(String(entry.flags, radix: 16))")
             }
             entry.localExtra = Array(try r.readBytes(extraLength))
             var (localUncompressed, localCompressed) = (Int64(uncompressedSize), Int64(compressedSize))
-            if readsLikeAndroid && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
+            if readsZip64Fields && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
                 // ZIP64 in the local header: its extra field holds the sizes that are 0xFFFFFFFF (no offset here).
                 let values = try Self.zip64Values(in: entry.localExtra, [uncompressedSize, compressedSize], what: "local header of entry \(name)")
                 (localUncompressed, localCompressed) = (values[0], values[1])
                 usesZip64 = true
+                entry.localExtra = Self.withoutZip64(entry.localExtra)
+                entry.hasNonstandardRecords = true
             } else if flags & ZipFlags.dataDescriptor == 0 && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
                 // Not damage: a writer that streams (Python's zipfile with force_zip64) puts ZIP64 sizes in the local
                 // header while the central directory holds the small ones. libziparchive before Android 11 and

@@ -28,6 +28,12 @@ public struct ZipEntry: Sendable, Hashable {
     public var dataOffset: Int64
     /// Size of the data descriptor after the data (0 when flag bit 3 is clear).
     public var dataDescriptorSize: Int64
+    /// The input's records hold what an APK must not (`ZipArchive.Limits.readsZip64`): ZIP64 fields (Android
+    /// 10 and older read none), a local header whose compression method is not the central directory's (Android
+    /// reads the central one, a streaming reader the local one), or a method other than stored or deflated on
+    /// a JAR signature file (read as deflated). The other fields hold the values as read; a writer that copies
+    /// records writes new ones from them instead.
+    public var hasNonstandardRecords = false
 
     public init(nameBytes: [UInt8], method: CompressionMethod, crc32: UInt32, compressedSize: Int64,
                 uncompressedSize: Int64, lastModifiedTime: UInt16, lastModifiedDate: UInt16) {
@@ -121,7 +127,7 @@ public struct EndOfCentralDirectory: Sendable, Hashable {
     /// Where the record starts in the archive.
     public var offset: Int64
     /// Where the ZIP64 end of central directory record read in its place lies (`ZipArchive.Limits
-    /// .readsZip64EndRecord`): it and its locator, which ends at `offset`, are end records too. Nil without one.
+    /// .readsZip64`): it and its locator, which ends at `offset`, are end records too. Nil without one.
     public var zip64EndRecord: Range<Int64>?
     /// Where the end records start: the ZIP64 end record's offset, or `offset`. The central directory ends here.
     public var endRecordsOffset: Int64 { zip64EndRecord?.lowerBound ?? offset }

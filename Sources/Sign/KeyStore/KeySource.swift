@@ -8,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import APKCore
 import OpenSSLWrapper
 
 /// A loaded signing key: what the v1/v2/v3 signers need.
@@ -119,13 +120,22 @@ public enum KeySource: Sendable, Equatable {
         return children[0].tag == DER.sequenceTag && children[1].tag == DER.octetStringTag
     }
 
+    /// The largest key, certificate or keystore file read: real ones are a few KiB.
+    static let maxFileSize = 16 << 20
+
     static func readFile(_ path: String, what: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw KeyStoreError(.fileUnreadable, exists ? "cannot read \(what) \(path); check its permissions"
-                                                        : "\(what) \(path) does not exist; check the path")
+        do {
+            return try RegularFile.contents(of: path, limit: maxFileSize)
+        } catch let error as FileError {
+            if error.isNotRegularFile {
+                throw KeyStoreError(.fileUnreadable, "cannot read \(what) \(path): \(error.reason); give the path of the \(what) file itself")
+            }
+            switch error.errno {
+            case ENOENT, ENOTDIR: throw KeyStoreError(.fileUnreadable, "\(what) \(path) does not exist; check the path")
+            case EACCES, EPERM: throw KeyStoreError(.fileUnreadable, "cannot read \(what) \(path): \(error.reason); check its permissions")
+            default: throw KeyStoreError(.fileUnreadable, "cannot read \(what) \(path): \(error.reason)")
+            }
         }
-        return Array(data)
     }
 }
 

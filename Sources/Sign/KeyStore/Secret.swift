@@ -111,6 +111,9 @@ public enum PasswordSource: Sendable, Equatable {
         }
     }
 
+    /// The largest password file read (its first lines are the passwords).
+    static let maxFileSize = 1 << 20
+
     private func resolveSource(prompt: String, fileLine: Int) throws -> Secret {
         switch self {
         case .pass(let secret):
@@ -121,11 +124,14 @@ public enum PasswordSource: Sendable, Equatable {
             }
             return Secret(value)
         case .file(let path):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                let reason = access(path, R_OK) == 0 ? "it is not a readable file" : String(cString: strerror(errno))
-                throw KeyStoreError(.passwordUnavailable, "the password file named after file: cannot be read (\(reason)); its path is not shown in case it is the password: check the path and its permissions")
+            let data: [UInt8]
+            do { data = try RegularFile.contents(of: path, limit: Self.maxFileSize) } catch let error as FileError {
+                // The path is not shown in case it is the password (a secret pasted after file:).
+                let advice = error.isNotRegularFile ? "give the path of a regular file holding the password"
+                    : "check the path and its permissions"
+                throw KeyStoreError(.passwordUnavailable, "the password file named after file: cannot be read (\(error.reason)); its path is not shown in case it is the password: \(advice)")
             }
-            return Secret(bytes: Self.line(fileLine, of: Array(data)) ?? Self.firstLine(Array(data)))
+            return Secret(bytes: Self.line(fileLine, of: data) ?? Self.firstLine(data))
         case .stdin:
             guard let line = StandardInputLines.shared.nextLine() else {
                 throw KeyStoreError(.passwordUnavailable, "standard input ended before a password line; pipe the password in (echo \"$PASS\" | …)")

@@ -33,8 +33,13 @@ struct InputAPKWriter: SectionWriter {
         var cdPosition = zip.centralDirectoryOffset
         for index in zip.entries.indices {
             // Fields, not a copy of the entry (that retains and releases its arrays, 7,600 times over).
-            let size = Int64(CentralDirectoryRecordLayout.fixedSize + zip.entries[index].nameBytes.count
+            var size = Int64(CentralDirectoryRecordLayout.fixedSize + zip.entries[index].nameBytes.count
                              + zip.entries[index].centralExtra.count + zip.entries[index].comment.count)
+            if zip.entries[index].hasNonstandardRecords {
+                // Its entry no longer holds the ZIP64 extra records the input's record has: the record's own lengths.
+                let lengths = try archive.source.bytes(in: (cdPosition + 28)..<(cdPosition + 34))
+                size = Int64(CentralDirectoryRecordLayout.fixedSize) + (0..<3).reduce(Int64(0)) { $0 + Int64(lengths[2 * $1]) + Int64(lengths[2 * $1 + 1]) << 8 }
+            }
             centralRecords.append(cdPosition..<(cdPosition + size))
             cdPosition += size
         }
@@ -151,6 +156,23 @@ struct InputAPKWriter: SectionWriter {
             let headerOffset = plan.layout.count
             try Records.checkOffset(headerOffset)
             plan.recordStarts.append(headerOffset)
+            if entry.hasNonstandardRecords {
+                // Records an APK must not carry (ZIP64 fields, a local method that is not the central one): both
+                // written anew from the entry, its data aligned as any re-aligned entry's, and the data copied
+                // (a data descriptor is not: the new local header holds the sizes and CRC-32).
+                var written = entry
+                written.flags &= ~ZipFlags.dataDescriptor
+                written.localExtra = engine.alignment.localExtra(for: entry, headerOffset: headerOffset, alignment: engine.alignment.alignment(for: entry))
+                guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+                guard entry.compressedSize < 0xFFFF_FFFF, entry.uncompressedSize < 0xFFFF_FFFF else {
+                    throw SignError.tooLarge("entry \(entry.name.debugDescription) is 4 GiB or more, which needs ZIP64, which APKs cannot use")
+                }
+                plan.layout.append(literal: written.encodedLocalHeader(extra: written.localExtra))
+                plan.dataStarts.append(plan.layout.count)
+                plan.layout.append(input: entry.dataRange)
+                plan.centralRecords.append((centralIndex, .encoded(written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))))
+                continue
+            }
             if let extra = engine.alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
                                                outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset) {
                 guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }

@@ -17,15 +17,15 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     // a ZIP64 end record holding ordinary values) as well as the strict one every other command uses.
     var androidZip = ZipArchive.Limits()
     androidZip.readsLikeAndroid = true
-    androidZip.readsZip64EndRecord = true
+    androidZip.readsZip64 = true
     if let zip = try? ZipArchive(source: source, limits: androidZip) {
         for entry in zip.entries.prefix(64) { _ = try? zip.rawData(of: entry).bytes(in: 0..<min(entry.compressedSize, 64)) }
     }
     var android = UnpackLimits()
     android.checksEntryNames = false
     android.readsLikeAndroid = true
-    android.readsZip64EndRecord = true
-    for limits in [UnpackLimits(), android] {
+    android.readsZip64 = true
+    for limits in [UnpackLimits(), .rewriting, android] {
         guard let archive = try? APKArchive(source: source, label: "fuzz", limits: limits) else { continue }
         for entry in archive.entries.prefix(64) {
             var total = 0
