@@ -97,7 +97,9 @@ struct RoundTripChecks {
     let corpus: ForeignCorpus.Built
 
     var environment: [String: String] { ["CORPUS_KS_PASS": corpus.keyStorePassword] }
-    var oracles: OutputChecks { OutputChecks(name: member.rawValue, input: input, work: work) }
+    var oracles: OutputChecks { OutputChecks(name: member.rawValue, input: input, work: work, reference: dumpReference) }
+    /// aapt reads no ZIP64 (pythonZip64's local headers): its dumps are those of the same content without ZIP64.
+    var dumpReference: String? { member == .pythonZip64 ? corpus.path(of: .pythonDeflated) : nil }
     var signingOptions: [String] { ["--ks", corpus.keyStore, "--ks-pass", "env:CORPUS_KS_PASS"] }
     func path(_ name: String) -> String { work.appendingPathComponent(name).path }
 
@@ -177,6 +179,7 @@ struct RoundTripChecks {
         try #require(decode.succeeded, "\(member): decode failed: \(decode)")
         let run = try TestSupport.apkpatch(["run", input, "--patch", decoded, "--no-sign", "--out", output, "-q"])
         try #require(run.succeeded, "\(member): run with the decoded text failed: \(run)")
+        let input = dumpReference ?? self.input
         #expect(try Dump.aapt(["badging", output]) == Dump.aapt(["badging", input]), "\(member): decode/run changed aapt dump badging")
         try Dump.expectEqual(Dump.aapt(["--values", "resources", input]), Dump.aapt(["--values", "resources", output]),
                              "\(member): decode/run changed aapt dump --values resources")
