@@ -155,12 +155,13 @@ public struct ZipArchive: Sendable {
         var rest: [Range<Int64>] = []
         for gap in gaps {
             var position = gap.lowerBound
-            if limits.refusesUnaccountedBytes {
-                while let record = try Self.staleSignerRecord(at: position, before: gap.upperBound, in: source)
-                        ?? Self.virtualEntryRecord(at: position, before: gap.upperBound, in: source) {
-                    staleRecords.append(record)
-                    position = record.upperBound
-                }
+            // A zipflinger virtual entry holds nothing, for any reader; a stale signer record is taken only
+            // where the archive is written anew (verify reports its bytes as the JAR signature's gap).
+            while let record = try (limits.refusesUnaccountedBytes
+                        ? Self.staleSignerRecord(at: position, before: gap.upperBound, in: source) : nil)
+                    ?? Self.virtualEntryRecord(at: position, before: gap.upperBound, in: source) {
+                staleRecords.append(record)
+                position = record.upperBound
             }
             if position < gap.upperBound { rest.append(position..<gap.upperBound) }
         }
