@@ -91,6 +91,11 @@ public enum Targets {
         targets.append(FuzzTarget(name: "zip:set.xapk", seed: "set.xapk", format: .zip, input: "input.xapk", commands: setCommands(extension: "xapk")))
         targets.append(FuzzTarget(name: "zip:set.apks/base", seed: "set.apks", format: .zip, entry: "splits/base-master.apk", input: "input.apks", commands: setCommands(extension: "apks")))
         targets.append(FuzzTarget(name: "zip:set.apks/fr", seed: "set.apks", format: .zip, entry: "splits/base-fr.apk", input: "input.apks", commands: setCommands(extension: "apks")))
+        targets.append(FuzzTarget(name: "protobuf:set.apks toc.pb", seed: "set.apks", format: .protobuf, entry: "toc.pb", input: "input.apks", commands: setCommands(extension: "apks")))
+        targets.append(FuzzTarget(name: "chunks:set.apks/fr resources.arsc", seed: "set.apks", format: .chunks, entry: "splits/base-fr.apk!resources.arsc", input: "input.apks",
+                                  commands: setCommands(extension: "apks")))
+        targets.append(FuzzTarget(name: "chunks:set.apks/base AndroidManifest.xml", seed: "set.apks", format: .chunks, entry: "splits/base-master.apk!AndroidManifest.xml",
+                                  input: "input.apks", commands: setCommands(extension: "apks")))
         targets.append(FuzzTarget(name: "text:xapk manifest.json", seed: "set.xapk", format: .text, entry: "manifest.json", input: "input.xapk", commands: setCommands(extension: "xapk")))
         // Keystores.
         for (seed, format) in [("ks.p12", Scanner.Format.der), ("ks.jks", .jks)] {
@@ -179,7 +184,7 @@ public final class Campaign: @unchecked Sendable {
             if let entry = target.entry {
                 let repacker = try EntryRepacker(archive: bytes, entry: entry)
                 repackers.append(repacker)
-                mutators.append(Mutator(seed: repacker.content, format: target.format))
+                mutators.append(Mutator(seed: repacker.innermost.content, format: target.format))
             } else {
                 repackers.append(nil)
                 mutators.append(Mutator(seed: bytes, format: target.format))

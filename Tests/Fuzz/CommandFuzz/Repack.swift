@@ -11,7 +11,15 @@ public struct EntryRepacker {
     /// The entry's uncompressed content: the seed of the nested mutation.
     public let content: [UInt8]
 
-    public init(archive bytes: [UInt8], entry name: String) throws {
+    /// For an entry inside an archive entry (`splits/base.apk!resources.arsc`): the repacker of the inner archive.
+    let inner: [EntryRepacker]
+    /// The repacker whose content is mutated (the innermost archive's entry).
+    public var innermost: EntryRepacker { inner.first?.innermost ?? self }
+
+    /// `entry` names the entry; `outer!inner` an entry of an archive stored as an entry.
+    public init(archive bytes: [UInt8], entry path: String) throws {
+        let parts = path.split(separator: "!", maxSplits: 1).map(String.init)
+        let name = parts[0]
         archive = try ZipArchive(source: ByteArrayDataSource(bytes))
         guard let index = archive.entries.firstIndex(where: { $0.name == name }) else {
             throw FixtureError(message: "seed archive has no entry \(name)")
@@ -20,9 +28,15 @@ public struct EntryRepacker {
         let entry = archive.entries[index]
         let raw = try archive.source.bytes(in: entry.dataRange)
         content = entry.isCompressed ? try raw.withUnsafeBytes { try Inflate.inflate($0, expectedSize: entry.uncompressedSize) } : raw
+        inner = parts.count == 2 ? [try EntryRepacker(archive: content, entry: parts[1])] : []
     }
 
+    /// The archive with the innermost entry's content replaced (and every archive around it re-packed).
     public func repack(with replacement: [UInt8]) throws -> [UInt8] {
+        try repackThis(with: inner.first.map { try $0.repack(with: replacement) } ?? replacement)
+    }
+
+    func repackThis(with replacement: [UInt8]) throws -> [UInt8] {
         var out: [UInt8] = []
         var offsets = [Int64](repeating: 0, count: archive.entries.count)
         var entries = archive.entries

@@ -3,8 +3,9 @@ import TestSupport
 
 /// The valid inputs mutations start from, made at run time by the real tools (aapt, apksigner, keytool, zip,
 /// openssl) and by apkpatch itself where it is the only writer (v4 with `sign`, a rotation lineage with `rotate`,
-/// text resources with `decode`): APKs signed each way, split sets, keystores, a lineage, an .idsig, certificates,
-/// and a patch directory (apkpatch.yml, text manifest, res/ XML and values).
+/// text resources with `decode`): APKs signed each way, split sets (a .apks with bundletool's toc.pb and a
+/// standalone variant), keystores, a lineage, an .idsig, certificates, and a patch directory (apkpatch.yml, text
+/// manifest, res/ XML and values).
 public struct Seeds: Sendable {
     public let directory: URL
     public let apkpatch: String
@@ -100,7 +101,12 @@ public struct Seeds: Sendable {
         let apks = d.appendingPathComponent("apks-stage"), xapk = d.appendingPathComponent("xapk-stage")
         try TestSupport.write(TestSupport.readBytes(src.appendingPathComponent("base.apk").path), to: "splits/base-master.apk", in: apks)
         try TestSupport.write(TestSupport.readBytes(src.appendingPathComponent("base_fr.apk").path), to: "splits/base-fr.apk", in: apks)
-        try run("zip", ["-q", "-X", "-0", path("set-unsigned.apks"), "splits/base-master.apk", "splits/base-fr.apk"], in: apks)
+        try TestSupport.write(TestSupport.readBytes(src.appendingPathComponent("base.apk").path), to: "standalones/standalone.apk", in: apks)
+        try TestSupport.write(Protobuf.bundletoolTOC(package: "com.example.fuzzset", master: "splits/base-master.apk",
+                                                     language: ("config.fr", "splits/base-fr.apk", "fr"), standalone: "standalones/standalone.apk"),
+                              to: "toc.pb", in: apks)
+        try run("zip", ["-q", "-X", "-0", path("set-unsigned.apks"), "toc.pb", "splits/base-master.apk", "splits/base-fr.apk", "standalones/standalone.apk"],
+                in: apks)
         try TestSupport.write(TestSupport.readBytes(src.appendingPathComponent("base.apk").path), to: "com.example.fuzzset.apk", in: xapk)
         try TestSupport.write(TestSupport.readBytes(src.appendingPathComponent("base_fr.apk").path), to: "config.fr.apk", in: xapk)
         try TestSupport.write(#"{"xapk_version":2,"package_name":"com.example.fuzzset","version_code":"7","version_name":"1.0","split_apks":[{"file":"com.example.fuzzset.apk","id":"base"},{"file":"config.fr.apk","id":"config.fr"}]}"#,

@@ -48,7 +48,7 @@ func be32(_ b: [UInt8], _ at: Int) -> Int { be16(b, at) << 16 | be16(b, at + 2) 
 public enum Scanner {
     /// The format a seed is in, which decides how it is scanned.
     public enum Format: String, Sendable, CaseIterable {
-        case zip, chunks, der, jks, lengthPrefixed, text
+        case zip, chunks, der, jks, lengthPrefixed, protobuf, text
     }
 
     public static func scan(_ bytes: [UInt8], as format: Format) -> Structure {
@@ -61,6 +61,7 @@ public enum Scanner {
         case .der: der(bytes, range: 0..<bytes.count, into: &s, depth: 0)
         case .jks: jks(bytes, into: &s)
         case .lengthPrefixed: lengthPrefixed(bytes, range: 0..<bytes.count, into: &s, depth: 0, width: 4)
+        case .protobuf: protobuf(bytes, range: 0..<bytes.count, into: &s, depth: 0)
         case .text: text(bytes, into: &s)
         }
         return s
