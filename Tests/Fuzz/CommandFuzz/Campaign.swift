@@ -24,6 +24,8 @@ public struct FuzzCommand: Sendable {
     public var arguments: [String]
     public var outputs: [String] = []
     public var oracle: Oracle = .none
+    /// The exit statuses that are no finding (a refusal's 64 is ArgumentParser's usage error).
+    public var allowedStatuses: Set<Int32> = [0, 1]
 }
 
 /// What is mutated and what runs on it.
@@ -301,7 +303,14 @@ public final class Campaign: @unchecked Sendable {
         return argument
     }
 
-    static func snapshot(_ directory: URL) -> Set<String> {
+    /// "crashed" in any case, "Signal" as a word, or a shell's "Segmentation fault" ("Program crashed: Signal 11",
+    /// "Thread 2 crashed:", "Fatal Signal").
+    public static func isCrashReport(_ line: Substring) -> Bool {
+        line.range(of: "crashed", options: .caseInsensitive) != nil || line.range(of: #"\bSignal\b"#, options: .regularExpression) != nil
+            || line.contains("Segmentation fault")
+    }
+
+    public static func snapshot(_ directory: URL) -> Set<String> {
         guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else { return [] }
         return Set(enumerator.compactMap { $0 as? String }.filter { !$0.hasPrefix(".fuzz-") && $0 != "FINDING.txt" })
     }
@@ -331,10 +340,19 @@ public final class Campaign: @unchecked Sendable {
         else if result.signal != 0 {
             add("crash (signal \(result.signal))", result.stderr.suffix(3000).description,
                 key: trapLine.map { String($0).replacingOccurrences(of: #"[0-9]+"#, with: "N", options: .regularExpression) } ?? "")
-        } else if result.status != 0 && result.status != 1 {
+        } else if result.status >= 128 {
+            // What a shell reports for a child a signal ended (128 + N), or a process that died in its exit handlers
+            // with the status already chosen.
+            add("exit status \(result.status) (a death by signal \(result.status - 128))", result.stderr.suffix(2000).description)
+        } else if !command.allowedStatuses.contains(result.status) {
             add("exit status \(result.status)", result.stderr.suffix(2000).description)
         }
         if result.exited, let trapLine { add("trap message", String(trapLine)) }
+        // A crash report (Swift's backtracer, a shell's "Segmentation fault" line) after an error message: the
+        // process died while exiting, on another thread's work, whatever status it meant to return.
+        if let crashLine = result.stderr.split(separator: "\n").first(where: { Self.isCrashReport($0) }) {
+            add("crash report in stderr", result.stderr.suffix(2000).description, key: String(crashLine.prefix(60)))
+        }
         if result.maxRSSKiB > options.maxRSSKiB { add("peak RSS \(result.maxRSSKiB / 1024) MiB", "") }
         if result.exited && result.status == 1 {
             let lines = result.stderr.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }

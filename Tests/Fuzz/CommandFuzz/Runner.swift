@@ -5,7 +5,7 @@ import Foundation
 
 /// Runs one command the way a hostile corpus would: in its own process group, stdin from /dev/null, stdout and
 /// stderr to files, an address-space limit (prlimit, as `ulimit -v`), SIGKILL at the deadline, and the peak RSS
-/// from wait4.
+/// as GNU time measures it.
 public struct BoundedRun: Sendable {
     public var status: Int32 = 0          // exit status when it exited
     public var signal: Int32 = 0          // the signal that ended it (0: it exited)
@@ -24,10 +24,13 @@ public struct BoundedRun: Sendable {
     public static func run(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String],
                            seconds: Double, memoryBytes: Int) -> BoundedRun {
         var result = BoundedRun()
-        let outPath = directory + "/.fuzz-stdout", errPath = directory + "/.fuzz-stderr"
-        // env -C, not posix_spawn_file_actions_addchdir_np: one exec chain (env, prlimit, the command) keeps one pid,
-        // so wait4's peak RSS is the command's.
-        let argv = ["/usr/bin/env", "-C", directory, "/usr/bin/prlimit", "--as=\(memoryBytes)", "--", executable] + arguments
+        let outPath = directory + "/.fuzz-stdout", errPath = directory + "/.fuzz-stderr", usagePath = directory + "/.fuzz-rusage"
+        // The peak RSS comes from GNU time, which forks the command: posix_spawn's child shares this process's
+        // memory until its first exec, and Linux counts that (this process's peak, hundreds of MiB inside a test
+        // run) in the child's ru_maxrss, whatever the command itself uses. After the fork, one exec chain (env -C,
+        // prlimit, the command) keeps one pid, so time's figure and exit report are the command's.
+        let argv = ["/usr/bin/time", "-f", "%M %x", "-o", usagePath,
+                    "/usr/bin/env", "-C", directory, "/usr/bin/prlimit", "--as=\(memoryBytes)", "--", executable] + arguments
         let env = environment.map { "\($0.key)=\($0.value)" }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -71,8 +74,21 @@ public struct BoundedRun: Sendable {
         // Whatever the command started in its group goes too.
         kill(-pid, SIGKILL)
         result.seconds = Date().timeIntervalSince(start)
-        result.maxRSSKiB = usage.ru_maxrss
         if (status & 0x7f) == 0 { result.status = (status >> 8) & 0xff } else if !result.timedOut { result.signal = status & 0x7f }
+        // time's report: "Command terminated by signal N" when the command died by one, then "PEAK_KIB STATUS".
+        // Without it (time itself killed at the deadline) the wait status stands and the peak is unknown.
+        if !result.timedOut, let report = try? String(contentsOfFile: usagePath, encoding: .utf8) {
+            let lines = report.split(separator: "\n")
+            if let last = lines.last?.split(separator: " "), last.count == 2, let peak = Int(last[0]) {
+                result.maxRSSKiB = peak
+            }
+            if let line = lines.first(where: { $0.hasPrefix("Command terminated by signal ") }),
+               let number = Int32(line.dropFirst("Command terminated by signal ".count)) {
+                result.signal = number
+                result.status = 0
+            }
+        }
+        unlink(usagePath)
         result.stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data(), as: UTF8.self)
         result.stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
         unlink(outPath); unlink(errPath)
