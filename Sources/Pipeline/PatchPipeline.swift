@@ -99,12 +99,12 @@ public struct PipelineReport: Sendable {
 /// unpack → overlay → repack + align → sign → verify (→ install), with no intermediate files.
 public enum PatchPipeline {
     public static func run(_ options: PipelineOptions) throws -> PipelineReport {
+        defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait
         let output = options.resolvedOutput
         try ensureDistinct(input: options.input, output: output)
         try options.signer?.checkV4Request(options.v4Signing)
         var clock = StageClock()
         clock.onStage = options.onStage
-        defer { options.signer?.keySupply.wait() }  // also on failure: see BackgroundValue.wait
         let archive = try clock.measure("unpack") { try APKArchive(path: options.input, limits: .rewriting, readsAll: true) }
         let patch = try clock.measure("overlay") { options.patchDirectory.isEmpty ? PatchDirectory.empty : try PatchDirectory(root: options.patchDirectory) }
         var overlay = Overlay(archive: archive, patch: patch)

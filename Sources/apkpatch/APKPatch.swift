@@ -126,6 +126,8 @@ struct APKPatch: ParsableCommand {
             BackgroundRemoval.waitForAll()
             _exit(0)
         } catch {
+            // No work may outlive the process's exit handlers (see BackgroundValue.waitForAll).
+            BackgroundValue<Void>.waitForAll()
             if arguments.first == "align", !(error is ExitCode), exitCode(for: error) == .validationFailure {
                 FileHandleOutput.standardError(fullMessage(for: error))
                 Glibc.exit(2)

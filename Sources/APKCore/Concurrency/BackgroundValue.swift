@@ -2,6 +2,10 @@ import Dispatch
 
 /// A value computed on another thread (a keystore being decrypted while the APK is read); `get()` waits for it.
 public final class BackgroundValue<T>: @unchecked Sendable {
+    // One group for every type: a generic class's static stored properties are not allowed, so it lives in
+    // `BackgroundWork`.
+    private static var running: DispatchGroup { BackgroundWork.running }
+
     // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting
     // (or, in `ready`, after `done` says it was written).
     private var result: Result<T, any Error>?
@@ -12,6 +16,7 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     /// Starts `body` on a global queue (`qos`: `.utility` for work nobody waits on soon, such as copies and
     /// read-ahead ahead of a later build).
     public init(qos: DispatchQoS.QoSClass = .default, _ body: @escaping @Sendable () throws -> T) {
+        Self.running.enter()
         DispatchQueue.global(qos: qos).async { [self] in
             let value = Result { try body() }
             finished.withLock {
@@ -19,8 +24,15 @@ public final class BackgroundValue<T>: @unchecked Sendable {
                 isFinished = true
             }
             done.signal()
+            Self.running.leave()
         }
     }
+
+    /// Waits until every value started so far (of any type) is computed. A process that exits on an error
+    /// calls this first: `exit` runs OpenSSL's exit handlers, which free the tables a key derivation or
+    /// signature still running on another thread uses (a crash at exit), and an error can come before the
+    /// code that would have waited for its value (a refused option while the keystore is still decrypting).
+    public static func waitForAll() { running.wait() }
 
     /// A value (or failure) computed already, on the caller's thread: a caller with nothing else to do
     /// leaves the worker threads free for what the computation itself spreads over them.
@@ -71,4 +83,9 @@ public final class BackgroundValue<T>: @unchecked Sendable {
         done.signal()
         return true
     }
+}
+
+/// The values started by `BackgroundValue` and not yet computed (see `BackgroundValue.waitForAll`).
+enum BackgroundWork {
+    static let running = DispatchGroup()
 }
