@@ -70,6 +70,19 @@ if [ ! -f "$KS" ]; then
     keytool -genkeypair -keystore "$KS" -storetype PKCS12 -storepass:env BENCH_KS_PASS -alias bench -keyalg RSA -keysize 2048 \
         -validity 3650 -dname "CN=apkpatch bench, O=Example, C=US" >/dev/null 2>&1 || { log "keytool failed"; exit 1; }
 fi
+KEY_OPTIONS="--ks \"$KS\" --ks-pass env:BENCH_KS_PASS"
+
+# The command lines that recur across workloads (text: `alternate` runs it under bash and BENCHMARKS.md shows it).
+# apkpatch_run PATCH OUTPUT [OPTION...]: patch the web app.
+apkpatch_run() {
+    local patch=$1 output=$2; shift 2
+    echo "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$patch\" --out \"$output\"${*:+ $*}"
+}
+# apkpatch_sign OUTPUT INPUT [OPTION...]: sign with the bench key, as (3) does; the options go before --out.
+apkpatch_sign() {
+    local output=$1 input=$2; shift 2
+    echo "\"$APKPATCH\" sign $KEY_OPTIONS${*:+ $*} --out \"$output\" \"$input\""
+}
 
 # Aligned inputs for sign (both signers get the same zipaligned file) and an apksigner-signed one for verify.
 for input in $INPUTS; do
@@ -88,7 +101,7 @@ unzip -p "$CORPUS/webapp.apk" assets/www/index.html | sed 's|<h1>Bench web app</
 # --- (1) Full patch cycle ---------------------------------------------------------------------------------------
 if wants cycle; then
     alternate cycle webapp "$RUNS" \
-        apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$PATCH\" --out \"$OUT/cycle-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS" \
+        apkpatch "$(apkpatch_run "$PATCH" "$OUT/cycle-apkpatch.apk" "$KEY_OPTIONS")" \
         apktool-chain "\"$HERE/apktool-chain.sh\" \"$CORPUS/webapp.apk\" \"$PATCH\" \"$OUT/cycle-chain\" \"$KS\"" \
         "rm -rf \"$OUT\"/cycle-*"
 fi
@@ -99,7 +112,7 @@ if wants manifest; then
     rm -rf "$MANIFEST_PATCH"; mkdir -p "$MANIFEST_PATCH"
     printf 'manifest:\n  debuggable: true\n' > "$MANIFEST_PATCH/apkpatch.yml"
     alternate manifest webapp "$RUNS" \
-        apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$MANIFEST_PATCH\" --out \"$OUT/manifest-apkpatch.apk\" --no-sign" \
+        apkpatch "$(apkpatch_run "$MANIFEST_PATCH" "$OUT/manifest-apkpatch.apk" --no-sign)" \
         apktool "\"$HERE/apktool-manifest.sh\" \"$CORPUS/webapp.apk\" \"$OUT/manifest-apktool\"" \
         "rm -rf \"$OUT\"/manifest-*"
 fi
@@ -110,7 +123,7 @@ if wants netsec; then
     rm -rf "$NETSEC_PATCH"; mkdir -p "$NETSEC_PATCH"
     printf 'networkSecurity: trustUserCertificates\n' > "$NETSEC_PATCH/apkpatch.yml"
     alternate netsec webapp "$RUNS" \
-        apkpatch "\"$APKPATCH\" run \"$CORPUS/webapp.apk\" --patch \"$NETSEC_PATCH\" --out \"$OUT/netsec-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --no-verify" \
+        apkpatch "$(apkpatch_run "$NETSEC_PATCH" "$OUT/netsec-apkpatch.apk" "$KEY_OPTIONS" --no-verify)" \
         apk-mitm-chain "\"$HERE/apktool-netsec.sh\" \"$CORPUS/webapp.apk\" \"$OUT/netsec-chain\" \"$KS\"" \
         "rm -rf \"$OUT\"/netsec-*"
 fi
@@ -129,8 +142,8 @@ fi
 if wants sign; then
     for input in $INPUTS; do
         alternate sign "$input" "$RUNS" \
-            apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/sign-apkpatch.apk\" \"$CORPUS/$input.aligned.apk\"" \
-            apksigner "apksigner sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/sign-apksigner.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            apkpatch "$(apkpatch_sign "$OUT/sign-apkpatch.apk" "$CORPUS/$input.aligned.apk")" \
+            apksigner "apksigner sign $KEY_OPTIONS --out \"$OUT/sign-apksigner.apk\" \"$CORPUS/$input.aligned.apk\"" \
             "rm -f \"$OUT\"/sign-*.apk \"$OUT\"/sign-*.apk.idsig"
     done
 fi
@@ -138,8 +151,8 @@ fi
 if wants sign || wants sign-v4; then
     for input in $INPUTS; do
         alternate sign-v4 "$input" "$RUNS" \
-            apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/v4-on.apk\" \"$CORPUS/$input.aligned.apk\"" \
-            v4-off "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --v4-signing-enabled false --out \"$OUT/v4-off.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            apkpatch "$(apkpatch_sign "$OUT/v4-on.apk" "$CORPUS/$input.aligned.apk")" \
+            v4-off "$(apkpatch_sign "$OUT/v4-off.apk" "$CORPUS/$input.aligned.apk" --v4-signing-enabled false)" \
             "rm -f \"$OUT\"/v4-*.apk \"$OUT\"/v4-*.apk.idsig"
     done
 fi
@@ -149,8 +162,8 @@ fi
 if wants sign || wants entry-checks; then
     for input in $INPUTS; do
         alternate entry-checks "$input" "$RUNS" \
-            apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/checks-on.apk\" \"$CORPUS/$input.aligned.apk\"" \
-            checks-off "APKPATCH_BENCH_SKIP_ENTRY_CHECKS=1 \"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/checks-off.apk\" \"$CORPUS/$input.aligned.apk\"" \
+            apkpatch "$(apkpatch_sign "$OUT/checks-on.apk" "$CORPUS/$input.aligned.apk")" \
+            checks-off "APKPATCH_BENCH_SKIP_ENTRY_CHECKS=1 $(apkpatch_sign "$OUT/checks-off.apk" "$CORPUS/$input.aligned.apk")" \
             "rm -f \"$OUT\"/checks-*.apk \"$OUT\"/checks-*.apk.idsig"
     done
 fi
@@ -185,7 +198,7 @@ if wants set-sign || wants merge; then
 fi
 if wants set-sign; then
     alternate set-sign webapp-set "$RUNS" \
-        apkpatch "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/set-apkpatch\" \"$SET\"" \
+        apkpatch "$(apkpatch_sign "$OUT/set-apkpatch" "$SET")" \
         apksigner-loop "\"$HERE/apksigner-set.sh\" \"$SET\" \"$OUT/set-apksigner\" \"$KS\"" \
         "rm -rf \"$OUT\"/set-*"
 fi
@@ -193,8 +206,8 @@ if wants merge; then
     # The anchor signs the merged APK alone: merging should cost little beyond that.
     "$APKPATCH" merge "$SET" --out "$CORPUS/webapp-set.merged.apk" --ks "$KS" --ks-pass env:BENCH_KS_PASS -q || log "merge for the anchor failed"
     alternate merge webapp-set "$RUNS" \
-        apkpatch "\"$APKPATCH\" merge \"$SET\" --out \"$OUT/merge-apkpatch.apk\" --ks \"$KS\" --ks-pass env:BENCH_KS_PASS -q" \
-        sign-merged "\"$APKPATCH\" sign --ks \"$KS\" --ks-pass env:BENCH_KS_PASS --out \"$OUT/merge-sign.apk\" \"$CORPUS/webapp-set.merged.apk\"" \
+        apkpatch "\"$APKPATCH\" merge \"$SET\" --out \"$OUT/merge-apkpatch.apk\" $KEY_OPTIONS -q" \
+        sign-merged "$(apkpatch_sign "$OUT/merge-sign.apk" "$CORPUS/webapp-set.merged.apk")" \
         "rm -f \"$OUT\"/merge-*.apk"
 fi
 
