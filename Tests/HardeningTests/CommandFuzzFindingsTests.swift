@@ -43,4 +43,34 @@ import TestSupport
         #expect(again.status == 1, "\(again)")
         #expect(snapshot(output) == ["assets", "assets/kept.txt"], "\(snapshot(output).sorted())")
     }
+
+    /// Found by the refusal runs: `run` on a split APK set started loading the key on another thread, then refused
+    /// a device spec the fuzzer had damaged (Inputs/FuzzCommands/device-spec-damaged.json) and exited while that
+    /// thread was still in OpenSSL, whose exit handlers freed what it used: about 1 run in 10 died by signal 11
+    /// after printing the error (a worker thread crashed in pthread_rwlock_rdlock on a lock OPENSSL_cleanup had
+    /// freed). `sign` on a set refusing a bad value did it too. As in ExitDuringBackgroundWorkTests
+    /// (which covers one APK), what makes the crash impossible is that the process waits for the key before it
+    /// exits, checked by CPU time: each refusal with the slow keystore costs about what opening it costs.
+    @Test func setRefusalsWaitForTheKeyBeforeExiting() throws {
+        let seeds = try CommandFuzzTests.seeds.get()
+        let keys = ["--ks", seeds.path("slow.p12"), "--ks-pass", "pass:\(Seeds.password)"]
+        let (listed, derivation) = try ExitDuringBackgroundWorkTests.apkpatchWithCPUTime(["keystore", "list"] + keys)
+        try #require(listed.succeeded, "\(listed)")
+        let out = dir.appendingPathComponent("out").path
+        let spec = FuzzRegressionTests.inputs.appendingPathComponent("FuzzCommands/device-spec-damaged.json").path
+        let refusals: [(String, [String], String)] = [
+            ("run, damaged device spec", ["run", seeds.path("set.apks"), "--patch", seeds.path("empty-patch"), "--out", out + ".apks", "--device-spec", spec,
+                                          "--emit-script", out + ".sh"] + keys, "device-spec-damaged.json"),
+            ("sign, bad --min-sdk-version", ["sign"] + keys + ["--out", out + ".apks", "--min-sdk-version", "x", seeds.path("set.apks")], "'x' is invalid"),
+            ("run, missing patch directory", ["run", seeds.path("set.apks"), "--patch", dir.appendingPathComponent("missing").path, "--out", out + ".apks"] + keys,
+             "missing"),
+        ]
+        for (label, arguments, message) in refusals {
+            let (refused, cpu) = try ExitDuringBackgroundWorkTests.apkpatchWithCPUTime(arguments)
+            let crash = refused.stderr.split(separator: "\n").first(where: Campaign.isCrashReport)
+            #expect([1, 64].contains(refused.status) && refused.stderr.contains(message) && crash == nil, "\(label): \(refused)")
+            #expect(cpu > derivation / 2, "\(label): the refusal used \(cpu) s of CPU, opening the keystore \(derivation) s: it exited before the key was loaded")
+            #expect(snapshot(dir).allSatisfy { !$0.hasPrefix("out") }, "\(label): nothing is written: \(snapshot(dir).sorted())")
+        }
+    }
 }

@@ -11,7 +11,7 @@ import TestSupport
 @Suite(.serialized) struct CommandFuzzTests {
     static let seeds: Result<Seeds, any Error> = Result {
         let work = try TestSupport.makeTemporaryDirectory("command-fuzz-seeds")
-        return try Seeds(directory: work, apkpatch: TestSupport.apkpatchBinary)
+        return try Seeds(directory: work, apkpatch: TestSupport.apkpatchBinary, slowKeyStoreIterations: 1_000_000)
     }
 
     static func options(_ label: String, apkpatch: String = TestSupport.apkpatchBinary) throws -> CampaignOptions {

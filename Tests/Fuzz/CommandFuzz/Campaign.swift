@@ -39,6 +39,8 @@ public struct FuzzTarget: Sendable {
     /// Where the mutated file goes in the case directory; `patch/…` copies the seeds' patch directory first.
     public var input: String
     public var commands: [FuzzCommand]
+    /// The seed stays intact and one of `commands`, spoilt by `Refusals.spoil`, runs on it.
+    public var spoilsArguments = false
 }
 
 public enum Targets {
@@ -98,6 +100,10 @@ public enum Targets {
                                   commands: setCommands(extension: "apks")))
         targets.append(FuzzTarget(name: "chunks:set.apks/base AndroidManifest.xml", seed: "set.apks", format: .chunks, entry: "splits/base-master.apk!AndroidManifest.xml",
                                   input: "input.apks", commands: setCommands(extension: "apks")))
+        targets.append(FuzzTarget(name: "text:device-spec.json", seed: "device-spec.json", format: .text, input: "spec.json", commands: [
+            FuzzCommand(label: "run (set) --device-spec", arguments: ["run", "@S/set.apks", "--patch", "@S/empty-patch", "--out", "out-run.apks", "--device-spec", "@in",
+                                                                      "--emit-script", "install.sh"] + ks, outputs: ["out-run.apks", "install.sh"]),
+        ]))
         targets.append(FuzzTarget(name: "text:xapk manifest.json", seed: "set.xapk", format: .text, entry: "manifest.json", input: "input.xapk", commands: setCommands(extension: "xapk")))
         // Keystores.
         for (seed, format) in [("ks.p12", Scanner.Format.der), ("ks.jks", .jks)] {
@@ -126,6 +132,8 @@ public enum Targets {
         for file in ["apkpatch.yml", "AndroidManifest.xml", "res/values/strings.xml", "res/xml/config.xml", "res/layout/main.xml", "certs/proxy.pem"] {
             targets.append(FuzzTarget(name: "text:patch/\(file)", seed: "patch/\(file)", format: .text, input: "patch/\(file)", commands: [runPatch]))
         }
+        // Refusals while the key is still being decrypted (see Refusals).
+        targets.append(FuzzTarget(name: "refusal:slow.p12", seed: "slow.p12", format: .der, input: "input.p12", commands: Refusals.bases, spoilsArguments: true))
         return targets
     }()
 }
@@ -231,7 +239,17 @@ public final class Campaign: @unchecked Sendable {
         var statuses: [(String, String, Int32)] = []
         for (t, target) in targets.enumerated() {
             let before = lock.withLock { exitCounts }
-            runCase(-1 - t, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: ["none (control)"]), commands: target.commands)
+            var commands = target.commands
+            if target.spoilsArguments {
+                // The command lines hold with any key: the fast one spares seconds per control; keystore list opens
+                // the slow one.
+                commands = commands.map { command in
+                    var fast = command
+                    if !command.arguments.starts(with: ["keystore"]) { fast.arguments = command.arguments.map { $0 == "@in" ? "@S/ks.p12" : $0 } }
+                    return fast
+                }
+            }
+            runCase(-1 - t, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: ["none (control)"]), commands: commands)
             let after = lock.withLock { exitCounts }
             for command in target.commands {
                 let old = before[command.label] ?? [:], new = after[command.label] ?? [:]
@@ -244,6 +262,11 @@ public final class Campaign: @unchecked Sendable {
     public func runCase(_ index: Int) {
         var rng = generator(for: index)
         let t = Int.random(in: 0..<targets.count, using: &rng)
+        if targets[t].spoilsArguments {
+            let spoilt = Refusals.spoil(targets[t].commands.randomElement(using: &rng)!, &rng)
+            runCase(index, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: spoilt.steps), commands: [spoilt.command])
+            return
+        }
         let mutation = mutators[t].mutate(&rng)
         var commands = targets[t].commands
         if let k = options.commandsPerCase, k < commands.count { commands = Array(commands.shuffled(using: &rng).prefix(k)) }
@@ -320,8 +343,11 @@ public final class Campaign: @unchecked Sendable {
         let before = Self.snapshot(caseDir)
         var environment = ProcessInfo.processInfo.environment
         environment[Seeds.passwordVariable] = Seeds.password
+        environment[Refusals.wrongPasswordVariable] = "wrong-password"
         environment["SWIFT_BACKTRACE"] = "enable=no"
         environment["TMPDIR"] = caseDir.appendingPathComponent("tmp").path
+        // A command line left without a key signs with the debug key, created under HOME: not the user's.
+        environment["HOME"] = options.work.appendingPathComponent("home").path
         let result = BoundedRun.run(options.apkpatch, arguments, in: caseDir.path, environment: environment,
                                     seconds: options.timeout, memoryBytes: options.memoryBytes)
         lock.withLock {

@@ -4,8 +4,8 @@ import TestSupport
 /// The valid inputs mutations start from, made at run time by the real tools (aapt, apksigner, keytool, zip,
 /// openssl) and by apkpatch itself where it is the only writer (v4 with `sign`, a rotation lineage with `rotate`,
 /// text resources with `decode`): APKs signed each way, split sets (a .apks with bundletool's toc.pb and a
-/// standalone variant), keystores, a lineage, an .idsig, certificates, and a patch directory (apkpatch.yml, text
-/// manifest, res/ XML and values).
+/// standalone variant), keystores (one slow to open), a lineage, an .idsig, certificates, a device spec, and a
+/// patch directory (apkpatch.yml, text manifest, res/ XML and values).
 public struct Seeds: Sendable {
     public let directory: URL
     public let apkpatch: String
@@ -14,9 +14,14 @@ public struct Seeds: Sendable {
     /// must end the process at once, not wait on a symbolicating helper), a TMPDIR inside the case.
     public static let passwordVariable = "FUZZ_KS_PASS"
 
-    public init(directory: URL, apkpatch: String) throws {
+    /// PBKDF2 iterations of slow.p12 (Refusals): seconds to open at 3,000,000; the short pass in the test suite
+    /// takes fewer, so a loaded CI machine opens it well within the timeout.
+    public let slowKeyStoreIterations: Int
+
+    public init(directory: URL, apkpatch: String, slowKeyStoreIterations: Int = 3_000_000) throws {
         self.directory = directory
         self.apkpatch = apkpatch
+        self.slowKeyStoreIterations = slowKeyStoreIterations
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try build()
     }
@@ -37,6 +42,13 @@ public struct Seeds: Sendable {
         try TestSupport.makeKeyStore(at: path("ks2.p12"), password: Self.password, alias: "k2", dname: "CN=Fuzz EC, C=US",
                                      keyAlgorithm: "EC", keySize: 256)
         try TestSupport.makeKeyStore(at: path("ks.jks"), password: Self.password, alias: "j", dname: "CN=Fuzz JKS, C=US", type: "JKS")
+        // ks.p12's key in a keystore that is slow to open (PBKDF2 for the key, the certificate and the MAC), so a
+        // command refusing something is still decrypting it on another thread (Refusals).
+        let pem = path("ks-key-and-cert.pem")
+        try run("openssl", ["pkcs12", "-in", path("ks.p12"), "-passin", "env:\(Self.passwordVariable)", "-nodes", "-out", pem])
+        try run("openssl", ["pkcs12", "-export", "-in", pem, "-out", path("slow.p12"), "-passout", "env:\(Self.passwordVariable)",
+                            "-iter", String(slowKeyStoreIterations), "-name", "k"])
+        try FileManager.default.removeItem(atPath: pem)
 
         // The app: manifest, strings, a layout, an XML resource, assets stored and deflated, a dex, a stored .so.
         var app = FixtureAPK()
@@ -112,6 +124,8 @@ public struct Seeds: Sendable {
         try TestSupport.write(#"{"xapk_version":2,"package_name":"com.example.fuzzset","version_code":"7","version_name":"1.0","split_apks":[{"file":"com.example.fuzzset.apk","id":"base"},{"file":"config.fr.apk","id":"config.fr"}]}"#,
                               to: "manifest.json", in: xapk)
         try run("zip", ["-q", "-X", path("set-unsigned.xapk"), "manifest.json", "com.example.fuzzset.apk", "config.fr.apk"], in: xapk)
+        try TestSupport.write(#"{"supportedAbis": ["arm64-v8a", "armeabi-v7a"], "supportedLocales": ["fr-FR", "en-US"], "screenDensity": 480, "sdkVersion": 33}"#,
+                              to: "device-spec.json", in: d)
         // Signed (so verify reads them to the end), by apkpatch: apksigner signs one APK, not a set.
         for ext in ["apks", "xapk"] { try run(apkpatch, ["sign"] + keys + ["--out", path("set.\(ext)"), path("set-unsigned.\(ext)")]) }
 
