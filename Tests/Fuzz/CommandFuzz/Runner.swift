@@ -55,13 +55,19 @@ public struct BoundedRun: Sendable {
         }
         var status: Int32 = 0
         var usage = rusage()
-        let deadline = start.addingTimeInterval(seconds)
+        // A hang is a command that had the CPU and did not finish: at the deadline, one that used less than a
+        // quarter of it in CPU time (a loaded machine gave it no more) gets more time, up to ten deadlines for one
+        // that is blocked. A wall-clock limit alone flagged slow-but-finite cases on a machine at load 30.
+        var deadline = start.addingTimeInterval(seconds)
+        let lastDeadline = start.addingTimeInterval(seconds * 10)
         var pause = 1_000 as useconds_t
         while true {
             let done = wait4(pid, &status, WNOHANG, &usage)
             if done == pid { break }
             if done < 0 && errno != EINTR { break }
-            if Date() > deadline {
+            if Date() > deadline, Date() < lastDeadline, groupCPUSeconds(pid) < seconds / 4 {
+                deadline = Date().addingTimeInterval(seconds / 4)
+            } else if Date() > deadline {
                 result.timedOut = true
                 kill(-pid, SIGKILL)
                 kill(pid, SIGKILL)
@@ -94,6 +100,21 @@ public struct BoundedRun: Sendable {
         unlink(outPath); unlink(errPath)
         return result
     }
+}
+
+/// The CPU time (user and system, with reaped children's) of every process in the process group `group`, from
+/// /proc/PID/stat: time, env, prlimit and the command are one group (see `BoundedRun.run`).
+func groupCPUSeconds(_ group: pid_t) -> Double {
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    var total = 0.0
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where name.first?.isNumber == true {
+        // After "PID (comm) ": state, ppid, pgrp, … utime, stime, cutime, cstime are fields 11 to 14.
+        guard let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { continue }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 14, Int32(fields[2]) == group else { continue }
+        total += fields[11...14].compactMap { Double($0) }.reduce(0, +) / ticks
+    }
+    return total
 }
 
 /// NUL-terminated C strings for argv/envp, alive during `body`.
