@@ -12,7 +12,7 @@ TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framewo
 	man-db mandoc libbcprov-java g++ android-libziparchive-dev android-libbase-dev \
 	android-libandroidfw-dev
 
-.PHONY: all deps build-deps test-deps realworld build-info build man debug test demo install uninstall dist dist-check bench fuzz fuzz-parsers clean
+.PHONY: all deps build-deps test-deps realworld apksigner-new build-info build man debug test demo install uninstall dist dist-check bench fuzz fuzz-parsers clean
 
 all: build
 
@@ -55,6 +55,16 @@ export APKPATCH_REALWORLD_DIR
 realworld: test-deps
 	$(TEST_TOOLS)/bin/python scripts/realworld/fetch.py "$(APKPATCH_REALWORLD_DIR)"
 
+# A newer apksigner than Debian 12's 31.0.2, which predates APK Signature Scheme v3.1: build-tools 35's jars from
+# Debian's own later packages, pinned by version and SHA-256 (scripts/oracles/fetch-apksigner.py; apt-get with
+# private package lists, nothing installed), in APKPATCH_APKSIGNER_NEW_DIR (outside git). The v3.1 tests
+# (NewerApksignerTests) run them with java.
+APKPATCH_APKSIGNER_NEW_DIR ?= $(CURDIR)/.build/oracles/apksigner-new
+export APKPATCH_APKSIGNER_NEW_DIR
+
+apksigner-new: test-deps
+	/usr/bin/python3 scripts/oracles/fetch-apksigner.py "$(APKPATCH_APKSIGNER_NEW_DIR)"
+
 # What `apkpatch --version` names: VERSION and the commit (with -dirty for uncommitted changes to tracked files).
 # They go into a header in .build (CBuildInfo), never into the source tree.
 VERSION := $(shell cat VERSION)
@@ -90,7 +100,7 @@ debug: build-deps
 	$(SWIFT) build
 
 # generate-manual (argument-parser's) beside the tests: ManPageTests makes the man page as `make man` does.
-test: test-deps realworld
+test: test-deps realworld apksigner-new
 	$(SWIFT) build --build-tests
 	$(SWIFT) build --product generate-manual
 	$(SWIFT) test --skip-build

@@ -147,8 +147,9 @@ public enum PatchPipeline {
             if manifestCache != nil, signer.minSdkVersion == nil, case .level(let level)? = report.manifest?.minSdkVersion {
                 signer.minSdkVersion = level
             }
-            // The signer hashes the v4 tree's leaves of what it writes while it has the bytes in hand.
-            if options.v4Signing != .off { signer.preparesV4Signature = true }
+            // The signer hashes the v4 tree's leaves of what it writes while it has the bytes in hand, and refuses an
+            // explicit v4 signature it cannot give before the output is published.
+            signer.v4Request = options.v4Signing
             // The signer writes, aligns and signs in one pass; the input's MANIFEST.MF main section is kept.
             let signed = entries + (plan.inputJarManifest.map { [$0] } ?? [])
             let signing = try clock.measure("repack+sign") { try Signer(config: signer).sign(entries: signed, comment: comment, to: output, cache: signingCache) }

@@ -183,7 +183,7 @@ public enum SetPipeline {
         // <uses-sdk> gets SHA-1 JAR digests, so that apksigner verify accepts it on its own).
         // A folder's APKs get .idsig files: the signer hashes their trees' leaves as it writes.
         var v4Config = options.signer
-        v4Config.preparesV4Signature = !set.form.isContainer && options.v4Signing != .off
+        v4Config.v4Request = set.form.isContainer ? .off : options.v4Signing
         let signer = v4Config
         let members = try clock.measure("sign+verify") {
             try concurrentMap(Array(all.indices)) { index -> SetMemberReport in
@@ -361,7 +361,7 @@ public enum SetPipeline {
         }
         let (entries, summary) = try clock.measure("merge") { try SetMerge.plan(set) }
         var signer = options.signer
-        signer.preparesV4Signature = options.v4Signing != .off
+        signer.v4Request = options.v4Signing
         let signing = try clock.measure("sign") { try Signer(config: signer).sign(entries: entries, to: output) }
         withExtendedLifetime(staging) {}  // the unsigned patched members stay until the merged APK is written
         // The v4 signature (a hash tree over the whole file) is made while the verifier reads the same file:

@@ -159,6 +159,8 @@ public struct Signer: Sendable {
             section.output.abandon()
             return try run(job, plannedDigests: keyPlan)
         }
+        // What of an explicit v4 signature only the keys can tell, before the output is published.
+        try config.checkV4Keys(apkMinSdkVersion: job.minSdk.level)
         return try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList)
     }
 

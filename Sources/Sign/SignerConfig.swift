@@ -77,10 +77,18 @@ public struct SignerConfig: Sendable {
     /// which zlib's level 9 compresses slowly): for outputs nothing downstream re-reads, such as watch mode's
     /// working builds, which use 0 (deflate's stored blocks: no compression work).
     public var jarSignatureCompressionLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
-    /// Whether a v4 signature will be made of the output (`V4SchemeSigner`): the signer then hashes the
-    /// fs-verity leaves of the blocks it copies while it has them in hand (`SigningReport.verityLeaves`), so
-    /// that the v4 tree reads only what follows them. Off, nothing is spent on them.
-    public var preparesV4Signature = false
+    /// The v4 signature the caller will make of the output (`V4SchemeSigner.updateSignature`). On, the signer
+    /// hashes the fs-verity leaves of the blocks it copies while it has them in hand (`SigningReport.verityLeaves`),
+    /// so that the v4 tree reads only what follows them; off, nothing is spent on them. Asked for explicitly
+    /// (`.on(reportsFailure: true)`), a v4 signature this configuration cannot give for the APK is refused
+    /// before the output is published (`SignerConfig.checkV4Signature`), not found after it was written.
+    public var v4Request: V4SigningRequest = .off
+    /// Whether a v4 signature will be made of the output (`v4Request` on; setting true asks for one whose
+    /// failure is not an error).
+    public var preparesV4Signature: Bool {
+        get { v4Request != .off }
+        set { if newValue != preparesV4Signature { v4Request = newValue ? .on(reportsFailure: false) : .off } }
+    }
     public static let defaultJARSignatureCompressionLevel: Int32 = 9
 
     public init(key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,

@@ -138,6 +138,9 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         /// Not apksig's: a v3.2 block apkpatch cannot check (no ML-DSA in OpenSSL 3.0), where Android would
         /// (a maximum SDK version below 37 verifies the rest).
         case v32Unsupported = "V32_SIG_UNSUPPORTED"
+        /// Not apksig's (a warning): a v3.0 signer that is not the v1/v2 signer and has no lineage from it, beside
+        /// a v3.1 block whose lineage links them; apksig accepts it on that lineage, which only API 33+ reads.
+        case v30SigPastSignersMismatch = "V30_SIG_PAST_SIGNERS_MISMATCH"
 
         // APK Signature Scheme v4 (the .idsig file given with --v4-signature-file).
         case v4SigMalformedSigners = "V4_SIG_MALFORMED_SIGNERS"

@@ -58,9 +58,11 @@ extension VerificationReport {
         } else {
             err += "DOES NOT VERIFY\n"
         }
-        for issue in signatureErrors { err += "ERROR: \(issue)\n" }
-        for issue in signatureWarnings {
-            if warningsAsErrors { err += "WARNING: \(issue)\n" } else { out += "WARNING: \(issue)\n" }
+        for group in Self.inApksignerOrder(errors: signatureErrors, warnings: signatureWarnings) {
+            for issue in group.errors { err += "ERROR: \(issue)\n" }
+            for issue in group.warnings {
+                if warningsAsErrors { err += "WARNING: \(issue)\n" } else { out += "WARNING: \(issue)\n" }
+            }
         }
 
         // The install checks speak only when they found something, and on standard error: standard output stays
@@ -76,6 +78,22 @@ extension VerificationReport {
             }
         }
         return (out, err)
+    }
+
+    /// The findings grouped as `ApkSignerTool.verify` prints them: the APK's own (no context) errors, then its
+    /// warnings; then for each JAR signer, then each v2, v3 and v3.1 signer, that signer's errors and warnings.
+    /// The verifier finds them in another order (block schemes before JAR signatures).
+    static func inApksignerOrder(errors: [Issue], warnings: [Issue]) -> [(errors: [Issue], warnings: [Issue])] {
+        func rank(_ context: String) -> Int {
+            if context.isEmpty { return 0 }
+            for (rank, prefix) in ["JAR signer ", "APK Signature Scheme v2 ", "APK Signature Scheme v3 ", "APK Signature Scheme v3.1 "].enumerated()
+            where context.hasPrefix(prefix) { return rank + 1 }
+            return 5
+        }
+        var contexts: [String] = []
+        for issue in errors + warnings where !contexts.contains(issue.context) { contexts.append(issue.context) }
+        let ordered = contexts.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+        return ordered.map { context in (errors.filter { $0.context == context }, warnings.filter { $0.context == context }) }
     }
 
     /// apksigner's `printCertificate`; `pem` adds the certificate in PEM, 64 Base64 characters a line.

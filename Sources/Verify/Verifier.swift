@@ -314,12 +314,16 @@ public struct Verifier: Sendable {
                 }
                 oldCertificate = v2Signers.first?.certificates.first
             }
-            // The v3 block's consolidated lineage. (apksig falls back to the v3.1 lineage when v3.0 has none,
-            // which lets a v3.0 signer unrelated to v1/v2 pass; we keep requiring v3.0 to match them then.)
-            let lineage = schemeResults[.v3]?.lineage
-            if let lineage {
+            // The lineage the v1/v2 signer must start: the v3.1 block's when it was verified (apksig's
+            // `Result.mergeFrom` keeps it over the v3.0 block's), else the v3.0 block's.
+            if let lineage = schemeResults[.v31]?.lineage ?? schemeResults[.v3]?.lineage {
                 if oldCertificate.flatMap({ lineage.index(of: $0) }) != 0 {
                     report.signatureErrors.append(.error(.v3SigPastSignersMismatch, "", "v3 signer differs from v1/v2 signer without proper signing certificate lineage."))
+                } else if schemeResults[.v3]?.lineage == nil, let old = oldCertificate,
+                          let other = v3Signers.compactMap(\.certificates.first).first(where: { $0.derBytes != old.derBytes }) {
+                    // apksigner 35 signs so (a lineage of three keys given with all three): the v3.0 signer is
+                    // linked to the v1/v2 signer only by the v3.1 block's lineage, which Android reads from API 33.
+                    report.signatureWarnings.append(.warning(.v30SigPastSignersMismatch, "", "the v3.0 block's signer (\(other.subjectDN)) is not the v1/v2 signer (\(old.subjectDN)) and has no lineage from it: only the v3.1 block's lineage links them, which Android reads from API 33 on, so for API 28 to 32 the APK does not verify (verifying up to API 32 shows it). Sign the v3.0 block with the original signer, as apkpatch's signer and current apksig do"))
                 }
             } else {
                 if v3Signers.count != 1 {

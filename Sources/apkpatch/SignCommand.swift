@@ -66,6 +66,8 @@ extension APKPatch {
         @Argument(help: "The APK to sign (several with --out-dir).") var inputs: [String] = []
 
         func validate() throws {
+            // An apksigner option apkpatch does not take is named first: its arguments may look like inputs.
+            if let refused = schemes.refusedOption { throw ValidationError("\(refused.option): \(refused.reason)") }
             if inputOption != nil && !inputs.isEmpty { throw ValidationError("give the input APK once: either --in or as the last argument") }
             if inputOption == nil && inputs.isEmpty { throw ValidationError("missing the input APK (apkpatch sign [options] app.apk)") }
             if outputDirectory != nil && output != nil { throw ValidationError("--out names one output; with --out-dir each APK keeps its name in that directory") }
@@ -276,7 +278,7 @@ extension APKPatch {
                 : schemes.config(pendingKey: pendingKey)
             let v4Request = V4SigningRequest(option: schemes.v4)
             try config.checkV4Request(v4Request)
-            config.preparesV4Signature = v4Request != .off
+            config.v4Request = v4Request
             let report = try Signer(config: config).sign(archive, to: destination)
             let v4 = try config.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
             let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, v31Key: v4.v31Key, request: v4.request,
@@ -320,7 +322,7 @@ extension APKPatch {
             let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
             try config.checkV4Request(v4Request)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            config.preparesV4Signature = v4Request != .off
+            config.v4Request = v4Request
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
             let signer = Signer(config: config)

@@ -219,7 +219,8 @@ import Unpack
         #expect(try TestSupport.readBytes(stamped) == (try TestSupport.readBytes(plain)))
 
         let output = dir.appendingPathComponent("refused.apk").path
-        for (options, reason) in [(["--stamp-signer", "x"], "source stamps"), (["--append-signature"], "other signers' signatures"),
+        for (options, reason) in [(["--stamp-signer", "x"], "source stamps"), (["--stamp-signer"] + Self.signer(1), "source stamps"),
+                                  (["--append-signature"], "other signers' signatures"),
                                   (["--pass-encoding", "ibm437"], "password encodings"), (["--ks-provider-name", "SunPKCS11"], "Java security providers"),
                                   (["--next-signer"] + Self.signer(1) + ["--ks-provider-class", "x"], "Java security providers"),
                                   (["--kms-type", "aws"], "KMS")] {

@@ -151,11 +151,30 @@ import TestSupport
         try TestSupport.write("x", to: "assets/added.txt", in: patch)
         let twoSigners = Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--v3-signing-enabled", "false"]
         let v1Only = Self.signer(0) + ["--v2-signing-enabled", "false", "--v3-signing-enabled", "false", "--min-sdk-version", "21"]
+        // A rotation at 33 and a signer targeting 36: for the fixture's minSdkVersion the v3.1 block has both
+        // (33-35 and 36+), which no v4 signature can carry; from 33 on the v3.0 block takes the first.
+        let (lineage01, lineage012) = (dir.appendingPathComponent("L01").path, dir.appendingPathComponent("L012").path)
+        #expect(try TestSupport.apkpatch(["rotate", "--out", lineage01, "--old-signer"] + Self.signer(0) + ["--new-signer"] + Self.signer(1)).succeeded)
+        #expect(try TestSupport.apkpatch(["rotate", "--in", lineage01, "--out", lineage012, "--old-signer"] + Self.signer(1) + ["--new-signer"] + Self.signer(2)).succeeded)
+        let twoV31Signers = Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage01, "--signer-for-min-sdk-version", "36"]
+            + Self.signer(2) + ["--signer-lineage", lineage012]
+        // A key whose certificate file holds a chain, and a certificate too large for the v4 signing infos.
+        let key0 = Self.shared.keys[0], keyPEM = String(key0.keyPK8.dropLast(".pk8".count)) + ".key.pem"
+        let chain = dir.appendingPathComponent("chain.pem").path
+        try TestSupport.write(try String(contentsOfFile: key0.certificatePEM, encoding: .utf8) + String(contentsOfFile: Self.shared.keys[1].certificatePEM, encoding: .utf8),
+                              to: "chain.pem", in: dir)
+        let large = dir.appendingPathComponent("large.pem").path
+        let made = try TestSupport.run("openssl", ["req", "-x509", "-new", "-key", keyPEM, "-subj", "/CN=large", "-days", "3650",
+                                                   "-addext", "nsComment=" + String(repeating: "x", count: 7000), "-out", large])
+        #expect(made.succeeded, "\(made)")
+        let chained = ["--key", key0.keyPK8, "--cert", chain], largeCertificate = ["--key", key0.keyPK8, "--cert", large]
         // An earlier output and its .idsig stay as they were: they still belong together.
         let earlier = dir.appendingPathComponent("earlier.apk").path
         #expect(try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--out", earlier, input]).succeeded)
         let earlierBytes = try TestSupport.readBytes(earlier), earlierSignature = try TestSupport.readBytes(earlier + ".idsig")
-        for (label, signers, message) in [("two signers", twoSigners, "the v2 block has 2"), ("v1 only", v1Only, "v4 signature needs")] {
+        for (label, signers, message) in [("two signers", twoSigners, "the v2 block has 2"), ("v1 only", v1Only, "v4 signature needs"),
+                                          ("two v3.1 signers", twoV31Signers, "the v3.1 block has 2"),
+                                          ("certificate chain", chained, "a chain of 2"), ("large certificate", largeCertificate, "signing infos take at least")] {
             let fresh = dir.appendingPathComponent("fresh.apk").path
             for command in [["sign"] + signers + ["--out", fresh, input], ["run", input, "--patch", patch.path] + signers + ["--out", fresh]] {
                 let refused = try TestSupport.apkpatch(command + ["--v4-signing-enabled", "true"])
@@ -179,6 +198,12 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: skipped + ".idsig"), "the stale .idsig is removed")
         let verify = try TestSupport.run("apksigner", ["verify", "-v", skipped])
         #expect(verify.succeeded && verify.stdout.contains("Number of signers: 2"), "\(verify)")
+        // The same signers, with a minSdkVersion at which each block has one of them, do get their v4 signature.
+        let level33 = dir.appendingPathComponent("level33.apk").path
+        let rotated = try TestSupport.apkpatch(["sign"] + twoV31Signers + ["--min-sdk-version", "33", "--v4-signing-enabled", "true", "--out", level33, input])
+        #expect(rotated.succeeded && FileManager.default.fileExists(atPath: level33 + ".idsig"), "\(rotated)")
+        let checked = try TestSupport.apkpatch(["verify", "--v4-signature-file", level33 + ".idsig", "--min-sdk-version", "33", level33])
+        #expect(checked.succeeded, "\(checked)")
     }
 
     @Test("verify -v --print-certs prints a rotated APK's lineage as apksigner lineage does; --json gives its capabilities")

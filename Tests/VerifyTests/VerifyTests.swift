@@ -95,6 +95,19 @@ struct SignedByAPKSignerTests {
         #expect(report.verifiedSchemes == [.v3])
         #expect(try VerifyFixtures.apksignerVerify(apk, minSdkVersion: 28).schemes == ["v3"])
     }
+
+    @Test("findings print in apksigner's order: JAR signers' warnings before v2 signers' (v1, v2, v3 checked up to API 27)")
+    func findingsInApksignerOrder() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("verify-order")
+        let apk = try VerifyFixtures.signedAPK(in: directory)
+        // Below P the v3 block is not read, so the v1 and v2 stripping protections name an unknown scheme 3.
+        for options in [["-v"], ["-v", "-Werr"]] {
+            let arguments = ["verify"] + options + ["--max-sdk-version", "27", apk]
+            let apksigner = try TestSupport.run("apksigner", arguments), ours = try TestSupport.apkpatch(arguments)
+            #expect(apksigner.stdout.contains("WARNING: JAR signer") || apksigner.stderr.contains("WARNING: JAR signer"), "\(apksigner)")
+            #expect(ours.status == apksigner.status && ours.stdout == apksigner.stdout && ours.stderr == apksigner.stderr, "\(options)\nours: \(ours)\napksigner: \(apksigner)")
+        }
+    }
 }
 
 /// Tampered APKs: each must be rejected as apksigner rejects it.

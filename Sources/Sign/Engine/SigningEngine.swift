@@ -45,6 +45,9 @@ struct SigningEngine {
         guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
             throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")
         }
+        // A v4 signature asked for explicitly that these signers cannot give this APK: refused before anything
+        // is written (apksig finds out after writing the APK).
+        try config.checkV4Signature(apkMinSdkVersion: minSdk.level)
     }
 
     /// Whether the APK gets an APK Signing Block (v2 or v3).

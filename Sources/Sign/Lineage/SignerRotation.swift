@@ -191,10 +191,28 @@ public struct SignerRotation: Sendable {
     /// minSdkVersion is `apkMinSdkVersion`: what its v4 signature is signed with. `oldest`: the v1/v2 signer.
     public func blockSigners(oldest: SignerKey, apkMinSdkVersion: Int) -> (v30: [SignerKey], v31: [SignerKey]) {
         let all = candidates(oldest: oldest)
-        // Every key type's v3 algorithms start at API 24, which is all the layout needs of them here.
-        guard let layout = try? Self.layout(all.map { ($0.minSdkVersion, $0.targetsDevRelease) }, untargetedMinimum: AndroidSDK.nougat,
-                                            apkMinSdkVersion: apkMinSdkVersion) else { return ([], []) }
+        guard let layout = v4Layout(apkMinSdkVersion: apkMinSdkVersion) else { return ([], []) }
         return (layout.filter { !$0.inV31 }.map { all[$0.index].key }, layout.filter(\.inV31).map { all[$0.index].key })
+    }
+
+    /// Why an APK whose minSdkVersion is `apkMinSdkVersion` can have no v4 signature, if it cannot: a v4
+    /// signature holds one signing info per block, so neither its v3.0 nor its v3.1 block may have several
+    /// signers (which of them do depends on the APK's level, as `v3Blocks` lays them out). Needs no key. Nil
+    /// too when no layout covers the APK: signing refuses it with the reason.
+    func v4Refusal(apkMinSdkVersion: Int) -> V4SigningError? {
+        guard let layout = v4Layout(apkMinSdkVersion: apkMinSdkVersion) else { return nil }
+        let v31 = layout.filter(\.inV31).count, v30 = layout.count - v31
+        guard v30 == 1 && v31 <= 1 else { return .severalSigners(block: v30 == 1 ? "v3.1" : "v3.0", count: max(v30, v31)) }
+        return nil
+    }
+
+    /// `layout` of the v3 signers, keys aside: every key type's v3 algorithms start at API 24, which is all the
+    /// layout needs of them here. Nil when no layout covers the APK.
+    private func v4Layout(apkMinSdkVersion: Int)
+        -> [(index: Int, minSdkVersion: Int, maxSdkVersion: Int, inV31: Bool, targetsDevRelease: Bool)]? {
+        let levels = (oldestIsUntargeted ? [(minSdkVersion: 0, targetsDevRelease: false)] : [])
+            + targetedSigners.map { (minSdkVersion: $0.minSdkVersion, targetsDevRelease: $0.targetsDevRelease) }
+        return try? Self.layout(levels, untargetedMinimum: AndroidSDK.nougat, apkMinSdkVersion: apkMinSdkVersion)
     }
 
     /// One v3 signer before its range is settled: untargeted (level 0) or targeted.
@@ -261,16 +279,35 @@ public struct SignerRotation: Sendable {
 
 extension SignerConfig {
     /// Refuses, before anything is written, a v4 signature that `request` must report the failure of (an
-    /// explicit `--v4-signing-enabled true`) and that this configuration cannot give: v4 signs the content
-    /// digest of the v3 (else v2) block's one signer, so it needs one of those schemes, and a v2 block with
-    /// several signers and no v3 block has none to take. apksigner finds out only after writing the APK,
-    /// which is then left beside the error.
+    /// explicit `--v4-signing-enabled true`) and that this configuration cannot give whatever the APK: v4 signs
+    /// the content digest of the v3 (else v2) block's one signer, so it needs one of those schemes, and a v2
+    /// block with several signers and no v3 block has none to take. apksigner finds out only after writing
+    /// the APK, which is then left beside the error. The cases that depend on the APK's minSdkVersion or on
+    /// the keys are refused by `Signer` before it publishes the output (`checkV4Signature`).
     public func checkV4Request(_ request: V4SigningRequest) throws {
         guard request == .on(reportsFailure: true) else { return }
         if schemes.isDisjoint(with: [.v2, .v3]) { throw V4SigningError.noV2V3Signature }
         if !schemes.contains(.v3) && !additionalSigners.isEmpty {
             throw V4SigningError.severalSigners(block: "v2", count: 1 + additionalSigners.count)
         }
+    }
+
+    /// `checkV4Request` for `v4Request` and an APK whose minSdkVersion is `apkMinSdkVersion`: also a rotation
+    /// whose v3.0 or v3.1 block holds several signers at that level. Needs no key: `Signer` calls it before
+    /// it writes anything.
+    func checkV4Signature(apkMinSdkVersion: Int) throws {
+        try checkV4Request(v4Request)
+        guard v4Request == .on(reportsFailure: true), let rotation, schemes.contains(.v3) else { return }
+        if let refusal = rotation.v4Refusal(apkMinSdkVersion: apkMinSdkVersion) { throw refusal }
+    }
+
+    /// The rest of `checkV4Signature`, once the keys are loaded (`Signer` calls it before it publishes the
+    /// output): the keys the v4 signature takes must each have one certificate, and their signing infos fit
+    /// what Android keeps (`V4SchemeSigner.checkKeys`).
+    func checkV4Keys(apkMinSdkVersion: Int) throws {
+        guard v4Request == .on(reportsFailure: true) else { return }
+        let v4 = try v4Signing(v4Request, schemes: schemes.sorted(), apkMinSdkVersion: apkMinSdkVersion)
+        try V4SchemeSigner.checkKeys([v4.key] + (v4.v31Key.map { [$0] } ?? []))
     }
 
     /// The keys the v4 signature of an APK signed with this configuration takes (apksig
@@ -281,13 +318,12 @@ extension SignerConfig {
     public func v4Signing(_ request: V4SigningRequest, schemes signed: [SignatureScheme],
                           apkMinSdkVersion: Int) throws -> (key: SignerKey, v31Key: SignerKey?, request: V4SigningRequest) {
         guard let rotation, signed.contains(.v3) else { return (signing(try key), nil, request) }
-        let blocks = rotation.blockSigners(oldest: try key, apkMinSdkVersion: apkMinSdkVersion)
-        guard blocks.v30.count == 1, blocks.v31.count <= 1 else {
-            if request == .on(reportsFailure: true) {
-                throw V4SigningError.severalSigners(block: blocks.v30.count == 1 ? "v3.1" : "v3.0", count: max(blocks.v30.count, blocks.v31.count))
-            }
+        if let refusal = rotation.v4Refusal(apkMinSdkVersion: apkMinSdkVersion) {
+            if request == .on(reportsFailure: true) { throw refusal }
             return (signing(try key), nil, .off)
         }
-        return (signing(blocks.v30[0]), blocks.v31.first.map(signing), request)
+        let blocks = rotation.blockSigners(oldest: try key, apkMinSdkVersion: apkMinSdkVersion)
+        guard let v30 = blocks.v30.first else { throw RotationError.apkLevelsNotCovered }
+        return (signing(v30), blocks.v31.first.map(signing), request)
     }
 }

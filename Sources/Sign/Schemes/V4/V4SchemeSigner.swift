@@ -37,7 +37,7 @@ public enum V4SigningError: Error, CustomStringConvertible, Equatable {
         case .notTheBlockSigner(let block, let subject):
             return "the key given for the v4 signature's \(block) signer (\(subject)) is not the one that signed the APK's \(block) block"
         case .signingInfosTooLarge(let size):
-            return "the v4 signature's signing infos take \(size) bytes, more than the \(V4Signature.maximumSigningInfosSize) Android keeps: sign with smaller certificates, or turn v4 off"
+            return "the v4 signature's signing infos take at least \(size) bytes, more than the \(V4Signature.maximumSigningInfosSize) Android keeps: sign with smaller certificates, or turn v4 off"
         }
     }
 }
@@ -92,10 +92,7 @@ public enum V4SchemeSigner {
     /// `key`'s signing info over `signer`'s best digest, in `signature` (apksig `generateSigningInfo`).
     private static func signingInfo(of signature: V4Signature, apkSize: Int64, key: SignerKey, signer: SignatureSchemeSigner,
                                     block: String) throws -> V4Signature.SigningInfo {
-        guard key.certificates.count == 1, let certificate = key.certificates.first else {
-            if key.certificates.isEmpty { throw SignError.noCertificate }
-            throw V4SigningError.certificateChain(count: key.certificates.count)
-        }
+        let certificate = try onlyCertificate(of: key)
         guard signer.signedData.certificates.first == certificate.derBytes, let apkDigest = V4Signature.bestDigest(of: signer) else {
             throw V4SigningError.notTheBlockSigner(block: block, subject: certificate.subjectDN)
         }
@@ -113,6 +110,32 @@ public enum V4SchemeSigner {
             throw SignError.keyDoesNotMatchCertificate(certificate.subjectDN)
         }
         return info
+    }
+
+    /// `key`'s certificate: apksig's v4 signer takes exactly one.
+    private static func onlyCertificate(of key: SignerKey) throws -> Certificate {
+        guard key.certificates.count == 1, let certificate = key.certificates.first else {
+            if key.certificates.isEmpty { throw SignError.noCertificate }
+            throw V4SigningError.certificateChain(count: key.certificates.count)
+        }
+        return certificate
+    }
+
+    /// Throws, before any APK is read, what `makeSignature` would throw for `keys` (the v3.0/v2 signer's,
+    /// then the v3.1 signer's, if any) whatever the APK: a key with a certificate chain, or signing infos
+    /// larger than Android keeps even with the shortest digest (32 bytes) and signature (an RSA key's modulus
+    /// size; 8 bytes, the shortest DER encoding, for DSA and EC keys) they can hold.
+    public static func checkKeys(_ keys: [SignerKey]) throws {
+        var size = 0
+        for (index, key) in keys.enumerated() {
+            let certificate = try onlyCertificate(of: key)
+            let publicKey = try certificate.publicKey()
+            let signature = publicKey.algorithm == .rsa ? (publicKey.bitSize + 7) / 8 : 8
+            // Length-prefixed digest, certificate, additional data, public key; algorithm ID; signature.
+            let info = 4 + 32 + 4 + certificate.derBytes.count + 4 + 4 + publicKey.subjectPublicKeyInfoDER.count + 4 + 4 + signature
+            size += index == 0 ? info : 4 + 4 + info  // later ones: block ID and length prefix first
+        }
+        guard size <= V4Signature.maximumSigningInfosSize else { throw V4SigningError.signingInfosTooLarge(size) }
     }
 
     /// Writes the v4 signature of the signed APK at `apkPath` to `signaturePath` (temporary file renamed into

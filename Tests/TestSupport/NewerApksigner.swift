@@ -1,0 +1,31 @@
+import Foundation
+
+/// apksigner from build-tools 35 (Debian's later `apksigner` and `libapksig-java` packages, 35.0.2), beside
+/// Debian 12's apksigner 31.0.2, which predates APK Signature Scheme v3.1 and so cannot check apkpatch's v3.1
+/// rotations. Its jars are never in git: `make apksigner-new` (which `make test` runs) fetches the pinned
+/// packages (scripts/oracles/fetch-apksigner.py) into `directory`, and `run` starts them with java.
+public enum NewerApksigner {
+    /// `$APKPATCH_APKSIGNER_NEW_DIR`, else `.build/oracles/apksigner-new` in the package (the Makefile's default).
+    public static let directory: URL = ProcessInfo.processInfo.environment["APKPATCH_APKSIGNER_NEW_DIR"]
+        .flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        ?? TestSupport.packageRoot.appendingPathComponent(".build/oracles/apksigner-new")
+
+    /// `apksigner ARGUMENTS` of build-tools 35.
+    @discardableResult
+    public static func run(_ arguments: [String]) throws -> TestSupport.ProcessResult {
+        // apksig's classes first: the apksigner jar's manifest also names Debian 12's apksig.jar.
+        let jars = ["apksig.jar", "apksigner.jar"].map { directory.appendingPathComponent($0).path }
+        guard jars.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else { throw missingError }
+        return try TestSupport.run("java", ["-cp", jars.joined(separator: ":"), "com.android.apksigner.ApkSignerTool"] + arguments)
+    }
+
+    static var missingError: FixtureError {
+        let standard = directory.path == TestSupport.packageRoot.appendingPathComponent(".build/oracles/apksigner-new").path
+        let command = standard ? "make apksigner-new" : "APKPATCH_APKSIGNER_NEW_DIR=\(directory.path) make apksigner-new"
+        let place = "apksigner 35 (apksig.jar, apksigner.jar) is not in \(directory.path)"
+        if ProcessInfo.processInfo.environment["CI"].map({ !$0.isEmpty }) ?? false {
+            return FixtureError(message: "\(place): in CI `make test` fetches it first (`\(command)`); that step failed or did not run")
+        }
+        return FixtureError(message: "\(place): fetch it with `\(command)` (Debian's packages, pinned by SHA-256, about 1 MB)")
+    }
+}
