@@ -29,7 +29,7 @@ public enum Refusals {
     /// that do not open, files that are missing or of the wrong kind, and combinations a command refuses.
     static let spoilers: [[String]] = [
         ["--no-such-option"], ["--out"], ["--ks-pass"], ["--min-sdk-version", "x"], ["--min-sdk-version", "-1"],
-        ["--max-sdk-version", "1", "--min-sdk-version", "30"], ["--lib-page-alignment", "1000"], ["--jar-deflate-level", "10"],
+        ["--max-sdk-version", "1", "--min-sdk-version", "30"], ["--lib-page-alignment", "0"], ["--jar-deflate-level", "10"],
         ["--v4-signing-enabled", "maybe"], ["--rotation-min-sdk-version", "x"], ["--signer-for-min-sdk-version", "abc"],
         ["--v1-signing-enabled", "false", "--v2-signing-enabled", "false", "--v3-signing-enabled", "false"],
         ["--verity-enabled", "true", "--v2-signing-enabled", "false", "--v3-signing-enabled", "false"],
