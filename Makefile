@@ -70,7 +70,10 @@ apksigner-new: test-deps
 VERSION := $(shell cat VERSION)
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
-BUILD_INFO_DIR := $(CURDIR)/.build/buildinfo
+# SwiftPM's scratch path for `make build` and what uses its binary (`man`, `install`, `demo`); `make dist` gives
+# its own, emptied first, so the archive is a clean build whatever else was built in .build.
+BUILD_PATH ?= .build
+BUILD_INFO_DIR := $(CURDIR)/$(BUILD_PATH)/buildinfo
 
 # The Swift runtime and FoundationEssentials linked in: the binary runs without a Swift installation and starts in
 # half the time (dynamic linking of the Swift libraries was ~8 ms of CPU per run). Two checkouts of a commit at
@@ -80,9 +83,9 @@ BUILD_INFO_DIR := $(CURDIR)/.build/buildinfo
 # binary carries every one of them, and the build-id hashes them too). `make dist-check` proves it.
 SWIFT_RELEASE_FLAGS := -c release --static-swift-stdlib -Xcc -I$(BUILD_INFO_DIR) \
 	-Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=. \
-	-Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen
+	-Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen --scratch-path $(BUILD_PATH)
 RELEASE_FLAGS := $(SWIFT_RELEASE_FLAGS) --product apkpatch
-RELEASE_BINARY := .build/release/apkpatch
+RELEASE_BINARY := $(BUILD_PATH)/release/apkpatch
 
 # Rewritten only when its content changes, so an unchanged commit rebuilds nothing.
 build-info:
@@ -132,12 +135,12 @@ fuzz-parsers: test-deps
 # The man page, from the binary's own --help text (argument-parser's generate-manual), dated by SOURCE_DATE_EPOCH.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 MAN_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%d)
-MAN_DIR := .build/man
+MAN_DIR := $(BUILD_PATH)/man
 
 man: build
 	$(SWIFT) build $(SWIFT_RELEASE_FLAGS) --product generate-manual
 	rm -rf $(MAN_DIR) && mkdir -p $(MAN_DIR)
-	.build/release/generate-manual $(RELEASE_BINARY) --date $(MAN_DATE) --output-directory $(MAN_DIR)
+	$(BUILD_PATH)/release/generate-manual $(RELEASE_BINARY) --date $(MAN_DATE) --output-directory $(MAN_DIR)
 
 install: build man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/apkpatch $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -155,15 +158,18 @@ install: build man
 # The release archive: the stripped static binary laid out as `make install` lays it out (bin/, share/), with
 # LICENSE and README.md, plus its SHA-256. Reproducible: every file dated SOURCE_DATE_EPOCH (the commit's time),
 # names sorted, owner 0, modes normalised, gzip without a timestamp, the build-id made from the stripped bytes
-# (scripts/dist-build-id.sh); the same commit gives the same bytes in any checkout.
+# (scripts/dist-build-id.sh); the same commit gives the same bytes in any checkout. The binary and the man page
+# are built from nothing in DIST_BUILD_PATH: a build in .build that `make demo`, `make bench` or an earlier
+# commit left (an incremental one) is not byte for byte a clean build.
 ARCH := $(shell uname -m)
 DIST_NAME := apkpatch-$(VERSION)-linux-$(ARCH)
 DIST_DIR := dist
 DIST_STAGE := $(CURDIR)/$(DIST_DIR)/$(DIST_NAME)
+DIST_BUILD_PATH := .build/dist
 
-dist: build man
-	rm -rf $(DIST_STAGE) $(DIST_DIR)/$(DIST_NAME).tar.gz $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
-	$(MAKE) --no-print-directory install DESTDIR= PREFIX=$(DIST_STAGE)
+dist:
+	rm -rf $(DIST_BUILD_PATH) $(DIST_STAGE) $(DIST_DIR)/$(DIST_NAME).tar.gz $(DIST_DIR)/$(DIST_NAME).tar.gz.sha256
+	$(MAKE) --no-print-directory install BUILD_PATH=$(DIST_BUILD_PATH) DESTDIR= PREFIX=$(DIST_STAGE)
 	strip --strip-all $(DIST_STAGE)/bin/apkpatch
 	./scripts/dist-build-id.sh $(DIST_STAGE)/bin/apkpatch
 	install -m 644 LICENSE README.md $(DIST_STAGE)/
