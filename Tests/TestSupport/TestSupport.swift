@@ -33,15 +33,35 @@ public enum TestSupport {
 
     /// A keystore made by the real `keytool -genkeypair` (the oracle for "a keystore users already have").
     /// The password travels in the environment, never in argv; for PKCS12 it is also the key's password.
+    /// keytool spends about a second of CPU on a key, and suites make the same keystore in each test's set-up:
+    /// each distinct request (every parameter and the file's name, so `old.p12` and `new.p12` are two keys) is
+    /// generated once per test process and copied. A path that exists already gets keytool itself (it adds the
+    /// entry to that keystore).
     public static func makeKeyStore(at path: String, password: String, alias: String = "release", dname: String,
                                     type: String = "PKCS12", keyAlgorithm: String = "RSA", keySize: Int = 2048,
                                     validityDays: Int = 3650) throws {
-        let result = try run("keytool", ["-genkeypair", "-keystore", path, "-storetype", type, "-alias", alias,
-                                         "-keyalg", keyAlgorithm, "-keysize", String(keySize), "-validity", String(validityDays),
-                                         "-dname", dname, "-storepass:env", "APKPATCH_TEST_KS_PASS", "-keypass:env", "APKPATCH_TEST_KS_PASS"],
-                             environment: ["APKPATCH_TEST_KS_PASS": password])
-        guard result.succeeded else { throw FixtureError(message: "keytool -genkeypair failed:\n\(result)") }
+        func generate(_ path: String) throws {
+            let result = try run("keytool", ["-genkeypair", "-keystore", path, "-storetype", type, "-alias", alias,
+                                             "-keyalg", keyAlgorithm, "-keysize", String(keySize), "-validity", String(validityDays),
+                                             "-dname", dname, "-storepass:env", "APKPATCH_TEST_KS_PASS", "-keypass:env", "APKPATCH_TEST_KS_PASS"],
+                                 environment: ["APKPATCH_TEST_KS_PASS": password])
+            guard result.succeeded else { throw FixtureError(message: "keytool -genkeypair failed:\n\(result)") }
+        }
+        guard !FileManager.default.fileExists(atPath: path) else { return try generate(path) }
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let made = try keyStores.file(for: [name, password, alias, dname, type, keyAlgorithm, String(keySize), String(validityDays)],
+                                      named: name, make: generate)
+        try FileManager.default.copyItem(atPath: made, toPath: path)
     }
+
+    private static let keyStores = FileCache(label: "keystores")
+
+    /// Options for the JVM of Android's `apksigner` and `apktool` scripts (their leading `-J` arguments), which
+    /// the suites start hundreds of times, each run short: with the client compiler alone and the serial
+    /// collector, a run spends about half the CPU on compiling and collecting, and computes the same.
+    static let jvmOptions = Dictionary(uniqueKeysWithValues: ["apksigner", "apktool"].map {
+        ($0, ["-JXX:TieredStopAtLevel=1", "-JXX:+UseSerialGC"])
+    })
 
     /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`, waiting for it to finish.
     @discardableResult
@@ -53,7 +73,7 @@ public enum TestSupport {
             process.arguments = arguments
         } else {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [executable] + arguments
+            process.arguments = [executable] + (jvmOptions[executable] ?? []) + arguments
         }
         if let environment {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -266,6 +286,46 @@ public struct FixtureAPK {
             guard add.succeeded else { throw FixtureError(message: "aapt add failed:\n\(add)") }
         }
         return output
+    }
+}
+
+/// Files made once per test process, by request: the first caller of a request makes its file (callers of other
+/// requests go on meanwhile), later ones get the same path; a failure is kept and thrown to each.
+final class FileCache: @unchecked Sendable {
+    private final class Entry {
+        let lock = Lock()
+        var result: Result<String, any Error>?
+    }
+    private let label: String
+    private let lock = Lock()
+    private var entries: [[String]: Entry] = [:]
+    private var directory: Result<URL, any Error>?
+
+    init(label: String) { self.label = label }
+
+    func file(for request: [String], named name: String, make: (String) throws -> Void) throws -> String {
+        let entry = lock.withLock {
+            if let entry = entries[request] { return entry }
+            let entry = Entry()
+            entries[request] = entry
+            return entry
+        }
+        return try entry.lock.withLock {
+            if entry.result == nil {
+                entry.result = Result {
+                    let root = try lock.withLock {
+                        if directory == nil { directory = Result { try TestSupport.makeTemporaryDirectory("apkpatch-test-\(label)") } }
+                        return try directory!.get()
+                    }
+                    let folder = root.appendingPathComponent(UUID().uuidString)
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                    let path = folder.appendingPathComponent(name).path
+                    try make(path)
+                    return path
+                }
+            }
+            return try entry.result!.get()
+        }
     }
 }
 
