@@ -400,11 +400,11 @@ import ZlibWrapper
             ("--ks-pass file:", ["--ks", keystore, "--ks-pass", "file:\(fifo)"], "a FIFO (named pipe), not a regular file"),
             ("--lineage", ["--ks", keystore, "--ks-pass", "pass:kind-pass", "--lineage", fifo], "a FIFO (named pipe), not a regular file"),
         ]
+        // A reader of the FIFO or of /dev/zero would never finish: `timeout` ends it (exit 124, not 1), with room
+        // for a loaded machine.
         for (label, options, message) in cases {
-            let started = Date()
-            let result = try TestSupport.run("timeout", ["20", TestSupport.apkpatchBinary, "sign", "--out", out] + options + [apk])
+            let result = try TestSupport.run("timeout", ["60", TestSupport.apkpatchBinary, "sign", "--out", out] + options + [apk])
             #expect(result.status == 1, "\(label): \(result)")
-            #expect(Date().timeIntervalSince(started) < 10, "\(label): refused only after \(Date().timeIntervalSince(started)) s")
             #expect(result.stderr.contains(message) && !result.stderr.contains("permissions"), "\(label): \(result)")
             if label.hasPrefix("--ks-pass") { #expect(!result.stderr.contains(fifo), "\(label) shows the password file's path: \(result)") }
             #expect(!FileManager.default.fileExists(atPath: out))

@@ -74,8 +74,7 @@ import TestSupport
         try fm.copyItem(atPath: output, toPath: previous)
 
         var killed = 0
-        for _ in 0..<5 {
-            let delay = duration * (0.05 + Double(generator.next() % 1000) / 1000 * 0.9)
+        for delay in Self.killDelays(duration: duration, generator: &generator, count: 5, landed: { killed + killedWithoutPrevious > 0 }) {
             if try runAndKill(arguments(command, output: output, patch: patch, keyStore: keyStore), after: delay) { killed += 1 }
             #expect(fm.contentsEqual(atPath: output, andPath: previous),
                     "\(command) killed after \(delay)s of a \(duration)s run changed the destination")
@@ -110,14 +109,36 @@ import TestSupport
         try FileManager.default.removeItem(atPath: timing)
         var generator = SplitMix64(seed: 0x1a_91ace)
         var killed = 0
-        for _ in 0..<4 {
-            let delay = duration * (0.05 + Double(generator.next() % 1000) / 1000 * 0.9)
-            if try runAndKill(arguments, after: delay) { killed += 1 }
-            #expect(FileManager.default.contentsEqual(atPath: apk, andPath: TestSupport.frameworkRes),
-                    "in-place sign killed after \(delay)s of a \(duration)s run changed the input")
+        for delay in Self.killDelays(duration: duration, generator: &generator, count: 4, landed: { killed > 0 }) {
+            let landed = try runAndKill(arguments, after: delay)
+            if FileManager.default.contentsEqual(atPath: apk, andPath: TestSupport.frameworkRes) {
+                if landed { killed += 1 }
+                continue
+            }
+            // The rename came first (the run ended, or the kill landed between the rename and the exit): the input
+            // must then be the whole signed APK. The next round starts from the original again.
+            let verify = try TestSupport.run("apksigner", ["verify", apk])
+            #expect(verify.succeeded, "in-place sign \(landed ? "killed" : "ended") after \(delay)s of a \(duration)s run left neither the input nor its signed copy: \(verify)")
+            try FileManager.default.removeItem(atPath: apk)
+            try FileManager.default.copyItem(atPath: TestSupport.frameworkRes, toPath: apk)
         }
         #expect(killed > 0, "no kill landed mid-run (runs took \(duration)s)")
     }
+
+    /// `count` random moments within a run that took `duration`; then, while `landed` says no kill has landed yet
+    /// (the runs went faster than the timed one: less load on the machine), ever earlier ones, down to the process's
+    /// first milliseconds, which a kill cannot miss: random moments alone can all fall after the end of faster runs.
+    static func killDelays(duration: Double, generator: inout SplitMix64, count: Int,
+                           landed: @escaping () -> Bool) -> UnfoldSequence<Double, Int> {
+        let random = (0..<count).map { _ in duration * (0.05 + Double(generator.next() % 1000) / 1000 * 0.9) }
+        return sequence(state: 0) { index -> Double? in
+            defer { index += 1 }
+            if index < random.count { return random[index] }
+            let halvings = index - random.count + 1
+            return halvings <= 12 && !landed() ? duration / Double(1 << halvings) : nil
+        }
+    }
+
     /// An input truncated by another program while apkpatch reads it (a short `pread`, or SIGBUS where it is
     /// read through its mapping) must fail the process with a message and exit 1, and remove its temporary output: nothing at the
     /// destination, no hidden leftover. The truncation is made deterministic by stopping the process as soon

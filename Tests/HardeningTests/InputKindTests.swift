@@ -4,7 +4,9 @@ import TestSupport
 
 /// Inputs that are not regular files (issue 19): a FIFO made `verify`, `unpack`, `run`, `sign` and `watch` wait
 /// forever in `open(2)` for a writer; a directory or a device must be refused as fast, naming what the path is.
-/// Every command runs under `timeout`, so a regression fails the test (exit 124) instead of hanging the suite.
+/// Every command runs under `timeout`, so a regression fails the test (exit 124) instead of hanging the suite: a
+/// command that opened the FIFO or read the device would never finish, so the limit is generous (a loaded CI
+/// machine is no reason to fail) and no wall-clock bound is checked besides it.
 @Suite struct InputKindTests {
     let dir: URL
     let patch: URL
@@ -29,12 +31,10 @@ import TestSupport
 
     func expectRefused(_ input: String, saying what: String, or alternatives: [String] = []) throws {
         for (name, arguments) in commands(for: input) {
-            let started = Date()
-            let result = try TestSupport.run("timeout", ["20", TestSupport.apkpatchBinary] + arguments)
+            let result = try TestSupport.run("timeout", ["60", TestSupport.apkpatchBinary] + arguments)
             #expect(result.status != 124, "\(name) on \(what) hung until timeout killed it")
             #expect(result.status != 0, "\(name) on \(what): \(result)")
             #expect(([what] + alternatives).contains { result.stderr.contains($0) }, "\(name) must say the input is \(what): \(result)")
-            #expect(Date().timeIntervalSince(started) < 10, "\(name) refused \(what) only after \(Date().timeIntervalSince(started)) s")
         }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("out-") || $0.contains("unpacked-") }
         #expect(leftovers.isEmpty, "a refused input leaves no output: \(leftovers)")
