@@ -49,15 +49,25 @@ def is_current(path, size, digest):
     return os.path.isfile(path) and os.path.getsize(path) == size and sha256_of(path) == digest
 
 
-def read_member(archive_path, member):
+def read_members(archive_path, members):
+    """Member name -> bytes, for `members` of one archive, read in one pass: a .tar.gz read member by member is
+    decompressed again from its start for each (43 APKs come from one archive)."""
+    wanted = set(members)
     if archive_path.endswith(".whl") or archive_path.endswith(".zip"):
         with zipfile.ZipFile(archive_path) as archive:
-            return archive.read(member)
-    with tarfile.open(archive_path) as archive:
-        stream = archive.extractfile(member)
-        if stream is None:
-            fail("%s in %s is not a file" % (member, archive_path))
-        return stream.read()
+            return {member: archive.read(member) for member in wanted}
+    found = {}
+    with tarfile.open(archive_path, mode="r|*") as archive:
+        for info in archive:
+            if info.name not in wanted:
+                continue
+            stream = archive.extractfile(info)
+            if stream is None:
+                fail("%s in %s is not a file" % (info.name, archive_path))
+            found[info.name] = stream.read()
+    for member in wanted - set(found):
+        fail("%s has no %s" % (archive_path, member))
+    return found
 
 
 def main():
@@ -78,11 +88,15 @@ def main():
            "-r", REQUIREMENTS, "-d", downloads]
     if subprocess.call(pip) != 0:
         fail("pip download failed (the archives are pinned in %s)" % os.path.relpath(REQUIREMENTS, ROOT))
-    for name, size, digest, archive, member in missing:
+    contents = {}
+    for archive in sorted({entry[3] for entry in missing}):
         archive_path = os.path.join(downloads, archive)
         if not os.path.isfile(archive_path):
             fail("pip did not download %s" % archive)
-        data = read_member(archive_path, member)
+        members = read_members(archive_path, [entry[4] for entry in missing if entry[3] == archive])
+        contents.update({(archive, member): data for member, data in members.items()})
+    for name, size, digest, archive, member in missing:
+        data = contents[(archive, member)]
         if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
             fail("%s in %s is not the pinned APK (size %d, sha256 %s)" % (member, archive, len(data), hashlib.sha256(data).hexdigest()))
         target = os.path.join(apks, name)
