@@ -16,14 +16,15 @@ TEST_PACKAGES := zipalign aapt apksigner apktool adb apkverifier android-framewo
 
 all: build
 
-# Installs with apt-get whichever of the packages given are missing.
+# Installs with apt-get whichever of the packages given are missing. APT_UPDATED=1 (.ci/run, which has just run
+# apt-get update) skips the second update of the package lists.
 define apt_install_missing
 	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing:$$missing"; \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		{ [ -n "$(APT_UPDATED)" ] || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq; } && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 endef
