@@ -24,9 +24,10 @@ public enum ResourceDecoder {
     }
 
     /// Decodes `AndroidManifest.xml`, every binary XML file under `res/` (layouts, drawables, `xml`…; not `raw`) and
-    /// the values of every configuration (one file per type, apktool's layout)
-    /// into `directory` (files are overwritten). Line numbers of the original source are kept by default, so
-    /// compile errors and `aapt dump xmltree` line up with the decoded text.
+    /// the values of every configuration (one file per type, apktool's layout), and what the table declares
+    /// (`res/values/public.xml`, `res/values/overlayable.xml`) into `directory` (files are overwritten). Line
+    /// numbers of the original source are kept by default, so compile errors and `aapt dump xmltree` line up with
+    /// the decoded text.
     @discardableResult
     public static func decodeAll(archive: APKArchive, into directory: String, options: TextXMLOptions = TextXMLOptions()) throws -> Summary {
         // Everything is decoded before the first file is written: a file that does not decode leaves the
@@ -45,7 +46,7 @@ public enum ResourceDecoder {
         }
         if let table {
             for (folder, text) in table.stringsXMLFiles() { files.append(("res/\(folder)/strings.xml", text)) }
-            for (folder, fileName, text) in table.valuesFiles() { files.append(("res/\(folder)/\(fileName)", text)) }
+            for (folder, fileName, text) in table.valuesFiles() + table.declarationFiles() { files.append(("res/\(folder)/\(fileName)", text)) }
         }
         var summary = Summary()
         for file in files {

@@ -13,6 +13,8 @@ extension ResourceTable {
         var entryCounts: [UInt8: Int] = [:]
         /// The configurations each type has a `ResTable_type` chunk for.
         var configurations: [UInt8: Set<ResourceConfiguration>] = [:]
+        /// The resources whose `ResTable_typeSpec` flags have `SPEC_PUBLIC`.
+        var specPublic: Set<UInt32> = []
         /// The package's `RES_TABLE_OVERLAYABLE_TYPE` chunks.
         var overlayables: [Overlayable] = []
     }

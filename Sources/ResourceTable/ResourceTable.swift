@@ -462,7 +462,13 @@ private enum Parser {
                 var spec = LittleEndianReader(bytes, offset: chunk.offset + 8)
                 let typeID: UInt8 = try spec.read()
                 _ = try spec.read(UInt8.self); _ = try spec.read(UInt16.self)
-                result.layout.entryCounts[typeID] = Int(try spec.read(UInt32.self))
+                let count = Int(try spec.read(UInt32.self))
+                result.layout.entryCounts[typeID] = count
+                try spec.seek(to: chunk.headerEnd)
+                for index in 0..<min(count, (chunk.end - chunk.headerEnd) / 4) {
+                    let flags: UInt32 = try spec.read()
+                    if flags & 0x4000_0000 != 0 { result.layout.specPublic.insert(id << 24 | UInt32(typeID) << 16 | UInt32(index)) }  // SPEC_PUBLIC
+                }
             }
             if chunk.type == ChunkType.tableOverlayable {
                 result.layout.overlayables.append(try parseOverlayable(bytes, chunk))

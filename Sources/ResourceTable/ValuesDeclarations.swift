@@ -30,10 +30,21 @@ extension ValuesXML {
             ("oem", 0x40), ("actor", 0x80), ("config_signature", 0x100),
         ]
 
-        /// `policy` flags as written in `<policy type>`: `public|system`.
+        /// `policy` flags as written in `<policy type>`: `public|system`; bits no name stands for (a newer
+        /// Android's policies) as one hexadecimal number, which reads back as those bits.
         static func policyText(_ flags: UInt32) -> String {
-            let names = policyFlags.filter { flags & $0.1 != 0 }.map(\.0)
-            return names.isEmpty ? "0x" + String(flags, radix: 16) : names.joined(separator: "|")
+            var parts = policyFlags.filter { flags & $0.1 != 0 }.map(\.0)
+            let unnamed = flags & ~policyFlags.reduce(0) { $0 | $1.1 }
+            if unnamed != 0 || parts.isEmpty { parts.append("0x" + String(unnamed, radix: 16)) }
+            return parts.joined(separator: "|")
+        }
+
+        /// The flags of one part of `<policy type>`: a policy name, or a hexadecimal number (`policyText`'s form).
+        static func policyFlag(_ part: Substring) -> UInt32? {
+            let text = part.trimmingWhitespace()
+            if let named = policyFlags.first(where: { $0.0 == text })?.1 { return named }
+            guard text.hasPrefix("0x") else { return nil }
+            return UInt32(text.dropFirst(2), radix: 16)
         }
 
         /// The `<public>` declarations a `<public-group type first-id>` makes: its `<public name>` children get
@@ -117,7 +128,7 @@ extension ValuesXML {
                     }
                     var flags: UInt32 = 0
                     for part in try needed("type", of: policy, at: policyPlace).split(separator: "|") {
-                        guard let flag = Self.policyFlags.first(where: { $0.0 == part.trimmingWhitespace() })?.1 else {
+                        guard let flag = Self.policyFlag(part) else {
                             throw ResourceTableError(.badValuesFile, "\(policyPlace): '\(part)' is not a policy (\(Self.policyFlags.map(\.0).joined(separator: ", ")))")
                         }
                         flags |= flag
@@ -212,12 +223,57 @@ extension ResourceTable {
         }
     }
 
+    /// Whether the table marks `id` public: `SPEC_PUBLIC` in its typeSpec flags or `FLAG_PUBLIC` in one of its
+    /// entries (aapt2 sets both; a table with only one of them is left as it is).
+    func isPublic(_ id: UInt32) -> Bool {
+        layout.specPublic.contains(id) || additions.publicIDs.contains(id) || entriesByID[id]?.contains { entries[$0].flags & 0x0002 != 0 } == true
+    }
+
+    /// What the package declares beyond values, as the values files aapt2 reads it from (folder, file name, text):
+    /// `public.xml` with a `<public type name id>` for each public resource, by ID (as apktool writes them), and
+    /// `overlayable.xml` with the package's overlayables, their policies and items, in table order. Both in
+    /// `values`; a file is left out when the table has nothing for it. Given back unchanged they change
+    /// nothing. Resources these files cannot name are left out, and stay as they are in the table: private types
+    /// (`^attr-private`), types aapt2 does not know, and a second resource with a name another one already has.
+    public func declarationFiles() -> [(directory: String, fileName: String, text: String)] {
+        func nameable(_ id: UInt32) -> ResourceName? {
+            guard UInt8(id >> 24) == packageID, let name = names[id], ValuesXML.resourceTypes.contains(name.type),
+                  ids[name.type + "/" + name.name] == id else { return nil }
+            return name
+        }
+        var files: [(directory: String, fileName: String, text: String)] = []
+        var publicIDs = layout.specPublic
+        for entry in entries where entry.flags & 0x0002 != 0 { publicIDs.insert(entry.id) }
+        let publics = publicIDs.sorted().compactMap { id in
+            nameable(id).map { ValuesXML.Node(tag: "public", attributes: [("type", $0.type), ("name", $0.name), ("id", Self.hex(id))]) }
+        }
+        if !publics.isEmpty { files.append(("values", "public.xml", ValuesXML.encode(publics))) }
+        var declared: Set<UInt32> = []
+        var overlayables: [ValuesXML.Node] = []
+        for overlayable in layout.overlayables {
+            var attributes = [("name", overlayable.name)]
+            if !overlayable.actor.isEmpty { attributes.append(("actor", overlayable.actor)) }
+            var policies: [ValuesXML.Node] = []
+            for policy in overlayable.policies {
+                // A resource belongs to one overlayable and one policy: a table that lists one twice keeps the first.
+                let items = policy.ids.compactMap { id -> ValuesXML.Node? in
+                    guard let name = nameable(id), declared.insert(id).inserted else { return nil }
+                    return ValuesXML.Node(tag: "item", attributes: [("type", name.type), ("name", name.name)])
+                }
+                guard !items.isEmpty else { continue }
+                policies.append(ValuesXML.Node(tag: "policy", attributes: [("type", ValuesXML.Declaration.policyText(policy.flags))], children: items))
+            }
+            overlayables.append(ValuesXML.Node(tag: "overlayable", attributes: attributes, children: policies))
+        }
+        if !overlayables.isEmpty { files.append(("values", "overlayable.xml", ValuesXML.encode(overlayables))) }
+        return files
+    }
+
     /// Marks what `<public>` declares public as aapt2 writes public resources (`SPEC_PUBLIC` in the typeSpec,
     /// `FLAG_PUBLIC` in each entry), unless it already is. Call once every name has its ID.
     mutating func markPublic(_ declarations: [ValuesXML.Declaration]) {
         for case .publicID(let type, let name, _, _) in declarations {
-            guard let id = ids[type + "/" + name] else { continue }
-            if entriesByID[id]?.contains(where: { entries[$0].flags & 0x0002 != 0 }) == true { continue }
+            guard let id = ids[type + "/" + name], !isPublic(id) else { continue }
             additions.publicIDs.insert(id)
             let typeID = UInt8((id >> 16) & 0xFF)
             if additions.entryCounts[typeID] == nil { additions.entryCounts[typeID] = layout.entryCounts[typeID] ?? 0 }
