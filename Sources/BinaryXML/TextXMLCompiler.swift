@@ -78,10 +78,51 @@ extension XMLTree {
     }
 }
 
+extension XMLTree {
+    /// The macro a reference names (`@macro/name`, `@*macro/name`, `@package:macro/name`), nil for other text.
+    package static func macroReference(_ text: String) -> (package: String?, name: String)? {
+        guard text.hasPrefix("@") else { return nil }
+        var body = text.dropFirst()
+        if body.hasPrefix("*") { body = body.dropFirst() }
+        guard let slash = body.firstIndex(of: "/") else { return nil }
+        var type = body[..<slash], package: String?
+        if let colon = type.firstIndex(of: ":") { package = String(type[..<colon]); type = type[type.index(after: colon)...] }
+        let name = body[body.index(after: slash)...]
+        guard type == "macro", !name.isEmpty else { return nil }
+        return (package, String(name))
+    }
+
+    /// Why `@package:macro/name` of another package cannot be compiled: aapt2 looks macros up in the table it
+    /// builds, which holds the app's own only (APKs, the framework's included, do not store theirs).
+    package static func foreignMacro(_ package: String, _ name: String) -> String {
+        "macro/\(name) of package \(package) cannot be used: macros are compiled away, not stored in APKs (the framework's neither), so only a <macro> of the patch's own values files can be (aapt2 too fails to find another package's); write its value, or define the macro in res/values/"
+    }
+}
+
 struct TextXMLCompiler {
     let fileName: String
     let resources: (any ResourceResolver)?
     var rawValues: XMLTree.RawValuePolicy = .untypedAndStrings
+    /// The package each namespace prefix in scope stands for in references (`@lib:string/x` with
+    /// `xmlns:lib="http://schemas.android.com/apk/res/com.lib"`), "" for the app's own (`res-auto`), as aapt2's
+    /// `ResolvePackage` reads them; a prefix not declared so is a package name as written.
+    var packageAliases: [String: String] = [:]
+
+    /// The package a reference written `@package:type/name` names: nil for the app's own.
+    func referencedPackage(_ written: String) -> String? {
+        let package = packageAliases[written] ?? written
+        return package.isEmpty ? nil : package
+    }
+
+    /// The package an `xmlns` URI gives its prefix in references, nil when it is not a package namespace.
+    static func package(ofNamespace uri: String) -> String? {
+        if uri == XMLTree.autoNamespace { return "" }
+        for prefix in ["http://schemas.android.com/apk/res/", "http://schemas.android.com/apk/prv/res/"] where uri.hasPrefix(prefix) {
+            let package = String(uri.dropFirst(prefix.count))
+            return package.isEmpty ? nil : package
+        }
+        return nil
+    }
 
     func fail(_ code: BinaryXMLError.Code = .unresolvedName, _ line: Int, _ message: String) -> BinaryXMLError {
         BinaryXMLError(code, line > 0 ? "\(fileName):\(line): \(message)" : "\(fileName): \(message)")
@@ -116,6 +157,8 @@ struct TextXMLCompiler {
             let undeclared = Set(attribute.value.split(separator: " ").map(String.init))
             declarations.removeAll { undeclared.contains($0.prefix) }
         }
+        var compiler = self
+        for (prefix, uri) in scope { if let package = Self.package(ofNamespace: uri) { compiler.packageAliases[prefix] = package } }
         let (namespace, name) = try split(source.qualifiedName, line: source.line, isElement: true)
         var attributes: [XMLTree.Attribute] = []
         var recordedIDs: [String: UInt32] = [:]
@@ -133,7 +176,7 @@ struct TextXMLCompiler {
         for attribute in source.attributes where attribute.qualifiedName != "xmlns" && !attribute.qualifiedName.hasPrefix("xmlns:") {
             let (attributeNamespace, attributeName) = try split(attribute.qualifiedName, line: attribute.line, isElement: false)
             if attributeNamespace == XMLTree.toolsNamespace { continue }
-            attributes.append(try self.attribute(namespace: attributeNamespace, name: attributeName, qualifiedName: attribute.qualifiedName,
+            attributes.append(try compiler.attribute(namespace: attributeNamespace, name: attributeName, qualifiedName: attribute.qualifiedName,
                                                  text: attribute.value, line: attribute.line, recordedID: recordedIDs[attribute.qualifiedName],
                                                  recordedValue: recordedValues[attribute.qualifiedName]))
         }
@@ -174,9 +217,10 @@ struct TextXMLCompiler {
         // `@macro/name` (a macro of the patch's values files) is compiled as if its body were written here, for
         // this attribute's format, as aapt2's ReferenceLinker substitutes it.
         var text = written
-        let trimmed = written.trimmingWhitespace()
-        if trimmed.hasPrefix("@macro/") {
-            let macroName = String(trimmed.dropFirst("@macro/".count))
+        if let (package, macroName) = XMLTree.macroReference(written.trimmingWhitespace()) {
+            if let package, let other = referencedPackage(package), other != resources?.packageName {
+                throw fail(.unresolvedName, line, "\(qualifiedName)=\"\(written)\": \(XMLTree.foreignMacro(other, macroName))")
+            }
             guard let macro = resources?.macro(named: macroName) else {
                 throw fail(.unresolvedName, line, "\(qualifiedName)=\"\(written)\": no <macro name=\"\(macroName)\"> in the patch's values files (macros are not stored in the APK, so only the patch's own can be used)")
             }
@@ -252,7 +296,7 @@ struct TextXMLCompiler {
         if body.hasPrefix("*") { body = body.dropFirst() }
         var package: String?
         if let colon = body.firstIndex(of: ":"), let slash = body.firstIndex(of: "/"), colon < slash {
-            package = String(body[..<colon]); body = body[body.index(after: colon)...]
+            package = referencedPackage(String(body[..<colon])); body = body[body.index(after: colon)...]
         }
         guard let slash = body.firstIndex(of: "/") else {
             throw fail(.badValue, line, "\(attribute)=\"\(text)\": a reference is @type/name or @package:type/name")
@@ -279,7 +323,7 @@ struct TextXMLCompiler {
         if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return id }
         if body.hasPrefix("*") { body = body.dropFirst() }
         var package: String?
-        if let colon = body.firstIndex(of: ":") { package = String(body[..<colon]); body = body[body.index(after: colon)...] }
+        if let colon = body.firstIndex(of: ":") { package = referencedPackage(String(body[..<colon])); body = body[body.index(after: colon)...] }
         var type = "attr", name = String(body)
         if let slash = body.firstIndex(of: "/") { type = String(body[..<slash]); name = String(body[body.index(after: slash)...]) }
         return try resolve(package: package, type: type, name: name, text: text, line: line)

@@ -152,24 +152,28 @@ extension ValuesXML {
         }
     }
 
-    /// Replaces each value written `@macro/name` (in any resource of the files, nested items included) by the
-    /// macro's value, as aapt2 does; macros may refer to macros. Throws for a macro defined twice, one that refers
-    /// to itself, and a reference to a macro the files do not define (macros are not in the APK).
+    /// Replaces each value written `@macro/name` (`@*macro/name`, `@package:macro/name` with the app's package;
+    /// in any resource of the files, nested items included) by the macro's value, as aapt2 does; macros may refer
+    /// to macros. Throws for a macro defined twice, one that refers to itself, a reference to a macro the files do
+    /// not define, and one of another package (macros are not in APKs).
     /// Returns each macro's body with the macros it uses substituted (for compiling `@macro/name` in XML files).
     @discardableResult
-    static func substituteMacros(in items: inout [Item], _ declarations: [Declaration]) throws -> [String: (text: String, isStyled: Bool)] {
+    static func substituteMacros(in items: inout [Item], _ declarations: [Declaration], packageName: String) throws -> [String: (text: String, isStyled: Bool)] {
         var macros: [String: (node: Node, place: String)] = [:]
         for case .macro(let name, let node, let place) in declarations {
             if let first = macros[name] { throw ResourceTableError(.duplicate, "\(place): macro/\(name) is already defined at \(first.place)") }
             macros[name] = (node, place)
         }
-        func macroName(_ node: Node) -> String? {
-            guard node.styled == nil, let text = node.text, text.hasPrefix("@macro/") else { return nil }
-            return String(text.dropFirst("@macro/".count))
+        func macroName(_ node: Node, at place: String) throws -> String? {
+            guard node.styled == nil, let text = node.text, let (package, name) = XMLTree.macroReference(text) else { return nil }
+            if let package, package != packageName {
+                throw ResourceTableError(.badValuesFile, "\(place): \(text): \(XMLTree.foreignMacro(package, name))")
+            }
+            return name
         }
         func resolve(_ node: inout Node, fileName: Substring, expanding: [String]) throws {
             let place = "\(fileName):\(node.line)"
-            if let name = macroName(node) {
+            if let name = try macroName(node, at: place) {
                 guard let macro = macros[name] else {
                     throw ResourceTableError(.badValuesFile, "\(place): @macro/\(name): no <macro name=\"\(name)\"> in the patch's values files (macros are not stored in the APK, so only the patch's own can be used)")
                 }

@@ -396,7 +396,7 @@ extension ResourceTable {
             items += read.items
             declarations += read.declarations
         }
-        macros = try ValuesXML.substituteMacros(in: &items, declarations)
+        macros = try ValuesXML.substituteMacros(in: &items, declarations, packageName: packageName)
         var seen: [String: ValuesXML.Item] = [:]
         for item in items {
             let key = item.configuration.qualifiers + "\u{0}" + item.type + "/" + item.name

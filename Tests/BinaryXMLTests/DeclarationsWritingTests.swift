@@ -303,4 +303,58 @@ import TestSupport
             otherFiles: ["res/values/macros.xml": "<resources><macro name=\"word\">wide</macro></resources>"],
             expected: "res/layout/m.xml:2: android:padding=\"wide\" is not a valid value")
     }
+
+    /// `@package:macro/name`: the package as written or through a prefix declared for it (aapt2's
+    /// `ResolvePackage`: `res/<package>`, `prv/res/<package>`, `res-auto` for the app's own). The app's own macros
+    /// compile as `@macro/name` does; another package's (the framework's included) cannot, since macros are not
+    /// stored in APKs and aapt2 looks them up in the table it builds: refused naming file and line, as aapt2 fails.
+    @Test func macrosOfAPackage() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("macro-package")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fixture = FixtureAPK()
+        let apk = try fixture.build(in: dir)
+        let patch = dir.appendingPathComponent("patch")
+        let macros = #"<macro name="pad">16dp</macro><macro name="hello">Hello macro</macro><string name="greeting">Hi</string>"#
+        try TestSupport.write("""
+            <resources>\(macros)
+                <dimen name="literal">@com.example.fixture:macro/pad</dimen>
+                <dimen name="private">@*macro/pad</dimen>
+            </resources>
+            """, to: "res/values/macros.xml", in: patch)
+        try TestSupport.write("""
+            <LinearLayout xmlns:android="http://schemas.android.com/apk/res/android" xmlns:app="http://schemas.android.com/apk/res-auto"
+                xmlns:me="http://schemas.android.com/apk/res/com.example.fixture" android:layout_width="match_parent"
+                android:layout_height="wrap_content" android:padding="@app:macro/pad">
+                <TextView android:text="@me:macro/hello" android:contentDescription="@app:string/greeting" android:paddingTop="@*com.example.fixture:macro/pad" />
+            </LinearLayout>
+            """, to: "res/layout/macro.xml", in: patch)
+        let out = dir.appendingPathComponent("out.apk").path
+        let result = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--out", out, "--no-sign"])
+        #expect(result.succeeded, "\(result)")
+        guard result.succeeded else { return }
+        let tree = try Oracle.aapt(["dump", "xmltree", out, "res/layout/macro.xml"])
+        let greeting = try #require(ValuesDeclarationsTests.ids(try Oracle.aapt(["dump", "resources", out]))["string/greeting"])
+        for expected in ["A: android:padding(0x010100d5)=(type 0x5)0x1001", #"A: android:text(0x0101014f)="Hello macro" (Raw: "Hello macro")"#,
+                         "A: android:paddingTop(0x010100d7)=(type 0x5)0x1001",
+                         "A: android:contentDescription(0x01010273)=@\(ValuesDeclarationsTests.hex(greeting))"] {
+            #expect(tree.contains(expected), "missing \(expected) in\n\(tree)")
+        }
+        let values = try Oracle.aapt(["dump", "--values", "resources", out])
+        for name in ["literal", "private"] {
+            #expect(values.contains("dimen/\(name): t=0x05 d=0x00001001"), "dimen/\(name) in\n\(values)")
+        }
+
+        let layout = { (attribute: String) in
+            "<View xmlns:android=\"http://schemas.android.com/apk/res/android\" xmlns:lib=\"http://schemas.android.com/apk/res/com.lib\"\n \(attribute)/>"
+        }
+        let ownMacros = ["res/values/macros.xml": "<resources><macro name=\"pad\">16dp</macro></resources>"]
+        for (attribute, package) in [("android:padding=\"@android:macro/pad\"", "android"), ("android:padding=\"@lib:macro/pad\"", "com.lib"),
+                                     ("android:padding=\"@*com.other:macro/pad\"", "com.other")] {
+            try ResourceAddingTests.assertRefused(fixture, patchFile: "res/layout/m.xml", content: layout(attribute), otherFiles: ownMacros,
+                expected: "res/layout/m.xml:2: \(attribute): macro/pad of package \(package) cannot be used: macros are compiled away, not stored in APKs")
+        }
+        try ResourceAddingTests.assertRefused(fixture, patchFile: "res/values/v.xml",
+            content: "<resources><macro name=\"pad\">16dp</macro>\n<dimen name=\"d\">@android:macro/pad</dimen></resources>",
+            expected: "res/values/v.xml:2: @android:macro/pad: macro/pad of package android cannot be used")
+    }
 }
