@@ -73,7 +73,7 @@ GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
 # SwiftPM's scratch path for `make build` and what uses its binary (`man`, `install`, `demo`); `make dist` gives
 # its own, emptied first, so the archive is a clean build whatever else was built in .build.
-BUILD_PATH ?= .build
+BUILD_PATH := .build
 BUILD_INFO_DIR := $(CURDIR)/$(BUILD_PATH)/buildinfo
 
 # The Swift runtime and FoundationEssentials linked in: the binary runs without a Swift installation and starts in
