@@ -69,6 +69,9 @@ public struct ResourceTable: Sendable {
     private var patches: [Int: UInt32] = [:]
     private var typePatches: [Int: UInt8] = [:]
     private var isPackageRenamed = false
+    /// Compiles values whose text is what `decode` wrote too, instead of leaving them alone: what the tests use to
+    /// check that decoded text compiles back to the very value (an edit of one item recompiles its whole bag).
+    var recompilesUnchangedText = false
     /// The bodies of the `<macro>`s of the values files applied (macros are not stored in the table).
     var macros: [String: (text: String, isStyled: Bool)] = [:]
     var names: [UInt32: ResourceName] = [:]

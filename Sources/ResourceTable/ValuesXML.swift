@@ -438,7 +438,7 @@ extension ResourceTable {
         if item.type == "string" {
             return try applyString(item, existing: existing)
         }
-        if let existing, let current = valuesNode(for: existing), current.isSame(as: node) { return false }
+        if !recompilesUnchangedText, let existing, let current = valuesNode(for: existing), current.isSame(as: node) { return false }
         switch node.tag {
         case "plurals":
             var bag: [(UInt32, ResourceValue)] = []
@@ -484,7 +484,8 @@ extension ResourceTable {
                 format = parsed.union(.reference)
             }
             let value: ResourceValue
-            if item.type == "id", (node.text ?? "").isEmpty { value = .typed(.intBoolean, 0) }
+            // An id's value is nothing: aapt2 writes false, aapt an empty string; an existing one keeps its form.
+            if item.type == "id", (node.text ?? "").isEmpty { value = existing?.value == .string("") ? .string("") : .typed(.intBoolean, 0) }
             else { value = try compile(node, format: format, item: item) }
             let spans = node.styled?.spans ?? []
             if let existing, existing.value == value, existing.spans == spans { return false }
