@@ -30,10 +30,15 @@ let package = Package(
         .target(name: "CSHA256x16", cSettings: [.unsafeFlags(["-O3"])]),
         // The version and commit `apkpatch --version` prints, from a header make writes into .build (Makefile).
         .target(name: "CBuildInfo"),
+        // zlib 1.2.13's deflate with a faster search for exactly zlib's matches, so level 9 writes zlib's (apksigner's)
+        // bytes sooner (README in the folder); -O3 in debug builds too. Its names are prefixed (zconf.h) beside CZlib.
+        .target(name: "CZlibDeflate", exclude: ["README.md", "LICENSE"],
+                cSettings: [.define("Z_PREFIX"), .define("Z_SOLO"), .define("UNALIGNED_OK"),
+                            .unsafeFlags(["-O3", "-Wno-deprecated-non-prototype"])]),
         // The only modules that import a C module.
         .target(name: "LibzipWrapper", dependencies: ["CLibzip"]),
         .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
-        .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate"]),
+        .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate", "CZlibDeflate"]),
         .target(name: "DigestLanes", dependencies: ["CSHA256x16", "OpenSSLWrapper"]),
         // Byte sources, ZIP records, the opened APK and its limits, output entries, the APK Signing Block codec,
         // the one concurrency helper (CLinux only for renameat2; ZlibWrapper to inflate an entry).
@@ -72,6 +77,7 @@ let package = Package(
         .testTarget(name: "APKCoreTests", dependencies: ["APKCore", "TestSupport"]),
         .testTarget(name: "ZipStagesTests", dependencies: ["Unpack", "Overlay", "Repack", "Align", "APKCore", "ZlibWrapper", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "DigestLanesTests", dependencies: ["DigestLanes", "OpenSSLWrapper"]),
+        .testTarget(name: "ZlibWrapperTests", dependencies: ["ZlibWrapper", "APKCore", "TestSupport"]),
         .testTarget(name: "KeyStoreTests", dependencies: ["Sign", "OpenSSLWrapper", "TestSupport"]),
         .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "DigestLanes", "APKCore", "OpenSSLWrapper", "Unpack", "Repack", "BinaryXML", "TestSupport"]),
         .testTarget(name: "VerifyTests", dependencies: ["Verify", "SignatureSchemes", "APKCore", "Unpack", "BinaryXML", "TestSupport"]),

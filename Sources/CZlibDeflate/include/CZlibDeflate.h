@@ -1,0 +1,20 @@
+#ifndef APKPATCH_CZLIBDEFLATE_H
+#define APKPATCH_CZLIBDEFLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* zlib 1.2.13's deflate (deflate.c, trees.c: this folder, see README.md), for raw DEFLATE of a whole buffer in one
+   call with Java's Deflater parameters (windowBits -15, memLevel 8, default strategy): the bytes the system zlib
+   writes, which apksigner's JAR signature files are. At levels 4 to 9 (zlib's deflate_slow) `fast` non-zero turns on
+   a search that finds exactly the matches zlib's longest_match finds, sooner on text with long repeated prefixes
+   such as a JAR manifest (deflate.c, "apkpatch:").
+
+   Compresses `input` (`count` bytes, below 4 GiB) at `level` (0-9) into a new buffer, freed with
+   apkpatch_deflate_free:
+   returns 0 and sets *output and *written, or a zlib error code (Z_MEM_ERROR -4, Z_STREAM_ERROR -2, ...) and
+   leaves them alone. */
+int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast, uint8_t **output, size_t *written);
+void apkpatch_deflate_free(uint8_t *output);
+
+#endif
