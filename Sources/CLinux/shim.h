@@ -67,6 +67,13 @@ static inline int apkpatch_fallocate(int fd, long long length) {
 #endif
 }
 
+// mallopt(M_ARENA_MAX, 1): every thread allocates from the main arena (glibc's malloc.h, which glibc's Swift
+// module does not include). Returns 1 on success, 0 on failure.
+#include <malloc.h>
+static inline int apkpatch_use_one_malloc_arena(void) {
+    return mallopt(M_ARENA_MAX, 1);
+}
+
 // A bus error while reading a mapped input means another program truncated the file under apkpatch: the
 // handler (APKCore's BusErrorGuard) removes the temporary outputs registered in `slots` and exits 1 with a
 // message, through async-signal-safe calls only (unlink, write, _exit). No static state here: a header's

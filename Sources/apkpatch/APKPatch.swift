@@ -105,6 +105,9 @@ struct APKPatch: ParsableCommand {
             SchemeOptions.signsRotation = true
             (arguments, Sign.nextSigners, Sign.firstSignerTarget) = Sign.separateNextSigners(arguments)
         }
+        // A watch session runs for hours and builds again and again: one malloc arena for all its threads, set
+        // before any other thread allocates (see MallocArenas).
+        if arguments.first == "watch" { MallocArenas.useOneForAllThreads() }
         // Commands that spread work over the cores start the worker threads now, while nothing else runs (see
         // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
         if let command = arguments.first, ["verify", "sign", "align", "run", "watch"].contains(command) {
@@ -120,8 +123,8 @@ struct APKPatch: ParsableCommand {
             try Sign.checkFirstSignerTarget()
             var command = try parseAsRoot(arguments)
             try command.run()
-            // Done: skip the libraries' exit handlers (OpenSSL frees every cache it built, ~1 ms) once stdout is
-            // flushed and the replaced outputs are removed.
+            // Done: skip the libraries' exit handlers (OpenSSL frees every cache it built, one by one) once stdout
+            // is flushed and the replaced outputs are removed.
             fflush(nil)
             BackgroundRemoval.waitForAll()
             _exit(0)

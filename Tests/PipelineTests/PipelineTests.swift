@@ -245,6 +245,9 @@ import Unpack
         #expect(lines.waitFor { $0.contains("rebuilt") && $0.contains("index.html") }, "\(lines.lines)")
         #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/index.html"]).stdout == "<p>v2</p>\n")
         #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
+        // Two builds ran on the main thread and the workers: all of them allocate from the main malloc arena.
+        let arenas = Self.mallocArenaHeaps(of: process.processIdentifier)
+        #expect(arenas.isEmpty, "the session's threads have malloc arenas of their own: \(arenas)")
 
         // Several files at once, in a new folder.
         try TestSupport.write("a\n", to: "assets/www/extra/a.js", in: patch)
@@ -267,6 +270,27 @@ import Unpack
         #expect(process.terminationStatus == 0)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// The heaps of glibc's malloc arenas other than the main one, from `/proc/PID/maps`: each is an anonymous
+    /// mapping aligned to 64 MiB (HEAP_MAX_SIZE), its used part read-write and the rest of the 64 MiB reserved
+    /// without access (`---p`), as glibc's `new_heap` makes it.
+    static func mallocArenaHeaps(of pid: Int32) -> [String] {
+        let heapSize: UInt64 = 64 << 20
+        guard let maps = try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8) else { return ["/proc/\(pid)/maps unreadable"] }
+        let regions: [(start: UInt64, end: UInt64, permissions: Substring, isAnonymous: Bool, line: Substring)] = maps.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            let bounds = fields.first?.split(separator: "-") ?? []
+            guard fields.count >= 5, bounds.count == 2, let start = UInt64(bounds[0], radix: 16), let end = UInt64(bounds[1], radix: 16) else { return nil }
+            return (start, end, fields[1], fields.count == 5 && fields[4] == "0", line)
+        }
+        var heaps: [String] = []
+        for (index, region) in regions.enumerated() where region.isAnonymous && region.permissions == "rw-p" && region.start % heapSize == 0 {
+            let end = index + 1 < regions.count && regions[index + 1].isAnonymous && regions[index + 1].permissions == "---p"
+                && regions[index + 1].start == region.end ? regions[index + 1].end : region.end
+            if end - region.start == heapSize { heaps.append(String(region.line)) }
+        }
+        return heaps
     }
 }
 
