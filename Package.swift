@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "BinaryXMLTests", dependencies: ["BinaryXML", "ResourceTable", "APKCore", "Unpack", "Overlay", "Repack", "TestSupport"]),
         .testTarget(name: "InstallTests", dependencies: ["Install", "Overlay", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "LiveReloadTests", dependencies: ["LiveReload", "Overlay", "Unpack", "APKCore", "TestSupport"]),
-        .testTarget(name: "SetsTests", dependencies: ["Sets", "Pipeline", "ZlibWrapper", "TestSupport"]),
+        .testTarget(name: "SetsTests", dependencies: ["Sets", "Pipeline", "APKCore", "ZlibWrapper", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Unpack", "Overlay", "Repack", "Align", "Sign", "Verify", "APKCore", "TestSupport"]),
         // APKs nobody here wrote (aapt2, apktool, jar, zipfile, zip, apksigner, jarsigner), round-tripped through every command.
         .testTarget(name: "CorpusTests", dependencies: ["TestSupport"]),

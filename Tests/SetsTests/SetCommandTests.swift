@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import APKCore
 import ZlibWrapper
 
 /// `apkpatch verify/sign/run` on split APK sets, end to end through the binary, judged by apksigner, aapt,
@@ -93,6 +94,42 @@ import ZlibWrapper
         // Signing again into the same directory replaces the earlier output.
         let again = try sign(paths, out: output)
         #expect(again.succeeded, "\(again)")
+    }
+
+    /// A directory output is replaced in one step (renameat2(RENAME_EXCHANGE)): a failed run leaves the previous
+    /// output whole, a successful one replaces it, and neither leaves a staging directory behind.
+    @Test func directoryOutputIsReplacedWholeOrNotAtAll() throws {
+        let input = try fixture.pack(.directory)
+        let output = scratch.appendingPathComponent("swapped").path
+        #expect(try sign([input], out: output).succeeded)
+        func snapshot() throws -> [String: [UInt8]] {
+            var files: [String: [UInt8]] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: output) { files[name] = try TestSupport.readBytes(output + "/" + name) }
+            return files
+        }
+        func hidden() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix(".swapped") } }
+        let before = try snapshot()
+        #expect(before.count == 8, "\(before.keys.sorted())")
+
+        // A set whose ABI split has a corrupt entry: signing it fails after the other APKs were written.
+        let split = scratch.appendingPathComponent("corrupt-split.apk").path
+        var bytes = try TestSupport.readBytes(fixture.apks["split_config.arm64_v8a.apk"]!)
+        let entry = try #require(try APKArchive(path: fixture.apks["split_config.arm64_v8a.apk"]!).zip.entries.max { $0.compressedSize < $1.compressedSize })
+        bytes[Int(entry.dataOffset + entry.compressedSize / 2)] ^= 0x55
+        try TestSupport.write(bytes, to: "corrupt-split.apk", in: scratch)
+        let corrupt = try fixture.pack(.directory, replacing: ["split_config.arm64_v8a.apk": split])
+        let failed = try sign([corrupt], out: output)
+        #expect(!failed.succeeded && failed.stderr.contains("corrupt"), "\(failed)")
+        #expect(try snapshot() == before, "the previous output is untouched")
+        #expect(try hidden().isEmpty)
+
+        // A successful run with other APKs replaces it: only the new files, nothing hidden left.
+        let paths = ["base.apk", "split_config.fr.apk"].map { fixture.apks[$0]! }
+        let replaced = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--v4-signing-enabled", "false", "--out", output] + paths)
+        #expect(replaced.succeeded, "\(replaced)")
+        let after = try snapshot().keys.sorted()
+        #expect(after.count == 2 && after.allSatisfy { $0.hasSuffix(".apk") }, "only the new APKs, no .idsig of the old output: \(after)")
+        #expect(try hidden().isEmpty)
     }
 
     @Test func runPatchesBaseAndSplitsAndUpdatesTheXAPKManifest() throws {

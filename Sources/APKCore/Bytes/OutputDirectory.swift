@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
-#if canImport(CSystem)
-import CSystem
+#if canImport(CLinux)
+import CLinux
 #endif
 #elseif canImport(Darwin)
 import Darwin
@@ -24,8 +24,38 @@ public final class OutputDirectory {
     private var committed = false
     /// Keeps the staging directory locked (`WorkingFiles`): a live run's, not a killed run's leftover.
     private let lockDescriptor: Int32
+    /// The directory that holds the destination, and the name the staging directories' names start with.
+    private let parent: String
+    private let stagingPrefix: String
+    /// The system calls that move directories (a test gives failing ones).
+    let renames: Renames
 
-    public init(destination: String) throws {
+    /// `renameat2(RENAME_EXCHANGE)` and `rename(2)`, each returning 0 or an errno.
+    struct Renames: Sendable {
+        var exchange: @Sendable (String, String) -> Int32
+        var rename: @Sendable (String, String) -> Int32
+
+        static let system = Renames(exchange: { from, to in
+            #if canImport(CLinux)
+            return apkpatch_rename_exchange(from, to) == 0 ? 0 : errno
+            #else
+            return ENOSYS
+            #endif
+        }, rename: { from, to in
+            #if canImport(Glibc)
+            return Glibc.rename(from, to) == 0 ? 0 : errno
+            #else
+            return Darwin.rename(from, to) == 0 ? 0 : errno
+            #endif
+        })
+    }
+
+    public convenience init(destination: String) throws {
+        try self.init(destination: destination, renames: .system)
+    }
+
+    init(destination: String, renames: Renames) throws {
+        self.renames = renames
         let trimmed = destination.hasSuffix("/") && destination.count > 1 ? String(destination.dropLast()) : destination
         self.destination = trimmed
         let directory = trimmed.contains("/") ? String(trimmed[..<trimmed.lastIndex(of: "/")!]) : "."
@@ -35,10 +65,12 @@ public final class OutputDirectory {
             throw FileError(path: directory, operation: "create a staging directory in", errno: errno)
         }
         stagingPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        parent = directory.isEmpty ? "/" : directory
+        stagingPrefix = ".\(base).tmp-"
         lockDescriptor = open(stagingPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if lockDescriptor >= 0 { WorkingFiles.lock(lockDescriptor) }
-        let marker = ".\(base).tmp-"
-        WorkingFiles.removeLeftovers(in: directory.isEmpty ? "/" : directory) { name in
+        let marker = stagingPrefix
+        WorkingFiles.removeLeftovers(in: parent) { name in
             name.utf8.count == marker.utf8.count + 6 && WorkingFiles.hasRandomSuffix(name, after: marker, count: 6)
         }
     }
@@ -52,7 +84,10 @@ public final class OutputDirectory {
     public func path(for name: String) -> String { stagingPath + "/" + name }
 
     /// Moves the staging directory to the destination in one step. An existing destination directory whose
-    /// files all pass `replaceable` is swapped out (`renameat2(RENAME_EXCHANGE)`) and removed.
+    /// files all pass `replaceable` is swapped out (`renameat2(RENAME_EXCHANGE)`) and removed: readers see the
+    /// old output or the new one, never none. Where the file system cannot exchange (EINVAL, ENOSYS), the old
+    /// output is renamed aside first and put back if the new one cannot take its place; any other failure
+    /// leaves the old output as it was.
     public func commit(replaceable: (String) -> Bool) throws {
         var status = stat()
         if lstat(destination, &status) == 0 {
@@ -64,20 +99,32 @@ public final class OutputDirectory {
                 throw FileError(path: destination, operation: "replace", errno: EEXIST,
                                 detail: "it holds \(foreign), which this command did not write; choose an empty or new output directory")
             }
-            #if canImport(CSystem)
-            if apkpatch_rename_exchange(stagingPath, destination) == 0 {
+            let exchanged = renames.exchange(stagingPath, destination)
+            if exchanged == 0 {
                 committed = true
                 Self.removeTree(stagingPath)  // now the previous output
                 return
             }
-            #endif
-            // No exchange on this file system: the old output goes first (a short window without one).
-            for name in names { unlink(destination + "/" + name) }
-            guard rmdir(destination) == 0 else { throw FileError(path: destination, operation: "remove the previous output", errno: errno) }
+            guard exchanged == EINVAL || exchanged == ENOSYS else {
+                throw FileError(path: destination, operation: "swap the finished output into", errno: exchanged)
+            }
+            // No exchange on this file system: a moment without an output, but the old one is kept until the new
+            // one has its name. The aside name is a staging directory's, so a run killed in between leaves
+            // nothing that the next run does not remove.
+            let aside = parent + "/" + stagingPrefix + WorkingFiles.randomSuffix(count: 6)
+            let movedAside = renames.rename(destination, aside)
+            guard movedAside == 0 else { throw FileError(path: destination, operation: "move aside the previous output", errno: movedAside) }
+            let renamed = renames.rename(stagingPath, destination)
+            guard renamed == 0 else {
+                _ = renames.rename(aside, destination)
+                throw FileError(path: destination, operation: "rename the finished output to", errno: renamed)
+            }
+            committed = true
+            Self.removeTree(aside)
+            return
         }
-        guard rename(stagingPath, destination) == 0 else {
-            throw FileError(path: destination, operation: "rename the finished output to", errno: errno)
-        }
+        let renamed = renames.rename(stagingPath, destination)
+        guard renamed == 0 else { throw FileError(path: destination, operation: "rename the finished output to", errno: renamed) }
         committed = true
     }
 
