@@ -18,13 +18,14 @@ public struct AlignmentCheck: Sendable {
     public let results: [EntryResult]
     public var isAligned: Bool { !results.contains { if case .misaligned = $0.status { return true } else { return false } } }
 
-    /// Checks every entry of `archive`: stored ones must start on the policy's alignment for them.
+    /// Checks every entry of `archive`: stored ones must start on the policy's alignment for them, but for
+    /// directory entries, which the current zipalign's `-c` passes however they lie (its ZipAlign.cpp `verify`).
     public init(archive: ZipArchive, policy: AlignmentPolicy) {
         results = archive.entries.map { entry in
             let status: EntryResult.Status
             if entry.isCompressed {
                 status = .compressed
-            } else if entry.isDirectory {
+            } else if AlignmentPolicy.isDirectoryEntry(entry) {
                 status = .directory
             } else {
                 let required = policy.alignment(for: entry)

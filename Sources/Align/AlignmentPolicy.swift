@@ -55,14 +55,25 @@ public struct AlignmentPolicy: Sendable, Hashable {
     public static let none = AlignmentPolicy(defaultAlignment: 1, nativeLibraryAlignment: nil)
 
     /// The multiple `entry`'s data must start on (1: no constraint).
+    ///
+    /// Every stored entry is aligned, directory entries too: zipalign up to build-tools 30 (Debian's) pads them
+    /// and its `-c` fails an archive where one is not aligned, apksig's signer aligns them
+    /// (`getInputJarEntryDataAlignmentMultiple` looks only at the method), and newer zipalign, which leaves them
+    /// as they are (`isDirectory` in ZipAlign.cpp), accepts them aligned.
     public func alignment(for entry: ZipEntry) -> Int {
-        guard entry.method == .stored, !entry.isDirectory else { return 1 }
+        guard entry.method == .stored else { return 1 }
         if honorsAlignmentExtraField, let multiple = ExtraField.alignmentMultiple(in: entry.localExtra) {
             if paddingStyle == .apksigSigner { return max(multiple, 1) }
             if multiple > 0 { return multiple }
         }
         if let page = nativeLibraryAlignment, Self.isNativeLibrary(entry.name) { return page }
         return max(defaultAlignment, 1)
+    }
+
+    /// True for what newer zipalign (ZipAlign.cpp `isDirectory`) neither pads nor checks: an entry with no data
+    /// whose name ends in `/` or `\\`.
+    public static func isDirectoryEntry(_ entry: ZipEntry) -> Bool {
+        entry.uncompressedSize == 0 && (entry.nameBytes.last == UInt8(ascii: "/") || entry.nameBytes.last == UInt8(ascii: "\\"))
     }
 
     /// True for names zipalign -p and apksig page-align: stored files ending in `.so`.

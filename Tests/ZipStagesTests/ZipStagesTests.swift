@@ -97,6 +97,38 @@ import ZlibWrapper
         #expect(try TestSupport.apkpatch(["align", "-p", "-P", "16", "4", "a", "b"]).status == 2)
     }
 
+    /// Stored directory entries (`zip -r` without -D): aligned like every stored entry, as Debian's zipalign
+    /// (build-tools 30) does and checks, and apksig's signer does; the current zipalign's `-c` (ZipAlign.cpp
+    /// `isDirectory`) passes them however they lie, and so does `align -c`.
+    @Test func storedDirectoryEntriesAreAligned() throws {
+        var builder = ZipBuilder()
+        for (name, text) in [("a.txt", "xyz"), ("assets/", ""), ("assets/b.txt", "hello"), ("res/drawable/", ""), ("res/drawable/c.bin", "1234567")] {
+            builder.items.append(.init(name: name, data: Array(text.utf8), crc: ForeignCorpus.crc32(Array(text.utf8))))
+        }
+        let input = dir.appendingPathComponent("dirs.zip").path
+        try TestSupport.write(builder.build(), to: "dirs.zip", in: dir)
+        let directories = try APKArchive(path: input).zip.entries.filter { $0.name.hasSuffix("/") }
+        #expect(directories.count == 2 && directories.allSatisfy { $0.dataOffset % 4 != 0 }, "the fixture's directory entries start off 4 bytes")
+        let oracle = try TestSupport.run("zipalign", ["-c", "-v", "4", input])
+        #expect(!oracle.succeeded && oracle.stdout.contains("assets/ (BAD"), "Debian's zipalign checks directory entries: \(oracle)")
+
+        let check = try TestSupport.apkpatch(["align", "-c", "-v", "4", input])
+        #expect(check.stdout.contains(" assets/ (OK - directory)") && check.stdout.contains(" res/drawable/ (OK - directory)"), "\(check)")
+        #expect(check.status == 1 && check.stdout.contains(" a.txt (BAD - "), "the files are still checked: \(check)")
+
+        let output = dir.appendingPathComponent("dirs-aligned.zip").path
+        let aligned = try TestSupport.apkpatch(["align", "4", input, output])
+        #expect(aligned.succeeded, "\(aligned)")
+        #expect(try TestSupport.run("zipalign", ["-c", "-v", "4", output]).succeeded)
+        #expect(try TestSupport.run("unzip", ["-tq", output]).succeeded)
+        let written = try APKArchive(path: output).zip.entries
+        #expect(written.count == 5 && written.allSatisfy { $0.dataOffset % 4 == 0 }, "\(written.map { ($0.name, $0.dataOffset) })")
+        // zipalign's own output, padded with zeros the same way, is the same file.
+        let theirs = dir.appendingPathComponent("dirs-zipalign.zip").path
+        #expect(try TestSupport.run("zipalign", ["4", input, theirs]).succeeded)
+        #expect(try TestSupport.readBytes(output) == TestSupport.readBytes(theirs))
+    }
+
     @Test func sixteenKiBPagesForSharedLibraries() throws {
         var fixture = FixtureAPK.cordovaLike()
         fixture.storedExtensions = ["so"]
