@@ -119,7 +119,10 @@ extension APKPatch {
                 // Progress on a terminal only: logs and pipes get the summary alone.
                 options.onStage = { (stage: String) in FileHandleOutput.standardError("… \(stage)") }
             }
-            if verbose { options.onInstallMessage = Installer.forwardToStandardError }
+            if verbose {
+                options.onInstallMessage = Installer.forwardToStandardError
+                options.showsInstallMessagesLive = true
+            }
             let report = try PatchPipeline.run(options)
             if !quiet || json {
                 try printRunReport(report, json: json)
@@ -222,19 +225,20 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     }
 }
 
-/// "stored resources.arsc: Android 11+ requires it …" for each repair; native libraries stored for one reason
-/// are one line, however many there are.
+/// "stored resources.arsc: Android 11+ requires it …" (or "aligned …" for an entry the input stored off its
+/// boundary) for each repair; native libraries repaired the same way for one reason are one line, however
+/// many there are.
 func packagingRepairLines(_ repairs: [PackagingRepair]) -> [String] {
     var lines: [String] = []
-    var byReason: [(reason: String, entries: [String])] = []
+    var groups: [(action: PackagingRepair.Action, reason: String, entries: [String])] = []
     for repair in repairs {
-        if let index = byReason.firstIndex(where: { $0.reason == repair.reason }) { byReason[index].entries.append(repair.entry) }
-        else { byReason.append((repair.reason, [repair.entry])) }
+        if let index = groups.firstIndex(where: { $0.action == repair.action && $0.reason == repair.reason }) { groups[index].entries.append(repair.entry) }
+        else { groups.append((repair.action, repair.reason, [repair.entry])) }
     }
-    for group in byReason {
+    for group in groups {
         let what = group.entries.count <= 2 ? group.entries.joined(separator: " and ")
             : "\(group.entries.count) native libraries (\(group.entries[0]), …)"
-        lines.append("stored \(what): \(group.reason)")
+        lines.append("\(group.action.rawValue) \(what): \(group.reason)")
     }
     return lines
 }
@@ -252,6 +256,8 @@ struct RunSummary: Encodable {
     var notes: [String]
     /// Entries stored uncompressed because Android requires it, each with the reason.
     var storedForAndroid: [PackagingRepair]
+    /// Entries the input stored off the boundary Android requires, aligned in the output, each with the reason.
+    var alignedForAndroid: [PackagingRepair]
     var schemes: [String]
     var signerCertificateSHA256: String?
     var signerSubject: String?
@@ -274,7 +280,8 @@ struct RunSummary: Encodable {
         edited = report.summary.edited
         droppedSignatureFiles = report.summary.droppedSignatureFiles
         notes = report.summary.notes
-        storedForAndroid = report.packagingRepairs
+        storedForAndroid = report.packagingRepairs.filter { $0.action == .stored }
+        alignedForAndroid = report.packagingRepairs.filter { $0.action == .aligned }
         schemes = report.signing?.schemes.map(\.description) ?? []
         signerCertificateSHA256 = report.signing.map { $0.certificateSHA256.hexString }
         signerSubject = report.signing?.certificateSubject

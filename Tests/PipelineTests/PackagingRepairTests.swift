@@ -69,6 +69,49 @@ extension PipelineTests {
         #expect(object["verified"] as? Bool == true)
     }
 
+    @Test("run aligns a stored resources.arsc that is off 4 bytes for targetSdk 30, and says so (text and --json)")
+    func runAlignsStoredResourceTable() throws {
+        var fixture = FixtureAPK()
+        fixture.targetSdk = 30
+        let input = try fixture.build(in: dir, name: "arsc-misaligned.apk")
+        // Put resources.arsc back stored at the end, behind a small stored file whose size moves it off 4 bytes.
+        let work = dir.appendingPathComponent("unzip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        try #require(try TestSupport.run("unzip", ["-q", "-o", input, "resources.arsc", "-d", work.path]).succeeded)
+        try #require(try TestSupport.run("zip", ["-q", "-d", input, "resources.arsc"]).succeeded)
+        var padding = 1
+        while true {
+            try TestSupport.write(String(repeating: "p", count: padding), to: "assets/pad\(padding).txt", in: work)
+            try #require(try TestSupport.run("zip", ["-q", "-0", input, "assets/pad\(padding).txt", "resources.arsc"], currentDirectory: work.path).succeeded)
+            let arsc = try #require(try APKArchive(path: input).entry(named: "resources.arsc"))
+            if arsc.method == .stored && arsc.dataOffset % 4 != 0 { break }
+            try #require(padding < 4 && (try TestSupport.run("zip", ["-q", "-d", input, "resources.arsc"]).succeeded))
+            padding += 1
+        }
+        let before = try TestSupport.apkpatch(["verify", "--json", input])
+        #expect(before.stdout.contains("INSTALL_RESOURCES_ARSC_NOT_ALIGNED"), "Android would refuse the input: \(before)")
+
+        let output = dir.appendingPathComponent("arsc-aligned.apk").path
+        let run = try TestSupport.apkpatch(["run", input, "--out", output] + signing, environment: environment)
+        #expect(run.succeeded, "\(run)")
+        #expect(run.stdout.contains("aligned resources.arsc: Android 11+ requires it for targetSdk 30+"), "\(run)")
+        #expect(!run.stdout.contains("stored resources.arsc"), "\(run)")
+        try expectInstallable(output)
+
+        let json = try TestSupport.apkpatch(["run", input, "--out", output, "--json"] + signing, environment: environment)
+        #expect(json.succeeded, "\(json)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let aligned = try #require(object["alignedForAndroid"] as? [[String: Any]], "\(json.stdout)")
+        #expect(aligned.map { $0["entry"] as? String } == ["resources.arsc"])
+        #expect((aligned.first?["reason"] as? String)?.contains("targetSdk 30+") == true)
+        #expect((object["storedForAndroid"] as? [Any])?.isEmpty == true)
+
+        // An aligned input has nothing to say.
+        let again = try TestSupport.apkpatch(["run", output, "--out", dir.appendingPathComponent("arsc-again.apk").path, "--json"] + signing, environment: environment)
+        let againObject = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any], "\(again)")
+        #expect((againObject["alignedForAndroid"] as? [Any])?.isEmpty == true)
+    }
+
     @Test("the targetSdkVersion and extractNativeLibs that count are the patched manifest's")
     func patchedManifestDecides() throws {
         let input = try build("low.apk", compressing: ["resources.arsc", "lib/arm64-v8a/libdemo.so"]) { fixture in
