@@ -47,8 +47,12 @@ public struct Installer: Sendable {
     public var adbPath: String?
     /// The environment adb runs with (and whose PATH is searched).
     public var environment: [String: String]
-    /// Receives each line adb prints, as it prints it.
+    /// Receives each line adb prints, as it prints it (or after the install, see `holdsMessagesUntilSuccess`).
     public var onMessage: @Sendable (Message) -> Void
+    /// Passes adb's lines to `onMessage` only once the install (and launch) succeeded, and drops them when it
+    /// failed: the `InstallError` then quotes adb's result with the advice, and a progress line such as
+    /// "Performing Streamed Install" printed before it would read as if the install were under way.
+    public var holdsMessagesUntilSuccess = false
 
     public init(adbPath: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
                 onMessage: @escaping @Sendable (Message) -> Void = Installer.forwardToStandardError) {
@@ -90,6 +94,15 @@ public struct Installer: Sendable {
                                advice: "adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb; or the Android SDK's platform-tools) and run: \(commands.installLine)",
                                apkPath: commands.apkPath)
         }
+        var installer = self
+        let held = OutputCollector()
+        if holdsMessagesUntilSuccess { installer.onMessage = { held.hold($0) } }
+        let report = try installer.install(commands, adb: adb)
+        for message in held.heldMessages { onMessage(message) }
+        return report
+    }
+
+    private func install(_ commands: InstallCommands, adb: String) throws -> Report {
         var commands = commands
         var installRun = try run(adb: adb, arguments: Array(commands.install.dropFirst()), commands: commands)
         var error = InstallError.classifyInstall(output: installRun.output, exitStatus: installRun.status, commands: commands)
@@ -114,12 +127,15 @@ public struct Installer: Sendable {
         return Report(adbPath: adb, installOutput: installRun.output, launched: launched, installedIncrementally: commands.options.incremental)
     }
 
-    /// Collects adb's output from two reader threads.
+    /// Collects adb's output (or messages held back) from two reader threads.
     private final class OutputCollector: @unchecked Sendable {
         private let lock = Lock()
         private var text = ""
+        private var messages: [Message] = []
         func append(_ line: String) { lock.withLock { text += line + "\n" } }
         var output: String { lock.withLock { text } }
+        func hold(_ message: Message) { lock.withLock { messages.append(message) } }
+        var heldMessages: [Message] { lock.withLock { messages } }
     }
 
     private func run(adb: String, arguments: [String], commands: InstallCommands) throws -> (output: String, status: Int32) {

@@ -52,6 +52,9 @@ public struct PipelineOptions: Sendable {
     /// Where adb's messages go while installing: by default its progress, not the error lines a failed
     /// install's `InstallError` reports with advice (`Installer.forwardProgressToStandardError`).
     public var onInstallMessage: @Sendable (Installer.Message) -> Void = Installer.forwardProgressToStandardError
+    /// Passes adb's lines on as they come; by default they are passed on after a successful install only
+    /// (`Installer.holdsMessagesUntilSuccess`), so a failure reads as the result and the advice alone.
+    public var showsInstallMessagesLive = false
     /// Called as each stage starts (the CLI shows progress on a terminal).
     public var onStage: (@Sendable (String) -> Void)?
 
@@ -198,6 +201,7 @@ public enum PatchPipeline {
         if options.installs {
             var installer = Installer()
             installer.onMessage = options.onInstallMessage
+            installer.holdsMessagesUntilSuccess = !options.showsInstallMessagesLive
             do {
                 report.install = try clock.measure("install") { try installer.install(commands) }
             } catch let error as InstallError {

@@ -219,6 +219,7 @@ public enum SetPipeline {
         if options.installs, let commands = report.installCommands {
             var installer = Installer()
             installer.onMessage = options.onInstallMessage
+            installer.holdsMessagesUntilSuccess = true
             report.install = try clock.measure("install") { try installer.install(commands) }
         }
         withExtendedLifetime(staging) {}  // a container's APKs stay in it until adb has read them

@@ -140,7 +140,7 @@ public final class WatchSession {
             changes.lastBuildFailed = false
             onEvent(.built(report, changed: changed, milliseconds: ms))
             if installs ?? options.installs, let commands = report.installCommands {
-                installReports.install(commands, onMessage: options.onInstallMessage, onEvent: onEvent)
+                installReports.install(commands, onMessage: options.onInstallMessage, live: options.showsInstallMessagesLive, onEvent: onEvent)
             }
             return report
         } catch {
@@ -162,9 +162,10 @@ struct InstallReports {
 
     /// Runs `commands` and reports the outcome.
     mutating func install(_ commands: InstallCommands, onMessage: @escaping @Sendable (Installer.Message) -> Void,
-                          onEvent: (WatchSession.Event) -> Void) {
+                          live: Bool = false, onEvent: (WatchSession.Event) -> Void) {
         var installer = Installer()
         installer.onMessage = onMessage
+        installer.holdsMessagesUntilSuccess = !live
         do {
             let installed = try installer.install(commands)
             lastFailure = nil

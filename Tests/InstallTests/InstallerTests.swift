@@ -102,6 +102,30 @@ final class MessageLog: @unchecked Sendable {
         #expect(try TestSupport.readBytes(apk) == before)
     }
 
+    /// `holdsMessagesUntilSuccess`: adb's lines come after a successful install, in order, and not at all after a
+    /// failed one (its `InstallError` quotes adb's result).
+    @Test func heldMessagesComeOnlyAfterSuccess() throws {
+        let (_, apk) = try makeFixtureAPK()
+        let adb = try FakeADB()
+        let mismatch = FakeADB.Reply(standardOutput: "Performing Streamed Install\n",
+                                     standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package com.example.fixture signatures do not match previously installed version; ignoring!]\n",
+                                     status: 1)
+        let failedLog = MessageLog()
+        var failing = Installer(environment: adb.environment(install: mismatch), onMessage: failedLog.append)
+        failing.holdsMessagesUntilSuccess = true
+        #expect { try failing.install(commands(apk)) } throws: { error in
+            (error as? InstallError)?.adbMessage?.contains("signatures do not match") == true
+        }
+        #expect(failedLog.messages.isEmpty, "\(failedLog.messages)")
+
+        let log = MessageLog()
+        var installer = Installer(environment: adb.environment(), onMessage: log.append)
+        installer.holdsMessagesUntilSuccess = true
+        let report = try installer.install(commands(apk, InstallOptions(launch: true)))
+        #expect(report.launched)
+        #expect(log.messages.map(\.line) == ["Performing Streamed Install", "Success", "Starting: Intent { cmp=com.example.fixture/.MainActivity }"])
+    }
+
     @Test func launchFailureIsReportedAfterTheInstall() throws {
         let (_, apk) = try makeFixtureAPK()
         let adb = try FakeADB()
