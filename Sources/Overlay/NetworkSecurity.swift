@@ -210,12 +210,12 @@ private struct ConfigEditor {
     /// A `<domain-config>` for the pin's domain (an existing one gets its pin set replaced).
     func addPins(_ pin: NetworkSecuritySpec.Pin, to root: inout XMLTree.Element) throws {
         guard pin.certificates.count >= 2 else {
-            throw OverlayError.invalidSpec(path: "apkpatch.yml", reason: "networkSecurity.pin for \(pin.domain) has \(pin.certificates.count) certificate; Android's guidance is to pin a backup key too: give at least two certificates")
+            throw OverlayError.invalidSpec(path: "apkpatch.yml", reason: "networkSecurity.pin for \(pin.domain.cappedForMessage) has \(pin.certificates.count) certificate; Android's guidance is to pin a backup key too: give at least two certificates")
         }
         if let expiration = pin.expiration {
             let parts = expiration.split(separator: "-")
             guard parts.count == 3, parts[0].count == 4, parts.allSatisfy({ Int($0) != nil }) else {
-                throw OverlayError.invalidSpec(path: "apkpatch.yml", reason: "networkSecurity.pin expiration '\(expiration)' is not a date like 2027-06-30")
+                throw OverlayError.invalidSpec(path: "apkpatch.yml", reason: "networkSecurity.pin expiration '\(expiration.cappedForMessage)' is not a date like 2027-06-30")
             }
         }
         let line = root.lineNumber

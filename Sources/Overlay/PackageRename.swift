@@ -31,7 +31,7 @@ public enum PackageRename {
     /// it and was left alone (it may be an external contract: an intent action, a process, meta-data).
     public static func rename(_ tree: inout XMLTree, to newName: String) throws -> (oldName: String, notes: [String]) {
         guard isValidPackageName(newName) else {
-            throw BinaryXMLError(.badValue, "manifest.package '\(newName)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
+            throw BinaryXMLError(.badValue, "manifest.package '\(newName.cappedForMessage)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
         }
         guard var manifest = tree.root, manifest.name == "manifest",
               let packageIndex = manifest.attributes.firstIndex(where: { $0.name == "package" && $0.namespace == nil }),

@@ -1,3 +1,4 @@
+import APKCore
 /// The declarative file at the top of a patch directory (`apkpatch.yml`):
 ///
 ///     delete:            # input entries to remove (globs)
@@ -59,7 +60,7 @@ public struct PatchSpec: Sendable, Equatable {
             case "manifest": manifest = try Self.manifest(value, path: path)
             case "networkSecurity": networkSecurity = try Self.networkSecurity(value, path: path)
             default:
-                throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): unknown key \(key.debugDescription)"
+                throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): unknown key \(key.debugQuoted)"
                     + Self.suggestion(for: key, among: Self.topLevelKeys) + "; known keys: \(Self.topLevelKeys.joined(separator: ", "))")
             }
         }
@@ -93,7 +94,7 @@ public struct PatchSpec: Sendable, Equatable {
             }
         }
         if let word = node.string, node.mapping == nil {
-            guard word == "trustUserCertificates" else { throw fail(node.mark?.line, "'\(word)' is not a preset; write trustUserCertificates or a mapping") }
+            guard word == "trustUserCertificates" else { throw fail(node.mark?.line, "'\(word.cappedForMessage)' is not a preset; write trustUserCertificates or a mapping") }
             return NetworkSecuritySpec(trustUserCertificates: true)
         }
         guard let mapping = node.mapping else { throw fail(node.mark?.line, "expects trustUserCertificates or a mapping (trustUserCertificates, keepPins, caCertificates, pin)") }
@@ -115,14 +116,14 @@ public struct PatchSpec: Sendable, Equatable {
                         throw fail(item.mark?.line, "each pin needs a domain: and certificates:")
                     }
                     for key in fields where !["domain", "certificates", "expiration"].contains(key.string ?? "") {
-                        throw fail(key.mark?.line, "unknown pin key \((key.string ?? "").debugDescription); known: domain, certificates, expiration")
+                        throw fail(key.mark?.line, "unknown pin key \((key.string ?? "").debugQuoted); known: domain, certificates, expiration")
                     }
-                    guard let certificates = field("certificates") else { throw fail(item.mark?.line, "pin for \(domain) needs certificates:") }
+                    guard let certificates = field("certificates") else { throw fail(item.mark?.line, "pin for \(domain.cappedForMessage) needs certificates:") }
                     spec.pins.append(NetworkSecuritySpec.Pin(domain: domain, certificates: try paths(certificates, "certificates"),
                                                              expiration: field("expiration")?.string))
                 }
             default:
-                throw fail(keyNode.mark?.line, "unknown key \(key.debugDescription); known: trustUserCertificates, keepPins, caCertificates, pin")
+                throw fail(keyNode.mark?.line, "unknown key \(key.debugQuoted); known: trustUserCertificates, keepPins, caCertificates, pin")
             }
         }
         if !spec.caCertificates.isEmpty { spec.trustUserCertificates = true }
@@ -158,7 +159,7 @@ public struct PatchSpec: Sendable, Equatable {
             case "targetSdkVersion": shortcuts.targetSdkVersion = try int()
             case "package": shortcuts.package = try string()
             default:
-                throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): manifest: unknown shortcut \(key.debugDescription)"
+                throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): manifest: unknown shortcut \(key.debugQuoted)"
                     + Self.suggestion(for: key, among: Self.manifestKeys) + "; known: \(Self.manifestKeys.joined(separator: ", "))")
             }
         }

@@ -118,7 +118,7 @@ public struct ResourceContentEditor: ContentEditor {
         // A package rename also renames what res/ XML says about the package (authorities, intent target
         // packages, the res/OLD namespace), in the APK's files and the patch's alike.
         if let newName = edits.packageName, !PackageRename.isValidPackageName(newName) {
-            throw BinaryXMLError(.badValue, "manifest.package '\(newName)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
+            throw BinaryXMLError(.badValue, "manifest.package '\(newName.cappedForMessage)' is not a package name (two or more dot-separated parts, each a letter followed by letters, digits or _)")
         }
         let renaming = edits.packageName.flatMap { newName in updated.map { (old: $0.packageName, new: newName) } }
         var renameNotes: [String] = []

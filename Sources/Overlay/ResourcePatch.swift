@@ -1,3 +1,4 @@
+import APKCore
 import BinaryXML
 import ResourceTable
 
@@ -88,7 +89,7 @@ extension ResourcePatch {
         let folder = parts[1]
         let type = String(folder.prefix { $0 != "-" })
         guard fileResourceTypes.contains(type) else {
-            throw ResourceTableError(.unknownType, "\(path): '\(type)' is not a resource type Android knows (folders: \(fileResourceTypes.sorted().joined(separator: ", ")), values)")
+            throw ResourceTableError(.unknownType, "\(path): '\(type.cappedForMessage)' is not a resource type Android knows (folders: \(fileResourceTypes.sorted().joined(separator: ", ")), values)")
         }
         let qualifiers = folder.count > type.count ? String(folder.dropFirst(type.count + 1)) : ""
         let configuration: ResourceConfiguration
@@ -100,7 +101,7 @@ extension ResourcePatch {
         if name.hasSuffix(".9.png") { name = String(name.dropLast(6)) } else if let dot = name.firstIndex(of: ".") { name = String(name[..<dot]) }
         guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
               name.unicodeScalars.allSatisfy({ $0 == "_" || $0 == "." || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
-            throw ResourceTableError(.badValuesFile, "\(path): '\(name)' is not a valid resource name (letters, digits and _, starting with a letter or _)")
+            throw ResourceTableError(.badValuesFile, "\(path): '\(name.cappedForMessage)' is not a valid resource name (letters, digits and _, starting with a letter or _)")
         }
         let directory = configuration.qualifiers.isEmpty ? type : type + "-" + configuration.qualifiers
         return ResourceFile(type: type, name: name, configuration: configuration, entryPath: "res/\(directory)/\(fileName)")

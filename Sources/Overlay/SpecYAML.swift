@@ -218,7 +218,7 @@ public enum SpecYAML {
                     throw SpecYAMLError(line: line.number, message: "a key must be a plain name")
                 }
                 if let earlier = seen[keyString] {
-                    throw SpecYAMLError(line: line.number, message: "\(keyString) appears twice (first at line \(earlier)); merge the two")
+                    throw SpecYAMLError(line: line.number, message: "\(keyString.cappedForMessage) appears twice (first at line \(earlier)); merge the two")
                 }
                 seen[keyString] = line.number
                 index += 1
@@ -226,7 +226,7 @@ public enum SpecYAML {
                 if !valueText.isEmpty {
                     value = try SpecYAML.scalarOrFlow(valueText, line: line.number, column: indent + 1 + (line.text.count - valueText.count))
                     if index < lines.count, lines[index].indent > indent {
-                        throw SpecYAMLError(line: lines[index].number, message: "unexpected indentation: \(keyString) already has a value on line \(line.number)")
+                        throw SpecYAMLError(line: lines[index].number, message: "unexpected indentation: \(keyString.cappedForMessage) already has a value on line \(line.number)")
                     }
                 } else if index < lines.count, lines[index].indent > indent {
                     value = try block(indent: lines[index].indent)

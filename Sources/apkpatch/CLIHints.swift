@@ -1,3 +1,5 @@
+import APKCore
+import ArgumentParser
 import Install
 import Pipeline
 import Sign
@@ -114,9 +116,9 @@ enum CLIHint {
 
     /// What the command line prints for `error`.
     static func describe(_ error: any Error) -> String {
-        if let error = error as? InstallError { return "\(hinted(error))" }
-        guard let hint = hint(for: error) else { return "\(error)" }
-        return "\(error) (\(hint))"
+        if let error = error as? InstallError { return "\(hinted(error))".cappingLongRuns }
+        guard let hint = hint(for: error) else { return "\(error)".cappingLongRuns }
+        return "\(error) (\(hint))".cappingLongRuns
     }
 
     static func describe(_ warning: SigningWarning) -> String { "\(warning) (\(hint(for: warning)))" }
@@ -127,6 +129,12 @@ struct HintedError: Error, CustomStringConvertible {
     let underlying: any Error
     var description: String { CLIHint.describe(underlying) }
 
-    /// `error`, hinted when an option answers it (anything else, ArgumentParser's own errors included, as it is).
-    static func wrapping(_ error: any Error) -> any Error { CLIHint.hint(for: error) == nil ? error : HintedError(underlying: error) }
+    /// `error`, hinted when an option answers it, and with a user's text quoted in full cut (`cappingLongRuns`);
+    /// anything else, ArgumentParser's own errors included, as it is.
+    static func wrapping(_ error: any Error) -> any Error {
+        if error is ValidationError || error is ExitCode || error is CleanExit { return error }
+        if CLIHint.hint(for: error) != nil { return HintedError(underlying: error) }
+        let message = "\(error)"
+        return message.cappingLongRuns == message ? error : HintedError(underlying: error)
+    }
 }

@@ -37,7 +37,7 @@ struct LineageSignerArguments {
             guard let flag = Self.capabilityOptions[name] else { keyArguments.append(argument); continue }
             var value = true
             if let inlineValue {
-                guard let parsed = Bool(inlineValue) else { throw ValidationError("\(name) takes true or false, not \(inlineValue)") }
+                guard let parsed = Bool(inlineValue) else { throw ValidationError("\(name) takes true or false, not \(inlineValue.cappedForMessage)") }
                 value = parsed
             } else if index < arguments.count, let parsed = Bool(arguments[index]) {
                 value = parsed
@@ -109,7 +109,8 @@ enum LineageCommandSupport {
                 guard index < general.count else { throw ValidationError("\(name) needs a value") }
                 return general[index]
             }
-            guard known else { throw ValidationError("unsupported option: \(argument) (see apkpatch \(command) --help)") }
+            // The name alone: an inline value (--ks-pass=…, mistyped) may be a secret.
+            guard known else { throw ValidationError("unsupported option: \(name.cappedForMessage) (see apkpatch \(command) --help)") }
             index += 1
         }
     }
@@ -175,7 +176,7 @@ struct Rotate: ParsableCommand {
             case "--out": output = try value()
             case "--min-sdk-version":
                 let text = try value()
-                guard let level = Int(text) else { throw ValidationError("--min-sdk-version takes an API level, not \(text)") }
+                guard let level = Int(text) else { throw ValidationError("--min-sdk-version takes an API level, not \(text.cappedForMessage)") }
                 minSdkVersion = level
             case "-v", "--verbose": verbose = true
             default: return false

@@ -119,13 +119,13 @@ struct SchemeOptions: ParsableArguments {
             throw ValidationError("\(refused.option): \(refused.reason)")
         }
         if let level = rotationMinSdkVersion, Int(level) == nil {
-            throw ValidationError("--rotation-min-sdk-version takes an API level, not \(level)")
+            throw ValidationError("--rotation-min-sdk-version takes an API level, not \(level.cappedForMessage)")
         }
         if (rotationMinSdkVersion != nil || rotationTargetsDevRelease == true) && lineage == nil {
             throw ValidationError("a rotation needs --lineage FILE (the lineage from apkpatch rotate or apksigner rotate) and the signers with --next-signer")
         }
         if let level = signerForMinSdkVersion, Int(level) == nil {
-            throw ValidationError("--signer-for-min-sdk-version takes an API level, not \(level)")
+            throw ValidationError("--signer-for-min-sdk-version takes an API level, not \(level.cappedForMessage)")
         }
         if signerForMinSdkVersion != nil && v3 == false {
             throw ValidationError("--signer-for-min-sdk-version targets a signer in the v3 signature: it needs v3 signing")

@@ -1,3 +1,4 @@
+import APKCore
 import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -82,7 +83,7 @@ struct Verify: ParsableCommand {
         for digest in expectedCertificates {
             let hex = VerificationReport.normalizedHex(digest)
             guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
-                throw ValidationError("--expect-certificate-sha256 takes a certificate's SHA-256 digest, 64 hex digits (as --print-certs prints it), not \(digest)")
+                throw ValidationError("--expect-certificate-sha256 takes a certificate's SHA-256 digest, 64 hex digits (as --print-certs prints it), not \(digest.cappedForMessage)")
             }
         }
         if allowLineageAncestor && expectedCertificates.isEmpty {

@@ -735,6 +735,7 @@ public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
 }
 
 extension String {
-    /// The string in double quotes with control characters escaped, for error messages about hostile names.
-    public var debugQuoted: String { debugDescription }
+    /// The string in double quotes with control characters escaped, for error messages about hostile names;
+    /// a long one is cut (`cappedForMessage`).
+    public var debugQuoted: String { cappedForMessage.debugDescription }
 }
