@@ -13,7 +13,7 @@ import LiveReload
 import Pipeline
 import Sets
 
-/// The write end of the session's stop pipe, for the SIGINT/SIGTERM handler (a C function cannot capture).
+/// The write end of the session's stop pipe, for the SIGINT/SIGTERM/SIGHUP handler (a C function cannot capture).
 nonisolated(unsafe) private var stopDescriptor: Int32 = -1
 
 extension APKPatch {
@@ -133,14 +133,15 @@ extension APKPatch {
             }
         }
 
-        /// SIGINT and SIGTERM write a byte to `descriptor` (the session's stop pipe), so the session ends cleanly.
+        /// SIGINT, SIGTERM and SIGHUP (the terminal closed) write a byte to `descriptor` (the session's stop pipe), so
+        /// the session ends cleanly and removes its working files.
         static func stopOnSignals(writingTo descriptor: Int32) {
             stopDescriptor = descriptor
             // A parent may have spawned us with these signals blocked (threads of a test runner, say): unblock
             // them, or Ctrl-C and SIGTERM would stay pending forever.
             var unblock = sigset_t()
             sigemptyset(&unblock)
-            for signal in [SIGINT, SIGTERM] {
+            for signal in [SIGINT, SIGTERM, SIGHUP] {
                 sigaddset(&unblock, signal)
                 Glibc.signal(signal) { _ in var byte: UInt8 = 1; _ = Glibc.write(stopDescriptor, &byte, 1) }
             }

@@ -158,4 +158,52 @@ import Glibc
         #expect(Self.names(directory).count == 3)
         _ = second
     }
+
+    @Test("the register lists each live session's working files; a new session removes those a killed one listed, wherever they are")
+    func registerOfWorkingFiles() throws {
+        let directory = Self.makeDirectory("register")
+        defer { OutputDirectory.removeTree(directory) }
+        let outputs = directory + "/elsewhere", register = directory + "/register"
+        mkdir(outputs, 0o700)
+        mkdir(register, 0o700)
+        // A killed session: its spare and its entry, both unlocked; it also lists a file that is not a spare.
+        let killedSpare = outputs + "/.a.apk.apkpatch-Killed01"
+        Self.write("spare", to: killedSpare)
+        Self.write("keep", to: outputs + "/notes.txt")
+        Self.write("\(killedSpare)\n\(outputs)/notes.txt\nrelative/.a.apk.apkpatch-Relativ1\n", to: register + "/killedEntry1")
+        // A live session: its spare locked, its entry registered (and so locked).
+        let liveSpare = outputs + "/.b.apk.apkpatch-Live0001"
+        Self.write("live", to: liveSpare)
+        let held = open(liveSpare, O_RDONLY)
+        defer { close(held) }
+        #expect(WorkingFiles.lock(held))
+        var live = WorkingFiles.register([liveSpare, liveSpare + ".swap"], in: register)
+        #expect(live != nil)
+        #expect(Self.names(register).count == 2)
+
+        let removed = WorkingFiles.removeRegisteredLeftovers(in: register, where: OutputRecycler.isWorkingFileName)
+        #expect(removed == [killedSpare])
+        #expect(Self.names(outputs) == [".b.apk.apkpatch-Live0001", "notes.txt"], "the live spare and the listed non-spare stay")
+        #expect(Self.names(register).count == 1 && !Self.names(register).contains("killedEntry1"), "the killed session's entry is gone")
+        // A second look changes nothing; the live session's entry goes with it.
+        #expect(WorkingFiles.removeRegisteredLeftovers(in: register, where: OutputRecycler.isWorkingFileName).isEmpty)
+        live = nil
+        #expect(Self.names(register).isEmpty)
+        _ = live
+    }
+
+    @Test("a register directory another user could write is not used")
+    func unsafeRegisterIsRefused() throws {
+        let directory = Self.makeDirectory("register-mode")
+        defer { OutputDirectory.removeTree(directory) }
+        let spare = directory + "/.a.apk.apkpatch-Killed01"
+        Self.write("spare", to: spare)
+        Self.write(spare + "\n", to: directory + "/killedEntry1")
+        chmod(directory, 0o777)
+        #expect(WorkingFiles.register([spare], in: directory) == nil)
+        #expect(WorkingFiles.removeRegisteredLeftovers(in: directory, where: OutputRecycler.isWorkingFileName).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: spare))
+        chmod(directory, 0o700)
+        #expect(WorkingFiles.removeRegisteredLeftovers(in: directory, where: OutputRecycler.isWorkingFileName) == [spare])
+    }
 }

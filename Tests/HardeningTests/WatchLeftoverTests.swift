@@ -12,6 +12,7 @@ import TestSupport
     let temporary: URL
     let keyStore: String
     let environment: [String: String]
+    let register: URL
 
     init() throws {
         dir = try TestSupport.makeTemporaryDirectory("watch-leftovers")
@@ -24,6 +25,11 @@ import TestSupport
         var environment = ProcessInfo.processInfo.environment
         environment["TMPDIR"] = temporary.path
         environment["LEFTOVER_KS_PASS"] = "android"
+        // A register of working files of these sessions' own: other suites' sessions never see (and remove) the
+        // spares these tests leave on purpose.
+        register = dir.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: register, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        environment["XDG_RUNTIME_DIR"] = register.path
         self.environment = environment
     }
 
@@ -35,8 +41,8 @@ import TestSupport
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     /// Hidden names in the output directory (outputs, the patch and the keystore are not hidden).
-    func hidden() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix(".") }.sorted()
+    func hidden(in directory: URL? = nil) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: (directory ?? dir).path)) ?? []).filter { $0.hasPrefix(".") }.sorted()
     }
 
     func temporaryFiles() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] }
@@ -152,6 +158,53 @@ import TestSupport
         try expectVerifies(out, "out.apk")
         try expectVerifies(other, "other.apk")
         #expect(temporaryFiles().isEmpty, "\(temporaryFiles())")
+    }
+
+    @Test("a killed session's spare is removed by the next session wherever it starts (the register); SIGTERM and SIGHUP stop a session cleanly")
+    func spareRemovedAtNextStartAnywhereAndOnSignals() throws {
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = path("out.apk")
+        let first = try watch(out)
+        defer { if first.process.isRunning { killed(first.process) } }
+        try #require(first.lines.waitFor(seconds: 120) { $0.contains("] built ") }, "\(first.lines.lines)")
+        for number in 1...2 {
+            try edit(number)
+            try #require(first.lines.waitFor(number, seconds: 60) { $0.contains("rebuilt") }, "\(first.lines.lines)")
+        }
+        killed(first.process)
+        let left = hidden()
+        #expect(left.count == 1 && left.allSatisfy { isSpare($0, of: "out.apk") }, "one spare is left: \(left)")
+
+        // A session on an output in another directory removes it when it starts.
+        let elsewhere = dir.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let second = try watch(elsewhere.appendingPathComponent("out.apk").path)
+        defer { if second.process.isRunning { killed(second.process) } }
+        try #require(second.lines.waitFor(seconds: 120) { $0.contains("] built ") }, "\(second.lines.lines)")
+        #expect(hidden().isEmpty, "the killed session's spare is removed: \(hidden())")
+        try edit(3)
+        try #require(second.lines.waitFor(seconds: 60) { $0.contains("rebuilt") }, "\(second.lines.lines)")
+        #expect(hidden(in: elsewhere).count == 1, "\(hidden(in: elsewhere))")
+
+        // SIGTERM (a service manager) and SIGHUP (the terminal closed) end the session as Ctrl-C does: no spare left.
+        kill(second.process.processIdentifier, SIGTERM)
+        second.process.waitUntilExit()
+        #expect(second.process.terminationReason == .exit, "SIGTERM ends the session, not the process")
+        #expect(hidden(in: elsewhere).isEmpty, "\(hidden(in: elsewhere))")
+        let third = try watch(out)
+        defer { if third.process.isRunning { killed(third.process) } }
+        try #require(third.lines.waitFor(seconds: 120) { $0.contains("] built ") }, "\(third.lines.lines)")
+        try edit(4)
+        try #require(third.lines.waitFor(seconds: 60) { $0.contains("rebuilt") }, "\(third.lines.lines)")
+        #expect(hidden().count == 1, "\(hidden())")
+        kill(third.process.processIdentifier, SIGHUP)
+        third.process.waitUntilExit()
+        #expect(third.process.terminationReason == .exit, "SIGHUP ends the session, not the process")
+        #expect(hidden().isEmpty, "\(hidden())")
+        // Every session's entry in the register went with it.
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: register.appendingPathComponent("apkpatch-working").path)) ?? []
+        #expect(entries.isEmpty, "\(entries)")
+        try expectVerifies(out, "out.apk")
     }
 
     @Test("killed at random moments of a rebuild: the output stays whole, and only spares are left for the next session")

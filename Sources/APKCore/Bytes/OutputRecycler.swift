@@ -20,9 +20,10 @@ import Dispatch
 /// no name but the destination. The previous build, swapped out, must keep a name to be rewritten by the next
 /// build: Linux lets `linkat` name an unlinked file only if it was never linked (`I_LINKABLE`), and a fresh
 /// unnamed file per build would cost a copy of the whole APK. That one spare is a hidden file beside the
-/// destination, `.<name>.apkpatch-<random>`, held under a lock (`WorkingFiles`) while the session runs; every new
-/// recycler removes the spares that killed sessions left in its directory. The write target never has a second
-/// name, and the slots are removed with the recycler; the destination stays.
+/// destination, `.<name>.apkpatch-<random>`, held under a lock (`WorkingFiles`) while the session runs, and listed
+/// in the register of working files; every new recycler removes the spares that killed sessions left in its
+/// directory and those the register lists, wherever they are. The write target never has a second name, and the
+/// slots are removed with the recycler; the destination stays.
 public final class OutputRecycler: @unchecked Sendable {
     // @unchecked Sendable: used by one build at a time (watch mode serialises builds); the background copy
     // touches only the descriptors it is given and the file it makes.
@@ -37,6 +38,8 @@ public final class OutputRecycler: @unchecked Sendable {
     private var published: Int?
     /// A background copy of the published file into a new file for the other slot (`prepareSpareCopy`).
     private var spareCopy: BackgroundValue<SlotFile>?
+    /// The spare's names in the register of working files, while this recycler lives (`WorkingFiles.register`).
+    private let registration: WorkingFiles.Registration?
 
     /// One slot's file: a descriptor that keeps it open and locked, and whether it has the spare name or is an
     /// `O_TMPFILE` never named (which `linkat` can still name).
@@ -53,6 +56,8 @@ public final class OutputRecycler: @unchecked Sendable {
         sparePath = "\(directory.isEmpty ? "" : directory)/.\(base).apkpatch-" + WorkingFiles.randomSuffix(count: Self.suffixLength)
         swapPath = sparePath + ".swap"
         WorkingFiles.removeLeftovers(in: directory.isEmpty ? "/" : directory, where: Self.isWorkingFileName)
+        WorkingFiles.removeRegisteredLeftovers(where: Self.isWorkingFileName)
+        registration = WorkingFiles.register([sparePath, swapPath])
     }
 
     deinit {

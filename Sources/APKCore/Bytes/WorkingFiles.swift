@@ -53,6 +53,101 @@ public enum WorkingFiles {
         return unlink(path) == 0
     }
 
+    /// A session's entry in the register of working files (`register`): removed, with the lock it holds, when
+    /// the session lets it go; a killed session's stays unlocked for the next session to find.
+    public final class Registration: @unchecked Sendable {
+        // @unchecked Sendable: immutable after init.
+        private let descriptor: Int32
+        private let path: String
+        fileprivate init(descriptor: Int32, path: String) { self.descriptor = descriptor; self.path = path }
+        deinit {
+            unlink(path)
+            close(descriptor)
+        }
+    }
+
+    /// The register of named working files that live beside outputs: one file per live session, locked by it and
+    /// holding the absolute paths of its working files, so that the next session anywhere (not only in the same
+    /// directory) removes what a killed one left. `$XDG_RUNTIME_DIR/apkpatch-working`, else
+    /// `/tmp/apkpatch-working-<uid>`, made if missing (used only if `isPrivateDirectory`).
+    static func registerDirectory() -> String? {
+        let path: String
+        if let value = getenv("XDG_RUNTIME_DIR"), case let runtime = String(cString: value), runtime.hasPrefix("/") {
+            path = runtime + "/apkpatch-working"
+        } else {
+            path = "/tmp/apkpatch-working-\(geteuid())"
+        }
+        mkdir(path, 0o700)
+        return path
+    }
+
+    /// Whether `path` is a directory of this user's that nobody else can write (else another user could list
+    /// paths for us to remove, or read ours).
+    static func isPrivateDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR && status.st_uid == geteuid() && status.st_mode & 0o077 == 0
+    }
+
+    private static let registrationNameLength = 12
+
+    /// Lists `paths` (made absolute) as this session's working files until the returned registration is
+    /// released; nil where the register cannot be used (the same-directory removal still applies then). The
+    /// file is locked before it gets its name, so no session ever sees a live one unlocked.
+    public static func register(_ paths: [String], in register: String? = nil) -> Registration? {
+        guard let directory = register ?? registerDirectory(), isPrivateDirectory(directory) else { return nil }
+        let descriptor = OutputFile.openUnnamed(in: directory)
+        guard descriptor >= 0 else { return nil }
+        lock(descriptor)
+        let text = paths.map(absolute).joined(separator: "\n") + "\n"
+        let written = Array(text.utf8).withUnsafeBytes { pwriteAll(descriptor, $0, at: 0) } == nil
+        for _ in 0..<10 where written {
+            let path = directory + "/" + randomSuffix(count: registrationNameLength)
+            if OutputFile.link(descriptor: descriptor, to: path) { return Registration(descriptor: descriptor, path: path) }
+            if errno != EEXIST { break }
+        }
+        close(descriptor)
+        return nil
+    }
+
+    /// Removes the working files that killed sessions listed in the register (their entries are locked by no
+    /// process) and `isWorkingFile` accepts by name, under the rules of `removeLeftovers`; then their entries.
+    /// Returns the paths removed.
+    @discardableResult
+    public static func removeRegisteredLeftovers(in register: String? = nil, where isWorkingFile: (String) -> Bool) -> [String] {
+        guard let directory = register ?? registerDirectory(), isPrivateDirectory(directory) else { return [] }
+        var removed: [String] = []
+        for name in OutputDirectory.names(in: directory) where name.utf8.count == registrationNameLength {
+            let path = directory + "/" + name
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_uid == geteuid(),
+                  status.st_size < 1 << 16, lock(descriptor) else { continue }
+            var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count == bytes.count else { continue }
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("/") {
+                let listed = String(line)
+                let base = listed.split(separator: "/").last.map(String.init) ?? ""
+                if isWorkingFile(base) && removeIfLeftOver(listed) { removed.append(listed) }
+            }
+            // Locked by us: its session is gone. Remove the entry if the name still means this file.
+            var current = stat()
+            if lstat(path, &current) == 0, current.st_dev == status.st_dev, current.st_ino == status.st_ino { unlink(path) }
+        }
+        return removed
+    }
+
+    /// `path` from the root (the current directory prepended to a relative one).
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return directory + (directory.hasSuffix("/") ? "" : "/") + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+    }
+
     /// Whether `name` ends with `marker` followed by `count` ASCII letters or digits (a random suffix).
     static func hasRandomSuffix(_ name: String, after marker: String, count: Int) -> Bool {
         let bytes = Array(name.utf8)
