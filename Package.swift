@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // SHA-256 in sixteen AVX-512 lanes (and one SHA-NI lane): C intrinsics, optimised in debug builds too.
         .target(name: "CSHA256x16", cSettings: [.unsafeFlags(["-O3"])]),
+        // CRC-32 folded on 512-bit registers (VPCLMULQDQ), for the CRC-32 of every stored byte a signer copies.
+        .target(name: "CCRC32", cSettings: [.unsafeFlags(["-O3"])]),
         // The version and commit `apkpatch --version` prints, from a header make writes into .build (Makefile).
         .target(name: "CBuildInfo"),
         // zlib 1.2.13's deflate with a faster search for exactly zlib's matches, so level 9 writes zlib's (apksigner's)
@@ -38,7 +40,7 @@ let package = Package(
         // The only modules that import a C module.
         .target(name: "LibzipWrapper", dependencies: ["CLibzip"]),
         .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
-        .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate", "CZlibDeflate"]),
+        .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate", "CZlibDeflate", "CCRC32"]),
         .target(name: "DigestLanes", dependencies: ["CSHA256x16", "OpenSSLWrapper"]),
         // Byte sources, ZIP records, the opened APK and its limits, output entries, the APK Signing Block codec,
         // the one concurrency helper (CLinux only for renameat2; ZlibWrapper to inflate an entry).
@@ -76,7 +78,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["APKCore"], path: "Tests/TestSupport"),
         .testTarget(name: "APKCoreTests", dependencies: ["APKCore", "TestSupport"]),
         .testTarget(name: "ZipStagesTests", dependencies: ["Unpack", "Overlay", "Repack", "Align", "APKCore", "ZlibWrapper", "TestSupport", .product(name: "Yams", package: "Yams")]),
-        .testTarget(name: "DigestLanesTests", dependencies: ["DigestLanes", "OpenSSLWrapper"]),
+        .testTarget(name: "DigestLanesTests", dependencies: ["DigestLanes", "OpenSSLWrapper", "ZlibWrapper"]),
         .testTarget(name: "ZlibWrapperTests", dependencies: ["ZlibWrapper", "APKCore", "TestSupport"]),
         .testTarget(name: "KeyStoreTests", dependencies: ["Sign", "OpenSSLWrapper", "TestSupport"]),
         .testTarget(name: "SignTests", dependencies: ["Sign", "SignatureSchemes", "DigestLanes", "APKCore", "OpenSSLWrapper", "Unpack", "Repack", "BinaryXML", "TestSupport"]),
