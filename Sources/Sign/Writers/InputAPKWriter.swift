@@ -78,21 +78,9 @@ struct InputAPKWriter: SectionWriter {
         // The entries section, whose size is known: what follows it (the JAR signature files, the signing block,
         // the central directory) is appended, so the file is never cut back (OutputFile.reserve).
         try file.reserve(planned.layout.count)
-        var copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
-                               dataStarts: planned.dataStarts, entryDigest: plan.v1,
-                               chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])
-        copy.hashesVerityLeaves = engine.config.preparesV4Signature && engine.signsBlock
-        let copied = try copy.run(into: file, concurrency: concurrency, key: keySupply)
-        // The section's partial last chunk is written and digested with the JAR signature files after it.
-        try file.skip(to: copied.chunks.byteCount)
-        let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
-                                       resuming: engine.signsBlock ? copied.chunks : nil, hashesVerityLeaves: copy.hashesVerityLeaves)
-        do {
-            if !copied.tail.isEmpty { try output.write(copied.tail) }
-        } catch {
-            output.abandon()
-            throw error
-        }
+        let copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
+                               dataStarts: planned.dataStarts, entryDigest: plan.v1, engine: engine, plan: plan)
+        let (copied, output) = try copy.write(into: file, engine: engine, plan: plan, concurrency: concurrency, key: keySupply)
         return WrittenSection(output: output, centralRecords: planned.centralRecords,
                               entryDigests: copied.entryDigests, realigned: planned.realigned, verityLeaves: copied.verityLeaves,
                               entryStarts: (planned.recordStarts, planned.dataStarts))

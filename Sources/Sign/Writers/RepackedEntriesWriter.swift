@@ -26,22 +26,10 @@ struct RepackedEntriesWriter: SectionWriter {
         // The entries section; what follows it is appended (see InputAPKWriter.write).
         try file.reserve(planned.layout.count)
         // No entries for SectionCopy: their v1 digests and checks are `digestEntries`' (beside the copy).
-        var copy = SectionCopy(layout: planned.layout, source: planned.sources.first ?? ByteArrayDataSource([]), items: [],
-                               recordStarts: [], dataStarts: [], entryDigest: nil,
-                               chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])
+        var copy = SectionCopy(layout: planned.layout, source: planned.sources.first ?? ByteArrayDataSource([]), entryDigest: nil,
+                               engine: engine, plan: plan)
         copy.otherSources = Array(planned.sources.dropFirst())
-        copy.hashesVerityLeaves = engine.config.preparesV4Signature && engine.signsBlock
-        let copied = try copy.run(into: file, concurrency: concurrency, key: keySupply)
-        // The section's partial last chunk is written and digested with the JAR signature files after it.
-        try file.skip(to: copied.chunks.byteCount)
-        let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
-                                       resuming: engine.signsBlock ? copied.chunks : nil, hashesVerityLeaves: copy.hashesVerityLeaves)
-        do {
-            if !copied.tail.isEmpty { try output.write(copied.tail) }
-        } catch {
-            output.abandon()
-            throw error
-        }
+        let (copied, output) = try copy.write(into: file, engine: engine, plan: plan, concurrency: concurrency, key: keySupply)
         return WrittenSection(output: output, centralRecords: planned.centralRecords, entryDigests: nil, realigned: planned.realigned,
                               verityLeaves: copied.verityLeaves, entryStarts: (planned.recordStarts, planned.dataStarts))
     }

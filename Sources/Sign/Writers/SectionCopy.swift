@@ -622,6 +622,35 @@ struct SectionCopy {
 }
 
 extension SectionCopy {
+    /// A section writer's copy of `layout` for `engine`: the v2/v3 chunk digests `plan` asks for and the v4
+    /// tree's leaves when the engine signs the block, the v1 digests (`entryDigest`) of `items`.
+    init(layout: SectionLayout, source: any DataSource, items: [KeptEntry] = [], recordStarts: [Int64] = [], dataStarts: [Int64] = [],
+         entryDigest: DigestAlgorithm?, engine: SigningEngine, plan: DigestPlan) {
+        self.init(layout: layout, source: source, items: items, recordStarts: recordStarts, dataStarts: dataStarts, entryDigest: entryDigest,
+                  chunkAlgorithms: engine.signsBlock ? ContentDigestAlgorithm.allCases.filter { plan.block.contains($0) } : [])
+        hashesVerityLeaves = engine.config.preparesV4Signature && engine.signsBlock
+    }
+
+    /// Copies the section into `file` (`run`), then opens the output that goes on after its whole chunks, their
+    /// v2/v3 digests resumed: the partial last chunk is written to it, to be digested with what follows it (the
+    /// JAR signature files and the padding).
+    func write(into file: OutputFile, engine: SigningEngine, plan: DigestPlan, concurrency: Int,
+               key: BackgroundValue<SignerKey>?) throws -> (copied: Result, output: SigningOutput) {
+        let copied = try run(into: file, concurrency: concurrency, key: key)
+        try file.skip(to: copied.chunks.byteCount)
+        let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
+                                       resuming: engine.signsBlock ? copied.chunks : nil, hashesVerityLeaves: hashesVerityLeaves)
+        do {
+            if !copied.tail.isEmpty { try output.write(copied.tail) }
+        } catch {
+            output.abandon()
+            throw error
+        }
+        return (copied, output)
+    }
+}
+
+extension SectionCopy {
     /// Inflates a deflated entry (its CRC-32 checked): read into `buffer` when it fits, else through the input's
     /// mapping, whose pages go back behind zlib as it reads.
     static func inflate(_ entry: ZipEntry, from source: any DataSource, buffer: UnsafeMutableRawBufferPointer,
