@@ -1,18 +1,13 @@
 #include "crc32_fold.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 
 int apk_crc32_vpclmul_available(void) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_PCLMUL)) return 0;
-    /* XCR0: SSE, AVX, opmask, ZMM_Hi256 and Hi16_ZMM state enabled by the OS. */
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & 0xe6) != 0xe6) return 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-    return (b & bit_AVX512F) && (c & bit_VPCLMULQDQ);
+    /* The compiler runtime's view of the CPU, which counts AVX-512F only where the OS saves the 512-bit
+       registers (XCR0). */
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
 }
 
 /* The bytes-at-a-time table of the reflected polynomial 0xedb88320, for the last 16 bytes. */
