@@ -102,7 +102,10 @@ import ZlibWrapper
     /// `isDirectory`) passes them however they lie, and so does `align -c`.
     @Test func storedDirectoryEntriesAreAligned() throws {
         var builder = ZipBuilder()
-        for (name, text) in [("a.txt", "xyz"), ("assets/", ""), ("assets/b.txt", "hello"), ("res/drawable/", ""), ("res/drawable/c.bin", "1234567")] {
+        // The data lengths put each directory entry off 4 bytes both in the input and in an output where only the
+        // files were padded (with "xyz" and "hello" the unpadded directories landed on 4 by chance there, so a writer
+        // that skipped them passed).
+        for (name, text) in [("a.txt", "xy"), ("assets/", ""), ("assets/b.txt", "hi"), ("res/drawable/", ""), ("res/drawable/c.bin", "1234567")] {
             builder.items.append(.init(name: name, data: Array(text.utf8), crc: ForeignCorpus.crc32(Array(text.utf8))))
         }
         let input = dir.appendingPathComponent("dirs.zip").path
@@ -123,6 +126,7 @@ import ZlibWrapper
         #expect(try TestSupport.run("unzip", ["-tq", output]).succeeded)
         let written = try APKArchive(path: output).zip.entries
         #expect(written.count == 5 && written.allSatisfy { $0.dataOffset % 4 == 0 }, "\(written.map { ($0.name, $0.dataOffset) })")
+        #expect(written.filter(\.isDirectory).allSatisfy { !$0.localExtra.isEmpty }, "the directories needed padding: \(written.map { ($0.name, $0.localExtra.count) })")
         // zipalign's own output, padded with zeros the same way, is the same file.
         let theirs = dir.appendingPathComponent("dirs-zipalign.zip").path
         #expect(try TestSupport.run("zipalign", ["4", input, theirs]).succeeded)
