@@ -132,10 +132,24 @@ struct APKPatch: ParsableCommand {
             // No work may outlive the process's exit handlers (see BackgroundValue.waitForAll).
             BackgroundValue<Void>.waitForAll()
             if arguments.first == "align", !(error is ExitCode), exitCode(for: error) == .validationFailure {
-                FileHandleOutput.standardError(fullMessage(for: error))
+                FileHandleOutput.standardError(fullMessage(for: error).cappingLongRuns)
                 Glibc.exit(2)
             }
-            exit(withError: HintedError.wrapping(error))
+            exitReporting(error)
         }
+    }
+
+    /// Exits as `exit(withError:)` does for `error`, but with the message written to stderr in one piece:
+    /// ArgumentParser writes it a byte per write(2) on unbuffered stderr, seconds of system time for a message
+    /// that echoes a long argument. Help, version and completion text (status 0) still go to stdout through
+    /// ArgumentParser. A usage error (64, ArgumentParser's own or a ValidationError) is worded by ArgumentParser
+    /// with a user's long text cut; any other error is hinted (`HintedError`).
+    static func exitReporting(_ error: any Error) -> Never {
+        let code = exitCode(for: error)
+        guard code != .success else { exit(withError: error) }
+        let message = code == .validationFailure ? fullMessage(for: error).cappingLongRuns : fullMessage(for: HintedError.wrapping(error))
+        // The text and the newline ArgumentParser's `print(_:to:)` would write.
+        if !message.isEmpty { writeAll(2, message + "\n") }
+        Glibc.exit(code.rawValue)
     }
 }
