@@ -10,53 +10,79 @@ import SignatureSchemes
 enum V4SchemeVerifier {
     static let context = "APK Signature Scheme v4"
 
-    /// The findings for `signatureBytes` (the `.idsig` file) over the APK in `apk`; empty when it verifies.
-    static func verify(signatureBytes: [UInt8], apk: any DataSource, centralDirectoryOffset: Int64) -> [Issue] {
+    /// What `verify` found: the findings (empty when the file verifies) and one signer per signing info, in
+    /// the file's order (the v3.0/v2 signer's first, then the v3.1 block's), each with its certificate and the
+    /// findings about it, as apksig's `Result.V4SchemeSignerInfo`. No signers when the file cannot be parsed.
+    struct Outcome {
+        var issues: [Issue] = []
+        var signers: [SignerReport] = []
+    }
+
+    /// Checks `signatureBytes` (the `.idsig` file) against the APK in `apk`.
+    static func verify(signatureBytes: [UInt8], apk: any DataSource, centralDirectoryOffset: Int64) -> Outcome {
         let signature: V4Signature
         do { signature = try V4Signature(encoded: signatureBytes) } catch {
-            return [.error(.v4SigMalformedSigners, context, "Malformed v4 signature file: \(error)")]
+            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "Malformed v4 signature file: \(error)")])
         }
         guard signature.hashAlgorithm == V4Signature.hashAlgorithmSHA256, signature.log2BlockSize == V4Signature.log2BlockSize4096 else {
-            return [.error(.v4SigMalformedSigners, context, "Unsupported hashing: algorithm \(signature.hashAlgorithm), block size 2^\(signature.log2BlockSize) (only SHA-256 over 4096-byte blocks exists)")]
+            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "Unsupported hashing: algorithm \(signature.hashAlgorithm), block size 2^\(signature.log2BlockSize) (only SHA-256 over 4096-byte blocks exists)")])
         }
         let infos = [(context, signature.signingInfo)]
             + signature.signingInfoBlocks.map { ("\(context) signing info block 0x\(String($0.blockID, radix: 16))", $0.signingInfo) }
-        for (place, info) in infos {
-            if let issue = verifySignature(of: info, in: signature, apkSize: apk.count, context: place) { return [issue] }
+        var outcome = Outcome(signers: infos.enumerated().map { index, entry in
+            SignerReport(name: "#\(index + 1)", certificates: (try? VerificationCertificate(derEncoded: entry.1.certificate)).map { [CertificateInfo($0)] } ?? [],
+                         minSdkVersion: nil, maxSdkVersion: nil, errors: [], warnings: [])
+        })
+        func add(_ issue: Issue, signer index: Int?) {
+            outcome.issues.append(issue)
+            if let index { outcome.signers[index].errors.append(issue) }
+        }
+        for (index, (place, info)) in infos.enumerated() {
+            if let issue = verifySignature(of: info, in: signature, apkSize: apk.count, context: place) {
+                add(issue, signer: index)
+                return outcome
+            }
         }
 
         // The APK's own signers and digests, as the v4 signer took them.
-        var issues: [Issue] = []
         let block = try? SigningBlock.locate(in: apk, centralDirectoryOffset: centralDirectoryOffset)
         let hasV31Block = block?.value(for: SigningBlock.ID.v31) != nil
         if signature.signingInfoBlocks.count != (hasV31Block ? 1 : 0) {
             // apksig ApkVerifier: one v4 signer per v3 block, two with a v3.1 block.
             if hasV31Block {
-                issues.append(.error(.v41SigNeedsTwoSigners, context, "V4.1 signature requires two signers: the APK has a v3.1 block, and the v4 signature has \(signature.signingInfoBlocks.count + 1) signing infos"))
+                add(.error(.v41SigNeedsTwoSigners, context, "V4.1 signature requires two signers: the APK has a v3.1 block, and the v4 signature has \(signature.signingInfoBlocks.count + 1) signing infos"), signer: nil)
             } else {
-                issues.append(.error(.v4SigMultipleSigners, context, "V4 signature only supports one signer without a v3.1 block, and it has \(signature.signingInfoBlocks.count + 1) signing infos"))
+                add(.error(.v4SigMultipleSigners, context, "V4 signature only supports one signer without a v3.1 block, and it has \(signature.signingInfoBlocks.count + 1) signing infos"), signer: nil)
             }
         } else {
-            issues += matchSigner(signature.signingInfo, block.flatMap { V4Signature.signedSigner(in: $0) }, context: context)
+            // The v3.0 block's signer when there is one (its SDK range is then the signing info's), else v2's.
+            let v30 = block.flatMap { V4Signature.signedSigner(in: $0, blockID: SigningBlock.ID.v3) }
+            for issue in matchSigner(signature.signingInfo, v30 ?? block.flatMap { V4Signature.signedSigner(in: $0) }, context: context) {
+                add(issue, signer: 0)
+            }
+            outcome.takeRange(of: v30, forSigner: 0, info: signature.signingInfo)
             if let v31 = signature.signingInfoBlocks.first {
                 let place = "\(context) v3.1 signing info"
                 if v31.blockID != SigningBlock.ID.v31 {
-                    issues.append(.error(.v4SigMalformedSigners, place, "The signing info block's ID is 0x\(String(v31.blockID, radix: 16)), not the v3.1 block's (0x\(String(SigningBlock.ID.v31, radix: 16))): Android looks it up by that ID"))
+                    add(.error(.v4SigMalformedSigners, place, "The signing info block's ID is 0x\(String(v31.blockID, radix: 16)), not the v3.1 block's (0x\(String(SigningBlock.ID.v31, radix: 16))): Android looks it up by that ID"), signer: 1)
                 } else {
-                    issues += matchSigner(v31.signingInfo, block.flatMap { V4Signature.signedSigner(in: $0, blockID: SigningBlock.ID.v31) }, context: place)
+                    let signer = block.flatMap { V4Signature.signedSigner(in: $0, blockID: SigningBlock.ID.v31) }
+                    for issue in matchSigner(v31.signingInfo, signer, context: place) { add(issue, signer: 1) }
+                    outcome.takeRange(of: signer, forSigner: 1, info: v31.signingInfo)
                 }
             }
         }
+        // The tree covers the whole APK: apksig reports its mismatch on the first signer.
         guard let tree = try? VerityTreeBuilder.build(reading: apk, salt: signature.salt) else {
-            issues.append(.error(.v4SigAPKTreeDidNotVerify, context, "The APK could not be read to check the Merkle tree"))
-            return issues
+            add(.error(.v4SigAPKTreeDidNotVerify, context, "The APK could not be read to check the Merkle tree"), signer: 0)
+            return outcome
         }
         if tree.rootHash != signature.rootHash {
-            issues.append(.error(.v4SigAPKRootDidNotVerify, context, "The v4 signature's root hash does not match the APK's fs-verity root hash"))
+            add(.error(.v4SigAPKRootDidNotVerify, context, "The v4 signature's root hash does not match the APK's fs-verity root hash"), signer: 0)
         } else if tree.bytes != signature.tree {
-            issues.append(.error(.v4SigAPKTreeDidNotVerify, context, "The v4 signature's Merkle tree does not match the APK's"))
+            add(.error(.v4SigAPKTreeDidNotVerify, context, "The v4 signature's Merkle tree does not match the APK's"), signer: 0)
         }
-        return issues
+        return outcome
     }
 
     /// Whether `info`'s signature verifies with its certificate's key; nil when it does.
@@ -87,5 +113,15 @@ enum V4SchemeVerifier {
             issues.append(.error(.v4SigV2V3DigestsMismatch, context, "V4 signature and V2/V3 signature have mismatched digests"))
         }
         return issues
+    }
+}
+
+extension V4SchemeVerifier.Outcome {
+    /// Gives signer `index` the SDK range of the v3.0/v3.1 signer it stands for, when it carries that signer's
+    /// certificate: the API levels on which Android reads this signing info.
+    mutating func takeRange(of signer: SignatureSchemeSigner?, forSigner index: Int, info: V4Signature.SigningInfo) {
+        guard let signer, signer.signedData.certificates.first == info.certificate else { return }
+        signers[index].minSdkVersion = Int(signer.minSdkVersion)
+        signers[index].maxSdkVersion = Int(signer.maxSdkVersion)
     }
 }

@@ -124,12 +124,12 @@ public struct Verifier: Sendable {
             } catch {
                 throw VerificationError.cannotRead(path: path, reason: "\(error)")
             }
-            let issues = V4SchemeVerifier.verify(signatureBytes: bytes, apk: source, centralDirectoryOffset: archive.zip.centralDirectoryOffset)
-            report.schemes.append(SchemeReport(scheme: .v4, isVerified: issues.isEmpty, signers: []))
-            if issues.isEmpty {
+            let v4 = V4SchemeVerifier.verify(signatureBytes: bytes, apk: source, centralDirectoryOffset: archive.zip.centralDirectoryOffset)
+            report.schemes.append(SchemeReport(scheme: .v4, isVerified: v4.issues.isEmpty, signers: v4.signers))
+            if v4.issues.isEmpty {
                 report.verifiedSchemes.insert(.v4)
             } else {
-                report.signatureErrors += issues
+                report.signatureErrors += v4.issues
                 report.isSignatureVerified = false
             }
         }

@@ -21,6 +21,13 @@ import TestSupport
 
     static func sha256(of key: Int) -> String { shared.keys[key].key.certificates[0].fingerprint(.sha256).hexString }
 
+    /// The SHA-256 of key `index`'s certificate as `openssl x509 -fingerprint` gives it, in `--print-certs` form.
+    static func opensslSHA256(of index: Int) throws -> String {
+        let result = try TestSupport.run("openssl", ["x509", "-in", shared.keys[index].certificatePEM, "-noout", "-fingerprint", "-sha256"])
+        guard result.succeeded, let value = result.stdout.split(separator: "=").last else { throw FixtureError(message: "openssl x509: \(result)") }
+        return value.lowercased().filter { $0.isHexDigit }
+    }
+
     @Test("rotate writes apksigner's bytes, each tool reads the other's file and prints the same certificates")
     func rotateAndLineageMatchApksigner() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
@@ -250,13 +257,45 @@ import TestSupport
         let without = try TestSupport.apkpatch(["verify", "--signature-only", "-v", theirs])
         #expect(without.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): false"), "\(without)")
 
+        // --json: the v4 scheme's signer is the .idsig's signing info: its certificate (the one apksigner names as the
+        // APK's signer, and OpenSSL's fingerprint of the key's certificate) and the v3 signer's SDK range.
+        func v4Signers(_ idsig: String) throws -> [[String: Any]] {
+            let json = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--v4-signature-file", idsig, theirs])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+            let schemes = try #require(object["schemes"] as? [[String: Any]])
+            return try #require(schemes.first { $0["scheme"] as? String == "v4" }?["signers"] as? [[String: Any]], "\(json.stdout)")
+        }
+        func certificateSHA256(_ signer: [String: Any]) -> String? {
+            ((signer["certificates"] as? [[String: Any]])?.first)?["sha256"] as? String
+        }
+        func errorCodes(_ signer: [String: Any]) -> [String] { (signer["errors"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? [] }
+        let apksignerDigest = try TestSupport.run("apksigner", ["verify", "--print-certs", theirs]).stdout.split(separator: "\n")
+            .first { $0.hasPrefix("Signer #1 certificate SHA-256 digest: ") }?.split(separator: " ").last.map(String.init)
+        let good = try v4Signers(theirs + ".idsig")
+        let key0SHA256 = try Self.opensslSHA256(of: 0)
+        #expect(good.count == 1 && certificateSHA256(good[0]) == apksignerDigest && apksignerDigest == key0SHA256, "\(good)")
+        #expect(good.first?["name"] as? String == "#1" && good.first.map(errorCodes) == [], "\(good)")
+        // cordovaLike's minSdkVersion, as apksigner's v3 signer covers it up to Integer.MAX_VALUE.
+        #expect(good.first?["minSdkVersion"] as? Int == 24 && good.first?["maxSdkVersion"] as? Int == Int(Int32.max), "\(good)")
+
         let original = try TestSupport.readBytes(theirs + ".idsig")
-        func check(_ bytes: [UInt8], code: String) throws {
+        func check(_ bytes: [UInt8], code: String, signer: Int? = 0) throws {
             try TestSupport.write(bytes, to: "bad.idsig", in: dir)
             let result = try TestSupport.apkpatch(["verify", "--signature-only", "--v4-signature-file", dir.appendingPathComponent("bad.idsig").path, theirs])
             #expect(!result.succeeded && result.stderr.contains("DOES NOT VERIFY"), "\(code): \(result)")
             let json = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--v4-signature-file", dir.appendingPathComponent("bad.idsig").path, theirs])
             #expect(json.stdout.contains("\"\(code)\""), "\(code): \(json.stdout)")
+            // The finding is the signing info's, with its certificate as the file has it (none when unparsable).
+            let signers = try v4Signers(dir.appendingPathComponent("bad.idsig").path)
+            if let signer {
+                #expect(signers.count == 1 && errorCodes(signers[0]) == [code], "\(code): \(signers)")
+                if code != "V4_SIG_MALFORMED_CERTIFICATE" {
+                    let expected = try Self.opensslSHA256(of: signer)
+                    #expect(signers.first.flatMap(certificateSHA256) == expected, "\(code): \(signers)")
+                }
+            } else {
+                #expect(signers.isEmpty, "\(code): \(signers)")
+            }
         }
         var tree = original
         tree[tree.count - 100] ^= 0x01  // in the tree's leaf level
@@ -264,7 +303,7 @@ import TestSupport
         var signed = original
         signed[30] ^= 0x01  // in the root hash, which the signature covers
         try check(signed, code: "V4_SIG_DID_NOT_VERIFY")
-        try check(Array(original.prefix(40)), code: "V4_SIG_MALFORMED_SIGNERS")
+        try check(Array(original.prefix(40)), code: "V4_SIG_MALFORMED_SIGNERS", signer: nil)
         // Re-signed after a change (so the signature verifies): the digest, the signer or the root is not the APK's.
         let size = Int64(try TestSupport.readBytes(theirs).count)
         func resigned(by key: Int, _ change: (inout V4Signature) -> Void) throws -> [UInt8] {
@@ -278,7 +317,7 @@ import TestSupport
         }
         #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--v4-signature-file", theirs + ".idsig", theirs]).succeeded)
         try check(try resigned(by: 0) { $0.apkDigest[0] ^= 1 }, code: "V4_SIG_V2_V3_DIGESTS_MISMATCH")
-        try check(try resigned(by: 1) { _ in }, code: "V4_SIG_V2_V3_SIGNERS_MISMATCH")
+        try check(try resigned(by: 1) { _ in }, code: "V4_SIG_V2_V3_SIGNERS_MISMATCH", signer: 1)
         try check(try resigned(by: 0) { $0.rootHash[0] ^= 1 }, code: "V4_SIG_APK_ROOT_DID_NOT_VERIFY")
         try check(try resigned(by: 0) { $0.signatureAlgorithmID = 0x0999 }, code: "V4_SIG_UNKNOWN_SIG_ALGORITHM")
         try check(try resigned(by: 0) { $0.certificate = [0x30, 0x03, 0x02, 0x01, 0x01] }, code: "V4_SIG_MALFORMED_CERTIFICATE")

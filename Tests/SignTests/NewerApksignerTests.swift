@@ -106,9 +106,20 @@ import TestSupport
         #expect(apksigner.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(apksigner.stdout)")
         let verify = try TestSupport.apkpatch(verifyArguments)
         #expect(verify.succeeded, "\(verify)")
-        if testCase.hasV31 {  // without v3.1, apksigner 35 prints a "v3.1: false" line apkpatch leaves out, as apksigner 31
-            #expect(Self.withoutLineage(verify.stdout) == apksigner.stdout)
+        #expect(Self.withoutLineage(verify.stdout) == apksigner.stdout, "\(verify.stdout)\n---\n\(apksigner.stdout)")
+        // --json names the .idsig's signers: one per signing info, each the v3.0 or v3.1 signer apksigner 35 prints
+        // (with that signer's SDK range when apksigner prints ranges: an APK with a v3.1 block).
+        let json = try TestSupport.apkpatch(["verify", "--json"] + testCase.verifyOptions + ["--v4-signature-file", ours + ".idsig", ours])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        let v4 = try #require((object["schemes"] as? [[String: Any]])?.first { $0["scheme"] as? String == "v4" }, "\(json.stdout)")
+        let v4Signers = (v4["signers"] as? [[String: Any]] ?? []).map { signer -> String in
+            let sha256 = ((signer["certificates"] as? [[String: Any]])?.first?["sha256"] as? String) ?? "none"
+            guard testCase.hasV31 else { return "Signer #1 certificate SHA-256 digest: \(sha256)" }
+            return "minSdkVersion=\(signer["minSdkVersion"] as? Int ?? -1), maxSdkVersion=\(signer["maxSdkVersion"] as? Int ?? -1)) certificate SHA-256 digest: \(sha256)"
         }
+        let printed = apksigner.stdout.split(separator: "\n").map { $0.replacingOccurrences(of: " (dev release=true)", with: "") }
+        #expect(v4["verified"] as? Bool == true && v4Signers.count == (testCase.hasV31 ? 2 : 1)
+                && v4Signers.allSatisfy { line in printed.contains { $0.hasSuffix(line) } }, "\(v4Signers)\n\(apksigner.stdout)")
         // Each tool reads the other's lineage out of the APK alike.
         if testCase.label == "rotation at 33 (default)" {
             let ourLineage = try TestSupport.apkpatch(["lineage", "--in", theirs, "--print-certs", "-v"])

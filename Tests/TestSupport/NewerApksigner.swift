@@ -19,6 +19,13 @@ public enum NewerApksigner {
         return try TestSupport.run("java", ["-cp", jars.joined(separator: ":"), "com.android.apksigner.ApkSignerTool"] + arguments)
     }
 
+    /// `verify -v` text of apksigner 35 (and apkpatch) as Debian's apksigner 31 prints it: without the
+    /// "Verified using v3.1 scheme" line, which apksigner prints for every APK from build-tools 33 on.
+    public static func asApksigner31(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("Verified using v3.1 scheme ") }.joined(separator: "\n")
+    }
+
     static var missingError: FixtureError {
         let standard = directory.path == TestSupport.packageRoot.appendingPathComponent(".build/oracles/apksigner-new").path
         let command = standard ? "make apksigner-new" : "APKPATCH_APKSIGNER_NEW_DIR=\(directory.path) make apksigner-new"
