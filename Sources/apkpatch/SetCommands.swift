@@ -59,12 +59,23 @@ enum SetCommands {
         "  time: " + timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 1)) ms" }.joined(separator: ", ")
     }
 
-    /// `apkpatch verify SET`: every APK verifies, one signer signed them all, and the set is one app.
-    static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool) throws {
+    /// `apkpatch verify SET`: every APK verifies, one signer signed them all, and the set is one app; with
+    /// `expecting`, every APK is signed by the expected certificates.
+    static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool,
+                       expecting expectation: Verify.ExpectedSigners? = nil) throws {
         var report = try SetPipeline.verify(paths: paths, options: options)
         for index in report.members.indices { report.members[index].verification = report.members[index].verification.map(CLIHint.hinted) }
+        // Each APK's own answer, and the set's: all of them (an APK that could not be read is signed by no one).
+        let memberMatches: [Bool?] = report.members.map { member in
+            guard let expectation else { return nil }
+            return member.verification.map(expectation.isMet(by:)) ?? false
+        }
+        let expectedSignerMatched = expectation.map { _ in memberMatches.allSatisfy { $0 == true } }
         if json {
-            print(try FileHandleOutput.json(SetJSON(report)))
+            var representation = SetJSON(report)
+            representation.expectedSignerMatched = expectedSignerMatched
+            for index in representation.apks.indices { representation.apks[index].report?.expectedSignerMatched = memberMatches[index] }
+            print(try FileHandleOutput.json(representation))
         } else {
             for member in report.members {
                 guard let verification = member.verification else { continue }
@@ -83,8 +94,14 @@ enum SetCommands {
                 for line in certs { print("  \(line)") }
             }
             print("\(report.isVerified ? "Verifies" : "DOES NOT VERIFY"): set \(report.path), \(report.members.count) APKs, package \(report.packageName), versionCode \(report.versionCode)")
+            if let expectation {
+                for (member, matched) in zip(report.members, memberMatches) where matched == false && member.verification?.isSignatureVerified == true {
+                    FileHandleOutput.standardError("ERROR: \(expectation.refusal(of: member.name, lineage: member.verification?.lineage ?? []))\n")
+                }
+            }
         }
         if !report.isVerified { throw ExitCode.failure }
+        if expectedSignerMatched == false { throw ExitCode.failure }
     }
 
     /// `apkpatch sign SET --out OUT` and `apkpatch run SET …`: prints the summary.
@@ -130,6 +147,8 @@ struct SetJSON: Encodable {
     var versionCode: Int64
     var verified: Bool?
     var errors: [String]?
+    /// verify with `--expect-certificate-sha256`: whether every APK is signed by the expected certificates.
+    var expectedSignerMatched: Bool?
     var outputSize: Int64?
     var apks: [Member]
     var installCommand: String?

@@ -41,7 +41,7 @@ struct Verify: ParsableCommand {
     var printCertsPEM = false
 
     @Option(name: .customLong("expect-certificate-sha256"),
-            help: ArgumentHelp("Fail unless the APK is signed by the certificate with this SHA-256 digest (hex, as --print-certs prints it; `:` separators allowed). Repeat for an APK with several signers: each must sign it.", valueName: "hex"))
+            help: ArgumentHelp("Fail unless the APK (each APK of a set) is signed by the certificate with this SHA-256 digest (hex, as --print-certs prints it; `:` separators allowed). Repeat for an APK with several signers: each must sign it.", valueName: "hex"))
     var expectedCertificates: [String] = []
 
     @Option(name: .customLong("v4-signature-file"), help: ArgumentHelp("Also check this APK Signature Scheme v4 file (the .idsig apksigner and apkpatch sign write beside the APK).", valueName: "path"))
@@ -110,10 +110,11 @@ struct Verify: ParsableCommand {
         let paths = input.map { [$0] } ?? apks
         if APKSet.isSet(paths: paths) {
             Self.prepared?.cancel()
-            if !expectedCertificates.isEmpty || v4SignatureFile != nil || printCertsPEM {
-                throw ValidationError("--expect-certificate-sha256, --v4-signature-file and --print-certs-pem take a single APK, not a set")
+            if v4SignatureFile != nil || printCertsPEM {
+                throw ValidationError("--v4-signature-file and --print-certs-pem take a single APK, not a set")
             }
-            try SetCommands.verify(paths, options: options, json: json, verbose: verbose, printCertificates: printCerts)
+            try SetCommands.verify(paths, options: options, json: json, verbose: verbose, printCertificates: printCerts,
+                                   expecting: expectation)
             return
         }
         let verifier = Verifier(options: options)
@@ -125,8 +126,7 @@ struct Verify: ParsableCommand {
             report = try verifier.verify(path: apkPath)
         }
         report = CLIHint.hinted(report)
-        let expectedSignerMatched = expectedCertificates.isEmpty ? nil
-            : report.isSigned(byCertificatesWithSHA256: expectedCertificates, allowingLineageAncestors: allowLineageAncestor)
+        let expectedSignerMatched = expectation?.isMet(by: report)
         let fix = Self.installFix(for: report, path: apkPath)
         if json {
             var representation = report.jsonRepresentation
@@ -139,14 +139,35 @@ struct Verify: ParsableCommand {
             if !text.standardOutput.isEmpty { print(text.standardOutput, terminator: "") }
             if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
             if let fix { FileHandleOutput.standardError("To fix: \(fix)\n") }
-            if expectedSignerMatched == false && report.isSignatureVerified {
-                FileHandleOutput.standardError("ERROR: the APK is not signed by the expected certificate (--expect-certificate-sha256 \(expectedCertificates.joined(separator: ", ")))\(allowLineageAncestor || report.lineage.isEmpty ? "" : "; an older certificate of its lineage counts only with --allow-lineage-ancestor")\n")
+            if let expectation, expectedSignerMatched == false && report.isSignatureVerified {
+                FileHandleOutput.standardError("ERROR: \(expectation.refusal(of: "the APK", lineage: report.lineage))\n")
             }
         }
         if !report.isVerified { throw ExitCode.failure }
         if expectedSignerMatched == false { throw ExitCode.failure }
         // apksigner -Werr: the verdict stands, but any warning makes the exit status 1.
         if warningsAreErrors && !report.signatureWarnings.isEmpty { throw ExitCode.failure }
+    }
+
+    /// `--expect-certificate-sha256` and `--allow-lineage-ancestor`, when given.
+    var expectation: ExpectedSigners? {
+        expectedCertificates.isEmpty ? nil : ExpectedSigners(sha256Digests: expectedCertificates, allowingLineageAncestors: allowLineageAncestor)
+    }
+
+    /// The certificates `--expect-certificate-sha256` names: what a verified APK (each APK of a set) must be signed by.
+    struct ExpectedSigners {
+        var sha256Digests: [String]
+        var allowingLineageAncestors: Bool
+
+        func isMet(by report: VerificationReport) -> Bool {
+            report.isSigned(byCertificatesWithSHA256: sha256Digests, allowingLineageAncestors: allowingLineageAncestors)
+        }
+
+        /// The error line for `subject` (e.g. "the APK") signed otherwise; `lineage` is its signing lineage.
+        func refusal(of subject: String, lineage: [CertificateInfo]) -> String {
+            "\(subject) is not signed by the expected certificate (--expect-certificate-sha256 \(sha256Digests.joined(separator: ", ")))"
+                + (allowingLineageAncestors || lineage.isEmpty ? "" : "; an older certificate of its lineage counts only with --allow-lineage-ancestor")
+        }
     }
 
     /// The command that repairs what the install checks found, or nil. Storing an entry changes the bytes the

@@ -181,9 +181,30 @@ import ZlibWrapper
         #expect(object?["verified"] as? Bool == true)
         #expect(object?["versionCode"] as? Int == 7)
 
+        // --expect-certificate-sha256 on the set: the certificate apksigner names holds for every APK; another does not.
+        let split = (signed as NSString).appendingPathComponent("split_config.fr.apk")
+        let debugKey = try SetOracles.certificateSHA256(split)
+        let expected = try TestSupport.apkpatch(["verify", "--expect-certificate-sha256", debugKey.uppercased(), signed])
+        #expect(expected.succeeded, "\(expected)")
+        let stranger = String(repeating: "ab", count: 32)
+        let unexpected = try TestSupport.apkpatch(["verify", "--expect-certificate-sha256", stranger, signed])
+        #expect(unexpected.status == 1 && unexpected.stderr.contains("split_config.fr.apk is not signed by the expected certificate"), "\(unexpected)")
+        func matched(_ arguments: [String]) throws -> (set: Bool?, apks: [String: Bool]) {
+            let result = try TestSupport.apkpatch(["verify", "--json"] + arguments + [signed])
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            var apks: [String: Bool] = [:]
+            for apk in object?["apks"] as? [[String: Any]] ?? [] {
+                apks[apk["name"] as? String ?? "?"] = (apk["report"] as? [String: Any])?["expectedSignerMatched"] as? Bool
+            }
+            return (object?["expectedSignerMatched"] as? Bool, apks)
+        }
+        let good = try matched(["--expect-certificate-sha256", debugKey])
+        #expect(good.set == true && good.apks.count == 4 && good.apks.values.allSatisfy { $0 }, "\(good)")
+        #expect(try matched(["--expect-certificate-sha256", stranger]).set == false)
+        #expect(try matched([]).set == nil)
+
         // One split re-signed with another key: every APK verifies alone, the set does not.
         let other = scratch.appendingPathComponent("other").path
-        let split = (signed as NSString).appendingPathComponent("split_config.fr.apk")
         let resigned = try TestSupport.apkpatch(["sign", "--debug-keystore", scratch.appendingPathComponent("other.p12").path, "--out", other + ".apk", split])
         #expect(resigned.succeeded, "\(resigned)")
         try FileManager.default.removeItem(atPath: split)
@@ -192,6 +213,11 @@ import ZlibWrapper
         #expect(!mixed.succeeded)
         #expect(mixed.stderr.contains("split_config.fr.apk is signed by certificate SHA-256"), "\(mixed)")
         #expect(mixed.stderr.contains("signatures are inconsistent"), "\(mixed)")
+        // The expectation names the APK signed otherwise: the re-signed split (its new certificate per apksigner).
+        let bad = try matched(["--expect-certificate-sha256", debugKey])
+        #expect(bad.set == false && bad.apks.filter { !$0.value }.map(\.key) == ["split_config.fr.apk"] && bad.apks.count == 4, "\(bad)")
+        let otherKey = try SetOracles.certificateSHA256(split)
+        #expect(try matched(["--expect-certificate-sha256", otherKey]).apks.filter { $0.value }.map(\.key) == ["split_config.fr.apk"])
     }
 
     /// Sets Android would refuse: each gets an error naming the APK at fault, and nothing is written.
