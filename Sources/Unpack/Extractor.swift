@@ -77,7 +77,10 @@ public struct Extractor {
             }
             try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             let output = try OutputFile(destination: target.path)
-            if let libzip {
+            // A deflated entry goes through APKArchive's reader, which also requires the deflate stream to end
+            // where the declared size does (libzip stops reading at the size, and would extract a stream that
+            // never ends).
+            if let libzip, entry.method == .stored {
                 guard let index = indexByName[entry.nameBytes] else {
                     throw UnpackError.malformedArchive(path: archive.label, reason: "libzip does not list entry \(entry.name.debugQuoted)")
                 }

@@ -41,6 +41,9 @@ extension APKPatch {
 
         func run() throws {
             let archive = try APKArchive(path: apk)
+            // Only the manifest, the resource table and res/ XML are decoded, but an APK with any damaged entry is
+            // refused as every command refuses it, before anything is written.
+            try archive.checkEntries()
             let summary = try ResourceDecoder.decodeAll(archive: archive, into: output,
                                                         options: TextXMLOptions(keepsLineNumbers: !compact))
             for file in summary.files { print(file) }

@@ -89,6 +89,15 @@ public struct APKArchive: Sendable {
         return entry.compressedSize - streamEnd
     }
 
+    /// Reads every entry's data as `withUncompressedChunks` does, for a command that reads only some of them and
+    /// still must not accept an archive with a damaged entry (a CRC-32, a deflate stream or a size that is not
+    /// what the header says): throws `UnpackError.corruptEntry` for the first.
+    public func checkEntries() throws {
+        for entry in entries where !entry.isDirectory || entry.compressedSize > 0 {
+            try withUncompressedChunks(of: entry) { _ in }
+        }
+    }
+
     /// The entry's uncompressed bytes. For large entries prefer `withUncompressedChunks`.
     public func uncompressedData(of entry: ZipEntry) throws -> [UInt8] {
         guard entry.uncompressedSize <= limits.maxInMemoryEntrySize else {
