@@ -54,6 +54,32 @@ import TestSupport
         #expect(quiet.succeeded && !quiet.stderr.contains("WARNING"), "env: gives no warning: \(quiet)")
     }
 
+    @Test("no password option: a piped standard input gives the passwords, one line each, as apksigner reads them")
+    func passwordsFromAPipeWithoutAnOption() throws {
+        let apk = try FixtureAPK().build(in: dir, name: "piped.apk")
+        let ours = dir.appendingPathComponent("piped-signed.apk").path, reference = dir.appendingPathComponent("stdin-signed.apk").path
+        let piped = try TestSupport.apkpatch(["sign", "--ks", keystore, "--v4-signing-enabled", "false", "--out", ours, apk], stdin: Self.password + "\n")
+        #expect(piped.succeeded && !piped.stderr.contains(Self.password) && !piped.stdout.contains(Self.password), "\(piped)")
+        #expect(try TestSupport.apkpatch(["sign", "--ks", keystore, "--ks-pass", "stdin", "--v4-signing-enabled", "false", "--out", reference, apk],
+                                         stdin: Self.password + "\n").succeeded)
+        #expect(try TestSupport.readBytes(ours) == TestSupport.readBytes(reference))
+        #expect(try TestSupport.run("apksigner", ["verify", ours]).succeeded)
+        // rotate with two keystores and no password options: two lines, in apksigner's order (its file is ours).
+        let other = dir.appendingPathComponent("other.p12").path
+        try TestSupport.makeKeyStore(at: other, password: "Other-Secret-Value-0815", dname: "CN=Other")
+        let lines = Self.password + "\nOther-Secret-Value-0815\n"
+        let rotation = ["--old-signer", "--ks", keystore, "--new-signer", "--ks", other]
+        let ourLineage = dir.appendingPathComponent("piped.lineage").path, theirLineage = dir.appendingPathComponent("apksigner.lineage").path
+        let rotate = try TestSupport.apkpatch(["rotate", "--out", ourLineage] + rotation, stdin: lines)
+        #expect(rotate.succeeded, "\(rotate)")
+        #expect(try TestSupport.run("apksigner", ["rotate", "--out", theirLineage] + rotation, stdin: lines).succeeded)
+        #expect(try TestSupport.readBytes(ourLineage) == TestSupport.readBytes(theirLineage))
+        // Nothing on standard input: refused, naming the ways to give it.
+        let none = try TestSupport.apkpatch(["sign", "--ks", keystore, "--out", dir.appendingPathComponent("none.apk").path, apk], stdin: "")
+        #expect(none.status == 1 && none.stderr.contains("holds no password line") && none.stderr.contains("env:NAME"), "\(none)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("none.apk").path))
+    }
+
     /// keytool -validity 30: the certificate ends long before 2033-10-22. A certificate whose validity ended
     /// is made with openssl (keytool cannot back-date one).
     @Test func certificateValidityIsWarnedAndMarked() throws {

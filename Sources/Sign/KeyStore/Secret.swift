@@ -38,7 +38,7 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugS
 /// Where a password comes from, in apksigner's syntax (`--ks-pass`, `--key-pass`):
 /// `pass:<password>` (visible in `ps` and shell history: avoid in CI), `env:<NAME>`, `file:<PATH>` (first
 /// line), `stdin` (next line of standard input), or, when no option was given, a prompt on the terminal
-/// with echo off.
+/// with echo off (the next line of standard input when that is not a terminal, as apksigner reads it).
 public enum PasswordSource: Sendable, Equatable {
     case pass(Secret)
     case env(String)
@@ -138,6 +138,14 @@ public enum PasswordSource: Sendable, Equatable {
             }
             return Secret(bytes: line)
         case .prompt:
+            // apksigner prompts on the console, or reads a line of standard input when that is not a terminal
+            // (`echo "$PASS" | apksigner sign --ks …`, and keytool likewise): the same here.
+            guard isatty(STDIN_FILENO) == 1 else {
+                guard let line = StandardInputLines.shared.nextLine() else {
+                    throw KeyStoreError(.passwordUnavailable, "no password given, standard input is not a terminal to prompt on and holds no password line; pass it with env:NAME, file:PATH or stdin (echo \"$PASS\" | …)")
+                }
+                return Secret(bytes: line)
+            }
             return try TerminalPrompt.readPassword(prompt: prompt)
         }
     }
