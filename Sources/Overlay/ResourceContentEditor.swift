@@ -34,7 +34,12 @@ public struct ResourceContentEditor: ContentEditor {
 
         var table: ResourceTable?
         let arscEntry = archive.entry(named: "resources.arsc")
-        if let arscEntry { table = try ResourceTable(bytes: try archive.uncompressedData(of: arscEntry)) }
+        if let arscEntry {
+            // A table without a package (an app without resources) gets one named as the manifest's package when
+            // the patch adds resources, as aapt2 names it.
+            let manifestPackage = archive.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: archive.uncompressedData(of: $0)).packageName }
+            table = try ResourceTable(bytes: try archive.uncompressedData(of: arscEntry), packageNameIfAbsent: manifestPackage ?? "")
+        }
         var output = entries
         func index(of name: String) -> Int? { output.firstIndex { $0.entry.name == name } }
         func replace(_ name: String, with content: [UInt8]) throws {

@@ -61,7 +61,11 @@ public struct ResourceTable: Sendable {
     /// The global value string pool as it will be written.
     public private(set) var valuePool: StringPool
 
+    /// The bytes the package layout's offsets refer to: the input, or the input with an empty package added when
+    /// it had none.
     private let original: [UInt8]
+    /// The bytes as given, which an unchanged table writes back.
+    private let input: [UInt8]
     private let poolRange: Range<Int>
     /// Where the first package's parts are, for adding resources.
     let layout: PackageLayout
@@ -86,10 +90,21 @@ public struct ResourceTable: Sendable {
     var stringEntriesByConfiguration: [(ResourceConfiguration, [Int])] = []
 
     /// Parses `resources.arsc` bytes. Throws `ResourceTableError` (`.malformed`) with the offset on bad input.
-    public init(bytes: [UInt8]) throws {
-        original = bytes
+    ///
+    /// A table without a package (what aapt2 writes for an app that has no resources) reads as an empty package
+    /// with the app's ID, 0x7f, named `packageNameIfAbsent` (the manifest's package, which aapt2 would have named it):
+    /// resources added to it are written in that package, and the table is written back as it was when none are.
+    public init(bytes: [UInt8], packageNameIfAbsent: String = "") throws {
+        input = bytes
         do {
-            let parsed = try bytes.withUnsafeBytes { try Parser.parse($0) }
+            var source = bytes
+            var parsed = try bytes.withUnsafeBytes { try Parser.parse($0) }
+            if parsed == nil {
+                source = try Self.addingEmptyPackage(to: bytes, named: packageNameIfAbsent)
+                parsed = try source.withUnsafeBytes { try Parser.parse($0) }
+            }
+            guard let parsed else { throw Parser.fail("no package chunk") }
+            original = source
             (packageName, packageID, entries, valuePool, poolRange) = (parsed.packageName, parsed.packageID, parsed.entries, parsed.pool, parsed.poolRange)
             layout = parsed.layout
         } catch let error as BinaryXMLError {
@@ -242,7 +257,7 @@ public struct ResourceTable: Sendable {
 
     /// The table bytes with the changes applied: new global pool, the rest copied with changed value indices.
     public func encoded() throws -> [UInt8] {
-        if patches.isEmpty && typePatches.isEmpty && additions.isEmpty && !isPackageRenamed { return original }
+        if patches.isEmpty && typePatches.isEmpty && additions.isEmpty && !isPackageRenamed { return input }
         let (valuePool, newIndex) = poolForWriting()
         let pool: [UInt8]
         do { pool = try valuePool.encoded() } catch let error as BinaryXMLError where error.code == .tooLarge && valuePool.isUTF8 {
@@ -394,6 +409,41 @@ extension ResourceTable: ResourceResolver {
     }
 }
 
+extension ResourceTable {
+    /// `bytes`, a table without a package, with an empty one after its other chunks (`ResTable_package`: ID 0x7f,
+    /// `name`, empty type and key name pools, no types) and its package count 1.
+    static func addingEmptyPackage(to bytes: [UInt8], named name: String) throws -> [UInt8] {
+        guard name.utf16.count < 128 else {
+            throw ResourceTableError(.badValuesFile, "package name '\(name)' does not fit resources.arsc (1 to 127 characters)")
+        }
+        let tableEnd = try bytes.withUnsafeBytes { try Chunk.read(in: $0, at: 0, limit: $0.count, what: "resource table").end }
+        let emptyPool = try StringPool(isUTF8: false).encoded()
+        let headerSize = 288
+        var package = LittleEndianWriter(capacity: headerSize + 2 * emptyPool.count)
+        package.write(ChunkType.tablePackage)
+        package.write(UInt16(headerSize))
+        package.write(UInt32(headerSize + 2 * emptyPool.count))
+        package.write(UInt32(0x7F))
+        let units = Array(name.utf16)
+        for i in 0..<128 { package.write(i < units.count ? units[i] : UInt16(0)) }
+        package.write(UInt32(headerSize))  // typeStrings
+        package.write(UInt32(0))  // lastPublicType
+        package.write(UInt32(headerSize + emptyPool.count))  // keyStrings
+        package.write(UInt32(0))  // lastPublicKey
+        package.write(UInt32(0))  // typeIdOffset
+        package.write(bytes: emptyPool)
+        package.write(bytes: emptyPool)
+        var out = LittleEndianWriter(capacity: bytes.count + package.count)
+        out.write(bytes: bytes[0..<tableEnd])
+        out.write(bytes: package.bytes)
+        out.write(bytes: bytes[tableEnd...])
+        guard let total = UInt32(exactly: tableEnd + package.count) else { throw ResourceTableError(.malformed, "table exceeds 4 GiB") }
+        out.patch(total, at: 4)
+        out.patch(UInt32(1), at: 8)
+        return out.bytes
+    }
+}
+
 private enum Parser {
     struct Result {
         var packageName = "", packageID: UInt8 = 0, entries: [ResourceTable.Entry] = [], pool: StringPool, poolRange: Range<Int>
@@ -402,7 +452,8 @@ private enum Parser {
 
     static func fail(_ message: String) -> ResourceTableError { ResourceTableError(.malformed, "resources.arsc: " + message) }
 
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws -> Result {
+    /// The table's first package, nil when it has none.
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws -> Result? {
         let table = try Chunk.read(in: bytes, at: 0, limit: bytes.count, what: "resource table")
         guard table.type == ChunkType.table, table.headerSize >= 12 else {
             throw fail("not a resource table: first chunk has type 0x\(String(table.type, radix: 16)), expected 0x0002")
@@ -428,7 +479,6 @@ private enum Parser {
             default: continue
             }
         }
-        guard let result else { throw fail("no package chunk") }
         return result
     }
 
