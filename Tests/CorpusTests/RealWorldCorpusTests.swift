@@ -45,8 +45,9 @@ import TestSupport
 
     enum Step: CaseIterable { case verify, sign, run, align, unpack }
 
-    /// Unsigned inputs: what `apksigcopier compare` and apksigner's own output are checked on.
-    static let unsigned = RealWorldCorpus.apks.filter { $0.name.contains("unsigned") }
+    /// Unsigned inputs: what `apksigcopier compare` and apksigner's own output are checked on (scrcpy's server is
+    /// an unsigned APK named .jar).
+    static let unsigned = RealWorldCorpus.apks.filter { $0.name.contains("unsigned") || $0.name.hasPrefix("scrcpy-server") }
 
     @Test(arguments: RealWorldCorpus.apks)
     func verify(_ apk: APK) throws {

