@@ -87,6 +87,9 @@ struct APKPatch: ParsableCommand {
             result.append(argument)
             index += 1
             if argument == "--" { result += arguments[index...]; break }
+            // `--v4-signing-enabled only`, as apksigner's online documentation has it, stays a value for the parser
+            // to refuse (apksigner refuses it too): read as `true only`, `only` would be taken for an input APK.
+            if argument == "--v4-signing-enabled", index < arguments.count, arguments[index] == "only" { continue }
             if let implied = apksignerBooleans[argument], index == arguments.count || !["true", "false"].contains(arguments[index]) {
                 result.append(String(implied))
                 if !implied { impliedFalse.append(argument) }

@@ -228,6 +228,15 @@ import Unpack
             #expect(!result.succeeded && result.stderr.contains(reason), "\(options): \(result)")
             #expect(!FileManager.default.fileExists(atPath: output))
         }
+        // `--v4-signing-enabled only` (in apksigner's online documentation; apksigner 35 refuses it) names the value,
+        // for sign and run, rather than taking `only` for an input APK.
+        for command in [["sign"] + Self.signer(0), ["run"]] {
+            let only = try TestSupport.apkpatch(command + ["--v4-signing-enabled", "only", "--out", output, input])
+            #expect(only.status == 64 && only.stderr.contains("The value 'only' is invalid for '--v4-signing-enabled"), "\(only)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+        let newer = try NewerApksigner.run(["sign"] + Self.signer(0) + ["--v4-signing-enabled", "only", "--out", output, input])
+        #expect(!newer.succeeded, "\(newer)")
     }
 
     /// The pin list's ranges, as (start, length) pairs.
