@@ -44,11 +44,20 @@ struct OutputChecks {
         }
     }
 
-    /// apksigner verify, zipalign -c -p 4 and libziparchive accept `output`.
+    /// apksigner verify, zipalign -c -p 4 and libziparchive accept `output`. With `v4SignatureFile`, the verifier
+    /// is apksigner 35 (Debian's 31 cannot read .idsig files), which must also verify the v4 signature in that file.
     /// Returns apksigner's result (`verify -v --print-certs`), for the caller to check the signers.
     @discardableResult
-    func expectInstallable(_ output: String, label: String) throws -> TestSupport.ProcessResult {
-        let apksigner = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", output], environment: ForeignCorpus.javaEnvironment)
+    func expectInstallable(_ output: String, label: String, v4SignatureFile: String? = nil) throws -> TestSupport.ProcessResult {
+        let apksigner: TestSupport.ProcessResult
+        if let v4SignatureFile {
+            apksigner = try NewerApksigner.run(["verify", "-v", "--print-certs", "--v4-signature-file", v4SignatureFile, output],
+                                               environment: ForeignCorpus.javaEnvironment)
+            #expect(apksigner.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"),
+                    "\(name): apksigner 35 did not verify the v4 signature of \(label)'s output: \(apksigner)")
+        } else {
+            apksigner = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", output], environment: ForeignCorpus.javaEnvironment)
+        }
         #expect(apksigner.succeeded, "\(name): apksigner verify of \(label)'s output: \(apksigner)")
         let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
         #expect(zipalign.succeeded, "\(name): zipalign -c -p 4 of \(label)'s output: \(zipalign)")

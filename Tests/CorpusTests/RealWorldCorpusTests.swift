@@ -6,7 +6,8 @@ import TestSupport
 /// uiautomator2, pocoui and airtest), judged by the tools Android developers trust:
 /// - `verify` gives apksigner's verdict, errors, warnings and signer certificates, except where we are stricter by
 ///   design (`verifyDiffers`: each must say why, and `--signature-only` must then agree with apksigner);
-/// - `sign` (re-signing v1/v2/v3-signed inputs too) writes what apksigner verifies with our certificate alone,
+/// - `sign` (re-signing v1/v2/v3-signed inputs too) writes what apksigner verifies with our certificate alone (and
+///   apksigner 35 the v4 signature of its default `.idsig` file),
 ///   `zipalign -c -p 4` and libziparchive accept, with the input's badging, manifest and resource values; of an
 ///   unsigned input, with `--alignment-preserved true`, apksigner's own bytes, which `apksigcopier compare` copies;
 /// - `run` with an empty patch and with one added asset: the same oracles, the same dumps, the asset inside;
@@ -98,7 +99,8 @@ import TestSupport
                 return
             }
             try #require(result.succeeded, "\(apk): sign failed: \(result)")
-            let apksigner = try checks.expectInstallable(output, label: "sign")
+            // The v4 signature apksigner writes by default too, beside the APK, checked by apksigner 35.
+            let apksigner = try checks.expectInstallable(output, label: "sign", v4SignatureFile: output + ".idsig")
             try checks.expectSameDumps(output, label: "sign")
             try Self.expectSignedByKeyAlone(output, apksigner: apksigner, apk: apk, key: key)
         }

@@ -12,11 +12,12 @@ public enum NewerApksigner {
 
     /// `apksigner ARGUMENTS` of build-tools 35.
     @discardableResult
-    public static func run(_ arguments: [String]) throws -> TestSupport.ProcessResult {
+    public static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> TestSupport.ProcessResult {
         // apksig's classes first: the apksigner jar's manifest also names Debian 12's apksig.jar.
         let jars = ["apksig.jar", "apksigner.jar"].map { directory.appendingPathComponent($0).path }
         guard jars.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else { throw missingError }
-        return try TestSupport.run("java", ["-cp", jars.joined(separator: ":"), "com.android.apksigner.ApkSignerTool"] + arguments)
+        return try TestSupport.run("java", ["-cp", jars.joined(separator: ":"), "com.android.apksigner.ApkSignerTool"] + arguments,
+                                   environment: environment)
     }
 
     /// `verify -v` text of apksigner 35 (and apkpatch) as Debian's apksigner 31 prints it: without the
