@@ -43,12 +43,15 @@ public struct Extractor {
             try? fm.removeItem(atPath: directory)
         }
         let destination = URL(fileURLWithPath: directory).standardizedFileURL
-        let parent = destination.deletingLastPathComponent()
-        try fm.createDirectory(at: parent, withIntermediateDirectories: true)
-        let staging = parent.appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
-        try fm.createDirectory(at: staging, withIntermediateDirectories: false)
-        var finished = false
-        defer { if !finished { try? fm.removeItem(at: staging) } }
+        try fm.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // A hidden staging directory beside the destination, removed if extraction fails; one a killed unpack
+        // left is removed by the next unpack to the same destination (OutputDirectory).
+        let output = try OutputDirectory(destination: destination.path)
+        let staging = URL(fileURLWithPath: output.stagingPath)
+        // mkdtemp makes it 0700; the extracted folder gets the mode mkdir would give it.
+        let mask = umask(0)
+        umask(mask)
+        chmod(output.stagingPath, 0o777 & ~mask)
 
         // libzip's consistency check (`ZIP_CHECKCONS`) refuses records Android reads (a local header whose method
         // is not the central directory's, ZIP64 fields that fit standard ones): such an archive is extracted by
@@ -102,11 +105,11 @@ public struct Extractor {
         }
         try finishing(staging.path)
         do {
-            try fm.moveItem(at: staging, to: destination)
+            // The destination is absent or an empty directory (checked above), which nothing needs to replace.
+            try output.commit(replaceable: { _ in false })
         } catch {
             throw UnpackError.extractionFailed(path: directory, reason: "\(error)")
         }
-        finished = true
         return summary
     }
 }

@@ -224,6 +224,28 @@ import ZlibWrapper
         #expect(!FileManager.default.fileExists(atPath: dir.deletingLastPathComponent().appendingPathComponent("up.txt").path))
     }
 
+    /// A '.' component names a file by another spelling ("assets/./a.txt" is "assets/a.txt", a second entry that
+    /// would overwrite the first) or no file at all ("assets/." is the folder): unpack refuses such names as it
+    /// refuses '..' and '//', with the rule's words (it once failed renaming a file onto "assets/." with EBUSY).
+    @Test("names with a '.' component are refused by unpack, before anything is written", arguments: ["assets/.", "assets/./a.txt", "./x.txt", "./"])
+    func dotComponentsRefusedByUnpack(name: String) throws {
+        let base = try FixtureAPK().build(in: dir, name: "base.apk")
+        let input = dir.appendingPathComponent("dot-\(UUID().uuidString).apk").path
+        let python = """
+        import shutil, sys, zipfile
+        shutil.copy(sys.argv[1], sys.argv[2])
+        with zipfile.ZipFile(sys.argv[2], 'a') as z:
+            z.writestr(zipfile.ZipInfo(sys.argv[3], (2024, 1, 1, 0, 0, 0)), b'x', zipfile.ZIP_STORED)
+        """
+        let made = try TestSupport.run("python3", ["-c", python, base, input, name])
+        try #require(made.succeeded, "\(made)")
+        let unpacked = dir.appendingPathComponent("dot-unpacked-\(UUID().uuidString)")
+        let unpack = try TestSupport.apkpatch(["unpack", input, "-o", unpacked.path])
+        #expect(unpack.status == 1 && unpack.stderr.contains("entry \(name.debugDescription) is unsafe (the name contains a '.' component"), "\(unpack)")
+        #expect(!FileManager.default.fileExists(atPath: unpacked.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".dot-unpacked") }.isEmpty)
+    }
+
     // MARK: - ZIP64
 
     /// An APK re-written by Python's zipfile with `force_zip64` (ZIP64 sizes in every local header, a standard

@@ -155,6 +155,40 @@ import ZlibWrapper
         #expect(try TestSupport.apkpatch(["unpack", input, "-o", ours]).status != 0)
     }
 
+    /// unpack extracts into a hidden staging directory beside the output; one that a killed unpack (kill -9) left
+    /// is removed by the next unpack to the same output, a failed unpack leaves none, and the output folder gets
+    /// the mode mkdir gives (not the staging directory's 0700).
+    @Test func unpackRemovesAKilledUnpacksStagingDirectory() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let parent = dir.appendingPathComponent("unpack-leftovers")
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        // What a killed unpack to parent/out leaves: a staging directory holding part of the files, no lock held.
+        let killed = parent.appendingPathComponent(".out.tmp-Ab3dE9")
+        try TestSupport.write("partial", to: "assets/www/index.html", in: killed)
+        let other = parent.appendingPathComponent(".other.tmp-Ab3dE9")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+
+        let out = parent.appendingPathComponent("out")
+        let result = try TestSupport.apkpatch(["unpack", input, "-o", out.path])
+        #expect(result.succeeded, "\(result)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted()
+        #expect(names == [".other.tmp-Ab3dE9", "out"], "the killed unpack's staging directory is gone, another output's is kept: \(names)")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: out.path)[.posixPermissions] as? Int)
+        let reference = parent.appendingPathComponent("mkdir")
+        try FileManager.default.createDirectory(at: reference, withIntermediateDirectories: false)
+        let expected = try #require(try FileManager.default.attributesOfItem(atPath: reference.path)[.posixPermissions] as? Int)
+        #expect(mode == expected, "unpacked folder mode \(String(mode, radix: 8)), mkdir gives \(String(expected, radix: 8))")
+
+        // A failed unpack (a corrupt entry, found while extracting) leaves neither output nor staging directory.
+        var bytes = try TestSupport.readBytes(input)
+        let entry = try #require(try APKArchive(path: input).zip.entries.max { $0.compressedSize < $1.compressedSize })
+        bytes[Int(entry.dataOffset + entry.compressedSize / 2)] ^= 0x55
+        try TestSupport.write(bytes, to: "corrupt.apk", in: dir)
+        let failed = try TestSupport.apkpatch(["unpack", dir.appendingPathComponent("corrupt.apk").path, "-o", parent.appendingPathComponent("bad").path])
+        #expect(failed.status == 1 && failed.stderr.contains("corrupt"), "\(failed)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted() == [".other.tmp-Ab3dE9", "mkdir", "out"])
+    }
+
     @Test func patchDirectorySymlinkIsRefused() throws {
         let input = try FixtureAPK().build(in: dir)
         let patch = dir.appendingPathComponent("patch")

@@ -182,12 +182,13 @@ public enum EntryName {
     public static func problem(with name: [UInt8]) -> String? {
         if name.isEmpty { return "the name is empty" }
         var hasNUL = false, hasControl = false, hasBackslash = false, isASCII = true
-        var hasDotDotComponent = false, hasEmptyInnerComponent = false
+        var hasDotDotComponent = false, hasEmptyInnerComponent = false, hasDotComponent = false
         name.withUnsafeBufferPointer { name in
             var componentStart = 0
             func isDotDot(_ start: Int, _ end: Int) -> Bool {
                 end - start == 2 && name[start] == UInt8(ascii: ".") && name[start + 1] == UInt8(ascii: ".")
             }
+            func isDot(_ start: Int, _ end: Int) -> Bool { end - start == 1 && name[start] == UInt8(ascii: ".") }
             var index = 0
             while index < name.count {
                 // Eight bytes at a time while none is interesting (the usual case between separators).
@@ -206,10 +207,12 @@ public enum EntryName {
                     // A component that ends in a '/' is never the last one, so empty means '//' (or a leading '/').
                     if index == componentStart { hasEmptyInnerComponent = true }
                     if isDotDot(componentStart, index) { hasDotDotComponent = true }
+                    if isDot(componentStart, index) { hasDotComponent = true }
                     componentStart = index + 1
                 }
             }
             if isDotDot(componentStart, name.count) { hasDotDotComponent = true }
+            if isDot(componentStart, name.count) { hasDotComponent = true }
         }
         if hasNUL { return "the name contains a NUL byte" }
         if hasControl { return "the name contains control characters" }
@@ -219,6 +222,8 @@ public enum EntryName {
         if !isASCII && String(validatingUTF8: name.map { CChar(bitPattern: $0) } + [0]) == nil { return "the name is not valid UTF-8" }
         if hasDotDotComponent { return "the name contains a '..' component that would escape the output directory" }
         if hasEmptyInnerComponent { return "the name contains an empty path component ('//')" }
+        // "a/./b" is another spelling of "a/b" (a second entry would overwrite the first), "a/." the folder a.
+        if hasDotComponent { return "the name contains a '.' component, so it is not the file's own path" }
         if name.count >= 2 && name[1] == UInt8(ascii: ":") { return "the name looks like a drive-letter path" }
         return nil
     }
