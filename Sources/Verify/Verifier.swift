@@ -121,6 +121,9 @@ public struct Verifier: Sendable {
             do {
                 let file = try MappedFile(path: path)
                 bytes = try file.bytes(in: 0..<file.count)
+            } catch let error as FileError {
+                // Its description names the path already ("cannot read PATH: …").
+                throw VerificationError.cannotRead(path: path, reason: error.reason)
             } catch {
                 throw VerificationError.cannotRead(path: path, reason: "\(error)")
             }

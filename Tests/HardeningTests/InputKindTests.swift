@@ -44,6 +44,10 @@ import TestSupport
         let fifo = dir.appendingPathComponent("pipe.apk").path
         #expect(mkfifo(fifo, 0o600) == 0)
         try expectRefused(fifo, saying: "a FIFO")
+        // A v4 signature file given as a FIFO: refused at once too, the path named once.
+        let apk = try FixtureAPK().build(in: dir, name: "app.apk")
+        let v4 = try TestSupport.run("timeout", ["60", TestSupport.apkpatchBinary, "verify", "--v4-signature-file", fifo, apk])
+        #expect(v4.status == 1 && v4.stderr == "Error: cannot read \(fifo): it is a FIFO (named pipe), not a regular file\n", "\(v4)")
     }
 
     /// A directory is refused by the commands that take one APK; `verify`, `sign`, `run` and `watch` read a
