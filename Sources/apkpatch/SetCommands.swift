@@ -88,8 +88,10 @@ enum SetCommands {
             }
             for error in report.errors { FileHandleOutput.standardError("ERROR: \(error)") }
             if printCertificates, report.errors.isEmpty, let base = report.members.first?.verification {
+                // The certificate lines as for one APK (with -v its lineage too, capabilities included), without the
+                // scheme lines and warnings printed above for each APK.
                 let certs = base.renderText(verbose: verbose, printCertificates: true).standardOutput
-                    .split(separator: "\n").filter { $0.hasPrefix("Signer") }
+                    .split(separator: "\n").drop { !$0.hasPrefix("Signer") }.filter { !$0.hasPrefix("WARNING: ") }
                 print("All \(report.members.count) APKs signed by:")
                 for line in certs { print("  \(line)") }
             }

@@ -96,6 +96,13 @@ import TestSupport
             #expect(v4.succeeded && v4.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(name): \(v4)")
         }
         #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
+        // verify -v --print-certs SET: after the signer, the lineage with its capabilities as apksigner lineage prints it.
+        let base = try #require(try SetOracles.apkFiles(of: output, form: .directory, scratch: scratch).first { $0.key.hasPrefix("base") }?.value)
+        let lineagePrint = try TestSupport.run("apksigner", ["lineage", "--in", base, "--print-certs", "-v"])
+        let setPrint = try TestSupport.apkpatch(["verify", "-v", "--print-certs", "--signature-only", output])
+        let indented = lineagePrint.stdout.split(separator: "\n").map { "  \($0)\n" }.joined()
+        #expect(lineagePrint.succeeded && lineagePrint.stdout.contains("Has auth capability") && setPrint.stdout.contains(indented)
+                && setPrint.stdout.contains("  Signer #1 certificate SHA-256 digest: \(keys[1].sha256)\n"), "\(setPrint)\n---\n\(lineagePrint)")
 
         let patch = scratch.appendingPathComponent("empty-patch")
         try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
