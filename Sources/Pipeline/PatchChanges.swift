@@ -32,7 +32,9 @@ struct PatchChangeFilter {
                 let kind = FileKind(atPath: root + "/" + path)
                 let exists = kind != nil
                 if kind == .directory { return false }
-                if !exists && !lastFiles.contains(path) && !lastBuildFailed { return false }
+                // A name that is not valid UTF-8 reaches here decoded with replacement characters, which name no
+                // file: it is a change all the same, and the build (which reads the folder) refuses the file.
+                if !exists && !lastFiles.contains(path) && !lastBuildFailed && !path.contains("\u{FFFD}") { return false }
                 return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }
             if !relevant.isEmpty { return relevant.sorted() }

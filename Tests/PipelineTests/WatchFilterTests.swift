@@ -77,4 +77,18 @@ import TestSupport
         let changed = try waitForBuild()
         #expect(changed == ["assets/www/index.html"])
     }
+
+    /// A patch file whose name is not valid UTF-8 starts a build (which refuses it, naming the file), though no file
+    /// has the name the watcher could decode: it was dropped as a short-lived file, so watch said nothing until
+    /// the next real edit.
+    @Test func aFileNamedInInvalidUTF8StartsABuild() throws {
+        let name = Array(path("assets/www").utf8) + Array("/bad".utf8) + [0xff, 0xfe] + Array(".js".utf8)
+        let descriptor = (name + [0]).withUnsafeBufferPointer { pointer in
+            pointer.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        }
+        try #require(descriptor >= 0, "creating the file: \(String(cString: strerror(errno)))")
+        close(descriptor)
+        let changed = try waitForBuild()
+        #expect(changed == ["assets/www/bad\u{FFFD}\u{FFFD}.js"], "\(changed)")
+    }
 }
