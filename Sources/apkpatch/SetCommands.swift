@@ -62,7 +62,7 @@ enum SetCommands {
     /// `apkpatch verify SET`: every APK verifies, one signer signed them all, and the set is one app; with
     /// `expecting`, every APK is signed by the expected certificates.
     static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool,
-                       expecting expectation: Verify.ExpectedSigners? = nil) throws {
+                       printPEM: Bool = false, expecting expectation: Verify.ExpectedSigners? = nil) throws {
         var report = try SetPipeline.verify(paths: paths, options: options)
         for index in report.members.indices { report.members[index].verification = report.members[index].verification.map(CLIHint.hinted) }
         // Each APK's own answer, and the set's: all of them (an APK that could not be read is signed by no one).
@@ -87,10 +87,10 @@ enum SetCommands {
                 }
             }
             for error in report.errors { FileHandleOutput.standardError("ERROR: \(error)") }
-            if printCertificates, report.errors.isEmpty, let base = report.members.first?.verification {
+            if printCertificates || printPEM, report.errors.isEmpty, let base = report.members.first?.verification {
                 // The certificate lines as for one APK (with -v its lineage too, capabilities included), without the
                 // scheme lines and warnings printed above for each APK.
-                let certs = base.renderText(verbose: verbose, printCertificates: true).standardOutput
+                let certs = base.renderText(verbose: verbose, printCertificates: true, printPEM: printPEM).standardOutput
                     .split(separator: "\n").drop { !$0.hasPrefix("Signer") }.filter { !$0.hasPrefix("WARNING: ") }
                 print("All \(report.members.count) APKs signed by:")
                 for line in certs { print("  \(line)") }

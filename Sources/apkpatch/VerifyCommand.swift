@@ -110,10 +110,10 @@ struct Verify: ParsableCommand {
         let paths = input.map { [$0] } ?? apks
         if APKSet.isSet(paths: paths) {
             Self.prepared?.cancel()
-            if v4SignatureFile != nil || printCertsPEM {
-                throw ValidationError("--v4-signature-file and --print-certs-pem take a single APK, not a set")
+            if v4SignatureFile != nil {
+                throw ValidationError("--v4-signature-file takes a single APK's .idsig, not a set")
             }
-            try SetCommands.verify(paths, options: options, json: json, verbose: verbose, printCertificates: printCerts,
+            try SetCommands.verify(paths, options: options, json: json, verbose: verbose, printCertificates: printCerts, printPEM: printCertsPEM,
                                    expecting: expectation)
             return
         }

@@ -202,6 +202,11 @@ import ZlibWrapper
         #expect(good.set == true && good.apks.count == 4 && good.apks.values.allSatisfy { $0 }, "\(good)")
         #expect(try matched(["--expect-certificate-sha256", stranger]).set == false)
         #expect(try matched([]).set == nil)
+        // --print-certs-pem on the set: the certificate in PEM as apksigner 35 prints it for an APK of the set.
+        let pem = try TestSupport.apkpatch(["verify", "--print-certs-pem", signed])
+        let theirPEM = try NewerApksigner.run(["verify", "--print-certs-pem", split])
+        let pemBlock = theirPEM.stdout.split(separator: "\n").drop { !$0.hasPrefix("-----BEGIN") }.map { "  \($0)\n" }.joined()
+        #expect(pem.succeeded && theirPEM.succeeded && pemBlock.contains("-----END CERTIFICATE-----") && pem.stdout.contains(pemBlock), "\(pem)\n---\n\(theirPEM)")
 
         // One split re-signed with another key: every APK verifies alone, the set does not.
         let other = scratch.appendingPathComponent("other").path
