@@ -30,6 +30,9 @@ let package = Package(
         .target(name: "CSHA256x16", cSettings: [.unsafeFlags(["-O3"])]),
         // CRC-32 folded on 512-bit registers (VPCLMULQDQ), for the CRC-32 of every stored byte a signer copies.
         .target(name: "CCRC32", cSettings: [.unsafeFlags(["-O3"])]),
+        // PBKDF2-HMAC-SHA256 and the PKCS#12 KDF on SHA-256's compression function (SHA-NI through CSHA256x16), several
+        // derivations side by side: a PKCS#12 keystore's key, certificates and MAC. -O3 in debug builds too.
+        .target(name: "CPasswordKDF", dependencies: ["CSHA256x16"], cSettings: [.unsafeFlags(["-O3"])]),
         // The version and commit `apkpatch --version` prints, from a header make writes into .build (Makefile).
         .target(name: "CBuildInfo"),
         // zlib 1.2.13's deflate with a faster search for exactly zlib's matches, so level 9 writes zlib's (apksigner's)
@@ -39,7 +42,7 @@ let package = Package(
                             .unsafeFlags(["-O3", "-Wno-deprecated-non-prototype"])]),
         // The only modules that import a C module.
         .target(name: "LibzipWrapper", dependencies: ["CLibzip"]),
-        .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL"]),
+        .target(name: "OpenSSLWrapper", dependencies: ["COpenSSL", "CPasswordKDF"]),
         .target(name: "ZlibWrapper", dependencies: ["CZlib", "CLibdeflate", "CZlibDeflate", "CCRC32"]),
         .target(name: "DigestLanes", dependencies: ["CSHA256x16", "OpenSSLWrapper"]),
         // Byte sources, ZIP records, the opened APK and its limits, output entries, the APK Signing Block codec,

@@ -47,3 +47,18 @@ static inline const ASN1_OCTET_STRING *apkpatch_PKCS12_SAFEBAG_localKeyID(const 
     const ASN1_TYPE *t = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID);
     return (t != NULL && t->type == V_ASN1_OCTET_STRING) ? t->value.octet_string : NULL;
 }
+// An encryptedData PKCS7's content-encryption algorithm and ciphertext (a PKCS#12 encrypted safe, decrypted
+// with a key derived beside the others: PKCS12Decryption); the union is awkward from Swift. NULL when absent.
+static inline const X509_ALGOR *apkpatch_PKCS7_encrypted_algorithm(const PKCS7 *p7) {
+    if (OBJ_obj2nid(p7->type) != NID_pkcs7_encrypted || p7->d.encrypted == NULL || p7->d.encrypted->enc_data == NULL) return NULL;
+    return p7->d.encrypted->enc_data->algorithm;
+}
+static inline const ASN1_OCTET_STRING *apkpatch_PKCS7_encrypted_content(const PKCS7 *p7) {
+    if (OBJ_obj2nid(p7->type) != NID_pkcs7_encrypted || p7->d.encrypted == NULL || p7->d.encrypted->enc_data == NULL) return NULL;
+    return p7->d.encrypted->enc_data->enc_data;
+}
+// Decrypted SafeContents, read as PKCS12_unpack_p7encdata reads them: PKCS12_SAFEBAGS has an ASN1_ITEM but no d2i.
+static inline STACK_OF(PKCS12_SAFEBAG) *apkpatch_d2i_PKCS12_SAFEBAGS(const unsigned char *bytes, long length) {
+    const unsigned char *cursor = bytes;
+    return (STACK_OF(PKCS12_SAFEBAG) *)ASN1_item_d2i(NULL, &cursor, length, ASN1_ITEM_rptr(PKCS12_SAFEBAGS));
+}

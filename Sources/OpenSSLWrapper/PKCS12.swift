@@ -38,6 +38,21 @@ public enum PKCS12 {
     /// decrypted with `keyPassword` when given, falling back to `password` (keytool's PKCS#12 stores use one
     /// password for both).
     public static func parse(_ der: [UInt8], password: [UInt8], keyPassword: [UInt8]? = nil) throws -> [PKCS12Entry] {
+        try read(der, password: password, keyPassword: keyPassword).entries
+    }
+
+    /// How `read` decrypted a store.
+    package enum Decryption: Sendable, Equatable {
+        /// Every key derived together (PKCS12Decryption).
+        case derivedTogether
+        /// OpenSSL's PKCS12 functions.
+        case openSSL
+    }
+
+    /// `parse`, saying which way the store was decrypted; `derivingTogether` false takes OpenSSL's way only
+    /// (the tests' reference).
+    package static func read(_ der: [UInt8], password: [UInt8], keyPassword: [UInt8]? = nil,
+                             derivingTogether: Bool = true) throws -> (entries: [PKCS12Entry], decryption: Decryption) {
         let store: OpaquePointer
         do {
             store = try der.withUnsafeBufferPointer { buffer in
@@ -50,7 +65,15 @@ public enum PKCS12 {
             throw PKCS12Error(kind: .malformed, underlying: error)
         }
         defer { PKCS12_free(store) }
+        if derivingTogether, let contents = PKCS12Decryption.contents(of: store, der: der, password: password, keyPassword: keyPassword) {
+            return (contents.entries(), .derivedTogether)
+        }
+        return (try contentsWithOpenSSL(of: store, password: password, keyPassword: keyPassword).entries(), .openSSL)
+    }
 
+    /// OpenSSL's own reading (PKCS12_verify_mac, PKCS12_unpack_p7encdata, PKCS12_decrypt_skey): any algorithm it
+    /// knows, and the reference answer and errors for everything PKCS12Decryption leaves to it.
+    private static func contentsWithOpenSSL(of store: OpaquePointer, password: [UInt8], keyPassword: [UInt8]?) throws -> PKCS12Contents {
         try withCPassword(password) { pass in
             let length = Int32(password.count)
             guard PKCS12_mac_present(store) == 1 else { return }
@@ -69,38 +92,8 @@ public enum PKCS12 {
         }
         defer { apkpatch_sk_PKCS7_pop_free(safes) }
 
-        var keys: [(name: String?, id: [UInt8]?, key: PrivateKey)] = []
-        var certificates: [(name: String?, id: [UInt8]?, certificate: Certificate)] = []
-
-        func collect(_ bags: OpaquePointer) throws {
-            for index in 0..<apkpatch_sk_PKCS12_SAFEBAG_num(bags) {
-                guard let bag = apkpatch_sk_PKCS12_SAFEBAG_value(bags, index) else { continue }
-                let name: String? = PKCS12_get_friendlyname(bag).map { pointer in
-                    defer { apkpatch_OPENSSL_free(pointer) }
-                    return String(cString: pointer)
-                }
-                let id: [UInt8]? = apkpatch_PKCS12_SAFEBAG_localKeyID(bag).map { octets in
-                    Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(octets), count: Int(ASN1_STRING_length(octets))))
-                }
-                switch PKCS12_SAFEBAG_get_nid(bag) {
-                case NID_pkcs8ShroudedKeyBag:
-                    keys.append((name, id, try decryptKey(bag, keyPassword: keyPassword, storePassword: password)))
-                case NID_keyBag:
-                    guard let info = PKCS12_SAFEBAG_get0_p8inf(bag) else { continue }
-                    let pointer = try openSSLPointer("EVP_PKCS82PKEY") { EVP_PKCS82PKEY(info) }
-                    keys.append((name, id, try PrivateKey(handle: EVPKeyHandle(takingOwnershipOf: pointer))))
-                case NID_certBag:
-                    guard PKCS12_SAFEBAG_get_bag_nid(bag) == NID_x509Certificate else { continue }
-                    let x509 = try openSSLPointer("PKCS12_SAFEBAG_get1_cert") { PKCS12_SAFEBAG_get1_cert(bag) }
-                    defer { X509_free(x509) }
-                    let der = try encodeDER("i2d_X509") { i2d_X509(x509, $0) }
-                    certificates.append((name, id, try Certificate(derEncoded: der)))
-                default:
-                    continue   // CRL, secret and nested bags: nothing a signer needs
-                }
-            }
-        }
-
+        var contents = PKCS12Contents()
+        let decrypt = { (bag: OpaquePointer) in try decryptKey(bag, keyPassword: keyPassword, storePassword: password) }
         do {
             for index in 0..<apkpatch_sk_PKCS7_num(safes) {
                 guard let safe = apkpatch_sk_PKCS7_value(safes, index) else { continue }
@@ -108,7 +101,7 @@ public enum PKCS12 {
                 case NID_pkcs7_data:
                     let bags = try openSSLPointer("PKCS12_unpack_p7data") { PKCS12_unpack_p7data(safe) }
                     defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
-                    try collect(bags)
+                    try contents.collect(bags) { bag, _ in try decrypt(bag) }
                 case NID_pkcs7_encrypted:
                     let bags = try withCPassword(password) { pass in
                         try openSSLPointer("PKCS12_unpack_p7encdata") {
@@ -116,7 +109,7 @@ public enum PKCS12 {
                         }
                     }
                     defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
-                    try collect(bags)
+                    try contents.collect(bags) { bag, _ in try decrypt(bag) }
                 default:
                     continue
                 }
@@ -124,44 +117,11 @@ public enum PKCS12 {
         } catch let error as OpenSSLError {
             throw PKCS12Error(kind: .malformed, underlying: error)
         }
-
-        var entries: [PKCS12Entry] = []
-        var usedCertificates = Set<Int>()
-        for key in keys {
-            // The key's own certificate: same localKeyID, else same friendlyName, else the one whose public
-            // key matches.
-            let leafIndex = certificates.indices.first { key.id != nil && certificates[$0].id == key.id }
-                ?? certificates.indices.first { key.name != nil && certificates[$0].name == key.name }
-                ?? certificates.indices.first { key.key.matches(certificates[$0].certificate) }
-            var chain: [Certificate] = []
-            if let leafIndex {
-                usedCertificates.insert(leafIndex)
-                var inChain: Set<Int> = [leafIndex]
-                chain.append(certificates[leafIndex].certificate)
-                // Follow issuers among the store's certificates (keytool writes CA certificates as bags of their
-                // own, without localKeyID; a CA that is also a key entry may appear only once).
-                while chain.count < 16, let last = chain.last, last.issuerNameDER != last.subjectNameDER {
-                    let candidates = certificates.indices.filter {
-                        !inChain.contains($0) && certificates[$0].certificate.subjectNameDER == last.issuerNameDER
-                    }
-                    guard let next = candidates.first(where: { certificates[$0].id == nil }) ?? candidates.first else { break }
-                    inChain.insert(next)
-                    if certificates[next].id == nil { usedCertificates.insert(next) }
-                    chain.append(certificates[next].certificate)
-                }
-            }
-            entries.append(PKCS12Entry(friendlyName: key.name ?? leafIndex.flatMap { certificates[$0].name },
-                                       localKeyID: key.id, privateKey: key.key, certificates: chain))
-        }
-        // Named certificates that are neither a key's own nor an unnamed chain member: trusted-certificate entries.
-        for (index, certificate) in certificates.enumerated() where !usedCertificates.contains(index) && certificate.name != nil {
-            entries.append(PKCS12Entry(friendlyName: certificate.name, localKeyID: certificate.id, privateKey: nil,
-                                       certificates: [certificate.certificate]))
-        }
-        return entries
+        return contents
     }
 
-    private static func decryptKey(_ bag: OpaquePointer, keyPassword: [UInt8]?, storePassword: [UInt8]) throws -> PrivateKey {
+    /// A shrouded key bag decrypted by OpenSSL with the key password, then the store password.
+    static func decryptKey(_ bag: OpaquePointer, keyPassword: [UInt8]?, storePassword: [UInt8]) throws -> PrivateKey {
         var candidates: [[UInt8]] = []
         if let keyPassword { candidates.append(keyPassword) }
         if keyPassword != storePassword { candidates.append(storePassword) }
@@ -204,5 +164,79 @@ public enum PKCS12 {
         } catch let error as OpenSSLError {
             throw PKCS12Error(kind: .creationFailed, underlying: error)
         }
+    }
+}
+
+/// The keys and certificates of a store's bags, in file order, and the entries they make.
+struct PKCS12Contents {
+    private var keys: [(name: String?, id: [UInt8]?, key: PrivateKey)] = []
+    private var certificates: [(name: String?, id: [UInt8]?, certificate: Certificate)] = []
+
+    /// Takes the keys and certificates of `bags` (a STACK_OF(PKCS12_SAFEBAG)); `decryptKey` opens a shrouded key
+    /// bag, given with its index in `bags`.
+    mutating func collect(_ bags: OpaquePointer, decryptKey: (_ bag: OpaquePointer, _ index: Int32) throws -> PrivateKey) throws {
+        for index in 0..<apkpatch_sk_PKCS12_SAFEBAG_num(bags) {
+            guard let bag = apkpatch_sk_PKCS12_SAFEBAG_value(bags, index) else { continue }
+            let name: String? = PKCS12_get_friendlyname(bag).map { pointer in
+                defer { apkpatch_OPENSSL_free(pointer) }
+                return String(cString: pointer)
+            }
+            let id: [UInt8]? = apkpatch_PKCS12_SAFEBAG_localKeyID(bag).map { octets in
+                Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(octets), count: Int(ASN1_STRING_length(octets))))
+            }
+            switch PKCS12_SAFEBAG_get_nid(bag) {
+            case NID_pkcs8ShroudedKeyBag:
+                keys.append((name, id, try decryptKey(bag, index)))
+            case NID_keyBag:
+                guard let info = PKCS12_SAFEBAG_get0_p8inf(bag) else { continue }
+                let pointer = try openSSLPointer("EVP_PKCS82PKEY") { EVP_PKCS82PKEY(info) }
+                keys.append((name, id, try PrivateKey(handle: EVPKeyHandle(takingOwnershipOf: pointer))))
+            case NID_certBag:
+                guard PKCS12_SAFEBAG_get_bag_nid(bag) == NID_x509Certificate else { continue }
+                let x509 = try openSSLPointer("PKCS12_SAFEBAG_get1_cert") { PKCS12_SAFEBAG_get1_cert(bag) }
+                defer { X509_free(x509) }
+                let der = try encodeDER("i2d_X509") { i2d_X509(x509, $0) }
+                certificates.append((name, id, try Certificate(derEncoded: der)))
+            default:
+                continue   // CRL, secret and nested bags: nothing a signer needs
+            }
+        }
+    }
+
+    func entries() -> [PKCS12Entry] {
+        var entries: [PKCS12Entry] = []
+        var usedCertificates = Set<Int>()
+        for key in keys {
+            // The key's own certificate: same localKeyID, else same friendlyName, else the one whose public
+            // key matches.
+            let leafIndex = certificates.indices.first { key.id != nil && certificates[$0].id == key.id }
+                ?? certificates.indices.first { key.name != nil && certificates[$0].name == key.name }
+                ?? certificates.indices.first { key.key.matches(certificates[$0].certificate) }
+            var chain: [Certificate] = []
+            if let leafIndex {
+                usedCertificates.insert(leafIndex)
+                var inChain: Set<Int> = [leafIndex]
+                chain.append(certificates[leafIndex].certificate)
+                // Follow issuers among the store's certificates (keytool writes CA certificates as bags of their
+                // own, without localKeyID; a CA that is also a key entry may appear only once).
+                while chain.count < 16, let last = chain.last, last.issuerNameDER != last.subjectNameDER {
+                    let candidates = certificates.indices.filter {
+                        !inChain.contains($0) && certificates[$0].certificate.subjectNameDER == last.issuerNameDER
+                    }
+                    guard let next = candidates.first(where: { certificates[$0].id == nil }) ?? candidates.first else { break }
+                    inChain.insert(next)
+                    if certificates[next].id == nil { usedCertificates.insert(next) }
+                    chain.append(certificates[next].certificate)
+                }
+            }
+            entries.append(PKCS12Entry(friendlyName: key.name ?? leafIndex.flatMap { certificates[$0].name },
+                                       localKeyID: key.id, privateKey: key.key, certificates: chain))
+        }
+        // Named certificates that are neither a key's own nor an unnamed chain member: trusted-certificate entries.
+        for (index, certificate) in certificates.enumerated() where !usedCertificates.contains(index) && certificate.name != nil {
+            entries.append(PKCS12Entry(friendlyName: certificate.name, localKeyID: certificate.id, privateKey: nil,
+                                       certificates: [certificate.certificate]))
+        }
+        return entries
     }
 }

@@ -1,0 +1,330 @@
+#include "password_kdf.h"
+
+#include <sha256x16.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint32_t IV[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+static const uint32_t K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+/* FIPS 180-4 6.2.2, for CPUs without the SHA extensions. */
+static void portable_blocks(uint32_t state[8], const uint8_t *data, size_t nblocks) {
+    for (; nblocks > 0; nblocks--, data += 64) {
+        uint32_t w[64];
+        for (int t = 0; t < 16; t++) {
+            w[t] = (uint32_t)data[4 * t] << 24 | (uint32_t)data[4 * t + 1] << 16 | (uint32_t)data[4 * t + 2] << 8 | data[4 * t + 3];
+        }
+        for (int t = 16; t < 64; t++) {
+            uint32_t s0 = ROTR(w[t - 15], 7) ^ ROTR(w[t - 15], 18) ^ (w[t - 15] >> 3);
+            uint32_t s1 = ROTR(w[t - 2], 17) ^ ROTR(w[t - 2], 19) ^ (w[t - 2] >> 10);
+            w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+        }
+        uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4], f = state[5], g = state[6], h = state[7];
+        for (int t = 0; t < 64; t++) {
+            uint32_t t1 = h + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + w[t];
+            uint32_t t2 = (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+        }
+        state[0] += a; state[1] += b; state[2] += c; state[3] += d;
+        state[4] += e; state[5] += f; state[6] += g; state[7] += h;
+    }
+}
+
+static void portable_x2_blocks(uint32_t stateA[8], uint32_t stateB[8], const uint8_t *a, const uint8_t *b, size_t nblocks) {
+    portable_blocks(stateA, a, nblocks);
+    portable_blocks(stateB, b, nblocks);
+}
+
+struct engine {
+    void (*one)(uint32_t state[8], const uint8_t *data, size_t nblocks);
+    void (*two)(uint32_t stateA[8], uint32_t stateB[8], const uint8_t *a, const uint8_t *b, size_t nblocks);
+};
+
+static void wipe(void *pointer, size_t length) {
+    volatile uint8_t *bytes = pointer;
+    while (length--) *bytes++ = 0;
+}
+
+static void store_be(uint8_t *out, const uint32_t *words, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        out[4 * i] = (uint8_t)(words[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(words[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(words[i] >> 8);
+        out[4 * i + 3] = (uint8_t)words[i];
+    }
+}
+
+/* A SHA-256 in progress from any state: `total` counts the bytes already compressed into it. */
+struct hasher {
+    const struct engine *engine;
+    uint32_t state[8];
+    uint8_t buffer[64];
+    size_t buffered;
+    uint64_t total;
+};
+
+static void hasher_start(struct hasher *h, const struct engine *engine, const uint32_t state[8], uint64_t total) {
+    h->engine = engine;
+    memcpy(h->state, state, sizeof h->state);
+    h->buffered = 0;
+    h->total = total;
+}
+
+static void hasher_update(struct hasher *h, const uint8_t *data, size_t length) {
+    h->total += length;
+    if (h->buffered > 0) {
+        size_t take = 64 - h->buffered < length ? 64 - h->buffered : length;
+        memcpy(h->buffer + h->buffered, data, take);
+        h->buffered += take;
+        data += take;
+        length -= take;
+        if (h->buffered < 64) return;
+        h->engine->one(h->state, h->buffer, 1);
+        h->buffered = 0;
+    }
+    if (length >= 64) {
+        h->engine->one(h->state, data, length / 64);
+        data += length - length % 64;
+        length %= 64;
+    }
+    memcpy(h->buffer, data, length);
+    h->buffered = length;
+}
+
+/* `length` bytes of `pattern` repeated from its start (the PKCS#12 KDF's S and P). */
+static void hasher_update_repeating(struct hasher *h, const uint8_t *pattern, size_t patternLength, size_t length) {
+    for (size_t done = 0; done < length;) {
+        size_t offset = done % patternLength;
+        size_t take = patternLength - offset < length - done ? patternLength - offset : length - done;
+        hasher_update(h, pattern + offset, take);
+        done += take;
+    }
+}
+
+static void hasher_finish(struct hasher *h, uint32_t out[8]) {
+    uint64_t bits = h->total * 8;
+    h->buffer[h->buffered++] = 0x80;
+    if (h->buffered > 56) {
+        memset(h->buffer + h->buffered, 0, 64 - h->buffered);
+        h->engine->one(h->state, h->buffer, 1);
+        h->buffered = 0;
+    }
+    memset(h->buffer + h->buffered, 0, 56 - h->buffered);
+    for (int i = 0; i < 8; i++) h->buffer[63 - i] = (uint8_t)(bits >> (8 * i));
+    h->engine->one(h->state, h->buffer, 1);
+    memcpy(out, h->state, 32);
+    wipe(h, sizeof *h);
+}
+
+/* One output block of one derivation: after its first value (U_1, A_1), every further compression takes one
+   block made of the previous digest and fixed padding, from a state known in advance. */
+struct chain {
+    uint32_t start[2][8];   /* PBKDF2: the HMAC key's inner and outer states, in turn; PKCS#12: the IV */
+    uint32_t state[8];
+    uint32_t sum[8];        /* PBKDF2: U_1 xor U_2 xor ... */
+    uint8_t block[64];
+    uint64_t left;          /* compressions still to run */
+    int phase;              /* which start state the next compression takes */
+    int pbkdf2;
+    uint8_t *out;
+    size_t out_length;
+};
+
+static void chain_set_digest(struct chain *c, const uint32_t digest[8], uint64_t messageBytes) {
+    memset(c->block, 0, sizeof c->block);
+    store_be(c->block, digest, 8);
+    c->block[32] = 0x80;
+    uint64_t bits = messageBytes * 8;
+    for (int i = 0; i < 8; i++) c->block[63 - i] = (uint8_t)(bits >> (8 * i));
+}
+
+static void chain_prepare(struct chain *c) { memcpy(c->state, c->start[c->phase], sizeof c->state); }
+
+static void chain_advance(struct chain *c) {
+    if (c->pbkdf2 && c->phase == 1) {
+        for (int i = 0; i < 8; i++) c->sum[i] ^= c->state[i];
+    }
+    store_be(c->block, c->state, 8);   /* the padding after the digest stays */
+    if (c->pbkdf2) c->phase ^= 1;
+    c->left--;
+}
+
+/* PBKDF2-HMAC-SHA256, output block `index` (from 1): U_1 = HMAC(P, S || INT(index)), then U_j = HMAC(P, U_j-1). */
+static void pbkdf2_chain_start(struct chain *c, const struct engine *e, const apk_kdf_job *job, uint32_t index) {
+    uint8_t key[64] = {0};
+    if (job->password_length > 64) {
+        struct hasher h;
+        uint32_t digest[8];
+        hasher_start(&h, e, IV, 0);
+        hasher_update(&h, job->password, job->password_length);
+        hasher_finish(&h, digest);
+        store_be(key, digest, 8);
+        wipe(digest, sizeof digest);
+    } else if (job->password_length > 0) {
+        memcpy(key, job->password, job->password_length);
+    }
+    uint8_t pad[64];
+    for (int i = 0; i < 64; i++) pad[i] = key[i] ^ 0x36;
+    memcpy(c->start[0], IV, 32);
+    e->one(c->start[0], pad, 1);
+    for (int i = 0; i < 64; i++) pad[i] = key[i] ^ 0x5c;
+    memcpy(c->start[1], IV, 32);
+    e->one(c->start[1], pad, 1);
+    wipe(key, sizeof key);
+    wipe(pad, sizeof pad);
+
+    struct hasher h;
+    uint32_t inner[8], u[8];
+    uint8_t bytes[32];
+    const uint8_t counter[4] = {(uint8_t)(index >> 24), (uint8_t)(index >> 16), (uint8_t)(index >> 8), (uint8_t)index};
+    hasher_start(&h, e, c->start[0], 64);
+    if (job->salt_length > 0) hasher_update(&h, job->salt, job->salt_length);
+    hasher_update(&h, counter, 4);
+    hasher_finish(&h, inner);
+    store_be(bytes, inner, 8);
+    hasher_start(&h, e, c->start[1], 64);
+    hasher_update(&h, bytes, 32);
+    hasher_finish(&h, u);
+    memcpy(c->sum, u, sizeof u);
+    chain_set_digest(c, u, 64 + 32);
+    wipe(inner, sizeof inner);
+    wipe(u, sizeof u);
+    wipe(bytes, sizeof bytes);
+    c->pbkdf2 = 1;
+    c->phase = 0;
+    c->left = 2 * ((uint64_t)job->iterations - 1);
+}
+
+/* The PKCS#12 KDF with SHA-256 (u = 32, v = 64) for an output of at most u bytes: A = H^r(D || S || P). */
+static void pkcs12_chain_start(struct chain *c, const struct engine *e, const apk_kdf_job *job) {
+    uint8_t diversifier[64];
+    memset(diversifier, job->id, sizeof diversifier);
+    struct hasher h;
+    uint32_t a[8];
+    hasher_start(&h, e, IV, 0);
+    hasher_update(&h, diversifier, 64);
+    if (job->salt_length > 0) hasher_update_repeating(&h, job->salt, job->salt_length, 64 * ((job->salt_length + 63) / 64));
+    if (job->password_length > 0) {
+        hasher_update_repeating(&h, job->password, job->password_length, 64 * ((job->password_length + 63) / 64));
+    }
+    hasher_finish(&h, a);
+    memcpy(c->start[0], IV, 32);
+    memcpy(c->start[1], IV, 32);
+    memcpy(c->state, a, sizeof a);
+    chain_set_digest(c, a, 32);
+    wipe(a, sizeof a);
+    c->pbkdf2 = 0;
+    c->phase = 0;
+    c->left = (uint64_t)job->iterations - 1;
+}
+
+/* Runs every chain to its end: the two with the most compressions left share the interleaved pair, so the
+   pair stays busy until the shortest chains are all that remain. */
+static void run_chains(struct chain *chains, size_t count, const struct engine *e) {
+    for (;;) {
+        size_t first = count, second = count;
+        uint64_t third = 0;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t left = chains[i].left;
+            if (left == 0) continue;
+            if (first == count || left > chains[first].left) {
+                if (second != count) third = chains[second].left;
+                second = first;
+                first = i;
+            } else if (second == count || left > chains[second].left) {
+                if (second != count) third = chains[second].left;
+                second = i;
+            } else if (left > third) {
+                third = left;
+            }
+        }
+        if (first == count) return;
+        struct chain *a = &chains[first];
+        if (second == count) {
+            while (a->left > 0) {
+                chain_prepare(a);
+                e->one(a->state, a->block, 1);
+                chain_advance(a);
+            }
+            continue;
+        }
+        struct chain *b = &chains[second];
+        uint64_t steps = b->left > third ? b->left - third : 1;
+        for (uint64_t step = 0; step < steps; step++) {
+            chain_prepare(a);
+            chain_prepare(b);
+            e->two(a->state, b->state, a->block, b->block, 1);
+            chain_advance(a);
+            chain_advance(b);
+        }
+    }
+}
+
+int apk_kdf_run(apk_kdf_job *jobs, size_t count, int engine) {
+    size_t chainCount = 0;
+    for (size_t j = 0; j < count; j++) {
+        const apk_kdf_job *job = &jobs[j];
+        if (job->iterations < 1 || job->out == NULL || job->out_length == 0) return -1;
+        if ((job->password == NULL && job->password_length != 0) || (job->salt == NULL && job->salt_length != 0)) return -1;
+        if (job->kind == APK_KDF_PBKDF2_HMAC_SHA256) {
+            if (job->out_length > 1024) return -1;
+            chainCount += (job->out_length + 31) / 32;
+        } else if (job->kind == APK_KDF_PKCS12_SHA256) {
+            if (job->out_length > 32) return -1;
+            chainCount += 1;
+        } else {
+            return -1;
+        }
+    }
+    if (chainCount == 0) return 0;
+    struct chain *chains = calloc(chainCount, sizeof *chains);
+    if (chains == NULL) return -1;
+
+    struct engine e = {portable_blocks, portable_x2_blocks};
+    if (engine == APK_KDF_ENGINE_FASTEST && apk_sha256_shani_available()) {
+        e.one = apk_sha256_shani_blocks;
+        e.two = apk_sha256_shani_x2_blocks;
+    }
+
+    size_t next = 0;
+    for (size_t j = 0; j < count; j++) {
+        const apk_kdf_job *job = &jobs[j];
+        if (job->kind == APK_KDF_PBKDF2_HMAC_SHA256) {
+            for (size_t offset = 0, index = 1; offset < job->out_length; offset += 32, index++) {
+                struct chain *c = &chains[next++];
+                pbkdf2_chain_start(c, &e, job, (uint32_t)index);
+                c->out = job->out + offset;
+                c->out_length = job->out_length - offset < 32 ? job->out_length - offset : 32;
+            }
+        } else {
+            struct chain *c = &chains[next++];
+            pkcs12_chain_start(c, &e, job);
+            c->out = job->out;
+            c->out_length = job->out_length;
+        }
+    }
+
+    run_chains(chains, chainCount, &e);
+
+    for (size_t i = 0; i < chainCount; i++) {
+        uint8_t digest[32];
+        store_be(digest, chains[i].pbkdf2 ? chains[i].sum : chains[i].state, 8);
+        memcpy(chains[i].out, digest, chains[i].out_length);
+        wipe(digest, sizeof digest);
+    }
+    wipe(chains, chainCount * sizeof *chains);
+    free(chains);
+    return 0;
+}
