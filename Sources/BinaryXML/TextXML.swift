@@ -239,58 +239,10 @@ struct AttributeValueText {
         return sigil + "0x" + String(repeating: "0", count: max(0, 8 - hex.count)) + hex
     }
 
-    /// aapt-level escaping of a string value (before XML escaping): backslashes, quotes, newlines and tabs; a leading
-    /// `@`/`?` is escaped, and a string that would parse as a typed value is wrapped in quotes.
+    /// aapt-level escaping of a string value (before XML escaping): `AAPTEscaping.escape`, and a string that
+    /// would parse as a typed value is wrapped in quotes.
     static func escapeString(_ s: String, format: AttributeFormat, symbols: [AttributeInfo.Symbol]) -> String {
-        var body = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\\": body += "\\\\"
-            case "\"": body += "\\\""
-            case "\n": body += "\\n"
-            case "\t": body += "\\t"
-            default: body.unicodeScalars.append(c)
-            }
-        }
-        if body.hasPrefix("@") || body.hasPrefix("?") { body = "\\" + body }
-        if ValueText.parseTyped(s, format: format, symbols: symbols) != nil { body = "\"" + body + "\"" }
-        return body
-    }
-}
-
-/// XML escaping for text written by the decoder and by ResourceTable's strings.xml writer: one place, so both
-/// produce files the compiler reads back identically.
-package enum XMLEscaping {
-    /// An attribute value in double quotes: markup characters, quotes, and the white space XML would normalise.
-    package static func attribute(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "\r": out += "&#13;"
-            case "\n": out += "&#10;"
-            case "\t": out += "&#9;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
-
-    /// Character data: markup characters and carriage returns (which XML would turn into newlines).
-    package static func text(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\r": out += "&#13;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
+        let body = AAPTEscaping.escape(s, apostrophes: false)
+        return ValueText.parseTyped(s, format: format, symbols: symbols) != nil ? "\"" + body + "\"" : body
     }
 }

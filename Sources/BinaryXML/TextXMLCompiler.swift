@@ -273,7 +273,11 @@ struct TextXMLCompiler {
         if trimmed.hasPrefix("?") { return (Self.referenceValue(try attributeReference(trimmed, line: line, attribute: attribute), isAttribute: true), nil) }
         if let typed = ValueText.parseTyped(text, format: format, symbols: symbols) { return (typed, nil) }
         if format.contains(.string) || format == .any || format.isEmpty {
-            let s = try Self.unescape(text, fail: { fail(.badValue, line, "\(attribute)=\"\(text)\": \($0)") })
+            // aapt's string processing for attribute values: `collectString` with white space kept.
+            let s: String
+            do { s = try AAPTEscaping.unescape(text, collapsingWhitespace: false) } catch {
+                throw fail(.badValue, line, "\(attribute)=\"\(text)\": \(error)")
+            }
             return (.string(s), s)
         }
         var expected: [String] = []
@@ -345,34 +349,6 @@ struct TextXMLCompiler {
         throw fail(.unresolvedName, line, "\(text): the APK has no resource \(type)/\(name), and the patch does not add one")
     }
 
-    /// aapt's string processing for attribute values (`collectString` with spaces preserved): `\` escapes
-    /// (`\n`, `\t`, `\uXXXX`, anything else literally) and unescaped double quotes are dropped.
-    static func unescape(_ text: String, fail: (String) -> BinaryXMLError) throws -> String {
-        guard text.contains("\\") || text.contains("\"") else { return text }
-        var out = String.UnicodeScalarView()
-        var scalars = text.unicodeScalars.makeIterator()
-        while let c = scalars.next() {
-            switch c {
-            case "\\":
-                guard let next = scalars.next() else { break }
-                switch next {
-                case "n": out.append("\n")
-                case "t": out.append("\t")
-                case "u":
-                    var hex = ""
-                    for _ in 0..<4 { if let h = scalars.next() { hex.unicodeScalars.append(h) } }
-                    guard hex.count == 4, let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else {
-                        throw fail("\\u must be followed by four hex digits")
-                    }
-                    out.append(scalar)
-                default: out.append(next)
-                }
-            case "\"": continue
-            default: out.append(c)
-            }
-        }
-        return String(out)
-    }
 }
 
 extension XMLTree {

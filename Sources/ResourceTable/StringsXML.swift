@@ -50,27 +50,10 @@ public enum StringsXML {
         return out
     }
 
-    /// The backslash escapes aapt reads back: backslashes, quotes and apostrophes, newlines and tabs.
-    static func escapeCharacters(_ value: String) -> String {
-        var body = ""
-        for c in value.unicodeScalars {
-            switch c {
-            case "\\": body += "\\\\"
-            case "\"": body += "\\\""
-            case "'": body += "\\'"
-            case "\n": body += "\\n"
-            case "\t": body += "\\t"
-            default: body.unicodeScalars.append(c)
-            }
-        }
-        return body
-    }
-
     /// aapt-level escaping so `parse` returns `value` exactly: backslashes, quotes and apostrophes, newlines and tabs,
     /// a leading `@`/`?`; text whose spaces aapt would collapse (leading, trailing or repeated) goes in double quotes.
     public static func escapeValue(_ value: String) -> String {
-        var body = escapeCharacters(value)
-        if body.hasPrefix("@") || body.hasPrefix("?") { body = "\\" + body }
+        let body = AAPTEscaping.escape(value, apostrophes: true)
         let needsQuotes = value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
             || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
         return needsQuotes ? "\"" + body + "\"" : body
@@ -95,7 +78,7 @@ public enum StringsXML {
                 throw ResourceTableError(.badValuesFile, "\(fileName):\(element.line): <\(element.qualifiedName)> is not supported in overrides; only <string> values can be changed")
             }
             guard let name = element.attributes.first(where: { $0.qualifiedName == "name" })?.value, !name.isEmpty else {
-                throw ResourceTableError(.badValuesFile, "\(fileName):\(element.line): <string> without a name attribute")
+                throw ResourceTableError(.badValuesFile, "\(fileName):\(element.line): <string> without a name attribute: name the string it changes (<string name=\"app_name\">)")
             }
             if let markup = element.children.first(where: { if case .element(let e) = $0 { return !e.qualifiedName.contains(":") }; return false }),
                case .element(let e) = markup {
@@ -115,38 +98,9 @@ public enum StringsXML {
 
     /// aapt's `collectString` with white space not preserved.
     static func value(of raw: String, fileName: String, line: Int) throws -> String {
-        var out = String.UnicodeScalarView()
-        var quoted = false
-        var pendingSpace = false
-        var scalars = raw.unicodeScalars.makeIterator()
-        func flushSpace() { if pendingSpace { if !out.isEmpty { out.append(" ") }; pendingSpace = false } }
-        while let c = scalars.next() {
-            if !quoted, Character(c).isWhitespace { pendingSpace = true; continue }
-            switch c {
-            case "\"":
-                flushSpace()
-                quoted.toggle()
-            case "\\":
-                flushSpace()
-                guard let next = scalars.next() else { break }
-                switch next {
-                case "n": out.append("\n")
-                case "t": out.append("\t")
-                case "u":
-                    var hex = ""
-                    for _ in 0..<4 { if let h = scalars.next() { hex.unicodeScalars.append(h) } }
-                    guard hex.count == 4, let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else {
-                        throw ResourceTableError(.badValuesFile, "\(fileName):\(line): \\u must be followed by four hex digits")
-                    }
-                    out.append(scalar)
-                default: out.append(next)
-                }
-            default:
-                flushSpace()
-                out.append(c)
-            }
+        do { return try AAPTEscaping.unescape(raw, collapsingWhitespace: true) } catch {
+            throw ResourceTableError(.badValuesFile, "\(fileName):\(line): \(error)")
         }
-        return String(out)
     }
 }
 

@@ -99,18 +99,8 @@ public struct StyledString: Sendable, Hashable {
                 lastWasSpace = false
                 switch c {
                 case "\\":
-                    guard let next = scalars.next() else { continue }
-                    switch next {
-                    case "t": add("\t")
-                    case "n": add("\n")
-                    case "u":
-                        var hex = ""
-                        for _ in 0..<4 { if let h = scalars.next() { hex.unicodeScalars.append(h) } }
-                        guard hex.count == 4, let value = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(value) else {
-                            throw ResourceTableError(.badValuesFile, "\(fileName):\(line): \\u must be followed by four hex digits")
-                        }
-                        add(scalar)
-                    default: add(next)
+                    do { if let scalar = try AAPTEscaping.unescapedScalar(after: &scalars) { add(scalar) } } catch {
+                        throw ResourceTableError(.badValuesFile, "\(fileName):\(line): \(error)")
                     }
                 case "\"": quoted.toggle()
                 default: add(c)
@@ -191,12 +181,11 @@ public struct StyledString: Sendable, Hashable {
     /// One run of text between span boundaries, escaped for `Builder`: backslashes, quotes and apostrophes,
     /// newlines and tabs; the run goes in double quotes when it holds white space the builder would collapse.
     static func escapeSegment(_ segment: String, isFirst: Bool) -> String {
-        var body = StringsXML.escapeCharacters(segment)
+        let body = isFirst ? AAPTEscaping.escape(segment, apostrophes: true) : AAPTEscaping.escapeCharacters(segment, apostrophes: true)
         // Newlines and tabs are escaped; two spaces in a row or other white space would collapse.
         let scalars = Array(segment.unicodeScalars)
         let needsQuotes = zip(scalars, scalars.dropFirst()).contains { $0 == " " && $1 == " " }
             || scalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && isASCIISpace($0) }
-        if isFirst, body.hasPrefix("@") || body.hasPrefix("?") { body = "\\" + body }
         return needsQuotes ? "\"" + body + "\"" : body
     }
 

@@ -1,0 +1,106 @@
+/// The two layers of escaping in Android's text resources, in one place so that everything that writes them
+/// (the decoder's XML, the strings.xml and values writers) produces what everything that reads them (the XML
+/// compiler, the strings.xml and values readers) gives back unchanged.
+///
+/// A value is escaped for aapt first (`AAPTEscaping`: backslashes, quotes, a leading `@`), then for XML
+/// (`XMLEscaping`: `&`, `<`, quotes in attributes); reading undoes them in the opposite order.
+
+/// XML escaping: markup characters, and what XML would normalise away.
+package enum XMLEscaping {
+    /// An attribute value in double quotes: markup characters, quotes, and the white space XML would normalise.
+    package static func attribute(_ s: String) -> String { escape(s, inAttribute: true) }
+
+    /// Character data: markup characters and carriage returns (which XML would turn into newlines).
+    package static func text(_ s: String) -> String { escape(s, inAttribute: false) }
+
+    private static func escape(_ s: String, inAttribute: Bool) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\r": out += "&#13;"
+            case "\"" where inAttribute: out += "&quot;"
+            case "\n" where inAttribute: out += "&#10;"
+            case "\t" where inAttribute: out += "&#9;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}
+
+/// aapt's escaping of string values, under XML's: backslash escapes, double quotes that keep white space, and a
+/// backslash that keeps a leading `@` or `?` from making a reference. Reading follows aapt's `collectString`
+/// (`ResourceTable.cpp`'s string processing) and aapt2's `StringBuilder`.
+package enum AAPTEscaping {
+    /// A `\u` not followed by four hexadecimal digits (the only escape aapt refuses).
+    package struct InvalidEscape: Error, Sendable, CustomStringConvertible {
+        package var description: String { "\\u must be followed by four hex digits (\\u00e9 is é); write \\\\ for a backslash itself" }
+    }
+
+    /// Backslash escapes for backslashes, double quotes, newlines and tabs, and for apostrophes when
+    /// `apostrophes` is set (string resources need them: aapt refuses a bare one there; attribute values do not).
+    package static func escapeCharacters(_ value: String, apostrophes: Bool) -> String {
+        var body = ""
+        for c in value.unicodeScalars {
+            switch c {
+            case "\\": body += "\\\\"
+            case "\"": body += "\\\""
+            case "'" where apostrophes: body += "\\'"
+            case "\n": body += "\\n"
+            case "\t": body += "\\t"
+            default: body.unicodeScalars.append(c)
+            }
+        }
+        return body
+    }
+
+    /// `escapeCharacters`, and a backslash before a leading `@` or `?`, which would otherwise make the value a
+    /// reference. Whether the result also needs double quotes is the caller's rule.
+    package static func escape(_ value: String, apostrophes: Bool) -> String {
+        let body = escapeCharacters(value, apostrophes: apostrophes)
+        return body.hasPrefix("@") || body.hasPrefix("?") ? "\\" + body : body
+    }
+
+    /// What the backslash escape whose backslash `scalars` has just passed stands for: `\n` and `\t` their
+    /// characters, `\uXXXX` its code point, any other character itself; nil when the text ends after the backslash.
+    package static func unescapedScalar(after scalars: inout String.UnicodeScalarView.Iterator) throws(InvalidEscape) -> Unicode.Scalar? {
+        guard let next = scalars.next() else { return nil }
+        switch next {
+        case "n": return "\n"
+        case "t": return "\t"
+        case "u":
+            var hex = ""
+            for _ in 0..<4 { if let h = scalars.next() { hex.unicodeScalars.append(h) } }
+            guard hex.count == 4, let v = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(v) else { throw InvalidEscape() }
+            return scalar
+        default: return next
+        }
+    }
+
+    /// aapt's `collectString`: backslash escapes applied (`unescapedScalar`) and unescaped double quotes dropped.
+    /// With `collapsingWhitespace` (string resources), each run of white space outside double quotes becomes one
+    /// space and the ends are trimmed; without it (attribute values), white space is kept as it is.
+    package static func unescape(_ text: String, collapsingWhitespace: Bool) throws(InvalidEscape) -> String {
+        if !collapsingWhitespace, !text.contains("\\"), !text.contains("\"") { return text }
+        var out = String.UnicodeScalarView()
+        var quoted = false
+        var pendingSpace = false
+        var scalars = text.unicodeScalars.makeIterator()
+        while let c = scalars.next() {
+            if collapsingWhitespace, !quoted, Character(c).isWhitespace { pendingSpace = true; continue }
+            if pendingSpace {
+                if !out.isEmpty { out.append(" ") }
+                pendingSpace = false
+            }
+            switch c {
+            case "\"": quoted.toggle()
+            case "\\": if let scalar = try unescapedScalar(after: &scalars) { out.append(scalar) }
+            default: out.append(c)
+            }
+        }
+        return String(out)
+    }
+}
