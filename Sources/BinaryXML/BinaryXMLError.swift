@@ -1,8 +1,10 @@
+import APKCore
+
 /// Why a binary XML document, a string pool or a text XML file could not be read or written.
 ///
 /// Every parse failure names the chunk and the offset, so a corrupt APK can be reported precisely instead
-/// of trapping. Compare by `code`; the message is for people.
-public struct BinaryXMLError: Error, Sendable, CustomStringConvertible, Equatable {
+/// of trapping. Compare by `code` (`CodedError`); the message is for people.
+public struct BinaryXMLError: CodedError {
     /// Stable identifiers for the kinds of failure.
     public enum Code: String, Sendable {
         /// The bytes end before a chunk, header or value does.
@@ -38,6 +40,4 @@ public struct BinaryXMLError: Error, Sendable, CustomStringConvertible, Equatabl
     }
 
     public var description: String { message }
-
-    public static func == (lhs: BinaryXMLError, rhs: BinaryXMLError) -> Bool { lhs.code == rhs.code }
 }

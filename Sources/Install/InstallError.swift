@@ -14,7 +14,7 @@ import APKCore
 ///
 /// ``code`` is stable (tests and `--json` match on it); ``failureCode`` is Android's own name for the failure
 /// (`INSTALL_FAILED_VERSION_DOWNGRADE`) when adb printed one, so users can search it.
-public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct InstallError: CodedError {
     public enum Code: String, Sendable, CaseIterable {
         /// `adb` is not on PATH.
         case adbNotFound = "ADB_NOT_FOUND"
@@ -77,9 +77,6 @@ public struct InstallError: Error, CustomStringConvertible, Sendable, Equatable 
         self.advice = advice
         self.apkPath = apkPath
     }
-
-    /// Errors are equal when their codes are.
-    public static func == (lhs: InstallError, rhs: InstallError) -> Bool { lhs.code == rhs.code }
 
     /// Sentences: what failed (with Android's failure name), what adb said, what to do, where the APK is.
     public var description: String {

@@ -1,5 +1,7 @@
-/// Why a `resources.arsc` could not be read, queried or changed. Compare by `code`.
-public struct ResourceTableError: Error, Sendable, CustomStringConvertible, Equatable {
+import APKCore
+
+/// Why a `resources.arsc` could not be read, queried or changed. Compare by `code` (`CodedError`).
+public struct ResourceTableError: CodedError {
     public enum Code: String, Sendable {
         /// The table is truncated or a chunk, offset or count is inconsistent.
         case malformed = "MALFORMED_TABLE"
@@ -24,5 +26,4 @@ public struct ResourceTableError: Error, Sendable, CustomStringConvertible, Equa
     public let message: String
     public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
     public var description: String { message }
-    public static func == (a: ResourceTableError, b: ResourceTableError) -> Bool { a.code == b.code }
 }
