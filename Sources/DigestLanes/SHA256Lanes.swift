@@ -8,9 +8,8 @@ import Darwin
 
 /// Sixteen SHA-256 digests computed together: APK signing and verification hash many independent streams
 /// (every 1 MiB chunk for v2/v3, every entry for v1), and a core hashes several streams at once faster than
-/// one: sixteen in the lanes of AVX-512 registers about 2.6 times as fast as one with SHA-NI (5.4 against
-/// 2.1 GB/s on one EPYC), or, without AVX-512, two interleaved with SHA-NI about twice as fast as one (2.9
-/// against 1.5 GB/s on another).
+/// one: sixteen in the lanes of AVX-512 registers faster than one with SHA-NI, or, without AVX-512, two
+/// interleaved with SHA-NI faster than one (BENCHMARKS.md names the kernel its machine used).
 ///
 /// Queue bytes and message ends on any lane with `update` and `finish`, then call `run`, which hashes
 /// everything queued and hands over each finished message's digest with the tag it was given. Queued bytes
@@ -55,8 +54,9 @@ public final class SHA256Lanes {
     private static let hasAVX512 = apk_sha256x16_available() != 0
     private static let hasSHANI = apk_sha256_shani_available() != 0
 
-    /// With AVX-512, fewer active lanes than this run in SHA-NI pairs (5.4 GB/s shared by n lanes against
-    /// 2.1 for one SHA-NI stream, more for two interleaved).
+    /// With AVX-512, fewer active lanes than this run in SHA-NI pairs: the sixteen-lane kernel costs the same
+    /// however many lanes are active, and below this many the bytes it hashes in that time are fewer than one
+    /// SHA-NI stream hashes.
     private static let serialBelow = 6
 
     private enum Operation {

@@ -31,7 +31,7 @@ public struct PipelineOptions: Sendable {
     public var alignment = AlignmentPolicy.android15
     /// Signs the output when set (what `apkpatch sign` would do); nil writes an unsigned, aligned APK. Its key
     /// may still be loading (`SignerConfig.init(pendingKey:)`): the APK is opened, patched, copied and
-    /// digested meanwhile (decrypting a keystore is ~15 ms of PBKDF2), and `run` waits for it in any case.
+    /// digested meanwhile (decrypting a keystore is a costly PBKDF2), and `run` waits for it in any case.
     public var signer: SignerConfig?
     /// Network-security settings on top of the patch spec's (`run --trust-user-certs --ca-cert`).
     public var networkSecurity = NetworkSecuritySpec()

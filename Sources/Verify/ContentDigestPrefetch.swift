@@ -14,7 +14,7 @@ import SignatureSchemes
 /// directory and end of central directory start) is found here by a quick look, and `ContentDigestCache`
 /// takes the result only when the validated `ZipArchive` and `SigningBlock.locate` give exactly the same three
 /// offsets, which fix every digested byte (the same `ContentDigester` over the same ranges of the same
-/// source). Otherwise, or when the prefetch failed, the digests are computed as before, so reports never
+/// source). Otherwise, or when the prefetch failed, the verifier computes the digests itself, so reports never
 /// depend on it. The algorithms come from the signature records of the v2/v3/v3.1 blocks, read without
 /// verifying anything; a digest the verifier then asks for and the prefetch did not compute is computed then.
 final class ContentDigestPrefetch: Sendable {

@@ -42,7 +42,7 @@ public final class BufferPool: @unchecked Sendable {
         if end > aligned + UInt(slab) { munmap(UnsafeMutableRawPointer(bitPattern: aligned + UInt(slab)), Int(end - aligned - UInt(slab))) }
         let base = UnsafeMutableRawPointer(bitPattern: aligned)!
         #if os(Linux)
-        _ = madvise(base, slab, MADV_HUGEPAGE)  // a hint: without transparent huge pages, 4 KiB pages as before
+        _ = madvise(base, slab, MADV_HUGEPAGE)  // a hint: without transparent huge pages, 4 KiB pages
         #endif
         let first = UnsafeMutableRawBufferPointer(start: base, count: Self.bufferSize)
         let second = UnsafeMutableRawBufferPointer(start: base + Self.bufferSize, count: Self.bufferSize)

@@ -7,8 +7,8 @@ import Dispatch
 
 /// Removes files on another thread, and makes the process wait for that before it exits.
 ///
-/// Replacing a large output frees the previous file's page cache and blocks inside `unlink`: ~6 ms for
-/// 45 MB, more when its pages are still dirty. The command-line tool has nothing left to do after its
+/// Replacing a large output frees the previous file's page cache and blocks inside `unlink` for a time that
+/// grows with the file, more when its pages are still dirty. The command-line tool has nothing left to do after its
 /// output is in place but tear down, so it lets the removal overlap that (`OutputFile` uses this when
 /// `isEnabled`). An `atexit` handler waits for pending removals, so no replaced file outlives the process.
 public enum BackgroundRemoval {

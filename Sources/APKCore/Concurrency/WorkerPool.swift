@@ -9,10 +9,10 @@ import Dispatch
 ///
 /// libdispatch creates its threads the first time work is queued. Linux places a new thread on its
 /// parent's CPU, and when the parent keeps running (parsing arguments, opening the APK) the new thread can
-/// wait there for a whole scheduler slice (up to ~3 ms measured on a 2-core VM) before a load balance moves it
-/// to the idle core; a thread that already exists and is woken goes to the idle core within ~30 µs. The
-/// commands that spread work over the cores call `warmUp()` first thing: each thread is started while the
-/// main thread waits for it (~0.1 ms for both), so the work queued later starts at once.
+/// wait there for a whole scheduler slice before a load balance moves it to the idle core, while a thread that
+/// already exists and is woken goes to the idle core almost at once. The commands that spread work over the
+/// cores call `warmUp()` first thing: each thread is started while the main thread waits for it (a fraction
+/// of a slice), so the work queued later starts at once.
 public enum WorkerPool {
     /// Makes sure `count` (default: one per core, at most 4) worker threads of the default global queue exist.
     /// Each started thread holds until all have started (so they are distinct threads), at most 20 ms.
