@@ -114,8 +114,9 @@ test: test-deps realworld apksigner-new
 demo: test-deps build
 	./scripts/demo.sh
 
+# Measures the binary `make build` made (so the report names its commit), or APKPATCH when set.
 bench: test-deps build
-	./scripts/bench/run.sh
+	APKPATCH="$${APKPATCH:-$(CURDIR)/$(RELEASE_BINARY)}" ./scripts/bench/run.sh
 
 # The command fuzzer (Tests/Fuzz/FuzzCommands) against the release binary: structure-aware mutations of seeds the
 # real tools make, through every command, for FUZZ_SECONDS in all (one process, niced). FUZZ_SEED repeats a run;

@@ -50,8 +50,10 @@ for tool in aapt zipalign apksigner apktool keytool openssl unzip /usr/bin/time;
     command -v "$tool" >/dev/null || { log "missing $tool: run make deps"; exit 1; }
 done
 if [ -z "${APKPATCH:-}" ]; then
-    log "building apkpatch (release)"
-    (cd "$ROOT" && swift build -c release --product apkpatch --static-swift-stdlib >&2) || { log "release build failed"; exit 1; }
+    # `make build`'s flags and build info: a plain `swift build -c release` into the same .build would relink
+    # the binary without them, and the report could not name the commit it measured.
+    log "building apkpatch (release, make build)"
+    make -C "$ROOT" --no-print-directory build >&2 || { log "release build failed"; exit 1; }
     APKPATCH=$ROOT/.build/release/apkpatch
 fi
 [ -x "$APKPATCH" ] || { log "APKPATCH=$APKPATCH is not executable"; exit 1; }
