@@ -3,7 +3,7 @@ import Testing
 
 /// `BufferPool` hands out 1 MiB buffers, two at a time from a 2 MiB-aligned slab: buffers in use at once never
 /// share bytes, every byte is writable, and a recycled buffer is handed out again rather than a new one.
-@Suite struct BufferPoolTests {
+@Suite(.removesTemporaryDirectories) struct BufferPoolTests {
     @Test func buffersInUseAreDisjointWritableAndReused() {
         let pool = BufferPool()  // its own: tests running beside this one take from the shared pool
         var taken = (0..<5).map { _ in pool.take() }

@@ -4,7 +4,7 @@ import TestSupport
 
 /// The libraries say what is wrong in their own terms (a minSdkVersion, a lineage, a device serial); only the
 /// command line (Sources/apkpatch) names its options, as hints it adds to their errors and reports.
-@Suite struct LibraryTextTests {
+@Suite(.removesTemporaryDirectories) struct LibraryTextTests {
     /// Every long option of every apkpatch command, from ArgumentParser's description of the command tree.
     static func commandLineOptions() throws -> Set<String> {
         let dump = try TestSupport.apkpatch(["--experimental-dump-help"])

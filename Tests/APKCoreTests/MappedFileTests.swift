@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite struct MappedFileTests {
+@Suite(.removesTemporaryDirectories) struct MappedFileTests {
     /// `readAhead` brings a file that is not in the page cache into it without anyone reading it. Whether a
     /// page is cached is what `mincore` reports for a file mapping.
     @Test func readAheadFillsThePageCache() throws {

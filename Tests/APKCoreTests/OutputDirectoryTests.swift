@@ -7,7 +7,7 @@ import Glibc
 
 /// A directory output (a split set's `--out DIR`) replaces the previous one in one step, and a commit that
 /// fails leaves the previous one whole.
-@Suite struct OutputDirectoryTests {
+@Suite(.removesTemporaryDirectories) struct OutputDirectoryTests {
     /// A parent directory holding `out/` with the files of an earlier output.
     static func previousOutput(_ label: String) -> (parent: String, destination: String) {
         let parent = WorkingFilesTests.makeDirectory("outdir-\(label)")

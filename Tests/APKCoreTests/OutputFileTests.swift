@@ -7,7 +7,7 @@ import Glibc
 
 /// `OutputFile` gathers copied and referenced pieces into `writev` calls: whatever the mix, the file must hold
 /// exactly the bytes written, in order.
-@Suite struct OutputFileTests {
+@Suite(.removesTemporaryDirectories) struct OutputFileTests {
     /// `reservation`: what `reserve` allocates first: more than is written (commit cuts the file back), or
     /// less (a signer reserves its entries section and appends the rest: nothing is cut).
     @Test("copied and referenced pieces reach the file in order",

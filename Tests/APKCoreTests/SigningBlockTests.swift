@@ -1,7 +1,7 @@
 import Testing
 @testable import APKCore
 
-@Suite struct SigningBlockTests {
+@Suite(.removesTemporaryDirectories) struct SigningBlockTests {
     @Test func encodedBlockIsPaddedTo4096AndParsesBack() throws {
         let block = SigningBlock(pairs: [.init(id: SigningBlock.ID.v2, value: Array(repeating: 7, count: 1000))])
         let encoded = block.encoded()

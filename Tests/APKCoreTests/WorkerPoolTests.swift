@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite struct WorkerPoolTests {
+@Suite(.removesTemporaryDirectories) struct WorkerPoolTests {
     /// The warm-up gets pool threads running and gives them back: work queued afterwards runs as usual. How
     /// many check in within its 20 ms depends on what else the test process runs on the pool: tests running in
     /// parallel can hold every pool thread for a while (CI once saw 0 check in), so it is retried until the pool

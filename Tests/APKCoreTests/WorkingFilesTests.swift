@@ -7,7 +7,7 @@ import Glibc
 
 /// Watch mode's working files: named only when they must be, locked while a session uses them, and removed by
 /// a later session only when they are a killed session's (ours by name and owner, locked by nobody).
-@Suite struct WorkingFilesTests {
+@Suite(.removesTemporaryDirectories) struct WorkingFilesTests {
     static func makeDirectory(_ label: String) -> String {
         let directory = "/tmp/apkpatch-working-\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         mkdir(directory, 0o700)

@@ -4,7 +4,7 @@ import Testing
 /// The ZIP64 extended-information record as `ZipArchive` reads it (through the one extra-field walk,
 /// `ExtraField.forEachRecord`), strict where apksig's `checkAndReturnZip64Value` is: a record that runs past
 /// the extra field, a ZIP64 record too short for the values marked 0xFFFFFFFF, or none at all is an error.
-@Suite struct Zip64ExtraFieldTests {
+@Suite(.removesTemporaryDirectories) struct Zip64ExtraFieldTests {
     static func record(_ id: UInt16, _ data: [UInt8]) -> [UInt8] {
         [UInt8(id & 0xff), UInt8(id >> 8), UInt8(data.count & 0xff), UInt8(data.count >> 8)] + data
     }

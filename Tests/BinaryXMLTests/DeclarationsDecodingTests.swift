@@ -8,7 +8,7 @@ import TestSupport
 /// so decode -> edit -> run keeps the public flags and overlayable policies, and aapt2 itself, given the decoded
 /// text, builds the same table. Read back with `aapt2 dump resources` and Android's own loader (libandroidfw's
 /// `LoadedArsc`, `Tests/Oracles/arsc-check.cc`, which prints typeSpec/entry flags and overlayables).
-@Suite struct DeclarationsDecodingTests {
+@Suite(.removesTemporaryDirectories) struct DeclarationsDecodingTests {
     static let values = """
         <resources>
             <bool name="dark">false</bool>

@@ -8,7 +8,7 @@ import TestSupport
 /// (`RES_TABLE_OVERLAYABLE` chunks), `<public>` and `<public-group>` (`SPEC_PUBLIC`, `FLAG_PUBLIC`, the IDs, for new
 /// file resources too), and `@macro/name` in compiled res/ XML. Read back with Android's own loader (libandroidfw's
 /// `LoadedArsc`, `Tests/Oracles/arsc-check.cc`), `aapt`, `aapt2`, `apktool d` and `apksigner verify`.
-@Suite struct DeclarationsWritingTests {
+@Suite(.removesTemporaryDirectories) struct DeclarationsWritingTests {
     /// The oracle's lines for `apk`'s resources.arsc.
     static func loaded(_ apk: String, in dir: URL) throws -> [String] {
         let arsc = dir.appendingPathComponent("table-\(UUID().uuidString).arsc")

@@ -8,7 +8,7 @@ import TestSupport
 /// and not only those whose text changed: an edit of one item recompiles its whole style, array or plurals from the
 /// decoded text, so an item whose text is not exact would change silently beside the edit. Over the real-world
 /// corpus, framework-res and fixtures built by aapt and aapt2.
-@Suite struct DecodedValuesRecompileTests {
+@Suite(.removesTemporaryDirectories) struct DecodedValuesRecompileTests {
     /// The resources (`values-fr/bool/name`) whose decoded text compiles to something else than the table holds.
     static func recompiledDifferently(_ tableBytes: [UInt8]) throws -> [String] {
         let table = try ResourceTable(bytes: tableBytes)

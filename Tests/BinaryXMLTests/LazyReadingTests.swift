@@ -7,7 +7,7 @@ import TestSupport
 /// `ManifestSummary(binaryXML:)` builds only the elements it reads and decodes only their strings (the rest is
 /// checked, never decoded). It must accept, refuse (same code, same message) and summarise exactly as the full
 /// parse followed by `ManifestSummary(tree:)` does, on real manifests and on corrupted ones.
-@Suite struct LazyReadingTests {
+@Suite(.removesTemporaryDirectories) struct LazyReadingTests {
     static func outcome(_ body: () throws -> ManifestSummary) -> String {
         do { return "summary \(try body())" } catch let error as BinaryXMLError {
             return "\(error.code.rawValue): \(error.message)"

@@ -9,7 +9,7 @@ import TestSupport
 /// Inputs: aapt- and aapt2-built APKs with values that look like numbers and references in strings, a hand-patched
 /// APK whose attributes carry IDs under unusual namespaces, one with a compressed resources.arsc, and framework-res.apk
 /// (about 1,400 XML files).
-@Suite struct LosslessRoundTripTests {
+@Suite(.removesTemporaryDirectories) struct LosslessRoundTripTests {
     static let configXML = """
         <widget xmlns:android="http://schemas.android.com/apk/res/android" id="io.x" version="1.0.0">
           <preference name="Zip" value="007"/>

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Hostile binary XML and resource tables: every failure is a typed error that says what is wrong; nothing traps,
 /// nothing hangs, nothing allocates without bound.
-@Suite struct MalformedInputTests {
+@Suite(.removesTemporaryDirectories) struct MalformedInputTests {
     static let fixture: (manifest: [UInt8], table: [UInt8]) = {
         let dir = try! TestSupport.makeTemporaryDirectory("binxml-hostile")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite struct ManifestSummaryTests {
+@Suite(.removesTemporaryDirectories) struct ManifestSummaryTests {
     /// Builds `fixture` with aapt and returns (APK path, manifest bytes, badging output).
     func built(_ fixture: FixtureAPK) throws -> (String, [UInt8], String) {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-summary")

@@ -10,7 +10,7 @@ import TestSupport
 import Unpack
 
 /// Manifest shortcuts, compiled text XML and strings overrides, checked with aapt's dumps of the result.
-@Suite struct OverlayIntegrationTests {
+@Suite(.removesTemporaryDirectories) struct OverlayIntegrationTests {
     static let editedAttributes = ["debuggable", "versionCode", "versionName", "label", "usesCleartextTraffic", "extractNativeLibs",
                                    "minSdkVersion", "targetSdkVersion"]
 

@@ -6,7 +6,7 @@ import TestSupport
 /// `manifest: package:` and `run --rename-package`: the copy's manifest and resources.arsc name the new package,
 /// class names stay where the code is, authorities and the app's permissions move with the package, and what still
 /// names the old one is listed. Checked with `aapt dump badging`/`xmltree`/`resources`, `apktool d` and `apksigner`.
-@Suite struct PackageRenameTests {
+@Suite(.removesTemporaryDirectories) struct PackageRenameTests {
     static func fixture() -> FixtureAPK {
         var fixture = FixtureAPK()
         fixture.manifestElements = """

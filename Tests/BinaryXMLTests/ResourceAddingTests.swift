@@ -6,7 +6,7 @@ import TestSupport
 
 /// Adding resources and the network-security preset, through the built binary, checked with `aapt dump`,
 /// `apktool d` (a decoder nobody here wrote must read every added resource) and `apksigner verify`.
-@Suite struct ResourceAddingTests {
+@Suite(.removesTemporaryDirectories) struct ResourceAddingTests {
     /// `apktool d` of `apk` into `directory`; returns the decoded directory.
     static func apktool(_ apk: String, in directory: URL) throws -> String {
         let out = directory.appendingPathComponent("apktool-\(UUID().uuidString)").path

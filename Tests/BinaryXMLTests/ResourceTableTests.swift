@@ -4,7 +4,7 @@ import ResourceTable
 import Testing
 import TestSupport
 
-@Suite struct ResourceTableTests {
+@Suite(.removesTemporaryDirectories) struct ResourceTableTests {
     /// A fixture with translations and strings that need escaping.
     static func fixture() -> FixtureAPK {
         var fixture = FixtureAPK()

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Decoding and re-encoding every binary XML file of framework-res.apk and of aapt-built fixtures must give files
 /// whose `aapt dump xmltree` equals the original's.
-@Suite struct RoundTripTests {
+@Suite(.removesTemporaryDirectories) struct RoundTripTests {
     /// Extracts every binary XML entry (by content, not by name: res/raw may hold text XML) of `apk` with `unzip`.
     static func binaryXMLEntries(of apk: String) throws -> [(String, [UInt8])] {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-extract")

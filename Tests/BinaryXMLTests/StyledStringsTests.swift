@@ -7,7 +7,7 @@ import TestSupport
 /// Styled strings (`<b>`, `<i>`, `<u>`, `<font …>`, `<annotation …>` in strings, plurals and arrays): decoded with
 /// their markup, re-applied unchanged without a byte of difference, changed and added with the spans aapt2 writes,
 /// checked with `aapt2 dump resources` (which prints spans), `aapt dump`, `apktool d` and `apksigner verify`.
-@Suite struct StyledStringsTests {
+@Suite(.removesTemporaryDirectories) struct StyledStringsTests {
     static let strings = """
         <resources xmlns:xliff="urn:oasis:names:tc:xliff:document:1.2">
             <string name="app_name">Styled</string>

@@ -7,7 +7,7 @@ import TestSupport
 /// `<public>`, `<java-symbol>`, `<macro>` and `<overlayable>` in a patch's values files, as aapt2 reads them: a
 /// declaration the APK already matches changes nothing, a new public ID is given when it is free, macros are
 /// substituted, and what cannot be done is refused with the reason (file and line), leaving no output.
-@Suite struct ValuesDeclarationsTests {
+@Suite(.removesTemporaryDirectories) struct ValuesDeclarationsTests {
     /// `spec resource 0x… pkg:type/name` IDs of `aapt dump resources`.
     static func ids(_ dump: String) -> [String: UInt32] {
         var ids: [String: UInt32] = [:]

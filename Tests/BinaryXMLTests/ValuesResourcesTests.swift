@@ -7,7 +7,7 @@ import TestSupport
 /// Values beyond strings (bools, integers, colors, dimens, fractions, ids, plurals, arrays, styles, attrs) in
 /// several configurations: decoded apktool-style, re-applied unchanged without a byte of difference, changed and
 /// added, checked with `aapt dump`, `apktool d` and `apksigner verify`.
-@Suite struct ValuesResourcesTests {
+@Suite(.removesTemporaryDirectories) struct ValuesResourcesTests {
     static let values = """
         <resources>
             <bool name="enabled">true</bool>

@@ -8,7 +8,7 @@ import TestSupport
 /// `zipalign -c -p 4` accepts and Android's own ZIP reader (libziparchive) reads, with the same `aapt dump badging`,
 /// manifest `xmltree` and `--values resources` as the input and an output `apktool d` decodes; `unpack` extracts what
 /// `unzip` extracts, byte for byte; `decode` then `run` with the decoded text gives identical dumps of every file.
-@Suite struct ForeignCorpusTests {
+@Suite(.removesTemporaryDirectories) struct ForeignCorpusTests {
     typealias Member = ForeignCorpus.Member
 
     /// Built once per test process (the producers take seconds: apktool, apksigner and jarsigner start a JVM each)

@@ -14,7 +14,7 @@ import TestSupport
 /// - `align` passes `zipalign -c -p 4` with the input's entries; `unpack` extracts what `unzip` extracts;
 /// - inputs Android would refuse are refused (`refusedByWriters`, `refusedBySign`) or repaired (`run`), never
 ///   written as if fine.
-@Suite struct RealWorldCorpusTests {
+@Suite(.removesTemporaryDirectories) struct RealWorldCorpusTests {
     typealias APK = RealWorldCorpus.APK
 
     /// Where our `verify` rejects what apksigner accepts, on purpose, and the words of ours that say why.
@@ -269,7 +269,7 @@ import TestSupport
     }
 
     /// One RSA key made by keytool once per test process, and its certificate's SHA-256 from keytool's DER export.
-    static let key: Result<SigningKey, FixtureError> = {
+    static let key: Result<SigningKey, FixtureError> = TestSupport.sharedByTests {
         do {
             let directory = try TestSupport.makeTemporaryDirectory("realworld-key")
             let keyStore = directory.appendingPathComponent("release.p12").path
@@ -284,5 +284,5 @@ import TestSupport
         } catch {
             return .failure(FixtureError(message: "making the signing key failed: \(error)"))
         }
-    }()
+    }
 }

@@ -9,7 +9,7 @@ import TestSupport
 /// - edits (a new string and its values-fr translation, a new layout, the network-security preset with a CA
 ///   certificate, a changed color, dimen or bool) show in the dumps exactly, everything else stays as it was, the
 ///   output verifies with apksigner and apktool decodes the added resources.
-@Suite struct RealWorldResourceTests {
+@Suite(.removesTemporaryDirectories) struct RealWorldResourceTests {
     typealias APK = RealWorldCorpus.APK
 
     /// APKs whose archive every rewriting command refuses, and what the message names. Their resources are never
@@ -76,7 +76,7 @@ import TestSupport
     }
 
     /// A key and a CA certificate, made once per test process (keytool and openssl), for the edit runs.
-    static let signing: Result<(keyStore: String, password: String, certificate: String), FixtureError> = {
+    static let signing: Result<(keyStore: String, password: String, certificate: String), FixtureError> = TestSupport.sharedByTests {
         do {
             let directory = try TestSupport.makeTemporaryDirectory("realworld-keys")
             let keyStore = directory.appendingPathComponent("release.p12").path, password = "corpus-\(UUID().uuidString.prefix(8))"
@@ -89,7 +89,7 @@ import TestSupport
         } catch {
             return .failure(FixtureError(message: "making the signing key failed: \(error)"))
         }
-    }()
+    }
 
     /// One run with every edit: a new string with a values-fr translation, a new layout using it, a new id, the
     /// changed (or, where the APK has none, added) color, dimen and bool, and `--trust-user-certs --ca-cert`.

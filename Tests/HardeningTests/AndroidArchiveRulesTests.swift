@@ -17,7 +17,7 @@ import ZlibWrapper
 ///   deflate) and the signer drops;
 /// - ZIP64 fields whose values fit (Python's `force_zip64`, `zip -fz`) are read and written as standard
 ///   records (libziparchive reads ZIP64 only from Android 11); an archive that really needs ZIP64 is refused.
-@Suite struct AndroidArchiveRulesTests {
+@Suite(.removesTemporaryDirectories) struct AndroidArchiveRulesTests {
     let dir: URL
     let keystore: String
     let patch: URL
@@ -314,7 +314,7 @@ import ZlibWrapper
 
 /// verify's side of issue 19's archive rules: a leftover record at offset 0 is classified as libziparchive does,
 /// and bytes after an entry's deflate stream are reported without failing the APK.
-@Suite struct VerifyArchiveRulesTests {
+@Suite(.removesTemporaryDirectories) struct VerifyArchiveRulesTests {
     let dir: URL
     let keystore: String
     static let password = "verify-rules"
@@ -401,7 +401,7 @@ import ZlibWrapper
 
 /// Key material given as a FIFO or a device (issue 19): refused at once, saying what the path is, never read
 /// (a FIFO would wait for a writer) and never with advice about permissions.
-@Suite struct KeyFileKindTests {
+@Suite(.removesTemporaryDirectories) struct KeyFileKindTests {
     @Test func fifoAsKeyMaterial() throws {
         let dir = try TestSupport.makeTemporaryDirectory("key-kind")
         let fifo = dir.appendingPathComponent("secret-fifo").path

@@ -8,7 +8,7 @@ import ZlibWrapper
 /// a second end record, an entry count that disagrees with the central directory, and names that name no file
 /// are refused by `unpack`, `run`, `sign` and `watch` before anything is written, and fail `verify`. A v1-only
 /// APK with a prefix (Janus, CVE-2017-13156) fails `verify` although apksigner 0.9 accepts it.
-@Suite struct ArchiveStrictnessTests {
+@Suite(.removesTemporaryDirectories) struct ArchiveStrictnessTests {
     enum Hostile: String, CaseIterable, CustomStringConvertible {
         case prefix, zeroPrefix, hiddenLocalEntry, bytesAfterEntries, bytesBeforeEndRecord, uncountedCentralRecord, secondEndRecord
         case emptyName, dotName, dotDotName

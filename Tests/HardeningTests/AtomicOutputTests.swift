@@ -6,7 +6,7 @@ import TestSupport
 /// (45 MB, 7,600 entries) must leave the destination as it was: absent if there was none, else byte-identical to the
 /// previous output. Never a truncated or half-written APK at the destination path, and no file left beside it: the
 /// temporary output is an unnamed `O_TMPFILE` until the moment of its rename, so the kernel frees it with the process.
-@Suite(.serialized) struct AtomicOutputTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct AtomicOutputTests {
     enum Command: String, CaseIterable, CustomStringConvertible {
         case run, sign, align
         var description: String { rawValue }

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Regressions for what the command fuzzer (`make fuzz`, CommandFuzzTests) found, each input rebuilt at test time
 /// from an aapt-built APK the way the fuzzer made it.
-@Suite struct CommandFuzzFindingsTests {
+@Suite(.removesTemporaryDirectories) struct CommandFuzzFindingsTests {
     let dir: URL
     init() throws { dir = try TestSupport.makeTemporaryDirectory("command-fuzz-findings") }
 

@@ -8,11 +8,11 @@ import TestSupport
 /// (verify, verify --json, unpack, decode, sign, run, align, merge, keystore list, lineage, sets). Any death by
 /// signal, hang, memory blow-up, unexpected exit status, trap message, refusal without a message, leftover file
 /// or output the oracles (libziparchive, zipalign, JSON) refuse is a finding, with the case kept for replay.
-@Suite(.serialized) struct CommandFuzzTests {
-    static let seeds: Result<Seeds, any Error> = Result {
+@Suite(.serialized, .removesTemporaryDirectories) struct CommandFuzzTests {
+    static let seeds: Result<Seeds, any Error> = TestSupport.sharedByTests { Result {
         let work = try TestSupport.makeTemporaryDirectory("command-fuzz-seeds")
         return try Seeds(directory: work, apkpatch: TestSupport.apkpatchBinary, slowKeyStoreIterations: 1_000_000)
-    }
+    } }
 
     static func options(_ label: String, apkpatch: String = TestSupport.apkpatchBinary) throws -> CampaignOptions {
         var options = CampaignOptions(apkpatch: apkpatch, work: try TestSupport.makeTemporaryDirectory(label))

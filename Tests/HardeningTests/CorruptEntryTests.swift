@@ -8,7 +8,7 @@ import ZlibWrapper
 /// they are, and must not sign damage in. Each case is one hand-made entry in an aapt-built APK: at the front
 /// (in whole 1 MiB chunks, copied and digested on the SHA lanes) or at the back (in the section's partial last
 /// chunk), with v1 (its digests inflate deflated entries) and without (nothing else inflates them).
-@Suite struct CorruptEntryTests {
+@Suite(.removesTemporaryDirectories) struct CorruptEntryTests {
     enum Damage: String, CaseIterable, CustomStringConvertible {
         case storedCRC, deflatedCRC, truncatedDeflate, invalidDeflate, unterminatedDeflate, inflatesLonger, inflatesShorter
         /// Bytes after the end of the deflate stream, inside the compressed size: a few (inflated whole, by

@@ -11,7 +11,7 @@ import TestSupport
 /// for the derivation before it exits. That is what is checked here, by CPU time rather than wall time (so a
 /// loaded machine changes nothing): with a keystore re-exported with a million PBKDF2 iterations, a refusal
 /// costs about as much CPU as the derivation, where a process that exits at once costs almost none.
-@Suite(.serialized) struct ExitDuringBackgroundWorkTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct ExitDuringBackgroundWorkTests {
     static let password = "android"
 
     /// A PKCS#12 keystore whose key is slow to decrypt (made by keytool, re-exported by OpenSSL).

@@ -14,7 +14,7 @@ import Verify
 /// make: `Inputs/<Target>/` holds every input that ever crashed, hung or ran out of memory in that target, plus a few
 /// small corpus inputs that reach deep paths (minimised by libFuzzer). Each must end in a value or a thrown error;
 /// a trap here kills the test process, which is the failure.
-@Suite struct FuzzRegressionTests {
+@Suite(.removesTemporaryDirectories) struct FuzzRegressionTests {
     static let inputs = TestSupport.packageRoot.appendingPathComponent("Tests/HardeningTests/Inputs")
 
     static func files(_ target: String) throws -> [(name: String, bytes: [UInt8])] {

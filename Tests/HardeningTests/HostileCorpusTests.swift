@@ -12,7 +12,7 @@ import ZlibWrapper
 /// - nothing is left beside the outputs (no output, no temporary file) when a command refuses;
 /// - whatever libziparchive refuses, every command refuses;
 /// - the commands that read an archive to write one (`unpack`, `sign`, `run`, `align`) agree with each other.
-@Suite(.serialized) struct HostileCorpusTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct HostileCorpusTests {
     // MARK: the base APKs, parsed just enough to damage them
 
     /// One central directory record and where its local record is.
@@ -117,12 +117,12 @@ import ZlibWrapper
         var v2: [UInt8]
     }
 
-    static let keyStore: String = {
+    static let keyStore: String = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("hostile-corpus-keystore")
         let path = directory.appendingPathComponent("k.p12").path
         try? TestSupport.makeKeyStore(at: path, password: "android", alias: "k", dname: "CN=Hostile Corpus, C=US", validityDays: 365)
         return path
-    }()
+    }
     static let keyOptions = ["--ks", keyStore, "--ks-pass", "pass:android"]
 
     static func makeBases(in dir: URL) throws -> Bases {

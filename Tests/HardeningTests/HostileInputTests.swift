@@ -20,7 +20,7 @@ func snapshot(_ directory: URL) -> Set<String> {
 /// `unpack`): each must end with a clear error and a non-zero exit (never a signal, a timeout or an OOM kill), write
 /// nothing outside the output, and leave no partial output or temporary file. ZipStagesTests' HostileArchiveTests
 /// cover `unpack`/`run` on the archive shapes; these add the other commands, ZIP64 and patch-directory tricks.
-@Suite struct HostileInputTests {
+@Suite(.removesTemporaryDirectories) struct HostileInputTests {
     let dir: URL
     let input: String
     init() throws {
@@ -30,12 +30,12 @@ func snapshot(_ directory: URL) -> Set<String> {
 
     static let keyOptions = ["--ks", keyStore, "--ks-pass", "pass:android"]
     /// One keytool-made keystore for the whole suite.
-    static let keyStore: String = {
+    static let keyStore: String = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("hardening-keystore")
         let path = directory.appendingPathComponent("k.p12").path
         try? TestSupport.makeKeyStore(at: path, password: "android", alias: "k", dname: "CN=Hostile, C=US", validityDays: 365)
         return path
-    }()
+    }
 
     /// Runs `apkpatch run` with `patch` into a fresh output directory and checks the failure contract.
     func expectRunRefused(patch: URL, mentioning expected: String, sourceLocation: SourceLocation = #_sourceLocation) throws {

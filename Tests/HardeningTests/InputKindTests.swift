@@ -7,7 +7,7 @@ import TestSupport
 /// Every command runs under `timeout`, so a regression fails the test (exit 124) instead of hanging the suite: a
 /// command that opened the FIFO or read the device would never finish, so the limit is generous (a loaded CI
 /// machine is no reason to fail) and no wall-clock bound is checked besides it.
-@Suite struct InputKindTests {
+@Suite(.removesTemporaryDirectories) struct InputKindTests {
     let dir: URL
     let patch: URL
 

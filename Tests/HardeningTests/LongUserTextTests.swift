@@ -4,7 +4,7 @@ import TestSupport
 
 /// Text the user wrote (keys and values of apkpatch.yml, patch file names, option values) is quoted in errors cut
 /// to 80 characters and "…": a key that runs on for a whole pasted blob must not fill the terminal or a CI log.
-@Suite struct LongUserTextTests {
+@Suite(.removesTemporaryDirectories) struct LongUserTextTests {
     let dir: URL
     let input: String
 

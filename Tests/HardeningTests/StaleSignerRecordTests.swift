@@ -10,7 +10,7 @@ import ZlibWrapper
 /// shape (every APK apksigner re-signs from a stamped Play APK has it) and nothing else of its kind, and our own
 /// outputs must not have it: each must pass our `verify`, `unpack` and `sign`, apksigner, `zipalign -c` and
 /// Android's libziparchive.
-@Suite struct StaleSignerRecordTests {
+@Suite(.removesTemporaryDirectories) struct StaleSignerRecordTests {
     let dir: URL
     let keystore: String
     static let password = "stale-records"

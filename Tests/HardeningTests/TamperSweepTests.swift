@@ -23,7 +23,7 @@ import Verify
 /// `apkpatch verify --signature-only` CLI to check its exit status matches the library's verdict. (The verdict is the
 /// signature verdict, as apksigner's: the aapt fixture compresses resources.arsc, which apkpatch's extra install
 /// checks rightly refuse for targetSdkVersion 33 whatever the signature.)
-@Suite(.serialized) struct TamperSweepTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct TamperSweepTests {
     /// One signed APK and what each of its bytes belongs to.
     struct Layout {
         var regions: [(name: String, range: Range<Int64>)] = []

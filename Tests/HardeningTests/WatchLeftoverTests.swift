@@ -6,7 +6,7 @@ import TestSupport
 /// in the output directory and in `$TMPDIR` (issue 19). Nothing, until a rebuild has been swapped in; from then on
 /// one hidden spare (the previous build, which the next rebuild rewrites: it must keep a name), which the next
 /// session removes, while a running session's spare is never touched.
-@Suite(.serialized) struct WatchLeftoverTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct WatchLeftoverTests {
     let dir: URL
     let patch: URL
     let temporary: URL

@@ -8,7 +8,7 @@ import TestSupport
 /// (the real-world corpus's Yosemite.apk, app-uiautomator.apk, pocoservice-debug.apk). Android opens them and
 /// apksigner signs and verifies them (keeping the record), so every writing command must take them, and write
 /// outputs without them; anything else before the first entry stays refused.
-@Suite struct ZipflingerVirtualEntryTests {
+@Suite(.removesTemporaryDirectories) struct ZipflingerVirtualEntryTests {
     let dir: URL
     let keystore: String
     static let password = "zipflinger"

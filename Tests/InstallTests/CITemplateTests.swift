@@ -34,7 +34,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
     return keystore
 }
 
-@Suite struct CITemplateTests {
+@Suite(.removesTemporaryDirectories) struct CITemplateTests {
     @Test(arguments: CITemplate.allCases)
     func rendersValidYAMLThatSignsFromSecrets(provider: CITemplate) throws {
         let text = try provider.render(templates: sourceTemplates())

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The compiled-in templates are generated from Templates/ and must match it byte for byte.
-@Suite struct EmbeddedTemplatesTests {
+@Suite(.removesTemporaryDirectories) struct EmbeddedTemplatesTests {
     static let generatedFile = TestSupport.packageRoot.appendingPathComponent("Sources/Install/EmbeddedTemplates.swift")
 
     @Test func embeddedTemplatesMatchTheTemplatesFolder() throws {

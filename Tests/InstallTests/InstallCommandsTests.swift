@@ -3,7 +3,7 @@ import Testing
 import Install
 import TestSupport
 
-@Suite struct ShellWordsTests {
+@Suite(.removesTemporaryDirectories) struct ShellWordsTests {
     @Test(arguments: ["plain", "with space", "it's", "", "$HOME", "a\"b", "back\\slash", "tab\there", "ünï", "--", "`x`", "*.apk"])
     func quoteThenSplitRoundTrips(word: String) throws {
         #expect(try ShellWords.split(ShellWords.quote(word)) == [word])
@@ -24,7 +24,7 @@ import TestSupport
     }
 }
 
-@Suite struct InstallCommandsTests {
+@Suite(.removesTemporaryDirectories) struct InstallCommandsTests {
     @Test func plainInstall() throws {
         let commands = try InstallCommands(apkPath: "out/app.apk", packageName: "com.example.app", templates: sourceTemplates())
         #expect(commands.install == ["adb", "install", "-r", "out/app.apk"])

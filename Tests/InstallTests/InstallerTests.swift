@@ -12,7 +12,7 @@ final class MessageLog: @unchecked Sendable {
     var messages: [Installer.Message] { lock.withLock { items } }
 }
 
-@Suite struct InstallerTests {
+@Suite(.removesTemporaryDirectories) struct InstallerTests {
     func commands(_ apk: String, _ options: InstallOptions = InstallOptions()) throws -> InstallCommands {
         try InstallCommands(apkPath: apk, packageName: "com.example.fixture", launcherActivity: "com.example.fixture.MainActivity",
                             options: options, templates: sourceTemplates())

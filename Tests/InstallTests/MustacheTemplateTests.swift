@@ -3,7 +3,7 @@ import Testing
 
 /// The Mustache subset the templates use, against the mustache(5) spec's own cases (spec v1.3: interpolation,
 /// sections, inverted, comments, partials, delimiters; standalone lines leave no blank line behind).
-@Suite struct MustacheTemplateTests {
+@Suite(.removesTemporaryDirectories) struct MustacheTemplateTests {
     func render(_ template: String, _ context: [String: Any], partials: [String: String] = [:]) throws -> String {
         let compiled = try partials.mapValues { try MustacheTemplate(string: $0) }
         return try MustacheTemplate(string: template).render(context, partials: compiled)

@@ -4,7 +4,7 @@ import Install
 import TestSupport
 
 /// `apkpatch run … --install` end to end through the binary, with the fake adb and with the real one.
-@Suite struct RunInstallTests {
+@Suite(.removesTemporaryDirectories) struct RunInstallTests {
     /// A Cordova-like fixture, a patch with one changed file, and the run arguments (debug key in the temp dir).
     func prepare() throws -> (work: URL, out: String, arguments: [String]) {
         let work = try TestSupport.makeTemporaryDirectory("run-install")

@@ -4,7 +4,7 @@ import Install
 import Overlay
 import TestSupport
 
-@Suite struct PatchDirectoryScaffoldTests {
+@Suite(.removesTemporaryDirectories) struct PatchDirectoryScaffoldTests {
     @Test func createsTheScaffoldFromTheTemplates() throws {
         let directory = try TestSupport.makeTemporaryDirectory("scaffold").appendingPathComponent("patch")
         let result = try PatchDirectoryScaffold.create(at: directory.path, templates: sourceTemplates())
@@ -60,7 +60,7 @@ import TestSupport
     }
 }
 
-@Suite struct TemplateLookupTests {
+@Suite(.removesTemporaryDirectories) struct TemplateLookupTests {
     var cleanEnvironment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["APKPATCH_TEMPLATES"] = nil
@@ -115,7 +115,7 @@ import TestSupport
 }
 
 /// The commands through the built binary.
-@Suite struct InitAndCITemplateCommandTests {
+@Suite(.removesTemporaryDirectories) struct InitAndCITemplateCommandTests {
     @Test func initScaffoldsAndRunAcceptsIt() throws {
         let work = try TestSupport.makeTemporaryDirectory("init-cli")
         let patch = work.appendingPathComponent("my patch").path

@@ -7,7 +7,7 @@ import TestSupport
 /// linter reviewers use (check-jsonschema's vendored GitHub and GitLab schemas, hadolint; both installed by
 /// `make test-deps` into .build/test-tools), run nothing unpinned, and their shell steps install a release archive
 /// laid out as `make dist` lays it out, check its SHA-256, then sign and verify an APK.
-@Suite struct ShippingTests {
+@Suite(.removesTemporaryDirectories) struct ShippingTests {
     static let root = TestSupport.packageRoot.path
 
     /// A tool from .build/test-tools (a venv `make test-deps` creates), or a failure saying how to get it.
@@ -139,7 +139,7 @@ struct LocalRelease {
 }
 
 /// The command line as documented: exit statuses, completions, examples that fit a terminal.
-@Suite struct CommandLineTests {
+@Suite(.removesTemporaryDirectories) struct CommandLineTests {
     static let commands = ["", "run", "watch", "unpack", "decode", "align", "sign", "merge", "verify", "rotate", "lineage",
                            "keystore", "keystore create", "keystore list", "init", "ci-template", "completions"]
 
@@ -205,7 +205,7 @@ struct LocalRelease {
 /// as the Makefile's `man` target runs it (`make test` builds the generator beside the tests). It must be
 /// well-formed mdoc (mandoc's linter finds no error), render with man(1), and name every subcommand and every
 /// visible option and flag that `--help` shows, each within its subcommand's part of the page.
-@Suite struct ManPageTests {
+@Suite(.removesTemporaryDirectories) struct ManPageTests {
     static func generate() throws -> String {
         let binary = TestSupport.apkpatchBinary
         let generator = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("generate-manual").path

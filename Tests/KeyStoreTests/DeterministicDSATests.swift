@@ -6,7 +6,7 @@ import TestSupport
 /// RFC 6979 deterministic DSA (apksigner `--deterministic-dsa-signing`, apksig's `SHA256withDetDSA`): the nonce
 /// and signature against the RFC's own test vectors (appendix A.2.1, DSA 1024/160, and A.2.2, DSA 2048/256,
 /// messages "sample" and "test"), and a real key's signatures checked by OpenSSL.
-@Suite struct DeterministicDSATests {
+@Suite(.removesTemporaryDirectories) struct DeterministicDSATests {
     static func bytes(_ hex: String) -> [UInt8] {
         let digits = Array(hex.utf8)
         return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }

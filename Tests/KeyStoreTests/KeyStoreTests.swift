@@ -6,7 +6,7 @@ import TestSupport
 
 /// Keystores made by the real `keytool` at test time, loaded by `KeySource`, checked against
 /// `keytool -exportcert`.
-@Suite struct KeyStoreTests {
+@Suite(.removesTemporaryDirectories) struct KeyStoreTests {
     struct KeyCase: CustomStringConvertible, Sendable {
         let storeType: String
         let algorithm: String

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `apkpatch keystore create|list` through the built binary, checked with keytool and apksigner.
-@Suite struct KeystoreCommandTests {
+@Suite(.removesTemporaryDirectories) struct KeystoreCommandTests {
     struct ListJSON: Decodable {
         struct Entry: Decodable {
             struct CertificateJSON: Decodable {

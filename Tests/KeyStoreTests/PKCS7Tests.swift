@@ -6,7 +6,7 @@ import TestSupport
 /// The v1 signature block must be what apksig writes: the strongest check is byte equality with the
 /// `.RSA` file apksigner itself produced over the same `.SF` with the same key (RSA PKCS#1 v1.5 is
 /// deterministic).
-@Suite struct PKCS7Tests {
+@Suite(.removesTemporaryDirectories) struct PKCS7Tests {
     @Test func signatureBlockIsByteIdenticalToApksignersForRSA() throws {
         let directory = try TestSupport.makeTemporaryDirectory("pkcs7")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -4,7 +4,7 @@ import Sign
 import TestSupport
 
 /// The key options (`SignerOptions`) end to end through `apkpatch sign`, checked with `apksigner verify`.
-@Suite struct SignerOptionsTests {
+@Suite(.removesTemporaryDirectories) struct SignerOptionsTests {
     static func verifiedSubject(_ apk: String) throws -> (TestSupport.ProcessResult, String?) {
         let verify = try TestSupport.run("apksigner", ["verify", "--print-certs", apk])
         let line = verify.stdout.split(separator: "\n").first { $0.hasPrefix("Signer #1 certificate DN: ") }

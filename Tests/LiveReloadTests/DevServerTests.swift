@@ -7,7 +7,7 @@ import TestSupport
 import Unpack
 
 /// The server in process, over an aapt-built APK and a patch directory.
-@Suite struct DevServerTests {
+@Suite(.removesTemporaryDirectories) struct DevServerTests {
     struct Setup {
         let work: URL
         let patch: URL

@@ -8,7 +8,7 @@ import Unpack
 /// `apkpatch watch --live` end to end through the binary, with the fake adb (no device here): what it asks adb
 /// to do, what the server serves, the events a save sends, and what the installed and the final builds hold
 /// (checked with apksigner, aapt dump xmltree and unzip).
-@Suite(.serialized) struct LiveWatchTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct LiveWatchTests {
     static let cordovaConfig = """
     <?xml version='1.0' encoding='utf-8'?>
     <widget id="com.example.cordova" version="1.0.0" xmlns="http://www.w3.org/ns/widgets" xmlns:cdv="http://cordova.apache.org/ns/1.0">

@@ -2,7 +2,7 @@ import Testing
 import LiveReload
 
 /// The request policy alone: which targets name a web-root file, which are refused.
-@Suite struct WebRequestTests {
+@Suite(.removesTemporaryDirectories) struct WebRequestTests {
     @Test(arguments: [
         ("/", WebRequest.file("index.html")),
         ("/index.html?v=3#top", .file("index.html")),

@@ -7,7 +7,7 @@ import Unpack
 
 /// End to end through the `apkpatch` binary: the one-shot pipeline, the install step (a fake adb, and the
 /// real adb with no device) and watch mode, each checked with apksigner, apkverifier and unzip.
-@Suite(.serialized) struct PipelineTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct PipelineTests {
     let dir: URL
     let keystore: String
     static let password = "Pipeline-Test-Secret-4711"
@@ -223,7 +223,7 @@ import Unpack
 }
 
 /// Watch mode driven by real file edits, with bounded waits.
-@Suite(.serialized) struct WatchTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct WatchTests {
     @Test func rebuildsOnEditsSurvivesBadEditsAndStopsCleanly() throws {
         let dir = try TestSupport.makeTemporaryDirectory("watch")
         let input = try FixtureAPK.cordovaLike().build(in: dir, name: "web.apk")
@@ -295,7 +295,7 @@ import Unpack
 }
 
 /// The inotify watcher on its own: deterministic cases the end-to-end watch test can only hit by chance.
-@Suite struct DirectoryWatcherTests {
+@Suite(.removesTemporaryDirectories) struct DirectoryWatcherTests {
     /// A folder and its files created before the watcher reads the folder's creation event: the files got no
     /// events of their own (there was no watch on the folder yet), so the watcher must find them when it adds
     /// the watch. (CI once missed `extra/b.js` this way: no rebuild for a new folder written in one go.)

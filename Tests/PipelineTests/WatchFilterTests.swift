@@ -7,7 +7,7 @@ import TestSupport
 /// (`PatchDirectory.isIgnored`, PatchSpecTests) and, whatever their name, by their short life: a file that
 /// appeared and was gone again (removed, or renamed over the real file) within one debounce window was never
 /// part of the patch. Real edits in the same burst, and the removal of a real patch file, still count.
-@Suite struct WatchFilterTests {
+@Suite(.removesTemporaryDirectories) struct WatchFilterTests {
     let dir: URL
     let patch: URL
     let session: WatchSession

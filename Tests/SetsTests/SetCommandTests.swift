@@ -6,7 +6,7 @@ import ZlibWrapper
 
 /// `apkpatch verify/sign/run` on split APK sets, end to end through the binary, judged by apksigner, aapt,
 /// zipalign and unzip.
-@Suite(.serialized) struct SetCommandTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct SetCommandTests {
     let scratch: URL
     let fixture: SplitSetFixture
     let keystore: String

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Installing a split APK set: `adb install-multiple` with the splits the device needs, through the fake adb
 /// that records argv (the real adb, without a device, for the error).
-@Suite(.serialized) struct SetInstallTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct SetInstallTests {
     let scratch: URL
     let fixture: SplitSetFixture
     let keystore: String

@@ -5,7 +5,7 @@ import TestSupport
 
 /// `apkpatch merge` and `run --merge`: one installable APK from a set, judged by apksigner, aapt (badging,
 /// resources, xmltree), zipalign and unzip.
-@Suite(.serialized) struct SetMergeTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct SetMergeTests {
     let scratch: URL
     let fixture: SplitSetFixture
     let keystore: String

@@ -4,7 +4,7 @@ import TestSupport
 
 /// Renaming the package of a split APK set: every APK's manifest and resource table name the new package (Android
 /// installs a set only when all agree), whether asked with `--rename-package` or the spec, and merged too.
-@Suite struct SetRenameTests {
+@Suite(.removesTemporaryDirectories) struct SetRenameTests {
     @Test func everyAPKOfTheSetIsRenamed() throws {
         let scratch = try TestSupport.makeTemporaryDirectory("set-rename")
         defer { try? FileManager.default.removeItem(at: scratch) }

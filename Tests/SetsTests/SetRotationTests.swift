@@ -5,7 +5,7 @@ import TestSupport
 /// A key rotation, several signers and SDK-targeted signers on a split APK set: every APK gets the signers one
 /// APK signed alone would get (Android installs a split only when it is signed as its base), judged by apksigner
 /// on each APK and by `apkpatch verify` on the set.
-@Suite(.serialized) struct SetRotationTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct SetRotationTests {
     let scratch: URL
     let fixture: SplitSetFixture
     /// Keys 0 and 1 (key file, certificate) and the certificates' SHA-256.

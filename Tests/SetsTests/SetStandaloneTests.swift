@@ -6,7 +6,7 @@ import TestSupport
 /// bundletool `.apks` files holding standalone APKs (`standalones/`, for devices below Android 5.0) beside the
 /// splits: signed, patched and verified with them, installed as bundletool's `install-apks` chooses; judged by
 /// apksigner, aapt, unzip and the fake adb.
-@Suite(.serialized) struct SetStandaloneTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct SetStandaloneTests {
     let scratch: URL
     let fixture: StandaloneSetFixture
     let keystore: String

@@ -5,7 +5,7 @@ import TestSupport
 /// `apkpatch watch` on a split APK set, driven by real file edits under the patch directory and its
 /// splits/<name>/ folders, with the fake adb recording each `install-multiple`; judged by apksigner, aapt and
 /// unzip, and by which output files are new (inode numbers, bytes).
-@Suite(.serialized) struct SetWatchTests {
+@Suite(.serialized, .removesTemporaryDirectories) struct SetWatchTests {
     let scratch: URL
     let fixture: SplitSetFixture
     let keystore: String

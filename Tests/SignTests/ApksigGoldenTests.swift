@@ -23,7 +23,7 @@ import TestSupport
 /// asks `setLibraryPageAlignmentBytes(4096)`, the others leave apksig's current default of 16384, which 31.0.2
 /// cannot do), so both sides use 4096 here; rotation is at API 28 (apkpatch's default is 33, apksigner 31's only
 /// level is 28); `--v4-signing-enabled false` where the golden turns v4 off (v1 only).
-@Suite struct ApksigGoldenTests {
+@Suite(.removesTemporaryDirectories) struct ApksigGoldenTests {
     struct Fixture: Sendable {
         let directory: URL
         let first: TestKeys.Files, second: TestKeys.Files
@@ -32,9 +32,9 @@ import TestSupport
         let inputs: [String: String]
     }
 
-    static let shared: Fixture = {
+    static let shared: Fixture = TestSupport.sharedByTests {
         do { return try makeFixture() } catch { fatalError("golden fixture: \(error)") }
-    }()
+    }
 
     static func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8 & 0xff)] }
 

@@ -10,14 +10,14 @@ import Unpack
 /// apksigner signs or refuses, and what it writes. Inputs are made at test time; each is signed by both
 /// `apkpatch sign` and the real `apksigner sign`. With apksigner 0.9's layout options (`--alignment-preserved
 /// true --lib-page-alignment 4096 --jar-deflate-level 9`) the two outputs must be the same bytes.
-@Suite struct ApksigSignerConformanceTests {
-    static let shared: (directory: URL, rsa: TestKeys.Files, base: String) = {
+@Suite(.removesTemporaryDirectories) struct ApksigSignerConformanceTests {
+    static let shared: (directory: URL, rsa: TestKeys.Files, base: String) = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("apksig-signer-conformance")
         var fixture = FixtureAPK()
         fixture.assets["data.txt"] = Array(String(repeating: "conformance ", count: 200).utf8)
         let base = try! fixture.build(in: directory, name: "base.apk")
         return (directory, try! TestKeys.make(.rsa2048, in: directory, name: "conf"), base)
-    }()
+    }
 
     /// apksigner 0.9's defaults for what apkpatch sets by option (alignment as build-tools ≤ 34, zlib level 9).
     static let apksigner09Layout = ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096", "--jar-deflate-level", "9"]

@@ -9,7 +9,7 @@ import Unpack
 /// apksigner sign options beyond the common ones: `--deterministic-dsa-signing` (RFC 6979), a rotation or
 /// signer targeting the release in development (apksig's DEV_RELEASE), `--signer-for-min-sdk-version` before
 /// the first signer's key options, and `pinlist.meta` in `run` and `watch`.
-@Suite struct ApksignerSignOptionsTests {
+@Suite(.removesTemporaryDirectories) struct ApksignerSignOptionsTests {
     // The keys and signing-block readers of the rotation tests.
     static func signer(_ index: Int) -> [String] { RotationV31Tests.signer(index) }
     static func der(of key: Int) -> [UInt8] { RotationV31Tests.der(of: key) }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `apkpatch sign --out-dir` with several inputs, and the promise that secrets never reach the output.
-@Suite struct BatchAndSecretsTests {
+@Suite(.removesTemporaryDirectories) struct BatchAndSecretsTests {
     static let password = "Batch-Secret-Password-90210"
     let dir: URL
     let keystore: String

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The streaming digester (used while signing) and the chunked digester (used on a mapped APK) must agree
 /// byte for byte, however the input is split.
-@Suite struct ContentDigesterTests {
+@Suite(.removesTemporaryDirectories) struct ContentDigesterTests {
     @Test("streaming and mapped content digests agree for any split", arguments: [0, 1, 1 << 20, (1 << 20) + 1, 3 * (1 << 20) + 12345])
     func streamingMatchesChunked(size: Int) throws {
         let entries = FixtureAPK.pseudoRandomBytes(count: size, seed: UInt64(size) + 7)

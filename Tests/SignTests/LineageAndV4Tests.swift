@@ -8,11 +8,11 @@ import TestSupport
 
 /// Key rotation files (`apkpatch rotate` / `lineage`) against Debian's apksigner both ways, v4 signatures
 /// against apksigner's `.idsig`, Linux's `fsverity` and OpenSSL, and `verify`'s certificate expectations.
-@Suite struct LineageAndV4Tests {
-    static let shared: (directory: URL, keys: [TestKeys.Files]) = {
+@Suite(.removesTemporaryDirectories) struct LineageAndV4Tests {
+    static let shared: (directory: URL, keys: [TestKeys.Files]) = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("lineage-keys")
         return (directory, (1...3).map { try! TestKeys.make(.rsa2048, in: directory, name: "key\($0)") })
-    }()
+    }
 
     static func signer(_ index: Int) -> [String] {
         let key = shared.keys[index]

@@ -9,7 +9,7 @@ import TestSupport
 /// 12's apksigner 31 predates: the same inputs and options give the same APK and `.idsig` bytes, apksigner 35
 /// verifies ours (v3.1 and v4 included) and prints what `apkpatch verify` prints, and `apkpatch verify` accepts
 /// what apksigner 35 writes where its layout differs from current apksig's (which apkpatch's signer follows).
-@Suite struct NewerApksignerTests {
+@Suite(.removesTemporaryDirectories) struct NewerApksignerTests {
     struct Setup: Sendable {
         let directory: URL
         let keys: [[String]]
@@ -20,7 +20,7 @@ import TestSupport
     }
 
     /// Made once; a failure (apksigner 35 not fetched) fails each test with its reason.
-    static let prepared = Result { () throws -> Setup in
+    static let prepared = TestSupport.sharedByTests { Result { () throws -> Setup in
         let directory = try TestSupport.makeTemporaryDirectory("apksigner35")
         let keys = try (0..<3).map { index -> [String] in
             let files = try TestKeys.make(.rsa2048, in: directory, name: "key\(index)")
@@ -33,7 +33,7 @@ import TestSupport
         let aligned = directory.appendingPathComponent("aligned.apk").path
         try NewerApksigner.check(TestSupport.run("zipalign", ["-f", "4", unaligned, aligned]))
         return Setup(directory: directory, keys: keys, lineage01: lineage01, lineage012: lineage012, unaligned: unaligned, aligned: aligned)
-    }
+    } }
 
     static func setup() throws -> Setup { try prepared.get() }
 

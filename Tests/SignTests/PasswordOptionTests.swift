@@ -7,7 +7,7 @@ import TestSupport
 /// names a password file that is missing, must not see it in the log. `pass:` works with one warning; the
 /// signer certificate's validity is warned about by `sign` and marked by `keystore list`; `keystore create`
 /// ends with the back-up reminder.
-@Suite struct PasswordOptionTests {
+@Suite(.removesTemporaryDirectories) struct PasswordOptionTests {
     static let password = "Pasted-Secret-Value-4711"
     let dir: URL
     let keystore: String

@@ -9,11 +9,11 @@ import TestSupport
 /// `DefaultApkSignerEngine` does (`processV3Configs`, `processV31SignerConfigs`, `V3SchemeSigner`): read back
 /// field by field, v1/v2 compared with Debian's apksigner 31 (which predates v3.1) byte for byte, the result
 /// checked by `apkpatch verify` and by apksigner 31 on the v3.0 block.
-@Suite struct RotationV31Tests {
-    static let shared: (directory: URL, keys: [TestKeys.Files]) = {
+@Suite(.removesTemporaryDirectories) struct RotationV31Tests {
+    static let shared: (directory: URL, keys: [TestKeys.Files]) = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("v31-keys")
         return (directory, (1...3).map { try! TestKeys.make(.rsa2048, in: directory, name: "key\($0)") })
-    }()
+    }
 
     static func signer(_ index: Int) -> [String] {
         ["--key", shared.keys[index].keyPK8, "--cert", shared.keys[index].certificatePEM]

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The v2/v3 signer-block codec: exact round trips, and hostile input that throws instead of trapping.
-@Suite struct SchemeBlockCodecTests {
+@Suite(.removesTemporaryDirectories) struct SchemeBlockCodecTests {
     static func sampleBlock(_ version: SignatureSchemeVersion) -> SignatureSchemeBlock {
         var data = SignatureSchemeSignedData(digests: [AlgorithmTaggedValue(algorithm: .rsaPKCS1v15WithSHA256, value: Array(repeating: 0xaa, count: 32))],
                                              certificates: [Array(repeating: 0x30, count: 50)])

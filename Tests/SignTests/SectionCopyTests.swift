@@ -14,7 +14,7 @@ import Unpack
 /// layout both tools must write the same bytes (and the same v4 `.idsig`, whose tree's leaves the copy hashes),
 /// and apksigner must verify apkpatch's default output with v1 checked (every entry's digest); Linux's
 /// `fsverity` checks the v4 tree of the default output.
-@Suite struct SectionCopyTests {
+@Suite(.removesTemporaryDirectories) struct SectionCopyTests {
     static func seamFixture(in directory: URL) throws -> String {
         var fixture = FixtureAPK()
         fixture.minSdk = 18

@@ -8,12 +8,12 @@ import TestSupport
 /// Several signers without a lineage (`apksigner sign --key A … --next-signer --key B … --v3-signing-enabled
 /// false`): v1 and v2 carry every signer; v3 (one signer) must be off, as apksigner requires; checked against
 /// Debian's apksigner 31.
-@Suite struct SeveralSignersTests {
-    static let shared: (directory: URL, keys: [TestKeys.Files]) = {
+@Suite(.removesTemporaryDirectories) struct SeveralSignersTests {
+    static let shared: (directory: URL, keys: [TestKeys.Files]) = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("several-signers")
         let kinds: [TestKeys.Kind] = [.rsa2048, .rsa4096, .ecP256]
         return (directory, kinds.enumerated().map { try! TestKeys.make($0.element, in: directory, name: "signer\($0.offset)") })
-    }()
+    }
 
     static func signer(_ index: Int) -> [String] {
         ["--key", shared.keys[index].keyPK8, "--cert", shared.keys[index].certificatePEM]
@@ -80,7 +80,7 @@ import TestSupport
 
 /// `--align-file-size`: the ZIP comment grows so the signed APK's size is a multiple of 4096 (apksig
 /// `EocdRecord.createWithPaddedComment`), and the signatures cover the padded end record.
-@Suite struct AlignFileSizeTests {
+@Suite(.removesTemporaryDirectories) struct AlignFileSizeTests {
     @Test("the signed APK's size rounds up to 4096 bytes through the comment, and verifies; without a signing block nothing changes")
     func alignFileSize() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
@@ -114,7 +114,7 @@ import TestSupport
 
 /// `--verity-enabled`: the verity variants of the v2/v3 algorithms over the fs-verity root hash (8-byte zero
 /// salt) of the signed APK, as apksig computes it.
-@Suite struct VeritySigningTests {
+@Suite(.removesTemporaryDirectories) struct VeritySigningTests {
     @Test("--verity-enabled is apksigner 31's output byte for byte (RSA), and verifies with both tools (RSA, EC, with --align-file-size)")
     func verityMatchesApksigner() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
@@ -153,7 +153,7 @@ import TestSupport
 }
 
 /// `pinlist.meta` (apksig `Hints`): regenerated from `assets/com.android.hints.pins.txt` when the APK is signed.
-@Suite struct PinListTests {
+@Suite(.removesTemporaryDirectories) struct PinListTests {
     @Test("pin hints give apksigner 31's entry ranges; pinlist.meta goes before the JAR signature, which lists it, as apksig now does")
     func pinListMatchesApksigner() throws {
         let dir = try TestSupport.makeTemporaryDirectory()

@@ -8,11 +8,11 @@ import Unpack
 
 /// `apkpatch sign` through the built binary, with apksigner's option names, and the entries-based signing
 /// path the pipeline uses.
-@Suite struct SignCommandTests {
-    static let shared: (directory: URL, rsa: TestKeys.Files) = {
+@Suite(.removesTemporaryDirectories) struct SignCommandTests {
+    static let shared: (directory: URL, rsa: TestKeys.Files) = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("sign-cli-keys")
         return (directory, try! TestKeys.make(.rsa2048, in: directory, name: "cli"))
-    }()
+    }
 
     @Test("--key/--cert with --out, -v and --json; apksigner verifies")
     func keyAndCertificate() throws {

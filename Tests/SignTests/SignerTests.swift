@@ -9,12 +9,12 @@ import Unpack
 
 /// Signing checked against the real oracles: apksigner verify, apkverifier, zipalign, and apksigner's own
 /// output byte for byte.
-@Suite struct SignerTests {
+@Suite(.removesTemporaryDirectories) struct SignerTests {
     /// One RSA key for the suite (generating RSA keys is the slow part).
-    static let shared: (directory: URL, rsa: TestKeys.Files) = {
+    static let shared: (directory: URL, rsa: TestKeys.Files) = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("sign-keys")
         return (directory, try! TestKeys.make(.rsa2048, in: directory))
-    }()
+    }
 
     func sign(_ input: String, to output: String, key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3],
               minSdk: Int? = nil, alignmentPreserved: Bool = false) throws -> SigningReport {

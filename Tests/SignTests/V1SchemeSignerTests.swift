@@ -3,7 +3,7 @@ import OpenSSLWrapper
 import Testing
 
 /// apksig's JAR-signing rules that the oracle tests cannot reach directly.
-@Suite struct V1SchemeSignerTests {
+@Suite(.removesTemporaryDirectories) struct V1SchemeSignerTests {
     @Test("an extra CRLF when the .SF length is a multiple of 1024 (Android 1.6 JAR parser workaround)")
     func signatureFileLengthQuirk() throws {
         var hit = false

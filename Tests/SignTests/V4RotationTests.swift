@@ -12,11 +12,11 @@ import TestSupport
 /// file is read here with a parser of its own (apksig `V4Signature.readFrom`, `SigningInfos.fromByteArray`), its
 /// tree checked against `fsverity digest --out-merkle-tree`, each signature with `openssl dgst -verify`, and
 /// Debian's apksigner checks the first signing info against the v3.0 block it knows.
-@Suite struct V4RotationTests {
-    static let shared: (directory: URL, keys: [TestKeys.Files]) = {
+@Suite(.removesTemporaryDirectories) struct V4RotationTests {
+    static let shared: (directory: URL, keys: [TestKeys.Files]) = TestSupport.sharedByTests {
         let directory = try! TestSupport.makeTemporaryDirectory("v4-rotation-keys")
         return (directory, (1...3).map { try! TestKeys.make(.rsa2048, in: directory, name: "key\($0)") })
-    }()
+    }
 
     static func signer(_ index: Int) -> [String] {
         ["--key", shared.keys[index].keyPK8, "--cert", shared.keys[index].certificatePEM]

@@ -9,7 +9,7 @@ import TestSupport
 /// sizes where its pieces and levels change: a partial last block, whole blocks, a partial last 1 MiB piece, two
 /// tree levels; built over memory, read with pread, and read after leaves already known (the signer's case).
 /// (A file of one block has no tree for fs-verity, and a one-block leaf level in apksig's: APKs are larger.)
-@Suite struct VerityTreeBuilderTests {
+@Suite(.removesTemporaryDirectories) struct VerityTreeBuilderTests {
     @Test(arguments: [4097, 8192, (1 << 20) + 5, 3 << 20, (17 << 20) + 4095])
     func treeIsFsverity(size: Int) throws {
         let dir = try TestSupport.makeTemporaryDirectory("verity-tree")

@@ -164,11 +164,11 @@ public enum TestSupport {
         return binary
     }
 
-    /// A new empty directory under the system temp directory.
+    /// A new empty directory, `label-UUID`, in this test process's folder under the system temp directory:
+    /// removed when the test ends if its suite is marked `.removesTemporaryDirectories` and it passed, else when
+    /// the process exits (`TemporaryDirectories`).
     public static func makeTemporaryDirectory(_ label: String = "apkpatch-test") throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try TemporaryDirectories.make(label)
     }
 
     /// Writes `contents` at `relativePath` under `directory`, creating folders.
@@ -314,7 +314,9 @@ final class FileCache: @unchecked Sendable {
             if entry.result == nil {
                 entry.result = Result {
                     let root = try lock.withLock {
-                        if directory == nil { directory = Result { try TestSupport.makeTemporaryDirectory("apkpatch-test-\(label)") } }
+                        if directory == nil {
+                            directory = Result { try TestSupport.sharedByTests { try TestSupport.makeTemporaryDirectory("apkpatch-test-\(label)") } }
+                        }
                         return try directory!.get()
                     }
                     let folder = root.appendingPathComponent(UUID().uuidString)

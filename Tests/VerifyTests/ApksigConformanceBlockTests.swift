@@ -147,7 +147,7 @@ enum BlockCraft {
     static func sha256Hex(_ bytes: [UInt8]) -> String { VerificationDigest.sha256.hash(bytes).hexString }
 }
 
-@Suite("apksig conformance: APK Signing Block framing and ZIP layout")
+@Suite("apksig conformance: APK Signing Block framing and ZIP layout", .removesTemporaryDirectories)
 struct ApksigConformanceBlockFramingTests {
     typealias C = BlockCraft
 
@@ -245,7 +245,7 @@ struct ApksigConformanceBlockFramingTests {
     }
 }
 
-@Suite("apksig conformance: ZIP records as Android reads them")
+@Suite("apksig conformance: ZIP records as Android reads them", .removesTemporaryDirectories)
 struct ApksigConformanceBlockZipTests {
     enum MethodCase: String, CaseIterable, CustomStringConvertible, Sendable {
         /// apksig testWeirdZipCompressionMethod (weird-compression-method.apk): the central directory says
@@ -396,7 +396,7 @@ struct ApksigConformanceBlockZipTests {
     }
 }
 
-@Suite("apksig conformance: v3.1 rotation and v3 lineages")
+@Suite("apksig conformance: v3.1 rotation and v3 lineages", .removesTemporaryDirectories)
 struct ApksigConformanceBlockRotationTests {
     typealias C = BlockCraft
     static let rotationMinSdk = AdditionalAttribute.ID.rotationMinSdkVersion
@@ -533,7 +533,7 @@ struct ApksigConformanceBlockRotationTests {
     }
 }
 
-@Suite("apksig conformance: v3 proof-of-rotation attribute")
+@Suite("apksig conformance: v3 proof-of-rotation attribute", .removesTemporaryDirectories)
 struct ApksigConformanceBlockProofOfRotationTests {
     typealias C = BlockCraft
 
@@ -581,7 +581,7 @@ struct ApksigConformanceBlockProofOfRotationTests {
     }
 }
 
-@Suite("apksig conformance: source stamps and platform ranges")
+@Suite("apksig conformance: source stamps and platform ranges", .removesTemporaryDirectories)
 struct ApksigConformanceBlockStampAndRangeTests {
     typealias C = BlockCraft
 
@@ -633,7 +633,7 @@ struct ApksigConformanceBlockStampAndRangeTests {
     }
 }
 
-@Suite("apksig conformance: certificate encodings")
+@Suite("apksig conformance: certificate encodings", .removesTemporaryDirectories)
 struct ApksigConformanceBlockCertificateTests {
     typealias C = BlockCraft
 
@@ -679,7 +679,7 @@ struct ApksigConformanceBlockCertificateTests {
     }
 }
 
-@Suite("apksig conformance: RSA signature encodings")
+@Suite("apksig conformance: RSA signature encodings", .removesTemporaryDirectories)
 struct ApksigConformanceBlockRSASignatureTests {
     typealias C = BlockCraft
 
@@ -731,7 +731,7 @@ struct ApksigConformanceBlockRSASignatureTests {
     }
 }
 
-@Suite("apksig conformance: v3.2 hybrid blocks")
+@Suite("apksig conformance: v3.2 hybrid blocks", .removesTemporaryDirectories)
 struct ApksigConformanceV32Tests {
     typealias C = BlockCraft
     typealias Rotation = ApksigConformanceBlockRotationTests
@@ -794,7 +794,7 @@ struct ApksigConformanceV32Tests {
     }
 }
 
-@Suite("apksig conformance: two signers in one block")
+@Suite("apksig conformance: two signers in one block", .removesTemporaryDirectories)
 struct ApksigConformanceTwoSignerTests {
     typealias C = BlockCraft
 

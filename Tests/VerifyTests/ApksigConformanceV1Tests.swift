@@ -122,7 +122,7 @@ struct LabKey: Sendable {
     }
 
     /// DSA keys take seconds to make: one 1024-bit (q 160) and one 2048-bit (q 256) per run.
-    static let dsa: Result<(small: LabKey, large: LabKey), Error> = Result {
+    static let dsa: Result<(small: LabKey, large: LabKey), Error> = TestSupport.sharedByTests { Result {
         let directory = try TestSupport.makeTemporaryDirectory("v1-dsa")
         let params = directory.appendingPathComponent("p1024.pem").path, params2 = directory.appendingPathComponent("p2048.pem").path
         for (path, bits, q) in [(params, "1024", "160"), (params2, "2048", "256")] {
@@ -132,7 +132,7 @@ struct LabKey: Sendable {
         }
         return (try generate("dsa1024", in: directory, genpkey: ["-paramfile", params]),
                 try generate("dsa2048", in: directory, genpkey: ["-paramfile", params2]))
-    }
+    } }
 }
 
 /// A v1-only APK signed by apksigner (signer name SIGNER), whose JAR signature files each case replaces.
@@ -201,7 +201,7 @@ func expectVerdict(_ apk: String, min: Int? = nil, max: Int? = nil, verified: Bo
     }
 }
 
-@Suite("apksig conformance: JAR signatures (v1)")
+@Suite("apksig conformance: JAR signatures (v1)", .removesTemporaryDirectories)
 struct ApksigConformanceV1Tests {
     typealias A = JARSignatureAlgorithms
 
@@ -239,10 +239,10 @@ struct ApksigConformanceV1Tests {
         return cases
     }()
 
-    static let algorithmLab: Result<(V1Lab, LabKey), Error> = Result {
+    static let algorithmLab: Result<(V1Lab, LabKey), Error> = TestSupport.sharedByTests { Result {
         let lab = try V1Lab("v1-alg")
         return (lab, try LabKey.fromKeystore(.ecP256, in: lab.directory))
-    }
+    } }
 
     @Test("v1-only-with-{rsa-pkcs1,ecdsa,dsa}-<digest>-<OID>: every digest and signature OID pair apksig accepts verifies (API 24+)",
           arguments: algorithmCases)

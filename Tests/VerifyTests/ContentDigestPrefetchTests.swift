@@ -8,7 +8,7 @@ import Testing
 /// The verifier computes work ahead of the checks that need it (the v2/v3 content digests before the archive
 /// is parsed, the JAR signature check beside the block schemes). These tests hold that work to what the
 /// sequential path computes, since reports must never depend on it.
-@Suite("Verify: work started ahead of its checks")
+@Suite("Verify: work started ahead of its checks", .removesTemporaryDirectories)
 struct WorkAheadTests {
     @Test("prefetched content digests equal ContentDigester's over the validated layout, and no other layout gets them",
           arguments: [TestKey.rsa2048, .rsa4096, .ecP256])

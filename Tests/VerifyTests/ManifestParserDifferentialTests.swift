@@ -8,7 +8,7 @@ import Testing
 /// The JAR manifest parser reads lines as ranges of the input since it was made faster; these tests hold it to
 /// the line-copying parser it replaced (kept below as the reference, byte for byte apksig's ManifestParser),
 /// because a section that ends one byte elsewhere is a verification difference.
-@Suite("Verify: JAR manifest parser against its reference")
+@Suite("Verify: JAR manifest parser against its reference", .removesTemporaryDirectories)
 struct ManifestParserDifferentialTests {
     /// Manifests made of the bytes that steer the parser (CR, LF, space, ": ", a non-ASCII letter), seeded.
     static func hostileManifest(seed: UInt64) -> [UInt8] {

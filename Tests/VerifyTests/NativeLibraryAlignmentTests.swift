@@ -48,7 +48,7 @@ enum ELFFixture {
     }
 }
 
-@Suite("Verify: 16 KiB page readiness of native libraries")
+@Suite("Verify: 16 KiB page readiness of native libraries", .removesTemporaryDirectories)
 struct NativeLibraryAlignmentTests {
     @Test("ELF32 and ELF64, little- and big-endian: every PT_LOAD p_align, as readelf reads it",
           arguments: [(true, false), (true, true), (false, false), (false, true)])

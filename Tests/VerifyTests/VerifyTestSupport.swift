@@ -27,7 +27,7 @@ enum TestKey: String, CaseIterable, CustomStringConvertible, Sendable {
 
 enum TestKeys {
     static let password = "android"
-    static let shared: Result<[TestKey: String], Error> = Result {
+    static let shared: Result<[TestKey: String], Error> = TestSupport.sharedByTests { Result {
         let directory = try TestSupport.makeTemporaryDirectory("verify-keys")
         var paths: [TestKey: String] = [:]
         for key in TestKey.allCases {
@@ -39,7 +39,7 @@ enum TestKeys {
             paths[key] = path
         }
         return paths
-    }
+    } }
 }
 
 /// Which schemes `apksigner sign` writes.

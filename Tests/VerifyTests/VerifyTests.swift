@@ -8,7 +8,7 @@ import Unpack
 @testable import Verify
 
 /// Our verifier against APKs signed by the real apksigner, with apksigner's own verdict as the oracle.
-@Suite("Verify: APKs signed by apksigner")
+@Suite("Verify: APKs signed by apksigner", .removesTemporaryDirectories)
 struct SignedByAPKSignerTests {
     static let keySchemeMatrix: [(TestKey, SchemeSet)] = TestKey.allCases.flatMap { key in SchemeSet.combinations.map { (key, $0) } }
 
@@ -118,7 +118,7 @@ struct SignedByAPKSignerTests {
 }
 
 /// Tampered APKs: each must be rejected as apksigner rejects it.
-@Suite("Verify: tampered APKs")
+@Suite("Verify: tampered APKs", .removesTemporaryDirectories)
 struct TamperTests {
     func signed(_ label: String, schemes: SchemeSet = .all) throws -> (directory: URL, path: String, bytes: [UInt8]) {
         let directory = try TestSupport.makeTemporaryDirectory(label)
@@ -366,7 +366,7 @@ struct TamperTests {
 }
 
 /// Rules about which schemes must be present.
-@Suite("Verify: scheme rules")
+@Suite("Verify: scheme rules", .removesTemporaryDirectories)
 struct SchemeRuleTests {
     @Test("targetSdk ≥ 30 with v1 only (MIN_SIG_SCHEME_FOR_TARGET_SDK_NOT_MET)")
     func v1OnlyTargetR() throws {
@@ -428,7 +428,7 @@ struct SchemeRuleTests {
 }
 
 /// Packaging checks beyond apksigner.
-@Suite("Verify: install checks")
+@Suite("Verify: install checks", .removesTemporaryDirectories)
 struct InstallCheckTests {
     @Test("resources.arsc not 4-byte aligned with targetSdk ≥ 30 fails; --signature-only gives apksigner's verdict")
     func unalignedArsc() throws {
@@ -531,7 +531,7 @@ struct InstallCheckTests {
 }
 
 /// Units that need no APK.
-@Suite("Verify: parsing units")
+@Suite("Verify: parsing units", .removesTemporaryDirectories)
 struct ParsingUnitTests {
     @Test("JAR manifest sections keep their exact bytes; continuation lines join")
     func manifestSections() {
@@ -580,7 +580,7 @@ struct ParsingUnitTests {
 }
 
 /// The CLI, through the built binary.
-@Suite("apkpatch verify CLI")
+@Suite("apkpatch verify CLI", .removesTemporaryDirectories)
 struct VerifyCommandTests {
     @Test("exit 0 and apksigner's -v --print-certs lines for a good APK; exit 1 and DOES NOT VERIFY for an unsigned one; --json")
     func cli() throws {
@@ -640,7 +640,7 @@ struct VerifyCommandTests {
 }
 
 /// Key rotation (v3 proof-of-rotation lineage) and signer consistency across schemes.
-@Suite("Verify: signer consistency and rotation")
+@Suite("Verify: signer consistency and rotation", .removesTemporaryDirectories)
 struct SignerConsistencyTests {
     @Test("a rotated APK (apksigner rotate + --lineage) verifies with the new signer; v1/v2 keep the old one")
     func rotation() throws {
@@ -724,7 +724,7 @@ struct SignerConsistencyTests {
 }
 
 /// JAR signatures made by other tools: jarsigner, and OpenSSL CMS with signed attributes.
-@Suite("Verify: JAR signatures from other signers")
+@Suite("Verify: JAR signatures from other signers", .removesTemporaryDirectories)
 struct ForeignJARSignatureTests {
     /// A v1-only fixture (targetSdk 29 so v1 alone may satisfy the scheme rule), aligned, unsigned.
     func alignedFixture(_ label: String) throws -> (directory: URL, path: String) {
@@ -787,7 +787,7 @@ struct ForeignJARSignatureTests {
 
 /// JAR manifest and signature-file edits, re-signed with OpenSSL so that only the edit can fail the APK:
 /// each case is checked against apksigner's verdict and must report apksig's issue.
-@Suite("Verify: JAR manifest and .SF rules")
+@Suite("Verify: JAR manifest and .SF rules", .removesTemporaryDirectories)
 struct JARFileRuleTests {
     enum Edit: String, CaseIterable, Sendable, CustomStringConvertible {
         case none, noSignatureVersion, noManifestDigest, badSectionDigest, badMainAttributesDigest, unknownSchemeID,
@@ -903,7 +903,7 @@ struct JARFileRuleTests {
 }
 
 /// Hostile inputs: no trap, and no byte outside the APK Signing Block can change without rejection.
-@Suite("Verify: hostile inputs")
+@Suite("Verify: hostile inputs", .removesTemporaryDirectories)
 struct HostileInputTests {
     /// Seeded positions (SplitMix64), printed on failure through the position in the message.
     static func positions(count: Int, below limit: Int, seed: UInt64) -> [Int] {
@@ -971,7 +971,7 @@ struct HostileInputTests {
 /// APK Signature Scheme v2 signer blocks built by hand and signed with the OpenSSL CLI, so each malformation
 /// sits behind a valid signature (apksig checks certificates, digests and attributes only after the
 /// signature over signed-data verified). Every case is checked against apksigner's verdict.
-@Suite("Verify: hand-built v2 signer blocks")
+@Suite("Verify: hand-built v2 signer blocks", .removesTemporaryDirectories)
 struct CraftedV2SignerTests {
     enum Case: String, CaseIterable, Sendable, CustomStringConvertible {
         case valid, rsaPSS, rsaPSSWrongSalt, rsaPSSWithPKCS1Signature, unknownAttribute, noCertificates, publicKeyMismatch, algorithmMismatch, malformedCertificate,
@@ -1093,7 +1093,7 @@ struct CraftedV2SignerTests {
 
 /// APK Signature Scheme v3 signer blocks built by hand (SDK ranges), signed with the OpenSSL CLI and checked
 /// against apksigner, verifying for API 28+.
-@Suite("Verify: hand-built v3 signer blocks")
+@Suite("Verify: hand-built v3 signer blocks", .removesTemporaryDirectories)
 struct CraftedV3SignerTests {
     enum Case: String, CaseIterable, Sendable, CustomStringConvertible {
         case valid, invalidSdkVersions, minSdkMismatch, maxSdkMismatch, missingSdkVersions, gapBetweenSigners, continuousSigners
@@ -1167,7 +1167,7 @@ struct CraftedV3SignerTests {
     }
 }
 
-@Suite("Verify: more key types, signed by apksigner")
+@Suite("Verify: more key types, signed by apksigner", .removesTemporaryDirectories)
 struct MoreKeyTypesTests {
     /// apksig's ApkVerifierTest signs with RSA 1024-16384, EC P-256/P-384/P-521 and DSA in v2 and v3 blocks
     /// (v2-only-with-*.apk, v3-only-with-*.apk). The key types the matrix above does not have: EC P-521 (apksig

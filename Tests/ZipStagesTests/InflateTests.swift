@@ -4,7 +4,7 @@ import ZlibWrapper
 
 /// `Inflate.inflate` takes libdeflate for entries up to 4 MiB and zlib's stream above: both must give the same
 /// bytes and the same failures for a stream that is longer, shorter or other than its header declares.
-@Suite struct InflateTests {
+@Suite(.removesTemporaryDirectories) struct InflateTests {
     /// Sizes on both sides of the 4 MiB switch, and an empty entry.
     static let sizes = [0, 1, 70_000, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, 9 << 20]
 

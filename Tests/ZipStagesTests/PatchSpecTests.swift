@@ -5,7 +5,7 @@ import Yams
 
 /// `apkpatch.yml` is read by Overlay's own YAML reader (SpecYAML); Yams, a full YAML parser, is the oracle for what
 /// the documents mean, and the errors must name the line and, for a misspelt key, the nearest known one.
-@Suite struct PatchSpecTests {
+@Suite(.removesTemporaryDirectories) struct PatchSpecTests {
     /// A SpecYAML node as plain values (scalars as strings), to compare with Yams.
     func plain(_ node: YAMLNode?) -> AnyHashable {
         guard let node else { return "<null>" }
@@ -109,7 +109,7 @@ import Yams
 }
 
 /// Editors' droppings and temporary files are never packed and never wake watch; real names are kept.
-@Suite struct IgnoredNamesTests {
+@Suite(.removesTemporaryDirectories) struct IgnoredNamesTests {
     @Test(arguments: ["app.js~", ".app.js.swp", ".app.js.swx", ".app.js.swo", "4913", ".#app.js", "#app.js#", ".DS_Store",
                       "Thumbs.db", "sedAb12Cd", "sed0q9ZzY", ".goutputstream-X1YZ2Q", "index.html.tmp", "~$report.docx",
                       ".~lock.data.csv#", "app.js___jb_tmp___", "app.js___jb_old___", ".app.js.kate-swp", "data.json.crswap"])

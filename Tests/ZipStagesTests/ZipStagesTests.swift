@@ -10,7 +10,7 @@ import ZlibWrapper
 
 /// The ZIP half of the pipeline against real APKs (aapt-built fixtures and framework-res.apk), checked with
 /// the real tools: `zipalign -c`, `unzip -t`, `unzip -p`.
-@Suite struct ZipStagesTests {
+@Suite(.removesTemporaryDirectories) struct ZipStagesTests {
     let dir: URL
     init() throws { dir = try TestSupport.makeTemporaryDirectory("zipstages") }
 
@@ -219,7 +219,7 @@ import ZlibWrapper
 }
 
 /// Hostile archives: each is refused with a clear error, a non-zero exit and no output.
-@Suite struct HostileArchiveTests {
+@Suite(.removesTemporaryDirectories) struct HostileArchiveTests {
     let dir: URL
     init() throws { dir = try TestSupport.makeTemporaryDirectory("hostile") }
 
@@ -317,7 +317,7 @@ import ZlibWrapper
 }
 
 /// Large patch files are streamed; the result must be the entry the in-memory path makes.
-@Suite struct StreamedEntryTests {
+@Suite(.removesTemporaryDirectories) struct StreamedEntryTests {
     @Test("a streamed file gives the same entry as the in-memory path, deflated or stored; Deflater equals Deflate.compress")
     func streamedMatchesInMemory() throws {
         let dir = try TestSupport.makeTemporaryDirectory("streamed")

@@ -10,7 +10,7 @@ import ZlibWrapper
 /// every APK of the real-world corpus, a JAR manifest and .SF file made of framework-res's 7,600 entry names, and
 /// generated inputs of every shape around zlib's limits (the 32 KiB window and its 32,506-byte reach, 258-byte
 /// matches, the hash chains' length limits, the input's last bytes).
-@Suite struct ExactDeflateTests {
+@Suite(.removesTemporaryDirectories) struct ExactDeflateTests {
     /// Throws with the first differing byte unless both compressors write the same bytes for `input`.
     static func expectZlibBytes(_ input: [UInt8], level: Int32 = 9, _ label: String) throws {
         let ours = try Deflate.compress(input, level: level)
