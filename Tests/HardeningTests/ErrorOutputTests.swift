@@ -8,7 +8,7 @@ import Glibc
 /// An error message is written to stderr in one piece. ArgumentParser's own exit writes it a byte per write(2)
 /// on unbuffered stderr: an unknown option of 100 KB (the kernel's limit for one argument is 128 KiB) took
 /// 100,000 system calls, and a 3 MB message (a long name echoed from a patch file) seconds of system time.
-@Suite struct ErrorOutputTests {
+@Suite(.removesTemporaryDirectories) struct ErrorOutputTests {
     /// What one run of apkpatch wrote and how many write system calls it made, counted by the kernel
     /// (`syscw` of /proc/PID/io, read while the exited process is still a zombie: no tracer needed).
     struct Counted {
