@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import TestSupport
 
-/// The tests' temporary directories (TestSupport's `TemporaryDirectories`): a passing test's go when it ends, a
-/// failing test's stay, a shared fixture's stay until the process exits. The trait is run here by hand around
-/// a stand-in test body, so this suite itself does not carry it.
+/// The tests' temporary directories (TestSupport's `TemporaryDirectories`): a passing test's go when its suite
+/// ends (at once outside a suite's scope), a failing test's stay, a shared fixture's stay until the process
+/// exits. The trait is run here by hand around a stand-in test body, so this suite itself does not carry it.
 @Suite struct TemporaryDirectoriesTests {
     final class Made: @unchecked Sendable { var url: URL? }
     struct Deliberate: Error {}
@@ -22,7 +22,19 @@ import Testing
         made.url = url
     }
 
-    @Test("a passing test's directories are removed when it ends, contents and all")
+    @Test("a passing test's directories are handed to its suite and removed when the suite ends, contents and all")
+    func passingTestsDirectoriesGoWithTheSuite() async throws {
+        let made = Made(), suite = TestDirectories()
+        try await TemporaryDirectories.$currentSuite.withValue(suite) {
+            try await Self.asMarkedTest { try Self.makeFilled("scope-suite", into: made) }
+        }
+        #expect(Self.exists(made.url))
+        suite.endSuite()
+        #expect(made.url != nil)
+        #expect(!Self.exists(made.url))
+    }
+
+    @Test("outside a suite's scope, a passing test's directories are removed when it ends, contents and all")
     func passingTestsDirectoriesGo() async throws {
         let made = Made()
         try await Self.asMarkedTest { try Self.makeFilled("scope-pass", into: made) }
@@ -85,5 +97,15 @@ import Testing
         TemporaryDirectories.removeAbandonedFolders(in: base)
         let left = try FileManager.default.contentsOfDirectory(atPath: base.path).sorted()
         #expect(left == Array(names.dropFirst()).sorted())
+    }
+}
+
+/// The runner gives the trait a scope for the marked suite and one for each of its tests.
+@Suite(.removesTemporaryDirectories) struct MarkedSuiteTests {
+    @Test("a test of a marked suite runs in its suite's scope and its own")
+    func runsInBothScopes() {
+        #expect(TemporaryDirectories.currentSuite != nil)
+        #expect(TemporaryDirectories.currentTest != nil)
+        #expect(TemporaryDirectories.currentSuite !== TemporaryDirectories.currentTest)
     }
 }

@@ -11,7 +11,7 @@ import ZlibWrapper
 /// and the input as they were, and adb never run. The archives are built at test time from an apksigner-signed,
 /// aapt-built APK (ArchiveStrictnessTests and CorruptEntryTests make each shape); the same commands on the
 /// intact APK succeed (`intactInputPassesEveryCommand`), so what refuses below is the class.
-@Suite struct HostileArchiveMatrixTests {
+@Suite(.removesTemporaryDirectories) struct HostileArchiveMatrixTests {
     enum Hostile: String, CaseIterable, CustomStringConvertible {
         // The archive's structure.
         case bytesBetweenEntries, bytesBeforeEndRecord, twoEndRecords, uncountedCentralRecord, countAboveRecords

@@ -7,8 +7,9 @@ import Testing
 /// left behind by a run that ends normally, passed or failed:
 /// - they all live in one folder per test process in the system temp directory (`apkpatch-tests-PID-…`),
 ///   removed when the process exits;
-/// - in a suite marked `.removesTemporaryDirectories`, those a test makes go when that test (each case of a
-///   parameterized one) ends, and a failing test's are kept and named on stderr, to look at after the run;
+/// - in a suite marked `.removesTemporaryDirectories`, those its tests make go when the suite ends (not when
+///   each test ends: a `static` of the suite may have made one for all its tests), but a failing test's (each
+///   case of a parameterized one is a test here) are kept and named on stderr, to look at after the run;
 /// - `APKPATCH_KEEP_TEST_DIRS=1` keeps all of them, and the process's folder is named when it exits.
 /// A process's folder left by a crash or a kill is removed by the next test process, unless it kept something.
 public enum TemporaryDirectories {
@@ -24,6 +25,8 @@ public enum TemporaryDirectories {
 
     /// The directories of the test running in this task, when its suite removes them.
     @TaskLocal static var currentTest: TestDirectories?
+    /// What the passing tests of the suite running in this task made, removed when the suite ends.
+    @TaskLocal static var currentSuite: TestDirectories?
 
     private static let keptLock = Lock()
     nonisolated(unsafe) private static var kept: [URL] = []
@@ -84,42 +87,65 @@ public enum TemporaryDirectories {
     }
 }
 
-/// The directories one test made, removed when it ends (see `TemporaryDirectories`).
+/// The directories one test made, or those its suite's passing tests made (see `TemporaryDirectories`).
 final class TestDirectories: @unchecked Sendable {
     private let lock = Lock()
     private var directories: [URL] = []
     private var failed = false
 
     func add(_ url: URL) { lock.withLock { directories.append(url) } }
+    func add(_ urls: [URL]) { lock.withLock { directories += urls } }
     func noteFailure() { lock.withLock { failed = true } }
 
-    /// Removes the directories, or keeps them (and names them on stderr) when the test failed or the run keeps all.
-    func end(_ test: Test) {
+    /// At the end of a test: keeps the directories (and names them on stderr) when the test failed, else hands
+    /// them to `suite`, or removes them when there is none.
+    func endTest(_ test: Test, suite: TestDirectories?) {
         let (directories, failed) = lock.withLock { (self.directories, self.failed) }
-        guard !directories.isEmpty else { return }
-        if TemporaryDirectories.keepsEverything { return }
+        guard !directories.isEmpty, !TemporaryDirectories.keepsEverything else { return }
         if failed {
             TemporaryDirectories.noteKept(directories)
             let list = directories.map { "  \($0.path)\n" }.joined()
             let place = "\(test.sourceLocation.fileID):\(test.sourceLocation.line)"
-            FileHandle.standardError.write(Data("\(test.name) (\(place)) failed; its directories are kept:\n\(list)".utf8))
-            return
+            FileHandle.standardError.write(Data("\(test.name) (\(place)) recorded a failure; its directories are kept:\n\(list)".utf8))
+        } else if let suite {
+            suite.add(directories)
+        } else {
+            Self.remove(directories)
         }
+    }
+
+    /// At the end of a suite: removes what its passing tests made.
+    func endSuite() {
+        guard !TemporaryDirectories.keepsEverything else { return }
+        Self.remove(lock.withLock { directories })
+    }
+
+    private static func remove(_ directories: [URL]) {
         for url in directories { try? FileManager.default.removeItem(at: url) }
     }
 }
 
-/// On a suite: the temporary directories each of its tests makes are removed when that test ends, unless it
-/// failed (see `TemporaryDirectories`). What a `static` makes for several tests goes through
-/// `TestSupport.sharedByTests`, so that it is not removed with the first test that happened to need it.
+/// On a suite: the temporary directories each of its tests makes are removed when the suite ends (a static of the
+/// suite may have made them for its other tests too), unless that test failed (see `TemporaryDirectories`). What
+/// a `static` makes for tests of several suites goes through `TestSupport.sharedByTests`.
 public struct RemovesTemporaryDirectoriesTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
+    /// Each suite (nested ones too) and each test case: the suite's scope holds what its tests hand over.
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        test.isSuite || testCase != nil ? self : nil
+    }
+
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
+        if test.isSuite {
+            let suite = TestDirectories()
+            defer { suite.endSuite() }
+            return try await TemporaryDirectories.$currentSuite.withValue(suite) { try await function() }
+        }
         guard testCase != nil else { return try await function() }
         let directories = TestDirectories()
-        defer { directories.end(test) }
+        defer { directories.endTest(test, suite: TemporaryDirectories.currentSuite) }
         // Sees each issue the test records (a failed #expect does not throw) and passes it on unchanged.
         let failures = IssueHandlingTrait.compactMapIssues { issue in
             if issue.isFailure { directories.noteFailure() }
@@ -137,7 +163,7 @@ public struct RemovesTemporaryDirectoriesTrait: SuiteTrait, TestTrait, TestScopi
 }
 
 extension Trait where Self == RemovesTemporaryDirectoriesTrait {
-    /// Each test's temporary directories are removed when it ends, unless it failed.
+    /// The temporary directories of the suite's tests are removed when it ends, but for a failing test's.
     public static var removesTemporaryDirectories: Self { Self() }
 }
 
