@@ -8,7 +8,7 @@ import TestSupport
 /// writes such an APK's manifest, `run` passes its table through untouched, and resources a patch adds go into a new
 /// package 0x7f named as the manifest's package, as aapt2 makes it when an app has resources; checked with aapt,
 /// aapt2, apktool, apksigner and Android's own table loader (libandroidfw).
-@Suite struct PackagelessTableTests {
+@Suite(.removesTemporaryDirectories) struct PackagelessTableTests {
     /// The 40 bytes those APKs hold: the table header (package count 0) and an empty UTF-8 value string pool.
     static let table: [UInt8] = [
         0x02, 0x00, 0x0C, 0x00, 0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
