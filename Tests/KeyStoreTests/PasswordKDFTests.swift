@@ -6,19 +6,13 @@ import TestSupport
 
 /// The keystore's key derivations (PasswordKDF) against OpenSSL's own, and PKCS#12 stores read with every key
 /// derived together against the same stores read by OpenSSL's PKCS12 functions.
-@Suite struct PasswordKDFTests {
-    /// SplitMix64: the same "random" cases on every run.
+@Suite(.removesTemporaryDirectories) struct PasswordKDFTests {
+    /// Seeded (TestSupport's SplitMix64): the same "random" cases on every run.
     struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-        mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) } }
+        var generator: SplitMix64
+        init(state: UInt64) { generator = SplitMix64(seed: state) }
+        mutating func below(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &generator) }
+        mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) } }
     }
 
     /// Passwords with the shapes that matter: empty, one HMAC block and more (PBKDF2 hashes a key over 64 bytes),

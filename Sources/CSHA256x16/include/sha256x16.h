@@ -39,4 +39,8 @@ void apk_sha256_shani_x2_blocks(uint32_t stateA[8], uint32_t stateB[8], const ui
 /* apk_sha256x16_each on two interleaved SHA-NI streams. Call only when apk_sha256_shani_available(). */
 void apk_sha256_shani_each(const uint8_t *base, const size_t *offsets, const size_t *lengths, size_t count, uint8_t *out);
 
+/* Runs `nblocks` 64-byte blocks of one stream through `state` (h0..h7) in portable C (FIPS 180-4 6.2.2): for CPUs
+   without SHA-NI. Available everywhere. */
+void apk_sha256_portable_blocks(uint32_t state[8], const uint8_t *data, size_t nblocks);
+
 #endif
