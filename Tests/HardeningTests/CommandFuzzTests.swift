@@ -54,6 +54,9 @@ import TestSupport
         #!/bin/sh
         out=""; prev=""
         for a in "$@"; do [ "$prev" = "--out" ] && out="$a"; prev="$a"; done
+        case "$*" in
+          *--install*) echo "signing with $FUZZ_KS_PASS"; exit 0 ;;
+        esac
         case "$1 $2 $3" in
           "keystore list --ks") echo "error: refused" >&2; echo "💣 Program crashed: Signal 11" >&2; exit 1 ;;
           "keystore list --json") echo "error: refused" >&2; exit 139 ;;
@@ -68,6 +71,12 @@ import TestSupport
           "run input.apk") exec python3 -c 'x = b"x" * (600 << 20)' ;;
           "align -f") exit 3 ;;
           "merge input.apk") echo "Fatal error: Index out of range" >&2; exit 1 ;;
+          "watch input.apk")
+            trap 'exit 3' INT TERM HUP
+            echo "[00:00:00] built out-watch.apk in 1 ms"; touch wpatch-run/leftover.tmp
+            while [ ! -e wpatch-run/assets/fuzz-probe.txt ]; do sleep 0.1; done
+            echo "[00:00:01] rebuilt in 1 ms: assets/fuzz-probe.txt"
+            while :; do sleep 0.1; done ;;
         esac
         exit 0
         """.write(toFile: fake, atomically: true, encoding: .utf8)
@@ -75,7 +84,7 @@ import TestSupport
         var options = try Self.options("command-fuzz-fake", apkpatch: fake)
         options.timeout = 10  // the allocation must finish before it on a loaded machine
         options.maxRSSKiB = 300 << 10
-        options.targetFilter = ["zip:app.apk", "der:ks.p12"]
+        options.targetFilter = ["zip:app.apk", "der:ks.p12", "adb:install"]
         let campaign = try Campaign(options: options, seeds: try Self.seeds.get())
         // This process holds more than the limit while it spawns: only the command's own peak may count.
         let ballast = [UInt8](repeating: 1, count: 350 << 20)
@@ -85,7 +94,9 @@ import TestSupport
         for expected in ["verify: crash (signal 11)", "verify --json: oracle: invalid JSON", "unpack: hang (timeout 10 s)",
                          "unpack --decode: refusal without a message", "decode: leftover files", "sign: oracle: libziparchive refuses the output",
                          "run: peak RSS", "align: exit status 3", "merge: trap message",
-                         "keystore list: crash report in stderr", "keystore list --json: exit status 139"] {
+                         "keystore list: crash report in stderr", "keystore list --json: exit status 139",
+                         "watch: exit status 3 after the stop signal", "watch: leftover files", "watch: watch reported a build and left no output",
+                         "run --install: secret echoed", "run --install: install: no APK after the build"] {
             #expect(kinds.contains { $0.hasPrefix(expected) }, "not flagged: \(expected); flagged: \(kinds.sorted())")
         }
         #expect(kinds.filter { $0.contains("peak RSS") }.allSatisfy { $0.hasPrefix("run: ") }, "only run's allocation counts: \(kinds.sorted())")

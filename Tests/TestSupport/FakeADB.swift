@@ -31,6 +31,8 @@ public struct FakeADB: Sendable {
         for a in "$@"; do
             case "$a" in install|install-multiple) kind=install; break;; shell) kind=shell; break;; esac
         done
+        # A hook (the command fuzzer's) may answer any invocation itself: it is sourced with $kind and "$@" set.
+        if [ -n "$FAKE_ADB_HOOK" ]; then . "$FAKE_ADB_HOOK"; fi
         if [ "$kind" = install ]; then
             for last in "$@"; do :; done
             if [ ! -f "$last" ]; then echo "adb: failed to stat $last: No such file or directory" >&2; exit 1; fi

@@ -26,6 +26,17 @@ public struct FuzzCommand: Sendable {
     public var oracle: Oracle = .none
     /// The exit statuses that are no finding (a refusal's 64 is ArgumentParser's usage error).
     public var allowedStatuses: Set<Int32> = [0, 1]
+
+    public enum Mode: Sendable {
+        /// Runs to its end.
+        case oneShot
+        /// `watch`: started, its patch directory (the argument of --patch, a copy of the seeds' patch directory
+        /// unless the target made it) edited in hostile ways, then stopped by a signal (WatchRun).
+        case watch
+        /// Installs through the fake adb, which answers as the case's `HostileADB` says.
+        case install
+    }
+    public var mode: Mode = .oneShot
 }
 
 /// What is mutated and what runs on it.
@@ -41,6 +52,8 @@ public struct FuzzTarget: Sendable {
     public var commands: [FuzzCommand]
     /// The seed stays intact and one of `commands`, spoilt by `Refusals.spoil`, runs on it.
     public var spoilsArguments = false
+    /// The seed stays intact and one of `commands` runs with the fake adb answering in a hostile way.
+    public var hostileADB = false
 }
 
 public enum Targets {
@@ -58,6 +71,8 @@ public enum Targets {
             FuzzCommand(label: "run", arguments: ["run", "@in", "--patch", patch, "--out", "out-run.apk"] + ks, outputs: ["out-run.apk"], oracle: .signedAPK),
             FuzzCommand(label: "align", arguments: ["align", "-f", "-p", "4", "@in", "out-aligned.apk"], outputs: ["out-aligned.apk"], oracle: .aligned),
             FuzzCommand(label: "merge", arguments: ["merge", "@in", "--no-verify", "--out", "out-merged.apk"] + ks, outputs: ["out-merged.apk"], oracle: .signedAPK),
+            FuzzCommand(label: "watch", arguments: ["watch", "@in", "--patch", "wpatch", "--out", "out-watch.apk"] + ks, outputs: ["out-watch.apk"],
+                        oracle: .signedAPK, mode: .watch),
         ]
     }
 
@@ -68,11 +83,28 @@ public enum Targets {
             FuzzCommand(label: "sign (set)", arguments: ["sign"] + ks + ["--out", "out-signed.\(ext)", "@in"], outputs: ["out-signed.\(ext)"]),
             FuzzCommand(label: "run (set)", arguments: ["run", "@in", "--patch", "@S/empty-patch", "--out", "out-run.\(ext)"] + ks, outputs: ["out-run.\(ext)"]),
             FuzzCommand(label: "merge (set)", arguments: ["merge", "@in", "--out", "out-merged.apk"] + ks, outputs: ["out-merged.apk"], oracle: .signedAPK),
+            FuzzCommand(label: "watch (set)", arguments: ["watch", "@in", "--patch", "wpatch", "--out", "out-watch.\(ext)"] + ks, outputs: ["out-watch.\(ext)"],
+                        mode: .watch),
         ]
     }
 
     static let runPatch = FuzzCommand(label: "run --patch", arguments: ["run", "@S/app.apk", "--patch", "patch", "--out", "out-run.apk"] + ks,
                                       outputs: ["out-run.apk"], oracle: .signedAPK)
+    static let watchPatch = FuzzCommand(label: "watch --patch", arguments: ["watch", "@S/app.apk", "--patch", "patch", "--out", "out-watch.apk"] + ks,
+                                        outputs: ["out-watch.apk"], oracle: .signedAPK, mode: .watch)
+
+    /// Installs through the fake adb (`HostileADB`): one APK (adb install --incremental, then the fallback), a
+    /// split set (the device probe, then install-multiple), a merged set, and watch's reinstalls.
+    static let installs: [FuzzCommand] = [
+        FuzzCommand(label: "run --install", arguments: ["run", "@in", "--patch", "@S/empty-patch", "--out", "out-install.apk", "--install"] + ks,
+                    outputs: ["out-install.apk"], oracle: .signedAPK, mode: .install),
+        FuzzCommand(label: "run --install (set)", arguments: ["run", "@S/set.apks", "--patch", "@S/empty-patch", "--out", "out-install.apks", "--install"] + ks,
+                    outputs: ["out-install.apks"], mode: .install),
+        FuzzCommand(label: "merge --install", arguments: ["merge", "@S/set.apks", "--out", "out-merged.apk", "--install"] + ks,
+                    outputs: ["out-merged.apk"], oracle: .signedAPK, mode: .install),
+        FuzzCommand(label: "watch --install", arguments: ["watch", "@in", "--patch", "wpatch", "--out", "out-watch.apk", "--install"] + ks,
+                    outputs: ["out-watch.apk"], oracle: .signedAPK, mode: .watch),
+    ]
 
     public static let all: [FuzzTarget] = {
         var targets: [FuzzTarget] = []
@@ -130,9 +162,10 @@ public enum Targets {
         ]))
         // The patch directory's files, compiled by run.
         for file in ["apkpatch.yml", "AndroidManifest.xml", "res/values/strings.xml", "res/xml/config.xml", "res/layout/main.xml", "certs/proxy.pem"] {
-            targets.append(FuzzTarget(name: "text:patch/\(file)", seed: "patch/\(file)", format: .text, input: "patch/\(file)", commands: [runPatch]))
+            targets.append(FuzzTarget(name: "text:patch/\(file)", seed: "patch/\(file)", format: .text, input: "patch/\(file)", commands: [runPatch, watchPatch]))
         }
         // Refusals while the key is still being decrypted (see Refusals).
+        targets.append(FuzzTarget(name: "adb:install", seed: "app.apk", format: .zip, input: "input.apk", commands: installs, hostileADB: true))
         targets.append(FuzzTarget(name: "refusal:slow.p12", seed: "slow.p12", format: .der, input: "input.p12", commands: Refusals.bases, spoilsArguments: true))
         return targets
     }()
@@ -176,6 +209,10 @@ public final class Campaign: @unchecked Sendable {
     let targets: [FuzzTarget]
     let mutators: [Mutator]
     let repackers: [EntryRepacker?]
+    /// Mutators of the seeds' patch files, for watch's edits.
+    let patchMutators: [String: Mutator]
+    /// The fake adb of the install cases (each case's replies come through its hook).
+    let fakeADB: FakeADB
     let lock = NSLock()
     public private(set) var findings: [Finding] = []
     public private(set) var runs = 0
@@ -202,6 +239,12 @@ public final class Campaign: @unchecked Sendable {
         }
         self.mutators = mutators
         self.repackers = repackers
+        var patchMutators: [String: Mutator] = [:]
+        for file in ["apkpatch.yml", "AndroidManifest.xml", "res/values/strings.xml", "res/xml/config.xml", "res/layout/main.xml", "certs/proxy.pem"] {
+            patchMutators[file] = Mutator(seed: try self.seeds.bytes("patch/\(file)"), format: .text)
+        }
+        self.patchMutators = patchMutators
+        fakeADB = try FakeADB()
     }
 
     /// Runs the cases (`iterations`, or until `seconds` have passed); the findings are kept and logged.
@@ -230,7 +273,7 @@ public final class Campaign: @unchecked Sendable {
 
     /// The generator of case `index`: the case is the same for a given campaign seed, whatever ran before.
     public func generator(for index: Int) -> SplitMix64 {
-        SplitMix64(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15)
+        SplitMix64(seed: options.seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(bitPattern: Int64(index)) &* 0x9E37_79B9_7F4A_7C15)
     }
 
     /// Every target's commands on its intact seed: the exit status of each (the seeds must be inputs the commands
@@ -249,7 +292,8 @@ public final class Campaign: @unchecked Sendable {
                     return fast
                 }
             }
-            runCase(-1 - t, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: ["none (control)"]), commands: commands)
+            runCase(-1 - t, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: ["none (control)"]), commands: commands,
+                    adb: target.hostileADB ? .plain : nil)
             let after = lock.withLock { exitCounts }
             for command in target.commands {
                 let old = before[command.label] ?? [:], new = after[command.label] ?? [:]
@@ -267,13 +311,24 @@ public final class Campaign: @unchecked Sendable {
             runCase(index, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: spoilt.steps), commands: [spoilt.command])
             return
         }
+        if targets[t].hostileADB {
+            var command = targets[t].commands.randomElement(using: &rng)!
+            let adb = HostileADB.random(&rng)
+            var steps = ["intact seed", adb.description]
+            for flag in HostileADB.flags(for: command) where Int.random(in: 0..<4, using: &rng) == 0 {
+                command.arguments += flag
+                steps.append("with \(flag.joined(separator: " "))")
+            }
+            runCase(index, target: t, mutation: Mutator.Mutation(bytes: mutators[t].seed, steps: steps), commands: [command], adb: adb)
+            return
+        }
         let mutation = mutators[t].mutate(&rng)
         var commands = targets[t].commands
         if let k = options.commandsPerCase, k < commands.count { commands = Array(commands.shuffled(using: &rng).prefix(k)) }
         runCase(index, target: t, mutation: mutation, commands: commands)
     }
 
-    func runCase(_ index: Int, target t: Int, mutation: Mutator.Mutation, commands: [FuzzCommand]) {
+    func runCase(_ index: Int, target t: Int, mutation: Mutator.Mutation, commands: [FuzzCommand], adb: HostileADB? = nil) {
         let target = targets[t]
         let caseDir = options.work.appendingPathComponent(index < 0 ? "controls/\(-1 - index)" : "cases/\(index)")
         let fm = FileManager.default
@@ -285,7 +340,7 @@ public final class Campaign: @unchecked Sendable {
             try TestSupport.write(bytes, to: target.input, in: caseDir)
             var caseFindings: [Finding] = []
             for command in commands {
-                caseFindings += check(command, target: target, input: bytes, in: caseDir)
+                caseFindings += check(command, target: target, input: bytes, in: caseDir, index: index, adb: adb)
             }
             if (try? TestSupport.readBytes(caseDir.appendingPathComponent(target.input).path)) != bytes {
                 caseFindings.append(Finding(kind: "input modified", target: target.name, command: "-", detail: "", caseDirectory: caseDir.path, signature: "input modified"))
@@ -338,9 +393,8 @@ public final class Campaign: @unchecked Sendable {
         return Set(enumerator.compactMap { $0 as? String }.filter { !$0.hasPrefix(".fuzz-") && $0 != "FINDING.txt" })
     }
 
-    func check(_ command: FuzzCommand, target: FuzzTarget, input: [UInt8], in caseDir: URL) -> [Finding] {
-        let arguments = command.arguments.map { expand($0, input: target.input) }
-        let before = Self.snapshot(caseDir)
+    func check(_ command: FuzzCommand, target: FuzzTarget, input: [UInt8], in caseDir: URL, index: Int, adb: HostileADB?) -> [Finding] {
+        var arguments = command.arguments.map { expand($0, input: target.input) }
         var environment = ProcessInfo.processInfo.environment
         environment[Seeds.passwordVariable] = Seeds.password
         environment[Refusals.wrongPasswordVariable] = "wrong-password"
@@ -348,21 +402,59 @@ public final class Campaign: @unchecked Sendable {
         environment["TMPDIR"] = caseDir.appendingPathComponent("tmp").path
         // A command line left without a key signs with the debug key, created under HOME: not the user's.
         environment["HOME"] = options.work.appendingPathComponent("home").path
-        let result = BoundedRun.run(options.apkpatch, arguments, in: caseDir.path, environment: environment,
+        // watch registers its working files here (a folder it keeps), apart from other cases' sessions.
+        let runtime = caseDir.appendingPathComponent(".fuzz-runtime")
+        try? FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        if let adb {
+            do { environment.merge(try adb.prepare(in: caseDir, adb: fakeADB)) { $1 } } catch {
+                options.log("fuzz: the fake adb's reply could not be written: \(error)")
+            }
+        }
+        // watch edits a copy of its patch directory (the case's mutated one, or the seeds'), made before the snapshot.
+        var watchPatch: URL?
+        if command.mode == .watch, let at = arguments.firstIndex(of: "--patch"), at + 1 < arguments.count {
+            let given = caseDir.appendingPathComponent(arguments[at + 1])
+            let copy = caseDir.appendingPathComponent("wpatch-run")
+            try? FileManager.default.removeItem(at: copy)
+            try? FileManager.default.copyItem(at: FileManager.default.fileExists(atPath: given.path) ? given : seeds.directory.appendingPathComponent("patch"), to: copy)
+            arguments[at + 1] = "wpatch-run"
+            watchPatch = copy
+        }
+        let before = Self.snapshot(caseDir)
+        let result: BoundedRun
+        var watch: WatchRun?
+        if let watchPatch {
+            var caseGenerator = generator(for: index)
+            var rng = SplitMix64(seed: caseGenerator.next() ^ 0x7761_7463_6800)
+            // The controls (negative indices) edit nothing but the probe's file.
+            let edits = index < 0 ? [] : WatchEdit.script(&rng) { file, rng in self.patchMutators[file].map { $0.mutate(&rng).bytes } }
+            let stop = [SIGINT, SIGTERM, SIGHUP].randomElement(using: &rng)!
+            watch = WatchRun.run(options.apkpatch, arguments, in: caseDir.path, environment: environment, seconds: options.timeout,
+                                 memoryBytes: options.memoryBytes, patch: watchPatch, edits: edits, stop: stop)
+            result = watch!.result
+        } else {
+            result = BoundedRun.run(options.apkpatch, arguments, in: caseDir.path, environment: environment,
                                     seconds: options.timeout, memoryBytes: options.memoryBytes)
+        }
         lock.withLock {
             runs += 1
             exitCounts[command.label, default: [:]][result.exited ? result.status : -(result.signal == 0 ? 999 : result.signal), default: 0] += 1
         }
         var found: [Finding] = []
-        let invocation = "apkpatch " + arguments.joined(separator: " ")
+        let invocation = "apkpatch " + arguments.joined(separator: " ") + (watch.map { "\n" + $0.log.joined(separator: "\n") } ?? "")
         func add(_ kind: String, _ detail: String, key: String = "") {
             found.append(Finding(kind: kind, target: target.name, command: command.label, detail: "\(invocation)\n\(result.summary)\n\(detail)",
                                  caseDirectory: caseDir.path, signature: "\(kind)|\(command.label)|\(key)"))
         }
         let output = result.stdout + result.stderr
         let trapLine = output.split(separator: "\n").first { $0.contains("Fatal error") || $0.contains("Stack dump") || $0.contains("Illegal instruction") }
-        if result.timedOut { add("hang (timeout \(Int(options.timeout)) s)", result.stderr.suffix(2000).description) }
+        if let watch {
+            if let busy = watch.busy { add("hang (busy \(busy))", result.stderr.suffix(2000).description) }
+            if watch.unanswered { add("watch stopped answering edits", result.stderr.suffix(2000).description, key: watch.log.dropLast().last ?? "") }
+            if watch.ignoredStop { add("watch did not stop on its signal", result.stderr.suffix(2000).description) }
+        }
+        if result.timedOut { if watch == nil { add("hang (timeout \(Int(options.timeout)) s)", result.stderr.suffix(2000).description) } }
         else if result.signal != 0 {
             add("crash (signal \(result.signal))", result.stderr.suffix(3000).description,
                 key: trapLine.map { String($0).replacingOccurrences(of: #"[0-9]+"#, with: "N", options: .regularExpression) } ?? "")
@@ -370,6 +462,13 @@ public final class Campaign: @unchecked Sendable {
             // What a shell reports for a child a signal ended (128 + N), or a process that died in its exit handlers
             // with the status already chosen.
             add("exit status \(result.status) (a death by signal \(result.status - 128))", result.stderr.suffix(2000).description)
+        } else if let watch {
+            // A session refused at the start exits 1 with its error; one that started ends only when told, with 0.
+            if watch.exitedEarly && !(watch.events == 0 && result.status == 1) {
+                add("watch ended by itself (exit \(result.status) after \(watch.events) build report(s))", result.stderr.suffix(2000).description)
+            } else if !watch.exitedEarly && result.status != 0 {
+                add("exit status \(result.status) after the stop signal", result.stderr.suffix(2000).description)
+            }
         } else if !command.allowedStatuses.contains(result.status) {
             add("exit status \(result.status)", result.stderr.suffix(2000).description)
         }
@@ -383,24 +482,54 @@ public final class Campaign: @unchecked Sendable {
         if result.exited && result.status == 1 {
             let lines = result.stderr.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
             if lines.isEmpty && result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { add("refusal without a message", "") }
-            if result.stderr.contains("The operation could") || result.stderr.contains("Error Domain=") || result.stderr.contains("error 0.") {
-                add("untyped error message", result.stderr, key: String(result.stderr.prefix(60)))
-            }
         }
-        // Nothing beside the outputs; no output at all after a refusal.
-        // An APK written with v4 on has its .idsig beside it.
+        if output.contains("The operation could") || output.contains("Error Domain=") || output.contains("error 0.") {
+            add("untyped error message", String(output.prefix(600)), key: String(output.prefix(60)))
+        }
+        // The keystore password is never printed (nor given to adb).
+        let adbLog = (try? String(contentsOf: caseDir.appendingPathComponent(".fuzz-adb/argv.log"), encoding: .utf8)) ?? ""
+        if output.contains(Seeds.password) || adbLog.contains(Seeds.password) { add("secret echoed", "the keystore password is in the output or adb's arguments") }
+
+        // What may be there afterwards: the outputs after a success; after a failed install too (the APK is kept);
+        // after a watch session, its last good build. An APK written with v4 on has its .idsig beside it.
         let outputs = command.outputs + command.outputs.filter { $0.hasSuffix(".apk") }.map { $0 + ".idsig" }
-        let allowed = result.exited && result.status == 0 ? Set(outputs) : []
-        let leftovers = Self.snapshot(caseDir).subtracting(before).filter { path in !allowed.contains { path == $0 || path.hasPrefix($0 + "/") } }
+        let built = watch.map { _ in output.split(separator: "\n").contains { $0.contains("] built ") || $0.contains("] rebuilt ") } } ?? false
+        let allowed: Set<String>
+        switch command.mode {
+        case .oneShot: allowed = result.exited && result.status == 0 ? Set(outputs) : []
+        case .install: allowed = result.exited && [0, 1].contains(result.status) ? Set(outputs) : []
+        case .watch: allowed = built ? Set(outputs) : []
+        }
+        var leftovers = Self.snapshot(caseDir).subtracting(before).filter { path in !allowed.contains { path == $0 || path.hasPrefix($0 + "/") } }
+        if let watchPatch, let watch {
+            // The session may not write into the patch directory; what the edits made there is theirs.
+            leftovers = leftovers.filter { !$0.hasPrefix("wpatch-run/") && $0 != "wpatch-run" }
+            leftovers.formUnion(Self.snapshot(watchPatch).subtracting(watch.patchFiles).map { "wpatch-run/" + $0 })
+            let written = command.outputs.first.map { FileManager.default.fileExists(atPath: caseDir.appendingPathComponent($0).path) } ?? false
+            if built && !written { add("watch reported a build and left no output", "") }
+        }
+        // A session that stopped has unregistered its working files (the register's folder stays).
+        leftovers.formUnion(Self.snapshot(runtime).filter { $0.contains("/") }.map { ".fuzz-runtime/" + $0 })
         if !leftovers.isEmpty { add("leftover files", leftovers.sorted().prefix(10).joined(separator: "\n")) }
-        if result.exited && result.status == 0 {
-            for problem in oracleProblems(command, caseDir: caseDir, inputPath: caseDir.appendingPathComponent(target.input).path, stdout: result.stdout) {
-                add("oracle: \(problem.kind)", problem.detail)
+        let succeeded = result.exited && (result.status == 0 || (command.mode == .watch && built))
+        if succeeded || (command.mode == .install && result.exited && result.status == 1) {
+            let written = command.outputs.first.map { FileManager.default.fileExists(atPath: caseDir.appendingPathComponent($0).path) } ?? true
+            if command.mode == .install && !written { add("install: no APK after the build", "") }
+            if written {
+                for problem in oracleProblems(command, caseDir: caseDir, inputPath: caseDir.appendingPathComponent(target.input).path, stdout: result.stdout) {
+                    add("oracle: \(problem.kind)", problem.detail)
+                }
             }
         } else if case .json = command.oracle, result.exited, !result.stdout.isEmpty {
             if (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) == nil { add("oracle: invalid JSON", String(result.stdout.prefix(500))) }
         }
+        if let adb, command.mode == .install, result.exited {
+            for problem in adb.problems(arguments: arguments, status: result.status, stdout: result.stdout, stderr: result.stderr, adbLog: adbLog) {
+                add("install: \(problem)", "", key: String(problem.prefix(40)))
+            }
+        }
         for output in outputs { try? FileManager.default.removeItem(at: caseDir.appendingPathComponent(output)) }
+        if let watchPatch { try? FileManager.default.removeItem(at: watchPatch) }
         return found
     }
 

@@ -31,23 +31,8 @@ public struct BoundedRun: Sendable {
         // prlimit, the command) keeps one pid, so time's figure and exit report are the command's.
         let argv = ["/usr/bin/time", "-f", "%M %x", "-o", usagePath,
                     "/usr/bin/env", "-C", directory, "/usr/bin/prlimit", "--as=\(memoryBytes)", "--", executable] + arguments
-        let env = environment.map { "\($0.key)=\($0.value)" }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var pid: pid_t = 0
         let start = Date()
-        let spawned = withCStrings(argv) { cArgv in
-            withCStrings(env) { cEnv in posix_spawn(&pid, argv[0], &actions, &attributes, cArgv, cEnv) }
-        }
+        let (pid, spawned) = spawnInOwnGroup(argv, environment: environment, stdout: outPath, stderr: errPath)
         guard spawned == 0 else {
             result.status = -1
             result.stderr = "posix_spawn failed: \(spawned)"
@@ -100,6 +85,32 @@ public struct BoundedRun: Sendable {
         unlink(outPath); unlink(errPath)
         return result
     }
+}
+
+/// Starts `argv` in a process group of its own, stdin /dev/null, stdout and stderr into the files, with SIGINT,
+/// SIGTERM, SIGHUP and SIGPIPE at their defaults and none blocked (a test runner may ignore or block them; a
+/// command must get them as a shell gives them). Returns the pid and posix_spawn's result.
+func spawnInOwnGroup(_ argv: [String], environment: [String: String], stdout outPath: String, stderr errPath: String) -> (pid_t, Int32) {
+    let env = environment.map { "\($0.key)=\($0.value)" }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = sigset_t(), empty = sigset_t()
+    sigemptyset(&defaults); sigemptyset(&empty)
+    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    posix_spawnattr_setpgroup(&attributes, 0)
+    var pid: pid_t = 0
+    let spawned = withCStrings(argv) { cArgv in withCStrings(env) { cEnv in posix_spawn(&pid, argv[0], &actions, &attributes, cArgv, cEnv) } }
+    return (pid, spawned)
 }
 
 /// The CPU time (user and system, with reaped children's) of every process in the process group `group`, from

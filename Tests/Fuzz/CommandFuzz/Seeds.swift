@@ -9,7 +9,8 @@ import TestSupport
 public struct Seeds: Sendable {
     public let directory: URL
     public let apkpatch: String
-    public static let password = "android"
+    /// Distinctive, so that a command echoing it (an error, adb's arguments) is caught.
+    public static let password = "fuzz-s3cret-pw"
     /// The environment every command gets: the keystore password (never in argv), no Swift backtracer (a trap
     /// must end the process at once, not wait on a symbolicating helper), a TMPDIR inside the case.
     public static let passwordVariable = "FUZZ_KS_PASS"
