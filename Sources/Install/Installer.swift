@@ -168,12 +168,18 @@ public struct Installer: Sendable {
                     let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                     if count < 0 && errno == EINTR { continue }
                     if count <= 0 { break }
+                    // Only the new bytes are searched, and the lines found are dropped at once: a line of megabytes
+                    // (adb printing a whole file, no newline) costs its length, not its length squared.
+                    var start = pending.count
                     pending.append(contentsOf: buffer[0..<count])
+                    var lineStart = 0
                     // adb ends progress updates with \r; treat it as a line end too.
-                    while let end = pending.firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
-                        emit(pending[..<end])
-                        pending.removeSubrange(...end)
+                    while let end = pending[start...].firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
+                        emit(pending[lineStart..<end])
+                        lineStart = end + 1
+                        start = lineStart
                     }
+                    if lineStart > 0 { pending.removeSubrange(..<lineStart) }
                 }
                 if !pending.isEmpty { emit(pending[...]) }
             }

@@ -99,6 +99,8 @@ public struct SetReport: Sendable {
     public var members: [SetMemberReport]
     public var installCommands: InstallCommands?
     public var install: Installer.Report?
+    /// Why `install` did not happen, when adb ran and failed: the set was built, and its report stands.
+    public var installError: InstallError?
     /// The names of the APKs the install commands install (those matching the device).
     public var installedAPKs: [String] = []
     /// The device the installed APKs were chosen for (the device spec, or what adb read from the device).
@@ -220,7 +222,15 @@ public enum SetPipeline {
             var installer = Installer()
             installer.onMessage = options.onInstallMessage
             installer.holdsMessagesUntilSuccess = true
-            report.install = try clock.measure("install") { try installer.install(commands) }
+            do {
+                report.install = try clock.measure("install") { try installer.install(commands) }
+            } catch let error as InstallError {
+                // A container's APKs were in the staging directory, gone once this returns: the set is what is kept.
+                report.installError = set.form.isContainer
+                    ? InstallError(code: error.code, failureCode: error.failureCode, adbMessage: error.adbMessage, exitStatus: error.exitStatus,
+                                   advice: error.advice, apkPath: output)
+                    : error
+            }
         }
         withExtendedLifetime(staging) {}  // a container's APKs stay in it until adb has read them
         report.timings = clock.timings
@@ -322,6 +332,8 @@ public enum SetPipeline {
         public var v4SignatureFile: String?
         public var installCommands: InstallCommands?
         public var install: Installer.Report?
+        /// Why `install` did not happen, when adb ran and failed: the APK was built, and its report stands.
+        public var installError: InstallError?
         public var timings: [StageTiming]
     }
 
@@ -395,6 +407,7 @@ public enum SetPipeline {
             try PatchPipeline.finishInstall(&single, options: pipeline, clock: &clock)
             report.installCommands = single.installCommands
             report.install = single.install
+            report.installError = single.installError
         }
         report.timings = clock.timings
         return report

@@ -58,9 +58,17 @@ extension SetCommands {
         let report = try SetPipeline.merge(options)
         if json {
             print(try FileHandleOutput.json(MergeJSON(report)))
-            return
+        } else if !quiet {
+            printMergeReport(report)
         }
-        if quiet { return }
+        // The merged APK stands (its summary is above); the exit status says the install did not happen.
+        if let error = report.installError {
+            if !json { FileHandleOutput.standardError(CLIHint.describe(error)) }
+            throw ExitCode.failure
+        }
+    }
+
+    static func printMergeReport(_ report: SetPipeline.MergeReport) {
         print("Wrote \(report.output) (\(formatBytes(report.signing.outputSize)), \(report.signing.entryCount) entries): \(report.mergedAPKs.count) APKs merged, package \(report.packageName), versionCode \(report.versionCode)")
         print("  \(report.merge.addedEntries.count) entries from the splits, \(report.merge.mergedTables) resource tables merged")
         if !report.merge.removedFromManifest.isEmpty { print("  removed from the manifest: \(report.merge.removedFromManifest.joined(separator: ", "))") }
@@ -70,7 +78,8 @@ extension SetCommands {
         if let v4 = report.v4SignatureFile { print("  v4 signature: \(v4)") }
         print(timeLine(report.timings))
         if let commands = report.installCommands, report.install == nil {
-            print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
+            print(report.installError != nil ? "Not installed (the reason follows); once fixed, install with:" : "Install with:")
+            print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
         }
     }
 }
@@ -92,6 +101,9 @@ struct MergeJSON: Encodable {
     var verified: Bool?
     var v4SignatureFile: String?
     var installCommand: String?
+    /// With --install: whether the merged APK was installed (nil without --install).
+    var installed: Bool?
+    var installError: InstallErrorJSON?
     var timingsMs: [String: Double]
 
     init(_ report: SetPipeline.MergeReport) {
@@ -110,6 +122,8 @@ struct MergeJSON: Encodable {
         verified = report.verification?.isVerified
         v4SignatureFile = report.v4SignatureFile
         installCommand = report.installCommands?.installLine
+        installed = report.install != nil ? true : report.installError != nil ? false : nil
+        installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

@@ -111,9 +111,17 @@ enum SetCommands {
         let report = try SetPipeline.run(options)
         if json {
             print(try FileHandleOutput.json(SetJSON(report)))
-            return
+        } else if !quiet {
+            printSetReport(report)
         }
-        if quiet { return }
+        // The set stands (its summary is above); the exit status says the install did not happen.
+        if let error = report.installError {
+            if !json { FileHandleOutput.standardError(CLIHint.describe(error)) }
+            throw ExitCode.failure
+        }
+    }
+
+    static func printSetReport(_ report: SetReport) {
         print("Wrote \(report.output) (\(report.form.rawValue), \(report.members.count) APKs, \(formatBytes(report.outputSize))): package \(report.packageName), versionCode \(report.versionCode)")
         for member in report.members {
             var line = "  \(member.name) (\(member.role))"
@@ -132,7 +140,8 @@ enum SetCommands {
         print(timeLine(report.timings))
         if let commands = report.installCommands {
             print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
-            if report.install == nil { print("Install with:\n  \(commands.text.split(separator: "\n").joined(separator: "\n  "))") }
+            if report.installError != nil { print("Not installed (the reason follows); once fixed, install with:") } else if report.install == nil { print("Install with:") }
+            if report.install == nil { print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))") }
         }
     }
 }
@@ -155,6 +164,9 @@ struct SetJSON: Encodable {
     var apks: [Member]
     var installCommand: String?
     var installedAPKs: [String]?
+    /// With --install: whether the set was installed (nil without --install).
+    var installed: Bool?
+    var installError: InstallErrorJSON?
     var timingsMs: [String: Double]?
 
     struct Member: Encodable {
@@ -214,6 +226,8 @@ struct SetJSON: Encodable {
         }
         installCommand = report.installCommands?.installLine
         installedAPKs = report.installCommands == nil ? nil : report.installedAPKs
+        installed = report.install != nil ? true : report.installError != nil ? false : nil
+        installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

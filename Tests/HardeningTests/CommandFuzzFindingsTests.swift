@@ -73,4 +73,60 @@ import TestSupport
             #expect(snapshot(dir).allSatisfy { !$0.hasPrefix("out") }, "\(label): nothing is written: \(snapshot(dir).sorted())")
         }
     }
+
+    /// Found by the install runs (the fake adb answering as HostileADB says): `merge --install` exited 0 when adb
+    /// failed (the merged APK's install error was dropped), and `run SET --install` ended with the bare error: no
+    /// summary, no `--json` object, and "The APK is kept at" a staging file already removed (the advice's adb line
+    /// still names it: a container's install line is that of its staged APKs). Both now report as
+    /// `run APK --install` does: the summary (or JSON with installed false and the error), the error naming what is
+    /// kept, exit status 1.
+    @Test func failedSetAndMergeInstallsReportAndExitNonZero() throws {
+        let seeds = try CommandFuzzTests.seeds.get()
+        let adb = try FakeADB()
+        var environment = adb.environment(install: .init(standardError: "adb: device unauthorized.\n", status: 1),
+                                          shell: .init(standardOutput: "abis=arm64-v8a\nlocales=en-US\nsdk=33\nPhysical density: 480\n"))
+        environment[Seeds.passwordVariable] = Seeds.password
+        let keys = ["--ks", seeds.path("ks.p12")] + Seeds.keyOptions
+        let merged = dir.appendingPathComponent("merged.apk").path, set = dir.appendingPathComponent("out.apks").path
+        let commands: [(String, [String], String)] = [
+            ("merge", ["merge", seeds.path("set.apks"), "--out", merged, "--install"] + keys, merged),
+            ("run SET", ["run", seeds.path("set.apks"), "--patch", seeds.path("empty-patch"), "--out", set, "--install"] + keys, set),
+        ]
+        for (label, arguments, output) in commands {
+            let text = try TestSupport.apkpatch(arguments, environment: environment)
+            #expect(text.status == 1, "\(label): \(text)")
+            #expect(text.stdout.contains("Wrote ") && text.stdout.contains("Not installed"), "\(label): the summary comes first: \(text)")
+            #expect(text.stderr.contains("device unauthorized") && text.stderr.contains("kept at \(output)."), "\(label): \(text)")
+            #expect(FileManager.default.fileExists(atPath: output), "\(label): the output is kept")
+            let json = try TestSupport.apkpatch(arguments + ["--json"], environment: environment)
+            #expect(json.status == 1, "\(label) --json: \(json)")
+            let object = try #require(try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(label) --json: \(json)")
+            #expect(object["installed"] as? Bool == false, "\(label) --json: \(json.stdout)")
+            #expect((object["installError"] as? [String: Any])?["code"] as? String == "DEVICE_UNAUTHORIZED", "\(label) --json: \(json.stdout)")
+        }
+    }
+
+    /// Found by the install runs: adb printing 3 MiB with no line end (Inputs/FuzzCommands/adb-hook-3mb-line.sh)
+    /// kept `merge --install` busy past the fuzzer's 60 s timeout (debug build): each 4 KiB read searched the whole
+    /// unfinished line again for its end. Now only new bytes are searched; the run costs about what it costs
+    /// without the output (the bound is generous: 2 s of CPU here, over 15 s before).
+    @Test func aHugeLineFromADBCostsItsLength() throws {
+        let seeds = try CommandFuzzTests.seeds.get()
+        let adb = try FakeADB()
+        var environment = adb.environment()
+        environment["FAKE_ADB_HOOK"] = FuzzRegressionTests.inputs.appendingPathComponent("FuzzCommands/adb-hook-3mb-line.sh").path
+        environment[Seeds.passwordVariable] = Seeds.password
+        let out = dir.appendingPathComponent("merged.apk").path
+        let script = #""$@"; status=$?; times >&2; exit $status"#
+        let result = try TestSupport.run("bash", ["-c", script, "bash", TestSupport.apkpatchBinary, "merge", seeds.path("set.apks"), "--out", out, "--install",
+                                                  "--ks", seeds.path("ks.p12")] + Seeds.keyOptions, environment: environment)
+        #expect(result.status == 1 && result.stderr.contains("Install failed") && result.stderr.contains("…"), "\(result.stdout)\n\(result.stderr.prefix(2000))")
+        let children = try #require(result.stderr.split(separator: "\n").last)
+        let cpu = children.split(separator: " ").map { field -> Double in
+            let parts = field.dropLast().split(separator: "m")
+            return (Double(parts.first ?? "") ?? 0) * 60 + (Double(parts.last ?? "") ?? 0)
+        }.reduce(0, +)
+        #expect(cpu < 10, "merge --install used \(cpu) s of CPU for 3 MiB of adb output")
+        #expect(result.stderr.utf8.count < 64 << 10, "the error quotes adb's line cut, not whole: \(result.stderr.utf8.count) bytes")
+    }
 }
