@@ -72,8 +72,8 @@ import TestSupport
           "align -f") exit 3 ;;
           "merge input.apk") echo "Fatal error: Index out of range" >&2; exit 1 ;;
           "watch input.apk")
-            trap 'exit 3' INT TERM HUP
-            echo "[00:00:00] built out-watch.apk in 1 ms"; touch wpatch-run/leftover.tmp
+            trap 'touch wpatch-run/leftover.tmp; exit 3' INT TERM HUP
+            echo "[00:00:00] built out-watch.apk in 1 ms"
             while [ ! -e wpatch-run/assets/fuzz-probe.txt ]; do sleep 0.1; done
             echo "[00:00:01] rebuilt in 1 ms: assets/fuzz-probe.txt"
             while :; do sleep 0.1; done ;;

@@ -20,14 +20,19 @@ public enum BackgroundRemoval {
     private static let queue = DispatchQueue(label: "apkpatch.background-removal")
     private static let exitHook: Void = { atexit { BackgroundRemoval.waitForAll() } }()
 
-    /// Unlinks `path` now (when not enabled) or in the background.
+    /// Unlinks `path` now; when enabled, the file's data is freed in the background. The name goes at once (a
+    /// process killed right after must not leave the replaced file under its hidden name): the file is opened
+    /// first, so the unlink only drops the name, and the last `close`, which frees the data, runs on the queue.
     public static func unlink(_ path: String) {
         guard isEnabled else {
             removeFile(path)
             return
         }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        removeFile(path)
+        guard fd >= 0 else { return }
         _ = exitHook
-        queue.async(group: group) { removeFile(path) }
+        queue.async(group: group) { _ = close(fd) }
     }
 
     /// Waits until every removal started so far is done.

@@ -38,6 +38,9 @@ public struct WatchRun: Sendable {
         let outPath = directory + "/.fuzz-stdout", errPath = directory + "/.fuzz-stderr"
         // One exec chain (env -C, prlimit, apkpatch): the pid is apkpatch's, and the stop signal goes to it alone.
         let argv = ["/usr/bin/env", "-C", directory, "/usr/bin/prlimit", "--as=\(memoryBytes)", "--", executable] + arguments
+        // What the patch directory holds before the session starts: a file the session writes there at once must
+        // not count as the directory's own.
+        let initialPatchFiles = Campaign.snapshot(patch)
         let start = Date()
         let (pid, spawned) = spawnInOwnGroup(argv, environment: environment, stdout: outPath, stderr: errPath)
         guard spawned == 0 else {
@@ -84,7 +87,7 @@ public struct WatchRun: Sendable {
             }
         }
 
-        run.patchFiles = Campaign.snapshot(patch)
+        run.patchFiles = initialPatchFiles
         /// Applies `edit`, keeping in `patchFiles` what it added and removed (and only that).
         func apply(_ edit: WatchEdit) {
             let before = Campaign.snapshot(patch)
