@@ -169,10 +169,6 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         /// Compressed bytes after the end of an entry's deflate stream (found where the entry is inflated for
         /// its JAR digest): no reader sees them, apksig and Android accept them, apkpatch's writers refuse them.
         case entryBytesAfterDeflateStream = "ENTRY_BYTES_AFTER_DEFLATE_STREAM"
-        /// An entry whose data does not match its header (CRC-32, size, a deflate stream that fails), in an APK
-        /// whose JAR signature check does not read it (which fails on such an entry): the v2+ signature covers the
-        /// bytes as they are, so Android installs it, and reading the entry fails on the device.
-        case entryDataCorrupt = "ENTRY_DATA_CORRUPT"
 
         /// True for the packaging checks that apksigner does not make (`--signature-only` skips them).
         public var isInstallCheck: Bool { rawValue.hasPrefix("INSTALL_") }

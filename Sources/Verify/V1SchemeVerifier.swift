@@ -526,7 +526,7 @@ struct V1SchemeVerifier {
             case .digests(let actual, let trailing):
                 if trailing > 0 {
                     // apksig and Android accept the entry; only writers that copy it raw refuse it (`sign`, `run`).
-                    result.warnings.append(EntryDataScan.bytesAfterStream(job.entry, trailing: trailing))
+                    result.warnings.append(.warning(.entryBytesAfterDeflateStream, name, "\(trailing) of the entry's \(job.entry.compressedSize) compressed bytes follow the end of its deflate stream: no reader inflates them and no CRC-32 covers them, so they are hidden in the signed APK. Android installs it, but apkpatch sign and run refuse to copy such an entry; rebuild the APK with a standard ZIP writer"))
                 }
                 for (slot, (algorithm, digest)) in job.expected.enumerated() where actual[slot] != digest {
                     result.errors.append(.error(.jarSigZipEntryDigestDidNotVerify, "", "\(algorithm.rawValue) digest of \(name) does not match the digest specified in META-INF/MANIFEST.MF. Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual[slot]))>"))

@@ -212,10 +212,6 @@ public struct Verifier: Sendable {
             earlyV1 = nil
         }
         defer { earlyV1?.wait() }
-        // Without JAR signatures to check, nothing reads the entries' data: check it (CRC-32, deflate streams)
-        // alongside the block schemes' digests.
-        let entryDataScan: BackgroundValue<[Issue]>? = earlyV1 == nil ? BackgroundValue { EntryDataScan.warnings(archive: archive, entries: archive.entries) } : nil
-        defer { entryDataScan?.wait() }
 
         if maxSdkVersion >= AndroidSDK.nougat, let signingBlock {
             // Android 17 (API 37) verifies a v3.2 block (hybrid: a classical and an ML-DSA signature) and
@@ -285,8 +281,6 @@ public struct Verifier: Sendable {
                              errors: signer.errors, warnings: signer.warnings)
             }))
             if result.isVerified { report.verifiedSchemes.insert(.v1) }
-        } else {
-            report.signatureWarnings += (try? entryDataScan?.get()) ?? EntryDataScan.warnings(archive: archive, entries: archive.entries)
         }
         if hasErrors { return }
 

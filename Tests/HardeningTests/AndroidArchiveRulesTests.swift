@@ -392,71 +392,10 @@ import ZlibWrapper
         let json = try TestSupport.apkpatch(["verify", "--json", signed])
         #expect(json.succeeded, "\(json)")
         #expect(try Self.codes(json.stdout, "warnings").contains("ENTRY_BYTES_AFTER_DEFLATE_STREAM"), "\(json.stdout)")
-        // An app for Android 7.0+ signed v2+ only: no JAR digests inflate the entries, the warning still comes.
-        var modern = FixtureAPK.cordovaLike()
-        modern.minSdk = 24
-        var modernLayout = try ZipRelayout(bytes: try TestSupport.readBytes(try modern.build(in: dir, name: "modern.apk")))
-        modernLayout.trailing = [(entry, deflated)]
-        let modernUnsigned = dir.appendingPathComponent("trailing-modern-unsigned.apk").path
-        try Data(try modernLayout.build()).write(to: URL(fileURLWithPath: modernUnsigned))
-        let modernAligned = dir.appendingPathComponent("trailing-modern-aligned.apk").path
-        #expect(try TestSupport.run("zipalign", ["-f", "-p", "4", modernUnsigned, modernAligned]).succeeded)
-        let v2Only = dir.appendingPathComponent("trailing-v2only.apk").path
-        try apksigner(modernAligned, v2Only, ["--v1-signing-enabled", "false"])
-        let v2Report = try TestSupport.apkpatch(["verify", "--json", v2Only])
-        #expect(v2Report.succeeded, "\(v2Report)")
-        #expect(try Self.codes(v2Report.stdout, "warnings").filter { $0 == "ENTRY_BYTES_AFTER_DEFLATE_STREAM" }.count == 1, "\(v2Report.stdout)")
-        #expect(!v2Report.stdout.contains("\"JAR_SIG"), "no JAR signature was checked: \(v2Report.stdout.prefix(2000))")
         // The writers refuse to copy it (CorruptEntryTests has every case).
         let out = dir.appendingPathComponent("trailing-resigned.apk").path
         let sign = try TestSupport.apkpatch(["sign", "--ks", keystore, "--ks-pass", "env:RULES_KS_PASS", "--out", out, signed], environment: environment)
         #expect(sign.status == 1 && sign.stderr.contains("assets/trailing.js"), "\(sign)")
-    }
-
-    /// Corrupt entry data in an APK that no JAR check reads (v2+ only, minSdkVersion 24): apksigner signs and
-    /// verifies it (the signature covers the bytes as they are), so verify passes it too, but warns about each
-    /// entry (ENTRY_DATA_CORRUPT), as the JAR check fails on them below API 24 and `sign` refuses to copy them.
-    @Test func corruptEntriesWarnedWithoutJARCheck() throws {
-        let text = Array((0..<200).map { "line \($0) of an asset\n" }.joined().utf8)
-        var flipped = text
-        flipped[100] ^= 0x20
-        let good = try text.withUnsafeBytes { try Deflate.compress($0) }
-        var broken = good
-        broken[broken.count / 2] ^= 0xff
-        func entry(_ name: String, _ method: CompressionMethod, _ data: [UInt8], size: Int? = nil) -> (entry: ZipEntry, data: [UInt8]) {
-            (ZipEntry(nameBytes: Array(name.utf8), method: method, crc32: CRC32.checksum(text), compressedSize: Int64(data.count),
-                      uncompressedSize: Int64(size ?? text.count), lastModifiedTime: 0, lastModifiedDate: 0x3a21), data)
-        }
-        let corrupt = [entry("assets/stored-crc.txt", .stored, flipped),
-                       entry("assets/deflated-crc.txt", .deflated, try flipped.withUnsafeBytes { try Deflate.compress($0) }),
-                       entry("assets/stream-broken.txt", .deflated, broken),
-                       entry("assets/other-size.txt", .deflated, good, size: text.count + 10)]
-        var modern = FixtureAPK.cordovaLike()
-        modern.minSdk = 24
-        var layout = try ZipRelayout(bytes: try TestSupport.readBytes(try modern.build(in: dir, name: "corrupt-base.apk")))
-        layout.trailing = corrupt + [entry("assets/intact.txt", .deflated, good)]
-        let unsigned = dir.appendingPathComponent("corrupt-unsigned.apk").path
-        try Data(try layout.build()).write(to: URL(fileURLWithPath: unsigned))
-        let aligned = dir.appendingPathComponent("corrupt-aligned.apk").path
-        #expect(try TestSupport.run("zipalign", ["-f", "-p", "4", unsigned, aligned]).succeeded)
-        let v2Only = dir.appendingPathComponent("corrupt-v2only.apk").path
-        try apksigner(aligned, v2Only, ["--v1-signing-enabled", "false"])
-        #expect(try TestSupport.run("apksigner", ["verify", v2Only]).succeeded)
-
-        let json = try TestSupport.apkpatch(["verify", "--json", v2Only])
-        #expect(json.succeeded, "\(json)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-        let warned = (object["warnings"] as? [[String: Any]] ?? []).filter { $0["code"] as? String == "ENTRY_DATA_CORRUPT" }
-        #expect(Set(warned.compactMap { $0["context"] as? String }) == Set(corrupt.map(\.entry.name)), "\(json.stdout.prefix(3000))")
-        #expect(!json.stdout.contains("\"JAR_SIG"), "no JAR signature was checked")
-        let report = try TestSupport.apkpatch(["verify", v2Only])
-        #expect(report.succeeded && report.stdout.contains("WARNING: assets/stored-crc.txt: entry \"assets/stored-crc.txt\" is corrupt: its data has CRC-32"), "\(report)")
-        #expect(report.stdout.contains("entry \"assets/other-size.txt\" is corrupt: its data does not inflate as its header declares"), "\(report)")
-        // The writers refuse to copy them.
-        let out = dir.appendingPathComponent("corrupt-resigned.apk").path
-        let sign = try TestSupport.apkpatch(["sign", "--ks", keystore, "--ks-pass", "env:RULES_KS_PASS", "--out", out, v2Only], environment: environment)
-        #expect(sign.status == 1 && sign.stderr.contains("is corrupt"), "\(sign)")
-        #expect(!FileManager.default.fileExists(atPath: out))
     }
 }
 
