@@ -169,6 +169,13 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         /// Compressed bytes after the end of an entry's deflate stream (found where the entry is inflated for
         /// its JAR digest): no reader sees them, apksig and Android accept them, apkpatch's writers refuse them.
         case entryBytesAfterDeflateStream = "ENTRY_BYTES_AFTER_DEFLATE_STREAM"
+        /// An entry whose data cannot be read (a deflate stream that fails or does not end, another size than the
+        /// header's), found by `verify --check-entries` where the JAR check does not read it: the APK verifies
+        /// and installs, and reading the entry fails on the device.
+        case entryDataCorrupt = "ENTRY_DATA_CORRUPT"
+        /// An entry whose data has another CRC-32 than its header's (`verify --check-entries`): Android reads it
+        /// without comparing, readers that check refuse it.
+        case entryCRC32Mismatch = "ENTRY_CRC32_MISMATCH"
 
         /// True for the packaging checks that apksigner does not make (`--signature-only` skips them).
         public var isInstallCheck: Bool { rawValue.hasPrefix("INSTALL_") }

@@ -63,19 +63,35 @@ extension VerificationReport {
             }
         }
 
-        // The install checks speak only when they found something, and on standard error: standard output stays
-        // exactly apksigner's, and nothing reads as "pass" beside a verdict that failed.
-        if checkedInstallability && (!installErrors.isEmpty || !installWarnings.isEmpty) {
-            let counts = [(installErrors.count, "error"), (installWarnings.count, "warning")].filter { $0.0 > 0 }
-                .map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: ", ")
-            err += "Install checks (beyond apksigner): \(counts)\n"
-            for issue in installWarnings { err += "WARNING: [\(issue.code.rawValue)] \(issue)\n" }
-            for issue in installErrors { err += "ERROR: [\(issue.code.rawValue)] \(issue)\n" }
+        // The install checks, and the entry checks (`checksEntries`), speak only when they found something, and on
+        // standard error: standard output stays exactly apksigner's, and nothing reads as "pass" beside a verdict
+        // that failed.
+        if checkedInstallability {
+            err += Self.findings("Install checks", errors: installErrors, warnings: installWarnings)
             if isSignatureVerified && !installErrors.isEmpty {
                 err += "DOES NOT INSTALL: the signatures verify, but Android's package manager would refuse this APK\(installVerdictAdvice.map { " (\($0))" } ?? "")\n"
             }
         }
+        if checkedEntries {
+            err += Self.findings("Entry checks", errors: entryErrors, warnings: entryWarnings)
+            if isSignatureVerified && installErrors.isEmpty && !entryErrors.isEmpty {
+                let entries = entryErrors.count == 1 ? "one of its entries" : "\(entryErrors.count) of its entries"
+                err += "CORRUPT ENTRIES: the signatures verify and Android would install this APK, but reading \(entries) fails on the device; build it again from intact sources\n"
+            }
+        }
         return (out, err)
+    }
+
+    /// The lines of a group of checks beyond apksigner under its heading ("Install checks (beyond apksigner): 1
+    /// error"), warnings first, each with its code; nothing when it found nothing.
+    static func findings(_ heading: String, errors: [Issue], warnings: [Issue]) -> String {
+        guard !errors.isEmpty || !warnings.isEmpty else { return "" }
+        let counts = [(errors.count, "error"), (warnings.count, "warning")].filter { $0.0 > 0 }
+            .map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: ", ")
+        var text = "\(heading) (beyond apksigner): \(counts)\n"
+        for issue in warnings { text += "WARNING: [\(issue.code.rawValue)] \(issue)\n" }
+        for issue in errors { text += "ERROR: [\(issue.code.rawValue)] \(issue)\n" }
+        return text
     }
 
     /// The findings grouped as `ApkSignerTool.verify` prints them: the APK's own (no context) errors, then its
@@ -190,6 +206,10 @@ public struct VerificationReportJSON: Encodable, Sendable {
     public let installChecked: Bool
     public let installErrors: [IssueJSON]
     public let installWarnings: [IssueJSON]
+    /// With `--check-entries`: true, and what reading the entries' data found.
+    public let entriesChecked: Bool
+    public let entryErrors: [IssueJSON]
+    public let entryWarnings: [IssueJSON]
     /// The signing certificate lineage (rotated keys), original first, each with its `capabilities`; empty without one.
     public let lineage: [CertificateJSON]
     /// Each native library's 16 KiB-page readiness (ZIP offset, ELF `PT_LOAD` alignments), with install checks.
@@ -220,6 +240,9 @@ public struct VerificationReportJSON: Encodable, Sendable {
         installChecked = report.checkedInstallability
         installErrors = report.installErrors.map(IssueJSON.init)
         installWarnings = report.installWarnings.map(IssueJSON.init)
+        entriesChecked = report.checkedEntries
+        entryErrors = report.entryErrors.map(IssueJSON.init)
+        entryWarnings = report.entryWarnings.map(IssueJSON.init)
         lineage = zip(report.lineage, report.lineageCapabilities).map { CertificateJSON($0, capabilities: $1) }
         nativeLibraries = report.nativeLibraries
     }

@@ -39,6 +39,9 @@ struct V1SchemeVerifier {
         var ignoredSigners: [Signer] = []
         var errors: [Issue] = []
         var warnings: [Issue] = []
+        /// The local header offsets of the entries whose data was read whole for their digests (their size,
+        /// CRC-32 and deflate stream checked on the way, each failure reported here).
+        var digestedEntries: Set<Int64> = []
         var containsErrors: Bool { !errors.isEmpty || signers.contains { !$0.errors.isEmpty } }
     }
 
@@ -518,6 +521,7 @@ struct V1SchemeVerifier {
             if isLarge && job.entry.isCompressed { archive.source.discard(job.entry.dataRange) }
         }
         try? Parallel.forEach(jobs.count, concurrency: jobs.count, work)
+        result.digestedEntries.formUnion(jobs.map(\.entry.localHeaderOffset))
         for (index, job) in jobs.enumerated() {
             let name = job.entry.name
             switch outcomes[index] {
@@ -526,7 +530,7 @@ struct V1SchemeVerifier {
             case .digests(let actual, let trailing):
                 if trailing > 0 {
                     // apksig and Android accept the entry; only writers that copy it raw refuse it (`sign`, `run`).
-                    result.warnings.append(.warning(.entryBytesAfterDeflateStream, name, "\(trailing) of the entry's \(job.entry.compressedSize) compressed bytes follow the end of its deflate stream: no reader inflates them and no CRC-32 covers them, so they are hidden in the signed APK. Android installs it, but apkpatch sign and run refuse to copy such an entry; rebuild the APK with a standard ZIP writer"))
+                    result.warnings.append(EntryDataScan.bytesAfterStream(job.entry, trailing: trailing))
                 }
                 for (slot, (algorithm, digest)) in job.expected.enumerated() where actual[slot] != digest {
                     result.errors.append(.error(.jarSigZipEntryDigestDidNotVerify, "", "\(algorithm.rawValue) digest of \(name) does not match the digest specified in META-INF/MANIFEST.MF. Expected: <\(Base64.encode(digest))>, actual: <\(Base64.encode(actual[slot]))>"))

@@ -12,13 +12,17 @@ public struct VerificationOptions: Sendable, Hashable {
     public var checksInstallability: Bool
     /// An APK Signature Scheme v4 file (`.idsig`) to check against the APK (apksigner `--v4-signature-file`).
     public var v4SignatureFile: String?
+    /// Also read every entry's data that the JAR signature check does not read (CRC-32, deflate streams, sizes),
+    /// which neither apksigner nor Android's installer does (`EntryDataScan`); it inflates every deflated entry.
+    public var checksEntries: Bool
 
     public init(minSdkVersion: Int? = nil, maxSdkVersion: Int = Int(Int32.max), checksInstallability: Bool = true,
-                v4SignatureFile: String? = nil) {
+                v4SignatureFile: String? = nil, checksEntries: Bool = false) {
         self.minSdkVersion = minSdkVersion
         self.maxSdkVersion = maxSdkVersion
         self.checksInstallability = checksInstallability
         self.v4SignatureFile = v4SignatureFile
+        self.checksEntries = checksEntries
     }
 }
 
@@ -140,13 +144,19 @@ public struct VerificationReport: Sendable {
     public var checkedInstallability: Bool
     /// Every native library (`lib/…/*.so`) and its readiness for 16 KiB pages, when install checks ran.
     public var nativeLibraries: [NativeLibraryReport] = []
+    /// Whether the entries' data was read (`VerificationOptions.checksEntries`), and what that found: corrupt
+    /// data (errors) and bytes after a deflate stream's end (warnings).
+    public var checkedEntries = false
+    public var entryErrors: [Issue] = []
+    public var entryWarnings: [Issue] = []
 
-    /// True when Android would install the APK: signatures verify and (unless disabled) no install error.
-    public var isVerified: Bool { isSignatureVerified && installErrors.isEmpty }
+    /// True when Android would install the APK: signatures verify and (unless disabled) no install error, and,
+    /// when the entries were read, none is corrupt.
+    public var isVerified: Bool { isSignatureVerified && installErrors.isEmpty && entryErrors.isEmpty }
     /// All errors, signature ones first.
-    public var errors: [Issue] { signatureErrors + installErrors }
+    public var errors: [Issue] { signatureErrors + installErrors + entryErrors }
     /// All warnings.
-    public var warnings: [Issue] { signatureWarnings + installWarnings }
+    public var warnings: [Issue] { signatureWarnings + installWarnings + entryWarnings }
 
     /// Whether the APK is signed by each certificate in `sha256Digests` (hex, any case, `:` or spaces
     /// between bytes allowed): each must be one of `signers` or, with `allowingLineageAncestors`, an older

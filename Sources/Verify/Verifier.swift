@@ -213,6 +213,23 @@ public struct Verifier: Sendable {
         }
         defer { earlyV1?.wait() }
 
+        // The entries' data (`checksEntries`): without a JAR check, all of it, read on another thread beside the
+        // block schemes' digests; with one, what it did not digest, once it is done. The report gets the findings
+        // whatever the signatures' verdict, on every way out of this function.
+        var jarDigested: Set<Int64> = []
+        let entryScan: BackgroundValue<EntryDataScan.Findings>? = options.checksEntries && earlyV1 == nil
+            ? BackgroundValue { EntryDataScan.findings(archive: archive, entries: archive.entries) } : nil
+        defer {
+            if options.checksEntries {
+                let scanned: EntryDataScan.Findings? = entryScan.flatMap { scan in try? scan.get() }
+                let findings = scanned
+                    ?? EntryDataScan.findings(archive: archive, entries: archive.entries.filter { !jarDigested.contains($0.localHeaderOffset) })
+                report.checkedEntries = true
+                report.entryErrors = findings.errors
+                report.entryWarnings = findings.warnings
+            }
+        }
+
         if maxSdkVersion >= AndroidSDK.nougat, let signingBlock {
             // Android 17 (API 37) verifies a v3.2 block (hybrid: a classical and an ML-DSA signature) and
             // rejects the APK if it does not verify. apkpatch cannot check ML-DSA (OpenSSL 3.0 has none), so
@@ -274,6 +291,7 @@ public struct Verifier: Sendable {
                 result = makeV1Verifier(found: found).verify()
             }
             v1Result = result
+            jarDigested = result.digestedEntries
             report.signatureErrors += result.errors + result.signers.flatMap(\.errors)
             report.signatureWarnings += result.warnings + result.signers.flatMap(\.warnings)
             report.schemes.append(SchemeReport(scheme: .v1, isVerified: result.isVerified, signers: result.signers.map { signer in

@@ -225,7 +225,7 @@ public enum Inflate {
 
     /// Entries up to this size are inflated by libdeflate into one buffer (2.5 times zlib's speed); larger ones
     /// stream through zlib, so memory stays bounded whatever an entry declares.
-    static let wholeBufferLimit: Int64 = 4 << 20
+    public static let wholeBufferLimit: Int64 = 4 << 20
 
     /// libdeflate into a buffer of exactly `expectedSize` bytes, with the same failures as the zlib path;
     /// returns how many input bytes the stream took.

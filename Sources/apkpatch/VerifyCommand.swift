@@ -24,7 +24,8 @@ struct Verify: ParsableCommand {
         APK's minSdkVersion) to --max-sdk-version. Beyond apksigner, it also fails APKs Android's installer \
         refuses: resources.arsc compressed or unaligned when targetSdkVersion ≥ 30, and native libraries \
         compressed or not page-aligned when android:extractNativeLibs="false"; .so files not 16 KiB-aligned \
-        give a warning. --signature-only gives apksigner's exact verdict.
+        give a warning. --signature-only gives apksigner's exact verdict. --check-entries also reads every \
+        entry's data (deflate streams, sizes, CRC-32s), which neither apksigner nor Android's installer checks.
 
         A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APK paths) verifies when every APK \
         verifies, one signer signed them all, and they are one app (one base, one package and versionCode).
@@ -59,6 +60,10 @@ struct Verify: ParsableCommand {
 
     @Flag(name: .customLong("signature-only"), help: "Check signatures only, as apksigner does (skip the install checks).")
     var signatureOnly = false
+
+    @Flag(name: .customLong("check-entries"),
+          help: "Also read every entry's data as a device reads it: a deflate stream that fails or never ends, or a size that is not the header's, fails verification (ENTRY_DATA_CORRUPT: the APK installs, but the device cannot read that entry); a wrong CRC-32 and bytes after a stream's end are warnings. apksigner and Android's installer check none of this. It inflates every compressed entry, so verify takes longer.")
+    var checkEntries = false
 
     @Flag(name: .customLong("json"), help: "Print the report as JSON on standard output.")
     var json = false
@@ -106,7 +111,7 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         let options = VerificationOptions(minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion ?? Int(Int32.max),
-                                          checksInstallability: !signatureOnly, v4SignatureFile: v4SignatureFile)
+                                          checksInstallability: !signatureOnly, v4SignatureFile: v4SignatureFile, checksEntries: checkEntries)
         let paths = input.map { [$0] } ?? apks
         if APKSet.isSet(paths: paths) {
             Self.prepared?.cancel()

@@ -84,7 +84,7 @@ public struct APKArchive: Sendable {
         }
         guard crc.value == entry.crc32 else {
             throw UnpackError.corruptEntry(path: label, entry: entry.name,
-                                           reason: "CRC-32 is \(hex(crc.value)), the archive says \(hex(entry.crc32))")
+                                           reason: "CRC-32 is \(Self.hex(crc.value)), the archive says \(Self.hex(entry.crc32))")
         }
         return entry.compressedSize - streamEnd
     }
@@ -109,7 +109,8 @@ public struct APKArchive: Sendable {
         return out
     }
 
-    private func hex(_ value: UInt32) -> String {
+    /// A CRC-32 as messages print it: 0x and eight hex digits.
+    static func hex(_ value: UInt32) -> String {
         let digits = String(value, radix: 16)
         return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
     }
