@@ -7,10 +7,16 @@ public struct PKCS12Entry: Sendable {
     public let friendlyName: String?
     /// The PKCS#9 localKeyID linking a key to its certificate.
     public let localKeyID: [UInt8]?
-    /// The private key; nil for a trusted-certificate entry.
+    /// The private key; nil for a trusted-certificate entry, and for a key entry whose key did not decrypt.
     public let privateKey: PrivateKey?
+    /// Why a key entry's key did not decrypt with the passwords given (a key with a password of its own): the
+    /// store still lists, as keytool -list lists it with the store password alone.
+    public let keyError: PKCS12Error?
     /// Key entries: the chain, the key's own certificate first. Certificate entries: the one certificate.
     public let certificates: [Certificate]
+
+    /// A private-key entry (its key decrypted or not), as opposed to a trusted certificate.
+    public var isKeyEntry: Bool { privateKey != nil || keyError != nil }
 }
 
 /// Why a PKCS#12 store could not be read. `description` carries OpenSSL's own words; it never contains a
@@ -21,6 +27,13 @@ public struct PKCS12Error: Error, CustomStringConvertible, Sendable {
         case wrongPassword
         /// A shrouded key bag did not decrypt with the key password (or the store password).
         case wrongKeyPassword
+        /// A shrouded key bag did not decrypt, and nothing confirmed the store password (no MAC, no encrypted safe):
+        /// the store password is wrong, or the key has a password of its own.
+        case wrongStoreOrKeyPassword
+        /// The integrity MAC verified with the store password but an encrypted safe (the certificates) did not
+        /// decrypt with it, nor with the key password: the store was written with a separate encryption password
+        /// (`openssl pkcs12 -twopass`).
+        case wrongEncryptionPassword
         /// Not a PKCS#12 structure OpenSSL can read.
         case malformed
         /// Creating a store failed.
@@ -93,6 +106,7 @@ public enum PKCS12 {
         defer { apkpatch_sk_PKCS7_pop_free(safes) }
 
         var contents = PKCS12Contents()
+        contents.storePasswordVerified = PKCS12_mac_present(store) == 1
         let decrypt = { (bag: OpaquePointer) in try decryptKey(bag, keyPassword: keyPassword, storePassword: password) }
         do {
             for index in 0..<apkpatch_sk_PKCS7_num(safes) {
@@ -103,12 +117,10 @@ public enum PKCS12 {
                     defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
                     try contents.collect(bags) { bag, _ in try decrypt(bag) }
                 case NID_pkcs7_encrypted:
-                    let bags = try withCPassword(password) { pass in
-                        try openSSLPointer("PKCS12_unpack_p7encdata") {
-                            PKCS12_unpack_p7encdata(safe, pass, Int32(password.count))
-                        }
-                    }
+                    let (bags, withStorePassword) = try unpackEncryptedSafe(safe, storePassword: password, keyPassword: keyPassword,
+                                                                            macVerified: PKCS12_mac_present(store) == 1)
                     defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
+                    if withStorePassword { contents.storePasswordVerified = true }
                     try contents.collect(bags) { bag, _ in try decrypt(bag) }
                 default:
                     continue
@@ -120,11 +132,46 @@ public enum PKCS12 {
         return contents
     }
 
-    /// A shrouded key bag decrypted by OpenSSL with the key password, then the store password.
+    /// An encrypted safe's bags (the certificates, in keytool's and OpenSSL's stores), decrypted with the store
+    /// password as keytool and OpenSSL decrypt them, then with the key password: `openssl pkcs12 -twopass` encrypts
+    /// with a password of its own, the MAC's being the store password. RC2 and RC4 schemes are PKCS12LegacyPBE's,
+    /// the rest OpenSSL's.
+    private static func unpackEncryptedSafe(_ safe: UnsafeMutablePointer<COpenSSL.PKCS7>, storePassword: [UInt8], keyPassword: [UInt8]?,
+                                            macVerified: Bool) throws -> (bags: OpaquePointer, withStorePassword: Bool) {
+        var candidates = [storePassword]
+        if let keyPassword, keyPassword != storePassword { candidates.append(keyPassword) }
+        let legacy = PKCS12LegacyPBE(encryptedSafe: safe)
+        var lastError = OpenSSLError(function: "PKCS12_unpack_p7encdata", reasons: [])
+        for (index, candidate) in candidates.enumerated() {
+            if let legacy {
+                if let bags = PKCS12LegacyPBE.unpackEncryptedSafe(safe, scheme: legacy, password: candidate) { return (bags, index == 0) }
+                lastError = OpenSSLError(function: "PKCS12 RC2/RC4 decryption", reasons: ["bad decrypt"])
+                continue
+            }
+            ERR_clear_error()
+            let bags = withCPassword(candidate) { PKCS12_unpack_p7encdata(safe, $0, Int32(candidate.count)) }
+            if let bags { return (bags, index == 0) }
+            lastError = OpenSSLError.drain("PKCS12_unpack_p7encdata")
+            // An algorithm OpenSSL does not have fails alike with every password.
+            if lastError.reasons.contains(where: { $0.contains("unsupported") || $0.contains("unknown") }) {
+                throw PKCS12Error(kind: .malformed, underlying: lastError)
+            }
+        }
+        throw PKCS12Error(kind: macVerified ? .wrongEncryptionPassword : .wrongPassword, underlying: lastError)
+    }
+
+    /// A shrouded key bag decrypted with the key password, then the store password: by PKCS12LegacyPBE for RC2
+    /// and RC4, else by OpenSSL.
     static func decryptKey(_ bag: OpaquePointer, keyPassword: [UInt8]?, storePassword: [UInt8]) throws -> PrivateKey {
         var candidates: [[UInt8]] = []
         if let keyPassword { candidates.append(keyPassword) }
         if keyPassword != storePassword { candidates.append(storePassword) }
+        if let legacy = PKCS12LegacyPBE(shroudedKeyBag: bag) {
+            for candidate in candidates {
+                if let key = legacy.decryptKey(bag, password: candidate) { return key }
+            }
+            throw PKCS12Error(kind: .wrongKeyPassword, underlying: OpenSSLError(function: "PKCS12 RC2/RC4 decryption", reasons: ["bad decrypt"]))
+        }
         var lastError = OpenSSLError(function: "PKCS12_decrypt_skey", reasons: [])
         for candidate in candidates {
             ERR_clear_error()
@@ -169,8 +216,11 @@ public enum PKCS12 {
 
 /// The keys and certificates of a store's bags, in file order, and the entries they make.
 struct PKCS12Contents {
-    private var keys: [(name: String?, id: [UInt8]?, key: PrivateKey)] = []
+    private var keys: [(name: String?, id: [UInt8]?, key: Result<PrivateKey, PKCS12Error>)] = []
     private var certificates: [(name: String?, id: [UInt8]?, certificate: Certificate)] = []
+    /// Whether the MAC or an encrypted safe proved the store password right: if not, a key that did not decrypt
+    /// may mean a wrong store password as well as a key password of its own.
+    var storePasswordVerified = true
 
     /// Takes the keys and certificates of `bags` (a STACK_OF(PKCS12_SAFEBAG)); `decryptKey` opens a shrouded key
     /// bag, given with its index in `bags`.
@@ -186,11 +236,15 @@ struct PKCS12Contents {
             }
             switch PKCS12_SAFEBAG_get_nid(bag) {
             case NID_pkcs8ShroudedKeyBag:
-                keys.append((name, id, try decryptKey(bag, index)))
+                do {
+                    keys.append((name, id, .success(try decryptKey(bag, index))))
+                } catch let error as PKCS12Error where error.kind == .wrongKeyPassword {
+                    keys.append((name, id, .failure(error)))
+                }
             case NID_keyBag:
                 guard let info = PKCS12_SAFEBAG_get0_p8inf(bag) else { continue }
                 let pointer = try openSSLPointer("EVP_PKCS82PKEY") { EVP_PKCS82PKEY(info) }
-                keys.append((name, id, try PrivateKey(handle: EVPKeyHandle(takingOwnershipOf: pointer))))
+                keys.append((name, id, .success(try PrivateKey(handle: EVPKeyHandle(takingOwnershipOf: pointer)))))
             case NID_certBag:
                 guard PKCS12_SAFEBAG_get_bag_nid(bag) == NID_x509Certificate else { continue }
                 let x509 = try openSSLPointer("PKCS12_SAFEBAG_get1_cert") { PKCS12_SAFEBAG_get1_cert(bag) }
@@ -211,7 +265,7 @@ struct PKCS12Contents {
             // key matches.
             let leafIndex = certificates.indices.first { key.id != nil && certificates[$0].id == key.id }
                 ?? certificates.indices.first { key.name != nil && certificates[$0].name == key.name }
-                ?? certificates.indices.first { key.key.matches(certificates[$0].certificate) }
+                ?? certificates.indices.first { (try? key.key.get())?.matches(certificates[$0].certificate) == true }
             var chain: [Certificate] = []
             if let leafIndex {
                 usedCertificates.insert(leafIndex)
@@ -229,12 +283,16 @@ struct PKCS12Contents {
                     chain.append(certificates[next].certificate)
                 }
             }
+            var keyError: PKCS12Error?
+            if case .failure(let error) = key.key {
+                keyError = storePasswordVerified ? error : PKCS12Error(kind: .wrongStoreOrKeyPassword, underlying: error.underlying)
+            }
             entries.append(PKCS12Entry(friendlyName: key.name ?? leafIndex.flatMap { certificates[$0].name },
-                                       localKeyID: key.id, privateKey: key.key, certificates: chain))
+                                       localKeyID: key.id, privateKey: try? key.key.get(), keyError: keyError, certificates: chain))
         }
         // Named certificates that are neither a key's own nor an unnamed chain member: trusted-certificate entries.
         for (index, certificate) in certificates.enumerated() where !usedCertificates.contains(index) && certificate.name != nil {
-            entries.append(PKCS12Entry(friendlyName: certificate.name, localKeyID: certificate.id, privateKey: nil,
+            entries.append(PKCS12Entry(friendlyName: certificate.name, localKeyID: certificate.id, privateKey: nil, keyError: nil,
                                        certificates: [certificate.certificate]))
         }
         return entries

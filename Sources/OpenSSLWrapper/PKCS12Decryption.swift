@@ -64,6 +64,7 @@ enum PKCS12Decryption {
         if let mac, !mac.inputs.matches(key: derived[mac.request]) { return nil }
 
         var contents = PKCS12Contents()
+        contents.storePasswordVerified = mac != nil || plan.contains { if case .encrypted = $0 { true } else { false } }
         let decryptWithOpenSSL = { (bag: OpaquePointer) in try PKCS12.decryptKey(bag, keyPassword: keyPassword, storePassword: password) }
         do {
             for safe in plan {
@@ -117,6 +118,12 @@ enum PKCS12Decryption {
         let ciphertext = UnsafeRawBufferPointer(start: ASN1_STRING_get0_data(content), count: Int(ASN1_STRING_length(content)))
         guard var plaintext = parameters.decrypt(ciphertext, key: key) else { return nil }
         defer { PasswordKDF.wipe(&plaintext) }
+        return privateKey(pkcs8: plaintext)
+    }
+
+    /// A decrypted PrivateKeyInfo decoded as PKCS12_decrypt_skey and EVP_PKCS82PKEY decode it; nil on any failure.
+    static func privateKey(pkcs8 plaintext: [UInt8]) -> PrivateKey? {
+        defer { ERR_clear_error() }
         let info = plaintext.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_PKCS8_PRIV_KEY_INFO(nil, &cursor, buffer.count)
@@ -227,7 +234,7 @@ struct PBES2Parameters {
     }
 
     /// A minimal DER INTEGER in 1...2³¹-1.
-    private static func positiveInt32(_ element: DERElement) -> Int? {
+    static func positiveInt32(_ element: DERElement) -> Int? {
         let bytes = Array(element.contents)
         guard element.tag == DER.integerTag, (1...4).contains(bytes.count), bytes[0] & 0x80 == 0,
               bytes.count == 1 || bytes[0] != 0 || bytes[1] & 0x80 != 0 else { return nil }
@@ -241,25 +248,31 @@ struct PBES2Parameters {
 
     /// AES-CBC with PKCS#7 padding, as PKCS12_pbe_crypt_ex decrypts; nil when the padding is wrong (a wrong key).
     func decrypt(_ ciphertext: UnsafeRawBufferPointer, key: [UInt8]) -> [UInt8]? {
-        guard key.count == keyLength, let context = EVP_CIPHER_CTX_new() else { return nil }
-        defer { EVP_CIPHER_CTX_free(context) }
+        guard key.count == keyLength else { return nil }
         let cipher = switch keyLength {
         case 16: EVP_aes_128_cbc()
         case 24: EVP_aes_192_cbc()
         default: EVP_aes_256_cbc()
         }
-        guard let input = ciphertext.baseAddress?.assumingMemoryBound(to: UInt8.self), ciphertext.count < Int(Int32.max) - 16,
-              EVP_DecryptInit_ex(context, cipher, nil, key, iv) == 1 else { return nil }
-        var plaintext = [UInt8](repeating: 0, count: ciphertext.count + 16)
-        var updated: Int32 = 0
-        var finished: Int32 = 0
-        let ok = plaintext.withUnsafeMutableBufferPointer { output -> Bool in
-            guard EVP_DecryptUpdate(context, output.baseAddress, &updated, input, Int32(ciphertext.count)) == 1 else { return false }
-            return EVP_DecryptFinal_ex(context, output.baseAddress! + Int(updated), &finished) == 1
-        }
-        guard ok else { PasswordKDF.wipe(&plaintext); return nil }
-        let length = Int(updated + finished)
-        defer { PasswordKDF.wipe(&plaintext) }
-        return Array(plaintext[..<length])
+        return cbcDecrypt(cipher, ciphertext, key: key, iv: iv)
     }
+}
+
+/// `ciphertext` decrypted by OpenSSL's `cipher` (a CBC cipher) with PKCS#7 padding removed; nil when the padding
+/// is wrong (a wrong key) or OpenSSL fails. The plaintext is the caller's to wipe.
+func cbcDecrypt(_ cipher: OpaquePointer?, _ ciphertext: UnsafeRawBufferPointer, key: [UInt8], iv: [UInt8]) -> [UInt8]? {
+    guard let cipher, let context = EVP_CIPHER_CTX_new() else { return nil }
+    defer { EVP_CIPHER_CTX_free(context); ERR_clear_error() }
+    guard let input = ciphertext.baseAddress?.assumingMemoryBound(to: UInt8.self), ciphertext.count < Int(Int32.max) - 32,
+          EVP_DecryptInit_ex(context, cipher, nil, key, iv) == 1 else { return nil }
+    var plaintext = [UInt8](repeating: 0, count: ciphertext.count + 32)
+    var updated: Int32 = 0
+    var finished: Int32 = 0
+    let ok = plaintext.withUnsafeMutableBufferPointer { output -> Bool in
+        guard EVP_DecryptUpdate(context, output.baseAddress, &updated, input, Int32(ciphertext.count)) == 1 else { return false }
+        return EVP_DecryptFinal_ex(context, output.baseAddress! + Int(updated), &finished) == 1
+    }
+    defer { PasswordKDF.wipe(&plaintext) }
+    guard ok else { return nil }
+    return Array(plaintext[..<Int(updated + finished)])
 }

@@ -145,16 +145,22 @@ package enum PasswordKDF {
         return status == 1 ? output : nil
     }
 
-    /// OpenSSL's PKCS#12 key from a UTF-8 password (PKCS12_key_gen_utf8, what its MAC check derives): the
-    /// reference for `bmpString(utf8:)` followed by `derive`.
+    /// OpenSSL's PKCS#12 key from a UTF-8 password (PKCS12_key_gen_utf8, what its MAC check and its PKCS#12 PBE
+    /// derive): the reference for `bmpString(utf8:)` followed by `derive`, and the SHA-1 keys of PKCS12LegacyPBE.
     package static func derivePKCS12WithOpenSSL(utf8Password password: [UInt8], salt: [UInt8], id: UInt8, iterations: Int,
                                                 length: Int) -> [UInt8]? {
+        derivePKCS12WithOpenSSL(utf8Password: password, salt: salt, id: id, iterations: iterations, length: length,
+                                digest: FetchedDigests.sha256)
+    }
+
+    static func derivePKCS12WithOpenSSL(utf8Password password: [UInt8], salt: [UInt8], id: UInt8, iterations: Int,
+                                        length: Int, digest: OpaquePointer) -> [UInt8]? {
         var output = [UInt8](repeating: 0, count: length)
         var saltWithSpare = salt + [0]
         let status: Int32 = saltWithSpare.withUnsafeMutableBufferPointer { saltBuffer in
             withCPassword(password) { pass in
                 PKCS12_key_gen_utf8(pass, Int32(password.count), saltBuffer.baseAddress!, Int32(salt.count), Int32(id), Int32(iterations),
-                                    Int32(length), &output, FetchedDigests.sha256)
+                                    Int32(length), &output, digest)
             }
         }
         ERR_clear_error()

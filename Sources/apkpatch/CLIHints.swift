@@ -43,7 +43,7 @@ enum CLIHint {
         case (.alreadyExists, _): return "choose another --ks"
         case (_, .storePassword?): return "--ks-pass: env:NAME, file:PATH, stdin or pass:…"
         case (_, .keyPassword?): return "--key-pass: env:NAME, file:PATH, stdin or pass:…"
-        case (_, .storeType?): return "--ks-type PKCS12 or JKS, or leave it out to detect the type"
+        case (_, .storeType?): return "--ks-type PKCS12, JKS or JCEKS, or leave it out to detect the type"
         case (_, .debugKeyStoreLocation?): return "choose it with --debug-keystore PATH"
         default: return nil
         }

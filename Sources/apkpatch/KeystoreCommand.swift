@@ -108,14 +108,14 @@ struct Keystore: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List a keystore's entries: alias, certificate DN, SHA-256 fingerprint, validity (PKCS12 and JKS).",
+            abstract: "List a keystore's entries: alias, certificate DN, SHA-256 fingerprint, validity (PKCS12, JKS and JCEKS).",
             discussion: """
             Example:
               apkpatch keystore list --ks release.p12 --ks-pass env:KS_PASS --json
             """
         )
 
-        @Option(name: .customLong("ks"), help: ArgumentHelp("Keystore file (PKCS12 or JKS).", valueName: "path"))
+        @Option(name: .customLong("ks"), help: ArgumentHelp("Keystore file (PKCS12, JKS or JCEKS).", valueName: "path"))
         var keyStore: String
 
         @Option(name: .customLong("ks-pass"),
@@ -123,7 +123,12 @@ struct Keystore: ParsableCommand {
                                    valueName: "spec"))
         var keyStorePassword: String?
 
-        @Option(name: .customLong("ks-type"), help: ArgumentHelp("PKCS12 or JKS (default: detected).", valueName: "type"))
+        @Option(name: .customLong("key-pass"),
+                help: ArgumentHelp("Only for a PKCS12 store whose certificates are encrypted with a password other than the store's (openssl pkcs12 -twopass): that password, in the same forms as --ks-pass.",
+                                   valueName: "spec"))
+        var keyPassword: String?
+
+        @Option(name: .customLong("ks-type"), help: ArgumentHelp("PKCS12, JKS or JCEKS (default: detected).", valueName: "type"))
         var keyStoreType: String?
 
         @Flag(name: .customLong("json"), help: "Print JSON (stable field names) instead of text.")
@@ -131,9 +136,11 @@ struct Keystore: ParsableCommand {
 
         func run() throws {
             let source = try keyStorePassword.map { try SignerOptions.passwordSource($0, option: "--ks-pass") } ?? .prompt
-            let store = try LoadedKeyStore(path: keyStore, type: keyStoreType, storePassword: source)
+            let keySource = try keyPassword.map { try SignerOptions.passwordSource($0, option: "--key-pass") }
+            let store = try LoadedKeyStore(path: keyStore, type: keyStoreType, storePassword: source, keyPassword: keySource)
             let entries = store.entries.map {
-                EntryReport(alias: $0.alias, isKeyEntry: $0.isKeyEntry, creationMilliseconds: $0.creationMilliseconds, certificates: $0.certificates)
+                EntryReport(alias: $0.alias, isKeyEntry: $0.isKeyEntry, isSecretKeyEntry: $0.isSecretKeyEntry,
+                            creationMilliseconds: $0.creationMilliseconds, certificates: $0.certificates)
             }
             if json {
                 print(try FileHandleOutput.json(KeystoreReport(path: keyStore, type: store.type.rawValue, entries: entries)))
@@ -159,15 +166,15 @@ struct KeystoreReport: Encodable {
 
 struct EntryReport: Encodable {
     let alias: String
-    /// "PrivateKeyEntry" or "trustedCertEntry", keytool's words.
+    /// "PrivateKeyEntry", "trustedCertEntry" or (JCEKS) "SecretKeyEntry", keytool's words.
     let entryType: String
     /// ISO 8601, JKS only.
     let created: String?
     let certificates: [CertificateReport]
 
-    init(alias: String, isKeyEntry: Bool, creationMilliseconds: Int64?, certificates: [Certificate]) {
+    init(alias: String, isKeyEntry: Bool, isSecretKeyEntry: Bool = false, creationMilliseconds: Int64?, certificates: [Certificate]) {
         self.alias = alias
-        entryType = isKeyEntry ? "PrivateKeyEntry" : "trustedCertEntry"
+        entryType = isKeyEntry ? "PrivateKeyEntry" : isSecretKeyEntry ? "SecretKeyEntry" : "trustedCertEntry"
         created = creationMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000).formatted(.iso8601) }
         self.certificates = certificates.map { CertificateReport($0) }
     }

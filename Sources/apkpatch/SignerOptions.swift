@@ -15,7 +15,7 @@ import Sign
 /// The signing-key options, named and meaning what they mean for `apksigner sign`, so a CI script can switch
 /// programs by changing the name. Shared by `sign` and `run` through `@OptionGroup`.
 struct SignerOptions: ParsableArguments {
-    @Option(name: .customLong("ks"), help: ArgumentHelp("Keystore file (PKCS12 or JKS) holding the signing key.", valueName: "path"))
+    @Option(name: .customLong("ks"), help: ArgumentHelp("Keystore file (PKCS12, JKS or JCEKS) holding the signing key.", valueName: "path"))
     var keyStore: String?
 
     @Option(name: .customLong("ks-base64"),
@@ -36,7 +36,7 @@ struct SignerOptions: ParsableArguments {
                                valueName: "spec"))
     var keyPassword: String?
 
-    @Option(name: .customLong("ks-type"), help: ArgumentHelp("Keystore type: PKCS12 or JKS (default: detected from the file).", valueName: "type"))
+    @Option(name: .customLong("ks-type"), help: ArgumentHelp("Keystore type: PKCS12, JKS or JCEKS (default: detected from the file).", valueName: "type"))
     var keyStoreType: String?
 
     @Option(name: .customLong("key"), help: ArgumentHelp("Private key file, PKCS#8 in DER or PEM (possibly encrypted; see --key-pass). Needs --cert.", valueName: "path"))

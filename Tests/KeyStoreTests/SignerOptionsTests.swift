@@ -65,7 +65,7 @@ import TestSupport
         let cases: [(options: [String], says: String, hint: String)] = [
             (["--ks", two], "none was chosen", "(choose one with --ks-key-alias)"),
             (["--ks", two, "--ks-key-alias", "third"], "has no key entry", "(choose one with --ks-key-alias)"),
-            (["--ks", two, "--ks-type", "BKS"], "unsupported keystore type BKS", "(--ks-type PKCS12 or JKS, or leave it out to detect the type)"),
+            (["--ks", two, "--ks-type", "BKS"], "unsupported keystore type BKS", "(--ks-type PKCS12, JKS or JCEKS, or leave it out to detect the type)"),
             (["--ks", own], "password of its own", "(--key-pass gives the key's own password)"),
             (["--ks", own, "--key-pass", "env:APKPATCH_TEST_UNSET_KEY_PASS"], "key password: the environment variable", "(--key-pass: env:NAME, file:PATH, stdin or pass:…)"),
         ]

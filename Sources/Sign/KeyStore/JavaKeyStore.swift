@@ -1,10 +1,10 @@
 import OpenSSLWrapper
 
-/// A Sun/Oracle JKS keystore (`keytool -storetype JKS`), parsed here because OpenSSL does not know the
-/// format. Layout (sun.security.provider.JavaKeyStore, `engineLoad`/`engineStore`), all integers big-endian
-/// as `DataOutputStream` writes them:
+/// A Sun/Oracle JKS or JCEKS keystore (`keytool -storetype JKS|JCEKS`), parsed here because OpenSSL does not
+/// know the formats. Layout (sun.security.provider.JavaKeyStore and com.sun.crypto.provider.JceKeyStore,
+/// `engineLoad`/`engineStore`), all integers big-endian as `DataOutputStream` writes them:
 ///
-///     u32 magic 0xFEEDFEED, u32 version (1 or 2), u32 entry count
+///     u32 magic 0xFEEDFEED (JKS) or 0xCECECECE (JCEKS), u32 version (1 or 2), u32 entry count
 ///     entry: u32 tag (1 = private key, 2 = trusted certificate), UTF alias, u64 creation time (ms)
 ///       tag 1: u32 length + EncryptedPrivateKeyInfo, u32 chain length,
 ///              per certificate: [v2: UTF type "X.509"], u32 length + DER
@@ -14,30 +14,38 @@ import OpenSSLWrapper
 /// (UTF = u16 length + modified UTF-8.) Keys are wrapped with Sun's proprietary KeyProtector
 /// (OID 1.3.6.1.4.1.42.2.17.1.1): salt(20) ‖ ciphertext ‖ check(20), the keystream being successive
 /// SHA-1(password ‖ previous block) starting from the salt, and check = SHA-1(password ‖ plaintext).
-/// The plaintext is a PKCS#8 PrivateKeyInfo.
+/// The plaintext is a PKCS#8 PrivateKeyInfo. JCEKS protects keys with JCEKeyProtector instead (and reads
+/// KeyProtector's too); its tag 3, a secret-key entry, is a serialized Java object (JavaSerializedObject).
 struct JavaKeyStore {
     static let magic: UInt32 = 0xFEED_FEED
+    static let jceksMagic: UInt32 = 0xCECE_CECE
     static let keyProtectorOID = "1.3.6.1.4.1.42.2.17.1.1"
 
     struct Entry {
         let alias: String
         let creationMilliseconds: Int64
-        /// The EncryptedPrivateKeyInfo of a key entry; nil for a trusted certificate.
+        /// The EncryptedPrivateKeyInfo of a key entry; nil for a trusted certificate or a secret key.
         let protectedKey: [UInt8]?
         let certificates: [Certificate]
+        /// A JCEKS secret-key entry (no certificate).
+        var isSecretKey = false
     }
 
     let entries: [Entry]
+    /// "JKS" or "JCEKS", for messages.
+    let typeName: String
 
     /// Parses `bytes` and checks the integrity digest with `password`.
     init(bytes: [UInt8], password: Secret) throws {
         var reader = BigEndianReader(bytes)
-        guard try reader.readUInt32() == Self.magic else {
-            throw KeyStoreError(.malformed, "not a JKS keystore (no 0xFEEDFEED magic)")
+        switch try reader.readUInt32() {
+        case Self.magic: typeName = "JKS"
+        case Self.jceksMagic: typeName = "JCEKS"
+        default: throw KeyStoreError(.malformed, "not a JKS or JCEKS keystore (no 0xFEEDFEED or 0xCECECECE magic)")
         }
         let version = try reader.readUInt32()
         guard version == 1 || version == 2 else {
-            throw KeyStoreError(.malformed, "unsupported JKS version \(version) (expected 1 or 2)")
+            throw KeyStoreError(.malformed, "unsupported \(typeName) version \(version) (expected 1 or 2)")
         }
         let count = try reader.readUInt32()
         var entries: [Entry] = []
@@ -49,17 +57,19 @@ struct JavaKeyStore {
             case 1:
                 let protectedKey = try reader.readBytes(Int(try reader.readUInt32()))
                 let chainLength = try reader.readUInt32()
-                guard chainLength <= 64 else { throw KeyStoreError(.malformed, "JKS entry \"\(alias)\": implausible chain length \(chainLength)") }
+                guard chainLength <= 64 else { throw KeyStoreError(.malformed, "\(typeName) entry \"\(alias)\": implausible chain length \(chainLength)") }
                 var chain: [Certificate] = []
-                for _ in 0..<chainLength { chain.append(try Self.readCertificate(&reader, version: version, alias: alias)) }
+                for _ in 0..<chainLength { chain.append(try Self.readCertificate(&reader, version: version, alias: alias, typeName: typeName)) }
                 entries.append(Entry(alias: alias, creationMilliseconds: created, protectedKey: protectedKey, certificates: chain))
             case 2:
-                let certificate = try Self.readCertificate(&reader, version: version, alias: alias)
+                let certificate = try Self.readCertificate(&reader, version: version, alias: alias, typeName: typeName)
                 entries.append(Entry(alias: alias, creationMilliseconds: created, protectedKey: nil, certificates: [certificate]))
-            case 3:
-                throw KeyStoreError(.unsupportedType, "entry \(index + 1) is a secret-key entry (JCEKS); convert the store to PKCS12 with keytool -importkeystore")
+            case 3 where typeName == "JCEKS":
+                // A sealed secret key (AES, HMAC...): listed, never used to sign.
+                try JavaSerializedObject.skip(&reader)
+                entries.append(Entry(alias: alias, creationMilliseconds: created, protectedKey: nil, certificates: [], isSecretKey: true))
             default:
-                throw KeyStoreError(.malformed, "JKS entry \(index + 1) has unknown tag \(tag)")
+                throw KeyStoreError(.malformed, "\(typeName) entry \(index + 1) has unknown tag \(tag)")
             }
         }
         let signedLength = reader.position
@@ -69,26 +79,26 @@ struct JavaKeyStore {
         digest.update(Array("Mighty Aphrodite".utf8))
         bytes.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<signedLength])) }
         guard digest.finish() == storedDigest else {
-            throw KeyStoreError(.wrongStorePassword, "wrong keystore password (JKS integrity check failed)")
+            throw KeyStoreError(.wrongStorePassword, "wrong keystore password (\(typeName) integrity check failed)")
         }
         self.entries = entries
     }
 
-    private static func readCertificate(_ reader: inout BigEndianReader, version: UInt32, alias: String) throws -> Certificate {
+    private static func readCertificate(_ reader: inout BigEndianReader, version: UInt32, alias: String, typeName: String) throws -> Certificate {
         if version == 2 {
             let type = try reader.readUTF()
             guard type == "X.509" else {
-                throw KeyStoreError(.malformed, "JKS entry \"\(alias)\": unsupported certificate type \(type)")
+                throw KeyStoreError(.malformed, "\(typeName) entry \"\(alias)\": unsupported certificate type \(type)")
             }
         }
         let der = try reader.readBytes(Int(try reader.readUInt32()))
         do { return try Certificate(derEncoded: der) } catch {
-            throw KeyStoreError(.malformed, "JKS entry \"\(alias)\": certificate does not parse (\(error))")
+            throw KeyStoreError(.malformed, "\(typeName) entry \"\(alias)\": certificate does not parse (\(error))")
         }
     }
 
-    /// Unwraps a KeyProtector-protected key and returns its PKCS#8 DER. Throws `.wrongKeyPassword` when the
-    /// check digest does not match.
+    /// Unwraps a KeyProtector- or JCEKeyProtector-protected key and returns its PKCS#8 DER. Throws
+    /// `.wrongKeyPassword` when the check digest (KeyProtector) or the padding (JCEKeyProtector) says so.
     static func recoverKey(_ encryptedPrivateKeyInfo: [UInt8], password: Secret, alias: String) throws -> [UInt8] {
         // EncryptedPrivateKeyInfo ::= SEQUENCE { AlgorithmIdentifier, OCTET STRING }
         let encrypted: [UInt8]
@@ -99,11 +109,29 @@ struct JavaKeyStore {
             let algorithm = try fields.read(expecting: DER.sequenceTag, "AlgorithmIdentifier")
             var algorithmFields = DERReader(algorithm.contents)
             let oid = try algorithmFields.read(expecting: DER.objectIdentifierTag, "algorithm")
-            guard DER.dottedObjectIdentifier(oid.contents) == keyProtectorOID else {
-                throw KeyStoreError(.unsupportedType,
-                                    "key \"\(alias)\" is protected with \(DER.dottedObjectIdentifier(oid.contents) ?? "an unknown algorithm"), not JKS's KeyProtector; convert the store to PKCS12 with keytool -importkeystore")
+            let encryptedData = try fields.read(expecting: DER.octetStringTag, "encryptedData").contents
+            let algorithmName = DER.dottedObjectIdentifier(oid.contents)
+            if algorithmName == JCEKeyProtector.objectIdentifier {
+                var parameters: ArraySlice<UInt8> = []
+                if !algorithmFields.isAtEnd { parameters = try algorithmFields.read().encoded }
+                do {
+                    return try JCEKeyProtector.recover(parameters: parameters, encrypted: encryptedData, passwordUTF16BE: password.utf16BigEndian)
+                } catch let failure as JCEKeyProtector.Failure {
+                    switch failure {
+                    case .wrongPassword:
+                        throw KeyStoreError(.wrongKeyPassword, "wrong password for key \"\(alias)\"")
+                    case .passwordNotPrintableASCII:
+                        throw KeyStoreError(.wrongKeyPassword, "wrong password for key \"\(alias)\" (Java protects JCEKS keys only with printable ASCII passwords)")
+                    case .malformed(let reason):
+                        throw KeyStoreError(.malformed, "key \"\(alias)\": \(reason)")
+                    }
+                }
             }
-            encrypted = Array(try fields.read(expecting: DER.octetStringTag, "encryptedData").contents)
+            guard algorithmName == keyProtectorOID else {
+                throw KeyStoreError(.unsupportedType,
+                                    "key \"\(alias)\" is protected with \(algorithmName ?? "an unknown algorithm"), neither JKS's nor JCEKS's key protection; convert the store to PKCS12 with keytool -importkeystore")
+            }
+            encrypted = Array(encryptedData)
         } catch let error as DERError {
             throw KeyStoreError(.malformed, "key \"\(alias)\": \(error)")
         }

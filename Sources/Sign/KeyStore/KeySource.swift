@@ -37,7 +37,7 @@ public struct SignerKey: Sendable {
 
 /// Where the signing key comes from, as the CLI options (`--ks`…, `--key`/`--cert`, `--debug`) describe it.
 public enum KeySource: Sendable, Equatable {
-    /// A PKCS#12 or JKS keystore. `type` is "PKCS12" or "JKS" (nil: detected from the file's magic).
+    /// A PKCS#12, JKS or JCEKS keystore. `type` is "PKCS12", "JKS" or "JCEKS" (nil: detected from the file's magic).
     /// `alias` may be nil when the store holds exactly one key. `keyPassword` nil means "same as the store
     /// password" (always true for keytool's PKCS#12 stores).
     case keyStore(path: String, type: String?, alias: String?, storePassword: PasswordSource, keyPassword: PasswordSource?)
@@ -143,15 +143,14 @@ public enum KeySource: Sendable, Equatable {
 public enum KeyStoreType: String, Sendable, CaseIterable {
     case pkcs12 = "PKCS12"
     case jks = "JKS"
+    case jceks = "JCEKS"
 
-    /// The format by magic: JKS starts 0xFEEDFEED, JCEKS 0xCECECECE (unsupported), PKCS#12 is a DER SEQUENCE.
+    /// The format by magic: JKS starts 0xFEEDFEED, JCEKS 0xCECECECE, PKCS#12 is a DER SEQUENCE.
     public static func detect(_ bytes: [UInt8]) throws -> KeyStoreType {
         if bytes.starts(with: [0xfe, 0xed, 0xfe, 0xed]) { return .jks }
-        if bytes.starts(with: [0xce, 0xce, 0xce, 0xce]) {
-            throw KeyStoreError(.unsupportedType, "JCEKS keystores are not supported; convert with keytool -importkeystore -deststoretype PKCS12")
-        }
+        if bytes.starts(with: [0xce, 0xce, 0xce, 0xce]) { return .jceks }
         if bytes.first == 0x30 { return .pkcs12 }
-        throw KeyStoreError(.unsupportedType, "not a PKCS12 or JKS keystore (unrecognised first bytes)")
+        throw KeyStoreError(.unsupportedType, "not a PKCS12, JKS or JCEKS keystore (unrecognised first bytes)")
     }
 
     /// `--ks-type` text (case-insensitive; "PKCS#12" and "P12" accepted).
@@ -159,8 +158,9 @@ public enum KeyStoreType: String, Sendable, CaseIterable {
         switch text.uppercased() {
         case "PKCS12", "PKCS#12", "P12", "PFX": self = .pkcs12
         case "JKS": self = .jks
+        case "JCEKS": self = .jceks
         default:
-            throw KeyStoreError(.unsupportedType, "unsupported keystore type \(text); the types are PKCS12 and JKS (or none, to detect it)", subject: .storeType)
+            throw KeyStoreError(.unsupportedType, "unsupported keystore type \(text); the types are PKCS12, JKS and JCEKS (or none, to detect it)", subject: .storeType)
         }
     }
 }
@@ -168,8 +168,10 @@ public enum KeyStoreType: String, Sendable, CaseIterable {
 /// One entry as `keystore list` shows it.
 public struct KeyStoreEntryInfo: Sendable {
     public let alias: String
-    /// True for a private-key entry, false for a trusted certificate.
+    /// True for a private-key entry, false for a trusted certificate or a secret key.
     public let isKeyEntry: Bool
+    /// A JCEKS secret-key entry (a symmetric key, no certificate).
+    public var isSecretKeyEntry = false
     public let certificates: [Certificate]
     /// JKS records when an entry was made (ms since 1970); PKCS#12 does not.
     public let creationMilliseconds: Int64?
@@ -183,7 +185,7 @@ public struct LoadedKeyStore: Sendable {
     private let storePassword: Secret
     /// 1 when the key password comes from the same file as the store password (its second line).
     private let keyPasswordFileLine: Int
-    private let pkcs12Keys: [String: PrivateKey]        // by lower-cased alias
+    private let pkcs12Keys: [String: Result<PrivateKey, KeyStoreError>]   // by lower-cased alias
     private let jksProtectedKeys: [String: [UInt8]]      // by lower-cased alias
 
     /// Opens `path`. `type` nil: detected. Wrong-password errors say which password was wrong (their `subject`). `keyPassword` is
@@ -198,7 +200,7 @@ public struct LoadedKeyStore: Sendable {
                 keyPassword: PasswordSource? = nil) throws {
         let detected = try KeyStoreType.detect(bytes)
         if let type {
-            // Like Java's keystore.type.compat, a PKCS12/JKS mismatch is tolerated: the magic decides.
+            // Like Java's keystore.type.compat, a type that differs from the file's is tolerated: the magic decides.
             _ = try KeyStoreType(parsing: type)
         }
         let password = try storePassword.resolve(prompt: "Keystore password for \(path): ", fileLine: 0, for: .storePassword)
@@ -221,39 +223,60 @@ public struct LoadedKeyStore: Sendable {
                 switch error.kind {
                 case .wrongPassword:
                     throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (\(error.underlying.reasons.first ?? "PKCS12 MAC verify failure"))", subject: .storePassword)
-                case .wrongKeyPassword:
+                case .wrongKeyPassword, .wrongStoreOrKeyPassword:
+                    throw Self.keyNotDecrypted(path: path, alias: nil, keyPasswordGiven: keyPassword != nil)
+                case .wrongEncryptionPassword:
                     throw KeyStoreError(.wrongKeyPassword, keyPassword == nil
-                        ? "keystore \(path): a key did not decrypt with the store password, so it has a password of its own (keytool's PKCS12 stores use one password for both)"
-                        : "keystore \(path): a key did not decrypt with the key password given or the store password", subject: .keyPassword)
+                        ? "keystore \(path): the store password is right, but its certificates are encrypted with another password (a store written by openssl pkcs12 -twopass); give that one as the key password"
+                        : "keystore \(path): the store password is right, but its certificates did not decrypt with it or with the key password given (a store written by openssl pkcs12 -twopass has a separate encryption password)",
+                        subject: .keyPassword)
                 case .malformed, .creationFailed:
                     throw KeyStoreError(.malformed, "keystore \(path) is not a readable PKCS12 file (\(error)); if it is JKS or another format, check the keystore type", subject: .storeType)
                 }
             }
-            var keys: [String: PrivateKey] = [:]
+            var keys: [String: Result<PrivateKey, KeyStoreError>] = [:]
             var infos: [KeyStoreEntryInfo] = []
             for (index, entry) in parsed.enumerated() {
                 let alias = entry.friendlyName ?? (parsed.count == 1 ? "1" : String(index + 1))
-                infos.append(KeyStoreEntryInfo(alias: alias, isKeyEntry: entry.privateKey != nil, certificates: entry.certificates,
+                infos.append(KeyStoreEntryInfo(alias: alias, isKeyEntry: entry.isKeyEntry, certificates: entry.certificates,
                                                creationMilliseconds: nil))
-                if let key = entry.privateKey { keys[alias.lowercased()] = key }
+                if let key = entry.privateKey {
+                    keys[alias.lowercased()] = .success(key)
+                } else if let keyError = entry.keyError {
+                    // Listed all the same; signing with it says which password is wrong.
+                    keys[alias.lowercased()] = .failure(keyError.kind == .wrongStoreOrKeyPassword
+                        ? KeyStoreError(.wrongStorePassword, "keystore \(path): key \"\(alias)\" did not decrypt: a wrong password for the store, or the key has a password of its own (the store has no integrity MAC to tell which)", subject: .storePassword)
+                        : Self.keyNotDecrypted(path: path, alias: alias, keyPasswordGiven: keyPassword != nil))
+                }
             }
             entries = infos
             pkcs12Keys = keys
             jksProtectedKeys = [:]
-        case .jks:
+        case .jks, .jceks:
             let store: JavaKeyStore
             do { store = try JavaKeyStore(bytes: bytes, password: password) } catch let error as KeyStoreError where error.code == .wrongStorePassword {
-                throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (JKS integrity check failed)", subject: .storePassword)
+                throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (\(detected.rawValue) integrity check failed)", subject: .storePassword)
             }
             entries = store.entries.map {
-                KeyStoreEntryInfo(alias: $0.alias, isKeyEntry: $0.protectedKey != nil, certificates: $0.certificates,
-                                  creationMilliseconds: $0.creationMilliseconds)
+                var info = KeyStoreEntryInfo(alias: $0.alias, isKeyEntry: $0.protectedKey != nil, certificates: $0.certificates,
+                                             creationMilliseconds: $0.creationMilliseconds)
+                info.isSecretKeyEntry = $0.isSecretKey
+                return info
             }
             var protected: [String: [UInt8]] = [:]
             for entry in store.entries { if let key = entry.protectedKey { protected[entry.alias.lowercased()] = key } }
             jksProtectedKeys = protected
             pkcs12Keys = [:]
         }
+    }
+
+    /// A PKCS#12 key that decrypted with neither the key password nor the store password.
+    private static func keyNotDecrypted(path: String, alias: String?, keyPasswordGiven: Bool) -> KeyStoreError {
+        let key = alias.map { "key \"\($0)\"" } ?? "a key"
+        return KeyStoreError(.wrongKeyPassword, keyPasswordGiven
+            ? "keystore \(path): \(key) did not decrypt with the key password given or the store password"
+            : "keystore \(path): \(key) did not decrypt with the store password, so it has a password of its own (keytool's PKCS12 stores use one password for both)",
+            subject: .keyPassword)
     }
 
     /// The aliases of the private-key entries, in file order.
@@ -288,8 +311,8 @@ public struct LoadedKeyStore: Sendable {
             guard let found = pkcs12Keys[alias.lowercased()] else {
                 throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
             }
-            key = found
-        case .jks:
+            key = try found.get()
+        case .jks, .jceks:
             guard let protected = jksProtectedKeys[alias.lowercased()] else {
                 throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
             }

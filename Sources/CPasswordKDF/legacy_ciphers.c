@@ -1,0 +1,101 @@
+#include "legacy_ciphers.h"
+
+#include <string.h>
+
+/* RFC 2268 section 2: PITABLE, a permutation of 0..255 from the digits of pi. */
+static const uint8_t pitable[256] = {
+    0xd9, 0x78, 0xf9, 0xc4, 0x19, 0xdd, 0xb5, 0xed, 0x28, 0xe9, 0xfd, 0x79, 0x4a, 0xa0, 0xd8, 0x9d,
+    0xc6, 0x7e, 0x37, 0x83, 0x2b, 0x76, 0x53, 0x8e, 0x62, 0x4c, 0x64, 0x88, 0x44, 0x8b, 0xfb, 0xa2,
+    0x17, 0x9a, 0x59, 0xf5, 0x87, 0xb3, 0x4f, 0x13, 0x61, 0x45, 0x6d, 0x8d, 0x09, 0x81, 0x7d, 0x32,
+    0xbd, 0x8f, 0x40, 0xeb, 0x86, 0xb7, 0x7b, 0x0b, 0xf0, 0x95, 0x21, 0x22, 0x5c, 0x6b, 0x4e, 0x82,
+    0x54, 0xd6, 0x65, 0x93, 0xce, 0x60, 0xb2, 0x1c, 0x73, 0x56, 0xc0, 0x14, 0xa7, 0x8c, 0xf1, 0xdc,
+    0x12, 0x75, 0xca, 0x1f, 0x3b, 0xbe, 0xe4, 0xd1, 0x42, 0x3d, 0xd4, 0x30, 0xa3, 0x3c, 0xb6, 0x26,
+    0x6f, 0xbf, 0x0e, 0xda, 0x46, 0x69, 0x07, 0x57, 0x27, 0xf2, 0x1d, 0x9b, 0xbc, 0x94, 0x43, 0x03,
+    0xf8, 0x11, 0xc7, 0xf6, 0x90, 0xef, 0x3e, 0xe7, 0x06, 0xc3, 0xd5, 0x2f, 0xc8, 0x66, 0x1e, 0xd7,
+    0x08, 0xe8, 0xea, 0xde, 0x80, 0x52, 0xee, 0xf7, 0x84, 0xaa, 0x72, 0xac, 0x35, 0x4d, 0x6a, 0x2a,
+    0x96, 0x1a, 0xd2, 0x71, 0x5a, 0x15, 0x49, 0x74, 0x4b, 0x9f, 0xd0, 0x5e, 0x04, 0x18, 0xa4, 0xec,
+    0xc2, 0xe0, 0x41, 0x6e, 0x0f, 0x51, 0xcb, 0xcc, 0x24, 0x91, 0xaf, 0x50, 0xa1, 0xf4, 0x70, 0x39,
+    0x99, 0x7c, 0x3a, 0x85, 0x23, 0xb8, 0xb4, 0x7a, 0xfc, 0x02, 0x36, 0x5b, 0x25, 0x55, 0x97, 0x31,
+    0x2d, 0x5d, 0xfa, 0x98, 0xe3, 0x8a, 0x92, 0xae, 0x05, 0xdf, 0x29, 0x10, 0x67, 0x6c, 0xba, 0xc9,
+    0xd3, 0x00, 0xe6, 0xcf, 0xe1, 0x9e, 0xa8, 0x2c, 0x63, 0x16, 0x01, 0x3f, 0x58, 0xe2, 0x89, 0xa9,
+    0x0d, 0x38, 0x34, 0x1b, 0xab, 0x33, 0xff, 0xb0, 0xbb, 0x48, 0x0c, 0x5f, 0xb9, 0xb1, 0xcd, 0x2e,
+    0xc5, 0xf3, 0xdb, 0x47, 0xe5, 0xa5, 0x9c, 0x77, 0x0a, 0xa6, 0x20, 0x68, 0xfe, 0x7f, 0xc1, 0xad,
+};
+
+/* RFC 2268 section 2: the 64 16-bit subkeys. */
+static void rc2_expand(const uint8_t *key, size_t length, unsigned effective_bits, uint16_t subkeys[64]) {
+    uint8_t l[128];
+    memcpy(l, key, length);
+    for (size_t i = length; i < 128; i++) l[i] = pitable[(uint8_t)(l[i - 1] + l[i - length])];
+    size_t t8 = (effective_bits + 7) / 8;
+    uint8_t tm = (uint8_t)(0xff >> (8 * t8 - effective_bits));
+    l[128 - t8] = pitable[l[128 - t8] & tm];
+    for (size_t i = 128 - t8; i-- > 0;) l[i] = pitable[l[i + 1] ^ l[i + t8]];
+    for (size_t i = 0; i < 64; i++) subkeys[i] = (uint16_t)(l[2 * i] | l[2 * i + 1] << 8);
+    memset(l, 0, sizeof l);
+}
+
+static inline uint16_t rotate_right(uint16_t value, unsigned bits) {
+    return (uint16_t)(value >> bits | value << (16 - bits));
+}
+
+/* RFC 2268 section 4: five mixing rounds, a mashing round, six mixing, a mashing, five mixing, each undone. */
+static void rc2_decrypt_block(const uint16_t k[64], const uint8_t in[8], uint8_t out[8]) {
+    uint16_t r[4];
+    for (int i = 0; i < 4; i++) r[i] = (uint16_t)(in[2 * i] | in[2 * i + 1] << 8);
+    static const unsigned shifts[4] = {1, 2, 3, 5};
+    int j = 63;
+    for (int round = 16; round-- > 0;) {
+        for (int i = 3; i >= 0; i--) {
+            r[i] = rotate_right(r[i], shifts[i]);
+            r[i] = (uint16_t)(r[i] - k[j] - (r[(i + 3) & 3] & r[(i + 2) & 3]) - ((uint16_t)~r[(i + 3) & 3] & r[(i + 1) & 3]));
+            j--;
+        }
+        if (round == 11 || round == 5) {
+            for (int i = 3; i >= 0; i--) r[i] = (uint16_t)(r[i] - k[r[(i + 3) & 3] & 63]);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        out[2 * i] = (uint8_t)r[i];
+        out[2 * i + 1] = (uint8_t)(r[i] >> 8);
+    }
+}
+
+int apk_rc2_cbc_decrypt(const uint8_t *key, size_t key_length, unsigned effective_bits, const uint8_t iv[8],
+                        const uint8_t *in, uint8_t *out, size_t length) {
+    if (key_length < 1 || key_length > 128 || effective_bits < 1 || effective_bits > 1024 || length % 8 != 0) return -1;
+    uint16_t subkeys[64];
+    rc2_expand(key, key_length, effective_bits, subkeys);
+    uint8_t previous[8], block[8];
+    memcpy(previous, iv, 8);
+    for (size_t offset = 0; offset < length; offset += 8) {
+        uint8_t cipher[8];
+        memcpy(cipher, in + offset, 8);   /* in and out may be the same buffer */
+        rc2_decrypt_block(subkeys, cipher, block);
+        for (int i = 0; i < 8; i++) out[offset + i] = block[i] ^ previous[i];
+        memcpy(previous, cipher, 8);
+    }
+    memset(subkeys, 0, sizeof subkeys);
+    memset(block, 0, sizeof block);
+    return 0;
+}
+
+int apk_rc4(const uint8_t *key, size_t key_length, const uint8_t *in, uint8_t *out, size_t length) {
+    if (key_length < 1 || key_length > 256) return -1;
+    uint8_t s[256];
+    for (int i = 0; i < 256; i++) s[i] = (uint8_t)i;
+    uint8_t j = 0;
+    for (int i = 0; i < 256; i++) {
+        j = (uint8_t)(j + s[i] + key[i % key_length]);
+        uint8_t swap = s[i]; s[i] = s[j]; s[j] = swap;
+    }
+    uint8_t x = 0, y = 0;
+    for (size_t n = 0; n < length; n++) {
+        x++;
+        y = (uint8_t)(y + s[x]);
+        uint8_t swap = s[x]; s[x] = s[y]; s[y] = swap;
+        out[n] = in[n] ^ s[(uint8_t)(s[x] + s[y])];
+    }
+    memset(s, 0, sizeof s);
+    return 0;
+}
