@@ -103,7 +103,7 @@ import Verify
         #expect(!inputs.isEmpty)
         for (_, bytes) in inputs {
             var candidates = [bytes]
-            if bytes.starts(with: [0xfe, 0xed, 0xfe, 0xed]) {
+            if bytes.starts(with: [0xfe, 0xed, 0xfe, 0xed]) || bytes.starts(with: [0xce, 0xce, 0xce, 0xce]) {
                 // As FuzzKeyStore does: also with a valid integrity digest appended.
                 let digest = Digest(.sha1)
                 digest.update("android".utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] })

@@ -85,9 +85,17 @@ ks "$TMP/ec.p12" PKCS12 key EC 256
 keytool -exportcert -keystore "$TMP/ec.jks" -storepass android -alias key -file "$TMP/ec.cer" >/dev/null 2>&1
 cp "$TMP/rsa.jks" "$TMP/two.jks"
 keytool -importcert -noprompt -keystore "$TMP/two.jks" -storepass android -alias trusted -file "$TMP/ec.cer" >/dev/null 2>&1
-cp "$TMP"/*.jks "$TMP"/*.p12 "$SEEDS/FuzzKeyStore/"
-# JKS seeds without their trailing SHA-1: FuzzKeyStore appends a fresh one, so mutations get past the check.
-for f in "$TMP"/*.jks; do head -c -20 "$f" > "$SEEDS/FuzzKeyStore/$(basename "$f").body"; done
+# JCEKS (Java's lowest iteration count, so that mutants are quick to try) with a secret-key entry (a serialized
+# Java object) before the key, and a PKCS#12 store in Java 8's algorithms (RC2-40, 3DES, SHA-1 MAC).
+keytool -J-Djdk.jceks.iterationCount=10000 -genseckey -keystore "$TMP/mixed.jceks" -storetype JCEKS -storepass android \
+    -keypass android -alias secret -keyalg AES -keysize 128 >/dev/null 2>&1
+keytool -J-Djdk.jceks.iterationCount=10000 -genkeypair -keystore "$TMP/mixed.jceks" -storetype JCEKS -storepass android \
+    -keypass android -alias key -keyalg EC -dname "CN=Fuzz JCEKS, O=apkpatch, C=US" -validity 3650 >/dev/null 2>&1
+keytool -J-Dkeystore.pkcs12.legacy -genkeypair -keystore "$TMP/legacy.p12" -storetype PKCS12 -storepass android \
+    -keypass android -alias key -keyalg RSA -keysize 2048 -dname "CN=Fuzz legacy, O=apkpatch, C=US" -validity 3650 >/dev/null 2>&1
+cp "$TMP"/*.jks "$TMP"/*.jceks "$TMP"/*.p12 "$SEEDS/FuzzKeyStore/"
+# JKS and JCEKS seeds without their trailing SHA-1: FuzzKeyStore appends a fresh one, so mutations get past the check.
+for f in "$TMP"/*.jks "$TMP"/*.jceks; do head -c -20 "$f" > "$SEEDS/FuzzKeyStore/$(basename "$f").body"; done
 
 # 3. Signed APKs: apksigner with each scheme mix and key type; apkpatch if given.
 sign() { # out keystore scheme-flags...
