@@ -29,7 +29,9 @@ extension Installer {
                                advice: "\(adb) could not be started; check that it is an executable adb (e.g. `\(adb) version`).",
                                apkPath: commands.apkPath)
         }
-        if result.status != 0, let error = InstallError.classifyInstall(output: result.output, exitStatus: result.status, commands: commands) {
+        // What to install depends on what this reads: the install line cannot be given yet.
+        let retry = "then try again (the device is read to choose the APKs it needs), or describe the device with a bundletool device spec instead"
+        if result.status != 0, let error = InstallError.classifyInstall(output: result.output, exitStatus: result.status, commands: commands, retry: retry) {
             throw error
         }
         return result.output

@@ -45,10 +45,15 @@ public struct InstallOptions: Sendable, Hashable {
 /// when the launcher activity is unknown. ``text`` is what to show or paste; ``install`` and ``launch`` are the same
 /// commands as argv (parsed back from the rendered text, so the two cannot disagree).
 public struct InstallCommands: Sendable {
-    /// The APK path as given (the first, the base, for a split APK set).
+    /// The APK path as given (the first, the base, for a split APK set); the container for APKs in one.
     public let apkPath: String
     /// Every APK to install: one, or a split APK set's base and splits (`adb install-multiple`, one session).
     public let apkPaths: [String]
+    /// APKs that are entries of a container file (`.apks`, `.xapk`, `.apkm`), installed from copies at
+    /// `apkPaths` that last only while apkpatch runs: ``text`` and ``installLine`` then take the entries out of
+    /// the container first (with unzip, as ``script(currentDirectory:container:)`` does), so that what is shown
+    /// still installs afterwards. ``install`` and ``launch`` run on the copies.
+    public let container: Container?
     /// The app's package name (from the manifest), if known.
     public let packageName: String?
     /// The fully qualified MAIN/LAUNCHER activity, if known.
@@ -58,7 +63,7 @@ public struct InstallCommands: Sendable {
     public let install: [String]
     /// The launch command as argv, when ``InstallOptions/launch`` is set.
     public let launch: [String]?
-    /// The rendered command lines, one per line, shell-quoted, ending with a newline.
+    /// The rendered command lines, one per line, shell-quoted, ending with a newline: what to show or paste.
     public let text: String
     /// The templates these were rendered from (the script and the retry advice use the same ones).
     public let templates: TemplateLibrary
@@ -71,34 +76,70 @@ public struct InstallCommands: Sendable {
         try self.init(apkPaths: [apkPath], packageName: packageName, launcherActivity: launcherActivity, options: options, templates: templates)
     }
 
-    /// Renders the commands for several APKs installed as one app (a split APK set: `adb install-multiple`).
+    /// Where the APKs to install are kept when they are entries of a container file.
+    public struct Container: Sendable, Hashable {
+        /// The container (`.apks`, `.xapk`, `.apkm`).
+        public let path: String
+        /// The entry names of the APKs, in `apkPaths`' order.
+        public let entries: [String]
+        public init(path: String, entries: [String]) {
+            self.path = path
+            self.entries = entries
+        }
+    }
+
+    /// Renders the commands for several APKs installed as one app (a split APK set: `adb install-multiple`);
+    /// `container` when they are copies of a container's entries (see ``container``).
     public init(apkPaths: [String], packageName: String?, launcherActivity: String? = nil,
-                options: InstallOptions = InstallOptions(), templates: TemplateLibrary) throws {
-        guard let apkPath = apkPaths.first else { throw InstallCommandError.unexpectedTemplateOutput("(no APK to install)") }
+                options: InstallOptions = InstallOptions(), container: Container? = nil, templates: TemplateLibrary) throws {
+        guard let firstPath = apkPaths.first else { throw InstallCommandError.unexpectedTemplateOutput("(no APK to install)") }
         if options.launch && (packageName ?? "").isEmpty { throw InstallCommandError.launchNeedsPackageName }
         if let serial = options.serial, serial.isEmpty || serial.hasPrefix("-") { throw InstallCommandError.invalidSerial(serial) }
-        self.apkPath = apkPath
+        if let container, container.entries.count != apkPaths.count {
+            throw InstallCommandError.unexpectedTemplateOutput("(\(container.entries.count) container entries for \(apkPaths.count) APKs)")
+        }
+        self.apkPath = container?.path ?? firstPath
         self.apkPaths = apkPaths
+        self.container = container
         self.packageName = packageName
         self.launcherActivity = launcherActivity
         self.options = options
         self.templates = templates
-        text = try templates.render("adb/install-command.mustache",
-                                    context: Self.context(apkPaths: apkPaths, packageName: packageName,
-                                                          launcherActivity: launcherActivity, options: options))
-        let lines = text.split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
+        let context = Self.context(apkPaths: apkPaths, packageName: packageName, launcherActivity: launcherActivity, options: options)
+        let run = try templates.render("adb/install-command.mustache", context: context)
+        let lines = run.split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
         let commands = try lines.map(ShellWords.split)
         guard let first = commands.first, first.first == "adb", first.contains(apkPaths.count > 1 ? "install-multiple" : "install") else {
-            throw InstallCommandError.unexpectedTemplateOutput(text)
+            throw InstallCommandError.unexpectedTemplateOutput(run)
         }
         install = first
         if options.launch {
-            guard commands.count == 2 else { throw InstallCommandError.unexpectedTemplateOutput(text) }
+            guard commands.count == 2 else { throw InstallCommandError.unexpectedTemplateOutput(run) }
             launch = commands[1]
         } else {
-            guard commands.count == 1 else { throw InstallCommandError.unexpectedTemplateOutput(text) }
+            guard commands.count == 1 else { throw InstallCommandError.unexpectedTemplateOutput(run) }
             launch = nil
         }
+        guard let container else {
+            text = run
+            shownInstallLine = nil
+            return
+        }
+        // The same commands on the entries taken out into a temporary folder, between the unzip and its removal.
+        var shown = context
+        shown["apk"] = container.entries.map { "\"$apks\"/" + ShellWords.quote($0) }.joined(separator: " ")
+        let commandLines = try templates.render("adb/install-command.mustache", context: shown)
+            .split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
+        text = (["apks=$(mktemp -d) && unzip -q -o \(ShellWords.quote(container.path)) \(Self.unzipPatterns(container.entries)) -d \"$apks\""]
+                + commandLines + ["rm -rf \"$apks\""]).joined(separator: "\n") + "\n"
+        shownInstallLine = "apks=$(mktemp -d) && unzip -q -o \(ShellWords.quote(container.path)) \(Self.unzipPatterns(container.entries)) -d \"$apks\" && "
+            + commandLines[0] + "; rm -rf \"$apks\""
+    }
+
+    /// unzip's name arguments for `entries`: unzip reads them as wildcard patterns, so each is escaped to match
+    /// only itself.
+    static func unzipPatterns(_ entries: [String]) -> String {
+        entries.map { name in ShellWords.quote(String(name.flatMap { "[]*?\\".contains($0) ? ["\\", $0] : [$0] })) }.joined(separator: " ")
     }
 
     /// The Mustache context: every value shell-quoted, flags as booleans.
@@ -129,11 +170,12 @@ public struct InstallCommands: Sendable {
         var options = self.options
         change(&options)
         return try InstallCommands(apkPaths: apkPaths, packageName: packageName, launcherActivity: launcherActivity,
-                                   options: options, templates: templates)
+                                   options: options, container: container, templates: templates)
     }
 
-    /// The install line alone, as a user would type it.
-    public var installLine: String { ShellWords.join(install) }
+    /// The install line alone, as a user would type it (for a container, between the unzip and the clean-up).
+    public var installLine: String { shownInstallLine ?? ShellWords.join(install) }
+    private let shownInstallLine: String?
 
     /// `adb [-s SERIAL] uninstall PACKAGE`, when the package name is known.
     public var uninstallLine: String? {
@@ -161,9 +203,7 @@ public struct InstallCommands: Sendable {
             context["apkDisplayName"] = container.entries.joined(separator: ", ")
             context["container"] = ShellWords.quote(absolute(container.path))
             // unzip reads its name arguments as wildcard patterns: a name is matched literally once escaped.
-            context["entries"] = container.entries.map { name in
-                ShellWords.quote(String(name.flatMap { "[]*?\\".contains($0) ? ["\\", $0] : [$0] }))
-            }.joined(separator: " ")
+            context["entries"] = Self.unzipPatterns(container.entries)
         }
         return try templates.render("adb/install-script.mustache", context: context)
     }

@@ -94,7 +94,8 @@ public struct InstallError: CodedError {
     /// Returns nil when the install succeeded.
     ///
     /// adb's exit status alone is not enough: adb before 1.0.39 and some `pm` paths print `Failure [...]` and exit 0.
-    public static func classifyInstall(output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
+    /// `retry` ends the advice of a device problem: "then run again: " and the install line by default.
+    public static func classifyInstall(output: String, exitStatus: Int32, commands: InstallCommands, retry: String? = nil) -> InstallError? {
         let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         let failureLine = lines.first { $0.contains("Failure [") || $0.contains("INSTALL_FAILED_") || $0.contains("INSTALL_PARSE_FAILED_") }
         let lowered = output.lowercased()
@@ -107,7 +108,7 @@ public struct InstallError: CodedError {
             InstallError(code: code, failureCode: failureCode, adbMessage: message ?? lines.last, exitStatus: exitStatus,
                          advice: advice, apkPath: commands.apkPath)
         }
-        let retry = "then run again: \(commands.installLine)"
+        let retry = retry ?? "then run again: \(commands.installLine)"
         let serial = commands.options.serial ?? "SERIAL"
 
         // Device problems come first: then there is no package-manager verdict at all.
@@ -153,12 +154,14 @@ public struct InstallError: CodedError {
         case let code? where code.hasPrefix("INSTALL_PARSE_FAILED_") || code == "INSTALL_FAILED_INVALID_APK":
             return make(.invalidAPK, message, "The device could not parse the APK. Check it with `apkpatch verify` and `aapt dump badging`; a patched AndroidManifest.xml or resources.arsc is the usual suspect.", failureCode: code)
         case let code?:
-            return make(.installFailed, message, "See the Android documentation of \(code) (PackageManager); the adb output above has the details.", failureCode: code)
+            return make(.installFailed, message, "See the Android documentation of \(code) (PackageManager).", failureCode: code)
         case nil:
             if lowered.contains("signatures do not match") {
                 return signatureMismatch(message, nil, commands: commands, make: make)
             }
-            return make(.installFailed, lines.last, "adb failed; its output is above. Check `adb devices`, \(retry)")
+            // adb's lines are shown as they come only with --verbose: the quoted line is all that may be on screen.
+            let quoted = message ?? line(containing: "error") ?? line(containing: "fail") ?? lines.last
+            return make(.installFailed, quoted, "Check `adb devices`, \(retry)")
         }
     }
 

@@ -40,18 +40,35 @@ public struct PatchDirectory: Sendable {
             throw OverlayError.patchDirectoryMissing(root)
         }
         let specPath = root.appendingPathComponent(PatchSpec.fileName)
-        if FileManager.default.fileExists(atPath: specPath) {
-            let text: String
-            do { text = try String(contentsOfFile: specPath, encoding: .utf8) } catch {
-                throw OverlayError.unreadable(path: specPath, reason: "\(error)")
-            }
-            spec = try PatchSpec(yaml: text, path: specPath)
+        var info = stat()
+        if lstat(specPath, &info) == 0 {
+            spec = try PatchSpec(yaml: try Self.readSpec(at: specPath), path: specPath)
         } else {
             spec = PatchSpec()
         }
         var files: [String: PatchFile] = [:]
         try Self.scan(directory: root, prefix: "", into: &files)
         self.files = files
+    }
+
+    /// The most bytes `apkpatch.yml` may hold: it lists globs and a few keys, so no real one comes near, and a
+    /// larger file (a log or a download saved under the name) is refused before it is read.
+    public static let specSizeLimit = 1 << 20
+
+    /// The text of the spec file at `path`: a regular file (a FIFO there must not block the build, a device must
+    /// not be read), at most `specSizeLimit` bytes, in UTF-8.
+    static func readSpec(at path: String) throws -> String {
+        let bytes: [UInt8]
+        do { bytes = try RegularFile.contents(of: path, limit: specSizeLimit) } catch let error as FileError {
+            if error.errno == EFBIG {
+                throw OverlayError.invalidSpec(path: path, reason: "\(error.reason); it holds globs and a few keys: list files with a glob (assets/**) rather than one by one")
+            }
+            throw OverlayError.unreadable(path: path, reason: error.reason)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw OverlayError.invalidSpec(path: path, reason: "the file is not UTF-8 text; save it as UTF-8")
+        }
+        return text
     }
 
     /// True for files an editor leaves behind that must never become entries (nor wake watch): backups (`app.js~`),

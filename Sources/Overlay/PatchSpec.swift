@@ -172,8 +172,13 @@ public struct PatchSpec: Sendable, Equatable {
 
     /// ` (did you mean "x"?)` for the known key nearest to a misspelt one, or nothing when none is close.
     static func suggestion(for key: String, among known: [String]) -> String {
+        // The distance is at least the difference in length: a key too long or short for every known one is no
+        // typo of any, and is not compared (a megabyte of key costs its length, not megabytes times keys).
+        let length = key.count
+        let near = known.filter { abs($0.count - length) <= max(2, $0.count / 3) }
+        guard !near.isEmpty else { return "" }
         let lowered = key.lowercased()
-        let scored = known.map { ($0, editDistance(lowered, $0.lowercased())) }
+        let scored = near.map { ($0, editDistance(lowered, $0.lowercased())) }
         guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(2, best.0.count / 3) else { return "" }
         return " (did you mean \"\(best.0)\"?)"
     }

@@ -150,13 +150,23 @@ public enum SpecYAML {
         return text
     }
 
+    /// How deep lists and keys may nest. The deepest spec (networkSecurity: pin: - certificates: - file) nests
+    /// five levels; a file nested deeper is no spec, and each level costs the reader stack.
+    static let nestingLimit = 16
+
     struct Reader {
         var lines: [Line]
         var index = 0
+        var depth = 0
 
         /// The block whose lines are indented by exactly `indent`.
         mutating func block(indent: Int) throws -> YAMLNode {
             let first = lines[index]
+            depth += 1
+            defer { depth -= 1 }
+            if depth > SpecYAML.nestingLimit {
+                throw SpecYAMLError(line: first.number, message: "lists and keys nested more than \(SpecYAML.nestingLimit) levels deep; \(PatchSpecFileName.name) needs at most five")
+            }
             if first.text == "-" || first.text.hasPrefix("- ") { return try sequence(indent: indent) }
             if splitKey(first.text) != nil { return try mapping(indent: indent) }
             // A lone scalar (a whole document or a value on the lines below its key).

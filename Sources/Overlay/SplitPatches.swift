@@ -41,8 +41,7 @@ extension PatchDirectory {
             let root = self.root.appendingPathComponent(prefix + split)
             var spec = PatchSpec()
             if let specFile = files.removeValue(forKey: PatchSpec.fileName) {
-                let text = String(decoding: try Self.read(specFile), as: UTF8.self)
-                spec = try PatchSpec(yaml: text, path: specFile.path)
+                spec = try PatchSpec(yaml: try Self.readSpec(at: specFile.path), path: specFile.path)
             }
             splits[split] = PatchDirectory(root: root, spec: spec, files: files)
         }

@@ -4,11 +4,21 @@ import Glibc
 ///
 /// Editors save in bursts (write a temp file, rename it over the original; several files at once), so one
 /// `waitForChanges` call collects events until nothing has happened for `quietPeriod`, then returns them all.
-/// New subfolders are watched as they appear; a removed folder's watch goes with it.
+/// New subfolders are watched as they appear; a removed folder's watch goes with it, and so does a folder's moved
+/// out of the tree. The root itself may go and come back (`rm -rf patch && mkdir patch`, `git checkout`, an editor
+/// replacing the folder): while it is gone the watcher looks for it every `rootPollMilliseconds`, and once it is a
+/// folder again watches it anew and reports the files it holds.
 public final class DirectoryWatcher {
     public let root: String
     private let fd: Int32
     private var paths: [Int32: String] = [:]  // watch descriptor → relative folder ("" for the root)
+    /// The root is not watched: it was removed, moved away, or was not there at the start. No event will say when
+    /// it is back, so `waitForChanges` looks.
+    private var rootMissing = false
+    /// The root folder watched (device and inode): a folder made again at the root's path is another one.
+    private var rootIdentity: (device: UInt, inode: UInt)?
+    /// How often a missing root is looked for.
+    static let rootPollMilliseconds: Int32 = 200
     /// When the first event of the burst `waitForChanges` last returned was read (CLOCK_MONOTONIC, ns): the
     /// save, as near as the watcher can tell (it is blocked in poll(2) until then).
     public private(set) var burstStart: UInt64 = 0
@@ -21,6 +31,7 @@ public final class DirectoryWatcher {
         guard fd >= 0 else { throw WatchError.inotify("inotify_init1: \(String(cString: strerror(errno)))") }
         var existing: [String] = []
         try addWatches(relative: "", files: &existing)
+        rootMissing = !paths.values.contains("")
     }
 
     deinit { close(fd) }
@@ -38,6 +49,7 @@ public final class DirectoryWatcher {
             throw WatchError.inotify("cannot watch \(absolute(relative)): \(reason)")
         }
         paths[wd] = relative
+        if relative.isEmpty { rootIdentity = Self.identity(of: root) }
         guard let dir = opendir(absolute(relative)) else { return }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
@@ -59,24 +71,72 @@ public final class DirectoryWatcher {
 
     /// Blocks until something changes (or `wakeFD` becomes readable, or `timeoutMilliseconds` passes), then
     /// until `quietPeriodMilliseconds` pass without events. Returns the changed relative paths (empty on
-    /// timeout or wake-up).
+    /// timeout or wake-up); "" is the root itself (removed or moved away), "*" everything (events were lost).
     public func waitForChanges(quietPeriodMilliseconds: Int32 = 60, timeoutMilliseconds: Int32 = -1, wakeFD: Int32 = -1) throws -> Set<String> {
         var changed = Set<String>()
         var timeout = timeoutMilliseconds
         while true {
+            let wait = rootMissing && (timeout < 0 || timeout > Self.rootPollMilliseconds) ? Self.rootPollMilliseconds : timeout
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            let n = poll(&fds, wakeFD >= 0 ? 2 : 1, timeout)
+            let n = poll(&fds, wakeFD >= 0 ? 2 : 1, wait)
             if n < 0 {
                 if errno == EINTR { if changed.isEmpty { return changed } else { continue } }
                 throw WatchError.inotify("poll: \(String(cString: strerror(errno)))")
             }
-            if n == 0 { return changed }  // quiet period over (or the caller's timeout)
+            if n == 0 {
+                if wait == timeout {  // quiet period over (or the caller's timeout)
+                    if !changed.isEmpty { checkRoot(into: &changed) }
+                    return changed
+                }
+                // Only the look for a missing root timed out.
+                if timeout > 0 { timeout -= wait }
+                let wasEmpty = changed.isEmpty
+                try watchRootAgain(into: &changed)
+                if wasEmpty && !changed.isEmpty { burstStart = Self.monotonicNanoseconds() }
+                if !changed.isEmpty { timeout = quietPeriodMilliseconds }
+                continue
+            }
             if wakeFD >= 0 && fds[1].revents != 0 { return changed }
             let wasEmpty = changed.isEmpty
             try drain(into: &changed)
             if wasEmpty && !changed.isEmpty { burstStart = Self.monotonicNanoseconds() }
             if !changed.isEmpty { timeout = quietPeriodMilliseconds }
         }
+    }
+
+    /// Watches the root again once it is a folder again, and adds the files in it to `changed`.
+    private func watchRootAgain(into changed: inout Set<String>) throws {
+        guard Self.identity(of: root) != nil else { return }
+        var files: [String] = []
+        try addWatches(relative: "", files: &files)
+        guard paths.values.contains("") else { return }  // gone again already
+        rootMissing = false
+        changed.formUnion(files)
+    }
+
+    /// A folder removed while a process still has it open (a shell's working directory) reports no deletion
+    /// of itself until it is closed: after a burst, the root's path must still lead to the folder watched.
+    private func checkRoot(into changed: inout Set<String>) {
+        guard !rootMissing else { return }
+        if let watched = rootIdentity, let current = Self.identity(of: root), current == watched { return }
+        unwatch("")
+        changed.insert("")
+    }
+
+    /// A folder's device and inode; nil when `path` is not a folder.
+    private static func identity(of path: String) -> (device: UInt, inode: UInt)? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return nil }
+        return (UInt(info.st_dev), UInt(info.st_ino))
+    }
+
+    /// Stops watching `folder` and every folder below it (moved out of the tree, its watches would follow it).
+    private func unwatch(_ folder: String) {
+        for (wd, path) in paths where folder.isEmpty || path == folder || path.hasPrefix(folder + "/") {
+            inotify_rm_watch(fd, wd)
+            paths[wd] = nil
+        }
+        if folder.isEmpty { rootMissing = true }
     }
 
     /// CLOCK_MONOTONIC in nanoseconds (the clock of `burstStart`).
@@ -108,7 +168,22 @@ public final class DirectoryWatcher {
                 offset += MemoryLayout<inotify_event>.size + nameLength
                 if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { changed.insert("*"); continue }
                 guard let folder = paths[event.wd] else { continue }
-                if event.mask & UInt32(IN_IGNORED) != 0 { paths[event.wd] = nil; continue }
+                if event.mask & UInt32(IN_IGNORED) != 0 {
+                    paths[event.wd] = nil
+                    if folder.isEmpty { rootMissing = true }
+                    continue
+                }
+                if event.mask & UInt32(IN_MOVE_SELF) != 0 {
+                    // Renamed within the tree, the folder was watched again under its new name when its parent
+                    // reported it (the same watch, now under the new path). Renamed out of it (or the root renamed
+                    // away), its watches would report another folder's edits as the patch's.
+                    var info = stat()
+                    if folder.isEmpty || lstat(absolute(folder), &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
+                        unwatch(folder)
+                        changed.insert(folder)
+                    }
+                    continue
+                }
                 let relative = name.isEmpty ? folder : (folder.isEmpty ? name : folder + "/" + name)
                 if event.mask & UInt32(IN_ISDIR) != 0 && event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                     // Files written into it before the watch was added get no events of their own: report them.

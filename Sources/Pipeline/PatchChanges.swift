@@ -29,12 +29,18 @@ struct PatchChangeFilter {
             // Editor droppings don't count, a new folder is reported through the files in it, and a temporary
             // file that came and went (written, then renamed over the real one) was never part of the patch.
             let relevant = changed.filter { path in
+                // Events were lost: anything may have changed.
+                if path == "*" { return true }
+                // The folder itself went (or came back): the build says which.
+                if path.isEmpty { return FileKind(atPath: root) != .directory }
                 let kind = FileKind(atPath: root + "/" + path)
                 let exists = kind != nil
                 if kind == .directory { return false }
                 // A name that is not valid UTF-8 reaches here decoded with replacement characters, which name no
-                // file: it is a change all the same, and the build (which reads the folder) refuses the file.
-                if !exists && !lastFiles.contains(path) && !lastBuildFailed && !path.contains("\u{FFFD}") { return false }
+                // file: it is a change all the same, and the build (which reads the folder) refuses the file. A
+                // folder moved out of the tree takes its patch files with it, without an event for each.
+                if !exists && !lastFiles.contains(path) && !lastBuildFailed && !path.contains("\u{FFFD}")
+                    && !lastFiles.contains(where: { $0.hasPrefix(path + "/") }) { return false }
                 return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }
             if !relevant.isEmpty { return relevant.sorted() }

@@ -175,9 +175,15 @@ public enum PatchPipeline {
                     throw PipelineError.verificationFailed(output, verification.errors.map(\.description))
                 }
             }
-            report.v4SignatureFile = try clock.measure("v4") {
+            if options.v4Signing == .off {
+                // Nothing is signed (a stale .idsig is only removed): no v4 stage to time or show.
                 _ = try v4Plan.get()
-                return try v4.get()
+                report.v4SignatureFile = try v4.get()
+            } else {
+                report.v4SignatureFile = try clock.measure("v4") {
+                    _ = try v4Plan.get()
+                    return try v4.get()
+                }
             }
         } else {
             let written = try clock.measure("repack") { try Repacker.write(entries, to: output, alignment: options.alignment, comment: comment) }

@@ -217,20 +217,17 @@ public enum SetPipeline {
         // A directory's APKs are now at the output; a container's are still in the staging directory (until
         // this function returns), which is where adb reads them from.
         let installPaths = set.form.isContainer ? paths : all.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
-        try prepareInstall(&report, set: set, written: written, paths: installPaths, options: options, clock: &clock)
-        if options.installs, let commands = report.installCommands {
-            var installer = Installer()
-            installer.onMessage = options.onInstallMessage
-            installer.holdsMessagesUntilSuccess = true
-            do {
+        do {
+            try prepareInstall(&report, set: set, written: written, paths: installPaths, options: options, clock: &clock)
+            if options.installs, let commands = report.installCommands {
+                var installer = Installer()
+                installer.onMessage = options.onInstallMessage
+                installer.holdsMessagesUntilSuccess = true
                 report.install = try clock.measure("install") { try installer.install(commands) }
-            } catch let error as InstallError {
-                // A container's APKs were in the staging directory, gone once this returns: the set is what is kept.
-                report.installError = set.form.isContainer
-                    ? InstallError(code: error.code, failureCode: error.failureCode, adbMessage: error.adbMessage, exitStatus: error.exitStatus,
-                                   advice: error.advice, apkPath: output)
-                    : error
             }
+        } catch let error as InstallError {
+            // The device could not be read or the install failed: the set was written, and its report stands.
+            report.installError = error
         }
         withExtendedLifetime(staging) {}  // a container's APKs stay in it until adb has read them
         report.timings = clock.timings
@@ -269,21 +266,25 @@ public enum SetPipeline {
         guard options.installs || options.installScript != nil else { return }
         let summary = try mergedManifest(paths[0])
         let templates = try TemplateLibrary.locate()
-        func commands(for paths: [String]) throws -> InstallCommands {
-            try InstallCommands(apkPaths: paths, packageName: summary?.packageName ?? report.packageName,
-                                launcherActivity: summary?.launcherActivity, options: options.install, templates: templates)
+        let all = set.allAPKs
+        // A container's APKs are installed from copies (`paths`) that do not outlast the run or the session: what
+        // is shown takes them out of the container.
+        func commands(for indices: [Int]) throws -> InstallCommands {
+            try InstallCommands(apkPaths: indices.map { paths[$0] }, packageName: summary?.packageName ?? report.packageName,
+                                launcherActivity: summary?.launcherActivity, options: options.install,
+                                container: set.form.isContainer ? .init(path: report.output, entries: indices.map { all[$0].name }) : nil,
+                                templates: templates)
         }
         var spec = options.deviceSpec
         if spec == nil && options.installs {
             var installer = Installer()
             installer.onMessage = options.onInstallMessage
-            let probe = try clock.measure("device") { try installer.shell(DeviceSpec.probeCommand, for: commands(for: paths)) }
+            let probe = try clock.measure("device") { try installer.shell(DeviceSpec.probeCommand, for: commands(for: Array(paths.indices))) }
             spec = DeviceSpec(probeOutput: probe)
         }
         report.deviceSpec = spec
         // Without a device the (first variant's) splits are installed: a standalone APK or another split variant
         // is an alternative to them, never installed beside them.
-        let all = set.allAPKs
         var chosen = Array(set.members.indices) + set.assetSliceRange.filter { set.isInstallTime(all[$0]) }
         if let spec {
             var variant = set.splitVariantRanges[0]
@@ -310,11 +311,11 @@ public enum SetPipeline {
         report.installedAPKs = chosen.map { all[$0].name }
         // adb streams an incremental install-multiple only with every APK's .idsig beside it.
         let incremental = !chosen.isEmpty && chosen.allSatisfy { report.members[$0].hasV4Signature }
-        let installCommands = try commands(for: chosen.map { paths[$0] }).with { $0.incremental = incremental }
+        let installCommands = try commands(for: chosen).with { $0.incremental = incremental }
         report.installCommands = installCommands
         if let script = options.installScript {
             // A container's APKs are inside it: the script takes the chosen ones out (unzip) to install them.
-            try installCommands.writeScript(to: script, container: set.form.isContainer ? (path: report.output, entries: report.installedAPKs) : nil)
+            try installCommands.writeScript(to: script, container: installCommands.container.map { (path: $0.path, entries: $0.entries) })
         }
     }
 
@@ -393,7 +394,7 @@ public enum SetPipeline {
         }
         var report = MergeReport(output: output, packageName: set.base.manifest.packageName, versionCode: set.base.manifest.versionCode,
                                  mergedAPKs: names, merge: summary, signing: signing, verification: verification, timings: [])
-        report.v4SignatureFile = try clock.measure("v4") { try v4.get() }
+        report.v4SignatureFile = try options.v4Signing == .off ? v4.get() : clock.measure("v4") { try v4.get() }
         if options.installs || options.installScript != nil {
             // The merged APK installs as any single APK does (adb install, incremental with its .idsig).
             var single = PipelineReport(output: output, summary: OverlaySummary(), outputSize: signing.outputSize, entryCount: signing.entryCount,

@@ -142,6 +142,8 @@ enum SetCommands {
             print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
             if report.installError != nil { print("Not installed (the reason follows); once fixed, install with:") } else if report.install == nil { print("Install with:") }
             if report.install == nil { print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))") }
+        } else if report.installError != nil {
+            print("Not installed (the reason follows)")  // the device could not be read
         }
     }
 }

@@ -149,7 +149,9 @@ extension APKPatch {
         }
 
         static func describe(_ changed: [String]) -> String {
-            changed.count <= 3 ? changed.joined(separator: ", ") : changed.prefix(3).joined(separator: ", ") + " and \(changed.count - 3) more"
+            // The watcher's names for the patch directory itself and for a burst too large to tell apart.
+            let names = changed.map { $0.isEmpty ? "the patch directory itself" : $0 == "*" ? "more files than inotify could report" : $0 }
+            return names.count <= 3 ? names.joined(separator: ", ") : names.prefix(3).joined(separator: ", ") + " and \(names.count - 3) more"
         }
 
         static func clock() -> String {

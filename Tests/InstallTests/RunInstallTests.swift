@@ -91,6 +91,31 @@ import TestSupport
         }
     }
 
+    /// A failure no rule names: adb's lines are held back (shown only with --verbose), so the error quotes the one
+    /// that tells what happened and says nothing of an output "above" (it said "adb failed; its output is above"
+    /// with nothing above it); an unknown INSTALL_FAILED_ code alike.
+    @Test func anUnrecognizedFailureQuotesADBAndPointsAtNothingUnshown() throws {
+        let (_, out, arguments) = try prepare()
+        let adb = try FakeADB()
+        let replies: [(FakeADB.Reply, String)] = [
+            (.init(standardOutput: "Performing Streamed Install\n", standardError: "adb: error: connect failed: closed\nwaiting for the daemon\n", status: 1),
+             "adb said \u{201C}adb: error: connect failed: closed\u{201D}. Check `adb devices`, then run again: adb install -r "),
+            (.init(status: 1), "adb exited with status 1. Check `adb devices`, then run again: adb install -r "),
+            (.init(standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_SESSION_INVALID: gone]\n", status: 1),
+             "See the Android documentation of INSTALL_FAILED_SESSION_INVALID (PackageManager). The APK is kept at \(out)."),
+        ]
+        for (reply, said) in replies {
+            let result = try TestSupport.apkpatch(arguments + ["--install"], environment: adb.environment(install: reply))
+            #expect(result.status == 1 && result.stderr.contains(said), "\(result)")
+            #expect(!result.stderr.contains("above") && !result.stderr.contains("waiting for the daemon"), "\(result)")
+            #expect(!result.stderr.contains("Performing Streamed Install"), "\(result)")
+            let verbose = try TestSupport.apkpatch(arguments + ["--install", "--verbose"], environment: adb.environment(install: reply))
+            // --verbose shows adb's lines as they come; the error stays the same.
+            let shown = reply.standardError.split(separator: "\n").allSatisfy { verbose.stderr.contains($0) }
+            #expect(verbose.status == 1 && verbose.stderr.contains(said) && shown, "\(verbose)")
+        }
+    }
+
     @Test func emittedScriptInstallsWithFakeADB() throws {
         let (work, out, arguments) = try prepare()
         let script = work.appendingPathComponent("install.sh").path

@@ -224,14 +224,18 @@ import Unpack
 
 /// Watch mode driven by real file edits, with bounded waits.
 @Suite(.serialized, .removesTemporaryDirectories) struct WatchTests {
-    @Test func rebuildsOnEditsSurvivesBadEditsAndStopsCleanly() throws {
-        let dir = try TestSupport.makeTemporaryDirectory("watch")
+    /// `apkpatch watch` on a Cordova-like APK, its patch directory holding assets/www/index.html ("<p>v1</p>").
+    static func startSession(_ label: String) throws -> (dir: URL, patch: URL, output: String, process: Process, lines: LineCollector) {
+        let dir = try TestSupport.makeTemporaryDirectory(label)
         let input = try FixtureAPK.cordovaLike().build(in: dir, name: "web.apk")
         let patch = dir.appendingPathComponent("patch")
         try TestSupport.write("<p>v1</p>\n", to: "assets/www/index.html", in: patch)
-        let output = dir.appendingPathComponent("web-patched.apk").path
-
         let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--debug-keystore", dir.appendingPathComponent("debug.p12").path])
+        return (dir, patch, dir.appendingPathComponent("web-patched.apk").path, process, lines)
+    }
+
+    @Test func rebuildsOnEditsSurvivesBadEditsAndStopsCleanly() throws {
+        let (dir, patch, output, process, lines) = try Self.startSession("watch")
         defer { if process.isRunning { process.terminate() } }
 
         #expect(lines.waitFor { $0.contains("] built ") }, "first build: \(lines.lines)")
@@ -270,6 +274,35 @@ import Unpack
         #expect(process.terminationStatus == 0)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// The patch directory removed and made again while watch runs (`rm -rf patch && mkdir patch`, then a save;
+    /// editors and `git checkout` do this): the removal is reported, and the next save builds as any save does
+    /// (the fuzzer found watch deaf from then on). The rebuilt line times only the stages watch runs: no v4, since
+    /// watch writes no .idsig.
+    @Test func keepsWatchingAPatchDirectoryMadeAgain() throws {
+        let (_, patch, output, process, lines) = try Self.startSession("watch-made-again")
+        defer { if process.isRunning { process.terminate() } }
+        #expect(lines.waitFor { $0.contains("] built ") }, "first build: \(lines.lines)")
+
+        try TestSupport.write("<p>v2</p>\n", to: "assets/www/index.html", in: patch)
+        #expect(lines.waitFor { $0.contains("rebuilt") && $0.contains("index.html") }, "\(lines.lines)")
+        let rebuilt = lines.lines.first { $0.contains("rebuilt") } ?? ""
+        #expect(rebuilt.contains("repack+sign") && !rebuilt.contains("v4"), "\(rebuilt)")
+        #expect(!FileManager.default.fileExists(atPath: output + ".idsig"))
+
+        try FileManager.default.removeItem(at: patch)
+        #expect(lines.waitFor { $0.contains("error") && $0.contains("does not exist") }, "\(lines.lines)")
+        let builds = lines.lines.filter { $0.contains("rebuilt") }.count
+        try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: false)
+        try TestSupport.write("<p>v3</p>\n", to: "assets/www/index.html", in: patch)
+        #expect(lines.waitFor(builds + 1) { $0.contains("rebuilt") }, "the save into the new folder builds: \(lines.lines)")
+        #expect(try TestSupport.run("unzip", ["-p", output, "assets/www/index.html"]).stdout == "<p>v3</p>\n")
+
+        process.interrupt()
+        #expect(lines.waitFor { $0.contains("stopped") }, "\(lines.lines)")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 
     /// The heaps of glibc's malloc arenas other than the main one, from `/proc/PID/maps`: each is an anonymous

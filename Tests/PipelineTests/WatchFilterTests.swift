@@ -91,4 +91,51 @@ import TestSupport
         let changed = try waitForBuild()
         #expect(changed == ["assets/www/bad\u{FFFD}\u{FFFD}.js"], "\(changed)")
     }
+
+    /// The patch directory removed and made again (`rm -rf patch && mkdir patch`, a `git checkout`, an editor that
+    /// replaces the folder): the removal starts a build (which says the folder is missing), and a file saved into
+    /// the new folder starts the next one. The watch on the old folder went with it, so the watcher must look for
+    /// the new one: it said once that the folder did not exist, then nothing more, whatever was saved.
+    @Test func aPatchDirectoryRemovedAndMadeAgainIsWatchedAgain() throws {
+        try FileManager.default.removeItem(at: patch)
+        let removed = try waitForBuild()
+        #expect(removed.contains("assets/www/index.html") || removed.contains(""), "\(removed)")
+        try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: false)
+        try TestSupport.write("<p>v3</p>\n", to: "assets/www/index.html", in: patch)
+        var changed = try waitForBuild()
+        // The folder may have been seen before or after its file was written: then the file comes on its own.
+        if changed == [] || !changed.contains("assets/www/index.html") { changed += try waitForBuild() }
+        #expect(changed.contains("assets/www/index.html"), "\(changed)")
+        // And it is watched from then on.
+        try TestSupport.write("three\n", to: "assets/www/app.js", in: patch)
+        #expect(try waitForBuild().contains("assets/www/app.js"))
+    }
+
+    /// The patch directory moved away and replaced by a new one (`mv patch patch.old && mkdir patch`): the inotify
+    /// watch follows the folder it was put on, so without care saves into patch.old were taken for the patch's
+    /// and saves into the new patch went unseen.
+    @Test func aPatchDirectoryMovedAwayIsNotWatchedWhereItWent() throws {
+        let old = dir.appendingPathComponent("patch.old")
+        #expect(rename(patch.path, old.path) == 0)
+        let moved = try waitForBuild()
+        #expect(moved == [""], "the folder itself went: \(moved)")
+        try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: false)
+        try TestSupport.write("old\n", to: "assets/www/stale.js", in: old)
+        try TestSupport.write("new\n", to: "assets/www/fresh.js", in: patch)
+        var changed: [String] = []
+        while !changed.contains("assets/www/fresh.js") { changed += try waitForBuild() }
+        #expect(!changed.contains("assets/www/stale.js"), "an edit outside the patch directory: \(changed)")
+    }
+
+    /// A folder moved out of the patch directory takes its patch files with it: a build, though no event names them.
+    @Test func aFolderMovedOutOfThePatchDirectoryStartsABuild() throws {
+        #expect(rename(path("assets/www"), dir.appendingPathComponent("www-elsewhere").path) == 0)
+        #expect(try waitForBuild() == ["assets/www"])
+        // Saves in the folder where it went are not the patch's.
+        try TestSupport.write("x\n", to: "www-elsewhere/outside.js", in: dir)
+        try TestSupport.write("y\n", to: "assets/inside.txt", in: patch)
+        var changed: [String] = []
+        while !changed.contains("assets/inside.txt") { changed += try waitForBuild() }
+        #expect(!changed.contains { $0.contains("outside.js") }, "\(changed)")
+    }
 }

@@ -107,6 +107,55 @@ import TestSupport
         #expect(text.contains("unzip -q -o \(output)") || text.contains("unzip -q -o '\(output)'"), "\(text)")
     }
 
+    /// A container's APKs are installed from copies that are gone once `run` ends: the install line it shows (the
+    /// summary's "once fixed, install with:", the advice's "run again:", `--json`'s installCommand) takes them out
+    /// of the container first, and still installs afterwards (the fuzzer found the removed copies named there). A
+    /// device that cannot be read is reported as a failed install is: after the summary, naming the set, exit 1.
+    @Test func aContainersInstallLinesStillInstallAfterTheRun() throws {
+        let input = try fixture.pack(.apks)
+        let output = scratch.appendingPathComponent("advice.apks").path
+        let adb = try FakeADB()
+        let probe = FakeADB.Reply(standardOutput: "abis=arm64-v8a\nlocales=en-US\nsdk=33\nPhysical density: 480\n")
+        let unauthorized = FakeADB.Reply(standardError: "adb: device unauthorized.\nThis adb server's $ADB_VENDOR_KEYS is not set\n", status: 1)
+        let arguments = ["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--install"]
+        let failed = try TestSupport.apkpatch(arguments, environment: adb.environment(install: unauthorized, shell: probe))
+        #expect(failed.status == 1, "\(failed)")
+        #expect(!(failed.stdout + failed.stderr).contains(".tmp-"), "a staging copy is named: \(failed)")
+        #expect(failed.stderr.contains("kept at \(output)."), "\(failed)")
+        let json = try TestSupport.apkpatch(arguments + ["--json"], environment: adb.environment(install: unauthorized, shell: probe))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        let shown: [(String, String)] = [
+            ("summary", failed.stdout.components(separatedBy: "once fixed, install with:\n").last ?? ""),
+            ("advice", failed.stderr.components(separatedBy: "then run again: ").last?.components(separatedBy: ". The APK is kept at").first ?? ""),
+            ("--json installCommand", object["installCommand"] as? String ?? ""),
+        ]
+        // The fake adb checks the last APK only: every one must be there when adb runs.
+        let hook = scratch.appendingPathComponent("every-apk-there.sh").path
+        try #"for a in "$@"; do case "$a" in *.apk) [ -f "$a" ] || echo "missing: $a" >&2 ;; esac; done"#.write(toFile: hook, atomically: true, encoding: .utf8)
+        for (label, text) in shown {
+            let installer = try FakeADB()
+            var environment = installer.environment()
+            environment["FAKE_ADB_HOOK"] = hook
+            let ran = try TestSupport.run("sh", ["-c", text], environment: environment)
+            #expect(ran.succeeded && ran.stderr.isEmpty, "\(label): \(text)\n\(ran)")
+            let calls = try installer.invocations()
+            #expect(calls.count == 1 && calls.first?.prefix(2) == ["install-multiple", "-r"], "\(label): \(calls)")
+            // The device's splits (arm64, the only density split; not French), taken out of the container and removed again.
+            let apks = calls.first.map { Array($0.dropFirst(2)) } ?? []
+            #expect(apks.map { ($0 as NSString).lastPathComponent } == ["base-master.apk", "base-arm64_v8a.apk", "base-xhdpi.apk"], "\(label): \(calls)")
+            #expect(apks.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "\(label): the APKs taken out are removed: \(apks)")
+        }
+
+        // The device could not be read: the set stands, the summary comes first, then why it was not installed.
+        let unread = try TestSupport.apkpatch(arguments, environment: adb.environment(shell: unauthorized))
+        #expect(unread.status == 1 && unread.stdout.contains("Wrote \(output)") && unread.stdout.contains("Not installed"), "\(unread)")
+        #expect(unread.stderr.contains("device unauthorized") && !(unread.stdout + unread.stderr).contains(".tmp-"), "\(unread)")
+        let unreadJSON = try TestSupport.apkpatch(arguments + ["--json"], environment: adb.environment(shell: unauthorized))
+        let unreadObject = try #require(try JSONSerialization.jsonObject(with: Data(unreadJSON.stdout.utf8)) as? [String: Any], "\(unreadJSON)")
+        #expect(unreadJSON.status == 1 && unreadObject["installed"] as? Bool == false, "\(unreadJSON)")
+        #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
+    }
+
     /// `run --merge --install`: the merged APK installs as one APK does (adb install, --incremental with the
     /// .idsig written beside it), and the app is started.
     @Test func mergeInstallsTheMergedAPK() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Overlay
 import Testing
+import TestSupport
 import Yams
 
 /// `apkpatch.yml` is read by Overlay's own YAML reader (SpecYAML); Yams, a full YAML parser, is the oracle for what
@@ -83,6 +84,8 @@ import Yams
         ("manifest:\n  label: x\n    more\n", ["line 3", "indentation"]),
         ("delete:\n  - a\n - b\n", ["line 3"]),
         ("- a\n- b\n", ["line 1", "top level"]),
+        // Twenty levels of keys, each under the one before: no spec nests so deep.
+        ((0..<20).map { String(repeating: " ", count: $0) + "k\($0):" }.joined(separator: "\n") + "\n", ["line 17", "nested more than 16 levels"]),
     ]
 
     @Test(arguments: 0..<mistakes.count)
@@ -105,6 +108,60 @@ import Yams
         } catch {
             #expect(!"\(error)".contains("did you mean"), "\(error)")
         }
+    }
+}
+
+/// The spec file as the patch directory holds it: what it may be, and what a hostile one costs.
+@Suite(.removesTemporaryDirectories) struct PatchSpecFileTests {
+    let patch: URL
+    init() throws {
+        patch = try TestSupport.makeTemporaryDirectory("patch-spec-file")
+        try TestSupport.write("x\n", to: "assets/x.txt", in: patch)
+    }
+
+    func refusal(_ bytes: [UInt8]) throws -> String {
+        try Data(bytes).write(to: patch.appendingPathComponent("apkpatch.yml"))
+        do {
+            _ = try PatchDirectory(root: patch.path)
+            return "accepted"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// A file larger than any spec is refused before it is read (a log saved under the name); one that is not
+    /// UTF-8 is refused as such.
+    @Test func anOversizedOrUndecodableSpecIsRefused() throws {
+        let large = try refusal(Array("delete:\n".utf8) + Array(repeating: UInt8(ascii: "#"), count: PatchDirectory.specSizeLimit))
+        #expect(large.contains("apkpatch.yml") && large.contains("more than the 1 MiB"), "\(large)")
+        let latin1 = try refusal(Array("manifest:\n  label: caf".utf8) + [0xE9] + Array("\n".utf8))
+        #expect(latin1.contains("apkpatch.yml") && latin1.contains("not UTF-8"), "\(latin1)")
+    }
+
+    /// An unknown key is compared with the known ones for a "did you mean": a key of most of a megabyte was
+    /// compared character by character with each (2 s of CPU in a release build to refuse 3 MB). A key that long
+    /// is no typo of a short one: it costs about what reading that many bytes costs.
+    @Test func aHugeUnknownKeyCostsItsLength() throws {
+        let size = PatchDirectory.specSizeLimit - 100
+        let key = String(repeating: "k", count: size)
+        let glob = "delete:\n  - " + String(repeating: "k", count: size) + "\n"
+        let (message, keyCPU) = try Self.threadCPU { try refusal(Array("\(key): 1\n".utf8)) }
+        #expect(message.contains("unknown key") && !message.contains("did you mean"), "\(message.prefix(300))")
+        let (accepted, readingCPU) = try Self.threadCPU { try refusal(Array(glob.utf8)) }
+        #expect(accepted == "accepted")
+        #expect(keyCPU < readingCPU * 4 + 0.05, "refusing the key took \(keyCPU) s of CPU, reading a spec as long \(readingCPU) s")
+    }
+
+    /// The calling thread's CPU time around `body` (other threads' load does not count).
+    static func threadCPU<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+        func now() -> Double {
+            var time = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        }
+        let start = now()
+        let result = try body()
+        return (result, now() - start)
     }
 }
 
