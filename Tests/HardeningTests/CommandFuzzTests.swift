@@ -45,6 +45,29 @@ import TestSupport
         if campaign.findings.isEmpty { try? FileManager.default.removeItem(at: options.work) }
     }
 
+    /// A longer campaign with a new seed, only when asked (CI runs the fixed-seed pass above): APKPATCH_FUZZ_SECONDS
+    /// sets its length, APKPATCH_FUZZ_SEED replays one (the seed is printed), APKPATCH_FUZZ_TARGETS (comma-separated
+    /// substrings) narrows the targets, APKPATCH_FUZZ_JOBS runs cases in parallel. `make fuzz` is the same against the
+    /// release binary, with the Java oracles.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["APKPATCH_FUZZ_SECONDS"] != nil, "set APKPATCH_FUZZ_SECONDS for a long campaign"))
+    func longCampaignWhenAsked() throws {
+        let environment = ProcessInfo.processInfo.environment
+        var options = try Self.options("command-fuzz-long")
+        options.seed = environment["APKPATCH_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64(Date().timeIntervalSince1970)
+        options.seconds = environment["APKPATCH_FUZZ_SECONDS"].flatMap(Double.init) ?? 600
+        options.iterations = .max
+        options.jobs = environment["APKPATCH_FUZZ_JOBS"].flatMap(Int.init) ?? 1
+        options.targetFilter = environment["APKPATCH_FUZZ_TARGETS"].map { $0.split(separator: ",").map(String.init) } ?? []
+        print("command fuzz: seed \(options.seed) (APKPATCH_FUZZ_SEED=\(options.seed) replays it), \(Int(options.seconds ?? 0)) s")
+        let campaign = try Campaign(options: options, seeds: try Self.seeds.get())
+        campaign.run()
+        print("command fuzz: \(campaign.cases) cases, \(campaign.runs) runs\n\(campaign.statistics)")
+        for finding in campaign.findings {
+            Issue.record("[\(finding.target)] \(finding.command): \(finding.kind)\n\(finding.detail)\nreplay: \(finding.caseDirectory) (seed \(options.seed))")
+        }
+        if campaign.findings.isEmpty { try? FileManager.default.removeItem(at: options.work) }
+    }
+
     /// The harness itself: a stand-in binary that misbehaves in each way (by command) must give each kind of finding.
     @Test func everyKindOfFailureIsFlagged() throws {
         let dir = try TestSupport.makeTemporaryDirectory("command-fuzz-fake")

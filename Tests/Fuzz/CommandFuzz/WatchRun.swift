@@ -110,10 +110,13 @@ public struct WatchRun: Sendable {
                 if outcome == .exited || outcome == .busy || outcome == .blocked { break }
             }
         }
-        // Once the patch directory itself was removed or replaced, a session reports it and then watches nothing
-        // (its inotify watch went with the directory): no probe then.
-        let rootGone = FileKind(atPath: patch.path) != .directory || edits.contains(where: \.removesRoot)
-        if (outcome == .event || outcome == .quiet) && !rootGone {
+        if (outcome == .event || outcome == .quiet) && FileKind(atPath: patch.path) != .directory {
+            // The patch directory was removed or replaced by a file: made again, as editors and `git checkout` do.
+            // A session watches the new one (it reported the old one gone), so the probe goes into it.
+            apply(WatchEdit.madeAgain)
+            run.log.append("edit: \(WatchEdit.madeAgain.description)")
+        }
+        if outcome == .event || outcome == .quiet {
             // A plain new file: a watching session answers it with a build or an error.
             let known = countEvents()
             apply(WatchEdit.probe)
@@ -162,10 +165,15 @@ public struct WatchRun: Sendable {
 /// do there. Deterministic for a generator; `description` is the replay note.
 public struct WatchEdit: Sendable, CustomStringConvertible {
     public let description: String
-    var removesRoot = false
     let action: @Sendable (URL) -> Void
 
     public func apply(_ patch: URL) { action(patch) }
+
+    /// The patch directory made again where it was removed or replaced by a file.
+    static let madeAgain = WatchEdit(description: "patch directory made again") { patch in
+        if FileKind(atPath: patch.path) != .directory { try? FileManager.default.removeItem(at: patch) }
+        try? FileManager.default.createDirectory(at: patch, withIntermediateDirectories: false)
+    }
 
     /// The edit every live session answers: a new file of its own.
     static let probe = WatchEdit(description: "write assets/fuzz-probe.txt") { patch in
@@ -206,7 +214,7 @@ public struct WatchEdit: Sendable, CustomStringConvertible {
     static func script(_ rng: inout SplitMix64, mutated: (String, inout SplitMix64) -> [UInt8]?) -> [WatchEdit] {
         var edits: [WatchEdit] = []
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
-            let roll = Int.random(in: 0..<22, using: &rng)
+            let roll = Int.random(in: 0..<24, using: &rng)
             switch roll {
             case 0...3:
                 let file = ["apkpatch.yml", "AndroidManifest.xml", "res/values/strings.xml", "res/xml/config.xml", "res/layout/main.xml", "certs/proxy.pem"]
@@ -254,11 +262,27 @@ public struct WatchEdit: Sendable, CustomStringConvertible {
                 let size = Int.random(in: 1...12, using: &rng) << 20
                 edits.append(WatchEdit(description: "\(size >> 20) MiB file") { write(FixtureAPK.pseudoRandomBytes(count: size, seed: 5), "assets/big.bin", in: $0) })
             case 12:
-                edits.append(WatchEdit(description: "patch directory removed", removesRoot: true) { try? FileManager.default.removeItem(at: $0) })
+                edits.append(WatchEdit(description: "patch directory removed") { try? FileManager.default.removeItem(at: $0) })
             case 13:
-                edits.append(WatchEdit(description: "patch directory replaced by a file", removesRoot: true) { patch in
+                edits.append(WatchEdit(description: "patch directory replaced by a file") { patch in
                     try? FileManager.default.removeItem(at: patch)
                     try? Data("not a directory".utf8).write(to: patch)
+                })
+            case 22:
+                // rm -rf patch && mkdir patch && a save: editors, `git checkout` and build tools do this.
+                edits.append(WatchEdit(description: "patch directory removed and made again with a file") { patch in
+                    try? FileManager.default.removeItem(at: patch)
+                    write(Array("<p>again</p>\n".utf8), "assets/www/index.html", in: patch)
+                })
+            case 23:
+                // The old folder moved aside (its watches follow it), a new one in its place; then the old one goes.
+                edits.append(WatchEdit(description: "patch directory moved away, a new one made, a save in each") { patch in
+                    let aside = patch.deletingLastPathComponent().appendingPathComponent(patch.lastPathComponent + ".aside")
+                    try? FileManager.default.removeItem(at: aside)
+                    guard rename(patch.path, aside.path) == 0 else { return }
+                    write(Array("<p>new</p>\n".utf8), "assets/www/index.html", in: patch)
+                    write(Array("<p>old</p>\n".utf8), "assets/www/old.html", in: aside)
+                    try? FileManager.default.removeItem(at: aside)
                 })
             case 14:
                 let file = ["res/values/strings.xml", "apkpatch.yml", "AndroidManifest.xml"].randomElement(using: &rng)!
