@@ -34,14 +34,6 @@ public struct ManifestEdits: Sendable, Equatable {
         self.minSdkVersion = minSdkVersion; self.targetSdkVersion = targetSdkVersion; self.packageName = packageName
     }
 
-    /// The edits the patch spec's `manifest:` section asks for.
-    public init(_ shortcuts: PatchSpec.ManifestShortcuts) {
-        self.init(debuggable: shortcuts.debuggable, versionCode: shortcuts.versionCode, versionName: shortcuts.versionName,
-                  label: shortcuts.label, usesCleartextTraffic: shortcuts.usesCleartextTraffic, extractNativeLibs: shortcuts.extractNativeLibs,
-                  minSdkVersion: shortcuts.minSdkVersion.map { .level($0) }, targetSdkVersion: shortcuts.targetSdkVersion.map { .level($0) },
-                  packageName: shortcuts.package)
-    }
-
     public var isEmpty: Bool { self == ManifestEdits() }
 }
 

@@ -19,29 +19,14 @@ public struct PatchSpec: Sendable, Equatable {
     public var delete: [Glob] = []
     public var store: [Glob] = []
     public var deflate: [Glob] = []
-    public var manifest = ManifestShortcuts()
+    /// The `manifest:` shortcuts.
+    public var manifest = ManifestEdits()
     /// The network-security preset: `networkSecurity: trustUserCertificates`, or the mapping form with
     /// `trustUserCertificates`, `keepPins`, `caCertificates` and `pin` (certificate paths relative to the patch
     /// directory, stored here as absolute paths).
     public var networkSecurity = NetworkSecuritySpec()
 
     public init() {}
-
-    /// The manifest shortcuts, each optional.
-    public struct ManifestShortcuts: Sendable, Equatable {
-        public var debuggable: Bool?
-        public var versionCode: Int?
-        public var versionName: String?
-        public var label: String?
-        public var usesCleartextTraffic: Bool?
-        public var extractNativeLibs: Bool?
-        public var minSdkVersion: Int?
-        public var targetSdkVersion: Int?
-        /// A new package name: the copy installs beside the original.
-        public var package: String?
-        public init() {}
-        public var isEmpty: Bool { self == ManifestShortcuts() }
-    }
 
     /// Parses the YAML text of a spec file; `path` is for messages.
     public init(yaml: String, path: String) throws {
@@ -130,9 +115,9 @@ public struct PatchSpec: Sendable, Equatable {
         return spec
     }
 
-    private static func manifest(_ node: YAMLNode, path: String) throws -> ManifestShortcuts {
+    private static func manifest(_ node: YAMLNode, path: String) throws -> ManifestEdits {
         guard let mapping = node.mapping else { throw OverlayError.invalidSpec(path: path, reason: "line \(node.mark?.line ?? 0): manifest: expects shortcuts indented under it, such as `debuggable: true`") }
-        var shortcuts = ManifestShortcuts()
+        var shortcuts = ManifestEdits()
         for (keyNode, value) in mapping {
             let key = keyNode.string ?? ""
             let line = value.mark?.line ?? 0
@@ -155,9 +140,9 @@ public struct PatchSpec: Sendable, Equatable {
             case "label": shortcuts.label = try string()
             case "usesCleartextTraffic": shortcuts.usesCleartextTraffic = try bool()
             case "extractNativeLibs": shortcuts.extractNativeLibs = try bool()
-            case "minSdkVersion": shortcuts.minSdkVersion = try int()
-            case "targetSdkVersion": shortcuts.targetSdkVersion = try int()
-            case "package": shortcuts.package = try string()
+            case "minSdkVersion": shortcuts.minSdkVersion = .level(try int())
+            case "targetSdkVersion": shortcuts.targetSdkVersion = .level(try int())
+            case "package": shortcuts.packageName = try string()
             default:
                 throw OverlayError.invalidSpec(path: path, reason: "line \(keyNode.mark?.line ?? 0): manifest: unknown shortcut \(key.debugQuoted)"
                     + Self.suggestion(for: key, among: Self.manifestKeys) + "; known: \(Self.manifestKeys.joined(separator: ", "))")

@@ -23,7 +23,7 @@ public struct ResourceContentEditor: ContentEditor {
 
     public func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
                      summary: inout OverlaySummary) throws -> [OutputEntry] {
-        var edits = ManifestEdits(patch.spec.manifest)
+        var edits = patch.spec.manifest
         merge(extraEdits, into: &edits)
         let overrides = patch.files.keys.filter(ResourcePatch.isValuesPath).sorted()
         let newFiles = try patch.files.keys.filter { $0.hasPrefix("res/") && archive.entry(named: $0) == nil && !ResourcePatch.isValuesPath($0) }.sorted()

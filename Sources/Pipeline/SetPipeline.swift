@@ -465,13 +465,13 @@ public enum SetPipeline {
             throw SetPipelineError.unknownSplit(unknown, set.splits.map(\.splitName))
         }
         // Android installs a set only when every APK has the base's versionCode and package.
-        let versionCode = base.spec.manifest.versionCode, package = base.spec.manifest.package
+        let versionCode = base.spec.manifest.versionCode, package = base.spec.manifest.packageName
         let standalonePatches: [PatchDirectory?] = try standalones
             ? set.standalones.map { try StandalonePatch.combined(for: $0, in: set, base: base, splits: splits) } : []
         func splitPatch(_ member: APKSet.Member) throws -> PatchDirectory? {
             if member.isBase { return base }
             var patch = splits[member.splitName]
-            if let own = patch?.spec.manifest.package, own != package {
+            if let own = patch?.spec.manifest.packageName, own != package {
                 throw OverlayError.unsupportedEdit("\(root.appendingPathComponent(PatchDirectory.splitsFolder + "/" + member.splitName + "/" + PatchSpec.fileName)): manifest.package renames one split; every APK of a set must have the base's package, so rename the app in the top \(PatchSpec.fileName)")
             }
             // A pack delivered after the install keeps its own versionCode (bundletool gives it none).
@@ -479,7 +479,7 @@ public enum SetPipeline {
             if versionCode != nil || package != nil {
                 var spec = patch?.spec ?? PatchSpec()
                 if spec.manifest.versionCode == nil { spec.manifest.versionCode = versionCode }
-                spec.manifest.package = package
+                spec.manifest.packageName = package
                 patch = PatchDirectory(root: patch?.root ?? root, spec: spec, files: patch?.files ?? [:])
             }
             return patch
@@ -493,7 +493,7 @@ public enum SetPipeline {
         let patch = try options.patchDirectory.map { try PatchDirectory(root: $0) }
         guard let name = options.renamePackage else { return patch }
         var spec = patch?.spec ?? PatchSpec()
-        spec.manifest.package = name
+        spec.manifest.packageName = name
         return PatchDirectory(root: patch?.root ?? "", spec: spec, files: patch?.files ?? [:])
     }
 

@@ -38,8 +38,8 @@ import TestSupport
         #expect(manifest.label == "My App (patched)")
         #expect(manifest.usesCleartextTraffic == true)
         #expect(manifest.extractNativeLibs == false)
-        #expect(manifest.minSdkVersion == 24)
-        #expect(manifest.targetSdkVersion == 34)
+        #expect(manifest.minSdkVersion == .level(24))
+        #expect(manifest.targetSdkVersion == .level(34))
     }
 
     @Test func refusesToOverwriteUnlessAsked() throws {
