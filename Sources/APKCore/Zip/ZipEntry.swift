@@ -76,16 +76,7 @@ extension ZipEntry {
     public func encodedLocalHeader(extra: [UInt8]) -> [UInt8] {
         var w = LittleEndianWriter(capacity: LocalFileHeaderLayout.fixedSize + nameBytes.count + extra.count)
         w.write(LocalFileHeaderLayout.signature)
-        w.write(versionNeeded)
-        w.write(flags & ~ZipFlags.dataDescriptor)
-        w.write(method.rawValue)
-        w.write(lastModifiedTime)
-        w.write(lastModifiedDate)
-        w.write(crc32)
-        w.write(UInt32(truncatingIfNeeded: compressedSize))
-        w.write(UInt32(truncatingIfNeeded: uncompressedSize))
-        w.write(UInt16(nameBytes.count))
-        w.write(UInt16(extra.count))
+        writeSharedHeaderFields(into: &w, extraCount: extra.count)
         w.write(bytes: nameBytes)
         w.write(bytes: extra)
         return w.bytes
@@ -96,16 +87,7 @@ extension ZipEntry {
         var w = LittleEndianWriter(capacity: CentralDirectoryRecordLayout.fixedSize + nameBytes.count + centralExtra.count)
         w.write(CentralDirectoryRecordLayout.signature)
         w.write(versionMadeBy)
-        w.write(versionNeeded)
-        w.write(flags & ~ZipFlags.dataDescriptor)
-        w.write(method.rawValue)
-        w.write(lastModifiedTime)
-        w.write(lastModifiedDate)
-        w.write(crc32)
-        w.write(UInt32(truncatingIfNeeded: compressedSize))
-        w.write(UInt32(truncatingIfNeeded: uncompressedSize))
-        w.write(UInt16(nameBytes.count))
-        w.write(UInt16(centralExtra.count))
+        writeSharedHeaderFields(into: &w, extraCount: centralExtra.count)
         w.write(UInt16(comment.count))
         w.write(UInt16(0))
         w.write(internalAttributes)
@@ -115,6 +97,22 @@ extension ZipEntry {
         w.write(bytes: centralExtra)
         w.write(bytes: comment)
         return w.bytes
+    }
+
+    /// The fields the local header and the central directory record share, in the same order in both (APPNOTE
+    /// 4.3.7 and 4.3.12): version needed, flags (without the data descriptor bit), method, time, date, CRC-32,
+    /// sizes, name length and extra field length.
+    private func writeSharedHeaderFields(into w: inout LittleEndianWriter, extraCount: Int) {
+        w.write(versionNeeded)
+        w.write(flags & ~ZipFlags.dataDescriptor)
+        w.write(method.rawValue)
+        w.write(lastModifiedTime)
+        w.write(lastModifiedDate)
+        w.write(crc32)
+        w.write(UInt32(truncatingIfNeeded: compressedSize))
+        w.write(UInt32(truncatingIfNeeded: uncompressedSize))
+        w.write(UInt16(nameBytes.count))
+        w.write(UInt16(extraCount))
     }
 }
 
