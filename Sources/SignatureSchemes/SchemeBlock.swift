@@ -143,12 +143,7 @@ public struct SignatureSchemeSignedData: Sendable, Hashable {
         var rest = bytes
         let digestsBytes = try LengthPrefixed.take(&rest, what: "signed data digests")
         let certificatesBytes = try LengthPrefixed.take(&rest, what: "signed data certificates")
-        var minSdk: Int32 = 0, maxSdk: Int32 = Int32.max
-        if version == .v3 {
-            guard rest.count >= 8 else { throw SchemeBlockFormatError("signed data too short for min/max SDK versions") }
-            minSdk = Int32(bitPattern: readUInt32(&rest))
-            maxSdk = Int32(bitPattern: readUInt32(&rest))
-        }
+        let (minSdk, maxSdk) = try readSDKRange(&rest, version: version, of: "signed data")
         let attributesBytes = try LengthPrefixed.take(&rest, what: "signed data additional attributes")
         var digests: [AlgorithmTaggedValue] = []
         for (index, item) in try LengthPrefixed.split(digestsBytes, what: "digests").enumerated() {
@@ -203,12 +198,7 @@ public struct SignatureSchemeSigner: Sendable, Hashable {
     public init(decoding bytes: ArraySlice<UInt8>, version: SignatureSchemeVersion) throws {
         var rest = bytes
         let signedDataBytes = try LengthPrefixed.take(&rest, what: "signed data")
-        var minSdk: Int32 = 0, maxSdk: Int32 = Int32.max
-        if version == .v3 {
-            guard rest.count >= 8 else { throw SchemeBlockFormatError("signer too short for min/max SDK versions") }
-            minSdk = Int32(bitPattern: readUInt32(&rest))
-            maxSdk = Int32(bitPattern: readUInt32(&rest))
-        }
+        let (minSdk, maxSdk) = try readSDKRange(&rest, version: version, of: "signer")
         let signaturesBytes = try LengthPrefixed.take(&rest, what: "signatures")
         let publicKey = try LengthPrefixed.take(&rest, what: "public key")
         var signatures: [AlgorithmTaggedValue] = []
@@ -278,6 +268,14 @@ public struct SchemeBlockFormatError: Error, CustomStringConvertible, Equatable 
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { "malformed APK Signature Scheme block: \(message)" }
+}
+
+/// v3's int32 minSdkVersion and int32 maxSdkVersion from the front of `bytes` (a signer and its signed data each
+/// carry the pair); v2 has none, and its range is all of them.
+private func readSDKRange(_ bytes: inout ArraySlice<UInt8>, version: SignatureSchemeVersion, of what: String) throws -> (Int32, Int32) {
+    guard version == .v3 else { return (0, Int32.max) }
+    guard bytes.count >= 8 else { throw SchemeBlockFormatError("\(what) too short for min/max SDK versions") }
+    return (Int32(bitPattern: readUInt32(&bytes)), Int32(bitPattern: readUInt32(&bytes)))
 }
 
 /// Reads a little-endian uint32 from the front of `bytes`; the caller has checked there are 4.
