@@ -1,3 +1,4 @@
+import CommandFuzz
 import Foundation
 import Testing
 import TestSupport
@@ -21,16 +22,8 @@ import Glibc
     static func runCountingWrites(_ arguments: [String], in dir: URL) throws -> Counted {
         let outPath = dir.appendingPathComponent("stdout-\(UUID().uuidString)").path
         let errPath = dir.appendingPathComponent("stderr-\(UUID().uuidString)").path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([TestSupport.apkpatchBinary] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, TestSupport.apkpatchBinary, &actions, nil, argv, environ)
+        let (pid, spawned) = spawnInOwnGroup([TestSupport.apkpatchBinary] + arguments, environment: ProcessInfo.processInfo.environment,
+                                             stdout: outPath, stderr: errPath)
         try #require(spawned == 0, "posix_spawn: \(String(cString: strerror(spawned)))")
         // Wait for the exit but leave the process a zombie, so its counters can still be read.
         var info = siginfo_t()

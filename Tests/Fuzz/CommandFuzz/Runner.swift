@@ -90,7 +90,7 @@ public struct BoundedRun: Sendable {
 /// Starts `argv` in a process group of its own, stdin /dev/null, stdout and stderr into the files, with SIGINT,
 /// SIGTERM, SIGHUP and SIGPIPE at their defaults and none blocked (a test runner may ignore or block them; a
 /// command must get them as a shell gives them). Returns the pid and posix_spawn's result.
-func spawnInOwnGroup(_ argv: [String], environment: [String: String], stdout outPath: String, stderr errPath: String) -> (pid_t, Int32) {
+public func spawnInOwnGroup(_ argv: [String], environment: [String: String], stdout outPath: String, stderr errPath: String) -> (pid_t, Int32) {
     let env = environment.map { "\($0.key)=\($0.value)" }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
