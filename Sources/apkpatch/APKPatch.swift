@@ -116,6 +116,10 @@ struct APKPatch: ParsableCommand {
         if let command = arguments.first, ["verify", "sign", "align", "run", "watch"].contains(command) {
             WorkerPool.warmUp()
         }
+        // Commands that read passwords and private keys never leave them in a core file.
+        if let command = arguments.first, ["sign", "run", "watch", "merge", "rotate", "lineage", "keystore"].contains(command) {
+            CoreDumps.disable()
+        }
         // A replaced output's removal overlaps the process's teardown (exit waits for it).
         BackgroundRemoval.isEnabled = true
         // An input truncated under its mapping fails cleanly, without partial output (see BusErrorGuard).
