@@ -48,10 +48,6 @@ public struct Extractor {
         // left is removed by the next unpack to the same destination (OutputDirectory).
         let output = try OutputDirectory(destination: destination.path)
         let staging = URL(fileURLWithPath: output.stagingPath)
-        // mkdtemp makes it 0700; the extracted folder gets the mode mkdir would give it.
-        let mask = umask(0)
-        umask(mask)
-        chmod(output.stagingPath, 0o777 & ~mask)
 
         // libzip's consistency check (`ZIP_CHECKCONS`) refuses records Android reads (a local header whose method
         // is not the central directory's, ZIP64 fields that fit standard ones): such an archive is extracted by

@@ -89,6 +89,8 @@ public final class OutputDirectory {
     /// output is renamed aside first and put back if the new one cannot take its place; any other failure
     /// leaves the old output as it was.
     public func commit(replaceable: (String) -> Bool) throws {
+        // mkdtemp made the staging directory 0700; the output gets the mode mkdir would give it.
+        chmod(stagingPath, FileCreationMask.applied(to: 0o777))
         var status = stat()
         if lstat(destination, &status) == 0 {
             guard (status.st_mode & S_IFMT) == S_IFDIR else {

@@ -43,9 +43,10 @@ public final class OutputFile: DataSink {
     /// Ended once (a slot ended twice could belong to another output by then).
     private var busErrorCleanup: BusErrorGuard.Registration?
 
-    /// Creates the temporary file; `mode` is applied to it (and so to the destination after the rename).
+    /// Creates the temporary file; `mode`, narrowed by the umask as `open(2)` would narrow it, is applied to it (and so
+    /// to the destination after the rename).
     /// `unnamed` false always uses a named temporary file (the fallback; tests choose it).
-    public init(destination: String, mode: mode_t = 0o644, unnamed: Bool = true) throws {
+    public init(destination: String, mode: mode_t = 0o666, unnamed: Bool = true) throws {
         self.destination = destination
         let directory = destination.contains("/") ? String(destination[..<destination.lastIndex(of: "/")!]) : "."
         let base = destination.split(separator: "/").last.map(String.init) ?? destination
@@ -57,7 +58,7 @@ public final class OutputFile: DataSink {
                 self.fd = fd
                 self.temporaryPath = "/proc/self/fd/\(fd)"
                 self.isUnnamed = true
-                fchmod(fd, mode)
+                fchmod(fd, FileCreationMask.applied(to: mode))
                 buffer = .allocate(byteCount: Self.flushThreshold, alignment: 64)
                 pending.reserveCapacity(Self.maxPieces)
                 return
@@ -93,7 +94,7 @@ public final class OutputFile: DataSink {
                 throw FileError(path: destination, operation: "create a temporary file for", errno: error)
             }
         }
-        fchmod(fd, mode)
+        fchmod(fd, FileCreationMask.applied(to: mode))
         buffer = .allocate(byteCount: Self.flushThreshold, alignment: 64)
         pending.reserveCapacity(Self.maxPieces)
     }

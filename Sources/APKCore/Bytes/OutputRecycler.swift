@@ -98,7 +98,7 @@ public final class OutputRecycler: @unchecked Sendable {
                 file = SlotFile(descriptor: Glibc.open(sparePath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644), isSpare: true, isLinkable: false)
                 guard file.descriptor >= 0 else { return SlotFile() }
             }
-            fchmod(file.descriptor, 0o644)
+            fchmod(file.descriptor, FileCreationMask.applied(to: 0o666))
             WorkingFiles.lock(file.descriptor)
             guard Self.copy(source, to: file.descriptor) else {
                 if file.isSpare { unlink(sparePath) }
@@ -192,14 +192,14 @@ public final class OutputRecycler: @unchecked Sendable {
     private func makeSlotFile() throws -> SlotFile {
         let descriptor = OutputFile.openUnnamed(in: directory.isEmpty ? "/" : directory)
         if descriptor >= 0 {
-            fchmod(descriptor, 0o644)
+            fchmod(descriptor, FileCreationMask.applied(to: 0o666))
             WorkingFiles.lock(descriptor)
             return SlotFile(descriptor: descriptor, isSpare: false, isLinkable: true)
         }
         unlink(sparePath)
         let named = Glibc.open(sparePath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard named >= 0 else { throw FileError(path: destination, operation: "create a working file for", errno: errno) }
-        fchmod(named, 0o644)
+        fchmod(named, FileCreationMask.applied(to: 0o666))
         WorkingFiles.lock(named)
         return SlotFile(descriptor: named, isSpare: true, isLinkable: false)
     }
