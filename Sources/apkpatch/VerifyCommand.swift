@@ -29,6 +29,12 @@ struct Verify: ParsableCommand {
 
         A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APK paths) verifies when every APK \
         verifies, one signer signed them all, and they are one app (one base, one package and versionCode).
+
+        Examples:
+          apkpatch verify -v --print-certs app.apk
+          apkpatch verify --expect-certificate-sha256 "$RELEASE_CERT_SHA256" app.apk   # CI: signed by our key
+          apkpatch verify --v4-signature-file app.apk.idsig app.apk
+          apkpatch verify --json app.apks
         """
     )
 
