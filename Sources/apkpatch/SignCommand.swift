@@ -93,8 +93,8 @@ extension APKPatch {
 
         /// For `sign … app.apk`: starts opening the last argument (parsing its ~7,600 headers) while the rest
         /// of the arguments are parsed on the main thread. `run` uses it only for that same input path. A
-        /// keystore whose passwords need no terminal starts loading too (three PBKDF2 derivations, ~6 ms of
-        /// CPU on a core that is otherwise idle while the arguments are parsed); `run` uses it only when the
+        /// keystore whose passwords need no terminal starts loading too (three PBKDF2 derivations, on a core
+        /// that is otherwise idle while the arguments are parsed); `run` uses it only when the
         /// parsed options name the very same key source.
         static func prepare(_ arguments: [String]) {
             // The archive first: `run` waits for it before anything else, and for the key only at the end.
@@ -253,7 +253,7 @@ extension APKPatch {
             }
             let inputPath = inputOption ?? inputs[0]
             let destination = output ?? inputPath
-            // Decrypting a keystore (PBKDF2: ~15 ms) overlaps opening, copying and digesting the APK, unless a
+            // Decrypting a keystore (PBKDF2, costly by design) overlaps opening, copying and digesting the APK, unless a
             // password is to be typed or piped in (then it comes first, before anything else can fail or print).
             let pendingKey: BackgroundValue<SignerKey>
             if let prepared = Self.preparedKey, prepared.source == source {

@@ -109,7 +109,7 @@ struct Verify: ParsableCommand {
     nonisolated(unsafe) static var prepared: PreparedInput?
 
     /// For `verify … app.apk`: opens the last argument and starts its content digests before the arguments
-    /// are parsed (~2 ms that would leave the cores idle). `run` uses it only for that same path.
+    /// are parsed (time that would leave the cores idle). `run` uses it only for that same path.
     static func prepare(_ arguments: [String]) {
         guard let path = APKPatch.trailingPath(of: arguments, command: "verify") else { return }
         prepared = PreparedInput.prepare(path: path)

@@ -259,8 +259,8 @@ public final class OutputFile: DataSink {
     /// Flushes and moves the temporary file to the destination in one atomic step.
     ///
     /// An existing regular file is swapped out with `renameat2(RENAME_EXCHANGE)` and then unlinked: a plain
-    /// `rename` over it makes ext4 (auto_da_alloc) start writing the whole new file back inside the call,
-    /// ~30 ms for 45 MB, while the exchange is as atomic for readers and costs nothing. Anything else (no
+    /// `rename` over it makes ext4 (auto_da_alloc) start writing the whole new file back inside the call, a
+    /// cost that grows with the file, while the exchange is as atomic for readers and costs nothing. Anything else (no
     /// destination, a symlink, a file system without exchange) gets a plain `rename`. An unnamed file is
     /// linked at the destination directly when nothing is there, else under a hidden name for the swap.
     public func commit() throws {
