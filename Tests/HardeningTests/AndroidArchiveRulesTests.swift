@@ -241,7 +241,7 @@ import ZlibWrapper
         try #require(made.succeeded, "\(made)")
         let unpacked = dir.appendingPathComponent("dot-unpacked-\(UUID().uuidString)")
         let unpack = try TestSupport.apkpatch(["unpack", input, "-o", unpacked.path])
-        #expect(unpack.status == 1 && unpack.stderr.contains("entry \(name.debugDescription) is unsafe (the name contains a '.' component"), "\(unpack)")
+        #expect(unpack.status == 1 && unpack.stderr.contains("entry \(name.debugDescription) is unsafe to extract (the name contains a '.' component"), "\(unpack)")
         #expect(!FileManager.default.fileExists(atPath: unpacked.path))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".dot-unpacked") }.isEmpty)
     }

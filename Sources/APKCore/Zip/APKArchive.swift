@@ -259,7 +259,7 @@ public enum UnpackError: Error, CustomStringConvertible {
         case .malformedArchive(let path, let reason):
             return "\(path) is not a valid APK: \(reason). Re-download or rebuild it; apkpatch does not repair damaged archives."
         case .unsafeEntryName(let path, let name, let reason):
-            return "\(path) was refused: entry \(name.debugQuoted) is unsafe (\(reason)). This archive may be crafted to write outside the output directory."
+            return "\(path) was refused: entry \(name.debugQuoted) is unsafe to extract (\(reason)), so nothing was extracted: such a name can be crafted to write outside the output directory or over another entry."
         case .limitExceeded(let path, let reason):
             return "\(path) was refused: \(reason)."
         case .corruptEntry(let path, let entry, let reason):
