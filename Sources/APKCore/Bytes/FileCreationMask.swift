@@ -8,8 +8,8 @@ import Darwin
 /// an output gets the mode `open(2)` would have given it, as zipalign's and apksigner's outputs do, so a user's
 /// `umask 077` keeps it private and `umask 002` group-writable.
 public enum FileCreationMask {
-    /// The mask, read once: Linux's `/proc/self/status` (`Umask:`), which reads it without changing it; elsewhere
-    /// `umask(2)` set and set back, at a moment (first use) when no other thread creates files.
+    /// The mask, read once: Linux's `/proc/self/status` (`Umask:`), which reads it without changing it; without
+    /// `/proc`, `umask(2)` set and set back at first use (a file another thread creates in between gets 022).
     public static let current: mode_t = {
         if let mask = fromProcStatus() { return mask }
         let mask = umask(0o022)
