@@ -166,6 +166,16 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         /// A 64-bit native library with a `PT_LOAD` segment aligned to less than 16 KiB (`p_align`).
         case installNativeLibraryELFNot16KAligned = "INSTALL_NATIVE_LIBRARY_ELF_NOT_16K_ALIGNED"
 
+        // The archive's layout, beyond apksigner (`ArchiveChecks`): what every other command refuses to read.
+        /// Bytes in the entries section that no entry of the central directory accounts for.
+        case archiveUnaccountedBytes = "ARCHIVE_UNACCOUNTED_BYTES"
+        /// Bytes between the central directory and the end of central directory record.
+        case archiveBytesBeforeEndRecord = "ARCHIVE_BYTES_BEFORE_END_RECORD"
+        /// An entry count in the end record that disagrees with the central directory's records.
+        case archiveEntryCountMismatch = "ARCHIVE_ENTRY_COUNT_MISMATCH"
+        /// More than one end of central directory record that ends the file.
+        case archiveSecondEndRecord = "ARCHIVE_SECOND_END_RECORD"
+
         /// Compressed bytes after the end of an entry's deflate stream (found where the entry is inflated for
         /// its JAR digest): no reader sees them, apksig and Android accept them, apkpatch's writers refuse them.
         case entryBytesAfterDeflateStream = "ENTRY_BYTES_AFTER_DEFLATE_STREAM"

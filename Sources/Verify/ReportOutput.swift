@@ -63,9 +63,13 @@ extension VerificationReport {
             }
         }
 
-        // The install checks, and the entry checks (`checksEntries`), speak only when they found something, and on
-        // standard error: standard output stays exactly apksigner's, and nothing reads as "pass" beside a verdict
-        // that failed.
+        // The archive checks, the install checks and the entry checks (`checksEntries`) speak only when they found
+        // something, and on standard error: standard output stays exactly apksigner's, and nothing reads as "pass"
+        // beside a verdict that failed.
+        err += Self.findings("Archive checks", errors: archiveErrors, warnings: [])
+        if isSignatureVerified && !archiveErrors.isEmpty {
+            err += "DOES NOT VERIFY: the signatures verify, but ZIP readers disagree about this archive's layout\(installVerdictAdvice.map { " (\($0))" } ?? "")\n"
+        }
         if checkedInstallability {
             err += Self.findings("Install checks", errors: installErrors, warnings: installWarnings)
             if isSignatureVerified && !installErrors.isEmpty {
@@ -210,6 +214,8 @@ public struct VerificationReportJSON: Encodable, Sendable {
     public let entriesChecked: Bool
     public let entryErrors: [IssueJSON]
     public let entryWarnings: [IssueJSON]
+    /// Layouts the other commands refuse (`ARCHIVE_…` codes); checked with the install checks.
+    public let archiveErrors: [IssueJSON]
     /// The signing certificate lineage (rotated keys), original first, each with its `capabilities`; empty without one.
     public let lineage: [CertificateJSON]
     /// Each native library's 16 KiB-page readiness (ZIP offset, ELF `PT_LOAD` alignments), with install checks.
@@ -243,6 +249,7 @@ public struct VerificationReportJSON: Encodable, Sendable {
         entriesChecked = report.checkedEntries
         entryErrors = report.entryErrors.map(IssueJSON.init)
         entryWarnings = report.entryWarnings.map(IssueJSON.init)
+        archiveErrors = report.archiveErrors.map(IssueJSON.init)
         lineage = zip(report.lineage, report.lineageCapabilities).map { CertificateJSON($0, capabilities: $1) }
         nativeLibraries = report.nativeLibraries
     }

@@ -8,7 +8,8 @@ public struct VerificationOptions: Sendable, Hashable {
     /// Highest API level the APK must verify on (apksigner's default: Integer.MAX_VALUE).
     public var maxSdkVersion: Int
     /// Also check what Android's installer enforces beyond signatures (resources.arsc and native library
-    /// storage and alignment). False gives apksigner's exact verdict (`--signature-only`).
+    /// storage and alignment), and the archive rules the other commands read an APK by (`ArchiveChecks`).
+    /// False gives apksigner's exact verdict (`--signature-only`).
     public var checksInstallability: Bool
     /// An APK Signature Scheme v4 file (`.idsig`) to check against the APK (apksigner `--v4-signature-file`).
     public var v4SignatureFile: String?
@@ -149,12 +150,15 @@ public struct VerificationReport: Sendable {
     public var checkedEntries = false
     public var entryErrors: [Issue] = []
     public var entryWarnings: [Issue] = []
+    /// Layouts every other command refuses to read (bytes no record accounts for, a central directory the end
+    /// record miscounts), which Android and apksigner read past; checked with the install checks.
+    public var archiveErrors: [Issue] = []
 
-    /// True when Android would install the APK: signatures verify and (unless disabled) no install error, and,
-    /// when the entries were read, none is corrupt.
-    public var isVerified: Bool { isSignatureVerified && installErrors.isEmpty && entryErrors.isEmpty }
+    /// True when Android would install the APK and every ZIP reader reads it alike: signatures verify and (unless
+    /// disabled) no install or archive error, and, when the entries were read, none is corrupt.
+    public var isVerified: Bool { isSignatureVerified && installErrors.isEmpty && archiveErrors.isEmpty && entryErrors.isEmpty }
     /// All errors, signature ones first.
-    public var errors: [Issue] { signatureErrors + installErrors + entryErrors }
+    public var errors: [Issue] { signatureErrors + archiveErrors + installErrors + entryErrors }
     /// All warnings.
     public var warnings: [Issue] { signatureWarnings + installWarnings + entryWarnings }
 

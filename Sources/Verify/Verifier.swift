@@ -88,6 +88,11 @@ public struct Verifier: Sendable {
             do { _ = try ZipArchive(source: source, limits: zipLimits) } catch ZipFormatError.duplicateEntry(let name) {
                 report.signatureErrors.append(.error(.jarSigDuplicateZipEntry, "", "Duplicate entry: \(name)"))
                 return report
+            } catch let error as ZipFormatError {
+                if let issue = ArchiveChecks.issue(for: error) {
+                    report.signatureErrors.append(issue)
+                    return report
+                }
             } catch {}
             report.signatureErrors.append(.error(.malformedAPK, "", "Malformed APK: \(error)"))
             return report
@@ -142,6 +147,7 @@ public struct Verifier: Sendable {
             report.checkedInstallability = true
             InstallChecks.run(archive: archive, manifest: manifest, report: &report)
             Self.checkArchiveStart(archive.zip, maxSdkVersion: maxSdkVersion, report: &report)
+            ArchiveChecks.run(archive.zip, maxSdkVersion: maxSdkVersion, report: &report)
         }
         return report
     }
@@ -408,10 +414,14 @@ extension Verifier {
     /// libziparchive checks only the signature at offset 0: a local record there that no entry names (a
     /// leftover of an earlier signing, `ZipArchive.staleSignerRecords`) opens, as it does here.
     static func checkArchiveStart(_ zip: ZipArchive, maxSdkVersion: Int, report: inout VerificationReport) {
-        let prefix = zip.firstLocalHeaderOffset
-        guard prefix > 0, maxSdkVersion >= oreoMR1, !zip.startsWithLocalHeader else { return }
+        guard reportsBytesBeforeFirstEntry(zip, maxSdkVersion: maxSdkVersion) else { return }
         report.installErrors.append(.error(.installBytesBeforeFirstEntry, "",
-            "\(prefix) bytes come before the first local header; Android 8.1 and later refuse to open an APK that does not start with one (\"Entry at offset zero has invalid LFH signature\"). Strip them (zip -J) and sign again"))
+            "\(zip.firstLocalHeaderOffset) bytes come before the first local header; Android 8.1 and later refuse to open an APK that does not start with one (\"Entry at offset zero has invalid LFH signature\"). Strip them (zip -J) and sign again"))
+    }
+
+    /// Whether `checkArchiveStart` reports bytes before the first local header.
+    static func reportsBytesBeforeFirstEntry(_ zip: ZipArchive, maxSdkVersion: Int) -> Bool {
+        zip.firstLocalHeaderOffset > 0 && maxSdkVersion >= oreoMR1 && !zip.startsWithLocalHeader
     }
 
     /// Android 8.1's API level.

@@ -24,8 +24,11 @@ struct Verify: ParsableCommand {
         APK's minSdkVersion) to --max-sdk-version. Beyond apksigner, it also fails APKs Android's installer \
         refuses: resources.arsc compressed or unaligned when targetSdkVersion ≥ 30, and native libraries \
         compressed or not page-aligned when android:extractNativeLibs="false"; .so files not 16 KiB-aligned \
-        give a warning. --signature-only gives apksigner's exact verdict. --check-entries also reads every \
-        entry's data (deflate streams, sizes, CRC-32s), which neither apksigner nor Android's installer checks.
+        give a warning. It also fails archives every other apkpatch command refuses, whatever signs them: bytes \
+        no central-directory entry accounts for, bytes between the central directory and its end record, an end \
+        record that miscounts the central directory. --signature-only gives apksigner's exact verdict. \
+        --check-entries also reads every entry's data (deflate streams, sizes, CRC-32s), which neither apksigner \
+        nor Android's installer checks.
 
         A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APK paths) verifies when every APK \
         verifies, one signer signed them all, and they are one app (one base, one package and versionCode).

@@ -70,10 +70,11 @@ public struct ZipArchive: Sendable {
             throw ZipFormatError.malformed("central directory (offset \(eocd.centralDirectoryOffset), \(eocd.centralDirectorySize) bytes) runs past the end of central directory record at \(eocd.offset)")
         }
         let centralDirectoryEnd = eocd.centralDirectoryOffset + eocd.centralDirectorySize
+        let endRecords = eocd.endRecordsOffset
+        self.endRecordGap = centralDirectoryEnd < endRecords ? centralDirectoryEnd..<endRecords : nil
         if limits.refusesUnaccountedBytes {
-            let endRecords = eocd.endRecordsOffset
-            if centralDirectoryEnd != endRecords {
-                throw ZipFormatError.unaccountedBytes("\(endRecords - centralDirectoryEnd) bytes lie between the central directory (which ends at \(centralDirectoryEnd)) and the end of central directory record\(eocd.zip64EndRecord == nil ? "" : "s") at \(endRecords)")
+            if let gap = endRecordGap {
+                throw ZipFormatError.unaccountedBytes(Self.endRecordGapProblem(gap, records: eocd.zip64EndRecord == nil ? 1 : 2))
             }
             let locator = eocd.offset - Int64(Zip64LocatorLayout.fixedSize)
             if let zip64 = eocd.zip64EndRecord, zip64.upperBound != locator {
@@ -84,9 +85,11 @@ public struct ZipArchive: Sendable {
             throw ZipFormatError.limitExceeded("\(eocd.entryCount) entries exceed the limit of \(limits.maxEntries)")
         }
         let readsZip64Fields = limits.readsLikeAndroid || limits.readsZip64
+        var uncounted: (bytes: Range<Int64>, records: Int)?
         var entries = try Self.readCentralDirectory(source: source, eocd: eocd, readsUnknownMethods: limits.readsLikeAndroid,
                                                     readsZip64Fields: readsZip64Fields,
-                                                    refusesUnaccountedBytes: limits.refusesUnaccountedBytes)
+                                                    refusesUnaccountedBytes: limits.refusesUnaccountedBytes, uncounted: &uncounted)
+        self.uncountedCentralDirectoryBytes = uncounted
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
@@ -153,27 +156,43 @@ public struct ZipArchive: Sendable {
         // What a gap holds beyond the records an earlier signing left in it (`staleSignerRecords`).
         var staleRecords: [Range<Int64>] = []
         var rest: [Range<Int64>] = []
+        // The same gaps as the JAR signature sees them: a stale signer record is no entry of its either, so
+        // verify counts its bytes as unsigned (a zipflinger virtual entry holds nothing, for any reader).
+        var unsignedRest: [Range<Int64>] = []
         for gap in gaps {
             var position = gap.lowerBound
-            // A zipflinger virtual entry holds nothing, for any reader; a stale signer record is taken only
-            // where the archive is written anew (verify reports its bytes as the JAR signature's gap).
-            while let record = try (limits.refusesUnaccountedBytes
-                        ? Self.staleSignerRecord(at: position, before: gap.upperBound, in: source) : nil)
-                    ?? Self.virtualEntryRecord(at: position, before: gap.upperBound, in: source) {
-                staleRecords.append(record)
-                position = record.upperBound
+            var firstStale: Int64?
+            while true {
+                if let record = try Self.staleSignerRecord(at: position, before: gap.upperBound, in: source) {
+                    firstStale = firstStale ?? record.lowerBound
+                    staleRecords.append(record)
+                    position = record.upperBound
+                } else if let record = try Self.virtualEntryRecord(at: position, before: gap.upperBound, in: source) {
+                    staleRecords.append(record)
+                    position = record.upperBound
+                } else {
+                    break
+                }
             }
             if position < gap.upperBound { rest.append(position..<gap.upperBound) }
+            let unsignedStart = firstStale ?? position
+            if unsignedStart < gap.upperBound { unsignedRest.append(unsignedStart..<gap.upperBound) }
         }
-        if limits.refusesUnaccountedBytes && firstLocalHeaderOffset > 0, let first = rest.first, first.lowerBound < firstLocalHeaderOffset {
-            throw ZipFormatError.unaccountedBytes("\(firstLocalHeaderOffset - first.lowerBound) bytes before the first local header belong to no entry of the central directory (Android 8.1 and later open no APK that does not start with a local header; older releases could run such a prefix as the app's code)")
+        // Strays: any byte before the first local header (zeros too), non-zero bytes elsewhere.
+        let strays = try rest.filter { range in
+            if firstLocalHeaderOffset > 0 && range.lowerBound < firstLocalHeaderOffset { return true }
+            return try !Self.isZeroFilled(range, in: source)
+        }
+        if limits.refusesUnaccountedBytes, let first = strays.first {
+            if first.lowerBound < firstLocalHeaderOffset {
+                throw ZipFormatError.unaccountedBytes("\(firstLocalHeaderOffset - first.lowerBound) bytes before the first local header belong to no entry of the central directory (Android 8.1 and later open no APK that does not start with a local header; older releases could run such a prefix as the app's code)")
+            }
+            throw ZipFormatError.unaccountedBytes("\(first.count64) bytes at offset \(first.lowerBound) belong to no entry of the central directory")
         }
         self.firstLocalHeaderOffset = firstLocalHeaderOffset
         self.staleSignerRecords = staleRecords
-        self.unaccountedRanges = try rest.filter { try !Self.isZeroFilled($0, in: source) }
-        if limits.refusesUnaccountedBytes, let first = unaccountedRanges.first {
-            throw ZipFormatError.unaccountedBytes("\(first.count64) bytes at offset \(first.lowerBound) belong to no entry of the central directory")
-        }
+        self.strayRanges = strays
+        self.unaccountedRanges = limits.refusesUnaccountedBytes ? [] : try unsignedRest.filter { try !Self.isZeroFilled($0, in: source) }
         self.entries = entries
         self.entriesEnd = end
         // No two entries share a local header offset (that is an overlap), so this order is unambiguous.
@@ -185,9 +204,26 @@ public struct ZipArchive: Sendable {
 
     /// Ranges of the entries section holding non-zero bytes that no entry accounts for (before the first local
     /// header, between records, after the last one up to the APK Signing Block or central directory), in file
-    /// order. Empty unless `Limits.refusesUnaccountedBytes` is off: only a verifier sees them, and judges them
-    /// by whether a signature covers them.
+    /// order, a stale signer record's bytes included (no JAR signature covers them). Empty unless
+    /// `Limits.refusesUnaccountedBytes` is off: only a verifier sees them, and judges them by whether a
+    /// signature covers them.
     public let unaccountedRanges: [Range<Int64>]
+
+    /// The ranges of the entries section that `Limits.refusesUnaccountedBytes` refuses, in file order: any byte
+    /// before the first local header, and non-zero bytes elsewhere that neither an entry nor one of the
+    /// `staleSignerRecords` accounts for. Empty unless that limit is off: a verifier holds an APK to the rules
+    /// the other commands read it by, and reports them.
+    public let strayRanges: [Range<Int64>]
+
+    /// Where bytes lie between the central directory and the end records (`EndOfCentralDirectory
+    /// .endRecordsOffset`), which `Limits.refusesUnaccountedBytes` refuses; nil when there are none. Android's
+    /// libziparchive reads past them; apksig then finds no APK Signing Block.
+    public let endRecordGap: Range<Int64>?
+
+    /// Central directory bytes after the records the end record counts, and how many whole records they hold,
+    /// which `Limits.refusesUnaccountedBytes` refuses; nil when there are none. Readers that walk the central
+    /// directory by its size see those records, readers that go by the count (libziparchive, apksig) do not.
+    public let uncountedCentralDirectoryBytes: (bytes: Range<Int64>, records: Int)?
 
     /// Where the first local header (in file order) starts: the size of the prefix before it, which Android
     /// 8.1+ refuses whatever it holds. 0 without entries; with `Limits.refusesUnaccountedBytes`, 0 unless
@@ -206,7 +242,7 @@ public struct ZipArchive: Sendable {
     /// entries a signer drops and writes anew (`signerRegeneratedNames`), which the central directory no longer
     /// names. apksig's `ApkSigner.sign` skips those entries before it steps past their records, so it copies
     /// their bytes on as "unprocessed data" between records: every APK apksigner re-signs from a stamped
-    /// (Play) or pinned one has them. Only with `Limits.refusesUnaccountedBytes`, which then accepts exactly
+    /// (Play) or pinned one has them. `Limits.refusesUnaccountedBytes` accepts exactly
     /// this shape (back to back from the start of a gap, each CRC-32 checked, nothing but zero padding after
     /// them) and refuses any other record or byte. Whatever writes the archive anew leaves them out (`sign`
     /// drops them; the others write only the central directory's entries), so they never reach our outputs.
@@ -355,6 +391,11 @@ public struct ZipArchive: Sendable {
                         if let second = Self.firstSignature(in: tail, from: position + 4) {
                             throw ZipFormatError.malformed("a second end of central directory record signature lies in the archive comment, at offset \(searchStart + Int64(second)); Android reads the archive from that one and refuses it")
                         }
+                        // An earlier record whose comment also ends the file holds this one in its comment: a reader
+                        // that meets it first (a streaming reader, one that checks the comment) reads another archive.
+                        if let earlier = Self.earlierEndRecord(in: tail, before: position) {
+                            throw ZipFormatError.secondEndRecord("two end of central directory records end the file: the one at offset \(searchStart + Int64(earlier)) holds the one at offset \(absolute) in its comment, and ZIP readers disagree on which of them describes the archive")
+                        }
                         if absolute >= Int64(Zip64LocatorLayout.fixedSize) {
                             let locator = try source.withBytes(in: (absolute - Int64(Zip64LocatorLayout.fixedSize))..<(absolute - Int64(Zip64LocatorLayout.fixedSize) + 4)) {
                                 $0.loadUnaligned(as: UInt32.self)
@@ -403,6 +444,24 @@ public struct ZipArchive: Sendable {
         return nil
     }
 
+    /// The position of an end of central directory signature before `end` in `bytes` whose record's comment
+    /// length reaches exactly to the end of `bytes`: a second record that ends the file. `memchr` finds each
+    /// candidate 'P', so a normal tail (the central directory's last records) costs a few microseconds.
+    static func earlierEndRecord(in bytes: UnsafeRawBufferPointer, before end: Int) -> Int? {
+        guard let base = bytes.baseAddress, end > 0 else { return nil }
+        let fixed = EndOfCentralDirectoryLayout.fixedSize
+        var position = 0
+        while position < end, let hit = memchr(base + position, 0x50, end - position) {
+            let at = base.distance(to: UnsafeRawPointer(hit))
+            position = at + 1
+            guard at + fixed <= bytes.count,
+                  UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)) == EndOfCentralDirectoryLayout.signature else { continue }
+            let comment = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: at + fixed - 2, as: UInt16.self)))
+            if at + fixed + comment == bytes.count { return at }
+        }
+        return nil
+    }
+
     /// The values of the ZIP64 end record the locator at `locatorOffset` points to, when they fit the standard
     /// record and agree with it (each standard field is its 0xFF… marker or the same value), and where the
     /// record (with its extensible data) lies; nil otherwise.
@@ -432,15 +491,22 @@ public struct ZipArchive: Sendable {
         return (UInt16(entries), UInt32(size), UInt32(offset), Int64(recordOffset)..<(Int64(recordOffset) + 12 + Int64(remaining)))
     }
 
+    /// The central directory's records, as many as the end record counts. `uncounted`: the bytes after them and
+    /// the whole records those hold, which `refusesUnaccountedBytes` refuses instead.
     static func readCentralDirectory(source: any DataSource, eocd: EndOfCentralDirectory, readsUnknownMethods: Bool = false,
-                                     readsZip64Fields: Bool = false,
-                                     refusesUnaccountedBytes: Bool = true) throws -> [ZipEntry] {
+                                     readsZip64Fields: Bool = false, refusesUnaccountedBytes: Bool = true,
+                                     uncounted: inout (bytes: Range<Int64>, records: Int)?) throws -> [ZipEntry] {
         try source.withBytes(in: eocd.centralDirectoryOffset..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize)) { cd in
             var r = LittleEndianReader(cd)
             var entries: [ZipEntry] = []
             entries.reserveCapacity(eocd.entryCount)
             for index in 0..<eocd.entryCount {
                 let recordStart = r.offset
+                // Every record read and none left: the end record counts more entries than there are (libziparchive
+                // refuses it, "ran off the end"); readers that walk the central directory see fewer.
+                if r.remaining == 0 {
+                    throw ZipFormatError.entryCountMismatch("the end of central directory record counts \(eocd.entryCount) entries, but the central directory (\(eocd.centralDirectorySize) bytes at offset \(eocd.centralDirectoryOffset)) holds \(index) records")
+                }
                 do {
                     guard try r.read(UInt32.self) == CentralDirectoryRecordLayout.signature else {
                         throw ZipFormatError.malformed("central directory record #\(index + 1) at offset \(eocd.centralDirectoryOffset + Int64(recordStart)) has a bad signature")
@@ -520,11 +586,43 @@ public struct ZipArchive: Sendable {
             }
             // More records than the end record counts: readers that walk the central directory by its size see
             // entries that readers going by the count (Android's libziparchive, apksig) do not.
-            if refusesUnaccountedBytes && r.remaining > 0 {
-                throw ZipFormatError.unaccountedBytes("the end of central directory record counts \(eocd.entryCount) entries, but the central directory holds \(r.remaining) more bytes after them")
+            if r.remaining > 0 {
+                let start = eocd.centralDirectoryOffset + Int64(r.offset)
+                let found = (bytes: start..<(eocd.centralDirectoryOffset + eocd.centralDirectorySize),
+                             records: Self.wholeRecords(in: UnsafeRawBufferPointer(rebasing: cd[r.offset...])))
+                if refusesUnaccountedBytes { throw ZipFormatError.unaccountedBytes(Self.uncountedProblem(found, counted: eocd.entryCount)) }
+                uncounted = found
             }
             return entries
         }
+    }
+
+    /// How many whole central directory records (signature, fixed fields, name, extra field and comment) follow
+    /// one another from the start of `bytes`.
+    static func wholeRecords(in bytes: UnsafeRawBufferPointer) -> Int {
+        var count = 0
+        var position = 0
+        let fixed = CentralDirectoryRecordLayout.fixedSize
+        while position + fixed <= bytes.count,
+              UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)) == CentralDirectoryRecordLayout.signature {
+            func length(_ at: Int) -> Int { Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: position + at, as: UInt16.self))) }
+            let size = fixed + length(28) + length(30) + length(32)
+            guard position + size <= bytes.count else { break }
+            count += 1
+            position += size
+        }
+        return count
+    }
+
+    /// What is wrong with central directory bytes after the counted records (`uncountedCentralDirectoryBytes`).
+    public static func uncountedProblem(_ uncounted: (bytes: Range<Int64>, records: Int), counted: Int) -> String {
+        let records = uncounted.records == 0 ? "" : uncounted.records == 1 ? " (1 more record)" : " (\(uncounted.records) more records)"
+        return "the end of central directory record counts \(counted) entries, but the central directory holds \(uncounted.bytes.count64) more bytes after them\(records)"
+    }
+
+    /// What is wrong with bytes between the central directory and the end records (`endRecordGap`).
+    public static func endRecordGapProblem(_ gap: Range<Int64>, records: Int = 1) -> String {
+        "\(gap.count64) bytes lie between the central directory (which ends at \(gap.lowerBound)) and the end of central directory record\(records == 1 ? "" : "s") at \(gap.upperBound)"
     }
 
     /// Android's test of an entry name (libziparchive's IsValidEntryName): no NUL byte, and each byte of 0x80 or
@@ -718,6 +816,10 @@ public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
     case unaccountedBytes(String)
     /// An entry name no reader can give a meaning: empty, "." or "..".
     case meaninglessName(String)
+    /// More than one end of central directory record that ends the file: readers disagree on which is the archive's.
+    case secondEndRecord(String)
+    /// The end record counts more entries than the central directory holds.
+    case entryCountMismatch(String)
 
     public var description: String {
         switch self {
@@ -730,6 +832,8 @@ public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
         case .limitExceeded(let m): return "archive exceeds a safety limit: \(m)"
         case .unaccountedBytes(let m): return "malformed archive: \(m); a streaming reader would see what these bytes hold while a central-directory reader (Android) does not, so they are refused rather than carried into a signed output"
         case .meaninglessName(let m): return "malformed archive: \(m)"
+        case .secondEndRecord(let m): return "malformed archive: \(m)"
+        case .entryCountMismatch(let m): return "malformed archive: \(m)"
         }
     }
 }
