@@ -77,7 +77,7 @@ import TestSupport
     /// Found by the install runs (the fake adb answering as HostileADB says): `merge --install` exited 0 when adb
     /// failed (the merged APK's install error was dropped), and `run SET --install` ended with the bare error: no
     /// summary, no `--json` object, and "The APK is kept at" a staging file already removed (the advice's adb line
-    /// still names it: a container's install line is that of its staged APKs). Both now report as
+    /// still named it: a container's install line was that of its staged APKs). Both must report as
     /// `run APK --install` does: the summary (or JSON with installed false and the error), the error naming what is
     /// kept, exit status 1.
     @Test func failedSetAndMergeInstallsReportAndExitNonZero() throws {
@@ -108,8 +108,8 @@ import TestSupport
 
     /// Found by the install runs: adb printing 3 MiB with no line end (Inputs/FuzzCommands/adb-hook-3mb-line.sh)
     /// kept `merge --install` busy past the fuzzer's 60 s timeout (debug build): each 4 KiB read searched the whole
-    /// unfinished line again for its end. Now only new bytes are searched; the run costs about what it costs
-    /// without the output (the bound is generous: 2 s of CPU here, over 15 s before).
+    /// unfinished line again for its end. Only the new bytes may be searched: the run must cost about what it
+    /// costs without the output (the bound leaves room for a debug build on a loaded machine).
     @Test func aHugeLineFromADBCostsItsLength() throws {
         let seeds = try CommandFuzzTests.seeds.get()
         let adb = try FakeADB()

@@ -76,7 +76,7 @@ public struct WatchRun: Sendable {
                 if let quiet, Date().timeIntervalSince(idleSince) > quiet { return .quiet }
                 if Date() > deadline {
                     // Had a whole deadline's worth of CPU without answering: spinning. Less: a slow build on a loaded
-                    // machine (a debug binary parses a 3 MB apkpatch.yml in 16 s of CPU) or a blocked session, which
+                    // machine (a debug binary reading a large hostile apkpatch.yml) or a blocked session, which
                     // gets up to ten deadlines.
                     if cpu - startCPU >= seconds { return .busy }
                     if Date() > last { return .blocked }
