@@ -224,11 +224,11 @@ import TestSupport
                 "\(apk): signers differ:\nours: \(certificateLines(ours.stdout))\napksigner: \(certificateLines(theirs.stdout))", sourceLocation: sourceLocation)
     }
 
-    /// The errors and warnings of a verification, sorted, as apksigner words them; our install checks (which
-    /// apksigner does not make) aside.
+    /// The errors and warnings of a verification, sorted, as apksigner words them; our install, archive and entry
+    /// checks (which apksigner does not make; their lines carry their code in brackets) aside.
     static func messageLines(_ result: TestSupport.ProcessResult) -> [String] {
         (result.stdout + "\n" + result.stderr).split(separator: "\n").map(String.init)
-            .filter { ($0.hasPrefix("ERROR: ") || $0.hasPrefix("WARNING: ")) && !$0.contains("[INSTALL_") }.sorted()
+            .filter { ($0.hasPrefix("ERROR: ") || $0.hasPrefix("WARNING: ")) && !["[INSTALL_", "[ARCHIVE_", "[ENTRY_"].contains(where: $0.contains) }.sorted()
     }
 
     /// `verify -v --print-certs` lines both tools print alike: the schemes verified and each signer's certificate
