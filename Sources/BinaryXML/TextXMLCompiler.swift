@@ -269,8 +269,10 @@ struct TextXMLCompiler {
 
     func compileValue(_ text: String, format: AttributeFormat, symbols: [AttributeInfo.Symbol], attribute: String, line: Int) throws -> (ResourceValue, String?) {
         let trimmed = text.trimmingWhitespace()
-        if trimmed.hasPrefix("@") { return (try reference(trimmed, line: line, attribute: attribute), nil) }
-        if trimmed.hasPrefix("?") { return (Self.referenceValue(try attributeReference(trimmed, line: line, attribute: attribute), isAttribute: true), nil) }
+        if trimmed.hasPrefix("@"), trimmed != "@" { return (try reference(trimmed, line: line, attribute: attribute), nil) }
+        if Self.isAttributeReference(trimmed) {
+            return (Self.referenceValue(try attributeReference(trimmed, line: line, attribute: attribute), isAttribute: true), nil)
+        }
         if let typed = ValueText.parseTyped(text, format: format, symbols: symbols) { return (typed, nil) }
         if format.contains(.string) || format == .any || format.isEmpty {
             // aapt's string processing for attribute values: `collectString` with white space kept.
@@ -319,6 +321,18 @@ struct TextXMLCompiler {
     static func referenceValue(_ id: UInt32, isAttribute: Bool = false) -> ResourceValue {
         let isDynamic = id != 0 && id >> 24 == 0
         return .typed(isAttribute ? (isDynamic ? .dynamicAttribute : .attribute) : (isDynamic ? .dynamicReference : .reference), id)
+    }
+
+    /// Whether `text` (trimmed) is written as an attribute reference. As in aapt2's `ParseAttributeReference`, a
+    /// `?` with no name after it is not one: such text is a string where the attribute takes strings (Google's
+    /// Leanback sample has `android:searchSuggestSelection=" ?"`, a SQL parameter).
+    static func isAttributeReference(_ text: String) -> Bool {
+        guard text.hasPrefix("?") else { return false }
+        var body = Substring(text).dropFirst()
+        if body.hasPrefix("*") { body = body.dropFirst() }
+        if let colon = body.firstIndex(of: ":") { body = body[body.index(after: colon)...] }
+        if let slash = body.firstIndex(of: "/") { body = body[body.index(after: slash)...] }
+        return !body.isEmpty
     }
 
     /// `?android:attr/name`, `?android:name`, `?attr/name`, `?name`, `?0x…`.

@@ -141,6 +141,28 @@ import TestSupport
         try Self.assertLossless(apk, in: dir)
     }
 
+    /// A `?` with no name after it is a string to aapt2, not a theme attribute reference: Google's Leanback sample
+    /// (androguard's com.example.android.tvleanback.apk in the real-world corpus) has `searchSuggestSelection=" ?"`,
+    /// which `run` refused to compile back ("the APK has no resource attr/").
+    @Test func questionMarkWithoutNameIsAString() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("lossless-question-mark")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try TestSupport.write(#"<manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.search"><uses-sdk android:minSdkVersion="21" android:targetSdkVersion="34"/><application android:label="@string/app_name"/></manifest>"#,
+                              to: "AndroidManifest.xml", in: dir)
+        try TestSupport.write(#"<resources><string name="app_name">Search</string></resources>"#, to: "res/values/values.xml", in: dir)
+        try TestSupport.write(#"<searchable xmlns:android="http://schemas.android.com/apk/res/android" android:label="@string/app_name" android:searchSuggestSelection=" ?" android:searchSuggestPath="?" android:hint="?attr/" android:searchSuggestIntentData="content://x/?q=1"/>"#,
+                              to: "res/xml/searchable.xml", in: dir)
+        let compile = try TestSupport.run("aapt2", ["compile", "--dir", "res", "-o", "compiled.zip"], currentDirectory: dir.path)
+        try #require(compile.succeeded, "\(compile)")
+        let link = try TestSupport.run("aapt2", ["link", "-o", "search.apk", "-I", TestSupport.frameworkRes, "--manifest", "AndroidManifest.xml", "compiled.zip"],
+                                       currentDirectory: dir.path)
+        try #require(link.succeeded, "\(link)")
+        let apk = dir.appendingPathComponent("search.apk").path
+        let tree = try Oracle.aapt(["dump", "xmltree", apk, "res/xml/searchable.xml"])
+        #expect(tree.contains(#"android:searchSuggestSelection(0x010101d8)=" ?""#), "aapt2 no longer writes the string: \(tree)")
+        try Self.assertLossless(apk, in: dir)
+    }
+
     /// Every file deflated, resources.arsc included (as some build tools and hand-repacked APKs have it).
     @Test func compressedResourceTable() throws {
         let dir = try TestSupport.makeTemporaryDirectory("lossless-deflated")
