@@ -12,12 +12,12 @@ public enum Repacker {
     /// Writes `entries` in order to `destination` (temp file + rename: nothing partial is ever visible).
     @discardableResult
     public static func write(_ entries: [OutputEntry], to destination: String, alignment: AlignmentPolicy,
-                             comment: [UInt8] = []) throws -> Report {
+                             comment: [UInt8] = [], beforeCommit: () throws -> Void = {}) throws -> Report {
         let output = try OutputFile(destination: destination)
         try output.reserve(estimatedSize(of: entries, comment: comment))
         let writer = ZipWriter(output: output, alignment: alignment)
         for entry in entries { try writer.append(entry) }
-        try writer.finish(signingBlock: nil, comment: comment)
+        try writer.finish(signingBlock: nil, comment: comment, beforeCommit: beforeCommit)
         return Report(entries: writer.writtenEntries, size: output.position)
     }
 

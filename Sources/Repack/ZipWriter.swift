@@ -65,13 +65,16 @@ public final class ZipWriter {
 
     /// Writes the signing block (if any), the central directory and the EOCD, then renames the output into
     /// place. Nothing is visible at the destination before this returns.
-    public func finish(signingBlock: [UInt8]? = nil, comment: [UInt8] = []) throws {
+    /// `beforeCommit` runs once everything is written, before the output takes its destination's place: an error
+    /// there leaves no output (a check that ran beside the writing found a reason to refuse it).
+    public func finish(signingBlock: [UInt8]? = nil, comment: [UInt8] = [], beforeCommit: () throws -> Void = {}) throws {
         guard writtenEntries.count <= 0xFFFF else { throw RepackError.tooLarge("\(writtenEntries.count) entries need ZIP64, which APKs cannot use") }
         if let signingBlock { try output.write(signingBlock) }
         let cdOffset = output.position
         guard cdOffset <= Int64(UInt32.max) else { throw RepackError.tooLarge("the archive passes 4 GiB, which needs ZIP64, which APKs cannot use") }
         try output.write(centralDirectory.bytes)
         try output.write(endOfCentralDirectory(centralDirectoryOffset: cdOffset, comment: comment).encoded())
+        try beforeCommit()
         try output.commit()
     }
 }

@@ -5,7 +5,7 @@ import TestSupport
 import ZlibWrapper
 
 /// Entries whose data does not match their headers (issue 19): `sign`, `run` and `watch` copy input entries as
-/// they are, and must not sign damage in. Each case is one hand-made entry in an aapt-built APK: at the front
+/// they are, and must not sign damage in (`align --check-entries` refuses it too). Each case is one hand-made entry in an aapt-built APK: at the front
 /// (in whole 1 MiB chunks, copied and digested on the SHA lanes) or at the back (in the section's partial last
 /// chunk), with v1 (its digests inflate deflated entries) and without (nothing else inflates them).
 @Suite(.removesTemporaryDirectories) struct CorruptEntryTests {
@@ -139,6 +139,34 @@ import ZlibWrapper
             let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--debug-keystore", debugKeystore, "--out", out]
                                                   + (v1 ? [] : ["--v1-signing-enabled", "false", "--min-sdk-version", "24"]))
             try expectRefused(result, damage, output: out, "run \(damage), v1 \(v1)")
+        }
+    }
+
+    /// align copies entries raw, as zipalign does (which copies a damaged one too); with --check-entries it reads
+    /// each one's data beside the copy and keeps no output when one is damaged. Without it the damage is copied,
+    /// and the signers refuse it (`signRefuses`).
+    @Test("align --check-entries refuses a damaged entry (zipalign copies it)", arguments: Damage.allCases)
+    func alignChecksEntries(_ damage: Damage) throws {
+        let input = try apk("\(damage)-align.apk", with: try Self.record(damage), front: true)
+        let zipaligned = dir.appendingPathComponent("\(damage)-zipaligned.apk").path
+        #expect(try TestSupport.run("zipalign", ["-f", "-p", "4", input, zipaligned]).succeeded, "zipalign copies it")
+        let copied = dir.appendingPathComponent("\(damage)-copied.apk").path
+        #expect(try TestSupport.apkpatch(["align", "-f", "-p", "4", input, copied]).succeeded, "align copies it as zipalign does")
+        let out = dir.appendingPathComponent("\(damage)-aligned.apk").path
+        let result = try TestSupport.apkpatch(["align", "--check-entries", "-f", "-p", "4", input, out])
+        #expect(result.status == 1 && result.stderr.contains("Unable to align"), "\(result)")
+        try expectRefused(result, damage, output: out, "align \(damage)")
+    }
+
+    /// The control for `alignChecksEntries`: the same layouts, intact, align with --check-entries as zipalign
+    /// aligns them.
+    @Test func intactEntriesAlign() throws {
+        for front in [true, false] {
+            let input = try apk("intact-align-\(front).apk", with: Self.stored("assets/intact.bin", FixtureAPK.pseudoRandomBytes(count: 1_500_000, seed: 8)), front: front)
+            let out = dir.appendingPathComponent("intact-\(front)-aligned.apk").path
+            let result = try TestSupport.apkpatch(["align", "--check-entries", "-f", "-p", "4", input, out])
+            #expect(result.succeeded, "\(result)")
+            #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", out]).succeeded)
         }
     }
 
