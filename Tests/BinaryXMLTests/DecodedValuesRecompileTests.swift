@@ -25,7 +25,7 @@ import TestSupport
     }
 
     /// janus.apk's archive is refused before its resources are read (RealWorldResourceTests.refusedArchives).
-    @Test(arguments: RealWorldCorpus.apks.filter { $0.name != "janus.apk" })
+    @Test(arguments: RealWorldCorpus.apps.filter { $0.name != "janus.apk" })
     func realWorldValuesRecompileToThemselves(_ apk: RealWorldCorpus.APK) throws {
         guard let bytes = try Self.table(of: try apk.fetchedPath()) else { return }
         let different = try Self.recompiledDifferently(bytes)
