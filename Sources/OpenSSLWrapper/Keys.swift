@@ -53,16 +53,32 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
         try self.init(handle: EVPKeyHandle(takingOwnershipOf: pointer))
     }
 
-    /// Parses an encrypted PKCS#8 `EncryptedPrivateKeyInfo` (DER) with `password` (PBES2 or PKCS#12 PBE).
+    /// Parses an encrypted PKCS#8 `EncryptedPrivateKeyInfo` (DER) with `password`: PBES2, PKCS#12 PBE, or PBES1
+    /// (the schemes whose ciphers OpenSSL 3 keeps in its legacy provider by LegacyEncryptedPrivateKey).
     public convenience init(encryptedDEREncoded der: [UInt8], password: [UInt8]) throws {
-        let pointer: OpaquePointer = try withReadOnlyMemoryBIO(wrapping: der) { bio in
-            try withCPassword(password) { passwordPointer in
-                try openSSLPointer("d2i_PKCS8PrivateKey_bio") {
-                    d2i_PKCS8PrivateKey_bio(bio, nil, nil, UnsafeMutableRawPointer(passwordPointer))
+        let pointer: OpaquePointer
+        do {
+            pointer = try withReadOnlyMemoryBIO(wrapping: der) { bio in
+                try withCPassword(password) { passwordPointer in
+                    try openSSLPointer("d2i_PKCS8PrivateKey_bio") {
+                        d2i_PKCS8PrivateKey_bio(bio, nil, nil, UnsafeMutableRawPointer(passwordPointer))
+                    }
                 }
+            }
+        } catch let error as OpenSSLError {
+            switch LegacyEncryptedPrivateKey.decrypt(der, password: password) {
+            case .notLegacy: throw error
+            case .wrongPassword: throw OpenSSLError(function: "PKCS#8 decryption", reasons: ["bad decrypt"])
+            case .key(let key): self.init(sharing: key); return
             }
         }
         try self.init(handle: EVPKeyHandle(takingOwnershipOf: pointer))
+    }
+
+    /// The same OpenSSL key as `key` (the handle is shared; nothing mutates a key after construction).
+    private init(sharing key: PrivateKey) {
+        handle = key.handle
+        algorithm = key.algorithm
     }
 
     /// Parses a PEM private key (`PRIVATE KEY`, `RSA PRIVATE KEY`, `EC PRIVATE KEY`, ...). Encrypted PEM is
@@ -74,13 +90,24 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
     /// Parses a PEM private key, decrypting `ENCRYPTED PRIVATE KEY` (or legacy encrypted PEM) with `password`.
     /// Never prompts: without a password an encrypted key fails to open.
     public convenience init(pemEncoded: String, password: [UInt8]?) throws {
-        let pointer: OpaquePointer = try withReadOnlyMemoryBIO(wrapping: Array(pemEncoded.utf8)) { bio in
-            // A non-NULL user pointer makes PEM_def_callback use it as the password instead of prompting on
-            // the terminal; the empty string stands for "no password".
-            try withCPassword(password ?? []) { passwordPointer in
-                try openSSLPointer("PEM_read_bio_PrivateKey") {
-                    PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(passwordPointer))
+        let pointer: OpaquePointer
+        do {
+            pointer = try withReadOnlyMemoryBIO(wrapping: Array(pemEncoded.utf8)) { bio in
+                // A non-NULL user pointer makes PEM_def_callback use it as the password instead of prompting on
+                // the terminal; the empty string stands for "no password".
+                try withCPassword(password ?? []) { passwordPointer in
+                    try openSSLPointer("PEM_read_bio_PrivateKey") {
+                        PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(passwordPointer))
+                    }
                 }
+            }
+        } catch let error as OpenSSLError {
+            // An EncryptedPrivateKeyInfo under a scheme OpenSSL 3 cannot decrypt here: the DER path reads it.
+            guard let password, let der = LegacyEncryptedPrivateKey.der(fromPEM: pemEncoded) else { throw error }
+            switch LegacyEncryptedPrivateKey.decrypt(der, password: password) {
+            case .notLegacy: throw error
+            case .wrongPassword: throw OpenSSLError(function: "PKCS#8 decryption", reasons: ["bad decrypt"])
+            case .key(let key): self.init(sharing: key); return
             }
         }
         try self.init(handle: EVPKeyHandle(takingOwnershipOf: pointer))

@@ -24,17 +24,24 @@ struct PKCS12LegacyPBE {
     /// nil unless `der` is one of these schemes' AlgorithmIdentifier: SEQUENCE { OID, pkcs-12PbeParams
     /// SEQUENCE { salt OCTET STRING, iterations INTEGER } }.
     init?(algorithmIdentifierDER der: [UInt8]) {
+        guard let (index, salt, iterations) = Self.saltAndIterations(der, schemes: Self.schemes.map(\.oid)) else { return nil }
+        cipher = Self.schemes[index].cipher
+        keyLength = Self.schemes[index].keyLength
+        self.salt = salt
+        self.iterations = iterations
+    }
+
+    /// Which of `schemes` (OIDs, DER) `der` names, with its salt and iteration count, when `der` is SEQUENCE { OID,
+    /// SEQUENCE { salt OCTET STRING, iterations INTEGER } }: PKCS#12's pkcs-12PbeParams and PBES1's PBEParameter.
+    static func saltAndIterations(_ der: [UInt8], schemes: [[UInt8]]) -> (index: Int, salt: [UInt8], iterations: Int)? {
         var reader = DERReader(der)
         guard let algorithm = try? reader.read(), reader.isAtEnd, algorithm.tag == DER.sequenceTag,
               let parts = try? algorithm.children(), parts.count == 2,
-              let scheme = Self.schemes.first(where: { parts[0].encoded.elementsEqual($0.oid) }),
+              let index = schemes.firstIndex(where: { parts[0].encoded.elementsEqual($0) }),
               parts[1].tag == DER.sequenceTag, let parameters = try? parts[1].children(), parameters.count == 2,
               parameters[0].tag == DER.octetStringTag,
               let iterations = PBES2Parameters.positiveInt32(parameters[1]) else { return nil }
-        cipher = scheme.cipher
-        keyLength = scheme.keyLength
-        salt = Array(parameters[0].contents)
-        self.iterations = iterations
+        return (index, Array(parameters[0].contents), iterations)
     }
 
     init?(algorithm: UnsafePointer<X509_ALGOR>) {
@@ -56,11 +63,7 @@ struct PKCS12LegacyPBE {
             guard var iv = PasswordKDF.derivePKCS12WithOpenSSL(utf8Password: password, salt: salt, id: 2, iterations: iterations,
                                                                length: 8, digest: FetchedDigests.sha1) else { return nil }
             defer { PasswordKDF.wipe(&iv) }
-            guard var plaintext = LegacyCiphers.rc2CBCDecrypt(key: key, effectiveBits: keyLength * 8, iv: iv, ciphertext) else { return nil }
-            defer { PasswordKDF.wipe(&plaintext) }
-            guard let padding = plaintext.last, (1...8).contains(padding),
-                  plaintext.suffix(Int(padding)).allSatisfy({ $0 == padding }) else { return nil }
-            return Array(plaintext.dropLast(Int(padding)))
+            return LegacyCiphers.rc2CBCDecryptUnpadding(key: key, effectiveBits: keyLength * 8, iv: iv, ciphertext)
         }
     }
 
@@ -117,6 +120,15 @@ package enum LegacyCiphers {
 
     package static func rc2CBCDecrypt(key: [UInt8], effectiveBits: Int, iv: [UInt8], _ ciphertext: [UInt8]) -> [UInt8]? {
         ciphertext.withUnsafeBytes { rc2CBCDecrypt(key: key, effectiveBits: effectiveBits, iv: iv, $0) }
+    }
+
+    /// `rc2CBCDecrypt` with the PKCS#7 padding checked and removed; nil when it is wrong (mostly a wrong key).
+    static func rc2CBCDecryptUnpadding(key: [UInt8], effectiveBits: Int, iv: [UInt8], _ ciphertext: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard var plaintext = rc2CBCDecrypt(key: key, effectiveBits: effectiveBits, iv: iv, ciphertext) else { return nil }
+        defer { PasswordKDF.wipe(&plaintext) }
+        guard let padding = plaintext.last, (1...8).contains(padding),
+              plaintext.suffix(Int(padding)).allSatisfy({ $0 == padding }) else { return nil }
+        return Array(plaintext.dropLast(Int(padding)))
     }
 
     /// RC4 (its own inverse); nil for a key outside 1 to 256 bytes.

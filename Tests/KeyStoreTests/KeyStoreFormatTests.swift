@@ -290,6 +290,56 @@ import TestSupport
         }
     }
 
+    /// `--key` PKCS#8 files in every encryption `openssl pkcs8 -topk8` writes, DER and PEM; the legacy ones (PBES1
+    /// with DES or RC2, PKCS#12's RC2 and RC4 PBE) by our own code. apksigner reads DER only, and of that what
+    /// Java's EncryptedPrivateKeyInfo knows: with those, the output is apksigner's bytes.
+    @Test func encryptedPKCS8KeysInEveryForm() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("pkcs8-forms")
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        func openssl(_ arguments: [String]) throws {
+            let result = try TestSupport.run("openssl", arguments, environment: ["APKPATCH_TEST_KEY_PASS": "pkcs8-Pass-4"])
+            guard result.succeeded else { throw FixtureError(message: "openssl \(arguments.prefix(2)) failed:\n\(result)") }
+        }
+        try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path("key.pem")])
+        try openssl(["req", "-new", "-x509", "-key", path("key.pem"), "-subj", "/CN=PKCS8 Key", "-days", "3650", "-out", path("cert.pem")])
+        try openssl(["x509", "-in", path("cert.pem"), "-outform", "DER", "-out", path("cert.der")])
+        let apk = try FixtureAPK().build(in: directory)
+        let environment = ["APKPATCH_TEST_KEY_PASS": "pkcs8-Pass-4", "APKPATCH_TEST_WRONG": "Wr0ng-Pass-XYZ"]
+        let forms: [(options: [String], apksignerReadsDER: Bool)] = [
+            (["-v2", "aes-256-cbc"], false), (["-v2", "aes-128-cbc", "-v2prf", "hmacWithSHA512"], false), (["-v2", "des3"], false),
+            (["-scrypt"], false), (["-v1", "PBE-SHA1-3DES"], true), (["-v1", "PBE-SHA1-2DES"], false),
+            (["-v1", "PBE-SHA1-RC2-40"], true), (["-v1", "PBE-SHA1-RC2-128"], true), (["-v1", "PBE-SHA1-RC4-40"], true),
+            (["-v1", "PBE-SHA1-RC4-128"], true), (["-v1", "PBE-MD5-DES"], true), (["-v1", "PBE-SHA1-DES"], false),
+            (["-v1", "PBE-MD5-RC2-64"], false), (["-v1", "PBE-SHA1-RC2-64"], false),
+        ]
+        for (index, form) in forms.enumerated() {
+            for outputForm in ["DER", "PEM"] {
+                let label = "\(form.options.joined(separator: " ")) \(outputForm)"
+                let key = path("key-\(index).\(outputForm.lowercased())")
+                try openssl(["pkcs8", "-topk8", "-in", path("key.pem"), "-passout", "env:APKPATCH_TEST_KEY_PASS", "-outform", outputForm,
+                             "-out", key, "-provider", "legacy", "-provider", "default"] + form.options)
+                let ours = path("ours-\(index)-\(outputForm).apk"), theirs = path("theirs-\(index)-\(outputForm).apk")
+                let sign = try TestSupport.apkpatch(["sign", "--key", key, "--cert", path("cert.pem"), "--key-pass", "env:APKPATCH_TEST_KEY_PASS",
+                                                     "--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--lib-page-alignment", "4096",
+                                                     "--v4-signing-enabled", "false", "--out", ours, apk], environment: environment)
+                #expect(sign.succeeded, "\(label): \(sign)")
+                let verify = try TestSupport.run("apksigner", ["verify", "--print-certs", ours])
+                #expect(verify.succeeded && verify.stdout.contains("CN=PKCS8 Key"), "\(label): \(verify)")
+                if form.apksignerReadsDER && outputForm == "DER" {
+                    let apksigner = try TestSupport.run("apksigner", ["sign", "--key", key, "--cert", path("cert.der"), "--key-pass", "env:APKPATCH_TEST_KEY_PASS",
+                                                                     "--v4-signing-enabled", "false", "--out", theirs, apk], environment: environment)
+                    #expect(apksigner.succeeded, "\(label): \(apksigner)")
+                    #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)), "\(label)")
+                }
+                // A wrong password is named as the key's, never echoed.
+                let wrong = try TestSupport.apkpatch(["sign", "--key", key, "--cert", path("cert.pem"), "--key-pass", "env:APKPATCH_TEST_WRONG",
+                                                      "--out", path("wrong.apk"), apk], environment: environment)
+                #expect(!wrong.succeeded && wrong.stderr.contains("--key-pass") && !wrong.stderr.contains("Wr0ng-Pass-XYZ"), "\(label): \(wrong)")
+                #expect(!FileManager.default.fileExists(atPath: path("wrong.apk")))
+            }
+        }
+    }
+
     /// CPasswordKDF's RC2 against RFC 2268's test vectors (effective key bits other than the key's own) and
     /// OpenSSL's legacy provider (the openssl command loads it) for PKCS#12's two key sizes; RC4 against OpenSSL's.
     @Test func rc2AndRC4MatchTheReferences() throws {
