@@ -68,3 +68,32 @@ extension StringProtocol {
         return String(trimmed.dropLast(pathExtension.count + 1))
     }
 }
+
+/// Writing files the user named, with errors that say what is wrong in their terms (FoundationEssentials' own
+/// errors print as a `CocoaError(...)` dump).
+package enum UserFiles {
+    /// `mkdir -p path`: each missing folder is made; a `FileError` names the first that cannot be (a file in the
+    /// way, no permission).
+    package static func makeDirectories(_ path: String) throws {
+        var current = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + component
+            if mkdir(current, 0o777) == 0 { continue }
+            let code = errno
+            if code == EEXIST {
+                if FileKind(atPath: current) == .directory { continue }
+                throw FileError(path: current, operation: "make the folder", errno: ENOTDIR, detail: "a file of that name is in the way")
+            }
+            throw FileError(path: current, operation: "make the folder", errno: code)
+        }
+    }
+
+    /// Writes `bytes` to `path` atomically (`OutputFile`: a temporary file renamed into place), making its folder.
+    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+        let folder = path.deletingLastPathComponent
+        if !folder.isEmpty { try makeDirectories(folder) }
+        let file = try OutputFile(destination: path, mode: mode)
+        try file.write(bytes)
+        try file.commit()
+    }
+}

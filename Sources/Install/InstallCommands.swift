@@ -209,12 +209,33 @@ public struct InstallCommands: Sendable {
     }
 
     /// Writes ``script(currentDirectory:container:)`` to `path` with mode 0755 (atomically: a temp file, then
-    /// rename).
+    /// rename; `OutputFile`).
     public func writeScript(to path: String, container: (path: String, entries: [String])? = nil) throws {
         let text = try script(container: container)
-        let url = URL(fileURLWithPath: path)
-        try Data(text.utf8).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        do {
+            let file = try OutputFile(destination: path, mode: 0o755)
+            try file.write(Array(text.utf8))
+            try file.commit()
+        } catch let error as FileError {
+            try Self.checkScriptPath(path)
+            throw InstallCommandError.scriptNotWritable(path, reason: error.reason)
+        }
+    }
+
+    /// Refuses a path the install script cannot be written to (its folder missing or read-only, a folder at the
+    /// path), so a command can say so before it builds anything.
+    public static func checkScriptPath(_ path: String) throws {
+        let folder = path.deletingLastPathComponent
+        let parent = folder.isEmpty ? "." : folder
+        if FileKind(atPath: path) == .directory {
+            throw InstallCommandError.scriptNotWritable(path, reason: "it is a directory; name a file in it")
+        }
+        guard FileKind(atPath: parent) == .directory else {
+            throw InstallCommandError.scriptNotWritable(path, reason: "the folder \(parent) does not exist; create it first")
+        }
+        guard access(parent, W_OK) == 0 else {
+            throw InstallCommandError.scriptNotWritable(path, reason: "the folder \(parent) is not writable (\(String(cString: strerror(errno))))")
+        }
     }
 }
 
@@ -223,6 +244,7 @@ public enum InstallCommandError: Error, CustomStringConvertible, Equatable {
     case launchNeedsPackageName
     case invalidSerial(String)
     case unexpectedTemplateOutput(String)
+    case scriptNotWritable(String, reason: String)
 
     public var description: String {
         switch self {
@@ -230,6 +252,8 @@ public enum InstallCommandError: Error, CustomStringConvertible, Equatable {
             return "cannot launch the app: its package name is unknown (AndroidManifest.xml could not be read). Install without launching it, or start it on the device"
         case .invalidSerial(let serial):
             return "invalid device serial \"\(serial)\": use a serial from `adb devices` (e.g. emulator-5554 or 192.168.1.20:5555)."
+        case .scriptNotWritable(let path, let reason):
+            return "cannot write the install script \(path): \(reason)"
         case .unexpectedTemplateOutput(let text):
             return "Templates/adb/install-command.mustache rendered something that is not one adb install line (plus one launch line when the app is to be started):\n\(text)\nFix the template or unset APKPATCH_TEMPLATES."
         }

@@ -1,3 +1,4 @@
+import APKCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -52,14 +53,12 @@ public enum PatchDirectoryScaffold {
                 throw ScaffoldError.fileExists(directory.appendingPathComponent(relative))
             }
         }
-        try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try UserFiles.makeDirectories(directory)
         for folder in folders {
-            try fileManager.createDirectory(atPath: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
+            try UserFiles.makeDirectories(directory.appendingPathComponent(folder))
         }
         for (relative, text) in files {
-            let url = URL(fileURLWithPath: directory).appendingPathComponent(relative)
-            try fileManager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url, options: .atomic)
+            try UserFiles.write(Array(text.utf8), to: directory.appendingPathComponent(relative))
         }
         return Result(files: files.map(\.0).sorted(), folders: folders.sorted())
     }

@@ -144,8 +144,9 @@ public enum NetworkSecurityPreset {
 
     static func readCertificateFile(_ path: String) throws -> [UInt8] {
         let bytes: [UInt8]
-        do { bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
-            throw OverlayError.unsupportedEdit("certificate \(path) cannot be read: \(error)")
+        // Read without blocking (a FIFO is refused) and bounded: a certificate is a few kilobytes.
+        do { bytes = try RegularFile.contents(of: path, limit: 1 << 20) } catch let error as FileError {
+            throw OverlayError.unsupportedEdit("certificate \(path) cannot be read: \(error.reason)")
         }
         guard (try? Certificate.parseAll(pemOrDER: bytes))?.isEmpty == false else {
             throw OverlayError.unsupportedEdit("\(path) is not an X.509 certificate in PEM or DER form (as `openssl x509 -outform der` writes it)")

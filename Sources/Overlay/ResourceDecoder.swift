@@ -49,6 +49,9 @@ public enum ResourceDecoder {
             for (folder, fileName, text) in table.valuesFiles() + table.declarationFiles() { files.append(("res/\(folder)/\(fileName)", text)) }
         }
         var summary = Summary()
+        if let kind = FileKind(atPath: directory), kind != .directory {
+            throw FileError(path: directory, operation: "decode into", errno: ENOTDIR, detail: "it is a file, not a directory; choose another output directory")
+        }
         for file in files {
             try write(Array(file.text.utf8), to: file.path, in: directory)
             summary.files.append(file.path)
@@ -58,8 +61,6 @@ public enum ResourceDecoder {
 
     private static func write(_ bytes: [UInt8], to relativePath: String, in directory: String) throws {
         // Entry names were validated by APKArchive (no "..", no absolute paths), so joining is safe.
-        let url = URL(fileURLWithPath: directory).appendingPathComponent(relativePath)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(bytes).write(to: url, options: .atomic)
+        try UserFiles.write(bytes, to: directory.appendingPathComponent(relativePath))
     }
 }

@@ -141,7 +141,7 @@ public enum PatchPipeline {
             (entries, report.packagingRepairs) = try PackagingRepairs.apply(to: plan.entries, manifest: manifest, cache: storedEntryCache)
         }
         if let keep = options.keepStagesDirectory {
-            try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+            try UserFiles.makeDirectories(keep)
             try Repacker.write(entries, to: keep.appendingPathComponent("unsigned-aligned.apk"),
                                alignment: options.alignment, comment: comment)
         }

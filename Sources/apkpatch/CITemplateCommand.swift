@@ -1,3 +1,4 @@
+import APKCore
 import ArgumentParser
 internal import CBuildInfo
 #if canImport(FoundationEssentials)
@@ -61,7 +62,7 @@ extension APKPatch {
                                                    version: version, releaseURL: releaseURL, releaseSHA256: releaseSHA256)
             let text = try provider.render(parameters, templates: TemplateLibrary.locate())
             if let output {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+                try UserFiles.write(Array(text.utf8), to: output)
                 FileHandleOutput.standardError("Wrote \(output) (\(provider.rawValue); usually \(provider.suggestedDestination)).")
             } else {
                 print(text, terminator: "")

@@ -10,6 +10,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Install
 import Pipeline
 import Sets
 import Sign
@@ -42,6 +43,8 @@ enum SetCommands {
     /// the device spec file.
     static func options(inputs: [String], out: String?, patch: String?, signer: SignerOptions, schemes: SchemeOptions,
                         installFlags: InstallFlags, deviceSpec: String?, verifies: Bool, announcesDebugKey: Bool) throws -> SetOptions {
+        // Before the key starts loading and anything is built: a script that cannot be written fails the command.
+        if let script = installFlags.emitScript { try InstallCommands.checkScriptPath(script) }
         var options = SetOptions(inputs: inputs, output: out,
                                  signer: try signerConfig(signer, schemes: schemes, announcesDebugKey: announcesDebugKey))
         options.patchDirectory = patch
@@ -50,7 +53,8 @@ enum SetCommands {
         options.install = installFlags.options
         options.installs = installFlags.install
         options.installScript = installFlags.emitScript
-        if let deviceSpec { options.deviceSpec = try DeviceSpec(json: Array(try Data(contentsOf: URL(fileURLWithPath: deviceSpec))), path: deviceSpec) }
+        // Read without blocking (a FIFO is refused) and bounded: a device spec is a few lines of JSON.
+        if let deviceSpec { options.deviceSpec = try DeviceSpec(json: try RegularFile.contents(of: deviceSpec, limit: 1 << 20), path: deviceSpec) }
         return options
     }
 

@@ -129,4 +129,41 @@ import TestSupport
         #expect(cpu < 10, "merge --install used \(cpu) s of CPU for 3 MiB of adb output")
         #expect(result.stderr.utf8.count < 64 << 10, "the error quotes adb's line cut, not whole: \(result.stderr.utf8.count) bytes")
     }
+
+    /// Found by hand while fixing the fuzz findings (the fuzzer took FoundationEssentials' `CocoaError(...)` dumps
+    /// for messages): paths the user names that cannot be written or read. `--emit-script` into a missing folder
+    /// printed a dump after the APK was written (exit 1, the APK left); `--keep-stages`, `decode -o` and
+    /// `ci-template --output` on a file, and `--ca-cert` or `--device-spec` that is missing, a FIFO or a folder
+    /// printed dumps. Each now says what is wrong, and a script path is refused before anything is built.
+    @Test func pathsThatCannotBeUsedAreRefusedInWords() throws {
+        let seeds = try CommandFuzzTests.seeds.get()
+        let file = dir.appendingPathComponent("a-file").path
+        try TestSupport.write("x", to: "a-file", in: dir)
+        let fifo = dir.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let out = dir.appendingPathComponent("out.apk").path, outSet = dir.appendingPathComponent("out.apks").path
+        let run = ["run", seeds.path("app.apk"), "--patch", seeds.path("empty-patch"), "--out", out, "--ks", seeds.path("ks.p12")] + Seeds.keyOptions
+        let runSet = ["run", seeds.path("set.apks"), "--patch", seeds.path("empty-patch"), "--out", outSet, "--ks", seeds.path("ks.p12")] + Seeds.keyOptions
+        let cases: [([String], String)] = [
+            (run + ["--emit-script", dir.appendingPathComponent("missing/install.sh").path], "cannot write the install script"),
+            (run + ["--emit-script", dir.path], "it is a directory"),
+            (runSet + ["--emit-script", dir.appendingPathComponent("missing/install.sh").path], "the folder"),
+            (run + ["--keep-stages", file], "a file of that name is in the way"),
+            (run + ["--trust-user-certs", "--ca-cert", dir.appendingPathComponent("missing.pem").path], "No such file"),
+            (run + ["--trust-user-certs", "--ca-cert", fifo], "FIFO"),
+            (runSet + ["--device-spec", fifo], "FIFO"),
+            (runSet + ["--device-spec", dir.path], "a directory"),
+            (["decode", seeds.path("app.apk"), "-o", file], "it is a file"),
+            (["ci-template", "github", "--output", file + "/ci.yml"], "a file of that name is in the way"),
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Seeds.passwordVariable] = Seeds.password
+        for (arguments, message) in cases {
+            let result = try TestSupport.run("timeout", ["-s", "KILL", "60", TestSupport.apkpatchBinary] + arguments, environment: environment)
+            #expect(result.status == 1 && result.stderr.contains(message), "\(arguments.suffix(2)): \(result)")
+            #expect(!result.stderr.contains("CocoaError") && !result.stderr.contains("POSIXError"), "\(result)")
+            #expect(!FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: outSet), "written: \(arguments.suffix(2))")
+        }
+        #expect(try TestSupport.readBytes(file) == Array("x".utf8))
+    }
 }

@@ -89,7 +89,7 @@ import TestSupport
           "verify --json") echo '{"truncated": '; exit 1 ;;
           "unpack input.apk") while :; do :; done ;;
           "unpack --decode") exit 1 ;;
-          "decode input.apk") touch leftover.tmp; echo "error: refused" >&2; exit 1 ;;
+          "decode input.apk") touch leftover.tmp; echo 'Error: CocoaError(code: FoundationEssentials.CocoaError.Code(rawValue: 516))' >&2; exit 1 ;;
           "sign --ks") case "$3" in input.p12) sleep 12 ;; esac; printf 'not an apk' > "$out"; exit 0 ;;
           "run input.apk") exec python3 -c 'x = b"x" * (600 << 20)' ;;
           "align -f") exit 3 ;;
@@ -115,7 +115,8 @@ import TestSupport
         #expect(ballast.count == 350 << 20)
         let kinds = Set(campaign.findings.map { "\($0.command): \($0.kind)" })
         for expected in ["verify: crash (signal 11)", "verify --json: oracle: invalid JSON", "unpack: hang (timeout 10 s)",
-                         "unpack --decode: refusal without a message", "decode: leftover files", "sign: oracle: libziparchive refuses the output",
+                         "unpack --decode: refusal without a message", "decode: leftover files", "decode: untyped error message",
+                         "sign: oracle: libziparchive refuses the output",
                          "run: peak RSS", "align: exit status 3", "merge: trap message",
                          "keystore list: crash report in stderr", "keystore list --json: exit status 139",
                          "watch: exit status 3 after the stop signal", "watch: leftover files", "watch: watch reported a build and left no output",

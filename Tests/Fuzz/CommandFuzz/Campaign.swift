@@ -483,7 +483,9 @@ public final class Campaign: @unchecked Sendable {
             let lines = result.stderr.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
             if lines.isEmpty && result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { add("refusal without a message", "") }
         }
-        if output.contains("The operation could") || output.contains("Error Domain=") || output.contains("error 0.") {
+        // Foundation's errors printed as they are: Darwin's and corelibs' wording, FoundationEssentials' dumps.
+        if output.contains("The operation could") || output.contains("Error Domain=") || output.contains("error 0.")
+            || output.contains("CocoaError(") || output.contains("POSIXError(") {
             add("untyped error message", String(output.prefix(600)), key: String(output.prefix(60)))
         }
         // The keystore password is never printed (nor given to adb).

@@ -37,7 +37,8 @@ public enum Refusals {
         ["--device-spec", "missing.json"], ["--out-dir", "outdir"], ["--in", "@S/app.apk"], ["--rename-package", "1.bad"],
         ["--patch", "missing-patch"], ["--ca-cert", "missing.pem"], ["--ca-cert", "@S/app.apk"], ["--lineage", "missing.lineage"],
         ["--lineage", "@S/app.apk"], ["--next-signer"], ["--next-signer", "--ks", "@S/app.apk"] + Seeds.keyOptions,
-        ["--out", "missing-dir/out.apk"], ["--out", "."], ["--emit-script", "missing-dir/install.sh"],
+        ["--out", "missing-dir/out.apk"], ["--out", "."], ["--emit-script", "missing-dir/install.sh"], ["--emit-script", "."],
+        ["--keep-stages", "@S/app.apk"], ["--device-spec", "."], ["--ca-cert", "."],
         // Keys: wrong password, unset or invalid variable names, unreadable files, a wrong alias or type,
         // something that is no keystore, a key without its certificate.
         ["--ks-pass", "env:\(wrongPasswordVariable)"], ["--key-pass", "env:\(wrongPasswordVariable)"], ["--ks-pass", "env:FUZZ_UNSET"],
