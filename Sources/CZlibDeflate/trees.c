@@ -1,6 +1,7 @@
 /* trees.c -- output deflated data using Huffman coding
  * Copyright (C) 1995-2021 Jean-loup Gailly
  * detect_data_type() function provided freely by Cosmin Truta, 2006
+ * apkpatch: altered from zlib 1.2.13: compress_block writes the same bits 32 at a time (marked apkpatch:).
  * For conditions of distribution and use, see copyright notice in zlib.h
  */
 
@@ -35,6 +36,7 @@
 /* #define GEN_TREES_H */
 
 #include "deflate.h"
+#include <stdint.h>
 
 #ifdef ZLIB_DEBUG
 #  include <ctype.h>
@@ -1049,41 +1051,61 @@ local void compress_block(s, ltree, dtree)
     unsigned sx = 0;    /* running index in sym_buf */
     unsigned code;      /* the code to send */
     int extra;          /* number of extra bits to send */
+    /* apkpatch: the bits collect in 64 and go out 32 at a time, leaving at least one, so that no byte is
+     * written before zlib's 16-bit send_bits writes it (the output shares its buffer with sym_buf) and
+     * bi_buf/bi_valid end as zlib leaves them: the same 1 to 16 bits after the same bytes. */
+    uint64_t acc = s->bi_buf;
+    int n = s->bi_valid;
+#define ACC_BITS(value, length) (acc |= (uint64_t)(value) << n, n += (length))
+#define ACC_OUT() do { if (n > 32) { \
+        put_byte(s, (Byte)acc); put_byte(s, (Byte)(acc >> 8)); \
+        put_byte(s, (Byte)(acc >> 16)); put_byte(s, (Byte)(acc >> 24)); \
+        acc >>= 32; n -= 32; } } while (0)
 
     if (s->sym_next != 0) do {
         dist = s->sym_buf[sx++] & 0xff;
         dist += (unsigned)(s->sym_buf[sx++] & 0xff) << 8;
         lc = s->sym_buf[sx++];
         if (dist == 0) {
-            send_code(s, lc, ltree); /* send a literal byte */
-            Tracecv(isgraph(lc), (stderr," '%c' ", lc));
+            ACC_BITS(ltree[lc].Code, ltree[lc].Len); /* send a literal byte */
         } else {
             /* Here, lc is the match length - MIN_MATCH */
             code = _length_code[lc];
-            send_code(s, code + LITERALS + 1, ltree);   /* send length code */
+            ACC_BITS(ltree[code + LITERALS + 1].Code, ltree[code + LITERALS + 1].Len);   /* send length code */
             extra = extra_lbits[code];
             if (extra != 0) {
                 lc -= base_length[code];
-                send_bits(s, lc, extra);       /* send the extra length bits */
+                ACC_BITS(lc, extra);       /* send the extra length bits */
             }
+            ACC_OUT();
             dist--; /* dist is now the match distance - 1 */
             code = d_code(dist);
             Assert (code < D_CODES, "bad d_code");
 
-            send_code(s, code, dtree);       /* send the distance code */
+            ACC_BITS(dtree[code].Code, dtree[code].Len);       /* send the distance code */
             extra = extra_dbits[code];
             if (extra != 0) {
                 dist -= (unsigned)base_dist[code];
-                send_bits(s, dist, extra);   /* send the extra distance bits */
+                ACC_BITS(dist, extra);   /* send the extra distance bits */
             }
         } /* literal or match pair ? */
+        ACC_OUT();
 
         /* Check that the overlay between pending_buf and sym_buf is ok: */
         Assert(s->pending < s->lit_bufsize + sx, "pendingBuf overflow");
 
     } while (sx < s->sym_next);
 
-    send_code(s, END_BLOCK, ltree);
+    ACC_BITS(ltree[END_BLOCK].Code, ltree[END_BLOCK].Len);
+    while (n > 16) {
+        put_short(s, (ush)acc);
+        acc >>= 16;
+        n -= 16;
+    }
+    s->bi_buf = (ush)acc;
+    s->bi_valid = n;
+#undef ACC_BITS
+#undef ACC_OUT
 }
 
 /* ===========================================================================
