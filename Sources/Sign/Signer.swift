@@ -39,6 +39,12 @@ public struct Signer: Sendable {
 
     /// Signs the APK `archive` into `destination`.
     public func sign(_ archive: APKArchive, to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
+        // What the signing held (`run`) is freed on another thread once its frames are gone.
+        defer { BackgroundRelease.releaseHeld() }
+        return try signArchive(archive, to: destination, cache: cache)
+    }
+
+    private func signArchive(_ archive: APKArchive, to destination: String, cache: SigningCache?) throws -> SigningReport {
         let zip = archive.zip
         let manifest = {
             guard let manifest = archive.entry(named: "AndroidManifest.xml") else { return nil as [UInt8]? }
@@ -70,6 +76,11 @@ public struct Signer: Sendable {
     /// `cache` (watch mode) makes it incremental: the v1 digests of unchanged entries, and the records and
     /// chunk digests of the last output, are kept between runs and not computed or written again.
     public func sign(entries: [OutputEntry], comment: [UInt8] = [], to destination: String, cache: SigningCache? = nil) throws -> SigningReport {
+        defer { BackgroundRelease.releaseHeld() }
+        return try signEntries(entries, comment: comment, to: destination, cache: cache)
+    }
+
+    private func signEntries(_ entries: [OutputEntry], comment: [UInt8], to destination: String, cache: SigningCache?) throws -> SigningReport {
         let manifest = {
             guard let manifest = entries.first(where: { $0.entry.name == "AndroidManifest.xml" }) else { return nil as [UInt8]? }
             return try RepackedEntriesWriter.uncompressed(manifest)
@@ -161,7 +172,16 @@ public struct Signer: Sendable {
         }
         // What of an explicit v4 signature only the keys can tell, before the output is published.
         try config.checkV4Keys(apkMinSdkVersion: job.minSdk.level)
-        return try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList)
+        let report = try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList)
+        // Thousands of entries, their records and digests, and the JAR signature's buffers: freed after `sign`
+        // returns (a failed run frees them here, its uncommitted output removed at once; watch mode's recycled
+        // output, which its next build reuses, is closed here too).
+        if job.cache == nil {
+            BackgroundRelease.hold(job)
+            BackgroundRelease.hold(section)
+            BackgroundRelease.hold(jarSignature)
+        }
+        return report
     }
 
     /// Writes what follows the entries section and publishes the output.

@@ -122,6 +122,8 @@ struct APKPatch: ParsableCommand {
         }
         // A replaced output's removal overlaps the process's teardown (exit waits for it).
         BackgroundRemoval.isEnabled = true
+        // What a signing leaves to free goes on another thread while the command goes on (the v4 signature).
+        BackgroundRelease.shared.isEnabled = true
         // An input truncated under its mapping fails cleanly, without partial output (see BusErrorGuard).
         BusErrorGuard.install()
         Verify.prepare(arguments)
