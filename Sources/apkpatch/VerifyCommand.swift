@@ -35,7 +35,7 @@ struct Verify: ParsableCommand {
 
         Examples:
           apkpatch verify -v --print-certs app.apk
-          apkpatch verify --expect-certificate-sha256 "$RELEASE_CERT_SHA256" app.apk   # CI: signed by our key
+          apkpatch verify --expect-certificate-sha256 "$RELEASE_CERT_SHA256" app.apk
           apkpatch verify --v4-signature-file app.apk.idsig app.apk
           apkpatch verify --json app.apks
         """
