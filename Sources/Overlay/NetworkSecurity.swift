@@ -60,10 +60,13 @@ public struct NetworkSecurityPlan: Sendable {
 public enum NetworkSecurityPreset {
     static let networkSecurityConfigAttribute: UInt32 = 0x0101_0527
     static let targetSdkVersionAttribute: UInt32 = 0x0101_0270
+    static let usesCleartextTrafficAttribute: UInt32 = AndroidAttribute.usesCleartextTraffic
     static let defaultPath = "res/xml/network_security_config.xml"
 
     /// Plans the edit against the APK (its manifest and config file) and adds the resources it needs to `table`.
-    public static func plan(_ spec: NetworkSecuritySpec, archive: APKArchive, patch: PatchDirectory, table: inout ResourceTable) throws -> NetworkSecurityPlan {
+    /// `usesCleartextTraffic`: what the patch sets the manifest's flag to, if anything.
+    public static func plan(_ spec: NetworkSecuritySpec, archive: APKArchive, patch: PatchDirectory, table: inout ResourceTable,
+                            usesCleartextTraffic: Bool? = nil) throws -> NetworkSecurityPlan {
         var plan = NetworkSecurityPlan()
         guard let manifestEntry = archive.entry(named: "AndroidManifest.xml") else {
             throw BinaryXMLError(.missingContent, "the APK has no AndroidManifest.xml to point at a network security config")
@@ -103,6 +106,15 @@ public enum NetworkSecurityPreset {
             throw BinaryXMLError(.missingContent, "\(path): the root element is not <network-security-config>")
         }
         var editor = ConfigEditor(table: table, policy: policy, path: path)
+        // Android 7+ ignores android:usesCleartextTraffic once the app has a config, whose base-config defaults to
+        // cleartext only below targetSdk 28: a new config states the flag the app (or the patch) sets, so the
+        // app keeps the cleartext traffic it had.
+        if plan.manifestReference != nil,
+           let cleartext = usesCleartextTraffic ?? application.flatMap({ Self.booleanAttribute($0, id: usesCleartextTrafficAttribute, name: "usesCleartextTraffic", table: table) }) {
+            var base = XMLTree.Element(name: "base-config", lineNumber: root.lineNumber)
+            base.attributes = [try editor.attribute("cleartextTrafficPermitted", cleartext ? "true" : "false")]
+            root.children.insert(.element(base), at: 0)
+        }
 
         var anchors: [String] = []
         if spec.trustUserCertificates || !spec.caCertificates.isEmpty { anchors = ["system", "user"] }
@@ -140,6 +152,14 @@ public enum NetworkSecurityPreset {
         plan.files.append((path, try tree.binaryXML()))
         table = editor.table
         return plan
+    }
+
+    /// A boolean attribute's value: written as true/false, or a reference to a bool resource (its default value).
+    static func booleanAttribute(_ element: XMLTree.Element, id: UInt32, name: String, table: ResourceTable) -> Bool? {
+        guard let value = element.attribute(id: id, name: name)?.value else { return nil }
+        if let flag = value.booleanValue { return flag }
+        guard case .typed(.reference, let reference) = value, let resource = table.resourceName(for: reference) else { return nil }
+        return table.currentValue(type: resource.type, named: resource.name)?.booleanValue
     }
 
     static func readCertificateFile(_ path: String) throws -> [UInt8] {

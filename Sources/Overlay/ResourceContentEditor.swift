@@ -94,7 +94,8 @@ public struct ResourceContentEditor: ContentEditor {
 
         var networkPlan: NetworkSecurityPlan?
         if !network.isEmpty {
-            networkPlan = try NetworkSecurityPreset.plan(network, archive: archive, patch: patch, table: &updated!)
+            networkPlan = try NetworkSecurityPreset.plan(network, archive: archive, patch: patch, table: &updated!,
+                                                          usesCleartextTraffic: edits.usesCleartextTraffic)
             for (path, content) in networkPlan!.files {
                 if archive.entry(named: path) != nil { try replace(path, with: content) } else { try add(path, content: content) }
             }

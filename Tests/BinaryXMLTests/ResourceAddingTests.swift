@@ -65,6 +65,37 @@ import TestSupport
         #expect(try String(contentsOfFile: decoded + "/AndroidManifest.xml", encoding: .utf8).contains(#"android:networkSecurityConfig="@xml/network_security_config""#))
     }
 
+    /// A new config states the cleartext flag the manifest (or the patch) sets: Android 7+ ignores
+    /// `android:usesCleartextTraffic` once a config exists, and a base-config without the attribute forbids
+    /// cleartext from targetSdk 28 on (and allows it below), so the app would lose (or gain) plain HTTP.
+    @Test(arguments: [(34, #"android:usesCleartextTraffic="true""#, "", true),
+                      (27, "", "manifest:\n  usesCleartextTraffic: false\n", false),
+                      (34, "", "", nil)])
+    func newConfigKeepsTheCleartextFlag(targetSdk: Int, applicationAttributes: String, spec: String, expected: Bool?) throws {
+        let dir = try TestSupport.makeTemporaryDirectory("nsc-cleartext")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = FixtureAPK()
+        fixture.targetSdk = targetSdk
+        fixture.applicationAttributes = applicationAttributes
+        let apk = try fixture.build(in: dir)
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write(spec, to: "apkpatch.yml", in: patch)
+        let out = dir.appendingPathComponent("out.apk").path
+        let result = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--out", out, "--trust-user-certs", "-q"])
+        #expect(result.succeeded, "\(result)")
+        let dump = try Oracle.aapt(["dump", "xmltree", out, "res/xml/network_security_config.xml"])
+        #expect(dump.components(separatedBy: "E: base-config").count == 2, "\(dump)")
+        #expect(dump.contains(#"A: src="user""#), "\(dump)")
+        switch expected {
+        case true?: #expect(dump.contains("A: cleartextTrafficPermitted=(type 0x12)0xffffffff"), "\(dump)")
+        case false?: #expect(dump.contains("A: cleartextTrafficPermitted=(type 0x12)0x0"), "\(dump)")
+        case nil: #expect(!dump.contains("cleartextTrafficPermitted"), "\(dump)")
+        }
+        let decoded = try Self.apktool(out, in: dir)
+        let config = try String(contentsOfFile: decoded + "/res/xml/network_security_config.xml", encoding: .utf8)
+        #expect(config.contains(#"<certificates src="user" />"#), "\(config)")
+    }
+
     static func pinnedFixture(in dir: URL) throws -> String {
         var fixture = FixtureAPK()
         fixture.applicationAttributes = #"android:networkSecurityConfig="@xml/nsc""#
