@@ -28,6 +28,8 @@ public struct SetOptions: Sendable {
     public var patchDirectory: String?
     /// Renames the app's package in every APK, on top of the patch spec's `manifest: package:`.
     public var renamePackage: String?
+    /// The base's network-security preset, on top of the patch spec's `networkSecurity:`.
+    public var networkSecurity = NetworkSecuritySpec()
     public var signer: SignerConfig
     /// Verifies every APK written by Android's rules, install checks included.
     public var verifies = true
@@ -488,12 +490,14 @@ public enum SetPipeline {
         return try splitAPKs.map(splitPatch) + standalonePatches + (standalones ? set.assetSlices.map(splitPatch) : [])
     }
 
-    /// The patch directory of `options` with `renamePackage` on top of its spec (an empty patch when only renaming).
+    /// The patch directory of `options` with `renamePackage` and `networkSecurity` on top of its spec (an empty
+    /// patch when there is only those).
     static func patchDirectory(_ options: SetOptions) throws -> PatchDirectory? {
         let patch = try options.patchDirectory.map { try PatchDirectory(root: $0) }
-        guard let name = options.renamePackage else { return patch }
+        guard options.renamePackage != nil || !options.networkSecurity.isEmpty else { return patch }
         var spec = patch?.spec ?? PatchSpec()
-        spec.manifest.packageName = name
+        if let name = options.renamePackage { spec.manifest.packageName = name }
+        spec.networkSecurity = spec.networkSecurity.merging(options.networkSecurity)
         return PatchDirectory(root: patch?.root ?? "", spec: spec, files: patch?.files ?? [:])
     }
 

@@ -80,6 +80,13 @@ extension APKPatch {
             if deviceSpec != nil && !APKSet.isSet(paths: apks) { throw ValidationError("--device-spec chooses the splits of a split APK set; \(apk) is one APK") }
         }
 
+        /// `--trust-user-certs` and `--ca-cert` (paths made absolute).
+        private var networkSecurity: NetworkSecuritySpec {
+            let directory = FileManager.default.currentDirectoryPath
+            return NetworkSecuritySpec(trustUserCertificates: trustUserCerts || !caCerts.isEmpty,
+                                       caCertificates: caCerts.map { $0.hasPrefix("/") ? $0 : directory + "/" + $0 })
+        }
+
         /// `run` on a split APK set.
         private func runSet() throws {
             // Both are about one APK's build: its stages, or an unsigned APK to sign later. A set's APKs install
@@ -93,6 +100,7 @@ extension APKPatch {
             var options = try SetCommands.options(inputs: apks, out: out, patch: patch, signer: signer, schemes: schemes, installFlags: installFlags,
                                                   deviceSpec: deviceSpec, verifies: !noVerify, announcesDebugKey: !json && !quiet)
             options.renamePackage = renamePackage
+            options.networkSecurity = networkSecurity
             if merge {
                 try SetCommands.merge(options, json: json, quiet: quiet)
                 return
@@ -111,9 +119,7 @@ extension APKPatch {
             var options = try makePipelineOptions(apk: apk, patch: patch ?? "", out: out, keepStages: keepStages, signer: signer, schemes: schemes,
                                                   installFlags: installFlags, noSign: noSign, noVerify: noVerify, announcesDebugKey: !json && !quiet,
                                                   defersKeyLoading: true)
-            let directory = FileManager.default.currentDirectoryPath
-            options.networkSecurity = NetworkSecuritySpec(trustUserCertificates: trustUserCerts || !caCerts.isEmpty,
-                                                          caCertificates: caCerts.map { $0.hasPrefix("/") ? $0 : directory + "/" + $0 })
+            options.networkSecurity = networkSecurity
             options.manifestEdits.packageName = renamePackage
             if !quiet && !json && isatty(STDERR_FILENO) == 1 {
                 // Progress on a terminal only: logs and pipes get the summary alone.
