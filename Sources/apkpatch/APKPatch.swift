@@ -131,7 +131,9 @@ struct APKPatch: ParsableCommand {
         do {
             try Sign.checkFirstSignerTarget()
             var command = try parseAsRoot(arguments)
-            try command.run()
+            do { try command.run() } catch let error as ValidationError {
+                throw RunValidationError(message: error.message, command: type(of: command))
+            }
             // Done: skip the libraries' exit handlers (OpenSSL frees every cache it built, one by one) once stdout
             // is flushed and the replaced outputs are removed.
             fflush(nil)
@@ -140,12 +142,41 @@ struct APKPatch: ParsableCommand {
         } catch {
             // No work may outlive the process's exit handlers (see BackgroundValue.waitForAll).
             BackgroundValue<Void>.waitForAll()
+            if let error = error as? RunValidationError {
+                FileHandleOutput.standardError(error.fullMessage.cappingLongRuns)
+                Glibc.exit(arguments.first == "align" ? 2 : ExitCode.validationFailure.rawValue)
+            }
             if arguments.first == "align", !(error is ExitCode), exitCode(for: error) == .validationFailure {
                 FileHandleOutput.standardError(fullMessage(for: error).cappingLongRuns)
                 Glibc.exit(2)
             }
             exitReporting(error)
         }
+    }
+
+    /// A usage error a subcommand's `run()` found (a combination of options its `validate()` cannot judge, such as
+    /// one a split APK set does not take). ArgumentParser knows which subcommand runs only while it parses, so it
+    /// would word such an error with the top command's usage (`Usage: apkpatch <subcommand>`); this gives the
+    /// subcommand's, as a usage error found while parsing gets.
+    struct RunValidationError: Error {
+        let message: String
+        let command: ParsableCommand.Type
+
+        var fullMessage: String {
+            let usage = APKPatch.usageString(for: command).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n       ")
+            let name = (APKPatch.commandNames(to: command) ?? [APKPatch._commandName]).joined(separator: " ")
+            return "Error: \(message)\nUsage: \(usage)\n  See '\(name) --help' for more information."
+        }
+    }
+
+    /// The names from this command down to `target` (`["apkpatch", "keystore", "create"]`), nil when `target` is
+    /// not in `root`'s tree.
+    static func commandNames(to target: ParsableCommand.Type, under root: ParsableCommand.Type = APKPatch.self) -> [String]? {
+        if ObjectIdentifier(root) == ObjectIdentifier(target) { return [root._commandName] }
+        for subcommand in root.configuration.subcommands {
+            if let names = commandNames(to: target, under: subcommand) { return [root._commandName] + names }
+        }
+        return nil
     }
 
     /// Exits as `exit(withError:)` does for `error`, but with the message written to stderr in one piece:
