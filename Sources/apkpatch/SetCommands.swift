@@ -101,8 +101,9 @@ enum SetCommands {
             }
             print("\(report.isVerified ? "Verifies" : "DOES NOT VERIFY"): set \(report.path), \(report.members.count) APKs, package \(report.packageName), versionCode \(report.versionCode)")
             if let expectation {
-                for (member, matched) in zip(report.members, memberMatches) where matched == false && member.verification?.isSignatureVerified == true {
-                    FileHandleOutput.standardError("ERROR: \(expectation.refusal(of: member.name, lineage: member.verification?.lineage ?? []))\n")
+                for (member, matched) in zip(report.members, memberMatches) where matched == false {
+                    guard let verification = member.verification, verification.isSignatureVerified else { continue }
+                    FileHandleOutput.standardError("ERROR: \(expectation.refusal(of: member.name, report: verification))\n")
                 }
             }
         }

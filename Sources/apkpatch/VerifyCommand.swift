@@ -154,7 +154,7 @@ struct Verify: ParsableCommand {
             if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
             if let fix { FileHandleOutput.standardError("To fix: \(fix)\n") }
             if let expectation, expectedSignerMatched == false && report.isSignatureVerified {
-                FileHandleOutput.standardError("ERROR: \(expectation.refusal(of: "the APK", lineage: report.lineage))\n")
+                FileHandleOutput.standardError("ERROR: \(expectation.refusal(of: "the APK", report: report))\n")
             }
         }
         if !report.isVerified { throw ExitCode.failure }
@@ -177,10 +177,13 @@ struct Verify: ParsableCommand {
             report.isSigned(byCertificatesWithSHA256: sha256Digests, allowingLineageAncestors: allowingLineageAncestors)
         }
 
-        /// The error line for `subject` (e.g. "the APK") signed otherwise; `lineage` is its signing lineage.
-        func refusal(of subject: String, lineage: [CertificateInfo]) -> String {
-            "\(subject) is not signed by the expected certificate (--expect-certificate-sha256 \(sha256Digests.joined(separator: ", ")))"
-                + (allowingLineageAncestors || lineage.isEmpty ? "" : "; an older certificate of its lineage counts only with --allow-lineage-ancestor")
+        /// The error line for `subject` (e.g. "the APK") signed otherwise, naming what does sign it (a CI log then
+        /// says which key was used without another run with --print-certs).
+        func refusal(of subject: String, report: VerificationReport) -> String {
+            let signers = report.signers.map { "\($0.subjectDN) (SHA-256 \($0.sha256))" }.joined(separator: ", ")
+            return "\(subject) is not signed by the expected certificate (--expect-certificate-sha256 \(sha256Digests.joined(separator: ", ")))"
+                + (signers.isEmpty ? "" : "; it is signed by \(signers)")
+                + (allowingLineageAncestors || report.lineage.isEmpty ? "" : "; an older certificate of its lineage counts only with --allow-lineage-ancestor")
         }
     }
 

@@ -343,6 +343,8 @@ import TestSupport
         #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", colons, rotated]).succeeded)
         let ancestor = try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", old, rotated])
         #expect(!ancestor.succeeded && ancestor.stderr.contains("--allow-lineage-ancestor"), "\(ancestor)")
+        // The refusal names what does sign the APK, so a CI log says which key was used.
+        #expect(ancestor.stderr.contains("; it is signed by ") && ancestor.stderr.contains("(SHA-256 \(new))"), "\(ancestor)")
         #expect(try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", old, "--allow-lineage-ancestor", rotated]).succeeded)
         let stranger = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--expect-certificate-sha256", Self.sha256(of: 2), "--allow-lineage-ancestor", rotated])
         #expect(!stranger.succeeded, "\(stranger)")
