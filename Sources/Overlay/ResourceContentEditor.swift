@@ -102,6 +102,13 @@ public struct ResourceContentEditor: ContentEditor {
             if let reference = networkPlan!.manifestReference { edits.networkSecurityConfig = reference }
             summary.notes += networkPlan!.notes
         }
+        // Android 7+ follows the app's own network security config instead of the manifest's flag, so the edit
+        // alone changes nothing there.
+        if edits.usesCleartextTraffic != nil, edits.networkSecurityConfig == nil, let manifestEntry = archive.entry(named: "AndroidManifest.xml"),
+           let manifest = try? XMLTree.parse(binaryXML: archive.uncompressedData(of: manifestEntry), keeping: { $0 == "manifest" && $1 == "application" }),
+           manifest.root?.elements(named: "application").first?.attribute(id: AndroidAttribute.networkSecurityConfig, name: "networkSecurityConfig") != nil {
+            summary.notes.append("usesCleartextTraffic: the app has a network security config (android:networkSecurityConfig), which Android 7 and later follow instead of this flag: set cleartextTrafficPermitted in that res/xml file (in the patch directory) as well")
+        }
 
         func moveToEntryPath(_ path: String, content: [UInt8]) throws {
             guard let entryPath = paths[path] else { return }

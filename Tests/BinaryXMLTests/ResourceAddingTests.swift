@@ -96,6 +96,20 @@ import TestSupport
         #expect(config.contains(#"<certificates src="user" />"#), "\(config)")
     }
 
+    /// `manifest: usesCleartextTraffic` on an app with a network security config of its own changes nothing on
+    /// Android 7+ (the config decides): the summary says so.
+    @Test func cleartextFlagBesideAnExistingConfigIsNoted() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("nsc-flag")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("manifest:\n  usesCleartextTraffic: true\n", to: "apkpatch.yml", in: patch)
+        let note = "usesCleartextTraffic: the app has a network security config"
+        let withConfig = try TestSupport.apkpatch(["run", try Self.pinnedFixture(in: dir), "--patch", patch.path, "--out", dir.appendingPathComponent("a.apk").path])
+        #expect(withConfig.succeeded && withConfig.stdout.contains(note), "\(withConfig)")
+        let without = try TestSupport.apkpatch(["run", try FixtureAPK().build(in: dir, name: "plain.apk"), "--patch", patch.path, "--out", dir.appendingPathComponent("b.apk").path])
+        #expect(without.succeeded && !without.stdout.contains(note), "\(without)")
+    }
+
     static func pinnedFixture(in dir: URL) throws -> String {
         var fixture = FixtureAPK()
         fixture.applicationAttributes = #"android:networkSecurityConfig="@xml/nsc""#
