@@ -90,11 +90,15 @@ extension WatchSession {
         server.shutDown()
         removeReverse()
         // The build anyone may install later: the patch as it stands, pointing at the packaged pages.
+        let output = options.resolvedOutput
+        let hadOutput = FileKind(atPath: output) != nil
         if let report = build(changed: [], verifies: options.verifies, installs: false, onEvent: { event in
             switch event {
             case .built: return
             case .failed(let message, _):
-                onEvent(.warning("the normal patched build failed, so \(options.resolvedOutput) does not hold the patch as it stands: \(message)"))
+                // Without it the device keeps the development build, whose pages came from the server just stopped.
+                let state = hadOutput ? "still holds an earlier build, not the patch as it stands" : "was not written"
+                onEvent(.warning("the normal patched build failed (\(message)), so \(output) \(state), and the device keeps the development build, whose pages came from the server that has now stopped: fix the patch and build it again"))
             default: onEvent(event)
             }
         }) {

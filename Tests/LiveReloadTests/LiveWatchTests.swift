@@ -214,6 +214,20 @@ import Unpack
         #expect(session.stop(), "\(session.lines.lines)")
     }
 
+    /// A patch that does not build when watch stops: the warning says the output was not written and that the
+    /// device keeps the development build (it said the output "does not hold the patch as it stands", of a file
+    /// that did not exist).
+    @Test func aFinalBuildThatFailsSaysWhatIsLeft() throws {
+        let session = try launch(apk: Self.cordovaFixture(), patchFiles: ["res/values/strings.xml": "<resources><string name=\"app_name\">x</strin></resources>\n"])
+        defer { if session.process.isRunning { session.process.terminate() } }
+        #expect(session.lines.waitFor { $0.contains("no build written yet") }, "\(session.lines.lines)")
+        #expect(session.stop(), "\(session.lines.lines)")
+        let warning = session.lines.lines.first { $0.contains("warning: the normal patched build failed") } ?? ""
+        #expect(warning.contains("</strin>") && warning.contains("\(session.output) was not written")
+                && warning.contains("the device keeps the development build"), "\(session.lines.lines)")
+        #expect(!FileManager.default.fileExists(atPath: session.output))
+    }
+
     @Test func aBusyPortStopsBeforeAnythingIsInstalled() throws {
         let work = try TestSupport.makeTemporaryDirectory("live-busy")
         let archivePath = try Self.cordovaFixture().build(in: work, name: "app.apk")
