@@ -250,6 +250,12 @@ sign-apk:
 #   extractNativeLibs: false      # keep .so files stored and page-aligned, loaded from the APK
 #   minSdkVersion: 24             # <uses-sdk android:minSdkVersion>
 #   targetSdkVersion: 34          # <uses-sdk android:targetSdkVersion>
+#   package: com.example.copy     # rename the app: the copy installs beside the original
+
+# Trust user-installed CA certificates on Android 7 and later, for an interception proxy (mitmproxy,
+# Burp, Charles): writes or extends res/xml/network_security_config.xml and removes certificate pins
+# (apkpatch run --trust-user-certs --ca-cert proxy.pem does the same from the command line):
+# networkSecurity: trustUserCertificates
 
 """#,
         "patch-dir/assets/www/.keep": #"""

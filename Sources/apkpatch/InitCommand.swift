@@ -20,9 +20,10 @@ extension APKPatch {
             abstract: "Create a patch directory: an apkpatch.yml with commented examples and an empty assets/www/.",
             discussion: """
             Every file you then put in DIR adds or replaces the APK entry with the same path (assets/www/index.html \
-            replaces the app's index.html). apkpatch.yml holds delete:, store:/deflate: globs and manifest: \
-            shortcuts (debuggable, versionCode, versionName, label, usesCleartextTraffic, extractNativeLibs, \
-            minSdkVersion, targetSdkVersion), all commented out to start with.
+            replaces a Cordova app's index.html; a Capacitor app's pages are under assets/public/). apkpatch.yml \
+            holds delete:, store:/deflate: globs, manifest: shortcuts (debuggable, versionCode, versionName, label, \
+            usesCleartextTraffic, extractNativeLibs, minSdkVersion, targetSdkVersion, package) and networkSecurity: \
+            (trust user-installed CAs), all commented out to start with.
 
             For a split APK set (.apks, .xapk, .apkm, a folder of APKs), those files patch the base APK and \
             splits/<split-name>/ patches that split, e.g. splits/config.arm64_v8a/lib/arm64-v8a/libfoo.so; a \

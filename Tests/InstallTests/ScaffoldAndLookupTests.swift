@@ -16,7 +16,7 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("assets/www").path).isEmpty)
         let yml = try String(contentsOf: directory.appendingPathComponent("apkpatch.yml"), encoding: .utf8)
         for key in ["delete:", "store:", "deflate:", "manifest:", "debuggable:", "versionCode:", "versionName:", "label:",
-                    "usesCleartextTraffic:", "extractNativeLibs:", "minSdkVersion:", "targetSdkVersion:"] {
+                    "usesCleartextTraffic:", "extractNativeLibs:", "minSdkVersion:", "targetSdkVersion:", "package:", "networkSecurity:"] {
             #expect(yml.contains("# \(key)") || yml.contains("#   \(key)"), "\(key) example missing")
         }
         // All examples are commented out: apkpatch's own parser reads the scaffold as an empty patch.
@@ -26,7 +26,7 @@ import TestSupport
         let examples = try #require(yml.range(of: "Everything below is an example")).upperBound
         let uncommented = yml[examples...].split(separator: "\n", omittingEmptySubsequences: false).dropFirst().map { line -> String in
             let body = line.dropFirst(2)
-            let isExample = line.hasPrefix("# ") && (body.hasPrefix("  ") || body.range(of: #"^[a-z]+:"#, options: .regularExpression) != nil)
+            let isExample = line.hasPrefix("# ") && (body.hasPrefix("  ") || body.range(of: #"^[a-zA-Z]+:"#, options: .regularExpression) != nil)
             return isExample ? String(body) : (line.hasPrefix("#") ? "" : String(line))
         }.joined(separator: "\n")
         let spec = try PatchSpec(yaml: uncommented, path: "apkpatch.yml (uncommented)")
@@ -40,6 +40,8 @@ import TestSupport
         #expect(manifest.extractNativeLibs == false)
         #expect(manifest.minSdkVersion == .level(24))
         #expect(manifest.targetSdkVersion == .level(34))
+        #expect(manifest.packageName == "com.example.copy")
+        #expect(spec.networkSecurity.trustUserCertificates)
     }
 
     @Test func refusesToOverwriteUnlessAsked() throws {
