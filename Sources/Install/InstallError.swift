@@ -149,6 +149,9 @@ public struct InstallError: CodedError {
             return make(.deprecatedSDK, message, "The device refuses apps with so low a targetSdkVersion. Raise it (apkpatch.yml: manifest: targetSdkVersion:) or install with `adb install --bypass-low-target-sdk-block`.", failureCode: androidCode)
         case "INSTALL_FAILED_INSUFFICIENT_STORAGE":
             return make(.insufficientStorage, message, "The device is out of storage: free some space (or uninstall the old version: \(commands.uninstallLine ?? "adb uninstall PACKAGE")), \(retry)", failureCode: androidCode)
+        case "INSTALL_FAILED_MISSING_SPLIT":
+            // A tester given a set often patches base.apk alone: it installs only beside its splits.
+            return make(.installFailed, message, "The APK is the base of a split APK set (android:isSplitRequired), and Android installs it only together with its splits. Give apkpatch the whole set (base.apk and its split_*.apk files, or the .apks, .xapk or .apkm they came in): it patches, signs and installs them together; or merge them into one APK with apkpatch merge.", failureCode: androidCode)
         case "INSTALL_FAILED_USER_RESTRICTED":
             return make(.userRestricted, message, "The device refuses installs over USB: confirm the prompt on the device, or enable \"Install via USB\" in Developer options, \(retry)", failureCode: androidCode)
         case let code? where code.hasPrefix("INSTALL_PARSE_FAILED_") || code == "INSTALL_FAILED_INVALID_APK":

@@ -67,6 +67,8 @@ final class MessageLog: @unchecked Sendable {
          .insufficientStorage, "INSTALL_FAILED_INSUFFICIENT_STORAGE", "free some space"),
         ("parse failure", .init(standardError: "adb: failed to install app.apk: Failure [INSTALL_PARSE_FAILED_MANIFEST_MALFORMED: Failed parse during installPackageLI]\n", status: 1),
          .invalidAPK, "INSTALL_PARSE_FAILED_MANIFEST_MALFORMED", "apkpatch verify"),
+        ("missing split", .init(standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_MISSING_SPLIT: Missing split for com.example.fixture]\n", status: 1),
+         .installFailed, "INSTALL_FAILED_MISSING_SPLIT", "Android installs it only together with its splits"),
         ("other pm failure", .init(standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_MISSING_SHARED_LIBRARY: Package couldn't be installed]\n", status: 1),
          .installFailed, "INSTALL_FAILED_MISSING_SHARED_LIBRARY", "INSTALL_FAILED_MISSING_SHARED_LIBRARY"),
         // Old adb printed the package manager's failure and still exited 0.
