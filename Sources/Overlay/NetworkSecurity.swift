@@ -120,6 +120,10 @@ public enum NetworkSecurityPreset {
         if spec.trustUserCertificates || !spec.caCertificates.isEmpty { anchors = ["system", "user"] }
         for (index, certificatePath) in spec.caCertificates.enumerated() {
             let bytes = try readCertificateFile(certificatePath)
+            // The file goes into the APK as it is, for anyone who has the APK to read.
+            if bytes.firstRange(of: Array("PRIVATE KEY-----".utf8)) != nil {
+                throw OverlayError.unsupportedEdit("\(certificatePath) holds a private key beside the certificate, and the file would be shipped inside the APK for anyone to read (whoever has the proxy CA's key can intercept every device that trusts it): give the certificate alone (mitmproxy's mitmproxy-ca-cert.pem, not mitmproxy-ca.pem; or: openssl x509 -in \(certificatePath) -out ca-cert.pem)")
+            }
             var name = URL(fileURLWithPath: certificatePath).deletingPathExtension().lastPathComponent.lowercased()
                 .map { $0.isLetter || $0.isNumber ? $0 : "_" }.reduce(into: "") { $0.append($1) }
             if name.first?.isLetter != true { name = "ca_" + name }

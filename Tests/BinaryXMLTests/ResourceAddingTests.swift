@@ -110,6 +110,26 @@ import TestSupport
         #expect(without.succeeded && !without.stdout.contains(note), "\(without)")
     }
 
+    /// A CA file that also holds the CA's private key (mitmproxy's mitmproxy-ca.pem) is refused: it would be
+    /// shipped in the APK as it is (it was, key and all).
+    @Test func aCAFileWithItsPrivateKeyIsRefused() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("nsc-key")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let apk = try FixtureAPK().build(in: dir)
+        let certificate = try Self.makeCertificate("proxy", in: dir)
+        let both = dir.appendingPathComponent("mitmproxy-ca.pem")
+        try TestSupport.write(try TestSupport.readBytes(dir.appendingPathComponent("proxy.key").path) + TestSupport.readBytes(certificate),
+                              to: both.lastPathComponent, in: dir)
+        let out = dir.appendingPathComponent("out.apk").path
+        let refused = try TestSupport.apkpatch(["run", apk, "--out", out, "--trust-user-certs", "--ca-cert", both.path])
+        #expect(refused.status == 1 && refused.stderr.contains("holds a private key beside the certificate")
+                && refused.stderr.contains("mitmproxy-ca-cert.pem"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let accepted = try TestSupport.apkpatch(["run", apk, "--out", out, "--trust-user-certs", "--ca-cert", certificate, "-q"])
+        #expect(accepted.succeeded, "\(accepted)")
+        #expect(!(try TestSupport.run("unzip", ["-p", out, "res/raw/proxy.pem"]).stdout.contains("PRIVATE KEY")))
+    }
+
     static func pinnedFixture(in dir: URL) throws -> String {
         var fixture = FixtureAPK()
         fixture.applicationAttributes = #"android:networkSecurityConfig="@xml/nsc""#
