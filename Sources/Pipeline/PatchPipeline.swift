@@ -186,7 +186,11 @@ public enum PatchPipeline {
                 }
             }
         } else {
-            let written = try clock.measure("repack") { try Repacker.write(entries, to: output, alignment: options.alignment, comment: comment) }
+            // An unsigned APK has no v4 signature: one a signed build left beside the output goes as this APK takes its place.
+            let written = try clock.measure("repack") {
+                try Repacker.write(entries, to: output, alignment: options.alignment, comment: comment,
+                                   beforeCommit: { V4SchemeSigner.removeSignature(besideAPKAt: output) })
+            }
             report.outputSize = written.size
             report.entryCount = written.entries.count
         }

@@ -254,6 +254,10 @@ public struct Signer: Sendable {
         try output.writeUndigested(cd)
         try output.writeUndigested(try endOfCentralDirectory(centralDirectoryOffset, commentPadding))
         let size = output.position
+        // A v4 signature beside the destination was made for the APK about to be replaced. It goes first: a
+        // process killed before its caller writes the new one (`V4SchemeSigner.updateSignature`, which also
+        // removes it when v4 is off) leaves the new APK without a v4 signature, never beside another APK's.
+        V4SchemeSigner.removeSignature(besideAPKAt: job.destination)
         try output.commit(into: job.cache)
         var report = try engine.report(destination: job.destination, plan: plan, key: key, entryCount: count,
                                        realigned: section.realigned, outputSize: size, signingBlockSize: signingBlockSize)

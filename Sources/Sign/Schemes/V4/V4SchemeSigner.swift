@@ -175,6 +175,7 @@ extension V4SchemeSigner {
     @discardableResult
     public static func updateSignature(forAPKAt apkPath: String, key: @autoclosure () throws -> SignerKey, v31Key: SignerKey? = nil,
                                        request: V4SigningRequest, concurrency: Int = 0, leaves: LeafDigests? = nil) throws -> String? {
+        TestStopPoint.beforeV4Signature.reach()
         let path = signaturePath(for: apkPath)
         switch request {
         case .off:
@@ -195,4 +196,8 @@ extension V4SchemeSigner {
     private static func removeStale(_ path: String) {
         _ = path.withCString { unlink($0) }
     }
+
+    /// Removes `<apk>.idsig` beside `apkPath`, if there is one: done just before a new APK replaces the one it
+    /// was made for (by the `Signer`, and by whatever writes an unsigned APK there).
+    public static func removeSignature(besideAPKAt apkPath: String) { removeStale(signaturePath(for: apkPath)) }
 }
