@@ -130,10 +130,17 @@ public struct InstallCommands: Sendable {
         shown["apk"] = container.entries.map { "\"$apks\"/" + ShellWords.quote($0) }.joined(separator: " ")
         let commandLines = try templates.render("adb/install-command.mustache", context: shown)
             .split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
-        text = (["apks=$(mktemp -d) && unzip -q -o \(ShellWords.quote(container.path)) \(Self.unzipPatterns(container.entries)) -d \"$apks\""]
-                + commandLines + ["rm -rf \"$apks\""]).joined(separator: "\n") + "\n"
-        shownInstallLine = "apks=$(mktemp -d) && unzip -q -o \(ShellWords.quote(container.path)) \(Self.unzipPatterns(container.entries)) -d \"$apks\" && "
-            + commandLines[0] + "; rm -rf \"$apks\""
+        text = Self.extracting(container, then: commandLines) + "\n"
+        shownInstallLine = Self.extracting(container, then: [commandLines[0]])
+    }
+
+    /// `commands` run on `container`'s entries taken out into a temporary folder, as one line: a subshell that
+    /// removes the folder whatever happened and exits with the status of the first command that failed (unzip's
+    /// or adb's, not rm's), so that a script or CI step running the line sees a failed install. A subshell,
+    /// so that its `exit` does not close the terminal the line is pasted into.
+    static func extracting(_ container: Container, then commands: [String]) -> String {
+        "(apks=$(mktemp -d) && unzip -q -o \(ShellWords.quote(container.path)) \(unzipPatterns(container.entries)) -d \"$apks\" && "
+            + commands.joined(separator: " && ") + "; s=$?; rm -rf \"$apks\"; exit $s)"
     }
 
     /// unzip's name arguments for `entries`: unzip reads them as wildcard patterns, so each is escaped to match

@@ -80,14 +80,22 @@ public struct SetMemberReport: Sendable {
     public var isStandalone = false
     /// An asset pack's APK (`asset-slices/` of a `.apks`).
     public var isAssetSlice = false
-    /// `standalone`, `base` or the split's name, for messages.
-    public var role: String { isStandalone ? "standalone" : splitName }
+    /// Why the APK could not be opened as a member of the set (verify); nil when it was.
+    public var readError: String?
+    /// `standalone`, `base` or the split's name, for messages; `unreadable` for an APK that could not be opened.
+    public var role: String { readError != nil ? "unreadable" : isStandalone ? "standalone" : splitName }
 
     init(_ member: APKSet.Member) {
         name = member.name
         splitName = member.splitName
         isStandalone = member.isStandalone
         isAssetSlice = member.isAssetSlice
+    }
+
+    init(_ member: UnreadableMember) {
+        name = member.name
+        splitName = ""
+        readError = member.reason
     }
 }
 
@@ -107,6 +115,11 @@ public struct SetReport: Sendable {
     public var installedAPKs: [String] = []
     /// The device the installed APKs were chosen for (the device spec, or what adb read from the device).
     public var deviceSpec: DeviceSpec?
+    /// The install script written (`SetOptions.installScript`), if any.
+    public var installScript: String?
+    /// The device could not be read (`installError` says why), and the install script was written all the
+    /// same: with the APKs a run without a device installs (`installedAPKs`), not the device's choice.
+    public var deviceUnread = false
     public var timings: [StageTiming]
 }
 
@@ -114,12 +127,33 @@ public struct SetReport: Sendable {
 public struct SetVerificationReport: Sendable {
     public var path: String
     public var form: APKSet.Form
-    public var packageName: String
-    public var versionCode: Int64
+    /// The base's package and versionCode; nil when no base could be read.
+    public var packageName: String?
+    public var versionCode: Int64?
+    /// The APKs of the set, then those that could not be opened (`readError`, and the verifier's report of
+    /// the file on its own where there is one).
     public var members: [SetMemberReport]
-    /// Set-level errors (APKs signed by different keys).
+    /// Set-level errors (APKs signed by different keys, APKs that could not be opened).
     public var errors: [String]
     public var isVerified: Bool { errors.isEmpty && members.allSatisfy { $0.verification?.isVerified == true } }
+}
+
+extension SetVerificationReport {
+    /// Adds the APKs that could not be opened: each fails the set with its reason, and is verified on its own
+    /// (as `apkpatch verify` reads one APK: its report says what is wrong with the archive) where its bytes are
+    /// there to read.
+    mutating func add(_ unreadable: [UnreadableMember], options: VerificationOptions) {
+        let reports = unreadable.map { member -> VerificationReport? in
+            if let source = member.source { return try? Verifier(options: options).verify(source: source, label: member.label) }
+            return member.path.flatMap { try? Verifier(options: options).verify(path: $0) }
+        }
+        for (member, verification) in zip(unreadable, reports) {
+            var report = SetMemberReport(member)
+            report.verification = verification
+            members.append(report)
+            errors.append(member.reason)
+        }
+    }
 }
 
 /// Split APK sets: verify, re-sign, patch, as one app. Every APK is signed with the one key, all of them at
@@ -128,9 +162,28 @@ public enum SetPipeline {
     /// How set members are read: as the signer reads an APK (names are not paths here).
     static var memberLimits: UnpackLimits { Signer.inputLimits }
 
-    /// Verifies every APK of the set at `paths` and that one signer signed them all.
+    /// Verifies every APK of the set at `paths` and that one signer signed them all. An APK that cannot be
+    /// opened (not a ZIP, truncated, refused by the reader every other command reads it with) fails the set
+    /// with its reason, beside the verifier's report of it on its own; the others are verified as a set when
+    /// they are one. Throws only when there is no set to report on (the container cannot be read, or what
+    /// could be read is not one app).
     public static func verify(paths: [String], options: VerificationOptions) throws -> SetVerificationReport {
-        let set = try APKSet.open(paths: paths, memberLimits: memberLimits)
+        let unreadable = UnreadableMembers()
+        let set: APKSet
+        do {
+            set = try APKSet.open(paths: paths, memberLimits: memberLimits, settingAside: unreadable)
+        } catch {
+            guard !unreadable.members.isEmpty else { throw error }
+            // What could be read is not a set on its own (the base may be an APK that could not be opened).
+            var report = SetVerificationReport(path: APKSet.label(of: paths), form: APKSet.form(of: paths), packageName: nil,
+                                               versionCode: nil, members: [], errors: [])
+            report.add(unreadable.members, options: options)
+            switch error as? APKSetError {
+            case .noAPKs?, .noBase?: break  // said by the reasons above
+            default: report.errors.append("\(error)")
+            }
+            return report
+        }
         // Each APK is judged by its own manifest, as apksigner judges it: a split without <uses-sdk> (aapt's
         // have none) is verified down to API 1, so it needs the JAR signature that signing it gives it.
         let all = set.allAPKs
@@ -145,6 +198,7 @@ public enum SetPipeline {
             report.members.append(member)
         }
         report.errors = signerMismatches(zip(all.map(\.label), reports.map { $0.signers.map(\.sha256) }))
+        report.add(unreadable.members, options: options)
         return report
     }
 
@@ -262,7 +316,8 @@ public enum SetPipeline {
     }
 
     /// Chooses the APKs for the device (read with adb when installing without a device spec), builds the
-    /// `adb install-multiple` command into `report` and writes the script.
+    /// `adb install-multiple` command into `report` and writes the script. A device that cannot be read is an
+    /// `InstallError`, thrown after the script is written when one is asked for (`SetReport.deviceUnread`).
     static func prepareInstall(_ report: inout SetReport, set: APKSet, written: [SplitManifest], paths: [String], options: SetOptions,
                                clock: inout StageClock) throws {
         guard options.installs || options.installScript != nil else { return }
@@ -278,11 +333,19 @@ public enum SetPipeline {
                                 templates: templates)
         }
         var spec = options.deviceSpec
+        var unreadDevice: InstallError?
         if spec == nil && options.installs {
             var installer = Installer()
             installer.onMessage = options.onInstallMessage
-            let probe = try clock.measure("device") { try installer.shell(DeviceSpec.probeCommand, for: commands(for: Array(paths.indices))) }
-            spec = DeviceSpec(probeOutput: probe)
+            do {
+                let probe = try clock.measure("device") { try installer.shell(DeviceSpec.probeCommand, for: commands(for: Array(paths.indices))) }
+                spec = DeviceSpec(probeOutput: probe)
+            } catch let error as InstallError where options.installScript != nil {
+                // No install without the device; but the script is how the user installs later: it installs what a
+                // run without a device installs, and the error is thrown once it is written.
+                unreadDevice = error
+                report.deviceUnread = true
+            }
         }
         report.deviceSpec = spec
         // Without a device the (first variant's) splits are installed: a standalone APK or another split variant
@@ -318,7 +381,9 @@ public enum SetPipeline {
         if let script = options.installScript {
             // A container's APKs are inside it: the script takes the chosen ones out (unzip) to install them.
             try installCommands.writeScript(to: script, container: installCommands.container.map { (path: $0.path, entries: $0.entries) })
+            report.installScript = script
         }
+        if let unreadDevice { throw unreadDevice }
     }
 
     /// What a merge did.

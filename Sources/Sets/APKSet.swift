@@ -115,28 +115,42 @@ public struct APKSet: Sendable {
     }
 
     /// Opens the set at `paths` and checks its consistency. `memberLimits` are the rules for reading each
-    /// APK (the signer's and verifier's readers are more lenient about names than extraction).
-    public static func open(paths: [String], memberLimits: UnpackLimits = UnpackLimits()) throws -> APKSet {
+    /// APK (the signer's and verifier's readers are more lenient about names than extraction). With
+    /// `unreadable`, an APK that cannot be opened (not a ZIP, truncated, refused by the reader, no readable
+    /// manifest) is set aside there and the set is made of the others (`verify` reports each); without, it
+    /// is thrown.
+    public static func open(paths: [String], memberLimits: UnpackLimits = UnpackLimits(),
+                            settingAside unreadable: UnreadableMembers? = nil) throws -> APKSet {
         guard let first = paths.first else { throw APKSetError.noAPKs("(no path given)") }
         let set: APKSet
         if paths.count > 1 {
-            let members = try paths.map { try openFile($0, name: $0, limits: memberLimits) }
-            set = APKSet(form: .files, label: paths.joined(separator: ", "), container: nil, members: members)
+            let members = try paths.compactMap { try openFile($0, name: $0, limits: memberLimits, settingAside: unreadable) }
+            set = APKSet(form: .files, label: label(of: paths), container: nil, members: members)
         } else {
             guard let kind = FileKind(atPath: first) else {
                 throw APKSetError.unreadable(first, "no such file or directory")
             }
             if kind == .directory {
-                set = try openDirectory(first, limits: memberLimits)
+                set = try openDirectory(first, limits: memberLimits, settingAside: unreadable)
             } else if let form = containerForm(of: first) {
-                set = try openContainer(first, form: form, limits: memberLimits)
+                set = try openContainer(first, form: form, limits: memberLimits, settingAside: unreadable)
             } else {
-                let member = try openFile(first, name: first.lastPathComponent, limits: memberLimits)
-                set = APKSet(form: .files, label: first, container: nil, members: [member])
+                let member = try openFile(first, name: first.lastPathComponent, limits: memberLimits, settingAside: unreadable)
+                set = APKSet(form: .files, label: first, container: nil, members: member.map { [$0] } ?? [])
             }
         }
         return try set.ordered()
     }
+
+    /// The form of the set at `paths` (as `open` reads it), without opening it.
+    public static func form(of paths: [String]) -> Form {
+        guard paths.count == 1, let path = paths.first else { return .files }
+        if FileKind(atPath: path) == .directory { return .directory }
+        return containerForm(of: path) ?? .files
+    }
+
+    /// The set's name in messages (`label`), without opening it.
+    public static func label(of paths: [String]) -> String { paths.joined(separator: ", ") }
 
     init(form: Form, label: String, container: APKArchive?, members: [Member], otherSplitVariants: [[Member]] = [],
          standalones: [Member] = [], assetSlices: [Member] = [], toc: BundletoolTOC? = nil) {
@@ -170,20 +184,27 @@ public struct APKSet: Sendable {
                       standalones: standalones.sorted { $0.name < $1.name }, assetSlices: assetSlices.sorted { $0.name < $1.name }, toc: toc)
     }
 
-    private static func openFile(_ path: String, name: String, limits: UnpackLimits) throws -> Member {
-        let archive = try APKArchive(path: path, limits: limits, readsAll: true)
-        return Member(name: name, path: path, archive: archive, manifest: try readManifest(archive))
+    /// The APK at `path`; nil when it cannot be opened and `unreadable` takes it.
+    private static func openFile(_ path: String, name: String, limits: UnpackLimits, settingAside unreadable: UnreadableMembers?) throws -> Member? {
+        do {
+            let archive = try APKArchive(path: path, limits: limits, readsAll: true)
+            return Member(name: name, path: path, archive: archive, manifest: try readManifest(archive))
+        } catch {
+            guard let unreadable else { throw error }
+            unreadable.members.append(UnreadableMember(name: name, label: path, path: path, source: nil, reason: "\(error)"))
+            return nil
+        }
     }
 
-    private static func openDirectory(_ path: String, limits: UnpackLimits) throws -> APKSet {
+    private static func openDirectory(_ path: String, limits: UnpackLimits, settingAside unreadable: UnreadableMembers?) throws -> APKSet {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch {
             throw APKSetError.unreadable(path, "\(error)")
         }
         let apks = names.filter { $0.lowercased().hasSuffix(".apk") && !$0.hasPrefix(".") }.sorted()
         guard !apks.isEmpty else { throw APKSetError.noAPKs(path) }
-        let members = try apks.map { name in
-            try openFile(path.appendingPathComponent(name), name: name, limits: limits)
+        let members = try apks.compactMap { name in
+            try openFile(path.appendingPathComponent(name), name: name, limits: limits, settingAside: unreadable)
         }
         return APKSet(form: .directory, label: path, container: nil, members: members)
     }
@@ -191,7 +212,7 @@ public struct APKSet: Sendable {
     /// The ZIP local file header signature, "PK\3\4": how every ZIP (and so every unencrypted container) starts.
     private static let zipMagic: [UInt8] = [0x50, 0x4b, 0x03, 0x04]
 
-    private static func openContainer(_ path: String, form: Form, limits: UnpackLimits) throws -> APKSet {
+    private static func openContainer(_ path: String, form: Form, limits: UnpackLimits, settingAside unreadable: UnreadableMembers?) throws -> APKSet {
         let file: MappedFile
         do { file = try MappedFile(path: path) } catch let error as FileError {
             throw APKSetError.unreadable(path, error.description)
@@ -214,18 +235,25 @@ public struct APKSet: Sendable {
                 throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is neither a split APK (splits/), a standalone APK (standalones/) nor an asset pack's (asset-slices/): a .apks from bundletool build-apks --mode=default holds only those (and a universal .apks only universal.apk). Take the split APKs out first (bundletool extract-apks, or unzip its splits/ folder) and give apkpatch that folder")
             }
             let label = "\(path)!/\(entry.name)"
-            let source: any DataSource
-            if entry.method == .stored {
-                source = try container.rawData(of: entry)
-            } else {
-                let temporary = try TemporaryFile()
-                try container.withUncompressedChunks(of: entry) { try temporary.write($0) }
-                guard entry.uncompressedSize > 0 else { throw APKSetError.unreadable(label, "the APK is empty") }
-                source = try temporary.map()
-            }
-            let archive = try APKArchive(source: source, label: label, limits: limits)
-            let member = Member(name: entry.name, path: nil, archive: archive, manifest: try readManifest(archive),
+            var source: (any DataSource)?
+            let member: Member
+            do {
+                if entry.method == .stored {
+                    source = try container.rawData(of: entry)
+                } else {
+                    let temporary = try TemporaryFile()
+                    try container.withUncompressedChunks(of: entry) { try temporary.write($0) }
+                    guard entry.uncompressedSize > 0 else { throw APKSetError.unreadable(label, "the APK is empty") }
+                    source = try temporary.map()
+                }
+                let archive = try APKArchive(source: source!, label: label, limits: limits)
+                member = Member(name: entry.name, path: nil, archive: archive, manifest: try readManifest(archive),
                                 isStandalone: isStandalone, isAssetSlice: isAssetSlice)
+            } catch {
+                guard let unreadable else { throw error }
+                unreadable.members.append(UnreadableMember(name: entry.name, label: label, path: nil, source: source, reason: "\(error)"))
+                continue
+            }
             if isStandalone { standalones.append(member) } else if isAssetSlice { assetSlices.append(member) } else { members.append(member) }
         }
         guard !members.isEmpty else { throw APKSetError.noAPKs(path) }
@@ -242,7 +270,8 @@ public struct APKSet: Sendable {
             // Several bases and no readable toc.pb: not bundletool's split variants, and refused as two bases.
             return APKSet(form: form, label: path, container: container, members: members)
         }
-        try checkTableOfContents(toc, path: path, splits: members, standalones: standalones, assetSlices: assetSlices)
+        try checkTableOfContents(toc, path: path, splits: members, standalones: standalones, assetSlices: assetSlices,
+                                 setAside: Set(unreadable?.members.map(\.name) ?? []))
         var variants = [members]
         if severalVariants {
             let byName = Dictionary(uniqueKeysWithValues: members.map { ($0.name, $0) })
@@ -270,7 +299,9 @@ public struct APKSet: Sendable {
 
     /// `toc` must describe every standalone APK and place every split APK in one split variant (which device
     /// gets which), and list no APK the `.apks` does not hold.
-    private static func checkTableOfContents(_ toc: BundletoolTOC, path: String, splits: [Member], standalones: [Member], assetSlices: [Member]) throws {
+    /// (`setAside`: the APKs that are there but could not be opened.)
+    private static func checkTableOfContents(_ toc: BundletoolTOC, path: String, splits: [Member], standalones: [Member], assetSlices: [Member],
+                                             setAside: Set<String> = []) throws {
         let described = Set(toc.variants.flatMap(\.apks).filter(\.isStandalone).map(\.path))
         let describedSlices = Set(toc.assetSlices.map(\.path))
         let variantCount = Dictionary(toc.splitVariants.flatMap(\.apks).map { ($0.path, 1) }, uniquingKeysWith: +)
@@ -280,7 +311,7 @@ public struct APKSet: Sendable {
             let kind = unplaced.isStandalone ? "standalone" : unplaced.isAssetSlice ? "asset pack's" : "split"
             throw APKSetError.unsupported(path, "\(tocName) does not describe the \(kind) APK \(unplaced.name.debugQuoted)\(unplaced.isStandalone || unplaced.isAssetSlice ? "" : " in exactly one split variant"), so no device would be given it; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
-        let present = Set((splits + standalones + assetSlices).map(\.name))
+        let present = Set((splits + standalones + assetSlices).map(\.name)).union(setAside)
         if let absent = (described.union(variantCount.keys).union(describedSlices)).sorted().first(where: { !present.contains($0) }) {
             throw APKSetError.unsupported(path, "\(tocName) lists the APK \(absent.debugQuoted), which the .apks does not hold; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
@@ -297,6 +328,27 @@ public struct APKSet: Sendable {
             throw APKSetError.unreadable(archive.label, "AndroidManifest.xml: \(error)")
         }
     }
+}
+
+/// An APK of a set that could not be opened as one, set aside by `APKSet.open(paths:memberLimits:settingAside:)`.
+public struct UnreadableMember: Sendable {
+    /// Its entry name in the container, its file name in a directory, or the path given.
+    public let name: String
+    /// The name for messages: the container and the entry, or the path.
+    public let label: String
+    /// The file it is (directory and files forms).
+    public let path: String?
+    /// A container entry's bytes, when they could be taken out.
+    public let source: (any DataSource)?
+    /// Why it could not be opened.
+    public let reason: String
+}
+
+/// Where `APKSet.open` sets aside the APKs it cannot open (filled while it runs).
+public final class UnreadableMembers: @unchecked Sendable {
+    // @unchecked Sendable: filled by the one thread that opens the set, read after `open` returns or throws.
+    public internal(set) var members: [UnreadableMember] = []
+    public init() {}
 }
 
 /// The package manager's rules for the APKs of one install session (`PackageManagerService` /

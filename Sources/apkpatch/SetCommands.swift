@@ -67,7 +67,15 @@ enum SetCommands {
     /// `expecting`, every APK is signed by the expected certificates.
     static func verify(_ paths: [String], options: VerificationOptions, json: Bool, verbose: Bool, printCertificates: Bool,
                        printPEM: Bool = false, expecting expectation: Verify.ExpectedSigners? = nil) throws {
-        var report = try SetPipeline.verify(paths: paths, options: options)
+        var report: SetVerificationReport
+        do {
+            report = try SetPipeline.verify(paths: paths, options: options)
+        } catch let error where json {
+            // No set to report on (the container cannot be read, or its APKs are not one app): --json still
+            // prints one object, the set failing with the reason.
+            print(try FileHandleOutput.json(SetJSON(paths: paths, error: CLIHint.describe(error))))
+            throw ExitCode.failure
+        }
         for index in report.members.indices { report.members[index].verification = report.members[index].verification.map(CLIHint.hinted) }
         // Each APK's own answer, and the set's: all of them (an APK that could not be read is signed by no one).
         let memberMatches: [Bool?] = report.members.map { member in
@@ -99,7 +107,8 @@ enum SetCommands {
                 print("All \(report.members.count) APKs signed by:")
                 for line in certs { print("  \(line)") }
             }
-            print("\(report.isVerified ? "Verifies" : "DOES NOT VERIFY"): set \(report.path), \(report.members.count) APKs, package \(report.packageName), versionCode \(report.versionCode)")
+            let app = report.packageName.map { ", package \($0), versionCode \(report.versionCode ?? 0)" } ?? ""
+            print("\(report.isVerified ? "Verifies" : "DOES NOT VERIFY"): set \(report.path), \(report.members.count) APKs\(app)")
             if let expectation {
                 for (member, matched) in zip(report.members, memberMatches) where matched == false {
                     guard let verification = member.verification, verification.isSignatureVerified else { continue }
@@ -143,7 +152,10 @@ enum SetCommands {
         let idsigs = report.members.filter(\.hasV4Signature).count
         if idsigs > 0 { print("  v4 signatures: \(idsigs) .idsig files beside the APKs") }
         print(timeLine(report.timings))
-        if let commands = report.installCommands {
+        if report.deviceUnread, let script = report.installScript {
+            print("  install script: \(script) installs every APK of the set (\(report.installedAPKs.joined(separator: ", "))): the device could not be read to choose its splits")
+            print("Not installed (the reason follows)")
+        } else if let commands = report.installCommands {
             print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
             if report.installError != nil { print("Not installed (the reason follows); once fixed, install with:") } else if report.install == nil { print("Install with:") }
             if report.install == nil { print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))") }
@@ -161,8 +173,9 @@ struct SetJSON: Encodable {
     /// run, sign: the set written.
     var output: String?
     var form: String
-    var packageName: String
-    var versionCode: Int64
+    /// Absent when verify could read no base.
+    var packageName: String?
+    var versionCode: Int64?
     var verified: Bool?
     var errors: [String]?
     /// verify with `--expect-certificate-sha256`: whether every APK is signed by the expected certificates.
@@ -171,6 +184,11 @@ struct SetJSON: Encodable {
     var apks: [Member]
     var installCommand: String?
     var installedAPKs: [String]?
+    /// --emit-script: the script written.
+    var installScript: String?
+    /// The script was written, but the device could not be read to choose the APKs for it: the script installs
+    /// those a run without a device installs (`installedAPKs`). Absent otherwise.
+    var installScriptWithoutDevice: Bool?
     /// With --install: whether the set was installed (nil without --install).
     var installed: Bool?
     var installError: InstallErrorJSON?
@@ -184,6 +202,8 @@ struct SetJSON: Encodable {
         var standalone: Bool?
         /// true for an asset pack's APK (`asset-slices/` of a `.apks`); absent otherwise.
         var assetPack: Bool?
+        /// verify: why the APK could not be opened as a member of the set (it fails the set).
+        var error: String?
         /// verify: the single-APK report.
         var report: VerificationReportJSON?
         var replaced: [String]?
@@ -196,17 +216,26 @@ struct SetJSON: Encodable {
         var v4SignatureFile: String?
         init(_ member: SetMemberReport) {
             name = member.name
-            split = member.isStandalone ? nil : member.splitName
+            error = member.readError
+            split = member.isStandalone || member.readError != nil ? nil : member.splitName
             standalone = member.isStandalone ? true : nil
             assetPack = member.isAssetSlice ? true : nil
         }
     }
 
-    private init(form: APKSet.Form, packageName: String, versionCode: Int64, members: [SetMemberReport]) {
+    private init(form: APKSet.Form, packageName: String?, versionCode: Int64?, members: [SetMemberReport]) {
         self.form = form.rawValue
         self.packageName = packageName
         self.versionCode = versionCode
         apks = members.map(Member.init)
+    }
+
+    /// verify: the set at `paths` could not be read as one, for `error`.
+    init(paths: [String], error: String) {
+        self.init(form: APKSet.form(of: paths), packageName: nil, versionCode: nil, members: [])
+        path = APKSet.label(of: paths)
+        verified = false
+        errors = [error]
     }
 
     init(_ report: SetVerificationReport) {
@@ -233,6 +262,8 @@ struct SetJSON: Encodable {
         }
         installCommand = report.installCommands?.installLine
         installedAPKs = report.installCommands == nil ? nil : report.installedAPKs
+        installScript = report.installScript
+        installScriptWithoutDevice = report.deviceUnread ? true : nil
         installed = report.install != nil ? true : report.installError != nil ? false : nil
         installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })

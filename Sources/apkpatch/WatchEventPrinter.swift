@@ -57,7 +57,11 @@ final class WatchEventPrinter {
             let kept = report.members.count - rebuilt.count
             if changed.isEmpty {
                 Swift.print("[\(time)] built \(report.output) in \(fixed(ms, digits: 0)) ms (\(report.form.rawValue), \(report.members.count) APKs, \(formatBytes(report.outputSize))): package \(report.packageName), versionCode \(report.versionCode)")
-                if let commands = report.installCommands { Swift.print("        install: \(commands.installLine)") }
+                if report.deviceUnread, let script = report.installScript {
+                    Swift.print("        install script: \(script) installs every APK of the set: the device could not be read to choose its splits")
+                } else if let commands = report.installCommands {
+                    Swift.print("        install: \(commands.installLine)")
+                }
             } else {
                 let stages = report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 0))" }.joined(separator: ", ")
                 let apks = rebuilt.isEmpty ? "no APK changed" : "rebuilt \(rebuilt.joined(separator: ", "))\(kept > 0 ? ", kept \(kept)" : "")"

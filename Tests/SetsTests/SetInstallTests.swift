@@ -156,6 +156,81 @@ import TestSupport
         #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
     }
 
+    /// `run SET --install --emit-script` when the device cannot be read: the script is written all the same (it is
+    /// how the user installs later), with the APKs a run without a device installs, and the summary and the JSON
+    /// say so; the exit status is 1 (not installed).
+    @Test(arguments: [SplitSetFixture.Form.directory, .apks])
+    func theScriptIsWrittenWhenTheDeviceCannotBeRead(form: SplitSetFixture.Form) throws {
+        let input = try fixture.pack(form)
+        let output = scratch.appendingPathComponent(form == .directory ? "unread" : "unread.apks").path
+        let script = scratch.appendingPathComponent("unread-\(form).sh").path
+        let adb = try FakeADB()
+        let noDevice = FakeADB.Reply(standardError: "adb: no devices/emulators found\n", status: 1)
+        let arguments = ["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--install", "--emit-script", script]
+        let result = try TestSupport.apkpatch(arguments, environment: adb.environment(shell: noDevice))
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stdout.contains("Wrote \(output)") && result.stdout.contains("Not installed"), "\(result)")
+        #expect(result.stdout.contains("install script: \(script) installs every APK of the set"), "\(result)")
+        #expect(result.stdout.contains("the device could not be read"), "\(result)")
+        #expect(try adb.invocations().allSatisfy { !$0.contains("install-multiple") }, "nothing was installed")
+        try #require(FileManager.default.fileExists(atPath: script), "no script written: \(result)")
+        try FileManager.default.removeItem(atPath: script)
+
+        let json = try TestSupport.apkpatch(arguments + ["--json"], environment: adb.environment(shell: noDevice))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        #expect(json.status == 1 && object["installed"] as? Bool == false && object["installScript"] as? String == script, "\(json)")
+        #expect(object["installScriptWithoutDevice"] as? Bool == true, "\(json.stdout)")
+        let names = Set((SplitSetFixture.names(in: form)).values)
+        #expect(Set(object["installedAPKs"] as? [String] ?? []) == names, "\(json.stdout)")
+
+        // The script installs them all once a device is there.
+        let installer = try FakeADB()
+        let ran = try TestSupport.run("sh", [script], environment: installer.environment())
+        #expect(ran.succeeded, "\(ran)")
+        let calls = try installer.invocations()
+        #expect(calls.count == 1 && calls.first?.contains("install-multiple") == true, "\(calls)")
+        #expect(Set(calls.first?.filter { $0.hasSuffix(".apk") }.map { ($0 as NSString).lastPathComponent } ?? [])
+                == Set(names.map { ($0 as NSString).lastPathComponent }), "\(calls)")
+    }
+
+    /// The install commands of a container output (the summary's, `--json`'s `installCommand`, the emitted script)
+    /// end with adb's exit status, not with that of the clean-up after it, and still remove what they took out; a
+    /// failed install does not start the app.
+    @Test func aContainersInstallCommandsExitWithADBsStatus() throws {
+        let spec = scratch.appendingPathComponent("status.json").path
+        try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["en-US"], "screenDensity": 320}"#.utf8).write(to: URL(fileURLWithPath: spec))
+        let input = try fixture.pack(.apks)
+        let output = scratch.appendingPathComponent("status.apks").path
+        let script = scratch.appendingPathComponent("status.sh").path
+        let arguments = ["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--device-spec", spec,
+                         "--emit-script", script, "--launch"]
+        let result = try TestSupport.apkpatch(arguments)
+        #expect(result.succeeded, "\(result)")
+        let json = try TestSupport.apkpatch(arguments + ["--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        let commands: [(String, [String])] = [
+            ("summary", ["-c", result.stdout.components(separatedBy: "Install with:\n").last ?? ""]),
+            ("--json installCommand", ["-c", object["installCommand"] as? String ?? ""]),
+            ("script", [script]),
+        ]
+        let failure = FakeADB.Reply(standardOutput: "Performing Streamed Install\nadb: failed to install: Failure [INSTALL_FAILED_VERSION_DOWNGRADE]\n", status: 3)
+        for (label, shellArguments) in commands {
+            for (reply, status) in [(failure, Int32(3)), (FakeADB.Reply.installSuccess, Int32(0))] {
+                let adb = try FakeADB()
+                let ran = try TestSupport.run("sh", shellArguments, environment: adb.environment(install: reply))
+                #expect(ran.status == status, "\(label) with adb exiting \(reply.status): \(ran)")
+                let calls = try adb.invocations()
+                let install = calls.first { $0.contains("install-multiple") } ?? []
+                #expect(!install.isEmpty, "\(label): \(calls)")
+                let apks = install.filter { $0.hasSuffix(".apk") }
+                #expect(!apks.isEmpty && apks.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "\(label): the APKs taken out are removed: \(apks)")
+                // The app is started after a successful install only (the summary's and the script's lines start it).
+                let launched = calls.contains { $0.contains("monkey") || $0.contains("am") }
+                #expect(status == 0 ? (launched || label == "--json installCommand") : !launched, "\(label): \(calls)")
+            }
+        }
+    }
+
     /// `run --merge --install`: the merged APK installs as one APK does (adb install, --incremental with the
     /// .idsig written beside it), and the app is started.
     @Test func mergeInstallsTheMergedAPK() throws {

@@ -142,6 +142,56 @@ import TestSupport
         #expect(process.terminationStatus == 0)
     }
 
+    /// watch on a container with --install: each build is installed from the session's kept copies (adb reads
+    /// them while watch runs), and the install line it prints takes the device's APKs out of the container, so
+    /// that it still installs after the session: run against the fake adb, it installs them, removes them, and
+    /// exits with adb's status.
+    @Test func containerInstallLineInstallsTheDevicesAPKsFromTheContainer() throws {
+        let adb = try FakeADB()
+        let input = try fixture.pack(.apks)
+        let output = scratch.appendingPathComponent("installed.apks").path
+        let probe = FakeADB.Reply(standardOutput: "abis=arm64-v8a\nlocales=en-US,\nsdk=33\nPhysical density: 480\n")
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                                              "--install", "--json"], environment: adb.environment(shell: probe))
+        defer { if process.isRunning { process.terminate() } }
+        let first = try #require(Self.build(1, in: lines), "\(lines.lines)")
+        #expect(lines.waitFor { $0.contains("\"event\":\"installed\"") }, "\(lines.lines)")
+        try TestSupport.write("two\n", to: "assets/note.txt", in: patch)
+        let second = try #require(Self.build(2, in: lines), "\(lines.lines)")
+        #expect(lines.waitFor(2) { $0.contains("\"event\":\"installed\"") }, "\(lines.lines)")
+        process.interrupt()
+        #expect(lines.waitFor { $0.contains("\"event\":\"stopped\"") }, "\(lines.lines)")
+        process.waitUntilExit()
+
+        // The device was read once; each build installed the device's APKs (the base, arm64, the only density
+        // split; not French) with install-multiple, from copies that lasted the session (the fake adb refuses a
+        // path that is not a file).
+        let device = ["base-master.apk", "base-arm64_v8a.apk", "base-xhdpi.apk"]
+        let calls = try adb.invocations()
+        #expect(calls.filter { $0.first == "shell" }.count == 1, "\(calls)")
+        let installs = calls.filter { $0.first == "install-multiple" }
+        #expect(installs.count == 2 && installs.allSatisfy { $0.dropFirst(2).count == device.count }, "\(calls)")
+
+        // The printed line, once the session is over: it takes the same APKs out of the container (every one there
+        // when adb runs), removes them, and exits with adb's status.
+        let line = try #require(second["installCommand"] as? String, "\(second)")
+        #expect(first["installCommand"] as? String == line)
+        #expect(line.contains(output) && !line.contains(".builds"), "\(line)")
+        let hook = scratch.appendingPathComponent("every-apk-there.sh").path
+        try #"for a in "$@"; do case "$a" in *.apk) [ -f "$a" ] || echo "missing: $a" >&2 ;; esac; done"#.write(toFile: hook, atomically: true, encoding: .utf8)
+        for status in [Int32(0), 5] {
+            let later = try FakeADB()
+            var environment = later.environment(install: FakeADB.Reply(standardOutput: status == 0 ? "Success\n" : "Failure [INSTALL_FAILED_INVALID_APK]\n", status: status))
+            environment["FAKE_ADB_HOOK"] = hook
+            let ran = try TestSupport.run("sh", ["-c", line], environment: environment)
+            #expect(ran.status == status && ran.stderr.isEmpty, "\(ran)")
+            let installed = try later.invocations().first { $0.first == "install-multiple" } ?? []
+            let apks = Array(installed.dropFirst(2))
+            #expect(apks.map { ($0 as NSString).lastPathComponent } == device, "\(installed)")
+            #expect(apks.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "the APKs taken out are removed: \(apks)")
+        }
+    }
+
     func unzipped(_ archive: String, _ name: String) throws -> String {
         let folder = scratch.appendingPathComponent("extract-\(UUID().uuidString)")
         _ = try TestSupport.run("unzip", ["-q", archive, name, "-d", folder.path])
