@@ -138,3 +138,25 @@ struct HintedError: Error, CustomStringConvertible {
         return message.cappingLongRuns == message ? error : HintedError(underlying: error)
     }
 }
+
+/// An Android App Bundle (.aab) given where an APK belongs. It has no AndroidManifest.xml at its top (bundletool
+/// keeps each module's under base/manifest/, as protobuf), which the signer reports with advice that does not
+/// apply: `--min-sdk-version` would "sign" the bundle as an APK, signing block, .idsig and all.
+struct AppBundleGiven: Error, CustomStringConvertible {
+    let path: String
+
+    var description: String {
+        "\(path) is an Android App Bundle (.aab), not an APK: its manifest is under base/manifest/ (protobuf), and no device installs a bundle. Google Play takes a bundle signed with jarsigner (jarsigner -keystore release.p12 \(path) ALIAS); for APKs, build them from it with bundletool build-apks and sign or patch the .apks"
+    }
+
+    /// `body`, with a missing manifest reported as this when `path` is a bundle (bundletool's BundleConfig.pb at its
+    /// top). The archive is read again only on that error's path.
+    static func checking<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch {
+            guard case .missingAndroidManifest? = error as? SignError,
+                  let zip = try? ZipArchive(source: try MappedFile(path: path)),
+                  zip.entries.contains(where: { $0.name == "BundleConfig.pb" }) else { throw error }
+            throw AppBundleGiven(path: path)
+        }
+    }
+}

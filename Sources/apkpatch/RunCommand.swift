@@ -129,7 +129,7 @@ extension APKPatch {
                 options.onInstallMessage = Installer.forwardToStandardError
                 options.showsInstallMessagesLive = true
             }
-            let report = try PatchPipeline.run(options)
+            let report = try AppBundleGiven.checking(apk) { try PatchPipeline.run(options) }
             if !quiet || json {
                 try printRunReport(report, json: json)
                 if verbose && !json, let signing = report.signing {
