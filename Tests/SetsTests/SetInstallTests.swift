@@ -19,6 +19,13 @@ import TestSupport
         try TestSupport.write("hello", to: "assets/new.txt", in: patch)
     }
 
+    /// A device spec file `name` in the scratch folder: an arm64 phone at 320 dpi in English.
+    func armDeviceSpec(_ name: String) throws -> String {
+        let spec = scratch.appendingPathComponent(name).path
+        try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["en-US"], "screenDensity": 320}"#.utf8).write(to: URL(fileURLWithPath: spec))
+        return spec
+    }
+
     @Test func installMultipleWithTheSplitsTheDeviceReportsNeeding() throws {
         let adb = try FakeADB()
         let input = try fixture.pack(.apks)
@@ -86,8 +93,7 @@ import TestSupport
     /// temporary directory, installs them in one session (no --incremental: no .idsig in a container), and
     /// removes them.
     @Test func scriptForAContainerExtractsTheChosenAPKs() throws {
-        let spec = scratch.appendingPathComponent("arm.json").path
-        try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["en-US"], "screenDensity": 320}"#.utf8).write(to: URL(fileURLWithPath: spec))
+        let spec = try armDeviceSpec("arm.json")
         let input = try fixture.pack(.xapk)
         let output = scratch.appendingPathComponent("script.xapk").path
         let script = scratch.appendingPathComponent("x.sh").path
@@ -197,8 +203,7 @@ import TestSupport
     /// end with adb's exit status, not with that of the clean-up after it, and still remove what they took out; a
     /// failed install does not start the app.
     @Test func aContainersInstallCommandsExitWithADBsStatus() throws {
-        let spec = scratch.appendingPathComponent("status.json").path
-        try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["en-US"], "screenDensity": 320}"#.utf8).write(to: URL(fileURLWithPath: spec))
+        let spec = try armDeviceSpec("status.json")
         let input = try fixture.pack(.apks)
         let output = scratch.appendingPathComponent("status.apks").path
         let script = scratch.appendingPathComponent("status.sh").path

@@ -115,6 +115,25 @@ import TestSupport
         #expect(text.status == 1 && text.stdout.contains("DOES NOT VERIFY: set ") && text.stderr.contains(badName), "\(text)")
     }
 
+    /// A container entry whose deflate stream is damaged (APKPure and APKMirror deflate their APKs): there are no
+    /// bytes to verify on their own, and the set fails with the reason, one JSON object.
+    @Test func aContainerEntryThatDoesNotInflateFailsTheSetInItsJSON() throws {
+        let set = try fixture.pack(.xapk, replacing: signed, adding: ["splits/base-zz.apk": signed["split_config.fr.apk"]!])
+        var bytes = try TestSupport.readBytes(set)
+        let archive = try ZipArchive(source: ByteArrayDataSource(bytes))
+        let entry = try #require(archive.entries.first { $0.name == "splits/base-zz.apk" })
+        try #require(entry.method == .deflated && entry.compressedSize > 64)
+        for offset in entry.dataRange.dropFirst(16).prefix(32) { bytes[Int(offset)] ^= 0x5a }
+        try Data(bytes).write(to: URL(fileURLWithPath: set))
+        let result = try TestSupport.apkpatch(["verify", "--json", set])
+        #expect(result.status == 1, "\(result)")
+        let object = try #require(Self.object(result), "stdout is not one JSON object: \(result)")
+        #expect(object["verified"] as? Bool == false && object["packageName"] as? String == "com.example.set", "\(result.stdout)")
+        let bad = (object["apks"] as? [[String: Any]])?.first { $0["name"] as? String == "splits/base-zz.apk" }
+        #expect((bad?["error"] as? String)?.isEmpty == false && bad?["report"] == nil, "\(result.stdout)")
+        #expect((object["errors"] as? [String])?.count == 1, "\(result.stdout)")
+    }
+
     /// No set to verify at all: still one JSON object, the set failing with the reason.
     @Test func aSetThatCannotBeReadIsOneJSONObject() throws {
         let notZip = scratch.appendingPathComponent("junk.apks").path
