@@ -94,7 +94,7 @@ public struct InstallCommands: Sendable {
                 options: InstallOptions = InstallOptions(), container: Container? = nil, templates: TemplateLibrary) throws {
         guard let firstPath = apkPaths.first else { throw InstallCommandError.unexpectedTemplateOutput("(no APK to install)") }
         if options.launch && (packageName ?? "").isEmpty { throw InstallCommandError.launchNeedsPackageName }
-        if let serial = options.serial, serial.isEmpty || serial.hasPrefix("-") { throw InstallCommandError.invalidSerial(serial) }
+        try Self.checkSerial(options.serial)
         if let container, container.entries.count != apkPaths.count {
             throw InstallCommandError.unexpectedTemplateOutput("(\(container.entries.count) container entries for \(apkPaths.count) APKs)")
         }
@@ -227,6 +227,12 @@ public struct InstallCommands: Sendable {
             try Self.checkScriptPath(path)
             throw InstallCommandError.scriptNotWritable(path, reason: error.reason)
         }
+    }
+
+    /// Refuses a device serial adb cannot take (empty, or one adb would read as an option), so a command can say
+    /// so before it builds anything.
+    public static func checkSerial(_ serial: String?) throws {
+        if let serial, serial.isEmpty || serial.hasPrefix("-") { throw InstallCommandError.invalidSerial(serial) }
     }
 
     /// Refuses a path the install script cannot be written to (its folder missing or read-only, a folder at the

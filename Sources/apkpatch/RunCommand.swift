@@ -155,8 +155,10 @@ extension APKPatch {
 func makePipelineOptions(apk: String, patch: String, out: String?, keepStages: String?, signer: SignerOptions, schemes: SchemeOptions,
                          installFlags: InstallFlags, noSign: Bool, noVerify: Bool, announcesDebugKey: Bool,
                          defersKeyLoading: Bool = false) throws -> PipelineOptions {
-    // Before the key starts loading and anything is built: a script that cannot be written fails the command.
+    // Before the key starts loading and anything is built: a script that cannot be written, or a serial adb
+    // cannot take, fails the command.
     if let script = installFlags.emitScript { try InstallCommands.checkScriptPath(script) }
+    try InstallCommands.checkSerial(installFlags.serial)
     var options = PipelineOptions(input: apk, patchDirectory: patch, output: out)
     options.keepStagesDirectory = keepStages
     options.v4Signing = noSign ? .off : V4SigningRequest(option: schemes.v4)

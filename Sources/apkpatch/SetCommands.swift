@@ -43,8 +43,10 @@ enum SetCommands {
     /// the device spec file.
     static func options(inputs: [String], out: String?, patch: String?, signer: SignerOptions, schemes: SchemeOptions,
                         installFlags: InstallFlags, deviceSpec: String?, verifies: Bool, announcesDebugKey: Bool) throws -> SetOptions {
-        // Before the key starts loading and anything is built: a script that cannot be written fails the command.
+        // Before the key starts loading and anything is built: a script that cannot be written, or a serial adb
+        // cannot take, fails the command.
         if let script = installFlags.emitScript { try InstallCommands.checkScriptPath(script) }
+        try InstallCommands.checkSerial(installFlags.serial)
         var options = SetOptions(inputs: inputs, output: out,
                                  signer: try signerConfig(signer, schemes: schemes, announcesDebugKey: announcesDebugKey))
         options.patchDirectory = patch

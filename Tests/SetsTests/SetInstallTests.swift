@@ -236,6 +236,35 @@ import TestSupport
         }
     }
 
+    /// A serial adb would read as an option (`--serial=-x`) is refused before anything is built: it used to be
+    /// found only when the install commands were made, after the APK or set was written, with no summary. (An
+    /// empty `--serial=` is the argument parser's "Missing value".)
+    @Test func anInvalidSerialIsRefusedBeforeAnythingIsBuilt() throws {
+        let set = try fixture.pack(.directory)
+        let base = fixture.apks["base.apk"]!
+        let out = scratch.appendingPathComponent("serial-out").path
+        for serial in ["-x", "-s"] {
+            let commands: [[String]] = [
+                ["run", base, "--out", out, "--install"],
+                ["run", base, "--out", out],
+                ["run", set, "--out", out, "--install"],
+                ["run", set, "--out", out, "--emit-script", out + ".sh"],
+                ["merge", set, "--out", out, "--install"],
+                ["watch", base, "--patch", patch.path, "--out", out, "--install"],
+                ["watch", set, "--patch", patch.path, "--out", out, "--install"],
+            ]
+            for arguments in commands {
+                let all = arguments + ["--debug-keystore", keystore, "--serial=\(serial)"]
+                // watch would run on: a kill after two minutes ends a test that failed.
+                let result = try TestSupport.run("timeout", ["-s", "KILL", "120", TestSupport.apkpatchBinary] + all)
+                #expect(result.status == 1 && result.stderr.contains("invalid device serial"), "apkpatch \(all.joined(separator: " ")): \(result)")
+                let written = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("serial-out") }
+                #expect(written.isEmpty, "apkpatch \(all.joined(separator: " ")) wrote \(written)")
+                for name in written { try FileManager.default.removeItem(at: scratch.appendingPathComponent(name)) }
+            }
+        }
+    }
+
     /// `run --merge --install`: the merged APK installs as one APK does (adb install, --incremental with the
     /// .idsig written beside it), and the app is started.
     @Test func mergeInstallsTheMergedAPK() throws {
