@@ -97,3 +97,23 @@ package enum UserFiles {
         try file.commit()
     }
 }
+
+/// The names in a folder read as bytes (`readdir`), so that a name that is not valid UTF-8 is told apart instead of
+/// decoded with replacement characters into a name no file has (FileManager's listing does that).
+package struct DirectoryNames {
+    /// Every name but "." and ".." that is valid UTF-8, in the order `readdir` gives them.
+    package var names: [String] = []
+    /// The others, shown with replacement characters.
+    package var notUTF8: [String] = []
+
+    /// Reads `directory`; throws its `errno` when it cannot be read.
+    package init(_ directory: String) throws(FileError) {
+        guard let stream = opendir(directory) else { throw FileError(path: directory, operation: "read the folder", errno: errno) }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
+            if let name = String(validating: bytes, as: UTF8.self) { names.append(name) } else { notUTF8.append(String(decoding: bytes, as: UTF8.self)) }
+        }
+    }
+}

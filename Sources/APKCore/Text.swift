@@ -31,25 +31,44 @@ package let messageQuoteLimit = 80
 extension String {
     /// The message with every run of more than `longRunLimit` characters without a space or line break cut as
     /// `cappedForMessage` cuts: the command line's last guard for errors that quote a user's text in full (a
-    /// resource name from a values file, say), which no path or digest is long enough to meet.
+    /// resource name from a values file, say). A run that can be a path is left whole (`couldBeAPath`): a message
+    /// naming a file must name it all, and the file system bounds what a path holds.
     package var cappingLongRuns: String {
         var result = ""
         var run = ""
+        func flush() { result += run.count > longRunLimit && !Self.couldBeAPath(run) ? run.cappedForMessage : run }
         for character in self {
             if character.isWhitespace {
-                result += run.count > longRunLimit ? run.cappedForMessage : run
+                flush()
                 run = ""
                 result.append(character)
             } else {
                 run.append(character)
             }
         }
-        return result + (run.count > longRunLimit ? run.cappedForMessage : run)
+        flush()
+        return result
+    }
+
+    /// Whether `run` (a message's text between spaces, with the quotes or punctuation around it) can be a path or
+    /// a piece of one: it holds a '/', no component is longer than a file name can be (NAME_MAX, 255 bytes) and
+    /// the whole is no longer than a path can be (PATH_MAX, 4,096 bytes). A run without a '/' is a piece of one
+    /// file name, under `longRunLimit` anyway; text from an archive or a values file is not bounded so.
+    static func couldBeAPath(_ run: String) -> Bool {
+        // The quotes, brackets and punctuation a message puts around a path are not part of its first or last name.
+        let around: Set<UInt8> = Set("\"'`()[]{}<>,;:.!?".utf8)
+        var bytes = run.utf8[...]
+        while let first = bytes.first, around.contains(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, around.contains(last) { bytes = bytes.dropLast() }
+        guard bytes.count <= pathLimit, bytes.contains(UInt8(ascii: "/")) else { return false }
+        return bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).allSatisfy { $0.count <= nameLimit }
     }
 }
 
-/// The longest run of characters without a space that `cappingLongRuns` leaves whole.
+/// The longest run of characters without a space that `cappingLongRuns` leaves whole, unless it can be a path.
 package let longRunLimit = 256
+/// A file name's and a path's most bytes on Linux (NAME_MAX, PATH_MAX): a run longer is not a path.
+private let nameLimit = 255, pathLimit = 4096
 
 /// Writes all of `text` to a file descriptor (stderr's writes are unbuffered, so one line arrives in one write).
 package func writeAll(_ descriptor: Int32, _ text: String) {

@@ -129,24 +129,13 @@ public struct PatchDirectory: Sendable {
     /// The names in `directory`, read as bytes (`readdir`): a name that is not valid UTF-8 is refused, not
     /// decoded with replacement characters into an entry name the user never chose.
     static func names(in directory: String) throws -> [String] {
-        guard let stream = opendir(directory) else {
-            throw OverlayError.unreadable(path: directory, reason: String(cString: strerror(errno)))
+        let listing: DirectoryNames
+        do { listing = try DirectoryNames(directory) } catch { throw OverlayError.unreadable(path: directory, reason: error.reason) }
+        if let shown = listing.notUTF8.first {
+            throw OverlayError.unsafeName(path: directory.appendingPathComponent(shown),
+                                          reason: "the file name is not valid UTF-8 (APK entry names are UTF-8); rename the file")
         }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix { $0 != 0 })
-            }
-            if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-            guard let name = String(validating: bytes, as: UTF8.self) else {
-                let shown = String(decoding: bytes, as: UTF8.self)
-                throw OverlayError.unsafeName(path: directory.appendingPathComponent(shown),
-                                              reason: "the file name is not valid UTF-8 (APK entry names are UTF-8); rename the file")
-            }
-            names.append(name)
-        }
-        return names
+        return listing.names
     }
 
     /// Reads a patch file's bytes with read(2).

@@ -197,10 +197,13 @@ public struct APKSet: Sendable {
     }
 
     private static func openDirectory(_ path: String, limits: UnpackLimits, settingAside unreadable: UnreadableMembers?) throws -> APKSet {
-        let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch {
-            throw APKSetError.unreadable(path, "\(error)")
+        let listing: DirectoryNames
+        do { listing = try DirectoryNames(path) } catch { throw APKSetError.unreadable(path, error.reason) }
+        // An APK whose name is not UTF-8 would be read under a name no file has.
+        if let shown = listing.notUTF8.first(where: { $0.lowercased().hasSuffix(".apk") && !$0.hasPrefix(".") }) {
+            throw APKSetError.unreadable(path.appendingPathComponent(shown), "the file name is not valid UTF-8; rename the file")
         }
+        let names = listing.names
         let apks = names.filter { $0.lowercased().hasSuffix(".apk") && !$0.hasPrefix(".") }.sorted()
         guard !apks.isEmpty else { throw APKSetError.noAPKs(path) }
         let members = try apks.compactMap { name in

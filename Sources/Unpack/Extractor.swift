@@ -43,27 +43,33 @@ public struct Extractor {
             try? fm.removeItem(atPath: directory)
         }
         let destination = URL(fileURLWithPath: directory).standardizedFileURL
+        let selected = archive.entries.filter { include($0.name) }
+        try Self.checkPaths(of: selected, archive: archive.label)
         try fm.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         // A hidden staging directory beside the destination, removed if extraction fails; one a killed unpack
         // left is removed by the next unpack to the same destination (OutputDirectory).
         let output = try OutputDirectory(destination: destination.path)
         let staging = URL(fileURLWithPath: output.stagingPath)
+        // The staging path is longer than the destination's, so what fits there fits after the rename.
+        if let longest = selected.max(by: { $0.nameBytes.count < $1.nameBytes.count }),
+           output.stagingPath.utf8.count + 1 + longest.nameBytes.count >= Int(PATH_MAX) {
+            throw UnpackError.limitExceeded(path: archive.label, reason: "entry \(longest.name.debugQuoted) is \(longest.nameBytes.count) bytes long: extracted into \(directory), its path would be longer than the system allows (\(Int(PATH_MAX) - 1) bytes)")
+        }
 
         // libzip's consistency check (`ZIP_CHECKCONS`) refuses records Android reads (a local header whose method
-        // is not the central directory's, ZIP64 fields that fit standard ones): such an archive is extracted by
-        // APKArchive's own reader, which checks each entry's inflation, size and CRC-32 as libzip does.
+        // is not the central directory's, ZIP64 fields that fit standard ones, an extra field that runs past its
+        // central record): such an archive is extracted by APKArchive's own reader, which checks each entry's
+        // inflation, size and CRC-32 as libzip does. APKArchive has refused what Android refuses.
         var libzip: LibzipArchive?
         var indexByName: [[UInt8]: Int] = [:]
-        if !archive.entries.contains(where: \.hasNonstandardRecords) {
-            do { libzip = try LibzipArchive(path: archive.label) } catch {
-                throw UnpackError.malformedArchive(path: archive.label, reason: "\(error)")
-            }
-            for index in 0..<libzip!.entryCount {
-                if let name = libzip!.name(at: index) { indexByName[name] = index }
+        if !archive.entries.contains(where: \.hasNonstandardRecords), let opened = try? LibzipArchive(path: archive.label) {
+            libzip = opened
+            for index in 0..<opened.entryCount {
+                if let name = opened.name(at: index) { indexByName[name] = index }
             }
         }
         var summary = Summary()
-        for entry in archive.entries where include(entry.name) {
+        for entry in selected {
             let target = staging.appendingPathComponent(entry.name)
             // EntryName.problem has already refused traversal; this is a second, independent guard.
             guard target.standardizedFileURL.path.hasPrefix(staging.path + "/") else {
@@ -107,5 +113,34 @@ public struct Extractor {
             throw UnpackError.extractionFailed(path: directory, reason: "\(error)")
         }
         return summary
+    }
+
+    /// Refuses, before anything is written, names that cannot all become files in one directory: a component
+    /// longer than a file name can be (NAME_MAX), and a file that another entry needs as a folder ("a/b" and
+    /// "a/b/c", or the folder entry "a/b/"). Android reads such an APK, whose names are never paths there.
+    static func checkPaths(of entries: [ZipEntry], archive: String) throws {
+        let slash = UInt8(ascii: "/")
+        for entry in entries {
+            if let long = entry.nameBytes.split(separator: slash).first(where: { $0.count > Int(NAME_MAX) }) {
+                throw UnpackError.unsafeEntryName(path: archive, name: entry.name,
+                                                  reason: "a part of its name is \(long.count) bytes long, longer than a file name can be (\(NAME_MAX) bytes)")
+            }
+        }
+        // Sorted, the names inside a folder "F/" follow F's own lower bound: one binary search per file, no set
+        // of every folder prefix (a deep name has thousands).
+        let names = entries.map(\.nameBytes).sorted { $0.lexicographicallyPrecedes($1) }
+        for entry in entries where !entry.isDirectory {
+            let folder = entry.nameBytes + [slash]
+            var low = 0, high = names.count
+            while low < high {
+                let middle = (low + high) / 2
+                if names[middle].lexicographicallyPrecedes(folder) { low = middle + 1 } else { high = middle }
+            }
+            if low < names.count, names[low].starts(with: folder) {
+                let inside = String(decoding: names[low], as: UTF8.self)
+                throw UnpackError.unsafeEntryName(path: archive, name: entry.name,
+                                                  reason: "it is a file, and the entry \(inside.debugQuoted) needs a folder of that name")
+            }
+        }
     }
 }

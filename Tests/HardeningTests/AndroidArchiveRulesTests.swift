@@ -246,6 +246,42 @@ import ZlibWrapper
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".dot-unpacked") }.isEmpty)
     }
 
+    /// Names Android reads that cannot all become files in one folder: a file another entry needs as a folder
+    /// ("a.txt" and "a.txt/b.txt", or the folder entry "a.txt/"), a name with a part longer than a file name can
+    /// be, and a name longer than a path can be. unpack refuses each in words before writing anything (it printed
+    /// FoundationEssentials' CocoaError dumps, or named its own staging folder); the writers keep them.
+    @Test("names that cannot all be files in one folder are refused by unpack in words, before anything is written",
+          arguments: [(["assets/a.txt", "assets/a.txt/b.txt"], "it is a file, and the entry \"assets/a.txt/b.txt\" needs a folder of that name"),
+                      (["assets/a.txt", "assets/a.txt/"], "the entry \"assets/a.txt/\" needs a folder of that name"),
+                      (["assets/" + String(repeating: "n", count: 256)], "a part of its name is 256 bytes long, longer than a file name can be (255 bytes)"),
+                      ([Array(repeating: "d", count: 2100).joined(separator: "/")], "its path would be longer than the system allows (4095 bytes)")])
+    func namesThatCannotAllBeFilesRefusedByUnpack(names: [String], message: String) throws {
+        let base = try FixtureAPK().build(in: dir, name: "base.apk")
+        let input = dir.appendingPathComponent("paths-\(UUID().uuidString).apk").path
+        let python = """
+        import shutil, sys, zipfile
+        shutil.copy(sys.argv[1], sys.argv[2])
+        with zipfile.ZipFile(sys.argv[2], 'a') as z:
+            for name in sys.argv[3:]:
+                z.writestr(zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0)), b'' if name.endswith('/') else b'x', zipfile.ZIP_STORED)
+        """
+        let made = try TestSupport.run("python3", ["-c", python, base, input] + names)
+        try #require(made.succeeded, "\(made)")
+        let android = try TestSupport.libziparchiveCheck(input)
+        try #require(android.succeeded, "libziparchive opens these names: \(android)")
+        let unpacked = dir.appendingPathComponent("paths-unpacked-\(UUID().uuidString)")
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        for command in [["unpack", input, "-o", unpacked.path], ["unpack", "--decode", input, "-o", unpacked.path]] {
+            let unpack = try TestSupport.apkpatch(command)
+            #expect(unpack.status == 1 && unpack.stderr.contains(message), "\(unpack)")
+            #expect(!unpack.stderr.contains("Error(") && !unpack.stderr.contains(".tmp-"), "a dump or the staging folder: \(unpack.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == before, "nothing written")
+        }
+        let signed = dir.appendingPathComponent("paths-signed-\(UUID().uuidString).apk").path
+        let sign = try TestSupport.apkpatch(["sign"] + signing + ["--out", signed, input], environment: environment)
+        #expect(sign.succeeded, "sign keeps names Android reads: \(sign)")
+    }
+
     // MARK: - ZIP64
 
     /// An APK re-written by Python's zipfile with `force_zip64` (ZIP64 sizes in every local header, a standard

@@ -80,4 +80,34 @@ import TestSupport
         #expect(result.stderr.contains("not valid UTF-8"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
+
+    /// A folder set holding an APK whose name is not valid UTF-8: it was listed with U+FFFD in its name and then
+    /// reported as "No such file or directory"; every set command refuses it, naming the file and the cause. A
+    /// file that is no APK (not ending in .apk) is not the set's, whatever its name.
+    @Test func aSetFolderHoldingAnAPKWhoseNameIsNotUTF8IsRefused() throws {
+        let folder = dir.appendingPathComponent("set")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let apk = try FixtureAPK().build(in: folder, name: "base.apk")
+        // "caf" + 0xE9 (Latin-1 é, not valid UTF-8): a README of that name is no APK, and does not matter.
+        func create(_ name: [UInt8], from source: String) throws {
+            let path = Array(folder.path.utf8) + [UInt8(ascii: "/")] + name + [0]
+            let made = path.withUnsafeBufferPointer { link(source, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
+            try #require(made == 0, "link: \(errno)")
+        }
+        try create(Array("caf".utf8) + [0xE9] + Array(".txt".utf8), from: apk)
+        let keys = ["--debug-keystore", dir.appendingPathComponent("debug.p12").path]
+        let fine = try TestSupport.apkpatch(["sign", "--debug"] + keys + ["--out", dir.appendingPathComponent("fine").path, folder.path])
+        #expect(fine.succeeded, "\(fine)")
+        try create(Array("caf".utf8) + [0xE9] + Array(".apk".utf8), from: apk)
+        for arguments in [["verify", folder.path], ["sign", "--debug"] + keys + ["--out", dir.appendingPathComponent("out-set").path, folder.path],
+                          ["run", folder.path, "--patch", patch.path, "--out", dir.appendingPathComponent("out-run").path] + keys,
+                          ["merge", folder.path, "--out", dir.appendingPathComponent("out-merged.apk").path] + keys] {
+            let result = try TestSupport.apkpatch(arguments)
+            #expect(result.status == 1, "\(arguments[0]): \(result)")
+            #expect(result.stderr.contains("caf\u{FFFD}.apk: the file name is not valid UTF-8; rename the file"), "\(arguments[0]): \(result)")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("out-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
 }
+

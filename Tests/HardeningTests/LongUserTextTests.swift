@@ -64,4 +64,24 @@ import TestSupport
         let digest = String(repeating: "ab", count: 1000)
         try expectCut(digest, in: try TestSupport.apkpatch(["verify", "--expect-certificate-sha256", digest, input]))
     }
+
+    /// A path in an error is named whole, however long: only text no file system bounds is cut. The folders are
+    /// three names of 200 characters (a run of over 600 characters without a space, each name under NAME_MAX).
+    @Test func pathsAreNamedWhole() throws {
+        let deep = (0..<3).reduce(dir) { url, i in url.appendingPathComponent(String(repeating: "\(i)", count: 200)) }
+        try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
+        let missing = deep.appendingPathComponent("missing.apk").path
+        let verify = try TestSupport.apkpatch(["verify", missing])
+        #expect(verify.status == 1, "\(verify)")
+        #expect(verify.stderr.contains(missing), "the whole path: \(verify.stderr)")
+        // A patch file whose folder name is refused: its path is whole, the name quoted after it is cut.
+        let patch = deep.appendingPathComponent("patch")
+        let type = String(Self.long.prefix(200))
+        try TestSupport.write("<x/>\n", to: "res/\(type)/x.xml", in: patch)
+        let out = deep.appendingPathComponent("out.apk").path
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", out, "--debug-keystore", dir.appendingPathComponent("debug.p12").path])
+        try expectCut(type, quotedAfter: "'", in: run)
+        #expect(run.stderr.contains("res/\(type)/x.xml: "), "the whole path in the patch: \(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
 }

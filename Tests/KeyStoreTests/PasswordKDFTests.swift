@@ -128,7 +128,7 @@ import TestSupport
         do { _ = try body(); return nil } catch { return "\(type(of: error)): \(error)" }
     }
 
-    @Test func keytoolStoreReadsWithDerivedKeysAndRefusesAWrongPasswordAsBefore() throws {
+    @Test func keytoolStoreReadsWithDerivedKeysAndRefusesAWrongPassword() throws {
         let directory = try TestSupport.makeTemporaryDirectory("kdf")
         defer { try? FileManager.default.removeItem(at: directory) }
         // keytool takes only ASCII passwords for PKCS#12 ("Password is not ASCII"): the other stores carry the rest.
@@ -140,7 +140,8 @@ import TestSupport
             let entries = try Self.expectBothReadsAgree(bytes, password: Array(password.utf8), expected: .derivedTogether, "keytool \(algorithm)")
             #expect(entries.first?.certificates.first?.derBytes
                 == (try KeytoolFixture.exportCertificate(keystore: path, type: "PKCS12", alias: "upload", storePassword: password)))
-            // A wrong key password with the right store password: the store password still opens the key, as before.
+            // A wrong key password with the right store password: the key is tried with the key password, then with the
+            // store password, which opens it (keytool seals a PKCS#12 store's key with the store's one password).
             _ = try Self.expectBothReadsAgree(bytes, password: Array(password.utf8), keyPassword: Array("not-it".utf8),
                                               expected: .derivedTogether, "keytool \(algorithm), wrong key password")
 

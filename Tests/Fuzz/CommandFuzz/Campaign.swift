@@ -50,6 +50,9 @@ public struct FuzzTarget: Sendable {
     /// Where the mutated file goes in the case directory; `patch/…` copies the seeds' patch directory first.
     public var input: String
     public var commands: [FuzzCommand]
+    /// A folder of the seeds copied into the case before the mutated file is written into it (a set given as a
+    /// folder of APKs, one of them mutated).
+    public var folder: String? = nil
     /// The seed stays intact and one of `commands`, spoilt by `Refusals.spoil`, runs on it.
     public var spoilsArguments = false
     /// The seed stays intact and one of `commands` runs with the fake adb answering in a hostile way.
@@ -76,14 +79,16 @@ public enum Targets {
         ]
     }
 
-    static func setCommands(extension ext: String) -> [FuzzCommand] {
-        [
-            FuzzCommand(label: "verify (set)", arguments: ["verify", "@in"]),
-            FuzzCommand(label: "verify --json (set)", arguments: ["verify", "--json", "@in"], oracle: .json),
-            FuzzCommand(label: "sign (set)", arguments: ["sign"] + ks + ["--out", "out-signed.\(ext)", "@in"], outputs: ["out-signed.\(ext)"]),
-            FuzzCommand(label: "run (set)", arguments: ["run", "@in", "--patch", "@S/empty-patch", "--out", "out-run.\(ext)"] + ks, outputs: ["out-run.\(ext)"]),
-            FuzzCommand(label: "merge (set)", arguments: ["merge", "@in", "--out", "out-merged.apk"] + ks, outputs: ["out-merged.apk"], oracle: .signedAPK),
-            FuzzCommand(label: "watch (set)", arguments: ["watch", "@in", "--patch", "wpatch", "--out", "out-watch.\(ext)"] + ks, outputs: ["out-watch.\(ext)"],
+    /// `ext` "" for a folder of APKs (`set`, the folder's path in the case), whose outputs are folders too.
+    static func setCommands(extension ext: String, set: String = "@in") -> [FuzzCommand] {
+        let suffix = ext.isEmpty ? "" : ".\(ext)"
+        return [
+            FuzzCommand(label: "verify (set)", arguments: ["verify", set]),
+            FuzzCommand(label: "verify --json (set)", arguments: ["verify", "--json", set], oracle: .json),
+            FuzzCommand(label: "sign (set)", arguments: ["sign"] + ks + ["--out", "out-signed\(suffix)", set], outputs: ["out-signed\(suffix)"]),
+            FuzzCommand(label: "run (set)", arguments: ["run", set, "--patch", "@S/empty-patch", "--out", "out-run\(suffix)"] + ks, outputs: ["out-run\(suffix)"]),
+            FuzzCommand(label: "merge (set)", arguments: ["merge", set, "--out", "out-merged.apk"] + ks, outputs: ["out-merged.apk"], oracle: .signedAPK),
+            FuzzCommand(label: "watch (set)", arguments: ["watch", set, "--patch", "wpatch", "--out", "out-watch\(suffix)"] + ks, outputs: ["out-watch\(suffix)"],
                         mode: .watch),
         ]
     }
@@ -125,6 +130,16 @@ public enum Targets {
         // Split sets: the container, a member APK, the XAPK's manifest.json.
         targets.append(FuzzTarget(name: "zip:set.apks", seed: "set.apks", format: .zip, input: "input.apks", commands: setCommands(extension: "apks")))
         targets.append(FuzzTarget(name: "zip:set.xapk", seed: "set.xapk", format: .zip, input: "input.xapk", commands: setCommands(extension: "xapk")))
+        targets.append(FuzzTarget(name: "zip:set.apkm", seed: "set.apkm", format: .zip, input: "input.apkm", commands: setCommands(extension: "apkm")))
+        targets.append(FuzzTarget(name: "zip:set.apkm/base", seed: "set.apkm", format: .zip, entry: "base.apk", input: "input.apkm", commands: setCommands(extension: "apkm")))
+        targets.append(FuzzTarget(name: "text:apkm info.json", seed: "set.apkm", format: .text, entry: "info.json", input: "input.apkm", commands: setCommands(extension: "apkm")))
+        // A folder of APKs with one of them mutated.
+        for member in ["base.apk", "split_config.fr.apk"] {
+            targets.append(FuzzTarget(name: "zip:set-dir/\(member)", seed: "set-dir/\(member)", format: .zip, input: "set-dir/\(member)",
+                                      commands: setCommands(extension: "", set: "set-dir"), folder: "set-dir"))
+        }
+        targets.append(FuzzTarget(name: "chunks:set-dir/base AndroidManifest.xml", seed: "set-dir/base.apk", format: .chunks, entry: "AndroidManifest.xml",
+                                  input: "set-dir/base.apk", commands: setCommands(extension: "", set: "set-dir"), folder: "set-dir"))
         targets.append(FuzzTarget(name: "zip:set.apks/base", seed: "set.apks", format: .zip, entry: "splits/base-master.apk", input: "input.apks", commands: setCommands(extension: "apks")))
         targets.append(FuzzTarget(name: "zip:set.apks/fr", seed: "set.apks", format: .zip, entry: "splits/base-fr.apk", input: "input.apks", commands: setCommands(extension: "apks")))
         targets.append(FuzzTarget(name: "protobuf:set.apks toc.pb", seed: "set.apks", format: .protobuf, entry: "toc.pb", input: "input.apks", commands: setCommands(extension: "apks")))
@@ -336,6 +351,7 @@ public final class Campaign: @unchecked Sendable {
         do {
             try fm.createDirectory(at: caseDir.appendingPathComponent("tmp"), withIntermediateDirectories: true)
             if target.input.hasPrefix("patch/") { try fm.copyItem(at: seeds.directory.appendingPathComponent("patch"), to: caseDir.appendingPathComponent("patch")) }
+            if let folder = target.folder { try fm.copyItem(at: seeds.directory.appendingPathComponent(folder), to: caseDir.appendingPathComponent(folder)) }
             let bytes = try repackers[t].map { try $0.repack(with: mutation.bytes) } ?? mutation.bytes
             try TestSupport.write(bytes, to: target.input, in: caseDir)
             var caseFindings: [Finding] = []

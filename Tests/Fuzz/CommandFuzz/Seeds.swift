@@ -4,7 +4,7 @@ import TestSupport
 /// The valid inputs mutations start from, made at run time by the real tools (aapt, apksigner, keytool, zip,
 /// openssl) and by apkpatch itself where it is the only writer (v4 with `sign`, a rotation lineage with `rotate`,
 /// text resources with `decode`): APKs signed each way, split sets (a .apks with bundletool's toc.pb and a
-/// standalone variant), keystores (one slow to open), a lineage, an .idsig, certificates, a device spec, and a
+/// standalone variant, an .xapk, an .apkm and a folder of APKs), keystores (one slow to open), a lineage, an .idsig, certificates, a device spec, and a
 /// patch directory (apkpatch.yml, text manifest, res/ XML and values).
 public struct Seeds: Sendable {
     public let directory: URL
@@ -125,10 +125,21 @@ public struct Seeds: Sendable {
         try TestSupport.write(#"{"xapk_version":2,"package_name":"com.example.fuzzset","version_code":"7","version_name":"1.0","split_apks":[{"file":"com.example.fuzzset.apk","id":"base"},{"file":"config.fr.apk","id":"config.fr"}]}"#,
                               to: "manifest.json", in: xapk)
         try run("zip", ["-q", "-X", path("set-unsigned.xapk"), "manifest.json", "com.example.fuzzset.apk", "config.fr.apk"], in: xapk)
+        // APKMirror's .apkm (info.json and the APKs at the top) and a folder of APKs: the other forms a set comes in.
+        let apkm = d.appendingPathComponent("apkm-stage")
+        try TestSupport.write(TestSupport.readBytes(src.appendingPathComponent("base.apk").path), to: "base.apk", in: apkm)
+        try TestSupport.write(TestSupport.readBytes(src.appendingPathComponent("base_fr.apk").path), to: "split_config.fr.apk", in: apkm)
+        try TestSupport.write(#"{"pname":"com.example.fuzzset","versioncode":"7","apk_title":"Set"}"#, to: "info.json", in: apkm)
+        try run("zip", ["-q", "-X", path("set-unsigned.apkm"), "info.json", "base.apk", "split_config.fr.apk"], in: apkm)
         try TestSupport.write(#"{"supportedAbis": ["arm64-v8a", "armeabi-v7a"], "supportedLocales": ["fr-FR", "en-US"], "screenDensity": 480, "sdkVersion": 33}"#,
                               to: "device-spec.json", in: d)
         // Signed (so verify reads them to the end), by apkpatch: apksigner signs one APK, not a set.
-        for ext in ["apks", "xapk"] { try run(apkpatch, ["sign"] + keys + ["--out", path("set.\(ext)"), path("set-unsigned.\(ext)")]) }
+        for ext in ["apks", "xapk", "apkm"] { try run(apkpatch, ["sign"] + keys + ["--out", path("set.\(ext)"), path("set-unsigned.\(ext)")]) }
+        try FileManager.default.createDirectory(at: d.appendingPathComponent("set-dir-unsigned"), withIntermediateDirectories: true)
+        for (from, to) in [("base.apk", "base.apk"), ("base_fr.apk", "split_config.fr.apk")] {
+            try FileManager.default.copyItem(at: src.appendingPathComponent(from), to: d.appendingPathComponent("set-dir-unsigned/\(to)"))
+        }
+        try run(apkpatch, ["sign"] + keys + ["--out", path("set-dir"), path("set-dir-unsigned")])
 
         // Certificates: DER and PEM (a proxy CA for --ca-cert).
         try run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "30", "-subj", "/CN=Fuzz CA"])
