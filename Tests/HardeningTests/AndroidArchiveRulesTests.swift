@@ -282,6 +282,22 @@ import ZlibWrapper
         #expect(sign.succeeded, "sign keeps names Android reads: \(sign)")
     }
 
+    /// A central record whose extra field declares more bytes than the record holds (id 0xFFFF, 16 bytes, none
+    /// there): libziparchive reads the archive and every command that writes an APK takes it; unpack refused it
+    /// with libzip's "zip_open: Zip archive inconsistent" and now extracts it with APKArchive's reader.
+    @Test func anExtraFieldRunningPastItsRecordIsExtractedByUnpack() throws {
+        var builder = ZipBuilder()
+        builder.items = [("AndroidManifest.xml", "manifest"), ("assets/a.txt", "hello")].map { ZipBuilder.Item(name: $0.0, data: Array($0.1.utf8), crc: CRC32.checksum(Array($0.1.utf8))) }
+        let input = dir.appendingPathComponent("extra-overrun.apk").path
+        try Data(builder.build(mutateCentral: { i, e in if i == 1 { e.centralExtra = [0xff, 0xff, 0x10, 0x00] } })).write(to: URL(fileURLWithPath: input))
+        let android = try TestSupport.libziparchiveCheck(input)
+        try #require(android.succeeded, "libziparchive reads it: \(android)")
+        let unpacked = dir.appendingPathComponent("extra-overrun-unpacked")
+        let unpack = try TestSupport.apkpatch(["unpack", input, "-o", unpacked.path])
+        #expect(unpack.succeeded, "\(unpack)")
+        #expect(FileManager.default.contents(atPath: unpacked.appendingPathComponent("assets/a.txt").path) == Data("hello".utf8))
+    }
+
     // MARK: - ZIP64
 
     /// An APK re-written by Python's zipfile with `force_zip64` (ZIP64 sizes in every local header, a standard
