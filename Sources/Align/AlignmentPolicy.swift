@@ -23,7 +23,7 @@ public struct AlignmentPolicy: Sendable, Hashable {
         /// An Android 0xd935 extra field holding the multiple, as apksig (apksigner, AGP) writes it.
         case alignmentExtraField
         /// The 0xd935 field exactly as apksig's signer writes it (`ApkSigner.createExtraFieldToAlignData`):
-        /// the earlier fields kept but for 0xd935 records and empty (0, 0) records, and an existing field's
+        /// the earlier extra walked as apksig walks it (`ExtraField.strippingApksigPadding`), and an existing field's
         /// multiple taken as it is, 0 or 1 meaning "not aligned" (`getInputJarEntryDataAlignmentMultiple`).
         case apksigSigner
     }
@@ -81,7 +81,7 @@ public struct AlignmentPolicy: Sendable, Hashable {
 
     /// The local extra field for `entry` when its local header is written at `headerOffset`, so that its
     /// data starts on `alignment`. Earlier padding (zero fill or a 0xd935 field) is dropped first, so
-    /// re-aligning an aligned archive gives the same bytes.
+    /// re-aligning an aligned archive gives the same bytes (`.apksigSigner`: what apksig's signer drops).
     public func localExtra(for entry: ZipEntry, headerOffset: Int64, alignment: Int) -> [UInt8] {
         let base = paddingStyle == .apksigSigner ? ExtraField.strippingApksigPadding(entry.localExtra)
             : ExtraField.strippingAlignmentPadding(entry.localExtra)
@@ -119,13 +119,22 @@ extension ExtraField {
         return out
     }
 
-    /// `extra` without what apksig's signer drops before it adds its own 0xd935 field: 0xd935 records, empty
-    /// (0, 0) records, and a malformed trailing record.
+    /// `extra` without what apksig's signer drops before it adds its own 0xd935 field, walked as
+    /// `ApkSigner.createExtraFieldToAlignData` walks it: on the big-endian buffer `LocalFileRecord.getExtra`
+    /// returns (a `slice()`, whose byte order is big-endian whatever the original's), so each record's header ID
+    /// and size are read big-endian. What that reads as an empty (0, 0) or a 0xd935 record is dropped, any other
+    /// "record" is kept byte for byte, and one running past the end stops the walk, dropping the rest. An
+    /// ordinary extra (`zip`'s timestamp and Unix fields) is thus dropped or kept only in part, and an earlier
+    /// 0xd935 field is kept when its swapped size fits: apksigner's bytes, which every verifier accepts.
     public static func strippingApksigPadding(_ extra: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        forEachRecord(in: extra) { id, start, data in
-            if !((id == 0 && data.isEmpty) || id == AlignmentExtraLayout.headerID) { out.append(contentsOf: extra[start..<data.upperBound]) }
-            return true
+        var start = 0
+        while extra.count - start >= 4 {
+            let id = UInt16(extra[start]) << 8 | UInt16(extra[start + 1])
+            let size = Int(UInt16(extra[start + 2]) << 8 | UInt16(extra[start + 3]))
+            guard size <= extra.count - start - 4 else { break }
+            if !((id == 0 && size == 0) || id == AlignmentExtraLayout.headerID) { out += extra[start..<(start + 4 + size)] }
+            start += 4 + size
         }
         return out
     }
