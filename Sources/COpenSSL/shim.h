@@ -8,6 +8,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/md5.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
@@ -62,3 +63,23 @@ static inline STACK_OF(PKCS12_SAFEBAG) *apkpatch_d2i_PKCS12_SAFEBAGS(const unsig
     const unsigned char *cursor = bytes;
     return (STACK_OF(PKCS12_SAFEBAG) *)ASN1_item_d2i(NULL, &cursor, length, ASN1_ITEM_rptr(PKCS12_SAFEBAGS));
 }
+
+// Sun's PBEWithMD5AndTripleDES derivation (JCEKeyProtector, JCEKS keys): `out` = MD5(first || password), then
+// `iterations` - 1 times MD5(out || password). The low-level MD5 functions hash without the EVP layer's
+// per-call provider dispatch, which otherwise costs more than the hashing over Java's 200,000 rounds. They are
+// deprecated in OpenSSL 3 (kept, not removed), hence the warning silenced for these lines only. 1 on success.
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+static inline int apkpatch_md5_chain(const unsigned char *first, size_t first_length, const unsigned char *password,
+                                     size_t password_length, unsigned long iterations, unsigned char out[16]) {
+    MD5_CTX context;
+    int ok = iterations > 0 && MD5_Init(&context) && MD5_Update(&context, first, first_length)
+        && MD5_Update(&context, password, password_length) && MD5_Final(out, &context);
+    for (unsigned long round = 1; ok && round < iterations; round++) {
+        ok = MD5_Init(&context) && MD5_Update(&context, out, 16) && MD5_Update(&context, password, password_length)
+            && MD5_Final(out, &context);
+    }
+    OPENSSL_cleanse(&context, sizeof context);
+    return ok;
+}
+#pragma clang diagnostic pop

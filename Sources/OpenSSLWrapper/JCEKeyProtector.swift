@@ -46,24 +46,15 @@ package enum JCEKeyProtector {
         if salt[0..<4].elementsEqual(salt[4..<8]) { salt[0..<4].reverse() }
         var derived = [UInt8](repeating: 0, count: 32)
         defer { PasswordKDF.wipe(&derived) }
-        guard let context = EVP_MD_CTX_new() else { throw Failure.malformed("OpenSSL could not make a digest context") }
-        defer { EVP_MD_CTX_free(context) }
-        var digest = [UInt8](repeating: 0, count: 16)
-        defer { PasswordKDF.wipe(&digest) }
         for half in 0..<2 {
-            var input = Array(salt[(half * 4)..<(half * 4 + 4)])
-            for _ in 0..<iterations {
-                guard EVP_DigestInit_ex2(context, FetchedDigests.md5, nil) == 1,
-                      EVP_DigestUpdate(context, input, input.count) == 1,
-                      EVP_DigestUpdate(context, password, password.count) == 1,
-                      EVP_DigestFinal_ex(context, &digest, nil) == 1 else {
-                    ERR_clear_error()
-                    throw Failure.malformed("OpenSSL's MD5 failed")
-                }
-                input = digest
+            let first = Array(salt[(half * 4)..<(half * 4 + 4)])
+            let derivedHalf = derived.withUnsafeMutableBufferPointer { output in
+                apkpatch_md5_chain(first, first.count, password, password.count, UInt(iterations), output.baseAddress! + half * 16)
             }
-            derived.replaceSubrange((half * 16)..<(half * 16 + 16), with: digest)
-            PasswordKDF.wipe(&input)
+            guard derivedHalf == 1 else {
+                ERR_clear_error()
+                throw Failure.malformed("OpenSSL's MD5 failed")
+            }
         }
         var key = Array(derived[0..<24]), iv = Array(derived[24..<32])
         defer { PasswordKDF.wipe(&key); PasswordKDF.wipe(&iv) }

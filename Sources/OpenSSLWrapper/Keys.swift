@@ -69,6 +69,7 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
             switch LegacyEncryptedPrivateKey.decrypt(der, password: password) {
             case .notLegacy: throw error
             case .wrongPassword: throw OpenSSLError(function: "PKCS#8 decryption", reasons: ["bad decrypt"])
+            case .unreadable(let scheme): throw UnreadableKeyEncryption(scheme: scheme)
             case .key(let key): self.init(sharing: key); return
             }
         }
@@ -107,6 +108,7 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
             switch LegacyEncryptedPrivateKey.decrypt(der, password: password) {
             case .notLegacy: throw error
             case .wrongPassword: throw OpenSSLError(function: "PKCS#8 decryption", reasons: ["bad decrypt"])
+            case .unreadable(let scheme): throw UnreadableKeyEncryption(scheme: scheme)
             case .key(let key): self.init(sharing: key); return
             }
         }
@@ -254,4 +256,11 @@ func withCPassword<R>(_ password: [UInt8], _ body: (UnsafeMutablePointer<CChar>)
     var buffer = password.map { CChar(bitPattern: $0) } + [0]
     defer { for index in buffer.indices { buffer[index] = 0 } }
     return try buffer.withUnsafeMutableBufferPointer { try body($0.baseAddress!) }
+}
+
+/// An encrypted private key under a scheme this build does not read (`scheme`: "PBES2 with Blowfish-CBC"), as
+/// opposed to a wrong password.
+public struct UnreadableKeyEncryption: Error, CustomStringConvertible, Sendable {
+    public let scheme: String
+    public var description: String { "encrypted with \(scheme), which apkpatch does not read" }
 }

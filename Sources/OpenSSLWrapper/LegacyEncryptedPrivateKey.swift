@@ -3,13 +3,16 @@ internal import COpenSSL
 /// PKCS#8 EncryptedPrivateKeyInfo under the schemes whose ciphers OpenSSL 3 keeps in its legacy provider (a module
 /// the statically linked libcrypto does not load), which Java's EncryptedPrivateKeyInfo and apksigner's `--key`
 /// read: PKCS#12's RC2 and RC4 PBE (PKCS12LegacyPBE) and PBES1 (RFC 8018 6.1, `openssl pkcs8 -topk8 -v1
-/// PBE-MD5-DES` and the like: PBEWithMD5AndDES, PBEWithSHA1AndDES, PBEWithMD5AndRC2, PBEWithSHA1AndRC2).
+/// PBE-MD5-DES` and the like: PBEWithMD5AndDES, PBEWithSHA1AndDES, PBEWithMD5AndRC2, PBEWithSHA1AndRC2), and PBES2
+/// with DES-CBC or RC2-CBC (PBES2LegacyCipher).
 enum LegacyEncryptedPrivateKey {
     enum Outcome {
         /// Not one of these schemes: OpenSSL's answer stands.
         case notLegacy
         /// One of these schemes, and the password does not open it.
         case wrongPassword
+        /// A scheme this build does not read (UnreadableEncryption's name for it).
+        case unreadable(String)
         case key(PrivateKey)
     }
 
@@ -26,6 +29,10 @@ enum LegacyEncryptedPrivateKey {
             plaintext = ciphertext.withUnsafeBytes { scheme.decrypt($0, password: password) }
         } else if let scheme = PBES1Parameters(algorithmIdentifierDER: algorithm) {
             plaintext = scheme.decrypt(ciphertext, password: password)
+        } else if let scheme = PBES2LegacyCipher(algorithmIdentifierDER: algorithm) {
+            plaintext = scheme.decrypt(ciphertext, password: password)
+        } else if let name = UnreadableEncryption.name(algorithmIdentifierDER: algorithm) {
+            return .unreadable(name)
         } else {
             return .notLegacy
         }

@@ -36,12 +36,16 @@ public struct PKCS12Error: Error, CustomStringConvertible, Sendable {
         case wrongEncryptionPassword
         /// Not a PKCS#12 structure OpenSSL can read.
         case malformed
+        /// A well-formed store protected by a scheme this build does not read (named: "PBES2 with Blowfish-CBC").
+        case unsupported(String)
         /// Creating a store failed.
         case creationFailed
     }
     public let kind: Kind
     public let underlying: OpenSSLError
     public var description: String { underlying.description }
+    /// The store or a key is protected by a scheme this build does not read.
+    public var isUnsupported: Bool { if case .unsupported = kind { true } else { false } }
 }
 
 /// PKCS#12 keystores through OpenSSL (PKCS12_* and PKCS8 functions): reading every entry with its alias, and
@@ -81,15 +85,17 @@ public enum PKCS12 {
         if derivingTogether, let contents = PKCS12Decryption.contents(of: store, der: der, password: password, keyPassword: keyPassword) {
             return (contents.entries(), .derivedTogether)
         }
-        return (try contentsWithOpenSSL(of: store, password: password, keyPassword: keyPassword).entries(), .openSSL)
+        return (try contentsWithOpenSSL(of: store, der: der, password: password, keyPassword: keyPassword).entries(), .openSSL)
     }
 
     /// OpenSSL's own reading (PKCS12_verify_mac, PKCS12_unpack_p7encdata, PKCS12_decrypt_skey): any algorithm it
-    /// knows, and the reference answer and errors for everything PKCS12Decryption leaves to it.
-    private static func contentsWithOpenSSL(of store: OpaquePointer, password: [UInt8], keyPassword: [UInt8]?) throws -> PKCS12Contents {
+    /// knows, and the reference answer and errors for everything PKCS12Decryption leaves to it. A PBMAC1 MAC,
+    /// which this OpenSSL does not know, is checked by MACInputs with OpenSSL's PBKDF2 and HMAC.
+    private static func contentsWithOpenSSL(of store: OpaquePointer, der: [UInt8], password: [UInt8], keyPassword: [UInt8]?) throws -> PKCS12Contents {
+        try verifyPBMAC1(of: store, der: der, password: password)
         try withCPassword(password) { pass in
             let length = Int32(password.count)
-            guard PKCS12_mac_present(store) == 1 else { return }
+            guard PKCS12_mac_present(store) == 1, !usesPBMAC1(store) else { return }
             ERR_clear_error()
             if PKCS12_verify_mac(store, pass, length) == 1 { return }
             // An empty password may have been encoded as absent (NULL) rather than as an empty BMPString.
@@ -132,6 +138,31 @@ public enum PKCS12 {
         return contents
     }
 
+    private static func usesPBMAC1(_ store: OpaquePointer) -> Bool {
+        var algorithm: UnsafePointer<X509_ALGOR>?
+        PKCS12_get0_mac(nil, &algorithm, nil, nil, store)
+        var object: OpaquePointer?
+        if let algorithm { X509_ALGOR_get0(&object, nil, nil, algorithm) }
+        return object.map { OBJ_obj2nid($0) == NID_pbmac1 } ?? false
+    }
+
+    /// Checks a PBMAC1 MAC (nothing to do for a store without one): wrongPassword when it does not verify,
+    /// unsupported when its parameters are not ones RFC 9579 allows and OpenSSL 3.4 reads.
+    private static func verifyPBMAC1(of store: OpaquePointer, der: [UInt8], password: [UInt8]) throws {
+        guard PKCS12_mac_present(store) == 1, usesPBMAC1(store) else { return }
+        guard let inputs = MACInputs(store: store, der: der), case .pbmac1(let parameters) = inputs.keyDerivation else {
+            throw PKCS12Error(kind: .unsupported("an RFC 9579 PBMAC1 integrity MAC whose parameters are not PBKDF2 with a key length and HMAC-SHA-1/-2"),
+                              underlying: OpenSSLError(function: "PBMAC1 parameters", reasons: []))
+        }
+        guard var key = parameters.deriveWithOpenSSL(password: password) else {
+            throw PKCS12Error(kind: .malformed, underlying: OpenSSLError(function: "PKCS5_PBKDF2_HMAC", reasons: []))
+        }
+        defer { PasswordKDF.wipe(&key) }
+        guard inputs.matches(key: key) else {
+            throw PKCS12Error(kind: .wrongPassword, underlying: OpenSSLError(function: "PBMAC1 verification", reasons: []))
+        }
+    }
+
     /// An encrypted safe's bags (the certificates, in keytool's and OpenSSL's stores), decrypted with the store
     /// password as keytool and OpenSSL decrypt them, then with the key password: `openssl pkcs12 -twopass` encrypts
     /// with a password of its own, the MAC's being the store password. RC2 and RC4 schemes are PKCS12LegacyPBE's,
@@ -154,6 +185,11 @@ public enum PKCS12 {
             lastError = OpenSSLError.drain("PKCS12_unpack_p7encdata")
             // An algorithm OpenSSL does not have fails alike with every password.
             if lastError.reasons.contains(where: { $0.contains("unsupported") || $0.contains("unknown") }) {
+                if let algorithm = apkpatch_PKCS7_encrypted_algorithm(UnsafePointer(safe)),
+                   let der = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }),
+                   let name = UnreadableEncryption.name(algorithmIdentifierDER: der) {
+                    throw PKCS12Error(kind: .unsupported(name), underlying: lastError)
+                }
                 throw PKCS12Error(kind: .malformed, underlying: lastError)
             }
         }
@@ -171,6 +207,14 @@ public enum PKCS12 {
                 if let key = legacy.decryptKey(bag, password: candidate) { return key }
             }
             throw PKCS12Error(kind: .wrongKeyPassword, underlying: OpenSSLError(function: "PKCS12 RC2/RC4 decryption", reasons: ["bad decrypt"]))
+        }
+        if let encrypted = PKCS12_SAFEBAG_get0_pkcs8(bag) {
+            var algorithm: UnsafePointer<X509_ALGOR>?
+            X509_SIG_get0(encrypted, &algorithm, nil)
+            if let algorithm, let der = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }),
+               let name = UnreadableEncryption.name(algorithmIdentifierDER: der) {
+                throw PKCS12Error(kind: .unsupported(name), underlying: OpenSSLError(function: "PKCS12_decrypt_skey", reasons: ["unsupported"]))
+            }
         }
         var lastError = OpenSSLError(function: "PKCS12_decrypt_skey", reasons: [])
         for candidate in candidates {
@@ -238,7 +282,7 @@ struct PKCS12Contents {
             case NID_pkcs8ShroudedKeyBag:
                 do {
                     keys.append((name, id, .success(try decryptKey(bag, index))))
-                } catch let error as PKCS12Error where error.kind == .wrongKeyPassword {
+                } catch let error as PKCS12Error where error.kind == .wrongKeyPassword || error.isUnsupported {
                     keys.append((name, id, .failure(error)))
                 }
             case NID_keyBag:
@@ -285,7 +329,8 @@ struct PKCS12Contents {
             }
             var keyError: PKCS12Error?
             if case .failure(let error) = key.key {
-                keyError = storePasswordVerified ? error : PKCS12Error(kind: .wrongStoreOrKeyPassword, underlying: error.underlying)
+                keyError = storePasswordVerified || error.isUnsupported ? error
+                    : PKCS12Error(kind: .wrongStoreOrKeyPassword, underlying: error.underlying)
             }
             entries.append(PKCS12Entry(friendlyName: key.name ?? leafIndex.flatMap { certificates[$0].name },
                                        localKeyID: key.id, privateKey: try? key.key.get(), keyError: keyError, certificates: chain))

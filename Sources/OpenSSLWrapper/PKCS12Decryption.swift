@@ -1,8 +1,9 @@
 internal import COpenSSL
 
 /// Reads a PKCS#12 store with every password-derived key computed at once by PasswordKDF: the integrity MAC's
-/// key (PKCS#12 KDF, SHA-256), the encrypted safes' and the shrouded key bags' (PBES2 with PBKDF2-HMAC-SHA256 and
-/// AES-CBC), which is what keytool (JDK 17+) and OpenSSL 3 write. OpenSSL still parses the structure, decrypts
+/// key (PKCS#12 KDF with SHA-256, or RFC 9579's PBMAC1 with PBKDF2-HMAC-SHA256), the encrypted safes' and the
+/// shrouded key bags' (PBES2 with PBKDF2-HMAC-SHA256 and AES-CBC), which is what keytool (JDK 17+) and OpenSSL 3
+/// write. OpenSSL still parses the structure, decrypts
 /// (AES) and decodes the bags; only the iterations move. Anything else (other algorithms, BER the DER walk does
 /// not follow, a wrong password, a failure of any kind) gives nil, and the caller reads the store the OpenSSL
 /// way: its answers and its errors stay the reference.
@@ -13,10 +14,9 @@ enum PKCS12Decryption {
 
         var mac: (inputs: MACInputs, request: Int)?
         if PKCS12_mac_present(store) == 1 {
-            guard let inputs = MACInputs(store: store, der: der), let bmpPassword = PasswordKDF.bmpString(utf8: password) else { return nil }
+            guard let inputs = MACInputs(store: store, der: der), let request = inputs.request(password: password) else { return nil }
             mac = (inputs, requests.count)
-            requests.append(PasswordKDF.Request(kind: .pkcs12SHA256(id: 3), password: bmpPassword, salt: inputs.salt,
-                                                iterations: inputs.iterations, length: 32))
+            requests.append(request)
         }
 
         guard let safes = PKCS12_unpack_authsafes(store) else { return nil }
@@ -135,12 +135,18 @@ enum PKCS12Decryption {
     }
 }
 
-/// What the integrity MAC is checked with: HMAC-SHA-256 over the authenticated safe's octets, keyed by the
-/// PKCS#12 KDF (id 3) of the password, as PKCS12_verify_mac computes it. Only SHA-256 MACs, and only when
-/// the authenticated safe is a primitive DER OCTET STRING (d2i_PKCS12 also reads BER: then it is OpenSSL's).
+/// What the integrity MAC is checked with: an HMAC over the authenticated safe's octets, keyed either by the
+/// PKCS#12 KDF (id 3) of the password as PKCS12_verify_mac computes it (SHA-256 only here), or by RFC 9579's
+/// PBMAC1 (any PRF and HMAC it names). Only when the authenticated safe is a primitive DER OCTET STRING
+/// (d2i_PKCS12 also reads BER: then it is OpenSSL's).
 struct MACInputs {
-    let salt: [UInt8]
-    let iterations: Int
+    enum KeyDerivation {
+        case pkcs12SHA256(salt: [UInt8], iterations: Int)
+        case pbmac1(PBMAC1Parameters)
+    }
+    let keyDerivation: KeyDerivation
+    /// The HMAC's digest.
+    let digest: OpaquePointer
     let expected: [UInt8]
     let content: ArraySlice<UInt8>
 
@@ -155,10 +161,23 @@ struct MACInputs {
         guard let digest, let algorithm, let salt else { return nil }
         var digestObject: OpaquePointer?
         X509_ALGOR_get0(&digestObject, nil, nil, algorithm)
-        guard let digestObject, OBJ_obj2nid(digestObject) == NID_sha256 else { return nil }
-        // No iteration count means 1 (pkcs12_gen_mac); ASN1_INTEGER_get gives -1 for what does not fit a long.
-        let count = iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1
-        guard (1...Int(Int32.max)).contains(count) else { return nil }
+        guard let digestObject else { return nil }
+        switch OBJ_obj2nid(digestObject) {
+        case NID_sha256:
+            // No iteration count means 1 (pkcs12_gen_mac); ASN1_INTEGER_get gives -1 for what does not fit a long.
+            let count = iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1
+            guard (1...Int(Int32.max)).contains(count) else { return nil }
+            keyDerivation = .pkcs12SHA256(salt: Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(salt), count: Int(ASN1_STRING_length(salt)))),
+                                          iterations: count)
+            self.digest = FetchedDigests.sha256
+        case NID_pbmac1:
+            guard let algorithmDER = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }),
+                  let parameters = PBMAC1Parameters(algorithmIdentifierDER: algorithmDER) else { return nil }
+            keyDerivation = .pbmac1(parameters)
+            self.digest = parameters.mac
+        default:
+            return nil
+        }
 
         // PFX ::= SEQUENCE { version, authSafe ContentInfo (data, [0] EXPLICIT OCTET STRING), macData }
         var reader = DERReader(der)
@@ -167,18 +186,28 @@ struct MACInputs {
               contentInfo[0].encoded.elementsEqual(Self.dataOID), contentInfo[1].tag == 0xa0,
               let explicit = try? contentInfo[1].children(), explicit.count == 1, explicit[0].tag == DER.octetStringTag else { return nil }
 
-        self.salt = Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(salt), count: Int(ASN1_STRING_length(salt))))
-        self.iterations = count
         self.expected = Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(digest), count: Int(ASN1_STRING_length(digest))))
         self.content = explicit[0].contents
     }
 
-    /// True when HMAC-SHA-256(key, content) is the stored MAC (compared in constant time, as OpenSSL does).
+    /// The MAC key's derivation from `password` for PasswordKDF; nil when it derives no such key (a PBMAC1 PRF
+    /// other than SHA-256, a password OpenSSL cannot make a BMPString of).
+    func request(password: [UInt8]) -> PasswordKDF.Request? {
+        switch keyDerivation {
+        case let .pkcs12SHA256(salt, iterations):
+            guard let bmpPassword = PasswordKDF.bmpString(utf8: password) else { return nil }
+            return PasswordKDF.Request(kind: .pkcs12SHA256(id: 3), password: bmpPassword, salt: salt, iterations: iterations, length: 32)
+        case .pbmac1(let parameters):
+            return parameters.request(password: password)
+        }
+    }
+
+    /// True when HMAC(key, content) is the stored MAC (compared in constant time, as OpenSSL does).
     func matches(key: [UInt8]) -> Bool {
-        var mac = [UInt8](repeating: 0, count: 32)
+        var mac = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let computed = content.withUnsafeBufferPointer { data in
-            HMAC(FetchedDigests.sha256, key, Int32(key.count), data.baseAddress, data.count, &mac, &length)
+            HMAC(digest, key, Int32(key.count), data.baseAddress, data.count, &mac, &length)
         }
         guard computed != nil, Int(length) == expected.count else { return false }
         return CRYPTO_memcmp(mac, expected, expected.count) == 0

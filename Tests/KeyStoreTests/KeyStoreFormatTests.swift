@@ -291,7 +291,7 @@ import TestSupport
     }
 
     /// `--key` PKCS#8 files in every encryption `openssl pkcs8 -topk8` writes, DER and PEM; the legacy ones (PBES1
-    /// with DES or RC2, PKCS#12's RC2 and RC4 PBE) by our own code. apksigner reads DER only, and of that what
+    /// with DES or RC2, PKCS#12's RC2 and RC4 PBE, PBES2 with DES-CBC or RC2-CBC) by our own code. apksigner reads DER only, and of that what
     /// Java's EncryptedPrivateKeyInfo knows: with those, the output is apksigner's bytes.
     @Test func encryptedPKCS8KeysInEveryForm() throws {
         let directory = try TestSupport.makeTemporaryDirectory("pkcs8-forms")
@@ -311,6 +311,7 @@ import TestSupport
             (["-v1", "PBE-SHA1-RC2-40"], true), (["-v1", "PBE-SHA1-RC2-128"], true), (["-v1", "PBE-SHA1-RC4-40"], true),
             (["-v1", "PBE-SHA1-RC4-128"], true), (["-v1", "PBE-MD5-DES"], true), (["-v1", "PBE-SHA1-DES"], false),
             (["-v1", "PBE-MD5-RC2-64"], false), (["-v1", "PBE-SHA1-RC2-64"], false),
+            (["-v2", "des-cbc"], false), (["-v2", "rc2-cbc"], false), (["-v2", "rc2-40-cbc", "-v2prf", "hmacWithSHA256"], false),
         ]
         for (index, form) in forms.enumerated() {
             for outputForm in ["DER", "PEM"] {

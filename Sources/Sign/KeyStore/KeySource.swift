@@ -100,6 +100,8 @@ public enum KeySource: Sendable, Equatable {
             do {
                 return isPEM ? try PrivateKey(pemEncoded: text, password: secret.bytes)
                     : try PrivateKey(encryptedDEREncoded: bytes, password: secret.bytes)
+            } catch let error as UnreadableKeyEncryption {
+                throw unreadableKey(path: path, scheme: error.scheme)
             } catch {
                 throw KeyStoreError(.wrongKeyPassword, "cannot decrypt \(path): wrong key password, or an unsupported encryption (\(error))", subject: .keyPassword)
             }
@@ -109,6 +111,47 @@ public enum KeySource: Sendable, Equatable {
         } catch {
             throw KeyStoreError(.invalidKey, "\(path) is not a readable private key (\(error)); the key file must be PKCS#8 in DER or PEM")
         }
+    }
+
+    /// A key file under an encryption this build does not read: the OpenSSL command that re-encrypts it with
+    /// PBES2 and AES (it asks for the old and the new password; nothing secret on its command line), or, for MD2,
+    /// which no OpenSSL 3 reads, where to get it again.
+    private static func unreadableKey(path: String, scheme: String) -> KeyStoreError {
+        let advice = scheme.contains("MD2")
+            ? "OpenSSL 3 does not read MD2 either: export the key again from the tool that holds it, encrypted with PBES2 and AES (openssl pkcs8 -topk8 -v2 aes-256-cbc)"
+            : "re-encrypt it with PBES2 and AES (OpenSSL asks for the old and the new password): openssl pkcs8 -topk8 -provider legacy -provider default -v2 aes-256-cbc -in \(shellWord(path)) -out \(shellWord(convertedName(path, suffix: ".pk8")))"
+        return KeyStoreError(.unsupportedEncryption, "\(path) is encrypted with \(scheme), which apkpatch does not read; \(advice)")
+    }
+
+    /// A keystore protected (wholly or a key in it) by a scheme this build does not read: the OpenSSL commands
+    /// that write the same keys and certificates as a store of today's defaults, through a PEM file whose key
+    /// stays encrypted (`openssl pkcs12 -export` reads its input twice, so it cannot take it from a pipe).
+    static func unreadableStore(path: String, scheme: String) -> KeyStoreError {
+        guard !scheme.contains("MD2") else {
+            return KeyStoreError(.unsupportedEncryption, "keystore \(path) is protected with \(scheme), which apkpatch does not read; OpenSSL 3 does not read MD2 either: export the key again from the tool that holds it")
+        }
+        let pem = shellWord(convertedName(path, suffix: ".pem")), store = shellWord(convertedName(path, suffix: ".p12"))
+        let pbmac1 = scheme.contains("PBMAC1")
+        let commands = "openssl pkcs12 -in \(shellWord(path))\(pbmac1 ? "" : " -legacy") -out \(pem) && openssl pkcs12 -export -in \(pem) -out \(store) && rm \(pem)"
+        let advice = pbmac1
+            ? "OpenSSL 3.4 or later reads it and writes it again with a classic MAC (it asks for the passwords): \(commands)"
+            : "convert it to a store of today's defaults (OpenSSL asks for the passwords): \(commands)"
+        return KeyStoreError(.unsupportedEncryption, "keystore \(path) is protected with \(scheme), which apkpatch does not read; \(advice)")
+    }
+
+    /// `dir/key.pk8` → `dir/key-converted.pk8`: the name a converted copy is suggested under, beside the original.
+    private static func convertedName(_ path: String, suffix: String) -> String {
+        let directory = path.contains("/") ? String(path[...path.lastIndex(of: "/")!]) : ""
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        let stem = file.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? file
+        return directory + (stem.isEmpty ? file : stem) + "-converted" + suffix
+    }
+
+    /// A path as one shell word in a suggested command: single-quoted when it holds anything but letters,
+    /// digits and `_./-`.
+    private static func shellWord(_ path: String) -> String {
+        path.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_./-".contains($0)) } ? path
+            : "'" + path.replacing("'", with: "'\\''") + "'"
     }
 
     /// EncryptedPrivateKeyInfo ::= SEQUENCE { AlgorithmIdentifier SEQUENCE, OCTET STRING }, whereas
@@ -230,6 +273,8 @@ public struct LoadedKeyStore: Sendable {
                         ? "keystore \(path): the store password is right, but its certificates are encrypted with another password (a store written by openssl pkcs12 -twopass); give that one as the key password"
                         : "keystore \(path): the store password is right, but its certificates did not decrypt with it or with the key password given (a store written by openssl pkcs12 -twopass has a separate encryption password)",
                         subject: .keyPassword)
+                case .unsupported(let scheme):
+                    throw KeySource.unreadableStore(path: path, scheme: scheme)
                 case .malformed, .creationFailed:
                     throw KeyStoreError(.malformed, "keystore \(path) is not a readable PKCS12 file (\(error)); if it is JKS or another format, check the keystore type", subject: .storeType)
                 }
@@ -242,6 +287,8 @@ public struct LoadedKeyStore: Sendable {
                                                creationMilliseconds: nil))
                 if let key = entry.privateKey {
                     keys[alias.lowercased()] = .success(key)
+                } else if let keyError = entry.keyError, case .unsupported(let scheme) = keyError.kind {
+                    keys[alias.lowercased()] = .failure(KeySource.unreadableStore(path: path, scheme: scheme + " (key \"\(alias)\")"))
                 } else if let keyError = entry.keyError {
                     // Listed all the same; signing with it says which password is wrong.
                     keys[alias.lowercased()] = .failure(keyError.kind == .wrongStoreOrKeyPassword

@@ -8,6 +8,7 @@ public struct KeyStoreError: Error, CustomStringConvertible, Sendable, Equatable
         case fileUnreadable = "KEYSTORE_UNREADABLE"
         case unsupportedType = "KEYSTORE_TYPE_UNSUPPORTED"
         case malformed = "KEYSTORE_MALFORMED"
+        case unsupportedEncryption = "KEY_ENCRYPTION_UNSUPPORTED"
         case wrongStorePassword = "KEYSTORE_WRONG_PASSWORD"
         case wrongKeyPassword = "KEY_WRONG_PASSWORD"
         case aliasNotFound = "KEYSTORE_ALIAS_NOT_FOUND"
