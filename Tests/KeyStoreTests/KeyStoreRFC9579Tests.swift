@@ -177,6 +177,20 @@ import TestSupport
         #expect(!sign.stderr.contains(Self.password) && !FileManager.default.fileExists(atPath: out))
     }
 
+    static func openssl(_ arguments: [String], environment: [String: String]) throws {
+        let result = try TestSupport.run("openssl", arguments, environment: environment)
+        guard result.succeeded else { throw FixtureError(message: "openssl \(arguments.prefix(2)) failed:\n\(result)") }
+    }
+
+    /// An RSA key (key.pem) and its certificate (cert.pem, `subject`) in `directory`, and a fixture APK there.
+    static func keyCertificateAndAPK(in directory: URL, subject: String, environment: [String: String]) throws -> String {
+        let key = directory.appendingPathComponent("key.pem").path
+        try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key], environment: environment)
+        try openssl(["req", "-new", "-x509", "-key", key, "-subj", subject, "-days", "3650", "-out", directory.appendingPathComponent("cert.pem").path],
+                    environment: environment)
+        return try FixtureAPK().build(in: directory)
+    }
+
     /// The ciphers of OpenSSL 3's legacy provider this build has no code for (Blowfish, CAST5, SEED), as
     /// `openssl pkcs8 -topk8 -v2 CIPHER` writes them: refused naming the scheme and the command that re-encrypts
     /// the key, and that command, run as given (passwords from the environment), makes a key that signs. MD2's
@@ -185,13 +199,8 @@ import TestSupport
         let directory = try TestSupport.makeTemporaryDirectory("pkcs8-unread")
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
         let environment = ["APKPATCH_TEST_KEY_PASS": "pkcs8-Pass-4"]
-        func openssl(_ arguments: [String]) throws {
-            let result = try TestSupport.run("openssl", arguments, environment: environment)
-            guard result.succeeded else { throw FixtureError(message: "openssl \(arguments.prefix(2)) failed:\n\(result)") }
-        }
-        try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path("key.pem")])
-        try openssl(["req", "-new", "-x509", "-key", path("key.pem"), "-subj", "/CN=Legacy Cipher Key", "-days", "3650", "-out", path("cert.pem")])
-        let apk = try FixtureAPK().build(in: directory)
+        func openssl(_ arguments: [String]) throws { try Self.openssl(arguments, environment: environment) }
+        let apk = try Self.keyCertificateAndAPK(in: directory, subject: "/CN=Legacy Cipher Key", environment: environment)
         // Debian's OpenSSL has no IDEA (nor RC5): those are named from their OIDs alike.
         for (cipher, name) in [("bf-cbc", "Blowfish-CBC"), ("cast5-cbc", "CAST5-CBC"), ("seed-cbc", "SEED-CBC")] {
             for form in ["DER", "PEM"] {
@@ -237,13 +246,8 @@ import TestSupport
         let directory = try TestSupport.makeTemporaryDirectory("pkcs12-unread")
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
         let environment = ["APKPATCH_TEST_KS_PASS": Self.password]
-        func openssl(_ arguments: [String]) throws {
-            let result = try TestSupport.run("openssl", arguments, environment: environment)
-            guard result.succeeded else { throw FixtureError(message: "openssl \(arguments.prefix(2)) failed:\n\(result)") }
-        }
-        try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path("key.pem")])
-        try openssl(["req", "-new", "-x509", "-key", path("key.pem"), "-subj", "/CN=Legacy Store Key", "-days", "3650", "-out", path("cert.pem")])
-        let apk = try FixtureAPK().build(in: directory)
+        func openssl(_ arguments: [String]) throws { try Self.openssl(arguments, environment: environment) }
+        let apk = try Self.keyCertificateAndAPK(in: directory, subject: "/CN=Legacy Store Key", environment: environment)
         for (options, shows, keyOnly) in [(["-certpbe", "BF-CBC"], "PBES2 with Blowfish-CBC, which", false),
                                           (["-keypbe", "CAST5-CBC"], "PBES2 with CAST5-CBC (key \"release\"), which", true)] {
             let store = path("store-\(keyOnly ? "key" : "certs").p12")
