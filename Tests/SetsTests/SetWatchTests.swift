@@ -192,6 +192,31 @@ import TestSupport
         }
     }
 
+    /// watch SET --install --emit-script with no device: each build still writes the script (the APKs a run
+    /// without a device installs), and the missing device is said once, to be retried.
+    @Test func theScriptIsWrittenWhileNoDeviceCanBeRead() throws {
+        let adb = try FakeADB()
+        let input = try fixture.pack(.directory)
+        let output = scratch.appendingPathComponent("no-device").path
+        let script = scratch.appendingPathComponent("no-device.sh").path
+        let noDevice = FakeADB.Reply(standardError: "adb: no devices/emulators found\n", status: 1)
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                                              "--install", "--emit-script", script], environment: adb.environment(shell: noDevice))
+        defer { if process.isRunning { process.terminate() } }
+        #expect(lines.waitFor { $0.contains("install script: \(script) installs every APK of the set") }, "\(lines.lines)")
+        #expect(lines.waitFor { $0.contains("No device, will retry") }, "\(lines.lines)")
+        process.interrupt()
+        #expect(lines.waitFor { $0.contains("] stopped") }, "\(lines.lines)")
+        process.waitUntilExit()
+        #expect(try adb.invocations().allSatisfy { !$0.contains("install-multiple") })
+        let installer = try FakeADB()
+        let ran = try TestSupport.run("sh", [script], environment: installer.environment())
+        #expect(ran.succeeded, "\(ran)")
+        let installed = try installer.invocations().first { $0.first == "install-multiple" } ?? []
+        #expect(Set(installed.filter { $0.hasSuffix(".apk") }.map { ($0 as NSString).lastPathComponent })
+                == ["base.apk", "split_config.arm64_v8a.apk", "split_config.fr.apk", "split_config.xhdpi.apk"], "\(installed)")
+    }
+
     func unzipped(_ archive: String, _ name: String) throws -> String {
         let folder = scratch.appendingPathComponent("extract-\(UUID().uuidString)")
         _ = try TestSupport.run("unzip", ["-q", archive, name, "-d", folder.path])
