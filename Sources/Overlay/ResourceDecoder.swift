@@ -52,6 +52,12 @@ public enum ResourceDecoder {
         if let kind = FileKind(atPath: directory), kind != .directory {
             throw FileError(path: directory, operation: "decode into", errno: ENOTDIR, detail: "it is a file, not a directory; choose another output directory")
         }
+        // A name Android reads may still be no file's (a part over NAME_MAX): refused before the first write.
+        for file in files {
+            if let problem = EntryName.fileNameProblem(with: Array(file.path.utf8)) {
+                throw UnpackError.unsafeEntryName(path: archive.label, name: file.path, reason: problem)
+            }
+        }
         for file in files {
             try write(Array(file.text.utf8), to: file.path, in: directory)
             summary.files.append(file.path)

@@ -121,9 +121,8 @@ public struct Extractor {
     static func checkPaths(of entries: [ZipEntry], archive: String) throws {
         let slash = UInt8(ascii: "/")
         for entry in entries {
-            if let long = entry.nameBytes.split(separator: slash).first(where: { $0.count > Int(NAME_MAX) }) {
-                throw UnpackError.unsafeEntryName(path: archive, name: entry.name,
-                                                  reason: "a part of its name is \(long.count) bytes long, longer than a file name can be (\(NAME_MAX) bytes)")
+            if let problem = EntryName.fileNameProblem(with: entry.nameBytes) {
+                throw UnpackError.unsafeEntryName(path: archive, name: entry.name, reason: problem)
             }
         }
         // Sorted, the names inside a folder "F/" follow F's own lower bound: one binary search per file, no set

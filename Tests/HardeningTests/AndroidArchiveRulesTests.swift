@@ -282,6 +282,29 @@ import ZlibWrapper
         #expect(sign.succeeded, "sign keeps names Android reads: \(sign)")
     }
 
+    /// decode writes the manifest and res/ XML under their entry names: a res/xml file whose name is longer than a
+    /// file name can be made decode fail after it had written the manifest ("cannot name the finished output",
+    /// a half-decoded folder left). It is refused before the first file is written.
+    @Test func decodeRefusesAResourceNameNoFileCanHaveBeforeWriting() throws {
+        let base = try FixtureAPK.cordovaLike().build(in: dir, name: "base.apk")
+        let input = dir.appendingPathComponent("long-res.apk").path
+        let python = """
+        import sys, zipfile
+        with zipfile.ZipFile(sys.argv[1]) as source:
+            data = {name: source.read(name) for name in source.namelist()}
+        with zipfile.ZipFile(sys.argv[2], 'w', zipfile.ZIP_DEFLATED) as out:
+            for name, content in data.items():
+                out.writestr(name, content)
+            out.writestr('res/xml/' + 'c' * 300 + '.xml', data['AndroidManifest.xml'])
+        """
+        let made = try TestSupport.run("python3", ["-c", python, base, input])
+        try #require(made.succeeded, "\(made)")
+        let decoded = dir.appendingPathComponent("long-res-decoded")
+        let decode = try TestSupport.apkpatch(["decode", input, "-o", decoded.path])
+        #expect(decode.status == 1 && decode.stderr.contains("a part of its name is 304 bytes long, longer than a file name can be (255 bytes)"), "\(decode)")
+        #expect(!FileManager.default.fileExists(atPath: decoded.path), "nothing written")
+    }
+
     /// A central record whose extra field declares more bytes than the record holds (id 0xFFFF, 16 bytes, none
     /// there): libziparchive reads the archive and every command that writes an APK takes it; unpack refused it
     /// with libzip's "zip_open: Zip archive inconsistent" and now extracts it with APKArchive's reader.

@@ -229,6 +229,16 @@ public enum EntryName {
         return nil
     }
 
+    /// Why `name`, safe as a path, still cannot be a file's path on Linux: a part longer than a file name can be
+    /// (NAME_MAX). Android reads such a name; only the commands that write entries as files refuse it.
+    public static func fileNameProblem(with name: [UInt8]) -> String? {
+        guard let long = name.split(separator: UInt8(ascii: "/")).first(where: { $0.count > fileNameLimit }) else { return nil }
+        return "a part of its name is \(long.count) bytes long, longer than a file name can be (\(fileNameLimit) bytes)"
+    }
+
+    /// NAME_MAX on Linux and Darwin alike.
+    static let fileNameLimit = 255
+
     /// False only when all eight bytes of `word` are printable ASCII (0x21...0x7E) other than '/' and '\\',
     /// bytes `problem(with:)` has nothing to note about. Bit tricks from "Bit Twiddling Hacks" (hasless,
     /// hasmore, haszero): they may report a byte that is fine (the caller then looks at each byte), never
