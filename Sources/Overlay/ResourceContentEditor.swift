@@ -34,11 +34,20 @@ public struct ResourceContentEditor: ContentEditor {
 
         var table: ResourceTable?
         let arscEntry = archive.entry(named: "resources.arsc")
+        // A table without a package (an app without resources), or no table at all, gets a package named as the
+        // manifest's when the patch adds resources, as aapt2 names it.
+        let manifestPackage = archive.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: archive.uncompressedData(of: $0)).packageName }
         if let arscEntry {
-            // A table without a package (an app without resources) gets one named as the manifest's package when
-            // the patch adds resources, as aapt2 names it.
-            let manifestPackage = archive.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: archive.uncompressedData(of: $0)).packageName }
             table = try ResourceTable(bytes: try archive.uncompressedData(of: arscEntry), packageNameIfAbsent: manifestPackage ?? "")
+        } else if try !(overrides.isEmpty && newFiles.isEmpty && network.isEmpty) || compiled.contains(where: { path in
+            let content = try PatchDirectory.read(patch.files[path]!)
+            return ResourcePatch.isTextXML(content) && !ResourcePatch.newIDNames(in: String(decoding: content, as: UTF8.self)).isEmpty
+        }) {
+            guard let manifestPackage, !manifestPackage.isEmpty else {
+                let what = (overrides + newFiles.map(\.path)).first ?? (network.isEmpty ? "new ids" : "networkSecurity")
+                throw ResourceTableError(.notFound, "the patch has \(what), which needs a resources.arsc; the APK has none, and no manifest package to name a new one after")
+            }
+            table = try ResourceTable.empty(packageName: manifestPackage)
         }
         var output = entries
         func index(of name: String) -> Int? { output.firstIndex { $0.entry.name == name } }
@@ -56,12 +65,6 @@ public struct ResourceContentEditor: ContentEditor {
         }
 
         var updated = table
-        if !(overrides.isEmpty && newFiles.isEmpty && network.isEmpty) {
-            guard table != nil else {
-                let what = (overrides + newFiles.map(\.path)).first ?? "networkSecurity"
-                throw ResourceTableError(.notFound, "the patch has \(what) but the APK has no resources.arsc to add it to")
-            }
-        }
         // Values files first: `<public>` there may give a new file resource its ID, and new names (files' too)
         // get their IDs before any value is compiled, so anything may refer to anything the patch adds. A new
         // file lands at the path aapt2 gives it (res/drawable-hdpi-v4/…).
@@ -171,9 +174,13 @@ public struct ResourceContentEditor: ContentEditor {
             summary.notes += PackageRename.notes(on: updated!, oldName: renaming.old, excluding: renamedStrings) + renameNotes
             try updated!.renamePackage(to: renaming.new)
         }
-        if let arscEntry, let updated {
+        if let updated {
             let bytes = try updated.encoded()
-            if bytes != (try archive.uncompressedData(of: arscEntry)) { try replace("resources.arsc", with: bytes) }
+            if let arscEntry {
+                if bytes != (try archive.uncompressedData(of: arscEntry)) { try replace("resources.arsc", with: bytes) }
+            } else if !updated.entries.isEmpty {
+                try add("resources.arsc", content: bytes)
+            }
         }
 
         if !edits.isEmpty {

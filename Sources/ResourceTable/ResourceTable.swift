@@ -410,6 +410,20 @@ extension ResourceTable: ResourceResolver {
 }
 
 extension ResourceTable {
+    /// A table for an APK that has no resources.arsc: package 0x7f named `packageName` (the manifest's, as aapt2
+    /// names an app's package), with nothing in it yet: built from the package-less table aapt2 writes for an app
+    /// without resources.
+    public static func empty(packageName: String) throws -> ResourceTable {
+        let pool = try StringPool(isUTF8: true).encoded()
+        var table = LittleEndianWriter(capacity: 12 + pool.count)
+        table.write(ChunkType.table)
+        table.write(UInt16(12))
+        table.write(UInt32(12 + pool.count))
+        table.write(UInt32(0))  // packageCount
+        table.write(bytes: pool)
+        return try ResourceTable(bytes: table.bytes, packageNameIfAbsent: packageName)
+    }
+
     /// `bytes`, a table without a package, with an empty one after its other chunks (`ResTable_package`: ID 0x7f,
     /// `name`, empty type and key name pools, no types) and its package count 1.
     static func addingEmptyPackage(to bytes: [UInt8], named name: String) throws -> [UInt8] {

@@ -16,8 +16,9 @@ import TestSupport
         0x00, 0x01, 0x00, 0x00, 0x1C, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     ]
 
-    /// An APK of a manifest and that table (aapt2's link of the manifest alone, its table replaced, stored).
-    static func fixture(in dir: URL) throws -> String {
+    /// An APK of a manifest and that table (aapt2's link of the manifest alone, its table replaced, stored), or of
+    /// the manifest alone (`withTable` false: no resources.arsc, as androguard's AndroidManifest_ShortName.apk).
+    static func fixture(in dir: URL, withTable: Bool = true) throws -> String {
         try TestSupport.write("""
             <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="com.example.nores"
                 android:versionCode="3" android:versionName="1.3">
@@ -33,6 +34,10 @@ import TestSupport
         let zip = try TestSupport.run("zip", ["-q", "-X", "-0", apk, "resources.arsc"], currentDirectory: tableDir.path)
         guard zip.succeeded else { throw FixtureError(message: "zip failed: \(zip)") }
         #expect(try Oracle.entry("resources.arsc", in: apk) == table)
+        if !withTable {
+            let delete = try TestSupport.run("zip", ["-q", "-d", apk, "resources.arsc"])
+            guard delete.succeeded else { throw FixtureError(message: "zip -d failed: \(delete)") }
+        }
         return apk
     }
 
@@ -57,10 +62,12 @@ import TestSupport
         #expect(try Oracle.aapt(["dump", "xmltree", output, "AndroidManifest.xml"]) == Oracle.aapt(["dump", "xmltree", apk, "AndroidManifest.xml"]))
     }
 
-    @Test func addedResourcesGoInANewAppPackage() throws {
+    /// Also for an APK without any resources.arsc: `run` writes one (stored, as Android 11+ wants it).
+    @Test(arguments: [true, false]) func addedResourcesGoInANewAppPackage(withTable: Bool) throws {
         let dir = try TestSupport.makeTemporaryDirectory("packageless-add")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let apk = try Self.fixture(in: dir)
+        let apk = try Self.fixture(in: dir, withTable: withTable)
+        #expect(try TestSupport.run("unzip", ["-l", apk]).stdout.contains("resources.arsc") == withTable)
         let patch = dir.appendingPathComponent("patch")
         try TestSupport.write(#"<resources><string name="greeting">Hello</string><color name="accent">#ff123456</color></resources>"#,
                               to: "res/values/values.xml", in: patch)
@@ -79,6 +86,12 @@ import TestSupport
 
         let resources = try Oracle.aapt(["dump", "--values", "resources", output])
         #expect(resources.contains("Package Group 0 id=0x7f packageCount=1 name=com.example.nores"), "\(resources)")
+        let listing = try TestSupport.run("unzip", ["-v", output]).stdout
+        #expect(listing.split(separator: "\n").contains { $0.hasSuffix(" resources.arsc") && $0.contains(" Stored ") }, "\(listing)")
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
+        let badging = try Oracle.aapt(["dump", "badging", output])
+        #expect(badging.contains("package: name='com.example.nores' versionCode='3' versionName='1.3'") && badging.contains("application-label:'No resources'"),
+                "\(badging)")
         for expected in ["com.example.nores:string/greeting", #"(string8) "Hello""#, #"(string8) "Bonjour""#, "com.example.nores:color/accent",
                          "com.example.nores:layout/main", "com.example.nores:id/text", "com.example.nores:xml/network_security_config",
                          "com.example.nores:raw/proxy_ca"] {
