@@ -13,21 +13,49 @@ package enum XMLEscaping {
     /// Character data: markup characters and carriage returns (which XML would turn into newlines).
     package static func text(_ s: String) -> String { escape(s, inAttribute: false) }
 
-    private static func escape(_ s: String, inAttribute: Bool) -> String {
+    /// The white space aapt compacts at the ends of a text node (ASCII space, tab, newline, carriage return).
+    package static func isSpace(_ c: Unicode.Scalar) -> Bool { c == " " || c == "\n" || c == "\t" || c == "\r" }
+
+    /// A text node's character data such that `TextXMLCompiler` compiles it back to exactly `s`: white space the
+    /// compiler would compact or drop (a run of two or more at either end, a node of white space only) is written
+    /// as character references, which it keeps; a single white space character at either end stays literal.
+    /// `endsInLiteralSpace`: the written text ends in literal white space, so more (line padding) may follow it,
+    /// since the compiler keeps the first character of that trailing run.
+    package static func textNode(_ s: String) -> (text: String, endsInLiteralSpace: Bool) {
+        let scalars = Array(s.unicodeScalars)
+        let leading = scalars.prefix(while: isSpace).count
+        guard leading < scalars.count else {
+            return (scalars.map { "&#" + String($0.value) + ";" }.joined(), false)
+        }
+        let trailing = scalars.reversed().prefix(while: isSpace).count
         var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\r": out += "&#13;"
-            case "\"" where inAttribute: out += "&quot;"
-            case "\n" where inAttribute: out += "&#10;"
-            case "\t" where inAttribute: out += "&#9;"
-            default: out.unicodeScalars.append(c)
+        for (index, c) in scalars.enumerated() {
+            if isSpace(c), c == "\r" || (index < leading && leading > 1) || (index >= scalars.count - trailing && trailing > 1) {
+                out += "&#" + String(c.value) + ";"
+            } else {
+                append(c, to: &out, inAttribute: false)
             }
         }
+        return (out, trailing == 1 && scalars.last != "\r")
+    }
+
+    private static func escape(_ s: String, inAttribute: Bool) -> String {
+        var out = ""
+        for c in s.unicodeScalars { append(c, to: &out, inAttribute: inAttribute) }
         return out
+    }
+
+    private static func append(_ c: Unicode.Scalar, to out: inout String, inAttribute: Bool) {
+        switch c {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        case "\r": out += "&#13;"
+        case "\"" where inAttribute: out += "&quot;"
+        case "\n" where inAttribute: out += "&#10;"
+        case "\t" where inAttribute: out += "&#9;"
+        default: out.unicodeScalars.append(c)
+        }
     }
 }
 

@@ -148,32 +148,33 @@ private struct TextPrinter {
         }
         printedElements += 1
         place(at: element.lineNumber, depth: depth, inline: inline)
+        // A line the layout cannot give the element (0 for the uses-sdk aapt adds; one behind the lines already
+        // written) is recorded.
+        if options.keepsLineNumbers, Int(element.lineNumber) != line {
+            attributeText += " " + qualified(XMLTree.lineNumberName, XMLTree.toolsNamespace, isAttribute: true) + "=\"\(element.lineNumber)\""
+        }
         out += "<" + name
         for (p, uri) in declarations { out += " xmlns" + (p.isEmpty ? "" : ":" + p) + "=\"" + XMLEscaping.attribute(uri) + "\"" }
         out += attributeText
         if element.children.isEmpty { out += "/>"; return }
         out += ">"
-        // Mixed content: the compiler collapses white space runs in text (as aapt does) and drops white-space-only
-        // text, so line padding may go between elements, or next to text that already has white space there.
-        let hasText = element.children.contains { if case .text = $0 { return true }; return false }
-        func allowsPadding(after index: Int) -> Bool {
-            guard !inline else { return false }
-            guard hasText, index >= 0, case .text(let t) = element.children[index] else { return true }
-            return t.text.last?.isWhitespace == true
-        }
-        for (index, child) in element.children.enumerated() {
+        // Mixed content: the compiler drops text of literal white space only and keeps the first character of a
+        // text's trailing literal white space, so line padding may go between elements, or after text written to
+        // end in literal white space.
+        var paddable = !inline
+        for child in element.children {
             switch child {
             case .element(let e):
-                let padded = allowsPadding(after: index - 1)
-                self.element(e, depth: depth + 1, scope: scope, inline: !padded)
+                self.element(e, depth: depth + 1, scope: scope, inline: !paddable)
+                paddable = !inline
             case .text(let t):
-                out += XMLEscaping.text(t.text)
-                line += t.text.reduce(0) { $1 == "\n" ? $0 + 1 : $0 }
+                let (text, endsInLiteralSpace) = XMLEscaping.textNode(t.text)
+                out += text
+                line += text.utf8.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+                paddable = !inline && endsInLiteralSpace
             }
         }
-        if allowsPadding(after: element.children.count - 1) {
-            place(at: element.endLineNumber, depth: depth, inline: false, isEndTag: true)
-        }
+        if paddable { place(at: element.endLineNumber, depth: depth, inline: false, isEndTag: true) }
         out += "</" + name + ">"
     }
 

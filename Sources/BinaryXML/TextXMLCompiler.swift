@@ -6,8 +6,9 @@ extension XMLTree {
     ///   the APK's own resource table; `@android:type/name` through the framework table.
     /// - values take the first type the attribute's format allows (reference, color, integer, float/dimension/
     ///   fraction, boolean, enum, flags, string), as `ResTable::stringToValue` tries them.
-    /// - whitespace-only text is dropped; attributes with IDs are sorted by ID (Android's attribute lookup relies
-    ///   on it), the others follow in document order.
+    /// - text of white space only is dropped, white space at the ends of other text compacted (`compacted`);
+    /// - attributes with IDs are sorted by ID (Android's attribute lookup relies on it), the others follow in
+    ///   document order.
     /// A name that cannot be resolved throws `BinaryXMLError` (`.unresolvedName`) naming the file and line.
     public init(textXML text: String, fileName: String = "AndroidManifest.xml", resources: (any ResourceResolver)? = nil,
                 usesUTF8Strings: Bool = true, rawValues: RawValuePolicy = .untypedAndStrings) throws {
@@ -163,11 +164,15 @@ struct TextXMLCompiler {
         var attributes: [XMLTree.Attribute] = []
         var recordedIDs: [String: UInt32] = [:]
         var recordedValues: [String: ResourceValue] = [:]
+        var lineNumber = UInt32(source.line)
         for attribute in source.attributes where attribute.qualifiedName.hasSuffix(":" + XMLTree.attributeIDsName)
-            || attribute.qualifiedName.hasSuffix(":" + XMLTree.typedValuesName) {
+            || attribute.qualifiedName.hasSuffix(":" + XMLTree.typedValuesName) || attribute.qualifiedName.hasSuffix(":" + XMLTree.lineNumberName) {
             guard try split(attribute.qualifiedName, line: attribute.line, isElement: false).0 == XMLTree.toolsNamespace else { continue }
             let fail = { (reason: String) in self.fail(.badValue, attribute.line, "\(attribute.qualifiedName)=\"\(attribute.value)\": \(reason)") }
-            if attribute.qualifiedName.hasSuffix(":" + XMLTree.attributeIDsName) {
+            if attribute.qualifiedName.hasSuffix(":" + XMLTree.lineNumberName) {
+                guard let recorded = UInt32(attribute.value) else { throw fail("not a line number (a decimal number, the element's line in the original file)") }
+                lineNumber = recorded
+            } else if attribute.qualifiedName.hasSuffix(":" + XMLTree.attributeIDsName) {
                 recordedIDs = try XMLTree.parseAttributeIDs(attribute.value, fail: fail)
             } else {
                 recordedValues = try XMLTree.parseTypedValues(attribute.value, fail: fail)
@@ -191,21 +196,27 @@ struct TextXMLCompiler {
         }.map(\.element)
         var children: [XMLTree.Node] = []
         for child in source.children {
+            if case .text(let text, _, let space) = child, space.leading == text.unicodeScalars.count { continue }
             switch child {
             case .element(let e): children.append(.element(try element(e, scope: scope, defaultNamespace: defaultNamespace)))
-            case .text(let text, let line):
-                if text.allSatisfy(\.isWhitespace) { continue }
-                // aapt collapses each run of white space in character data to one space.
-                var collapsed = ""
-                var inSpace = false
-                for c in text {
-                    if c.isWhitespace { if !inSpace { collapsed.append(" ") }; inSpace = true } else { collapsed.append(c); inSpace = false }
-                }
-                children.append(.text(XMLTree.Text(text: collapsed, lineNumber: UInt32(line))))
+            case .text(let text, let line, let space):
+                children.append(.text(XMLTree.Text(text: Self.compacted(text, space), lineNumber: UInt32(line))))
             }
         }
         return XMLTree.Element(namespace: namespace, name: name, attributes: sorted, children: children, namespaceDeclarations: declarations,
-                               lineNumber: UInt32(source.line), endLineNumber: UInt32(source.endLine))
+                               lineNumber: lineNumber, endLineNumber: UInt32(source.endLine))
+    }
+
+    /// Character data as aapt compiles it (`XMLNode::removeWhitespace`): a text of literal white space only is
+    /// dropped (the caller's part), and a run of literal white space at either end is compacted to the one
+    /// character next to the text (aapt2 makes that a space); white space inside is kept. White space written as
+    /// character references is kept as it is, so decoded text (`XMLEscaping.textNode`) gives back any text node.
+    static func compacted(_ text: String, _ space: TextXMLParser.LiteralSpace) -> String {
+        guard space.leading > 1 || space.trailing > 1 else { return text }
+        let scalars = text.unicodeScalars
+        let start = scalars.index(scalars.startIndex, offsetBy: max(0, space.leading - 1))
+        let end = scalars.index(scalars.endIndex, offsetBy: -max(0, space.trailing - 1))
+        return String(scalars[start..<end])
     }
 
     /// Resolves the attribute name to an ID and format (or takes the ID the decoder recorded in
@@ -360,6 +371,9 @@ struct TextXMLCompiler {
             throw fail(.unresolvedName, line, "\(text): app references need the APK's resources.arsc, which is not available here")
         }
         if let id = resources.resourceID(type: type, name: name) { return id }
+        // aapt files the attrs framework-res does not make public under ^attr-private; its own XML still finds them
+        // as `?attr/name` (LineageOS's preference layouts keep that raw text).
+        if type == "attr", let id = resources.resourceID(type: "^attr-private", name: name) { return id }
         throw fail(.unresolvedName, line, "\(text): the APK has no resource \(type)/\(name), and the patch does not add one")
     }
 
@@ -380,6 +394,11 @@ extension XMLTree {
     /// another binary form (`android:isGame=0x12:0x00000001`: a boolean stored as 1, where aapt writes true as
     /// 0xffffffff; an enum stored as hex): some build tools write such forms, and aapt dumps show them.
     public static let typedValuesName = "typedValues"
+
+    /// The tools-namespace attribute in which decoded text records an element's line number where the text cannot
+    /// put the element on that line (0 for the uses-sdk aapt adds to a manifest; lines that go backwards): aapt
+    /// dumps show them, Android ignores them.
+    public static let lineNumberName = "lineNumber"
 
     /// How the compiler resolves an attribute's name to a resource ID.
     enum AttributeResolution: Equatable {

@@ -3,7 +3,14 @@
 /// the line. Comments, processing instructions and the DOCTYPE are skipped; no external entities are ever read.
 package struct TextXMLParser {
     package struct Attribute { package var qualifiedName: String; package var value: String; package var line: Int }
-    package indirect enum Node { case element(Element), text(String, line: Int) }
+    /// Character data, with `literalSpace`: how many of its first and last characters are white space written as
+    /// such, not as character references.
+    package indirect enum Node { case element(Element), text(String, line: Int, literalSpace: LiteralSpace) }
+    /// White space at the ends of character data that was written literally (CDATA's included): what aapt compacts.
+    /// `TextXMLCompiler` keeps white space written as character references (`&#10;`), which lets decoded text give
+    /// back a text node's exact white space. Counts of Unicode scalars; both are the whole text when it is all
+    /// literal white space.
+    package struct LiteralSpace: Sendable { package var leading: Int; package var trailing: Int }
     package struct Element {
         package var qualifiedName: String
         package var attributes: [Attribute] = []
@@ -19,7 +26,17 @@ package struct TextXMLParser {
     static let maximumDepth = 1000
 
     package init(text: String, fileName: String) {
-        self.bytes = Array(text.utf8); self.fileName = fileName
+        var bytes = Array(text.utf8)
+        // End-of-line handling (XML 1.0 §2.11): CR LF and a lone CR are read as LF (a CR written as &#13; stays).
+        if bytes.contains(0x0D) {
+            var normalized: [UInt8] = []
+            normalized.reserveCapacity(bytes.count)
+            for (index, byte) in bytes.enumerated() where !(byte == 0x0D && index + 1 < bytes.count && bytes[index + 1] == 0x0A) {
+                normalized.append(byte == 0x0D ? 0x0A : byte)
+            }
+            bytes = normalized
+        }
+        self.bytes = bytes; self.fileName = fileName
     }
 
     private func error(_ message: String, line: Int? = nil) -> BinaryXMLError {
@@ -140,7 +157,12 @@ package struct TextXMLParser {
         var text: [UInt8] = []
         var textLine = line
         func flushText(_ this: inout Element) throws {
-            if !text.isEmpty { this.children.append(.text(try decodeEntities(text, line: textLine), line: textLine)); text = [] }
+            guard !text.isEmpty else { return }
+            // Literal white space is ASCII, one scalar a byte, so the byte counts are the scalar counts.
+            let leading = text.prefix(while: Self.isSpace).count
+            let space = LiteralSpace(leading: leading, trailing: leading == text.count ? leading : text.reversed().prefix(while: Self.isSpace).count)
+            this.children.append(.text(try decodeEntities(text, line: textLine), line: textLine, literalSpace: space))
+            text = []
         }
         while true {
             guard let c = peek() else { throw error("<\(qualifiedName)> is never closed", line: startLine) }

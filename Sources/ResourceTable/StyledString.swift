@@ -18,10 +18,19 @@ public struct StyledString: Sendable, Hashable {
 
     public init(text: String, spans: [Span]) { self.text = text; self.spans = spans }
 
-    /// Spans in one order whatever tool wrote them (aapt lists them by end tag, aapt2 by start tag): Android applies
-    /// each span on its own, so the order carries no meaning.
+    /// Spans in one order whatever tool wrote them (aapt lists them by end tag, aapt2 by start tag), each tag with
+    /// its attributes in one order (aapt keeps the source's, `font;size=12;fgcolor=#ff33b5e5`, aapt2 sorts them by
+    /// name): Android applies each span on its own and reads attributes by name, so neither order carries meaning.
     var canonicalSpans: [Span] {
-        spans.sorted { ($0.firstChar, $0.lastChar, $0.tag) < ($1.firstChar, $1.lastChar, $1.tag) }
+        spans.map { Span(tag: Self.canonicalTag($0.tag), firstChar: $0.firstChar, lastChar: $0.lastChar) }
+            .sorted { ($0.firstChar, $0.lastChar, $0.tag) < ($1.firstChar, $1.lastChar, $1.tag) }
+    }
+
+    /// `tag` with its `;attribute=value` parts sorted: one form for every order of the same attributes.
+    static func canonicalTag(_ tag: String) -> String {
+        guard tag.utf8.contains(UInt8(ascii: ";")) else { return tag }
+        let parts = tag.split(separator: ";", omittingEmptySubsequences: false)
+        return ([parts[0]] + parts.dropFirst().sorted()).joined(separator: ";")
     }
 
     /// Spans as `tag:first,last` (aapt2's dump notation), for messages.
@@ -30,7 +39,12 @@ public struct StyledString: Sendable, Hashable {
     }
 
     /// Same text and the same spans in any order.
-    public func isSame(as other: StyledString) -> Bool { text == other.text && canonicalSpans == other.canonicalSpans }
+    public func isSame(as other: StyledString) -> Bool { text == other.text && Self.isSame(spans, other.spans) }
+
+    /// The same spans in any order, their attributes in any order.
+    static func isSame(_ spans: [Span], _ other: [Span]) -> Bool {
+        spans == other || (spans.count == other.count && StyledString(text: "", spans: spans).canonicalSpans == StyledString(text: "", spans: other).canonicalSpans)
+    }
 
     // MARK: reading markup
 
@@ -49,7 +63,7 @@ public struct StyledString: Sendable, Hashable {
         func walk(_ element: TextXMLParser.Element) throws {
             for child in element.children {
                 switch child {
-                case .text(let text, let line): try builder.append(text, line: line)
+                case .text(let text, let line, _): try builder.append(text, line: line)
                 case .element(let inner) where inner.qualifiedName.contains(":"):
                     try walk(inner)
                 case .element(let inner):

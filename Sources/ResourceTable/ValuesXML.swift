@@ -128,7 +128,7 @@ public enum ValuesXML {
         var text = ""
         for child in element.children {
             switch child {
-            case .text(let t, _): text += t
+            case .text(let t, _, _): text += t
             case .element(let e): node.children.append(try self.node(from: e, fileName: fileName))
             }
         }
@@ -142,7 +142,7 @@ public enum ValuesXML {
         var text = ""
         for child in element.children {
             switch child {
-            case .text(let t, _): text += t
+            case .text(let t, _, _): text += t
             case .element(let e): text += rawText(of: e)
             }
         }
@@ -488,7 +488,7 @@ extension ResourceTable {
             if item.type == "id", (node.text ?? "").isEmpty { value = existing?.value == .string("") ? .string("") : .typed(.intBoolean, 0) }
             else { value = try compile(node, format: format, item: item) }
             let spans = node.styled?.spans ?? []
-            if let existing, existing.value == value, existing.spans == spans { return false }
+            if let existing, existing.value == value, StyledString.isSame(existing.spans, spans) { return false }
             if let existing, existing.dataOffset != nil || existing.value != nil {
                 if existing.dataOffset != nil {
                     try setValue(value, spans: spans, type: item.type, named: item.name, qualifiers: configuration.qualifiers)
@@ -530,6 +530,12 @@ extension ResourceTable {
         }
         var spans = spans
         if let existing, existing.value == nil {
+            // An item given back as it was keeps its spans as they were (aapt's attribute order in their tags).
+            for (key, value) in bag {
+                guard let new = spans[key], let old = existing.bagSpans[key], existing.bag.first(where: { $0.0 == key })?.1 == value,
+                      StyledString.isSame(old, new) else { continue }
+                spans[key] = old
+            }
             // Spans without a markup form were decoded as plain text: an item given back with that text keeps
             // them; one whose text changed would lose them, which is refused.
             for (key, value) in bag where spans[key] == nil {

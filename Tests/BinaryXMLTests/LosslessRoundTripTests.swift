@@ -23,7 +23,7 @@ import TestSupport
         """
 
     /// Decodes `apk`, runs it with the decoded directory as the patch and compares the dumps of every file.
-    static func assertLossless(_ apk: String, in dir: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func assertLossless(_ apk: String, in dir: URL, keepingLines: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let decoded = dir.appendingPathComponent("decoded-\(UUID().uuidString)").path
         let decode = try TestSupport.apkpatch(["decode", apk, "-o", decoded])
         #expect(decode.succeeded, "\(decode)", sourceLocation: sourceLocation)
@@ -33,7 +33,9 @@ import TestSupport
         guard run.succeeded else { return }
         let names = try RoundTripTests.binaryXMLEntries(of: apk).map(\.0)
         #expect(!names.isEmpty, sourceLocation: sourceLocation)
-        func withoutLines(_ dump: String) -> String { dump.replacingOccurrences(of: #" \(line=\d+\)"#, with: "", options: .regularExpression) }
+        func withoutLines(_ dump: String) -> String {
+            keepingLines ? dump : dump.replacingOccurrences(of: #" \(line=\d+\)"#, with: "", options: .regularExpression)
+        }
         for start in stride(from: 0, to: names.count, by: 300) {
             let batch = Array(names[start..<min(start + 300, names.count)])
             let original = withoutLines(try Oracle.aapt(["dump", "xmltree", apk] + batch))
@@ -272,6 +274,78 @@ import TestSupport
             #expect(dump.contains("(Raw: \"\(raw)\")"), "fixture lacks the raw \(raw):\n\(dump)")
         }
         try Self.assertLossless(apk, in: dir)
+    }
+
+    /// Text nodes keep their exact white space: aapt keeps a text's inner white space and compacts a run at either
+    /// end to the character next to the text (a platform manifest's stray ` -->` line comes out as " -->\n");
+    /// other tools may write any white space. Decoded text writes what the compiler would compact as character
+    /// references, which it keeps, and still puts every element on its own line (a line it cannot reach, such as
+    /// 0, goes in tools:lineNumber).
+    @Test func textNodesKeepTheirWhiteSpace() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("lossless-text")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = Self.aaptFixture()
+        fixture.resources["xml/text.xml"] = Array("""
+            <texts>
+                <permission name="a"/>
+                -->
+
+                <t>one  two
+                   three</t>
+                <t>  padded	 </t>
+                <t>
+                    lines
+                </t>
+                <t>a<b/>  b  <c/>
+                </t>
+            </texts>
+            """.utf8)
+        let apk = try fixture.build(in: dir)
+        let aapt = try Oracle.aapt(["dump", "xmltree", apk, "res/xml/text.xml"])
+        for expected in [#"C: " -->\n""#, #"C: "one  two\n       three""#, "C: \" padded\t\"", #"C: " lines\n""#, #"C: " b ""#] {
+            #expect(aapt.contains(expected), "aapt no longer writes \(expected):\n\(aapt)")
+        }
+        // Texts aapt never writes (other tools, hand-patched files): white space only, runs at the ends, CR.
+        var tree = try XMLTree(binaryXML: try Oracle.entry("res/xml/text.xml", in: apk))
+        let odd = ["\n\n", " ", "\t", "  x  ", "\r\ny\r", "z\n\n\n", "\n\tw", " v\n"]
+        guard var root = tree.root else { Issue.record("no root"); return }
+        for (index, text) in odd.enumerated() {
+            var element = XMLTree.Element(namespace: nil, name: "odd", attributes: [], children: [.text(XMLTree.Text(text: text, lineNumber: UInt32(20 + index)))],
+                                          namespaceDeclarations: [], lineNumber: UInt32(20 + index), endLineNumber: UInt32(20 + index))
+            if index % 2 == 1 {
+                element.children.append(.element(XMLTree.Element(namespace: nil, name: "e", attributes: [], children: [], namespaceDeclarations: [],
+                                                                 lineNumber: UInt32(21 + index), endLineNumber: UInt32(21 + index))))
+            }
+            root.children.append(.element(element))
+        }
+        // An element with no source line (aapt gives 0 to the uses-sdk it adds to a platform manifest).
+        root.children.append(.element(XMLTree.Element(name: "added", lineNumber: 0, endLineNumber: 0)))
+        root.endLineNumber = 30
+        tree.root = root
+        let patched = dir.appendingPathComponent("patched.apk").path
+        try Oracle.replacing(["res/xml/text.xml": try tree.binaryXML()], in: apk, destination: patched)
+        let dump = try Oracle.aapt(["dump", "xmltree", patched, "res/xml/text.xml"])
+        #expect(dump.contains("C: \"\r\\ny\r\"") && dump.contains(#"C: "\n\n""#), "\(dump)")
+        try Self.assertLossless(patched, in: dir, keepingLines: true)
+    }
+
+    /// Text written by hand compiles as aapt compiles it: white space inside kept, a run at either end compacted to
+    /// the character next to the text, text of white space only dropped.
+    @Test func handWrittenTextCompilesAsAapt() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("lossless-handwritten-text")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = "<texts>\n\t  hello  \n  world \t\n  <b/>\n   <c>\r\n x\ty\n\n</c> \t <d>  </d></texts>\n"
+        var fixture = Self.aaptFixture()
+        fixture.resources["xml/text.xml"] = Array(text.utf8)
+        let apk = try fixture.build(in: dir)
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write(text, to: "res/xml/text.xml", in: patch)
+        let output = dir.appendingPathComponent("out.apk").path
+        let run = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--no-sign", "--out", output, "-q"])
+        try #require(run.succeeded, "\(run)")
+        let ours = try Oracle.aapt(["dump", "xmltree", output, "res/xml/text.xml"])
+        #expect(ours == (try Oracle.aapt(["dump", "xmltree", apk, "res/xml/text.xml"])))
+        #expect(ours.contains(#"C: " hello  \n  world ""#) && ours.contains("C: \" x\ty\\n\""), "\(ours)")
     }
 
     @Test func frameworkRes() throws {

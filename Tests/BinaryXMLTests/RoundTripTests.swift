@@ -24,20 +24,7 @@ import TestSupport
     }
 
     /// Re-encodes each file with `transform`, puts the results into a copy of `apk` and compares both xmltree dumps.
-    /// Whether two xmltree dumps are equal. With `toleratingLineZero`, an element aapt inserted itself (line=0, no
-    /// source line, e.g. framework-res's <uses-sdk>) may come back on a real line: text cannot say "line 0".
-    static func dumpsEqual(_ a: String, _ b: String, toleratingLineZero: Bool) -> Bool {
-        if a == b { return true }
-        guard toleratingLineZero else { return false }
-        let al = a.split(separator: "\n", omittingEmptySubsequences: false), bl = b.split(separator: "\n", omittingEmptySubsequences: false)
-        guard al.count == bl.count else { return false }
-        for (x, y) in zip(al, bl) where x != y {
-            guard x.hasSuffix("(line=0)"), let open = y.lastIndex(of: "("), x.dropLast("(line=0)".count) == y[..<open] else { return false }
-        }
-        return true
-    }
-
-    static func assertXMLTreeEqual(apk: String, files: [(String, [UInt8])], toleratingLineZero: Bool = false,
+    static func assertXMLTreeEqual(apk: String, files: [(String, [UInt8])],
                                    transform: (String, [UInt8]) throws -> [UInt8]) throws {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-roundtrip")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -52,11 +39,11 @@ import TestSupport
             let batch = Array(names[start..<min(start + 200, names.count)])
             let original = try Oracle.aapt(["dump", "xmltree", apk] + batch)
             let ours = try Oracle.aapt(["dump", "xmltree", copy] + batch)
-            if !dumpsEqual(original, ours, toleratingLineZero: toleratingLineZero) {
+            if original != ours {
                 // Find the first differing file to report something readable.
                 for name in batch {
                     let a = try Oracle.aapt(["dump", "xmltree", apk, name]), b = try Oracle.aapt(["dump", "xmltree", copy, name])
-                    if !dumpsEqual(a, b, toleratingLineZero: toleratingLineZero) {
+                    if a != b {
                         let al = a.split(separator: "\n", omittingEmptySubsequences: false), bl = b.split(separator: "\n", omittingEmptySubsequences: false)
                         let i = (0..<min(al.count, bl.count)).first { al[$0] != bl[$0] } ?? min(al.count, bl.count)
                         Issue.record("\(name): xmltree differs at line \(i + 1):\n original: \(i < al.count ? al[i] : "<end>")\n ours:     \(i < bl.count ? bl[i] : "<end>")")
@@ -79,7 +66,7 @@ import TestSupport
     @Test func frameworkResTextRoundTrip() throws {
         let files = try Self.binaryXMLEntries(of: TestSupport.frameworkRes)
         let table = try ResourceTable(bytes: try Oracle.entry("resources.arsc", in: TestSupport.frameworkRes))
-        try Self.assertXMLTreeEqual(apk: TestSupport.frameworkRes, files: files, toleratingLineZero: true) { name, bytes in
+        try Self.assertXMLTreeEqual(apk: TestSupport.frameworkRes, files: files) { name, bytes in
             let tree = try XMLTree(binaryXML: bytes)
             let text = tree.textXML(resources: table)
             do {
@@ -88,6 +75,23 @@ import TestSupport
                 Issue.record("\(name): \(error)")
                 return bytes
             }
+        }
+    }
+
+    /// aapt keeps the source text `?attr/name` of a reference to an attr that framework-res files under
+    /// ^attr-private (LineageOS's preference layouts: `style="?attr/preferencePanelStyle"`): the text names it so,
+    /// and compiles back to the same reference.
+    @Test func privateFrameworkAttrReferenceKeepsItsText() throws {
+        let table = try ResourceTable(bytes: try Oracle.entry("resources.arsc", in: TestSupport.frameworkRes))
+        let id = try #require(table.resourceID(type: "^attr-private", name: "activityChooserViewStyle"))
+        #expect(table.resourceID(type: "attr", name: "activityChooserViewStyle") == nil)
+        for raw in ["?attr/activityChooserViewStyle", "?android:attr/activityChooserViewStyle"] {
+            let style = XMLTree.Attribute(namespace: nil, name: "style", resourceID: nil, rawValue: raw, value: .typed(.attribute, id))
+            let tree = XMLTree(root: XMLTree.Element(name: "View", attributes: [style], lineNumber: 1, endLineNumber: 1))
+            let text = tree.textXML(resources: table)
+            #expect(text.contains("style=\"\(raw)\""), "\(text)")
+            let back = try XMLTree(textXML: text, fileName: "view.xml", resources: table, rawValues: .untypedAndStrings)
+            #expect(back.root?.attributes == [style], "\(String(describing: back.root?.attributes))")
         }
     }
 

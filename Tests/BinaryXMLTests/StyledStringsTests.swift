@@ -145,6 +145,52 @@ import TestSupport
         try LosslessRoundTripTests.assertLossless(out, in: dir)
     }
 
+    /// aapt keeps a span's attributes in the source's order (`font;size=12;fgcolor=#ff33b5e5`, as LineageOS's
+    /// framework-res has them), aapt2 sorts them by name: the decoded markup reads back as the same spans, so a
+    /// string given back unchanged keeps its bytes (and with it the whole table), so does an unchanged item of a
+    /// changed array; text that changes gets aapt2's order.
+    @Test func aaptSpanAttributeOrderIsKept() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("styled-order")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = FixtureAPK()
+        fixture.packageName = "com.example.spanorder"
+        fixture.resources["values/spans.xml"] = Array("""
+            <resources>
+                <string name="holo"><font size="12" fgcolor="#ff33b5e5">blue</font> text</string>
+                <string name="note"><annotation key="k" arg="1">x</annotation> y</string>
+                <string-array name="list"><item><font size="10" color="#ff000000">a</font></item><item>b</item></string-array>
+            </resources>
+            """.utf8)
+        let apk = try fixture.build(in: dir)
+        let before = try Self.aapt2Dump(apk)
+        #expect(Self.value("string/holo", in: before) == #"(styled string) "blue text" font;size=12;fgcolor=#ff33b5e5:0,3"#, "\(before)")
+        #expect(before.contains(#"[(styled string) "a" font;size=10;color=#ff000000:0,0, "b"]"#), "\(before)")
+
+        let decoded = dir.appendingPathComponent("decoded").path
+        #expect(try TestSupport.apkpatch(["decode", apk, "-o", decoded]).succeeded)
+        let strings = try String(contentsOfFile: decoded + "/res/values/strings.xml", encoding: .utf8)
+        #expect(strings.contains(##"<string name="holo"><font size="12" fgcolor="#ff33b5e5">blue</font> text</string>"##), "\(strings)")
+        let same = dir.appendingPathComponent("same.apk").path
+        let run = try TestSupport.apkpatch(["run", apk, "--patch", decoded, "--no-sign", "--out", same, "-q"])
+        #expect(run.succeeded, "\(run)")
+        #expect(try Oracle.entry("resources.arsc", in: same) == Oracle.entry("resources.arsc", in: apk))
+
+        let patch = dir.appendingPathComponent("patch")
+        try TestSupport.write("""
+            <resources>
+                <string name="holo"><font size="12" fgcolor="#ff33b5e5">green</font> text</string>
+                <string-array name="list"><item><font size="10" color="#ff000000">a</font></item><item>c</item></string-array>
+            </resources>
+            """, to: "res/values/strings.xml", in: patch)
+        let edited = dir.appendingPathComponent("edited.apk").path
+        let edit = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--no-sign", "--out", edited, "-q"])
+        try #require(edit.succeeded, "\(edit)")
+        let after = try Self.aapt2Dump(edited)
+        #expect(Self.value("string/holo", in: after) == #"(styled string) "green text" font;fgcolor=#ff33b5e5;size=12:0,4"#, "\(after)")
+        #expect(Self.value("string/note", in: after) == #"(styled string) "x y" annotation;key=k;arg=1:0,0"#, "\(after)")
+        #expect(after.contains(#"[(styled string) "a" font;size=10;color=#ff000000:0,0, "c"]"#), "\(after)")
+    }
+
     /// Markup written for any text and nested spans reads back as the same styled string.
     @Test func markupReadsBackAsTheSameString() throws {
         let cases: [StyledString] = [

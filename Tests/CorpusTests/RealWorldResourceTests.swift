@@ -20,10 +20,7 @@ import TestSupport
     ]
 
     /// APKs whose edits `run` refuses, and the words that say why.
-    static let refusedEdits: [String: String] = [
-        // No resources.arsc at all (androguard's AndroidManifest_ShortName.apk): nothing to add resources to.
-        "AndroidManifest_ShortName.apk": "has no resources.arsc to add it to",
-    ]
+    static let refusedEdits: [String: String] = [:]
 
     /// Findings outside the resource code: the checks still run, and their failure is recorded as known.
     static let knownArchiveIssues: [String: String] = [:]
@@ -80,6 +77,42 @@ import TestSupport
         Dump.expectEqual(try aapt2Resources(input), try aapt2Resources(output), "\(apk): decode/run changed aapt2 dump resources")
         // apktool d reads the outputs of `edits` below, which go through the same compilation (manifest, values) and
         // add to it: one JVM run per APK instead of two keeps the suite's time reasonable.
+    }
+
+    /// Platform builds (LineageOS's framework-res, by aapt v1): decoding then running the unchanged text gives back
+    /// resources.arsc byte for byte (styled strings whose span tags keep the source's attribute order included),
+    /// every XML file with the same `aapt dump xmltree`, line numbers and text nodes' white space included, the
+    /// same `aapt dump badging`, `aapt dump --values resources` and `aapt2 dump resources`; apktool decodes it.
+    @Test(arguments: RealWorldCorpus.platformBuilds)
+    func platformBuildDecodeThenRunIsLossless(_ apk: APK) throws {
+        let input = try apk.fetchedPath()
+        let work = try TestSupport.makeTemporaryDirectory("realworld-platform")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let decoded = work.appendingPathComponent("decoded").path, output = work.appendingPathComponent("roundtrip.apk").path
+        let decode = try TestSupport.apkpatch(["decode", input, "-o", decoded])
+        try #require(decode.succeeded, "\(apk): decode failed: \(decode)")
+        let run = try TestSupport.apkpatch(["run", input, "--patch", decoded, "--no-sign", "--out", output, "-q"])
+        try #require(run.succeeded, "\(apk): run with the decoded text failed: \(run)")
+        // unzip's length and CRC-32 of the table (the data is copied raw when unchanged).
+        func table(_ path: String) throws -> [Substring] {
+            let line = try TestSupport.run("unzip", ["-v", path, "resources.arsc"]).stdout.split(separator: "\n").first { $0.hasSuffix(" resources.arsc") }
+            let fields = line?.split(separator: " ") ?? []
+            return fields.count == 8 ? [fields[0], fields[6]] : fields
+        }
+        let before = try table(input), after = try table(output)
+        #expect(before.count == 2 && before == after, "\(apk): resources.arsc changed: \(before) -> \(after)")
+        let files = try Self.binaryXMLFiles(of: input, in: work)
+        #expect(files.count > 1000, "\(apk): \(files.count) XML files")
+        for start in stride(from: 0, to: files.count, by: 200) {
+            let batch = Array(files[start..<min(start + 200, files.count)])
+            Dump.expectEqual(try Dump.aapt(["xmltree", input] + batch), try Dump.aapt(["xmltree", output] + batch),
+                             "\(apk): decode/run changed aapt dump xmltree of \(batch.first!)…\(batch.last!)")
+        }
+        for arguments in [["badging"], ["--values", "resources"]] {
+            Dump.expectEqual(try Dump.aapt(arguments + [input]), try Dump.aapt(arguments + [output]), "\(apk): decode/run changed aapt dump \(arguments.joined(separator: " "))")
+        }
+        Dump.expectEqual(try Self.aapt2Resources(input), try Self.aapt2Resources(output), "\(apk): decode/run changed aapt2 dump resources")
+        try Self.expectApktoolReads(output, apk: apk, work: work)
     }
 
     /// A key and a CA certificate, made once per test process (keytool and openssl), for the edit runs.

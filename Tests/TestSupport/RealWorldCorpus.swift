@@ -23,6 +23,9 @@ public enum RealWorldCorpus {
         /// A variant of another member that differs by its signature alone (apksig's test APKs): the suites that
         /// judge signatures (verify, sign) check it, those that judge the content (`apps`) do not repeat the app.
         public let signatureOnly: Bool
+        /// A platform build (a framework-res.apk, tens of MB): the signature suites and the platform round trip
+        /// (`platformBuilds`) check it, not every content suite.
+        public let platformBuild: Bool
 
         public var description: String { name }
 
@@ -57,16 +60,20 @@ public enum RealWorldCorpus {
         guard let text = try? String(contentsOf: manifest, encoding: .utf8) else { fatalError("cannot read \(manifest.path)") }
         return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 5 || (fields.count == 6 && fields[5] == "signature"), let size = Int(fields[1]) else {
+            guard fields.count == 5 || (fields.count == 6 && ["signature", "platform"].contains(fields[5])), let size = Int(fields[1]) else {
                 fatalError("\(manifest.path): malformed line: \(line)")
             }
             return APK(name: fields[0], path: directory.appendingPathComponent(fields[0]).path, size: size, sha256: fields[2],
-                       archive: fields[3], member: fields[4], signatureOnly: fields.count == 6)
+                       archive: fields[3], member: fields[4], signatureOnly: fields.count == 6 && fields[5] == "signature",
+                       platformBuild: fields.count == 6 && fields[5] == "platform")
         }
     }()
 
-    /// The members whose content every suite checks (all but the `signatureOnly` ones).
-    public static let apps: [APK] = apks.filter { !$0.signatureOnly }
+    /// The members whose content every suite checks (all but the `signatureOnly` and `platformBuild` ones).
+    public static let apps: [APK] = apks.filter { !$0.signatureOnly && !$0.platformBuild }
+
+    /// The platform builds (framework-res.apk of a vendor's Android), for the suites that take their time.
+    public static let platformBuilds: [APK] = apks.filter(\.platformBuild)
 
     public static func apk(named name: String) -> APK {
         guard let apk = apks.first(where: { $0.name == name }) else { fatalError("\(name) is not in \(manifest.path)") }
