@@ -167,10 +167,18 @@ local const config configuration_table[10] = {
  * first string met with the longest match is zlib's choice among all candidates. It
  * is zlib's answer when its place on the chain is within chain_length (counted by
  * ranks); otherwise, and wherever the tree does not hold every candidate, zlib walks
- * its chain as always. The lazy parse, blocks, trees and bits are zlib's code.
+ * its chain. That walk is latency-bound (each step loads prev[] at the position the
+ * last one gave), so each window slot also keeps its string's run: the next ACC_RUN
+ * positions on its chain (prev[], prev[prev[]], ...), made when the string is inserted
+ * from the run of the chain head before it and slid with prev[]. The walk visits the
+ * same candidates in the same order, with one dependent load per ACC_RUN of them. The
+ * lazy parse, blocks, trees and bits are zlib's code.
  */
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #ifndef ACC_HOT
 #  define ACC_HOT 64        /* chain steps that make a search long */
 #endif
@@ -179,6 +187,9 @@ local const config configuration_table[10] = {
 #endif
 #ifndef ACC_STREAK
 #  define ACC_STREAK 8      /* in a row, that put a hash's strings in a tree */
+#endif
+#ifndef ACC_RUN
+#  define ACC_RUN 8         /* chain positions kept per window slot (see acc_run_insert) */
 #endif
 
 struct apkz_accel {
@@ -194,6 +205,8 @@ struct apkz_accel {
     uint32_t *root;       /* per hash: 1 + the offset of its tree's newest string, or 0 */
     uint32_t *child;      /* per window slot: 1 + the offsets of its smaller and greater
                              children, or 0 */
+    Posf *run;            /* per window slot: the ACC_RUN positions after it on its hash
+                             chain (prev[], prev[prev[]], ...) */
     ulg found_for;        /* 1 + the offset of the last string inserted, */
     int found_nice;       /* the longest match (up to nice_match) among the earlier strings
                              of its tree, */
@@ -318,12 +331,34 @@ local int acc_match(deflate_state *s, IPos hash_head, int best_len, int nice_mat
     return best_len;
 }
 
+/* After INSERT_STRING put str on its chain with hash_head before it: str's run is
+ * hash_head then the first ACC_RUN - 1 of hash_head's (garbage after a NIL, where every
+ * walk stops). */
+static inline void acc_run_insert(deflate_state *s, uInt str, IPos hash_head)
+{
+    Posf *run = s->accel->run;
+    Posf *from = run + (size_t)(hash_head & s->w_mask) * ACC_RUN;
+    Posf *to = run + (size_t)(str & s->w_mask) * ACC_RUN;
+#if ACC_RUN == 8 && defined(__SSE2__)
+    /* one 16-byte store: a walk that soon loads the run back gets it forwarded */
+    __m128i v = _mm_loadu_si128((const __m128i *)from);
+    v = _mm_insert_epi16(_mm_slli_si128(v, 2), (int)hash_head, 0);
+    _mm_storeu_si128((__m128i *)to, v);
+#else
+    Pos moved[ACC_RUN - 1];
+    memcpy(moved, from, sizeof(moved));
+    to[0] = (Pos)hash_head;
+    memcpy(to + 1, moved, sizeof(moved));
+#endif
+}
+
 local void acc_free(z_streamp strm)
 {
     deflate_state *s = (deflate_state *)strm->state;
     struct apkz_accel *a = s->accel;
     if (a == Z_NULL) return;
     TRY_FREE(strm, a->child);
+    TRY_FREE(strm, a->run);
     TRY_FREE(strm, a->tag3);
     TRY_FREE(strm, a->root);
     TRY_FREE(strm, a->cnt3);
@@ -363,8 +398,9 @@ int ZEXPORT apkpatch_z_deflate_accel(z_streamp strm)
     a->root = (uint32_t *)ZALLOC(strm, s->hash_size, sizeof(uint32_t));
     a->tag3 = (uint32_t *)ZALLOC(strm, s->w_size, sizeof(uint32_t));
     a->child = (uint32_t *)ZALLOC(strm, s->w_size, 2 * sizeof(uint32_t));
+    a->run = (Posf *)ZALLOC(strm, s->w_size, ACC_RUN * sizeof(Pos));
     if (a->hot == Z_NULL || a->act == Z_NULL || a->last == Z_NULL || a->streak == Z_NULL || a->cnt3 == Z_NULL || a->root == Z_NULL ||
-        a->tag3 == Z_NULL || a->child == Z_NULL) {
+        a->tag3 == Z_NULL || a->child == Z_NULL || a->run == Z_NULL) {
         acc_free(strm);
         return Z_MEM_ERROR;
     }
@@ -448,6 +484,15 @@ local void slide_hash(s)
          */
     } while (--n);
 #endif
+    if (s->accel != Z_NULL) {
+        /* apkpatch: the runs slide as prev[] does */
+        Posf *r = s->accel->run;
+        size_t k, count = (size_t)wsize * ACC_RUN;
+        for (k = 0; k < count; k++) {
+            m = r[k];
+            r[k] = (Pos)(m >= wsize ? m - wsize : NIL);
+        }
+    }
 }
 
 /* ========================================================================= */
@@ -1562,6 +1607,47 @@ local uInt longest_match(s, cur_match)
     if (s->accel != Z_NULL) {
         int found = acc_match(s, cur_match, best_len, nice_match, chain_length, limit);
         if (found >= 0) return (uInt)found <= s->lookahead ? (uInt)found : s->lookahead;
+#if defined(UNALIGNED_OK) && MAX_MATCH == 258
+        {
+            /* zlib's walk below, its chain read ACC_RUN positions at a time from the runs
+             * (one dependent load per ACC_RUN steps, not one per step) */
+            const Posf *run = s->accel->run;
+            IPos c = cur_match;
+            int i;
+            for (;;) {
+                const Posf *next = run + (size_t)(c & wmask) * ACC_RUN;
+                match = s->window + c;
+                if (*(ushf*)(match + best_len - 1) == scan_end && *(ushf*)match == scan_start) {
+                    len = acc_extend(scan, match, 2, MAX_MATCH);
+                    if (len > best_len) {
+                        s->match_start = c;
+                        best_len = len;
+                        if (len >= nice_match) goto walked;
+                        scan_end = *(ushf*)(scan + best_len - 1);
+                    }
+                }
+                for (i = 0; i < ACC_RUN - 1; i++) {
+                    c = next[i];
+                    if (c <= limit || --chain_length == 0) goto walked;
+                    match = s->window + c;
+                    if (*(ushf*)(match + best_len - 1) != scan_end || *(ushf*)match != scan_start) continue;
+                    len = acc_extend(scan, match, 2, MAX_MATCH);
+                    if (len > best_len) {
+                        s->match_start = c;
+                        best_len = len;
+                        if (len >= nice_match) goto walked;
+                        scan_end = *(ushf*)(scan + best_len - 1);
+                    }
+                }
+                c = next[ACC_RUN - 1];
+                if (c <= limit || --chain_length == 0) goto walked;
+            }
+        walked:
+            if (chain_first - chain_length >= ACC_HOT) acc_long_walk(s);
+            if ((uInt)best_len <= s->lookahead) return (uInt)best_len;
+            return s->lookahead;
+        }
+#endif
     }
 
     do {
@@ -2235,6 +2321,7 @@ local block_state deflate_slow(s, flush)
             if (s->accel != Z_NULL) {
                 /* apkpatch: the next string's chain head, fetched while this one is searched */
                 __builtin_prefetch(&s->head[((s->ins_h << s->hash_shift) ^ s->window[s->strstart + MIN_MATCH]) & s->hash_mask]);
+                acc_run_insert(s, s->strstart, hash_head);
                 if (acc_hot(s->accel, s->ins_h)) acc_insert(s, s->strstart);
             }
         }
@@ -2288,7 +2375,10 @@ local block_state deflate_slow(s, flush)
             do {
                 if (++s->strstart <= max_insert) {
                     INSERT_STRING(s, s->strstart, hash_head);
-                    if (s->accel != Z_NULL && acc_hot(s->accel, s->ins_h)) acc_insert(s, s->strstart);
+                    if (s->accel != Z_NULL) {
+                        acc_run_insert(s, s->strstart, hash_head);
+                        if (acc_hot(s->accel, s->ins_h)) acc_insert(s, s->strstart);
+                    }
                 }
             } while (--s->prev_length != 0);
             s->match_available = 0;
