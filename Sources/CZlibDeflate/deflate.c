@@ -180,10 +180,10 @@ local const config configuration_table[10] = {
 #include <emmintrin.h>
 #endif
 #ifndef ACC_HOT
-#  define ACC_HOT 64        /* chain steps that make a search long */
+#  define ACC_HOT 256       /* chain steps that make a search long */
 #endif
 #ifndef ACC_GAP
-#  define ACC_GAP 1024      /* and the distance between long searches, ACC_STREAK of them */
+#  define ACC_GAP 192       /* and the distance between long searches, ACC_STREAK of them */
 #endif
 #ifndef ACC_STREAK
 #  define ACC_STREAK 8      /* in a row, that put a hash's strings in a tree */
@@ -1614,34 +1614,31 @@ local uInt longest_match(s, cur_match)
             const Posf *run = s->accel->run;
             IPos c = cur_match;
             int i;
+            /* one candidate, as zlib's loop body below (its UNALIGNED_OK compares) */
+#define ACC_CANDIDATE(c) do { \
+                match = s->window + (c); \
+                if (*(ushf*)(match + best_len - 1) == scan_end && *(ushf*)match == scan_start) { \
+                    len = acc_extend(scan, match, 2, MAX_MATCH); \
+                    if (len > best_len) { \
+                        s->match_start = (c); \
+                        best_len = len; \
+                        if (len >= nice_match) goto walked; \
+                        scan_end = *(ushf*)(scan + best_len - 1); \
+                    } \
+                } \
+            } while (0)
             for (;;) {
                 const Posf *next = run + (size_t)(c & wmask) * ACC_RUN;
-                match = s->window + c;
-                if (*(ushf*)(match + best_len - 1) == scan_end && *(ushf*)match == scan_start) {
-                    len = acc_extend(scan, match, 2, MAX_MATCH);
-                    if (len > best_len) {
-                        s->match_start = c;
-                        best_len = len;
-                        if (len >= nice_match) goto walked;
-                        scan_end = *(ushf*)(scan + best_len - 1);
-                    }
-                }
+                ACC_CANDIDATE(c);
                 for (i = 0; i < ACC_RUN - 1; i++) {
                     c = next[i];
                     if (c <= limit || --chain_length == 0) goto walked;
-                    match = s->window + c;
-                    if (*(ushf*)(match + best_len - 1) != scan_end || *(ushf*)match != scan_start) continue;
-                    len = acc_extend(scan, match, 2, MAX_MATCH);
-                    if (len > best_len) {
-                        s->match_start = c;
-                        best_len = len;
-                        if (len >= nice_match) goto walked;
-                        scan_end = *(ushf*)(scan + best_len - 1);
-                    }
+                    ACC_CANDIDATE(c);
                 }
                 c = next[ACC_RUN - 1];
                 if (c <= limit || --chain_length == 0) goto walked;
             }
+#undef ACC_CANDIDATE
         walked:
             if (chain_first - chain_length >= ACC_HOT) acc_long_walk(s);
             if ((uInt)best_len <= s->lookahead) return (uInt)best_len;
