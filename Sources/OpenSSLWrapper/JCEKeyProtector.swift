@@ -8,7 +8,7 @@ internal import COpenSSL
 package enum JCEKeyProtector {
     package static let objectIdentifier = "1.3.6.1.4.1.42.2.19.1"
     /// KeyProtector refuses more (a hostile store would otherwise buy minutes of hashing).
-    package static let maximumIterations = 5_000_000
+    package static let maximumIterations = PBEIterationLimit.maximum
 
     package enum Failure: Error, Equatable {
         case malformed(String)

@@ -56,6 +56,7 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
     /// Parses an encrypted PKCS#8 `EncryptedPrivateKeyInfo` (DER) with `password`: PBES2, PKCS#12 PBE, or PBES1
     /// (the schemes whose ciphers OpenSSL 3 keeps in its legacy provider by LegacyEncryptedPrivateKey).
     public convenience init(encryptedDEREncoded der: [UInt8], password: [UInt8]) throws {
+        try Self.refuseExcessiveIterations(encryptedPrivateKeyInfo: der)
         let pointer: OpaquePointer
         do {
             pointer = try withReadOnlyMemoryBIO(wrapping: der) { bio in
@@ -76,6 +77,14 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
         try self.init(handle: EVPKeyHandle(takingOwnershipOf: pointer))
     }
 
+    /// Throws when an EncryptedPrivateKeyInfo's iteration count is above Java's limit, before any derivation.
+    private static func refuseExcessiveIterations(encryptedPrivateKeyInfo der: [UInt8]) throws(OpenSSLError) {
+        var reader = DERReader(der)
+        guard let info = try? reader.read(), info.tag == DER.sequenceTag, let fields = try? info.children(),
+              let algorithm = fields.first else { return }
+        try PBEIterationLimit.check(algorithmIdentifierDER: algorithm.encoded, "key")
+    }
+
     /// The same OpenSSL key as `key` (the handle is shared; nothing mutates a key after construction).
     private init(sharing key: PrivateKey) {
         handle = key.handle
@@ -91,6 +100,7 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
     /// Parses a PEM private key, decrypting `ENCRYPTED PRIVATE KEY` (or legacy encrypted PEM) with `password`.
     /// Never prompts: without a password an encrypted key fails to open.
     public convenience init(pemEncoded: String, password: [UInt8]?) throws {
+        if let der = LegacyEncryptedPrivateKey.der(fromPEM: pemEncoded) { try Self.refuseExcessiveIterations(encryptedPrivateKeyInfo: der) }
         let pointer: OpaquePointer
         do {
             pointer = try withReadOnlyMemoryBIO(wrapping: Array(pemEncoded.utf8)) { bio in

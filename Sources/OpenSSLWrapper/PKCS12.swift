@@ -38,6 +38,8 @@ public struct PKCS12Error: Error, CustomStringConvertible, Sendable {
         case malformed
         /// A well-formed store protected by a scheme this build does not read (named: "PBES2 with Blowfish-CBC").
         case unsupported(String)
+        /// An iteration count (the MAC's, a safe's or a key's) above Java's limit: refused before any derivation.
+        case iterationCountTooLarge
         /// Creating a store failed.
         case creationFailed
     }
@@ -82,10 +84,59 @@ public enum PKCS12 {
             throw PKCS12Error(kind: .malformed, underlying: error)
         }
         defer { PKCS12_free(store) }
+        try refuseExcessiveIterations(store)
         if derivingTogether, let contents = PKCS12Decryption.contents(of: store, der: der, password: password, keyPassword: keyPassword) {
             return (contents.entries(), .derivedTogether)
         }
         return (try contentsWithOpenSSL(of: store, der: der, password: password, keyPassword: keyPassword).entries(), .openSSL)
+    }
+
+    /// Throws when the MAC's, an encrypted safe's or a plain safe's key's iteration count is above Java's limit (the
+    /// keys inside encrypted safes are checked as they are decrypted, by `decryptKey` and PBES2Parameters).
+    private static func refuseExcessiveIterations(_ store: OpaquePointer) throws {
+        do {
+            if PKCS12_mac_present(store) == 1 {
+                var algorithm: UnsafePointer<X509_ALGOR>?
+                var iterations: UnsafePointer<ASN1_INTEGER>?
+                PKCS12_get0_mac(nil, &algorithm, nil, &iterations, store)
+                if let iterations { try PBEIterationLimit.check(Int(ASN1_INTEGER_get(iterations)), "MAC") }
+                if let algorithm, let der = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }) {
+                    try PBEIterationLimit.check(algorithmIdentifierDER: der, "MAC")
+                }
+            }
+            defer { ERR_clear_error() }
+            guard let safes = PKCS12_unpack_authsafes(store) else { return }
+            defer { apkpatch_sk_PKCS7_pop_free(safes) }
+            for index in 0..<apkpatch_sk_PKCS7_num(safes) {
+                guard let safe = apkpatch_sk_PKCS7_value(safes, index) else { continue }
+                switch apkpatch_PKCS7_type_nid(safe) {
+                case NID_pkcs7_data:
+                    guard let bags = PKCS12_unpack_p7data(safe) else { continue }
+                    defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
+                    for bagIndex in 0..<apkpatch_sk_PKCS12_SAFEBAG_num(bags) {
+                        guard let bag = apkpatch_sk_PKCS12_SAFEBAG_value(bags, bagIndex) else { continue }
+                        try refuseExcessiveIterations(bag: bag)
+                    }
+                case NID_pkcs7_encrypted:
+                    guard let algorithm = apkpatch_PKCS7_encrypted_algorithm(safe),
+                          let der = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }) else { continue }
+                    try PBEIterationLimit.check(algorithmIdentifierDER: der, "encrypted safe")
+                default:
+                    continue
+                }
+            }
+        } catch let error as OpenSSLError {
+            throw PKCS12Error(kind: .iterationCountTooLarge, underlying: error)
+        }
+    }
+
+    /// Throws (OpenSSLError) when a shrouded key bag's iteration count is above Java's limit.
+    private static func refuseExcessiveIterations(bag: OpaquePointer) throws {
+        guard PKCS12_SAFEBAG_get_nid(bag) == NID_pkcs8ShroudedKeyBag, let encrypted = PKCS12_SAFEBAG_get0_pkcs8(bag) else { return }
+        var algorithm: UnsafePointer<X509_ALGOR>?
+        X509_SIG_get0(encrypted, &algorithm, nil)
+        guard let algorithm, let der = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }) else { return }
+        try PBEIterationLimit.check(algorithmIdentifierDER: der, "key")
     }
 
     /// OpenSSL's own reading (PKCS12_verify_mac, PKCS12_unpack_p7encdata, PKCS12_decrypt_skey): any algorithm it
@@ -202,6 +253,11 @@ public enum PKCS12 {
         var candidates: [[UInt8]] = []
         if let keyPassword { candidates.append(keyPassword) }
         if keyPassword != storePassword { candidates.append(storePassword) }
+        do {
+            try refuseExcessiveIterations(bag: bag)
+        } catch let error as OpenSSLError {
+            throw PKCS12Error(kind: .iterationCountTooLarge, underlying: error)
+        }
         if let legacy = PKCS12LegacyPBE(shroudedKeyBag: bag) {
             for candidate in candidates {
                 if let key = legacy.decryptKey(bag, password: candidate) { return key }

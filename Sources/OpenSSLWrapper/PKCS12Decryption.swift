@@ -247,7 +247,9 @@ struct PBES2Parameters {
 
         // PBKDF2-params: salt OCTET STRING (the "specified" choice), iterationCount, keyLength OPTIONAL (must be
         // the cipher's, as OpenSSL requires), prf (only hmacWithSHA256 here: the default is HMAC-SHA-1).
-        guard kdfParameters[0].tag == DER.octetStringTag, let iterations = Self.positiveInt32(kdfParameters[1]) else { return nil }
+        // Above Java's limit: left to PKCS12.decryptKey, which refuses it.
+        guard kdfParameters[0].tag == DER.octetStringTag, let iterations = Self.positiveInt32(kdfParameters[1]),
+              iterations <= PBEIterationLimit.maximum else { return nil }
         if kdfParameters.count == 4 {
             guard Self.positiveInt32(kdfParameters[2]) == aes.keyLength else { return nil }
         }

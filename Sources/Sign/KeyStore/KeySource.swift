@@ -102,6 +102,8 @@ public enum KeySource: Sendable, Equatable {
                     : try PrivateKey(encryptedDEREncoded: bytes, password: secret.bytes)
             } catch let error as UnreadableKeyEncryption {
                 throw unreadableKey(path: path, scheme: error.scheme)
+            } catch let error as OpenSSLError where error.function == PBEIterationLimit.function {
+                throw KeyStoreError(.malformed, "\(path) is refused: \(error.reasons.joined(separator: "; "))")
             } catch {
                 throw KeyStoreError(.wrongKeyPassword, "cannot decrypt \(path): wrong key password, or an unsupported encryption (\(error))", subject: .keyPassword)
             }
@@ -275,6 +277,8 @@ public struct LoadedKeyStore: Sendable {
                         subject: .keyPassword)
                 case .unsupported(let scheme):
                     throw KeySource.unreadableStore(path: path, scheme: scheme)
+                case .iterationCountTooLarge:
+                    throw KeyStoreError(.malformed, "keystore \(path) is refused: \(error.underlying.reasons.joined(separator: "; "))")
                 case .malformed, .creationFailed:
                     throw KeyStoreError(.malformed, "keystore \(path) is not a readable PKCS12 file (\(error)); if it is JKS or another format, check the keystore type", subject: .storeType)
                 }
