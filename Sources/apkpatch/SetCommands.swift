@@ -111,6 +111,9 @@ enum SetCommands {
             }
             let app = report.packageName.map { ", package \($0), versionCode \(report.versionCode ?? 0)" } ?? ""
             print("\(report.isVerified ? "Verifies" : "DOES NOT VERIFY"): set \(report.path), \(report.members.count) APKs\(app)")
+            if let fix = Verify.installFix(forSet: report.members.compactMap(\.verification), paths: paths) {
+                FileHandleOutput.standardError("To fix: \(fix)\n")
+            }
             if let expectation {
                 for (member, matched) in zip(report.members, memberMatches) where matched == false {
                     guard let verification = member.verification, verification.isSignatureVerified else { continue }

@@ -192,14 +192,33 @@ struct Verify: ParsableCommand {
     /// requires, then signs; `sign` alone re-aligns stored entries (.so files on 16 KiB pages).
     static func installFix(for report: VerificationReport, path: String) -> String? {
         let base = path.hasSuffix(".apk") ? String(path.dropLast(4)) : path
-        let fixed = ShellWords.quote(base + "-fixed.apk")
-        let codes = Set((report.installErrors + report.installWarnings).map(\.code))
+        return installFix(codes: Set((report.installErrors + report.installWarnings).map(\.code)), path: ShellWords.quote(path),
+                          fixed: ShellWords.quote(base + "-fixed.apk"))
+    }
+
+    /// The same for a set, from its APKs' reports: the fix runs on the whole set (`paths`, as given), and writes a
+    /// set of the same kind (a .apks/.xapk/.apkm file, else a folder).
+    static func installFix(forSet reports: [VerificationReport], paths: [String]) -> String? {
+        let codes = Set(reports.flatMap { ($0.installErrors + $0.installWarnings).map(\.code) })
+        let container = paths.count == 1 ? paths[0] : nil
+        let fixed: String
+        if let container, let dot = container.lastIndex(of: "."), [".apks", ".xapk", ".apkm"].contains(container[dot...].lowercased()) {
+            fixed = String(container[..<dot]) + "-fixed" + container[dot...]
+        } else {
+            var first = paths.first ?? "app"
+            while first.count > 1 && first.hasSuffix("/") { first.removeLast() }
+            fixed = (first.lowercased().hasSuffix(".apk") ? String(first.dropLast(4)) : first) + "-fixed/"
+        }
+        return installFix(codes: codes, path: paths.map(ShellWords.quote).joined(separator: " "), fixed: ShellWords.quote(fixed))
+    }
+
+    private static func installFix(codes: Set<Issue.Code>, path: String, fixed: String) -> String? {
         if !codes.isDisjoint(with: [.installResourcesArscCompressed, .installResourcesArscNotAligned,
                                     .installNativeLibraryCompressed, .installNativeLibraryNotPageAligned]) {
-            return "apkpatch run \(ShellWords.quote(path)) --out \(fixed) stores and aligns what Android requires, then signs and verifies (add your signing options, e.g. --ks release.jks; without them the debug key signs)"
+            return "apkpatch run \(path) --out \(fixed) stores and aligns what Android requires, then signs and verifies (add your signing options, e.g. --ks release.jks; without them the debug key signs)"
         }
         if codes.contains(.installNativeLibraryNot16KAligned) {
-            return "apkpatch sign --out \(fixed) \(ShellWords.quote(path)) (with your signing options) places stored .so files on 16 KiB boundaries"
+            return "apkpatch sign --out \(fixed) \(path) (with your signing options) places stored .so files on 16 KiB boundaries"
         }
         return nil
     }
