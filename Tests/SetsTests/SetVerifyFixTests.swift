@@ -9,9 +9,9 @@ import TestSupport
         let scratch = try TestSupport.makeTemporaryDirectory("apkpatch-set-fix")
         let fixture = try SplitSetFixture(in: scratch)
         let keystore = scratch.appendingPathComponent("debug.p12").path
-        // Signed with the libraries where aapt put them: the ABI split's .so is not on a 16 KiB page.
+        // Signed with the entries where aapt put them: the ABI split's .so is not on a 16 KiB page (resources.arsc not on 4 bytes).
         let signed = scratch.appendingPathComponent("signed").path
-        let sign = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--alignment-preserved", "true", "--out", signed,
+        let sign = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--out", signed,
                                              try fixture.pack(.directory)])
         try #require(sign.succeeded, "\(sign)")
         let verify = try TestSupport.apkpatch(["verify", signed])
