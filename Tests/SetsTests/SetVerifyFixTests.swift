@@ -9,11 +9,23 @@ import TestSupport
         let scratch = try TestSupport.makeTemporaryDirectory("apkpatch-set-fix")
         let fixture = try SplitSetFixture(in: scratch)
         let keystore = scratch.appendingPathComponent("debug.p12").path
-        // Signed with the entries where aapt put them: the ABI split's .so is not on a 16 KiB page (resources.arsc not on 4 bytes).
+        // Aligned by zipalign (4 bytes, no pages) and signed by apksigner, as a vendor's set may come: the ABI split's
+        // .so is not on a 16 KiB page.
+        let vendorKeys = scratch.appendingPathComponent("vendor.p12").path
+        let keytool = try TestSupport.run("keytool", ["-genkeypair", "-keystore", vendorKeys, "-storetype", "PKCS12", "-alias", "vendor",
+                                                      "-keyalg", "RSA", "-keysize", "2048", "-validity", "3650", "-dname", "CN=Vendor",
+                                                      "-storepass", "vendor-pass", "-keypass", "vendor-pass"])
+        try #require(keytool.succeeded, "\(keytool)")
+        let packed = try fixture.pack(.directory)
         let signed = scratch.appendingPathComponent("signed").path
-        let sign = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--alignment-preserved", "true", "--misaligned-apk-permitted", "true", "--out", signed,
-                                             try fixture.pack(.directory)])
-        try #require(sign.succeeded, "\(sign)")
+        try FileManager.default.createDirectory(atPath: signed, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: packed) where name.hasSuffix(".apk") {
+            let target = (signed as NSString).appendingPathComponent(name)
+            let aligned = try TestSupport.run("zipalign", ["-f", "4", (packed as NSString).appendingPathComponent(name), target])
+            try #require(aligned.succeeded, "\(aligned)")
+            let apksigner = try TestSupport.run("apksigner", ["sign", "--ks", vendorKeys, "--ks-pass", "pass:vendor-pass", target])
+            try #require(apksigner.succeeded, "\(apksigner)")
+        }
         let verify = try TestSupport.apkpatch(["verify", signed])
         #expect(verify.succeeded && verify.stderr.contains("INSTALL_NATIVE_LIBRARY_NOT_16K_ALIGNED"), "\(verify)")
         let fixLine = verify.stderr.split(separator: "\n").first { $0.hasPrefix("To fix: ") }
