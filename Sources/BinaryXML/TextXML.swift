@@ -88,7 +88,12 @@ private struct TextPrinter {
 
     mutating func element(_ element: XMLTree.Element, depth: Int, scope outer: [String: String], inline: Bool) {
         var scope = outer
-        var declarations = element.namespaceDeclarations.map { ($0.prefix, $0.uri) }
+        // A namespace node may repeat one around the same element (aapt1 wrote such files): XML cannot name an
+        // attribute twice, and the repeat changes no name, so it is printed once.
+        var declarations: [(String, String)] = []
+        for namespace in element.namespaceDeclarations where !declarations.contains(where: { $0 == (namespace.prefix, namespace.uri) }) {
+            declarations.append((namespace.prefix, namespace.uri))
+        }
         for (prefix, uri) in declarations { scope[uri] = prefix }
         var undeclared: [String] = []
         func prefix(for uri: String, forAttribute: Bool = false) -> String {

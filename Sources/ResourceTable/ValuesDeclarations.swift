@@ -80,8 +80,10 @@ extension ValuesXML {
             return declarations
         }
 
+        /// A shared library's IDs have package 0 (the loader assigns it), so only the type byte must be set, as
+        /// aapt2's ResourceId::is_valid.
         static func resourceID(_ text: String, at place: String) throws -> UInt32 {
-            guard text.hasPrefix("0x") || text.hasPrefix("0X"), let id = UInt32(text.dropFirst(2), radix: 16), id >> 24 != 0 else {
+            guard text.hasPrefix("0x") || text.hasPrefix("0X"), let id = UInt32(text.dropFirst(2), radix: 16), id & 0x00FF_0000 != 0 else {
                 throw ResourceTableError(.badValuesFile, "\(place): '\(text)' is not a resource ID (0xPPTTEEEE, e.g. 0x7f010000)")
             }
             return id

@@ -10,6 +10,10 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     case keyDoesNotMatchCertificate(String)
     case malformedInputManifest(String)
     case unsupportedEntryName(String, character: UInt32)
+    /// A content entry deeper under META-INF/ whose name ends as a signature block's (.RSA, .DSA, .EC): JAR
+    /// verifiers (apksig, Android's StrictJarVerifier) read it as one more signer's signature, which no signing
+    /// can make valid.
+    case signatureBlockNamedEntry(String)
     case duplicateEntry(String)
     /// An entry read whole into memory (the manifest) declares more bytes than `limit`.
     case entryTooLargeToRead(String, size: Int64, limit: Int64)
@@ -61,6 +65,8 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "malformed META-INF/MANIFEST.MF in the input APK: \(reason). Fix or delete it before signing with v1"
         case .unsupportedEntryName(let name, let character):
             return "entry name \(name.debugDescription) contains character 0x\(String(character, radix: 16)), which a JAR manifest cannot express: rename the entry or sign without v1"
+        case .signatureBlockNamedEntry(let name):
+            return "entry \(name.debugDescription) lies under META-INF/ and ends as a JAR signature block does, so Android and apksigner would read it as the signature of another signer that nothing can make valid: remove or rename the entry, or sign without v1"
         case .duplicateEntry(let name):
             return "entry \(name.debugDescription) would appear twice in the signed APK"
         case .entryTooLargeToRead(let name, let size, let limit):

@@ -181,6 +181,7 @@ enum V1SchemeSigner {
             starts.reserveCapacity(names.count + 1)
             var byteOrderHolds = true
             for name in names {
+                if Self.isSignatureBlockNamedEntry(name) { throw SignError.signatureBlockNamedEntry(name) }
                 var contiguous = name
                 try contiguous.withUTF8 { utf8 in
                     for byte in utf8 where byte < 0x20 || byte >= 0xEE {
@@ -209,6 +210,13 @@ enum V1SchemeSigner {
                 // Entries are often in name order already (aapt writes them so).
                 if !zip(order, order.dropFirst()).allSatisfy({ !less($1, $0) }) { order.sort(by: less) }
             }
+        }
+
+        /// Whether a listed entry is one a JAR verifier reads as a signature block all the same: apksig's
+        /// V1SchemeVerifier and Android's StrictJarVerifier take every META-INF/ name ending in .RSA, .DSA or .EC
+        /// (subfolders and `..` included, case as written), while the manifest lists those in subfolders.
+        static func isSignatureBlockNamedEntry(_ name: String) -> Bool {
+            name.hasPrefix("META-INF/") && (name.hasSuffix(".RSA") || name.hasSuffix(".DSA") || name.hasSuffix(".EC"))
         }
 
         /// The UTF-8 bytes of name `index`, in `pool` (this value's `bytes`).
