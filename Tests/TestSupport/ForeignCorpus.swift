@@ -432,10 +432,20 @@ public enum ZipArchiveOracle {
     public static func read(_ path: String) throws -> Result<[Entry], FixtureError> {
         let result = try TestSupport.libziparchiveCheck(path, list: true)
         guard result.succeeded else { return .failure(FixtureError(message: "libziparchive refused \(path): \(result.stdout)\(result.stderr)")) }
-        let entries = result.stdout.split(separator: "\n", omittingEmptySubsequences: true).map { line -> Entry in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            return Entry(name: fields[0], method: Int(fields[1]) ?? -1, compressedSize: Int64(fields[2]) ?? -1,
-                         uncompressedSize: Int64(fields[3]) ?? -1, crc32: fields[4], dataOffset: Int64(fields[5]) ?? -1)
+        // One line per entry, name first: a name with a line feed in it (apksig's v1-only-with-lf-in-entry-name.apk)
+        // spans two lines, so lines join until the five fields after the name are there.
+        var entries: [Entry] = [], pending: String?
+        for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
+            let joined = pending.map { $0 + "\n" + line } ?? String(line)
+            let fields = joined.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 6 else {
+                pending = joined.isEmpty ? nil : joined
+                continue
+            }
+            let name = fields.dropLast(5).joined(separator: "\t"), rest = Array(fields.suffix(5))
+            entries.append(Entry(name: name, method: Int(rest[0]) ?? -1, compressedSize: Int64(rest[1]) ?? -1,
+                                 uncompressedSize: Int64(rest[2]) ?? -1, crc32: rest[3], dataOffset: Int64(rest[4]) ?? -1))
+            pending = nil
         }
         return .success(entries)
     }
