@@ -216,17 +216,22 @@ def download_debian(directory, downloads, archives):
             for pin in group:
                 os.replace(os.path.join(fresh, pin.deb_name), os.path.join(downloads, pin.deb_name))
         except debian_packages.Unavailable as reason:
-            try:
-                uri = debian_packages.debian_archive_uri()
-            except debian_packages.Unavailable:
-                uri = None
-            if uri and not debian_packages.reachable(uri):
-                raise Unreachable("the Debian archive (%s) cannot be reached" % uri)
-            fail("%s (update the pins in %s)" % (reason, os.path.relpath(DEBIAN_PACKAGES, ROOT)))
+            debian_unavailable(reason, DEBIAN_PACKAGES)
         except ValueError as error:
             fail(str(error))
         finally:
             shutil.rmtree(fresh, ignore_errors=True)
+
+
+def debian_unavailable(reason, pins_file):
+    """A pinned Debian file could not be had: Unreachable when the archive does not answer at all, else the failure."""
+    try:
+        uri = debian_packages.debian_archive_uri()
+    except debian_packages.Unavailable:
+        uri = None
+    if uri and not debian_packages.reachable(uri):
+        raise Unreachable("the Debian archive (%s) cannot be reached" % uri)
+    fail("%s (update the pins in %s)" % (reason, os.path.relpath(pins_file, ROOT)))
 
 
 def download_debian_sources(directory, downloads, archives):
@@ -240,13 +245,7 @@ def download_debian_sources(directory, downloads, archives):
         try:
             debian_packages.download_source_file(pin, downloads, lambda line: print("realworld: " + line))
         except debian_packages.Unavailable as reason:
-            try:
-                uri = debian_packages.debian_archive_uri()
-            except debian_packages.Unavailable:
-                uri = None
-            if uri and not debian_packages.reachable(uri):
-                raise Unreachable("the Debian archive (%s) cannot be reached" % uri)
-            fail("%s (update the pins in %s)" % (reason, os.path.relpath(DEBIAN_SOURCES, ROOT)))
+            debian_unavailable(reason, DEBIAN_SOURCES)
         except ValueError as error:
             fail(str(error))
 
