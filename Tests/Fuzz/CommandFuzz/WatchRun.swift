@@ -183,6 +183,10 @@ public struct WatchEdit: Sendable, CustomStringConvertible {
     static func write(_ bytes: [UInt8], _ path: String, in patch: URL) {
         let url = patch.appendingPathComponent(path)
         try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // A FIFO an earlier edit left there would block the write (and the campaign) until a reader came: the
+        // save replaces it, as an editor's would.
+        var status = stat()
+        if lstat(url.path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFIFO { unlink(url.path) }
         try? Data(bytes).write(to: url)
     }
 
