@@ -148,11 +148,7 @@ public struct Signer: Sendable {
         if let digests = job.writer.entryDigestsBesideCopy(job.entries, plan: plan) {
             if job.pins == nil { jarSignature.start(digests) } else { digestsBesideCopy = BackgroundValue(digests) }
         }
-        // Without a pin list, the signature starts on a worker the moment the writer has every digest: the
-        // manifest and its deflate then run while this thread puts the section's results together and writes
-        // its last bytes (the cores are free again once the copy is done).
-        let digestsTaken: (([[UInt8]]) -> Void)? = job.pins == nil ? { digests in jarSignature.start { digests } } : nil
-        let section = try job.writer.write(job.entries, engine: engine, plan: plan, digestsTaken: digestsTaken)
+        let section = try job.writer.write(job.entries, engine: engine, plan: plan)
         defer { section.output.abandon() }
         var pinList: [UInt8]?
         if let pins = job.pins {
@@ -161,7 +157,7 @@ public struct Signer: Sendable {
                                       listOffset: section.output.position)
         }
         let added = pinList.map { list in plan.v1.map { [Digest.hash(list, with: $0)] } ?? [] } ?? []
-        if let digests = section.entryDigests, !jarSignature.isStarted {
+        if let digests = section.entryDigests {
             jarSignature.start(inline: true) { digests + added }
         } else if let digestsBesideCopy {
             jarSignature.start { try digestsBesideCopy.get() + added }
@@ -302,9 +298,6 @@ private final class JARSignatureJob: @unchecked Sendable {
         }
         signature = inline ? BackgroundValue(result: Result { try make() }) : BackgroundValue(make)
     }
-
-    /// Whether `start` was called.
-    var isStarted: Bool { signature != nil }
 
     /// The files (none without v1).
     func files() throws -> [JARSignature.File] {

@@ -71,8 +71,7 @@ struct InputAPKWriter: SectionWriter {
 
     func entryDigestsBesideCopy(_ entries: [KeptEntry], plan: DigestPlan) -> (@Sendable () throws -> [[UInt8]])? { nil }
 
-    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan,
-               digestsTaken: (([[UInt8]]) -> Void)?) throws -> WrittenSection {
+    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
         let planned = try layOut(entries, engine: engine)
         try checkAlignment(of: entries, dataStarts: planned.dataStarts)
         let file = try OutputFile(destination: destination)
@@ -81,8 +80,7 @@ struct InputAPKWriter: SectionWriter {
         try file.reserve(planned.layout.count)
         let copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
                                dataStarts: planned.dataStarts, entryDigest: plan.v1, engine: engine, plan: plan)
-        let (copied, output) = try copy.write(into: file, engine: engine, plan: plan, concurrency: concurrency, key: keySupply,
-                                              digestsTaken: digestsTaken)
+        let (copied, output) = try copy.write(into: file, engine: engine, plan: plan, concurrency: concurrency, key: keySupply)
         return WrittenSection(output: output, centralRecords: planned.centralRecords,
                               entryDigests: copied.entryDigests, realigned: planned.realigned, verityLeaves: copied.verityLeaves,
                               entryStarts: (planned.recordStarts, planned.dataStarts))

@@ -19,8 +19,7 @@ struct RepackedEntriesWriter: SectionWriter {
         Self.entryDigests(entries, plan: plan, concurrency: concurrency, cache: nil, key: keySupply)
     }
 
-    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan,
-               digestsTaken: (([[UInt8]]) -> Void)?) throws -> WrittenSection {
+    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
         if plan.v1 == nil && EntryIntegrity.isEnabled { try Self.checkEntries(entries, concurrency: concurrency, cache: nil, key: keySupply) }
         let file = try OutputFile(destination: destination)
         let planned = try Self.layOut(entries, engine: engine)
@@ -379,8 +378,7 @@ struct RecyclingWriter: SectionWriter {
         RepackedEntriesWriter.entryDigests(entries, plan: plan, concurrency: concurrency, cache: cache, key: keySupply)
     }
 
-    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan,
-               digestsTaken: (([[UInt8]]) -> Void)?) throws -> WrittenSection {
+    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection {
         if plan.v1 == nil && EntryIntegrity.isEnabled { try RepackedEntriesWriter.checkEntries(entries, concurrency: concurrency, cache: cache, key: keySupply) }
         let recycled = try cache.recycler(for: destination).open()
         let previous = recycled.reused ? cache.takeLayout(slot: recycled.slot) : nil

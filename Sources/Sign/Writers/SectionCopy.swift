@@ -165,10 +165,8 @@ struct SectionCopy {
         var verityLeaves: LeafDigests?
     }
 
-    /// Copies and digests the section into `file`; `digestsTaken` gets the v1 digests once all are taken and the
-    /// entries checked, before the chunk digests and leaves are put together.
-    func run(into file: OutputFile, concurrency: Int, key: BackgroundValue<SignerKey>?,
-             digestsTaken: (([[UInt8]]) -> Void)? = nil) throws -> Result {
+    /// Copies and digests the section into `file`.
+    func run(into file: OutputFile, concurrency: Int, key: BackgroundValue<SignerKey>?) throws -> Result {
         let chunkSize = ContentDigester.chunkSize
         let wholeChunks = Int(layout.count / chunkSize)
         let wholeEnd = Int64(wholeChunks) * chunkSize
@@ -248,8 +246,6 @@ struct SectionCopy {
         // One core when asked (`signBatch` signs several APKs at once, one per core).
         try Parallel.forEach(workCount, concurrency: concurrency, failure: state.failure, work)
         try state.checksums.verify()
-        let entryDigests = state.entryDigests.values
-        if entryDigest != nil { digestsTaken?(entryDigests) }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
         for (slot, algorithm) in chunkAlgorithms.enumerated() {
             var all: [UInt8] = []
@@ -265,7 +261,7 @@ struct SectionCopy {
             leaves = LeafDigests(blockCount: Int(wholeEnd) / VerityTreeBuilder.blockSize, digests: all)
         }
         return Result(chunks: SectionChunkDigests(chunkCount: wholeChunks, byteCount: wholeEnd, digests: perAlgorithm),
-                      tail: state.tail[0], entryDigests: entryDigests, verityLeaves: leaves)
+                      tail: state.tail[0], entryDigests: state.entryDigests.values, verityLeaves: leaves)
     }
 
     /// Part of the section for one worker: its chunks (digested for v2/v3 and written, unless it is the
@@ -639,8 +635,8 @@ extension SectionCopy {
     /// v2/v3 digests resumed: the partial last chunk is written to it, to be digested with what follows it (the
     /// JAR signature files and the padding).
     func write(into file: OutputFile, engine: SigningEngine, plan: DigestPlan, concurrency: Int,
-               key: BackgroundValue<SignerKey>?, digestsTaken: (([[UInt8]]) -> Void)? = nil) throws -> (copied: Result, output: SigningOutput) {
-        let copied = try run(into: file, concurrency: concurrency, key: key, digestsTaken: digestsTaken)
+               key: BackgroundValue<SignerKey>?) throws -> (copied: Result, output: SigningOutput) {
+        let copied = try run(into: file, concurrency: concurrency, key: key)
         try file.skip(to: copied.chunks.byteCount)
         let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
                                        resuming: engine.signsBlock ? copied.chunks : nil, hashesVerityLeaves: hashesVerityLeaves)

@@ -26,11 +26,8 @@ protocol SectionWriter {
     /// computes them itself (and returns them in `WrittenSection.entryDigests`).
     func entryDigestsBesideCopy(_ entries: [KeptEntry], plan: DigestPlan) -> (@Sendable () throws -> [[UInt8]])?
 
-    /// Opens the output and writes `entries` into it. A writer that computes the v1 digests itself hands them
-    /// to `digestsTaken` as soon as every one is taken and the entries checked, before it puts the rest of
-    /// its results together (they are in `WrittenSection.entryDigests` too).
-    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan,
-               digestsTaken: (([[UInt8]]) -> Void)?) throws -> WrittenSection
+    /// Opens the output and writes `entries` into it.
+    func write(_ entries: [KeptEntry], engine: SigningEngine, plan: DigestPlan) throws -> WrittenSection
 }
 
 /// What a section writer hands back: the output, positioned after the entries section and still digesting
