@@ -56,30 +56,31 @@ def read_manifest():
     return entries
 
 
+def pin_lines(path):
+    """The lines of a pin file that hold a pin (blank lines and # comments skipped), stripped."""
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                yield line
+
+
 def read_debian_pins():
     """Archive name (package_version_all.deb) -> (Pin, Debian releases that carry it)."""
     pins = {}
-    with open(DEBIAN_PACKAGES, encoding="utf-8") as lines:
-        for line in lines:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            package, version, digest, source, suites = line.split(None, 4)
-            pin = debian_packages.Pin(package, version, digest, source)
-            pins[pin.deb_name] = (pin, suites.split())
+    for line in pin_lines(DEBIAN_PACKAGES):
+        package, version, digest, source, suites = line.split(None, 4)
+        pin = debian_packages.Pin(package, version, digest, source)
+        pins[pin.deb_name] = (pin, suites.split())
     return pins
 
 
 def read_debian_source_pins():
     """File name (an .orig tarball) -> SourcePin."""
     pins = {}
-    with open(DEBIAN_SOURCES, encoding="utf-8") as lines:
-        for line in lines:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            source, version, digest, file_name = line.split()
-            pins[file_name] = debian_packages.SourcePin(source, version, digest, file_name)
+    for line in pin_lines(DEBIAN_SOURCES):
+        source, version, digest, file_name = line.split()
+        pins[file_name] = debian_packages.SourcePin(source, version, digest, file_name)
     return pins
 
 
