@@ -306,8 +306,8 @@ import ZlibWrapper
     }
 
     /// A central record whose extra field declares more bytes than the record holds (id 0xFFFF, 16 bytes, none
-    /// there): libziparchive reads the archive and every command that writes an APK takes it; unpack refused it
-    /// with libzip's "zip_open: Zip archive inconsistent" and now extracts it with APKArchive's reader.
+    /// there): libziparchive reads the archive and every command that writes an APK takes it, so unpack extracts
+    /// it with APKArchive's reader too (libzip calls it "Zip archive inconsistent").
     @Test func anExtraFieldRunningPastItsRecordIsExtractedByUnpack() throws {
         var builder = ZipBuilder()
         builder.items = [("AndroidManifest.xml", "manifest"), ("assets/a.txt", "hello")].map { ZipBuilder.Item(name: $0.0, data: Array($0.1.utf8), crc: CRC32.checksum(Array($0.1.utf8))) }
