@@ -11,7 +11,9 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
     /// What is wrong (and, where we can say, what to do).
     public let message: String
 
-    public enum Severity: String, Sendable, Hashable, Codable { case error, warning }
+    /// `info` is apksig's info message (`IssueWithParams` in `getInfoMessages()`): something the verifier
+    /// skipped that does not make the finding fail, such as a stamp signature by an algorithm it does not know.
+    public enum Severity: String, Sendable, Hashable, Codable { case error, warning, info }
 
     public init(code: Code, severity: Severity, context: String = "", message: String) {
         self.code = code; self.severity = severity; self.context = context; self.message = message
@@ -22,6 +24,9 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
     }
     static func warning(_ code: Code, _ context: String = "", _ message: String) -> Issue {
         Issue(code: code, severity: .warning, context: context, message: message)
+    }
+    static func info(_ code: Code, _ context: String = "", _ message: String) -> Issue {
+        Issue(code: code, severity: .info, context: context, message: message)
     }
 
     /// "context: message", as apksigner prints after "ERROR: " / "WARNING: ".
@@ -154,6 +159,24 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case v4SigAPKTreeDidNotVerify = "V4_SIG_APK_TREE_DID_NOT_VERIFY"
         case v4SigMultipleSigners = "V4_SIG_MULTIPLE_SIGNERS"
         case v41SigNeedsTwoSigners = "V41_SIG_NEEDS_TWO_SIGNERS"
+
+        // Source stamps (`SourceStampVerifier`). apksig reports a stamp's problems as warnings of the stamp
+        // (`SOURCE_STAMP_SIG_MISSING` as one of the APK): a bad stamp never fails the APK's verification.
+        case sourceStampSigMissing = "SOURCE_STAMP_SIG_MISSING"
+        case sourceStampMalformedCertificate = "SOURCE_STAMP_MALFORMED_CERTIFICATE"
+        case sourceStampMalformedSignature = "SOURCE_STAMP_MALFORMED_SIGNATURE"
+        case sourceStampUnknownSigAlgorithm = "SOURCE_STAMP_UNKNOWN_SIG_ALGORITHM"
+        case sourceStampVerifyException = "SOURCE_STAMP_VERIFY_EXCEPTION"
+        case sourceStampDidNotVerify = "SOURCE_STAMP_DID_NOT_VERIFY"
+        case sourceStampNoSignature = "SOURCE_STAMP_NO_SIGNATURE"
+        case sourceStampNoSupportedSignature = "SOURCE_STAMP_NO_SUPPORTED_SIGNATURE"
+        case sourceStampCertificateMismatch = "SOURCE_STAMP_CERTIFICATE_MISMATCH_BETWEEN_SIGNATURE_BLOCK_AND_APK"
+        case sourceStampMalformedAttribute = "SOURCE_STAMP_MALFORMED_ATTRIBUTE"
+        case sourceStampUnknownAttribute = "SOURCE_STAMP_UNKNOWN_ATTRIBUTE"
+        case sourceStampMalformedLineage = "SOURCE_STAMP_MALFORMED_LINEAGE"
+        case sourceStampPORCertMismatch = "SOURCE_STAMP_POR_CERT_MISMATCH"
+        case sourceStampPORDidNotVerify = "SOURCE_STAMP_POR_DID_NOT_VERIFY"
+        case sourceStampInvalidTimestamp = "SOURCE_STAMP_INVALID_TIMESTAMP"
 
         // Install checks beyond apksigner (what makes Android's installer refuse an APK apksigner accepts).
         case installResourcesArscCompressed = "INSTALL_RESOURCES_ARSC_COMPRESSED"

@@ -30,7 +30,7 @@ extension VerificationReport {
                 for scheme: SignatureScheme in [.v1, .v2, .v3, .v31, .v4] {
                     out += "Verified using \(scheme.displayName): \(verifiedSchemes.contains(scheme))\n"
                 }
-                out += "Verified for SourceStamp: false\n"
+                out += "Verified for SourceStamp: \(sourceStamp?.isVerified ?? false)\n"
                 out += "Number of signers: \(signers.count)\n"
             }
             if printCertificates || printPEM {
@@ -49,6 +49,11 @@ extension VerificationReport {
                         out += Self.describe(certificate, prefix: "Signer #\(index + 1)", verbose: verbose, pem: printPEM)
                     }
                 }
+                // apksigner names the stamp certificate after the signers (it has none to print when the block's
+                // certificate did not parse).
+                if let certificate = sourceStamp?.certificate {
+                    out += Self.describe(certificate, prefix: "Source Stamp Signer", verbose: verbose, pem: printPEM)
+                }
                 // A rotated key's history, as `apksigner lineage --in APK --print-certs` prints it. apksigner verify
                 // prints none; only with -v, so that scripts reading --print-certs see apksigner's lines alone.
                 if verbose { out += Self.describeLineage(lineage, capabilities: lineageCapabilities, verbose: verbose, pem: printPEM) }
@@ -61,6 +66,15 @@ extension VerificationReport {
             for issue in group.warnings {
                 if warningsAsErrors { err += "WARNING: \(issue)\n" } else { out += "WARNING: \(issue)\n" }
             }
+        }
+        // The stamp's findings come last, as apksigner prints them ("WARNING: SourceStamp: …"); info lines on
+        // standard output whatever -Werr says.
+        if let sourceStamp {
+            for issue in sourceStamp.errors { err += "ERROR: \(issue)\n" }
+            for issue in sourceStamp.warnings {
+                if warningsAsErrors { err += "WARNING: \(issue)\n" } else { out += "WARNING: \(issue)\n" }
+            }
+            for issue in sourceStamp.infos { out += "INFO: \(issue)\n" }
         }
 
         // The archive checks, the install checks and the entry checks (`checksEntries`) speak only when they found
@@ -192,6 +206,22 @@ public struct VerificationReportJSON: Encodable, Sendable {
         /// v3.1 signers only, when true: the signer also covers the development release before `minSdkVersion`.
         public let targetsDevRelease: Bool?
     }
+    /// The source stamp (`SourceStampReport`): `verified`, the stamp `certificate`, its `lineage`, the
+    /// `timestamp` (seconds since 1970) and the findings, warnings and infos with apksig's `SOURCE_STAMP_…` codes.
+    public struct SourceStampJSON: Encodable, Sendable {
+        public let verified: Bool
+        public let certificate: CertificateJSON?
+        public let lineage: [CertificateJSON]
+        public let timestamp: Int64?
+        public let errors: [IssueJSON], warnings: [IssueJSON], infos: [IssueJSON]
+        init(_ stamp: SourceStampReport) {
+            verified = stamp.isVerified
+            certificate = stamp.certificate.map(CertificateJSON.init)
+            lineage = stamp.lineage.map(CertificateJSON.init)
+            timestamp = stamp.timestamp
+            errors = stamp.errors.map(IssueJSON.init); warnings = stamp.warnings.map(IssueJSON.init); infos = stamp.infos.map(IssueJSON.init)
+        }
+    }
     public struct SchemeJSON: Encodable, Sendable {
         public let scheme: String
         public let verified: Bool
@@ -218,6 +248,8 @@ public struct VerificationReportJSON: Encodable, Sendable {
     public let archiveErrors: [IssueJSON]
     /// The signing certificate lineage (rotated keys), original first, each with its `capabilities`; empty without one.
     public let lineage: [CertificateJSON]
+    /// The source stamp, when the APK carries one (absent otherwise).
+    public let sourceStamp: SourceStampJSON?
     /// Each native library's 16 KiB-page readiness (ZIP offset, ELF `PT_LOAD` alignments), with install checks.
     public let nativeLibraries: [NativeLibraryReport]
     /// With `verify --expect-certificate-sha256`: whether the APK is signed by every expected certificate.
@@ -252,5 +284,6 @@ public struct VerificationReportJSON: Encodable, Sendable {
         archiveErrors = report.archiveErrors.map(IssueJSON.init)
         lineage = zip(report.lineage, report.lineageCapabilities).map { CertificateJSON($0, capabilities: $1) }
         nativeLibraries = report.nativeLibraries
+        sourceStamp = report.sourceStamp.map(SourceStampJSON.init)
     }
 }

@@ -582,13 +582,14 @@ struct SigningBlockSchemeVerifier {
     }
 
     /// apksig `getSignaturesToVerify`: for each API level in range, the strongest supported signature;
-    /// nil when some level in range has none.
-    static func signaturesToVerify(_ signatures: [(algorithm: SignatureAlgorithm, signature: [UInt8])], minSdkVersion: Int, maxSdkVersion: Int)
-        -> [(algorithm: SignatureAlgorithm, signature: [UInt8])]? {
+    /// nil when some level in range has none. `onlyRequiringJCASupport` counts an algorithm from the level whose
+    /// JCA provider has it rather than from the level whose APK verifier accepts it (source stamps).
+    static func signaturesToVerify(_ signatures: [(algorithm: SignatureAlgorithm, signature: [UInt8])], minSdkVersion: Int, maxSdkVersion: Int,
+                                   onlyRequiringJCASupport: Bool = false) -> [(algorithm: SignatureAlgorithm, signature: [UInt8])]? {
         var best: [Int: (algorithm: SignatureAlgorithm, signature: [UInt8])] = [:]
         var minProvided = Int.max
         for candidate in signatures {
-            let level = candidate.algorithm.minSdkVersion
+            let level = onlyRequiringJCASupport ? candidate.algorithm.jcaSignatureAlgorithmMinSdkVersion : candidate.algorithm.minSdkVersion
             if level > maxSdkVersion { continue }
             minProvided = min(minProvided, level)
             if let current = best[level], SignatureAlgorithm.compare(candidate.algorithm, current.algorithm) <= 0 { continue }

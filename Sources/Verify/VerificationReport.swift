@@ -106,6 +106,25 @@ public struct SignerReport: Sendable {
     public var certificate: CertificateInfo? { certificates.first }
 }
 
+/// A source stamp's verification (apksig `ApkVerifier.Result.SourceStampInfo`): present when the APK has a
+/// `stamp-cert-sha256` entry and a stamp block in its APK Signing Block, and its signatures verified up to the
+/// stamp check. Its findings never fail the APK (apksigner prints them as `WARNING: SourceStamp: …`).
+public struct SourceStampReport: Sendable {
+    /// apksigner's "Verified for SourceStamp": no error and no warning.
+    public var isVerified: Bool
+    /// The stamp certificate (apksigner's "Source Stamp Signer"), nil when it could not be parsed.
+    public var certificate: CertificateInfo?
+    /// The stamp key's rotation history (proof-of-rotation attribute), original first; empty without one.
+    public var lineage: [CertificateInfo]
+    /// When the stamp was signed, in seconds since 1970 (timestamp attribute); nil without a valid one.
+    public var timestamp: Int64?
+    public var errors: [Issue]
+    public var warnings: [Issue]
+    /// What the verifier skipped without failing the stamp (`INFO: SourceStamp: …`): signatures by unknown
+    /// algorithms, unknown attributes.
+    public var infos: [Issue]
+}
+
 /// The outcome of one scheme's verification.
 public struct SchemeReport: Sendable {
     public var scheme: SignatureScheme
@@ -134,6 +153,9 @@ public struct VerificationReport: Sendable {
     /// The capabilities each `lineage` certificate grants its descendants, same order: apksig's
     /// `SignerCapabilities` flags (``LineageCapabilities``).
     public var lineageCapabilities: [LineageCapabilities] = []
+    /// The source stamp's verification, when the APK carries a stamp (see `SourceStampReport`); a
+    /// `stamp-cert-sha256` entry without a stamp block is a `SOURCE_STAMP_SIG_MISSING` warning instead.
+    public var sourceStamp: SourceStampReport?
     /// Every error and warning from signature verification (including those of individual signers).
     public var signatureErrors: [Issue]
     public var signatureWarnings: [Issue]

@@ -308,6 +308,22 @@ public struct Verifier: Sendable {
         }
         if hasErrors { return }
 
+        // The source stamp, if the APK names one (apksig checks it here: after the schemes, before the signers of
+        // the schemes are compared, which can still fail the APK after the stamp was judged).
+        if let stampEntry = archive.entry(named: SourceStamp.certificateDigestEntryName) {
+            do {
+                report.sourceStamp = try verifySourceStamp(entry: stampEntry, block: signingBlock?.schemeBlock(id: SigningBlock.ID.sourceStamp),
+                                                           archive: archive, schemeResults: schemeResults, checkedJAR: v1Result != nil,
+                                                           minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion)
+                if report.sourceStamp == nil {
+                    report.signatureWarnings.append(.warning(.sourceStampSigMissing, "", "No SourceStamp signature"))
+                }
+            } catch {
+                report.signatureErrors.append(.error(.malformedAPK, "", "Failed to read APK: \(error)"))
+                return
+            }
+        }
+
         // Unknown entries in the signing block are tolerated (v3.1 on older ranges, source stamps, padding,
         // vendor blocks), as on Android.
         let v1Signers = v1Result.map { $0.isVerified ? $0.signers : [] } ?? []
@@ -409,6 +425,40 @@ public struct Verifier: Sendable {
 }
 
 extension Verifier {
+    /// apksig's stamp check in `ApkVerifier.verify`: nil when the APK Signing Block has no stamp pair. The digests
+    /// stamped are those of the schemes checked: each signer's content digests as the scheme verification read
+    /// (and compared with the APK), and for JAR signing the SHA-256 of META-INF/MANIFEST.MF (no digest when
+    /// there is none, which no stamp signature matches). Throws when an entry's data cannot be read.
+    func verifySourceStamp(entry: ZipEntry, block: [UInt8]?, archive: APKArchive, schemeResults: [SignatureScheme: SchemeVerificationResult],
+                           checkedJAR: Bool, minSdkVersion: Int, maxSdkVersion: Int) throws -> SourceStampReport? {
+        let certificateDigest = try archive.uncompressedData(of: entry)
+        guard let block else { return nil }
+        var schemeDigests: [UInt32: [UInt32: [UInt8]]] = [:]
+        for (scheme, id) in [(SignatureScheme.v2, SourceStamp.Scheme.v2), (.v3, SourceStamp.Scheme.v3), (.v31, SourceStamp.Scheme.v31)] {
+            guard let result = schemeResults[scheme] else { continue }
+            var digests: [UInt32: [UInt8]] = [:]
+            for signer in result.signers {
+                for digest in signer.contentDigests {
+                    guard let algorithm = SignatureAlgorithm(id: digest.algorithmID) else { continue }
+                    digests[algorithm.contentDigestAlgorithm.id] = digest.value
+                }
+            }
+            schemeDigests[id] = digests
+        }
+        if checkedJAR {
+            var digests: [UInt32: [UInt8]] = [:]
+            if let manifest = archive.entry(named: "META-INF/MANIFEST.MF") {
+                digests[SourceStamp.manifestDigestID] = VerificationDigest.sha256.hash(try archive.uncompressedData(of: manifest))
+            }
+            schemeDigests[SourceStamp.Scheme.jar] = digests
+        }
+        let verifier = SourceStampVerifier(minSdkVersion: max(minSdkVersion, AndroidSDK.r), maxSdkVersion: maxSdkVersion)
+        let result = verifier.verify(block: block, certificateDigest: certificateDigest, schemeDigests: schemeDigests)
+        return SourceStampReport(isVerified: result.isVerified, certificate: result.certificate.map(CertificateInfo.init),
+                                 lineage: result.lineage.map(CertificateInfo.init), timestamp: result.timestamp,
+                                 errors: result.errors, warnings: result.warnings, infos: result.infos)
+    }
+
     /// Android 8.1 (API 27) and later open no APK whose first bytes are not a local file header, whatever the
     /// prefix holds (libziparchive's ParseZipArchive, the fix for Janus, A-64211847); apksig does not look.
     /// libziparchive checks only the signature at offset 0: a local record there that no entry names (a

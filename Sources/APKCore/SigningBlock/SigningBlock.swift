@@ -17,8 +17,11 @@ public struct SigningBlock: Sendable, Equatable {
         /// APK Signature Scheme v3.2: hybrid signers (a classical and an ML-DSA signature), Android 17+.
         public static let v32: UInt32 = 0x70e1_c89f
         public static let verityPadding: UInt32 = 0x4272_6577
+        /// The source stamp (apksig `V2_SOURCE_STAMP_BLOCK_ID`), which apksig verifies and signers regenerate.
         public static let sourceStamp: UInt32 = 0x6dff_800d
-        public static let sourceStampV2: UInt32 = 0x2b09_189e
+        /// The first source stamp format (`V1_SOURCE_STAMP_BLOCK_ID`): one signature over the content digests;
+        /// apksig's verify no longer reads it.
+        public static let sourceStampV1: UInt32 = 0x2b09_189e
         public static let dependencyInfo: UInt32 = 0x504b_4453
         public static let playFrosting: UInt32 = 0x2146_444e
     }
