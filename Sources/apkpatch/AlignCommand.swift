@@ -13,6 +13,7 @@ import Darwin
 #endif
 import Pipeline
 import Repack
+import Sign
 import Unpack
 
 extension APKPatch {
@@ -104,8 +105,13 @@ extension APKPatch {
                 }
                 defer { entryCheck.wait() }
                 if verbose { print("Verifying alignment of \(output) (\(alignment))...") }
+                // The output replaces whatever APK was there, so an .idsig beside it describes another file: it goes
+                // just before the new APK is renamed into place, as with `sign` (a refused align leaves both as they were).
                 let report = try Repacker.write(try Repacker.rawEntries(of: archive), to: output, alignment: policy,
-                                                comment: archive.endOfCentralDirectory.comment, beforeCommit: { try entryCheck.get() })
+                                                comment: archive.endOfCentralDirectory.comment, beforeCommit: {
+                                                    try entryCheck.get()
+                                                    V4SchemeSigner.removeSignature(besideAPKAt: output)
+                                                })
                 if verbose {
                     let written = try ZipArchive(source: try MappedFile(path: output))
                     for line in AlignmentCheck(archive: written, policy: policy).verboseLines() { print(line) }

@@ -145,6 +145,28 @@ import ZlibWrapper
         #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
     }
 
+    /// A v4 signature belongs to one file: `align` writing over a signed APK removes the `.idsig` that `sign` left
+    /// beside it (`adb install --incremental` would stream it with an APK it does not describe), and an align that
+    /// is refused leaves the APK and its `.idsig` as they were.
+    @Test func alignRemovesTheV4SignatureOfTheAPKItReplaces() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let output = dir.appendingPathComponent("signed-then-aligned.apk").path
+        let signed = try TestSupport.apkpatch(["sign", "--debug-keystore", dir.appendingPathComponent("debug.p12").path, "--out", output, input])
+        #expect(signed.succeeded && FileManager.default.fileExists(atPath: output + ".idsig"), "\(signed)")
+        let signedBytes = try TestSupport.readBytes(output), idsig = try TestSupport.readBytes(output + ".idsig")
+
+        let missingInput = dir.appendingPathComponent("no-such.apk").path
+        #expect(try TestSupport.apkpatch(["align", "-f", "4", missingInput, output]).status == 1)
+        #expect(try TestSupport.readBytes(output) == signedBytes && TestSupport.readBytes(output + ".idsig") == idsig,
+                "a refused align changes neither file")
+
+        let aligned = try TestSupport.apkpatch(["align", "-f", "-P", "16", "4", input, output])
+        #expect(aligned.succeeded, "\(aligned)")
+        #expect(try TestSupport.readBytes(output) != signedBytes)
+        #expect(!FileManager.default.fileExists(atPath: output + ".idsig"), "the signed APK's .idsig stayed beside the aligned one")
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", output]).succeeded)
+    }
+
     @Test func unpackMatchesUnzip() throws {
         let input = try FixtureAPK.cordovaLike().build(in: dir)
         let ours = dir.appendingPathComponent("ours").path, theirs = dir.appendingPathComponent("theirs").path
