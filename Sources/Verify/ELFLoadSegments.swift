@@ -1,3 +1,4 @@
+import Align
 import APKCore
 import ZlibWrapper
 
@@ -131,6 +132,11 @@ public struct NativeLibraryReport: Sendable, Equatable, Encodable {
     public var dataOffset: Int64
     /// Whether a stored library's data starts on a 16 KiB boundary (nil when compressed: Android extracts it).
     public var isZipOffset16KAligned: Bool?
+    /// The multiple a stored library's data is aligned to when the APK is signed again with the default
+    /// `--lib-page-alignment` (16384), by `apkpatch sign` or apksigner: the one in its Android alignment field
+    /// (0xd935) when it has one, which both keep (an earlier `--lib-page-alignment 4096` wrote 4096 there);
+    /// nil when compressed.
+    public var signingAlignment: Int?
     /// `elf32` or `elf64`; nil when the header could not be read.
     public var elfClass: String?
     /// `p_align` of each `PT_LOAD` segment; nil when the header could not be read.
@@ -149,6 +155,7 @@ public struct NativeLibraryReport: Sendable, Equatable, Encodable {
         isCompressed = entry.isCompressed
         dataOffset = entry.dataOffset
         isZipOffset16KAligned = entry.isCompressed ? nil : entry.dataOffset % Self.pageSize16K == 0
+        signingAlignment = entry.isCompressed ? nil : AlignmentPolicy.apksig(libraryPageAlignment: Int(Self.pageSize16K)).alignment(for: entry)
         do {
             let head = try Self.prefix(of: entry, count: ELFLoadSegments.elf64HeaderSize, archive: archive)
             let needed = try ELFLoadSegments.headerBytesNeeded(head)

@@ -188,18 +188,16 @@ struct Verify: ParsableCommand {
     }
 
     /// The command that repairs what the install checks found, or nil. Storing an entry changes the bytes the
-    /// signatures cover, so the fix always signs again: `run` with no patch stores and aligns what Android
-    /// requires, then signs; `sign` alone re-aligns stored entries (.so files on 16 KiB pages).
+    /// signatures cover, so the fix always signs again (see ``InstallFix``).
     static func installFix(for report: VerificationReport, path: String) -> String? {
         let base = path.hasSuffix(".apk") ? String(path.dropLast(4)) : path
-        return installFix(codes: Set((report.installErrors + report.installWarnings).map(\.code)), path: ShellWords.quote(path),
-                          fixed: ShellWords.quote(base + "-fixed.apk"))
+        return InstallFix(reports: [report]).advice(path: ShellWords.quote(path), fixed: ShellWords.quote(base + "-fixed.apk"),
+                                                    aligned: ShellWords.quote(base + "-aligned.apk"))
     }
 
     /// The same for a set, from its APKs' reports: the fix runs on the whole set (`paths`, as given), and writes a
     /// set of the same kind (a .apks/.xapk/.apkm file, else a folder).
     static func installFix(forSet reports: [VerificationReport], paths: [String]) -> String? {
-        let codes = Set(reports.flatMap { ($0.installErrors + $0.installWarnings).map(\.code) })
         let container = paths.count == 1 ? paths[0] : nil
         let fixed: String
         if let container, let dot = container.lastIndex(of: "."), [".apks", ".xapk", ".apkm"].contains(container[dot...].lowercased()) {
@@ -209,17 +207,69 @@ struct Verify: ParsableCommand {
             while first.count > 1 && first.hasSuffix("/") { first.removeLast() }
             fixed = (first.lowercased().hasSuffix(".apk") ? String(first.dropLast(4)) : first) + "-fixed/"
         }
-        return installFix(codes: codes, path: paths.map(ShellWords.quote).joined(separator: " "), fixed: ShellWords.quote(fixed))
+        return InstallFix(reports: reports).advice(path: paths.map(ShellWords.quote).joined(separator: " "), fixed: ShellWords.quote(fixed), aligned: nil)
+    }
+}
+
+/// What repairs the install findings of an APK (or of a set's APKs), as the "To fix:" line and `--json`'s
+/// `installFix` say it. Each advice names what really repairs its finding; the tests run each one on an APK
+/// with the finding and verify the result.
+struct InstallFix {
+    /// An entry Android requires stored or aligned (resources.arsc for targetSdk 30+, native libraries with
+    /// extractNativeLibs="false"): `run` stores and aligns it, then signs. `align` leaves compressed entries
+    /// compressed, and `sign` refuses to store one.
+    var needsStoring = false
+    /// A stored library off a 16 KiB boundary: `sign` re-aligns stored .so files to 16 KiB.
+    var needs16KPages = false
+    /// Of those, the ones whose Android alignment field names a multiple `sign` keeps, as apksigner does (an
+    /// earlier `--lib-page-alignment 4096` wrote it), with that multiple; `run` with no patch signs the same way.
+    /// `align -P 16` drops the field (it pads as zipalign does), and `sign` then puts them on 16 KiB.
+    var keptAlignments: [(entry: String, multiple: Int)] = []
+    /// 64-bit libraries whose ELF LOAD segments are aligned below 16 KiB: no packaging changes `p_align`; the
+    /// library must be linked again.
+    var relinkedLibraries: [String] = []
+
+    init(reports: [VerificationReport]) {
+        for report in reports {
+            let codes = Set((report.installErrors + report.installWarnings).map(\.code))
+            if !codes.isDisjoint(with: [.installResourcesArscCompressed, .installResourcesArscNotAligned,
+                                        .installNativeLibraryCompressed, .installNativeLibraryNotPageAligned]) {
+                needsStoring = true
+            }
+            let offPages = Set(report.installWarnings.filter { $0.code == .installNativeLibraryNot16KAligned }.map(\.context))
+            let relinked = Set(report.installWarnings.filter { $0.code == .installNativeLibraryELFNot16KAligned }.map(\.context))
+            if !offPages.isEmpty { needs16KPages = true }
+            for library in report.nativeLibraries {
+                if offPages.contains(library.entry), let multiple = library.signingAlignment, multiple % 16384 != 0 {
+                    keptAlignments.append((library.entry, multiple))
+                }
+                if relinked.contains(library.entry) && !relinkedLibraries.contains(library.entry) { relinkedLibraries.append(library.entry) }
+            }
+        }
     }
 
-    private static func installFix(codes: Set<Issue.Code>, path: String, fixed: String) -> String? {
-        if !codes.isDisjoint(with: [.installResourcesArscCompressed, .installResourcesArscNotAligned,
-                                    .installNativeLibraryCompressed, .installNativeLibraryNotPageAligned]) {
-            return "apkpatch run \(path) --out \(fixed) stores and aligns what Android requires, then signs and verifies (add your signing options, e.g. --ks release.jks; without them the debug key signs)"
+    /// The advice for the APK (or set) at `path` (quoted for a shell), writing the repaired one to `fixed` and,
+    /// for one APK, an intermediate one to `aligned` (nil for a set: `align` takes one APK at a time); nil when
+    /// nothing needs repairing.
+    func advice(path: String, fixed: String, aligned: String?) -> String? {
+        var command: String?
+        if needsStoring {
+            command = "apkpatch run \(path) --out \(fixed) stores and aligns what Android requires, then signs and verifies (add your signing options, e.g. --ks release.jks; without them the debug key signs)"
+        } else if !keptAlignments.isEmpty {
+            let kept = keptAlignments.prefix(3).map { "\($0.entry) on \($0.multiple) bytes" }.joined(separator: ", ")
+                + (keptAlignments.count > 3 ? " and \(keptAlignments.count - 3) more" : "")
+            let why = "sign alone, like apksigner, keeps the alignment an earlier signing wrote into a library's alignment field (\(kept)), and align drops it"
+            if let aligned {
+                command = "apkpatch align -P 16 4 \(path) \(aligned) && apkpatch sign --out \(fixed) \(aligned) (with your signing options) places stored .so files on 16 KiB boundaries: \(why)"
+            } else {
+                command = "apkpatch sign --out \(fixed) \(path) (with your signing options), after apkpatch align -P 16 4 on each APK holding such a library, places stored .so files on 16 KiB boundaries: \(why)"
+            }
+        } else if needs16KPages {
+            command = "apkpatch sign --out \(fixed) \(path) (with your signing options) places stored .so files on 16 KiB boundaries"
         }
-        if codes.contains(.installNativeLibraryNot16KAligned) {
-            return "apkpatch sign --out \(fixed) \(path) (with your signing options) places stored .so files on 16 KiB boundaries"
-        }
-        return nil
+        guard !relinkedLibraries.isEmpty else { return command }
+        let names = relinkedLibraries.prefix(3).joined(separator: ", ") + (relinkedLibraries.count > 3 ? " and \(relinkedLibraries.count - 3) more" : "")
+        let relink = "link \(names) again with -Wl,-z,max-page-size=16384 (NDK r28 and later do by default) and build the APK again: \(relinkedLibraries.count == 1 ? "its" : "their") ELF LOAD segments are aligned below 16 KiB, which no packaging command changes"
+        return command.map { "\($0); also \(relink)" } ?? relink
     }
 }
