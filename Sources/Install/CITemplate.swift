@@ -51,21 +51,37 @@ public enum CITemplate: String, Sendable, CaseIterable {
         public var releaseURL: String
         /// The archive's SHA-256 in hex (its `.sha256` file); empty, like `releaseURL`, fails the job until filled in.
         public var releaseSHA256: String
+        /// The signing certificate lineage of a key rotation (a file in the repository, from `apkpatch rotate`): the
+        /// job then signs with the keystore and, after `--next-signer`, the new key from `PREFIX_NEW_KEYSTORE_BASE64`
+        /// and `PREFIX_NEW_KEYSTORE_PASSWORD`. Empty: one key (the job's `SIGNING_LINEAGE` can be set later).
+        public var lineage: String
+        /// `--rotation-min-sdk-version` for that rotation; nil leaves apkpatch's default (33).
+        public var rotationMinSdkVersion: Int?
+        /// The SHA-256 digests of the certificates the signed APK must carry (`verify --expect-certificate-sha256`);
+        /// empty checks none. Colons and case as `--print-certs` or keytool print them are accepted.
+        public var expectedCertificateSHA256: [String]
 
         public init(unsignedAPK: String = "app/build/outputs/apk/release/app-release-unsigned.apk",
                     signedAPK: String = "app-release-signed.apk", secretPrefix: String = "APKPATCH",
-                    version: String = "", releaseURL: String = "", releaseSHA256: String = "") {
+                    version: String = "", releaseURL: String = "", releaseSHA256: String = "",
+                    lineage: String = "", rotationMinSdkVersion: Int? = nil, expectedCertificateSHA256: [String] = []) {
             self.unsignedAPK = unsignedAPK
             self.signedAPK = signedAPK
             self.secretPrefix = secretPrefix
             self.version = version
             self.releaseURL = releaseURL
             self.releaseSHA256 = releaseSHA256.lowercased()
+            self.lineage = lineage
+            self.rotationMinSdkVersion = rotationMinSdkVersion
+            self.expectedCertificateSHA256 = expectedCertificateSHA256.map { String($0.lowercased().filter { $0 != ":" }) }
         }
 
         /// The names of the secrets the job reads.
         public var keystoreSecretName: String { secretPrefix + "_KEYSTORE_BASE64" }
         public var passwordSecretName: String { secretPrefix + "_KEYSTORE_PASSWORD" }
+        /// The new key's secrets, read only when the job signs a key rotation.
+        public var newKeystoreSecretName: String { secretPrefix + "_NEW_KEYSTORE_BASE64" }
+        public var newPasswordSecretName: String { secretPrefix + "_NEW_KEYSTORE_PASSWORD" }
     }
 
     /// The rendered job.
@@ -79,6 +95,11 @@ public enum CITemplate: String, Sendable, CaseIterable {
         }
         for path in [parameters.unsignedAPK, parameters.signedAPK] where path.isEmpty || path.contains("\n") {
             throw CITemplateError.invalidPath(path)
+        }
+        if parameters.lineage.contains(where: \.isNewline) { throw CITemplateError.invalidPath(parameters.lineage) }
+        if let level = parameters.rotationMinSdkVersion, level < 1 { throw CITemplateError.invalidRotationMinSdkVersion(level) }
+        for digest in parameters.expectedCertificateSHA256 where digest.count != 64 || !digest.allSatisfy(\.isHexDigit) {
+            throw CITemplateError.invalidCertificateSHA256(digest)
         }
         let sha256 = parameters.releaseSHA256
         guard sha256.isEmpty || sha256.count == 64 && sha256.allSatisfy({ $0.isHexDigit }) else {
@@ -95,6 +116,10 @@ public enum CITemplate: String, Sendable, CaseIterable {
             "versionYAML": Self.yamlQuoted(parameters.version),
             "releaseURLYAML": Self.yamlQuoted(parameters.releaseURL),
             "releaseSHA256YAML": Self.yamlQuoted(sha256),
+            "signedIdsigYAML": Self.yamlQuoted(parameters.signedAPK + ".idsig"),
+            "lineageYAML": Self.yamlQuoted(parameters.lineage),
+            "rotationMinSdkVersionYAML": Self.yamlQuoted(parameters.rotationMinSdkVersion.map(String.init) ?? ""),
+            "expectedCertificatesYAML": Self.yamlQuoted(parameters.expectedCertificateSHA256.joined(separator: " ")),
         ])
     }
 
@@ -124,17 +149,23 @@ public enum CITemplateError: Error, CustomStringConvertible, Equatable {
     case invalidPath(String)
     case invalidSHA256(String)
     case invalidReleaseURL(String)
+    case invalidRotationMinSdkVersion(Int)
+    case invalidCertificateSHA256(String)
 
     public var description: String {
         switch self {
         case .invalidSecretPrefix(let prefix):
             return "secret prefix \"\(prefix)\" is not an environment variable name: use upper-case letters, digits and _ (e.g. APKPATCH or RELEASE)."
         case .invalidPath(let path):
-            return "APK path \"\(path)\" cannot go into a CI file: give a non-empty path on one line."
+            return "path \"\(path)\" cannot go into a CI file: give a non-empty path on one line."
         case .invalidSHA256(let value):
             return "\"\(value)\" is not a SHA-256: give the 64 hex digits of the release archive's .sha256 file."
         case .invalidReleaseURL(let value):
             return "\"\(value)\" cannot go into a CI file: a release URL or version is one word without spaces."
+        case .invalidRotationMinSdkVersion(let level):
+            return "rotation min SDK version \(level) is not an API level: give one such as 33 (the default: the new key signs from Android 13) or 28 (from Android 9)."
+        case .invalidCertificateSHA256(let value):
+            return "\"\(value)\" is not a certificate's SHA-256: give its 64 hex digits, as apkpatch keystore list or apkpatch verify --print-certs prints them."
         }
     }
 }

@@ -58,8 +58,23 @@ done
 # Written by `apkpatch ci-template github`; save it as .github/workflows/sign-apk.yml.
 #
 # Repository secrets (Settings > Secrets and variables > Actions > Secrets):
-#   <%& secretPrefix %>_KEYSTORE_BASE64    your keystore, base64-encoded: base64 -w0 release.p12
-#   <%& secretPrefix %>_KEYSTORE_PASSWORD  its password
+#   <%& secretPrefix %>_KEYSTORE_BASE64        your keystore, base64-encoded: base64 -w0 release.p12
+#   <%& secretPrefix %>_KEYSTORE_PASSWORD      its password
+# and, for a key rotation (SIGNING_LINEAGE below), the new key's:
+#   <%& secretPrefix %>_NEW_KEYSTORE_BASE64    the new keystore, base64-encoded
+#   <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD  its password
+#
+# The job's settings (env: of the job below):
+#   SIGNING_LINEAGE              the signing certificate lineage of a key rotation (apkpatch rotate or apksigner
+#                                rotate writes it; it holds certificates only, so commit it): the APK is signed
+#                                with both keys, the new one for the Android versions from ROTATION_MIN_SDK_VERSION
+#                                on. Empty: one key.
+#   ROTATION_MIN_SDK_VERSION     the API level the new key signs from; empty: 33 (a v3.1 block, Android 13+);
+#                                28 puts the new key in the v3.0 block, for Android 9+.
+#   EXPECTED_CERTIFICATE_SHA256  the SHA-256 of the certificate(s) the signed APK must carry, separated by spaces
+#                                (apkpatch keystore list and apkpatch verify --print-certs print them): the job
+#                                fails on any other key. Empty: not checked, the job only prints the certificates.
+# The signed APK and its v4 signature (<signed APK>.idsig, for adb install --incremental) are uploaded together.
 #
 # Nothing unpinned runs here: apkpatch is one release archive, named by version and checked against its
 # SHA-256 before it is unpacked (a changed archive fails the job), and each action is pinned to a commit.
@@ -86,6 +101,9 @@ jobs:
       APKPATCH_VERSION: <%& versionYAML %>
       APKPATCH_RELEASE_URL: <%& releaseURLYAML %>
       APKPATCH_RELEASE_SHA256: <%& releaseSHA256YAML %>
+      SIGNING_LINEAGE: <%& lineageYAML %>
+      ROTATION_MIN_SDK_VERSION: <%& rotationMinSdkVersionYAML %>
+      EXPECTED_CERTIFICATE_SHA256: <%& expectedCertificatesYAML %>
     steps:
       - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683  # v4.2.2
         with:
@@ -115,19 +133,36 @@ jobs:
         env:
           <%& secretPrefix %>_KEYSTORE_BASE64: ${{ secrets.<%& secretPrefix %>_KEYSTORE_BASE64 }}
           <%& secretPrefix %>_KEYSTORE_PASSWORD: ${{ secrets.<%& secretPrefix %>_KEYSTORE_PASSWORD }}
+          <%& secretPrefix %>_NEW_KEYSTORE_BASE64: ${{ secrets.<%& secretPrefix %>_NEW_KEYSTORE_BASE64 }}
+          <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD: ${{ secrets.<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD }}
         run: |
           set -eu
           missing=""
           [ -n "${<%& secretPrefix %>_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_BASE64"
           [ -n "${<%& secretPrefix %>_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_PASSWORD"
+          if [ -n "$SIGNING_LINEAGE" ]; then
+            [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_BASE64"
+            [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD"
+          fi
           if [ -n "$missing" ]; then
             echo "::error::Missing repository secret(s):$missing. Add them under Settings > Secrets and variables > Actions (a fork's pull request gets no secrets)." >&2
             exit 1
           fi
           [ -f "$UNSIGNED_APK" ] || { echo "::error::$UNSIGNED_APK does not exist: build the APK in an earlier step or set UNSIGNED_APK." >&2; exit 1; }
+          # A key rotation: the original key signs first, the new key after --next-signer, linked by the lineage.
+          set --
+          if [ -n "$SIGNING_LINEAGE" ]; then
+            [ -f "$SIGNING_LINEAGE" ] || { echo "::error::SIGNING_LINEAGE: $SIGNING_LINEAGE does not exist: commit the lineage file (apkpatch rotate writes it) or leave SIGNING_LINEAGE empty." >&2; exit 1; }
+            set -- --lineage "$SIGNING_LINEAGE"
+            [ -z "$ROTATION_MIN_SDK_VERSION" ] || set -- "$@" --rotation-min-sdk-version "$ROTATION_MIN_SDK_VERSION"
+            set -- "$@" --next-signer --ks-base64 env:<%& secretPrefix %>_NEW_KEYSTORE_BASE64 --ks-pass env:<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD
+          fi
+          # --v4-signing-enabled true: a v4 signature that cannot be made fails the step instead of going missing.
           apkpatch sign \
             --ks-base64 env:<%& secretPrefix %>_KEYSTORE_BASE64 \
             --ks-pass env:<%& secretPrefix %>_KEYSTORE_PASSWORD \
+            "$@" \
+            --v4-signing-enabled true \
             --out "$SIGNED_APK" \
             "$UNSIGNED_APK"
 
@@ -135,12 +170,17 @@ jobs:
         id: verify
         run: |
           set -eu
-          apkpatch verify --print-certs "$SIGNED_APK"
+          set --
+          for digest in $EXPECTED_CERTIFICATE_SHA256; do set -- "$@" --expect-certificate-sha256 "$digest"; done
+          [ "$#" -gt 0 ] || echo "::notice::EXPECTED_CERTIFICATE_SHA256 is empty: the job does not check which key signed the APK."
+          apkpatch verify --print-certs --v4-signature-file "$SIGNED_APK.idsig" "$@" "$SIGNED_APK"
 
       - uses: actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02  # v4.6.2
         with:
           name: signed-apk
-          path: ${{ env.SIGNED_APK }}
+          path: |
+            ${{ env.SIGNED_APK }}
+            ${{ env.SIGNED_APK }}.idsig
           if-no-files-found: error
 
 """#,
@@ -150,8 +190,23 @@ jobs:
 # Written by `apkpatch ci-template gitlab`; add this job to your .gitlab-ci.yml.
 #
 # CI/CD variables (Settings > CI/CD > Variables; mark them Masked and Protected):
-#   <%& secretPrefix %>_KEYSTORE_BASE64    your keystore, base64-encoded: base64 -w0 release.p12
-#   <%& secretPrefix %>_KEYSTORE_PASSWORD  its password
+#   <%& secretPrefix %>_KEYSTORE_BASE64        your keystore, base64-encoded: base64 -w0 release.p12
+#   <%& secretPrefix %>_KEYSTORE_PASSWORD      its password
+# and, for a key rotation (SIGNING_LINEAGE below), the new key's:
+#   <%& secretPrefix %>_NEW_KEYSTORE_BASE64    the new keystore, base64-encoded
+#   <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD  its password
+#
+# The job's settings (its variables: below):
+#   SIGNING_LINEAGE              the signing certificate lineage of a key rotation (apkpatch rotate or apksigner
+#                                rotate writes it; it holds certificates only, so commit it): the APK is signed
+#                                with both keys, the new one for the Android versions from ROTATION_MIN_SDK_VERSION
+#                                on. Empty: one key.
+#   ROTATION_MIN_SDK_VERSION     the API level the new key signs from; empty: 33 (a v3.1 block, Android 13+);
+#                                28 puts the new key in the v3.0 block, for Android 9+.
+#   EXPECTED_CERTIFICATE_SHA256  the SHA-256 of the certificate(s) the signed APK must carry, separated by spaces
+#                                (apkpatch keystore list and apkpatch verify --print-certs print them): the job
+#                                fails on any other key. Empty: not checked, the job only prints the certificates.
+# The signed APK and its v4 signature (<signed APK>.idsig, for adb install --incremental) are the job's artifacts.
 #
 # Nothing unpinned runs here: apkpatch is one release archive, named by version and checked against its
 # SHA-256 before it is unpacked (a changed archive fails the job). GitLab puts CI/CD variables in the
@@ -166,6 +221,9 @@ sign-apk:
     APKPATCH_VERSION: <%& versionYAML %>
     APKPATCH_RELEASE_URL: <%& releaseURLYAML %>
     APKPATCH_RELEASE_SHA256: <%& releaseSHA256YAML %>
+    SIGNING_LINEAGE: <%& lineageYAML %>
+    ROTATION_MIN_SDK_VERSION: <%& rotationMinSdkVersionYAML %>
+    EXPECTED_CERTIFICATE_SHA256: <%& expectedCertificatesYAML %>
   before_script:
     - apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates curl >/dev/null
     - >-
@@ -185,21 +243,41 @@ sign-apk:
       missing="";
       [ -n "${<%& secretPrefix %>_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_BASE64";
       [ -n "${<%& secretPrefix %>_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_KEYSTORE_PASSWORD";
+      if [ -n "$SIGNING_LINEAGE" ]; then
+      [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_BASE64";
+      [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD";
+      fi;
       if [ -n "$missing" ]; then
       echo "Missing CI/CD variable(s):$missing. Add them under Settings > CI/CD > Variables (protected variables reach only protected branches and tags)." >&2;
       exit 1;
       fi
     - '[ -f "$UNSIGNED_APK" ] || { echo "$UNSIGNED_APK does not exist: fetch it from the job that builds it or set UNSIGNED_APK." >&2; exit 1; }'
+    - '[ -z "$SIGNING_LINEAGE" ] || [ -f "$SIGNING_LINEAGE" ] || { echo "SIGNING_LINEAGE: $SIGNING_LINEAGE does not exist: commit the lineage file (apkpatch rotate writes it) or leave SIGNING_LINEAGE empty." >&2; exit 1; }'
+    # A key rotation: the original key signs first, the new key after --next-signer, linked by the lineage.
+    # --v4-signing-enabled true: a v4 signature that cannot be made fails the job instead of going missing.
     - >-
+      set --;
+      if [ -n "$SIGNING_LINEAGE" ]; then
+      set -- --lineage "$SIGNING_LINEAGE";
+      if [ -n "$ROTATION_MIN_SDK_VERSION" ]; then set -- "$@" --rotation-min-sdk-version "$ROTATION_MIN_SDK_VERSION"; fi;
+      set -- "$@" --next-signer --ks-base64 env:<%& secretPrefix %>_NEW_KEYSTORE_BASE64 --ks-pass env:<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD;
+      fi;
       apkpatch sign
       --ks-base64 env:<%& secretPrefix %>_KEYSTORE_BASE64
       --ks-pass env:<%& secretPrefix %>_KEYSTORE_PASSWORD
+      "$@"
+      --v4-signing-enabled true
       --out "$SIGNED_APK"
       "$UNSIGNED_APK"
-    - apkpatch verify --print-certs "$SIGNED_APK"
+    - >-
+      set --;
+      for digest in $EXPECTED_CERTIFICATE_SHA256; do set -- "$@" --expect-certificate-sha256 "$digest"; done;
+      if [ "$#" -eq 0 ]; then echo "EXPECTED_CERTIFICATE_SHA256 is empty: the job does not check which key signed the APK."; fi;
+      apkpatch verify --print-certs --v4-signature-file "$SIGNED_APK.idsig" "$@" "$SIGNED_APK"
   artifacts:
     paths:
       - <%& signedAPKYAML %>
+      - <%& signedIdsigYAML %>
   rules:
     - if: $CI_COMMIT_TAG
 

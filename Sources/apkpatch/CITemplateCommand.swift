@@ -30,6 +30,13 @@ extension APKPatch {
             the keystore secret with:
               base64 -w0 release.p12
 
+            For a key rotation, --lineage names the lineage file in the repository (apkpatch rotate writes it): \
+            the job signs with both keys, the new one from PREFIX_NEW_KEYSTORE_BASE64 and \
+            PREFIX_NEW_KEYSTORE_PASSWORD. With --expect-certificate-sha256 the job fails unless the signed APK \
+            carries that certificate. The job keeps the v4 signature (<signed APK>.idsig) beside the APK. Each of \
+            these is a variable of the job (SIGNING_LINEAGE, ROTATION_MIN_SDK_VERSION, \
+            EXPECTED_CERTIFICATE_SHA256) that can be filled in later.
+
             Examples:
               sha=$(cut -d' ' -f1 apkpatch-0.2.0-linux-x86_64.tar.gz.sha256)
               apkpatch ci-template github --release-sha256 "$sha" \\
@@ -53,13 +60,27 @@ extension APKPatch {
         var releaseURL = ""
         @Option(name: .customLong("release-sha256"), help: ArgumentHelp("SHA-256 of that archive (64 hex digits, from its .sha256 file).", valueName: "hex"))
         var releaseSHA256 = ""
+        @Option(name: .customLong("lineage"), help: ArgumentHelp("The key rotation's lineage file, as a path in the repository (the job then also reads the new key's secrets).", valueName: "path"))
+        var lineage = ""
+        @Option(name: .customLong("rotation-min-sdk-version"), help: ArgumentHelp("API level from which the rotation's new key signs (default 33).", valueName: "level"))
+        var rotationMinSdkVersion: Int?
+        @Option(name: .customLong("expect-certificate-sha256"), help: ArgumentHelp("SHA-256 of a certificate the signed APK must carry (repeatable); the job fails otherwise.", valueName: "hex"))
+        var expectedCertificates: [String] = []
         @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this file instead of stdout.", valueName: "path"))
         var output: String?
+
+        func validate() throws {
+            if rotationMinSdkVersion != nil && lineage.isEmpty {
+                throw ValidationError("--rotation-min-sdk-version goes with --lineage (the key rotation it times)")
+            }
+        }
 
         func run() throws {
             let version = releaseVersion ?? String(cString: apkpatch_build_version())
             let parameters = CITemplate.Parameters(unsignedAPK: apk, signedAPK: signedAPK, secretPrefix: secretPrefix,
-                                                   version: version, releaseURL: releaseURL, releaseSHA256: releaseSHA256)
+                                                   version: version, releaseURL: releaseURL, releaseSHA256: releaseSHA256,
+                                                   lineage: lineage, rotationMinSdkVersion: rotationMinSdkVersion,
+                                                   expectedCertificateSHA256: expectedCertificates)
             let text = try provider.render(parameters, templates: TemplateLibrary.locate())
             if let output {
                 try UserFiles.write(Array(text.utf8), to: output)

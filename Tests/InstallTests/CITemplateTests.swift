@@ -34,6 +34,57 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
     return keystore
 }
 
+/// A key rotation as a CI job meets it: the old and the new keystore (PKCS#12, made by keytool) and the lineage
+/// that links them, made by `apksigner rotate` and kept in the repository at `signing/lineage.bin`.
+struct RotatedKeys {
+    let oldKeystore: URL, newKeystore: URL
+    let oldPassword = "old-Secret-pw-1138", newPassword = "new-Secret-pw-2187"
+    /// The certificates' SHA-256 digests as `--print-certs` prints them (lower-case hex).
+    let oldSHA256: String, newSHA256: String
+    /// The new one as `keytool -list -v` prints it (upper-case, colon-separated), as a user copies it.
+    let newSHA256KeytoolForm: String
+
+    init(in work: URL) throws {
+        oldKeystore = work.appendingPathComponent("old.p12")
+        newKeystore = work.appendingPathComponent("new.p12")
+        try TestSupport.makeKeyStore(at: oldKeystore.path, password: oldPassword, dname: "CN=CI Old Key, O=Example, C=US")
+        try TestSupport.makeKeyStore(at: newKeystore.path, password: newPassword, dname: "CN=CI New Key, O=Example, C=US")
+        let lineage = work.appendingPathComponent("signing/lineage.bin")
+        try FileManager.default.createDirectory(at: lineage.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let rotate = try TestSupport.run("apksigner", ["rotate", "--out", lineage.path,
+                                                       "--old-signer", "--ks", oldKeystore.path, "--ks-pass", "env:OLD_KS_PASS",
+                                                       "--new-signer", "--ks", newKeystore.path, "--ks-pass", "env:NEW_KS_PASS"],
+                                         environment: ["OLD_KS_PASS": oldPassword, "NEW_KS_PASS": newPassword])
+        guard rotate.succeeded else { throw FixtureError(message: "apksigner rotate failed:\n\(rotate)") }
+        let newForm = try Self.keytoolSHA256(of: newKeystore, password: newPassword)
+        newSHA256KeytoolForm = newForm
+        newSHA256 = String(newForm.lowercased().filter { $0 != ":" })
+        oldSHA256 = String(try Self.keytoolSHA256(of: oldKeystore, password: oldPassword).lowercased().filter { $0 != ":" })
+    }
+
+    /// The certificate's "SHA256:" line of `keytool -list -v`.
+    static func keytoolSHA256(of keystore: URL, password: String) throws -> String {
+        let list = try TestSupport.run("keytool", ["-list", "-v", "-keystore", keystore.path, "-storepass:env", "KS_PASS"], environment: ["KS_PASS": password])
+        guard list.succeeded, let line = list.stdout.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("SHA256: ") }) else {
+            throw FixtureError(message: "keytool -list -v printed no SHA256 line:\n\(list)")
+        }
+        return String(line.trimmingCharacters(in: .whitespaces).dropFirst("SHA256: ".count))
+    }
+
+    /// The four repository secrets of a rotating job (prefix APKPATCH).
+    var secrets: [String: String] {
+        get throws {
+            ["APKPATCH_KEYSTORE_BASE64": try Data(contentsOf: oldKeystore).base64EncodedString(), "APKPATCH_KEYSTORE_PASSWORD": oldPassword,
+             "APKPATCH_NEW_KEYSTORE_BASE64": try Data(contentsOf: newKeystore).base64EncodedString(), "APKPATCH_NEW_KEYSTORE_PASSWORD": newPassword]
+        }
+    }
+
+    /// What must never show in a job's output: the passwords, and a stretch of each keystore's base64.
+    var secretValues: [String] {
+        get throws { try secrets.values.map { String($0.prefix(24)) } }
+    }
+}
+
 @Suite(.removesTemporaryDirectories) struct CITemplateTests {
     @Test(arguments: CITemplate.allCases)
     func rendersValidYAMLThatSignsFromSecrets(provider: CITemplate) throws {
@@ -59,14 +110,30 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
         }
         #expect(commands.contains("--ks-base64 env:APKPATCH_KEYSTORE_BASE64"))
         #expect(commands.contains("--ks-pass env:APKPATCH_KEYSTORE_PASSWORD"))
+        #expect(commands.contains("--ks-base64 env:APKPATCH_NEW_KEYSTORE_BASE64 --ks-pass env:APKPATCH_NEW_KEYSTORE_PASSWORD"))
         #expect(commands.contains("apkpatch verify"))
+        #expect(commands.contains("--v4-signing-enabled true") && commands.contains("--v4-signature-file \"$SIGNED_APK.idsig\""))
         // Secrets are only ever named, never expanded on a command line or echoed; their presence is tested with
         // ${NAME:+set}, which expands to "set", never to the value.
-        let withoutPresenceTests = commands.replacingOccurrences(of: "${APKPATCH_KEYSTORE_BASE64:+set}", with: "")
-            .replacingOccurrences(of: "${APKPATCH_KEYSTORE_PASSWORD:+set}", with: "")
-        #expect(!withoutPresenceTests.contains("$APKPATCH_KEYSTORE"))
-        #expect(!withoutPresenceTests.contains("${APKPATCH_KEYSTORE"))
-        #expect(!commands.contains("set -x"))
+        var withoutPresenceTests = commands
+        for name in ["APKPATCH_KEYSTORE_BASE64", "APKPATCH_KEYSTORE_PASSWORD", "APKPATCH_NEW_KEYSTORE_BASE64", "APKPATCH_NEW_KEYSTORE_PASSWORD"] {
+            #expect(commands.contains("${\(name):+set}"), "\(name) is not checked")
+            withoutPresenceTests = withoutPresenceTests.replacingOccurrences(of: "${\(name):+set}", with: "")
+        }
+        for secret in ["APKPATCH_KEYSTORE", "APKPATCH_NEW_KEYSTORE"] {
+            #expect(!withoutPresenceTests.contains("$" + secret) && !withoutPresenceTests.contains("${" + secret), "\(secret) is expanded")
+        }
+        #expect(!commands.contains("set -x") && !commands.contains("set -o xtrace"))
+        // The v4 signature goes with the APK.
+        switch provider {
+        case .github:
+            let steps = try #require(((document["jobs"] as? [String: Any])?["sign"] as? [String: Any])?["steps"] as? [[String: Any]])
+            let upload = try #require(steps.first { ($0["uses"] as? String)?.hasPrefix("actions/upload-artifact@") == true }?["with"] as? [String: Any])
+            #expect((upload["path"] as? String)?.split(separator: "\n") == ["${{ env.SIGNED_APK }}", "${{ env.SIGNED_APK }}.idsig"], "\(upload)")
+        case .gitlab:
+            let artifacts = try #require((document["sign-apk"] as? [String: Any])?["artifacts"] as? [String: Any])
+            #expect(artifacts["paths"] as? [String] == ["app-release-signed.apk", "app-release-signed.apk.idsig"], "\(artifacts)")
+        }
     }
 
     @Test(arguments: CITemplate.allCases)
@@ -95,6 +162,40 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
         #expect(throws: CITemplateError.invalidPath("")) {
             try CITemplate.gitlab.render(.init(unsignedAPK: ""), templates: sourceTemplates())
         }
+        #expect(throws: CITemplateError.invalidPath("a\nb")) {
+            try CITemplate.github.render(.init(lineage: "a\nb"), templates: sourceTemplates())
+        }
+        #expect(throws: CITemplateError.invalidRotationMinSdkVersion(0)) {
+            try CITemplate.github.render(.init(lineage: "lineage.bin", rotationMinSdkVersion: 0), templates: sourceTemplates())
+        }
+        #expect(throws: CITemplateError.invalidCertificateSHA256("abcd")) {
+            try CITemplate.gitlab.render(.init(expectedCertificateSHA256: ["AB:CD"]), templates: sourceTemplates())
+        }
+    }
+
+    /// The job's settings land in its variables as given: a lineage path, the rotation level, the expected
+    /// certificates (keytool's colon form accepted, written as `--print-certs` prints them).
+    @Test(arguments: CITemplate.allCases)
+    func rotationSettingsBecomeJobVariables(provider: CITemplate) throws {
+        let digest = String(repeating: "AB:", count: 31) + "AB"
+        let parameters = CITemplate.Parameters(lineage: "signing/lineage v2.bin", rotationMinSdkVersion: 28,
+                                               expectedCertificateSHA256: [digest, String(repeating: "0f", count: 32)])
+        let document = try #require(try parseYAML(try provider.render(parameters, templates: sourceTemplates())) as? [String: Any])
+        let variables: [String: String]?
+        switch provider {
+        case .github: variables = ((document["jobs"] as? [String: Any])?["sign"] as? [String: Any])?["env"] as? [String: String]
+        case .gitlab: variables = (document["sign-apk"] as? [String: Any])?["variables"] as? [String: String]
+        }
+        #expect(variables?["SIGNING_LINEAGE"] == "signing/lineage v2.bin")
+        #expect(variables?["ROTATION_MIN_SDK_VERSION"] == "28")
+        #expect(variables?["EXPECTED_CERTIFICATE_SHA256"] == String(repeating: "ab", count: 32) + " " + String(repeating: "0f", count: 32))
+        let defaults = try #require(try parseYAML(try provider.render(templates: sourceTemplates())) as? [String: Any])
+        let unset: [String: String]?
+        switch provider {
+        case .github: unset = ((defaults["jobs"] as? [String: Any])?["sign"] as? [String: Any])?["env"] as? [String: String]
+        case .gitlab: unset = (defaults["sign-apk"] as? [String: Any])?["variables"] as? [String: String]
+        }
+        #expect(unset?["SIGNING_LINEAGE"] == "" && unset?["ROTATION_MIN_SDK_VERSION"] == "" && unset?["EXPECTED_CERTIFICATE_SHA256"] == "")
     }
 
     /// The jobs' shell steps, run here as the runner runs them (the secrets as environment variables, as GitHub and
@@ -121,6 +222,114 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
         #expect(verify.stdout.contains("CN=CI Release"))
         #expect(!run.transcript.contains(password))
         #expect(!run.transcript.contains(String(keystoreBase64.prefix(24))))
+    }
+
+    /// A key rotation through the jobs' shell steps: two keystores keytool makes here, the lineage `apksigner rotate`
+    /// makes from them (committed in the repository, as the job expects it), the new key's certificate expected by
+    /// its SHA-256 as keytool prints it. GitHub's job rotates at the default level (33: a v3.1 block), which
+    /// apksigner 35 checks with the `.idsig` beside the APK; GitLab's at 28 (the new key in v3.0), which Debian's
+    /// apksigner 31 reads. Either way apkpatch verify finds the new certificate, and no secret shows in the output.
+    @Test(arguments: CITemplate.allCases)
+    func shellStepsSignAKeyRotationAndCheckTheCertificate(provider: CITemplate) throws {
+        let work = try TestSupport.makeTemporaryDirectory("ci-rotation")
+        let keys = try RotatedKeys(in: work)
+        let release = try LocalRelease.make(in: work)
+        let level = provider == .github ? nil : 28
+        let parameters = CITemplate.Parameters(unsignedAPK: "build/app.apk", signedAPK: "dist/app-signed.apk", version: "0.0.0",
+                                               releaseURL: release.url, releaseSHA256: release.sha256, lineage: "signing/lineage.bin",
+                                               rotationMinSdkVersion: level, expectedCertificateSHA256: [keys.newSHA256KeytoolForm])
+        try FileManager.default.createDirectory(at: work.appendingPathComponent("dist"), withIntermediateDirectories: true)
+        _ = try FixtureAPK.cordovaLike().build(in: work.appendingPathComponent("build"), name: "app.apk")
+        let run = try CIJob(provider, parameters: parameters, work: work).run(secrets: try keys.secrets)
+        #expect(run.failure == nil, "\(provider): \(run.failure.map { "\($0.step):\n\($0.result)" } ?? "")")
+        for secret in try keys.secretValues { #expect(!run.transcript.contains(secret), "a secret is in the job's output") }
+
+        let signed = work.appendingPathComponent("dist/app-signed.apk").path
+        #expect(FileManager.default.fileExists(atPath: signed + ".idsig"), "no v4 signature beside the APK")
+        let ours = try TestSupport.apkpatch(["verify", "--expect-certificate-sha256", keys.newSHA256, "--v4-signature-file", signed + ".idsig", signed])
+        #expect(ours.succeeded, "\(ours)")
+        let oracle: TestSupport.ProcessResult
+        if let level {
+            oracle = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", "--min-sdk-version", String(level), signed])
+        } else {
+            oracle = try NewerApksigner.run(["verify", "-v", "--print-certs", "--v4-signature-file", signed + ".idsig", signed],
+                                            environment: ForeignCorpus.javaEnvironment)
+            #expect(oracle.stdout.contains("Verified using v3.1 scheme (APK Signature Scheme v3.1): true"), "\(oracle)")
+            #expect(oracle.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(oracle)")
+        }
+        #expect(oracle.succeeded, "\(oracle)")
+        #expect(oracle.stdout.contains("certificate SHA-256 digest: \(keys.newSHA256)"), "the new key does not sign: \(oracle)")
+        #expect(oracle.stdout.contains("CN=CI New Key"), "\(oracle)")
+    }
+
+    /// A job that expects another certificate fails at its verify step, naming the certificate that signed; one
+    /// whose lineage file is missing fails before signing, naming the variable.
+    @Test(arguments: CITemplate.allCases)
+    func jobFailsOnAnotherCertificateOrAMissingLineage(provider: CITemplate) throws {
+        let work = try TestSupport.makeTemporaryDirectory("ci-rotation")
+        let keys = try RotatedKeys(in: work)
+        let release = try LocalRelease.make(in: work)
+        _ = try FixtureAPK.cordovaLike().build(in: work.appendingPathComponent("build"), name: "app.apk")
+        let stranger = String(repeating: "5a", count: 32)
+        let expectingAnother = CITemplate.Parameters(unsignedAPK: "build/app.apk", signedAPK: "signed.apk", version: "0.0.0",
+                                                     releaseURL: release.url, releaseSHA256: release.sha256, expectedCertificateSHA256: [stranger])
+        let run = try CIJob(provider, parameters: expectingAnother, work: work).run(secrets: try keys.secrets)
+        let failure = try #require(run.failure, "the job passed though another key signed")
+        #expect(failure.result.stderr.contains("not signed by the expected certificate (--expect-certificate-sha256 \(stranger))")
+                && failure.result.stderr.contains(keys.oldSHA256), "\(failure.result)")
+        if provider == .github { #expect(failure.step == "Verify") }
+
+        var missingLineage = expectingAnother
+        missingLineage.lineage = "signing/absent.bin"
+        let refused = try CIJob(provider, parameters: missingLineage, work: work).run(secrets: try keys.secrets)
+        let refusal = try #require(refused.failure)
+        #expect(refusal.result.stderr.contains("SIGNING_LINEAGE: signing/absent.bin does not exist"), "\(refusal.result)")
+
+        // Rotating without the new key's secrets names them.
+        var secrets = try keys.secrets
+        secrets["APKPATCH_NEW_KEYSTORE_PASSWORD"] = ""
+        let withoutNewKey = try CIJob(provider, parameters: CITemplate.Parameters(unsignedAPK: "build/app.apk", signedAPK: "signed2.apk", version: "0.0.0",
+                                                                                 releaseURL: release.url, releaseSHA256: release.sha256,
+                                                                                 lineage: "signing/lineage.bin"), work: work).run(secrets: secrets)
+        let missing = try #require(withoutNewKey.failure)
+        #expect(missing.result.stderr.contains("APKPATCH_NEW_KEYSTORE_PASSWORD") && !missing.result.stderr.contains("APKPATCH_NEW_KEYSTORE_BASE64"), "\(missing.result)")
+    }
+
+    /// The composite action's shell steps, run as GitHub runs them (inputs substituted into env:), sign a key
+    /// rotation at API 28 from the two keystores' base64 inputs, check the new certificate, and name the APK and
+    /// its `.idsig` in their outputs; Debian's apksigner reads the new key's v3.0 signature. With an expected
+    /// certificate that is not the signer's, the Verify step fails.
+    @Test func actionSignsAKeyRotationAndChecksTheCertificate() throws {
+        let work = try TestSupport.makeTemporaryDirectory("ci-action")
+        let keys = try RotatedKeys(in: work)
+        let release = try LocalRelease.make(in: work)
+        _ = try FixtureAPK.cordovaLike().build(in: work.appendingPathComponent("build"), name: "app.apk")
+        let secrets = try keys.secrets
+        var inputs = ["apk": "build/app.apk", "output": "app signed.apk", "release-url": release.url, "release-sha256": release.sha256,
+                      "keystore-base64-secret": secrets["APKPATCH_KEYSTORE_BASE64"]!, "keystore-password-secret": keys.oldPassword,
+                      "new-keystore-base64-secret": secrets["APKPATCH_NEW_KEYSTORE_BASE64"]!, "new-keystore-password-secret": keys.newPassword,
+                      "lineage": "signing/lineage.bin", "rotation-min-sdk-version": "28",
+                      "expected-certificate-sha256": keys.newSHA256KeytoolForm]
+        let run = try CIJob(action: inputs, work: work).run(secrets: [:])
+        #expect(run.failure == nil, "\(run.failure.map { "\($0.step):\n\($0.result)" } ?? "")")
+        #expect(run.steps == 3)
+        for secret in try keys.secretValues { #expect(!run.transcript.contains(secret), "a secret is in the action's output") }
+        let signed = work.appendingPathComponent("app signed.apk").path
+        #expect(run.outputs["signed-apk"] == "app signed.apk" && run.outputs["v4-signature"] == "app signed.apk.idsig", "\(run.outputs)")
+        #expect(FileManager.default.fileExists(atPath: signed + ".idsig"))
+        let oracle = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", "--min-sdk-version", "28", signed])
+        #expect(oracle.succeeded && oracle.stdout.contains("certificate SHA-256 digest: \(keys.newSHA256)"), "\(oracle)")
+        let ours = try TestSupport.apkpatch(["verify", "--expect-certificate-sha256", keys.newSHA256, "--v4-signature-file", signed + ".idsig", signed])
+        #expect(ours.succeeded, "\(ours)")
+
+        inputs["expected-certificate-sha256"] = keys.oldSHA256 + " " + keys.newSHA256
+        inputs["output"] = "second.apk"
+        inputs["lineage"] = ""
+        inputs["new-keystore-base64-secret"] = ""
+        inputs["new-keystore-password-secret"] = ""
+        let oneKey = try CIJob(action: inputs, work: work).run(secrets: [:])
+        let failure = try #require(oneKey.failure, "signed by the old key alone, the APK passed a check for both")
+        #expect(failure.step == "Verify" && failure.result.stderr.contains("not signed by the expected certificate"), "\(failure.result)")
     }
 
     /// A missing secret stops the job before apkpatch runs, naming the secret and where to set it.
@@ -187,10 +396,43 @@ struct CIJob {
         self.steps = steps
     }
 
+    /// The composite action's steps (`action.yml` at the package root), each with its env: as GitHub fills it in:
+    /// `${{ inputs.NAME }}` is the value given in `inputs`, else the input's default (a required input without a
+    /// value, or an input the action does not declare, is a test error).
+    init(action inputs: [String: String], work: URL) throws {
+        let text = try String(contentsOfFile: TestSupport.packageRoot.appendingPathComponent("action.yml").path, encoding: .utf8)
+        let document = try #require(try parseYAML(text) as? [String: Any])
+        let declared = try #require(document["inputs"] as? [String: [String: Any]])
+        for name in inputs.keys { try #require(declared[name] != nil, "action.yml declares no input \(name)") }
+        func value(of expression: String) throws -> String {
+            guard expression.hasPrefix("${{ inputs."), expression.hasSuffix(" }}") else { return expression }
+            let name = String(expression.dropFirst("${{ inputs.".count).dropLast(" }}".count))
+            let input = try #require(declared[name], "action.yml uses an undeclared input \(name)")
+            if let given = inputs[name] { return given }
+            try #require(input["required"] as? Bool != true, "required input \(name) not given")
+            return input["default"] as? String ?? ""
+        }
+        let runs = try #require(document["runs"] as? [String: Any])
+        var steps: [(String, String, [String: String])] = []
+        for step in try #require(runs["steps"] as? [[String: Any]]) {
+            guard let run = step["run"] as? String else { continue }
+            #expect(step["shell"] as? String == "bash")
+            var environment: [String: String] = [:]
+            for (key, expression) in step["env"] as? [String: String] ?? [:] { environment[key] = try value(of: expression) }
+            steps.append((step["name"] as? String ?? "step", run, environment))
+        }
+        self.steps = steps
+        self.work = work
+        jobEnvironment = [:]
+        usesGitHubPath = true
+    }
+
     struct Outcome {
         var transcript = ""
         var steps = 0
         var failure: (step: String, result: TestSupport.ProcessResult)?
+        /// The step outputs written to GITHUB_OUTPUT (`name=value` lines), by name.
+        var outputs: [String: String] = [:]
     }
 
     func run(secrets: [String: String]) throws -> Outcome {
@@ -222,6 +464,9 @@ struct CIJob {
                                              currentDirectory: work.path)
             outcome.transcript += result.stdout + result.stderr
             outcome.steps += 1
+            for line in (try? String(contentsOf: runnerTemp.appendingPathComponent("github_output"), encoding: .utf8))?.split(separator: "\n") ?? [] {
+                if let equals = line.firstIndex(of: "=") { outcome.outputs[String(line[..<equals])] = String(line[line.index(after: equals)...]) }
+            }
             if !result.succeeded {
                 outcome.failure = (step.name, result)
                 return outcome
