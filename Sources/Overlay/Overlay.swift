@@ -20,6 +20,8 @@ public struct Overlay {
     /// Moves replaced entries after the unchanged ones (watch mode): then an edit changes only the tail of
     /// the output, and the signer reuses the digests of every 1 MiB chunk before it.
     public var placesPatchedEntriesLast = false
+    /// Notes patch files whose names match an entry only up to case (`caseNotes`); one pass over every entry name.
+    public var notesNameCase = true
 
     public init(archive: APKArchive, patch: PatchDirectory) {
         self.archive = archive
@@ -99,6 +101,7 @@ public struct Overlay {
                 entries.append(try results[index]!.get())
             }
         }
+        if notesNameCase { summary.notes += Self.caseNotes(entries: archive.entries, patch: patch) }
         if let contentEditor {
             entries = try contentEditor.edit(entries: entries, archive: archive, patch: patch, timestamp: timestamp, summary: &summary)
         }

@@ -30,6 +30,12 @@ public enum ResourceDecoder {
     /// the decoded text.
     @discardableResult
     public static func decodeAll(archive: APKArchive, into directory: String, options: TextXMLOptions = TextXMLOptions()) throws -> Summary {
+        try decodeAll(archive: archive, into: directory, options: options, foldsCase: CaseInsensitiveNames.isCaseInsensitive(directory:))
+    }
+
+    /// `decodeAll`, with `foldsCase` telling whether a directory's file system folds case (tests stand in one that does).
+    package static func decodeAll(archive: APKArchive, into directory: String, options: TextXMLOptions = TextXMLOptions(),
+                                  foldsCase: (String) -> Bool?) throws -> Summary {
         // Everything is decoded before the first file is written: a file that does not decode leaves the
         // directory as it was (it may be an unpacked APK the text is meant to go beside), not half decoded.
         var files: [(path: String, text: String)] = []
@@ -58,11 +64,29 @@ public enum ResourceDecoder {
                 throw UnpackError.unsafeEntryName(path: archive.label, name: file.path, reason: problem)
             }
         }
+        // Decoded names that differ only in case (obfuscated res/a.xml and res/A.xml) are one file where case is
+        // folded: refused there, as unpack refuses them, rather than one overwriting the other.
+        if foldsCase(nearestExistingDirectory(of: directory)) == true, let collision = CaseInsensitiveNames.firstCollision(in: files.lazy.map(\.path)) {
+            throw UnpackError.namesDifferOnlyInCase(path: archive.label, first: collision.first, second: collision.second,
+                                                    components: (collision.firstComponent, collision.secondComponent), directory: directory)
+        }
         for file in files {
             try write(Array(file.text.utf8), to: file.path, in: directory)
             summary.files.append(file.path)
         }
         return summary
+    }
+
+    /// `directory`, or the closest folder above it that exists (decode creates the rest): the file system the
+    /// decoded files will be on.
+    private static func nearestExistingDirectory(of directory: String) -> String {
+        var path = directory.isEmpty ? "." : directory
+        while FileKind(atPath: path) != .directory {
+            let parent = path.deletingLastPathComponent
+            if parent == path || parent.isEmpty { return "." }
+            path = parent
+        }
+        return path
     }
 
     private static func write(_ bytes: [UInt8], to relativePath: String, in directory: String) throws {

@@ -122,6 +122,8 @@ public final class WatchSession {
             changes.lastFiles = Set(patch.files.keys)
             var overlay = Overlay(archive: archive, patch: patch)
             overlay.placesPatchedEntriesLast = true
+            // Watch prints no overlay notes: each rebuild would compute them for nothing.
+            overlay.notesNameCase = false
             if let editor { overlay.contentEditor = editor } else { overlay.contentEditor = ResourceContentEditor(extraEdits: options.manifestEdits, extraNetworkSecurity: options.networkSecurity) }
             let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
             var buildOptions = options

@@ -19,6 +19,9 @@ import LibzipWrapper
 public struct Extractor {
     public let archive: APKArchive
 
+    /// Whether a directory's file system folds case (nil: cannot be told). Tests stand in a case-insensitive one.
+    package var foldsCase: (String) -> Bool? = CaseInsensitiveNames.isCaseInsensitive(directory:)
+
     public init(archive: APKArchive) { self.archive = archive }
 
     /// What was extracted.
@@ -50,6 +53,13 @@ public struct Extractor {
         // left is removed by the next unpack to the same destination (OutputDirectory).
         let output = try OutputDirectory(destination: destination.path)
         let staging = URL(fileURLWithPath: output.stagingPath)
+        // Two entries whose names differ only in case are one file where case is folded (macOS, Windows, exFAT):
+        // the second would silently overwrite the first, and a build from the folder would lose an entry. The
+        // staging directory is asked, not the platform: its file system decides, and casefold is per folder.
+        if foldsCase(output.stagingPath) == true, let collision = CaseInsensitiveNames.firstCollision(in: selected.lazy.map(\.name)) {
+            throw UnpackError.namesDifferOnlyInCase(path: archive.label, first: collision.first, second: collision.second,
+                                                    components: (collision.firstComponent, collision.secondComponent), directory: directory)
+        }
         // The staging path is longer than the destination's, so what fits there fits after the rename.
         if let longest = selected.max(by: { $0.nameBytes.count < $1.nameBytes.count }),
            output.stagingPath.utf8.count + 1 + longest.nameBytes.count >= Int(PATH_MAX) {

@@ -261,6 +261,9 @@ public enum UnpackError: Error, CustomStringConvertible {
     case corruptEntry(path: String, entry: String, reason: String)
     case outputExists(path: String)
     case extractionFailed(path: String, reason: String)
+    /// Two entries a case-insensitive file system would write to one path (`CaseInsensitiveNames`); `components`
+    /// are the parts that differ only in case.
+    case namesDifferOnlyInCase(path: String, first: String, second: String, components: (String, String), directory: String)
 
     public var description: String {
         switch self {
@@ -278,6 +281,9 @@ public enum UnpackError: Error, CustomStringConvertible {
             return "\(path) already exists and is not empty; choose another output directory or remove it first."
         case .extractionFailed(let path, let reason):
             return "cannot extract to \(path): \(reason)"
+        case .namesDifferOnlyInCase(let path, let first, let second, let components, let directory):
+            let parts = components.0 == first.lastPathComponent && components.1 == second.lastPathComponent ? "" : " (\(components.0.debugQuoted) and \(components.1.debugQuoted))"
+            return "\(path) cannot be written out as files in \(directory): entries \(first.debugQuoted) and \(second.debugQuoted) differ only in case\(parts), and the folder is on a case-insensitive file system (as macOS, Windows and exFAT volumes are), where both would be one file (or one folder), so a build from the folder would not give back this APK. Nothing was written. Extract onto a case-sensitive file system (on macOS a case-sensitive APFS volume; on Windows a folder after `fsutil file setCaseSensitiveInfo FOLDER enable`), or patch the APK without extracting it: `apkpatch run` replaces entries by name."
         }
     }
 }
