@@ -224,6 +224,23 @@ struct RotatedKeys {
         #expect(!run.transcript.contains(String(keystoreBase64.prefix(24))))
     }
 
+    /// `apkpatch ci-template` passes the rotation and expectation options into the job as `render` does, and refuses
+    /// a rotation level without a lineage and a digest that is not one.
+    @Test func commandTakesTheRotationAndExpectationOptions() throws {
+        let digest = String(repeating: "C0:", count: 31) + "C0"
+        let printed = try TestSupport.apkpatch(["ci-template", "gitlab", "--release-version", "1.2.3", "--lineage", "signing/lineage.bin",
+                                                "--rotation-min-sdk-version", "28", "--expect-certificate-sha256", digest])
+        #expect(printed.succeeded, "\(printed)")
+        let expected = try CITemplate.gitlab.render(.init(version: "1.2.3", lineage: "signing/lineage.bin", rotationMinSdkVersion: 28,
+                                                          expectedCertificateSHA256: [digest]), templates: sourceTemplates())
+        #expect(printed.stdout == expected)
+        #expect(printed.stdout.contains("EXPECTED_CERTIFICATE_SHA256: \"\(String(repeating: "c0", count: 32))\""))
+        let levelAlone = try TestSupport.apkpatch(["ci-template", "github", "--rotation-min-sdk-version", "28"])
+        #expect(!levelAlone.succeeded && levelAlone.stderr.contains("--rotation-min-sdk-version goes with --lineage"), "\(levelAlone)")
+        let notADigest = try TestSupport.apkpatch(["ci-template", "github", "--expect-certificate-sha256", "12:34"])
+        #expect(!notADigest.succeeded && notADigest.stderr.contains("is not a certificate's SHA-256"), "\(notADigest)")
+    }
+
     /// A key rotation through the jobs' shell steps: two keystores keytool makes here, the lineage `apksigner rotate`
     /// makes from them (committed in the repository, as the job expects it), the new key's certificate expected by
     /// its SHA-256 as keytool prints it. GitHub's job rotates at the default level (33: a v3.1 block), which
