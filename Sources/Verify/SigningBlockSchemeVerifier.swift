@@ -177,6 +177,14 @@ struct SigningBlockSchemeVerifier {
 
     private func code(_ v2: Issue.Code, _ v3: Issue.Code) -> Issue.Code { kind == .v2 ? v2 : v3 }
 
+    /// How apksigner names a signer in its findings: "APK Signature Scheme v2 signer #1"; a v3.1 signer with the
+    /// SDK range its record states (apksigner 33 on: "APK Signature Scheme v3.1 signer #1(minSdkVersion=33,
+    /// maxSdkVersion=2147483647)", 0 and 0 before the record's range is read), which CI scripts match.
+    private func signerContext(index: Int, minSdkVersion: Int, maxSdkVersion: Int) -> String {
+        let name = "\(schemeName) signer #\(index + 1)"
+        return kind == .v31 ? "\(name)(minSdkVersion=\(minSdkVersion), maxSdkVersion=\(maxSdkVersion))" : name
+    }
+
     func verify(block: [UInt8], digests: ContentDigestCache) -> SchemeVerificationResult {
         var result = SchemeVerificationResult()
         var contentDigestsToVerify: Set<ContentDigestAlgorithm> = []
@@ -266,7 +274,7 @@ struct SigningBlockSchemeVerifier {
         while signers.hasRemaining {
             let index = count
             count += 1
-            var signer = SchemeVerificationResult.Signer(index: index, context: "\(schemeName) signer #\(index + 1)")
+            var signer = SchemeVerificationResult.Signer(index: index, context: signerContext(index: index, minSdkVersion: 0, maxSdkVersion: 0))
             do {
                 var signerBlock = try signers.lengthPrefixedSlice()
                 try parseSigner(&signerBlock, into: &signer, contentDigestsToVerify: &contentDigestsToVerify)
@@ -293,6 +301,7 @@ struct SigningBlockSchemeVerifier {
             parsedMax = Int(try signerBlock.getInt())
             signer.minSdkVersion = parsedMin
             signer.maxSdkVersion = parsedMax
+            signer.context = signerContext(index: signer.index, minSdkVersion: parsedMin, maxSdkVersion: parsedMax)
             if parsedMin < 0 || parsedMin > parsedMax {
                 signer.error(.v3SigInvalidSdkVersions, "Invalid SDK Version parameter(s) encountered in APK Signature scheme v3 signature: minSdkVersion \(parsedMin) maxSdkVersion: \(parsedMax)")
             }

@@ -22,10 +22,10 @@ enum V4SchemeVerifier {
     static func verify(signatureBytes: [UInt8], apk: any DataSource, centralDirectoryOffset: Int64) -> Outcome {
         let signature: V4Signature
         do { signature = try V4Signature(encoded: signatureBytes) } catch {
-            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "Malformed v4 signature file: \(error)")])
+            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "V4 signature has malformed signer block: \(error)")])
         }
         guard signature.hashAlgorithm == V4Signature.hashAlgorithmSHA256, signature.log2BlockSize == V4Signature.log2BlockSize4096 else {
-            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "Unsupported hashing: algorithm \(signature.hashAlgorithm), block size 2^\(signature.log2BlockSize) (only SHA-256 over 4096-byte blocks exists)")])
+            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "V4 signature has malformed signer block: unsupported hashing: algorithm \(signature.hashAlgorithm), block size 2^\(signature.log2BlockSize) (only SHA-256 over 4096-byte blocks exists)")])
         }
         let infos = [(context, signature.signingInfo)]
             + signature.signingInfoBlocks.map { ("\(context) signing info block 0x\(String($0.blockID, radix: 16))", $0.signingInfo) }
@@ -57,30 +57,30 @@ enum V4SchemeVerifier {
         } else {
             // The v3.0 block's signer when there is one (its SDK range is then the signing info's), else v2's.
             let v30 = block.flatMap { V4Signature.signedSigner(in: $0, blockID: SigningBlock.ID.v3) }
-            for issue in matchSigner(signature.signingInfo, v30 ?? block.flatMap { V4Signature.signedSigner(in: $0) }, context: context) {
+            for issue in matchSigner(signature.signingInfo, v30 ?? block.flatMap { V4Signature.signedSigner(in: $0) }, scheme: v30 == nil ? 2 : 3, context: context) {
                 add(issue, signer: 0)
             }
             outcome.takeRange(of: v30, forSigner: 0, info: signature.signingInfo)
             if let v31 = signature.signingInfoBlocks.first {
                 let place = "\(context) v3.1 signing info"
                 if v31.blockID != SigningBlock.ID.v31 {
-                    add(.error(.v4SigMalformedSigners, place, "The signing info block's ID is 0x\(String(v31.blockID, radix: 16)), not the v3.1 block's (0x\(String(SigningBlock.ID.v31, radix: 16))): Android looks it up by that ID"), signer: 1)
+                    add(.error(.v4SigMalformedSigners, place, "V4 signature has malformed signer block: the signing info block's ID is 0x\(String(v31.blockID, radix: 16)), not the v3.1 block's (0x\(String(SigningBlock.ID.v31, radix: 16))): Android looks it up by that ID"), signer: 1)
                 } else {
                     let signer = block.flatMap { V4Signature.signedSigner(in: $0, blockID: SigningBlock.ID.v31) }
-                    for issue in matchSigner(v31.signingInfo, signer, context: place) { add(issue, signer: 1) }
+                    for issue in matchSigner(v31.signingInfo, signer, scheme: 3, context: place) { add(issue, signer: 1) }
                     outcome.takeRange(of: signer, forSigner: 1, info: v31.signingInfo)
                 }
             }
         }
         // The tree covers the whole APK: apksig reports its mismatch on the first signer.
         guard let tree = try? VerityTreeBuilder.build(reading: apk, salt: signature.salt) else {
-            add(.error(.v4SigAPKTreeDidNotVerify, context, "The APK could not be read to check the Merkle tree"), signer: 0)
+            add(.error(.v4SigAPKTreeDidNotVerify, context, "V4 signature's hash tree did not verity: the APK could not be read to check it"), signer: 0)
             return outcome
         }
         if tree.rootHash != signature.rootHash {
-            add(.error(.v4SigAPKRootDidNotVerify, context, "The v4 signature's root hash does not match the APK's fs-verity root hash"), signer: 0)
+            add(.error(.v4SigAPKRootDidNotVerify, context, "V4 signature's hash tree root (content digest) did not verity: it is not the APK's fs-verity root hash"), signer: 0)
         } else if tree.bytes != signature.tree {
-            add(.error(.v4SigAPKTreeDidNotVerify, context, "The v4 signature's Merkle tree does not match the APK's"), signer: 0)
+            add(.error(.v4SigAPKTreeDidNotVerify, context, "V4 signature's hash tree did not verity: its Merkle tree is not the APK's"), signer: 0)
         }
         return outcome
     }
@@ -88,29 +88,32 @@ enum V4SchemeVerifier {
     /// Whether `info`'s signature verifies with its certificate's key; nil when it does.
     private static func verifySignature(of info: V4Signature.SigningInfo, in signature: V4Signature, apkSize: Int64, context: String) -> Issue? {
         guard let algorithm = SignatureAlgorithm(id: UInt32(bitPattern: info.signatureAlgorithmID)) else {
-            return .error(.v4SigUnknownSigAlgorithm, context, "Unknown signature algorithm: 0x\(String(UInt32(bitPattern: info.signatureAlgorithmID), radix: 16))")
+            return .error(.v4SigUnknownSigAlgorithm, context, "V4 signature has unknown signing algorithm: 0x\(String(UInt32(bitPattern: info.signatureAlgorithmID), radix: 16))")
         }
         let certificate: VerificationCertificate
         do { certificate = try VerificationCertificate(derEncoded: info.certificate) } catch {
-            return .error(.v4SigMalformedCertificate, context, "Malformed certificate: \(error)")
+            return .error(.v4SigMalformedCertificate, context, "V4 signature has malformed certificate: \(error)")
         }
         guard certificate.subjectPublicKeyInfoDER == info.publicKey else {
-            return .error(.v4SigPublicKeyMismatch, context, "Public key mismatch between certificate and signature record")
+            return .error(.v4SigPublicKeyMismatch, context, "V4 signature has mismatched certificate and signature: <\(certificate.subjectPublicKeyInfoDER.hexString)> vs <\(info.publicKey.hexString)>")
         }
         let verification = SigningBlockSchemeVerifier.verificationAlgorithm(algorithm)
         let verified = (try? certificate.verify(signature: info.signature, data: signature.signedData(apkSize: apkSize, for: info),
                                                 algorithm: verification)) ?? false
-        return verified ? nil : .error(.v4SigDidNotVerify, context, "\(algorithm.jcaSignatureAlgorithm) signature over signed-data did not verify")
+        return verified ? nil : .error(.v4SigDidNotVerify, context, "\(algorithm) signature over signed-data did not verify")
     }
 
     /// The findings for a signing info standing for `signer` (apksig `checkV4Signer`): its certificate and digest.
-    private static func matchSigner(_ info: V4Signature.SigningInfo, _ signer: SignatureSchemeSigner?, context: String) -> [Issue] {
+    /// `scheme` is 3 for a v3.0 or v3.1 signer, 2 for a v2 one (apksig's message names it).
+    private static func matchSigner(_ info: V4Signature.SigningInfo, _ signer: SignatureSchemeSigner?, scheme: Int, context: String) -> [Issue] {
         var issues: [Issue] = []
         if signer?.signedData.certificates.first != info.certificate {
             issues.append(.error(.v4SigV2V3SignersMismatch, context, "V4 signature and V2/V3 signature have mismatched certificates"))
         }
-        if signer.flatMap(V4Signature.bestDigest(of:)) != info.apkDigest {
-            issues.append(.error(.v4SigV2V3DigestsMismatch, context, "V4 signature and V2/V3 signature have mismatched digests"))
+        let digest = signer.flatMap(V4Signature.bestDigest(of:))
+        if digest != info.apkDigest {
+            issues.append(.error(.v4SigV2V3DigestsMismatch, context,
+                                 "V4 signature and V\(scheme) signature have mismatched digests, V\(scheme) digest: \((digest ?? []).hexString), V4 digest: \(info.apkDigest.hexString)"))
         }
         return issues
     }

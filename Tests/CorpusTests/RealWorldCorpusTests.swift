@@ -96,10 +96,10 @@ import TestSupport
 
     /// Same verdict as apksigner 35, other words, and why (a known difference of the error text).
     static let verifyWordingDiffers: [String: String] = [
-        // apksig 35 names a v3.1 signer with its SDK range: "v3.1 signer #1(minSdkVersion=28, maxSdkVersion=…)".
-        "v31-2elem-incorrect-lineage.apk": "apksigner 35 names a v3.1 signer with its SDK range",
-        // apksig 35 reports the v3.1 signer's digest mismatch against the v3.0 block it falls back to.
-        "v31-2elem-lineage-incorrect-digest.apk": "apksigner 35 reports the digest mismatch under the v3 signer, with a stripping warning",
+        // apksig 35 does not check a v3.1 signer's content digests (ApkSigningBlockUtils.verifyIntegrity records a
+        // mismatch for v2 and v3 results only), so the v3.1 block passes and the v3.0 signer's mismatch is reported,
+        // with a stripping warning; apkpatch reports the v3.1 signer's mismatch, as Android's verifier does.
+        "v31-2elem-lineage-incorrect-digest.apk": "apksig 35 skips the v3.1 signer's digest check and reports the v3.0 signer's mismatch",
     ]
 
     /// Unsigned inputs: what `apksigcopier compare` and apksigner's own output are checked on (scrcpy's server is

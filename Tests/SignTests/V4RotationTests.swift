@@ -188,20 +188,23 @@ import TestSupport
         try #require(try TestSupport.apkpatch(["sign"] + Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage, "--out", rotated, input]).succeeded)
         let original = try V4Signature(encoded: try TestSupport.readBytes(rotated + ".idsig"))
         let size = Int64(try TestSupport.readBytes(rotated).count)
-        func check(_ signature: V4Signature, code: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        // Each finding's code, and its text starting as apksig 35's (`ApkVerifier.Issue`) does, which scripts grep.
+        func check(_ signature: V4Signature, code: String, text: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
             try TestSupport.write(signature.encoded(), to: "bad.idsig", in: dir)
             let json = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--v4-signature-file", dir.appendingPathComponent("bad.idsig").path, rotated])
             #expect(!json.succeeded && json.stdout.contains("\"\(code)\""), "\(code): \(json)", sourceLocation: sourceLocation)
+            let plain = try TestSupport.apkpatch(["verify", "--signature-only", "--v4-signature-file", dir.appendingPathComponent("bad.idsig").path, rotated])
+            #expect(plain.stderr.contains("ERROR: APK Signature Scheme v4") && plain.stderr.contains(": \(text)"), "\(code): \(plain)", sourceLocation: sourceLocation)
         }
         var missing = original
         missing.signingInfoBlocks = []
-        try check(missing, code: "V41_SIG_NEEDS_TWO_SIGNERS")
+        try check(missing, code: "V41_SIG_NEEDS_TWO_SIGNERS", text: "V4.1 signature requires two signers")
         var renamed = original
         renamed.signingInfoBlocks[0].blockID = SigningBlock.ID.v3
-        try check(renamed, code: "V4_SIG_MALFORMED_SIGNERS")
+        try check(renamed, code: "V4_SIG_MALFORMED_SIGNERS", text: "V4 signature has malformed signer block")
         var flipped = original
         flipped.signingInfoBlocks[0].signingInfo.signature[7] ^= 1
-        try check(flipped, code: "V4_SIG_DID_NOT_VERIFY")
+        try check(flipped, code: "V4_SIG_DID_NOT_VERIFY", text: "RSA_PKCS1_V1_5_WITH_SHA256 signature over signed-data did not verify")
         // The v3.1 info re-signed by the old key (so its signature verifies): not the v3.1 block's signer.
         var swapped = original
         let old = Self.shared.keys[0].key
@@ -209,7 +212,14 @@ import TestSupport
         swapped.signingInfoBlocks[0].signingInfo.publicKey = try old.certificates[0].publicKey().subjectPublicKeyInfoDER
         swapped.signingInfoBlocks[0].signingInfo.signature = try old.privateKey.sign(swapped.signedData(apkSize: size, for: swapped.signingInfoBlocks[0].signingInfo),
                                                                                      digest: .sha256)
-        try check(swapped, code: "V4_SIG_V2_V3_SIGNERS_MISMATCH")
+        try check(swapped, code: "V4_SIG_V2_V3_SIGNERS_MISMATCH", text: "V4 signature and V2/V3 signature have mismatched certificates")
+        // The v3.1 info's digest changed and re-signed: the digests differ, named as apksig names them.
+        var digest = original
+        digest.signingInfoBlocks[0].signingInfo.apkDigest[0] ^= 1
+        let rotatedKey = Self.shared.keys[1].key
+        digest.signingInfoBlocks[0].signingInfo.signature = try rotatedKey.privateKey.sign(digest.signedData(apkSize: size, for: digest.signingInfoBlocks[0].signingInfo),
+                                                                                           digest: .sha256)
+        try check(digest, code: "V4_SIG_V2_V3_DIGESTS_MISMATCH", text: "V4 signature and V3 signature have mismatched digests, V3 digest: ")
 
         // Two signing infos for an APK without a v3.1 block.
         let plain = dir.appendingPathComponent("plain.apk").path
@@ -218,7 +228,7 @@ import TestSupport
         extra.signingInfoBlocks = [V4Signature.SigningInfoBlock(blockID: SigningBlock.ID.v31, signingInfo: extra.signingInfo)]
         try TestSupport.write(extra.encoded(), to: "extra.idsig", in: dir)
         let json = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--v4-signature-file", dir.appendingPathComponent("extra.idsig").path, plain])
-        #expect(!json.succeeded && json.stdout.contains("\"V4_SIG_MULTIPLE_SIGNERS\""), "\(json)")
+        #expect(!json.succeeded && json.stdout.contains("\"V4_SIG_MULTIPLE_SIGNERS\"") && json.stdout.contains("V4 signature only supports one signer"), "\(json)")
     }
 
     @Test("rotation at 28 and a signer targeting 34: v3.0's key then v3.1's; two v3.1 signers get no .idsig (an error when asked)")
