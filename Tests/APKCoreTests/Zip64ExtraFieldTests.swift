@@ -1,5 +1,6 @@
 @testable import APKCore
 import Testing
+import TestSupport
 
 /// The ZIP64 extended-information record as `ZipArchive` reads it (through the one extra-field walk,
 /// `ExtraField.forEachRecord`), strict where apksig's `checkAndReturnZip64Value` is: a record that runs past
@@ -32,6 +33,23 @@ import Testing
         ]
         for (extra, fields, message) in cases {
             #expect(Self.values(extra, fields) == .failure(.malformed(message)), "\(extra)")
+        }
+    }
+
+    /// A stored entry whose ZIP64 record gives two sizes: the refusal names those sizes, not the 0xFFFFFFFF markers
+    /// of the central record (which read "compressed size 4294967295 but uncompressed size 4294967295").
+    @Test func storedSizesThatDisagreeAreReportedAsTheZip64RecordGivesThem() throws {
+        var builder = ZipBuilder()
+        builder.items = [ZipBuilder.Item(name: "lib/x.so", data: Array("0123456789".utf8), crc: 0)]
+        let bytes = builder.build(mutateCentral: { _, entry in
+            entry.compressedSize = 0xFFFF_FFFF
+            entry.uncompressedSize = 0xFFFF_FFFF
+            entry.centralExtra = Self.record(0x0001, Self.uint64(10) + Self.uint64(17))
+        })
+        var limits = ZipArchive.Limits()
+        limits.readsZip64 = true
+        #expect(throws: ZipFormatError.malformed("stored entry \"lib/x.so\" has compressed size 17 but uncompressed size 10 (its ZIP64 extra field says so)")) {
+            try ZipArchive(source: ByteArrayDataSource(bytes), limits: limits)
         }
     }
 }

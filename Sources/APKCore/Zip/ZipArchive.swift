@@ -556,7 +556,8 @@ public struct ZipArchive: Sendable {
                     }
                     var nonstandard = method.rawValue != methodRaw
                     var (uncompressed, compressed, offset) = (Int64(uncompressedSize), Int64(compressedSize), Int64(localHeaderOffset))
-                    if compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF {
+                    let hasZip64Values = compressedSize == 0xFFFF_FFFF || uncompressedSize == 0xFFFF_FFFF || localHeaderOffset == 0xFFFF_FFFF
+                    if hasZip64Values {
                         guard readsZip64Fields else {
                             throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) uses ZIP64 sizes; ZIP64 archives are not valid APKs")
                         }
@@ -566,7 +567,8 @@ public struct ZipArchive: Sendable {
                         nonstandard = true
                     }
                     if method == .stored && compressed != uncompressed {
-                        throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(compressedSize) but uncompressed size \(uncompressedSize)")
+                        // The sizes as read (a ZIP64 record's, not the 0xFFFFFFFF that sends there).
+                        throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(compressed) but uncompressed size \(uncompressed)\(hasZip64Values ? " (its ZIP64 extra field says so)" : "")")
                     }
                     var entry = ZipEntry(nameBytes: name, method: method, crc32: crc, compressedSize: compressed,
                                          uncompressedSize: uncompressed, lastModifiedTime: time, lastModifiedDate: date)
