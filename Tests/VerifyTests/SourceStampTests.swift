@@ -124,6 +124,36 @@ struct SourceStampTests {
         #expect(plain?["sourceStamp"] == nil, "\(plain ?? [:])")
     }
 
+    /// Hostile stamp blocks never trap and never change the APK's verdict: the stamp pair of the apksigner 35 fixture with
+    /// bytes flipped, cut short or with a length prefix set to 0xffffffff, 300 cases from a fixed seed (printed on failure).
+    @Test("a damaged stamp block is at worst a stamp warning: no trap, the APK still verifies")
+    func damagedStampBlocks() throws {
+        let stamped = try Self.stamped.get()
+        let value = stamped.stamp.encoded()
+        let seed: UInt64 = 20_261_127
+        var generator = SplitMix64(seed: seed)
+        for round in 0..<300 {
+            var damaged = value
+            switch round % 3 {
+            case 0:
+                for _ in 0..<Int.random(in: 1...4, using: &generator) { damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator) }
+            case 1:
+                damaged = Array(damaged.prefix(Int.random(in: 0..<damaged.count, using: &generator)))
+            default:
+                let at = Int.random(in: 0..<(damaged.count - 4), using: &generator)
+                damaged.replaceSubrange(at..<(at + 4), with: [0xff, 0xff, 0xff, 0xff])
+            }
+            var block = stamped.block
+            block.pairs = block.pairs.filter { $0.id != SigningBlock.ID.verityPadding }.map { pair in
+                pair.id == SigningBlock.ID.sourceStamp ? SigningBlock.Pair(id: pair.id, value: damaged) : pair
+            }
+            let bytes = try VerifyFixtures.replacingSigningBlock(in: stamped.bytes, with: block.encoded())
+            let report = try Verifier(options: VerificationOptions(checksInstallability: false)).verify(source: ByteArrayDataSource(bytes), label: "damaged")
+            #expect(report.isSignatureVerified && report.signatureErrors.isEmpty && report.sourceStamp != nil,
+                    "seed \(seed) round \(round): \(report.signatureErrors) \(String(describing: report.sourceStamp))")
+        }
+    }
+
     // MARK: - Making the variants
 
     static func write(_ variant: Variant, of stamped: Stamped) throws -> String {
