@@ -37,6 +37,8 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable, Codable {
         // The APK as a whole.
         case malformedAPK = "MALFORMED_APK"
+        /// The path names no APK to read: missing, unreadable, or not a regular file (a FIFO, a device).
+        case apkUnreadable = "APK_UNREADABLE"
         /// No minSdkVersion to verify for: AndroidManifest.xml is missing or unreadable, or its minSdkVersion is
         /// not a level (the caller can give one instead).
         case manifestUnreadable = "MANIFEST_UNREADABLE"

@@ -133,11 +133,19 @@ struct Verify: ParsableCommand {
         }
         let verifier = Verifier(options: options)
         var report: VerificationReport
-        if let prepared = Self.prepared, prepared.path == apkPath {
-            report = try verifier.verify(prepared)
-        } else {
-            Self.prepared?.cancel()
-            report = try verifier.verify(path: apkPath)
+        do {
+            if let prepared = Self.prepared, prepared.path == apkPath {
+                report = try verifier.verify(prepared)
+            } else {
+                Self.prepared?.cancel()
+                report = try verifier.verify(path: apkPath)
+            }
+        } catch let error where json {
+            // Nothing to verify (a missing path, a FIFO): --json still prints its one object, as for a set, the
+            // APK failing with the reason.
+            let unreadable = VerificationReport.unreadable(path: apkPath, reason: CLIHint.describe(error), options: options)
+            print(try FileHandleOutput.json(unreadable.jsonRepresentation))
+            throw ExitCode.failure
         }
         report = CLIHint.hinted(report)
         let expectedSignerMatched = expectation?.isMet(by: report)

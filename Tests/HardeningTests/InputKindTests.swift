@@ -50,6 +50,26 @@ import TestSupport
         #expect(v4.status == 1 && v4.stderr == "Error: cannot read \(fifo): it is a FIFO (named pipe), not a regular file\n", "\(v4)")
     }
 
+    /// `verify --json` of a path it cannot read as an APK at all (missing, a FIFO, a device) prints its one
+    /// object on stdout, the APK failing with the reason (`APK_UNREADABLE`), as `verify --json SET` does for a set
+    /// it cannot read: the error went to stderr alone, and a CI step parsing stdout read nothing.
+    @Test func verifyJSONReportsAPathItCannotRead() throws {
+        let fifo = dir.appendingPathComponent("json-pipe.apk").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let missing = dir.appendingPathComponent("missing.apk").path
+        for (path, reason) in [(missing, "no such file"), (fifo, "FIFO"), ("/dev/zero", "character device")] {
+            let result = try TestSupport.run("timeout", ["60", TestSupport.apkpatchBinary, "verify", "--json", path])
+            #expect(result.status == 1 && result.stderr.isEmpty, "\(path): \(result)")
+            let object = try #require(try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(path): \(result)")
+            let error = (object["errors"] as? [[String: Any]])?.first
+            #expect(object["path"] as? String == path && object["verified"] as? Bool == false && object["signatureVerified"] as? Bool == false, "\(result.stdout)")
+            #expect(error?["code"] as? String == "APK_UNREADABLE" && (error?["message"] as? String)?.lowercased().contains(reason.lowercased()) == true, "\(result.stdout)")
+            // The text output is unchanged: the error on stderr.
+            let text = try TestSupport.run("timeout", ["60", TestSupport.apkpatchBinary, "verify", path])
+            #expect(text.status == 1 && text.stdout.isEmpty && text.stderr.lowercased().contains(reason.lowercased()), "\(path): \(text)")
+        }
+    }
+
     /// A directory is refused by the commands that take one APK; `verify`, `sign`, `run` and `watch` read a
     /// directory as a split APK set (issue 18), and refuse one that holds none.
     @Test func aDirectoryIsRefused() throws {
