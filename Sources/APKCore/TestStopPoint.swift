@@ -10,6 +10,8 @@ import Darwin
 public enum TestStopPoint: String, Sendable {
     /// A signed APK is in place at its destination, its v4 signature (`<apk>.idsig`) not yet written or removed.
     case beforeV4Signature = "before-v4-signature"
+    /// A set's APKs are signed into its staging directory, the output not yet written.
+    case setStaged = "set-staged"
 
     private static let requested: String? = getenv("APKPATCH_TEST_STOP_AT").map { String(cString: $0) }
 

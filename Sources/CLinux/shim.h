@@ -118,3 +118,12 @@ static inline char *apkpatch_unregister_output_path(char **slots, int slot) {
     if (slot < 0 || slot >= APKPATCH_OUTPUT_SLOTS) return NULL;
     return __atomic_exchange_n(&slots[slot], NULL, __ATOMIC_ACQ_REL);
 }
+
+// posix_spawn's flag that starts the child in a session of its own (setsid), so that a signal to the parent's
+// process group (a Ctrl-C, a job control kill) does not reach it. glibc defines it only with _GNU_SOURCE; the
+// value is glibc's (2.26 and later, every architecture).
+#include <spawn.h>
+#ifndef POSIX_SPAWN_SETSID
+#define POSIX_SPAWN_SETSID 0x80
+#endif
+static inline short apkpatch_posix_spawn_setsid(void) { return POSIX_SPAWN_SETSID; }

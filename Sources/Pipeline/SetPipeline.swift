@@ -257,6 +257,7 @@ public enum SetPipeline {
                 return report
             }
         }
+        TestStopPoint.setStaged.reach()
         let written = try clock.measure("check") { try checkWritten(set, paths: paths, signers: members.map(\.signing)) }
         let baseWritten = written[0]
         var size: Int64 = 0

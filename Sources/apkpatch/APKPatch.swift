@@ -100,6 +100,9 @@ struct APKPatch: ParsableCommand {
 
     /// zipalign exits 2 on a usage error; keep that for `apkpatch align` so scripts can switch programs.
     static func main() {
+        if CommandLine.arguments.count == 2 && CommandLine.arguments[1] == LeftoverWatch.helperArgument { LeftoverWatch.runHelper() }
+        // A killed command's staging directories go when it does (this program, started again, removes them).
+        if access("/proc/self/exe", X_OK) == 0 { LeftoverWatch.helper = ("/proc/self/exe", [LeftoverWatch.helperArgument]) }
         var (arguments, impliedFalse) = withApksignerBooleanValues(Array(CommandLine.arguments.dropFirst()))
         for option in impliedFalse {
             FileHandleOutput.standardError("WARNING: \(option) without a value means false, as in apksigner: write \(option) true to turn it on")

@@ -11,8 +11,9 @@ import Darwin
 /// only on `commit()`, as `OutputFile` does for one file: nobody sees a partial set of files at the
 /// destination, and an uncommitted staging directory is removed by `deinit`.
 ///
-/// The staging directory is held under a lock while this object lives (`WorkingFiles`), and a new one removes
-/// the staging directories that killed runs left for the same destination.
+/// The staging directory is held under a lock while this object lives (`WorkingFiles`). A killed run's is removed
+/// when the run ends (`LeftoverWatch`, in the command line), and a new `OutputDirectory` removes those that killed
+/// runs left for the same destination all the same (a run killed with its helper, or without one).
 ///
 /// An existing destination is replaced only when it is a directory holding nothing but files whose names
 /// `replaceable` accepts (an earlier output of the same command); anything else there is refused, so a
@@ -69,6 +70,8 @@ public final class OutputDirectory {
         stagingPrefix = ".\(base).tmp-"
         lockDescriptor = open(stagingPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if lockDescriptor >= 0 { WorkingFiles.lock(lockDescriptor) }
+        // Killed, this run leaves the staging directory: the helper removes it then (`LeftoverWatch`).
+        LeftoverWatch.watch(stagingPath)
         let marker = stagingPrefix
         WorkingFiles.removeLeftovers(in: parent) { name in
             name.utf8.count == marker.utf8.count + 6 && WorkingFiles.hasRandomSuffix(name, after: marker, count: 6)
@@ -114,6 +117,7 @@ public final class OutputDirectory {
             // one has its name. The aside name is a staging directory's, so a run killed in between leaves
             // nothing that the next run does not remove.
             let aside = parent + "/" + stagingPrefix + WorkingFiles.randomSuffix(count: 6)
+            LeftoverWatch.watch(aside)
             let movedAside = renames.rename(destination, aside)
             guard movedAside == 0 else { throw FileError(path: destination, operation: "move aside the previous output", errno: movedAside) }
             let renamed = renames.rename(stagingPath, destination)
