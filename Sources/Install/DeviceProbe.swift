@@ -16,7 +16,7 @@ extension Installer {
     public func shell(_ command: String, for commands: InstallCommands) throws -> String {
         guard let adb = adbPath ?? Self.findADB(environment: environment) else {
             throw InstallError(code: .adbNotFound,
-                               advice: "adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb; or the Android SDK's platform-tools), or describe the device with a bundletool device spec instead",
+                               advice: "adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb; or the Android SDK's platform-tools), then try again: the device is read to choose the APKs it needs",
                                apkPath: commands.apkPath)
         }
         var quiet = self
@@ -29,8 +29,9 @@ extension Installer {
                                advice: "\(adb) could not be started; check that it is an executable adb (e.g. `\(adb) version`).",
                                apkPath: commands.apkPath)
         }
-        // What to install depends on what this reads: the install line cannot be given yet.
-        let retry = "then try again (the device is read to choose the APKs it needs), or describe the device with a bundletool device spec instead"
+        // What to install depends on what this reads: the install line cannot be given yet. (How to choose without
+        // a device is the caller's to add: a command line names its option for a device spec.)
+        let retry = "then try again: the device is read to choose the APKs it needs"
         if result.status != 0, let error = InstallError.classifyInstall(output: result.output, exitStatus: result.status, commands: commands, retry: retry) {
             throw error
         }

@@ -63,7 +63,10 @@ public struct InstallCommands: Sendable {
     public let install: [String]
     /// The launch command as argv, when ``InstallOptions/launch`` is set.
     public let launch: [String]?
-    /// The rendered command lines, one per line, shell-quoted, ending with a newline: what to show or paste.
+    /// What to show or paste: the commands as one shell-quoted line ending with a newline, the launch joined to
+    /// the install with `&&`, so that pasted or run from a script step, a failed install starts nothing and the
+    /// line's exit status is the install's (two lines would start the app already on the device and exit with
+    /// the launch's status).
     public let text: String
     /// The templates these were rendered from (the script and the retry advice use the same ones).
     public let templates: TemplateLibrary
@@ -121,7 +124,7 @@ public struct InstallCommands: Sendable {
             launch = nil
         }
         guard let container else {
-            text = run
+            text = lines.joined(separator: " && ") + "\n"
             shownInstallLine = nil
             return
         }
@@ -141,6 +144,14 @@ public struct InstallCommands: Sendable {
     static func extracting(_ container: Container, then commands: [String]) -> String {
         "(apks=$(mktemp -d) && unzip -q -o \(ShellWords.quote(container.path)) \(unzipPatterns(container.entries)) -d \"$apks\" && "
             + commands.joined(separator: " && ") + "; s=$?; rm -rf \"$apks\"; exit $s)"
+    }
+
+    /// `adb [-s SERIAL] push` of the container entry `entry` to `remote`, as one line that takes the entry out
+    /// into a temporary folder, pushes it, removes the folder and exits with adb's status (or unzip's).
+    public func pushLine(container: String, entry: String, remote: String) -> String {
+        let adb = ShellWords.join(["adb"] + (options.serial.map { ["-s", $0] } ?? []) + ["push"])
+        return Self.extracting(Container(path: container, entries: [entry]),
+                               then: ["\(adb) \"$apks\"/\(ShellWords.quote(entry)) \(ShellWords.quote(remote))"])
     }
 
     /// unzip's name arguments for `entries`: unzip reads them as wildcard patterns, so each is escaped to match

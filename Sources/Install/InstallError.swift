@@ -54,6 +54,8 @@ public struct InstallError: CodedError {
         case installFailed = "INSTALL_FAILED"
         /// Installed, but starting the app failed.
         case launchFailed = "LAUNCH_FAILED"
+        /// Installed, but `adb push` of an expansion (OBB) file the set carries failed (the app may need it to start).
+        case expansionPushFailed = "EXPANSION_PUSH_FAILED"
     }
 
     public let code: Code
@@ -63,10 +65,14 @@ public struct InstallError: CodedError {
     public let adbMessage: String?
     /// adb's exit status (nil when adb did not run).
     public let exitStatus: Int32?
-    /// What to do, in one or two sentences, with the command to run where there is one.
-    public let advice: String
+    /// What to do, in one or two sentences, with the command to run where there is one (a caller may add
+    /// its own options that answer the failure).
+    public var advice: String
     /// The APK, which is kept.
     public let apkPath: String
+    /// The split APK set written (a folder or a container) when the install was a set's: the message then says
+    /// the signed set is kept there, not one of its APKs.
+    public var keptSet: String?
 
     public init(code: Code, failureCode: String? = nil, adbMessage: String? = nil, exitStatus: Int32? = nil,
                 advice: String, apkPath: String) {
@@ -78,16 +84,29 @@ public struct InstallError: CodedError {
         self.apkPath = apkPath
     }
 
-    /// Sentences: what failed (with Android's failure name), what adb said, what to do, where the APK is.
+    /// Sentences: what failed (with Android's failure name), what adb said, what to do, where the APK (or the
+    /// set) is.
     public var description: String {
-        var text = code == .launchFailed ? "Installed, but the app did not start" : "Install failed"
+        var text: String
+        switch code {
+        case .launchFailed: text = "Installed, but the app did not start"
+        case .expansionPushFailed: text = "Installed, but an expansion (OBB) file was not copied to the device"
+        default: text = "Install failed"
+        }
         if let failureCode { text += " (\(failureCode))" }
         if let adbMessage { text += ": adb said \u{201C}\(adbMessage)\u{201D}" }
         else if let exitStatus { text += ": adb exited with status \(exitStatus)" }
         text += ". " + advice
         if !advice.hasSuffix(".") { text += "." }
-        text += " The APK is kept at \(apkPath)."
+        text += keptSet.map { " The signed set is kept in \($0)." } ?? " The APK is kept at \(apkPath)."
         return text
+    }
+
+    /// The same failure, of the install of the split APK set written to `output`.
+    public func keptAsSet(_ output: String) -> InstallError {
+        var error = self
+        error.keptSet = output
+        return error
     }
 
     /// Reads adb's output (stdout and stderr together) and exit status after running `commands.install`.
@@ -184,6 +203,17 @@ public struct InstallError: CodedError {
             if !tail.isEmpty { return prefix + tail }
         }
         return nil
+    }
+
+    /// Reads the output of `adb push` of `push` after the install; nil when the file was copied. adb exits 1 with
+    /// `adb: error: …` on its failures (no space, a folder the shell user cannot write, the device gone).
+    public static func classifyPush(_ push: Installer.FilePush, output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
+        let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+        let problem = lines.first { $0.lowercased().contains("error") || $0.lowercased().contains("failed") }
+        guard exitStatus != 0 || problem != nil else { return nil }
+        return InstallError(code: .expansionPushFailed, adbMessage: problem ?? lines.last, exitStatus: exitStatus,
+                            advice: "The app may need \(push.remote) to start. Check `adb devices` and the device's free space, then copy it: \(push.manualCommand)",
+                            apkPath: commands.apkPath)
     }
 
     /// Reads the launch command's output: `am start` and `monkey` exit 0 even when nothing started.

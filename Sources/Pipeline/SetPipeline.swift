@@ -117,8 +117,12 @@ public struct SetReport: Sendable {
     public var deviceSpec: DeviceSpec?
     /// The install script written (`SetOptions.installScript`), if any.
     public var installScript: String?
-    /// The device could not be read (`installError` says why), and the install script was written all the
-    /// same: with the APKs a run without a device installs (`installedAPKs`), not the device's choice.
+    /// The expansion (OBB) files of an `.xapk` installed with `--install`: copied to the device after its APKs
+    /// (`install?.pushed` says which were).
+    public var expansions: [XAPKExpansion] = []
+    /// The device could not be read to choose the APKs it needs (`installError` says why). An install script
+    /// (`installScript`) was written all the same: with the APKs a run without a device installs
+    /// (`installedAPKs`), not the device's choice.
     public var deviceUnread = false
     public var timings: [StageTiming]
 }
@@ -224,8 +228,10 @@ public enum SetPipeline {
         let set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
         if set.form.isContainer, case .on(reportsFailure: true) = options.v4Signing { throw SetPipelineError.v4InContainer(set.form.rawValue) }
         try SetWriter.checkFileNames(set)
-        // A device spec that no variant fits is refused before anything is written.
+        // A device spec that no variant fits, or an .xapk's expansion file that would go elsewhere than the
+        // app's expansion folder, is refused before anything is written.
         if let spec = options.deviceSpec { _ = try set.toc?.choice(for: spec) }
+        let expansions = options.installs ? try XAPKExpansion.list(in: set) : []
         let patches = try clock.measure("overlay") {
             try patchDirectory(options).map { try patchesByMember(set, patch: $0, standalones: true) }
         }
@@ -280,15 +286,37 @@ public enum SetPipeline {
                 var installer = Installer()
                 installer.onMessage = options.onInstallMessage
                 installer.holdsMessagesUntilSuccess = true
-                report.install = try clock.measure("install") { try installer.install(commands) }
+                report.expansions = expansions
+                let pushes = try clock.measure("install") {
+                    try expansionPushes(expansions, of: set, output: output, commands: commands, into: staging)
+                }
+                report.install = try clock.measure("install") { try installer.install(commands, pushing: pushes) }
             }
         } catch let error as InstallError {
             // The device could not be read or the install failed: the set was written, and its report stands.
-            report.installError = error
+            report.installError = error.keptAsSet(output)
         }
         withExtendedLifetime(staging) {}  // a container's APKs stay in it until adb has read them
         report.timings = clock.timings
         return report
+    }
+
+    /// The pushes that copy `expansions` to the device: each entry taken out of the container `set` came in
+    /// into `staging` (alive until the install is done), and told by hand from the container written at `output`.
+    static func expansionPushes(_ expansions: [XAPKExpansion], of set: APKSet, output: String, commands: InstallCommands,
+                                into staging: OutputDirectory) throws -> [Installer.FilePush] {
+        guard let container = set.container else { return [] }
+        return try expansions.enumerated().map { index, expansion in
+            guard let entry = container.entry(named: expansion.file) else {
+                throw APKSetError.unsupported(set.label, "manifest.json lists \(expansion.file.debugQuoted), which the .xapk does not hold")
+            }
+            let local = staging.path(for: "expansion-\(index).obb")
+            let file = try OutputFile(destination: local)
+            try container.withUncompressedChunks(of: entry) { try file.write($0) }
+            try file.commit()
+            return Installer.FilePush(local: local, remote: expansion.devicePath,
+                                      manualCommand: commands.pushLine(container: output, entry: expansion.file, remote: expansion.devicePath))
+        }
     }
 
     /// What was written must still be one app (a patch may have changed a versionCode or package): the
@@ -341,11 +369,12 @@ public enum SetPipeline {
             do {
                 let probe = try clock.measure("device") { try installer.shell(DeviceSpec.probeCommand, for: commands(for: Array(paths.indices))) }
                 spec = DeviceSpec(probeOutput: probe)
-            } catch let error as InstallError where options.installScript != nil {
+            } catch let error as InstallError {
+                report.deviceUnread = true
+                guard options.installScript != nil else { throw error }
                 // No install without the device; but the script is how the user installs later: it installs what a
                 // run without a device installs, and the error is thrown once it is written.
                 unreadDevice = error
-                report.deviceUnread = true
             }
         }
         report.deviceSpec = spec

@@ -80,8 +80,9 @@ enum CLIHint {
     /// `error` with the options that answer it in its advice (where `describe` and `--json` show them).
     static func hinted(_ error: InstallError) -> InstallError {
         guard let hint = hint(for: error.code) else { return error }
-        return InstallError(code: error.code, failureCode: error.failureCode, adbMessage: error.adbMessage, exitStatus: error.exitStatus,
-                            advice: error.advice + " " + hint, apkPath: error.apkPath)
+        var hinted = error
+        hinted.advice += " " + hint
+        return hinted
     }
 
     /// A verification finding with the options that answer it, in apksigner's words where apksigner has them.

@@ -78,8 +78,7 @@ extension SetCommands {
         if let v4 = report.v4SignatureFile { print("  v4 signature: \(v4)") }
         print(timeLine(report.timings))
         if let commands = report.installCommands, report.install == nil {
-            print(report.installError != nil ? "Not installed (the reason follows); once fixed, install with:" : "Install with:")
-            print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
+            print(installBlock(commands, failure: report.installError))
         }
     }
 }

@@ -230,9 +230,22 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     if let install = report.install {
         print("Installed\(install.installedIncrementally ? " (adb install --incremental)" : "")\(install.launched ? " and started" : "").")
     } else if let commands = report.installCommands {
-        if report.installError != nil { print("Not installed (the reason follows); once fixed, install with:") } else { print("Install with:") }
-        print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))")
+        print(installBlock(commands, failure: report.installError))
     }
+}
+
+/// How to install (and start) an output by hand, after its summary: a heading sentence, then the one command
+/// line, indented. `failure`: why the install tried did not finish (its message follows on stderr).
+func installBlock(_ commands: InstallCommands, failure: InstallError?) -> String {
+    let action = commands.launch == nil ? "install" : "install and start it"
+    let heading: String
+    switch failure?.code {
+    case nil: heading = action.prefix(1).uppercased() + action.dropFirst() + " with:"
+    case .launchFailed?: heading = "Installed, but not started (the reason follows); once fixed, \(action) with:"
+    case .expansionPushFailed?: return "Installed, but an expansion file was not copied to the device (the reason follows)."
+    default: heading = "Not installed (the reason follows); once fixed, \(action) with:"
+    }
+    return heading + "\n  " + (commands.text.hasSuffix("\n") ? String(commands.text.dropLast()) : commands.text)
 }
 
 /// "stored resources.arsc: Android 11+ requires it …" (or "aligned …" for an entry the input stored off its

@@ -127,7 +127,10 @@ enum SetCommands {
 
     /// `apkpatch sign SET --out OUT` and `apkpatch run SET …`: prints the summary.
     static func run(_ options: SetOptions, json: Bool, quiet: Bool) throws {
-        let report = try SetPipeline.run(options)
+        var report = try SetPipeline.run(options)
+        if report.deviceUnread, let error = report.installError {
+            report.installError = withoutDeviceAdvice(error)
+        }
         if json {
             print(try FileHandleOutput.json(SetJSON(report)))
         } else if !quiet {
@@ -138,6 +141,14 @@ enum SetCommands {
             if !json { FileHandleOutput.standardError(CLIHint.describe(error)) }
             throw ExitCode.failure
         }
+    }
+
+    /// `error` (the device could not be read to choose a set's APKs) with the option that chooses them without it.
+    static func withoutDeviceAdvice(_ error: InstallError) -> InstallError {
+        var advised = error
+        advised.advice += (advised.advice.hasSuffix(".") ? " " : ". ")
+            + "Or choose them without a device: --device-spec FILE takes a bundletool device spec (JSON with supportedAbis, supportedLocales, screenDensity, sdkVersion)."
+        return advised
     }
 
     static func printSetReport(_ report: SetReport) {
@@ -162,8 +173,12 @@ enum SetCommands {
             print("Not installed (the reason follows)")
         } else if let commands = report.installCommands {
             print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
-            if report.installError != nil { print("Not installed (the reason follows); once fixed, install with:") } else if report.install == nil { print("Install with:") }
-            if report.install == nil { print("  \(commands.text.split(separator: "\n").joined(separator: "\n  "))") }
+            if let install = report.install {
+                for path in install.pushed { print("  expansion file pushed: \(path)") }
+                print("Installed\(install.installedIncrementally ? " (adb install-multiple --incremental)" : "")\(install.launched ? " and started" : "").")
+            } else {
+                print(installBlock(commands, failure: report.installError))
+            }
         } else if report.installError != nil {
             print("Not installed (the reason follows)")  // the device could not be read
         }
@@ -196,6 +211,15 @@ struct SetJSON: Encodable {
     var installScriptWithoutDevice: Bool?
     /// With --install: whether the set was installed (nil without --install).
     var installed: Bool?
+    /// With --install of an `.xapk` that carries expansion (OBB) files: each, where it goes, and whether it was
+    /// pushed there.
+    var expansionFiles: [Expansion]?
+
+    struct Expansion: Encodable {
+        var file: String
+        var devicePath: String
+        var pushed: Bool
+    }
     var installError: InstallErrorJSON?
     var timingsMs: [String: Double]?
 
@@ -268,9 +292,12 @@ struct SetJSON: Encodable {
         installCommand = report.installCommands?.installLine
         installedAPKs = report.installCommands == nil ? nil : report.installedAPKs
         installScript = report.installScript
-        installScriptWithoutDevice = report.deviceUnread ? true : nil
+        installScriptWithoutDevice = report.deviceUnread && report.installScript != nil ? true : nil
         installed = report.install != nil ? true : report.installError != nil ? false : nil
         installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
+        let pushed = Set(report.install?.pushed ?? [])
+        expansionFiles = report.expansions.isEmpty ? nil
+            : report.expansions.map { Expansion(file: $0.file, devicePath: $0.devicePath, pushed: pushed.contains($0.devicePath)) }
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

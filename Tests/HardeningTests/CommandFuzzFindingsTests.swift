@@ -88,15 +88,18 @@ import TestSupport
         environment[Seeds.passwordVariable] = Seeds.password
         let keys = ["--ks", seeds.path("ks.p12")] + Seeds.keyOptions
         let merged = dir.appendingPathComponent("merged.apk").path, set = dir.appendingPathComponent("out.apks").path
+        // What is kept: the merged APK, or the signed set (not one of its APKs).
         let commands: [(String, [String], String)] = [
-            ("merge", ["merge", seeds.path("set.apks"), "--out", merged, "--install"] + keys, merged),
-            ("run SET", ["run", seeds.path("set.apks"), "--patch", seeds.path("empty-patch"), "--out", set, "--install"] + keys, set),
+            ("merge", ["merge", seeds.path("set.apks"), "--out", merged, "--install"] + keys, "The APK is kept at \(merged)."),
+            ("run SET", ["run", seeds.path("set.apks"), "--patch", seeds.path("empty-patch"), "--out", set, "--install"] + keys,
+             "The signed set is kept in \(set)."),
         ]
-        for (label, arguments, output) in commands {
+        for (label, arguments, kept) in commands {
+            let output = label == "merge" ? merged : set
             let text = try TestSupport.apkpatch(arguments, environment: environment)
             #expect(text.status == 1, "\(label): \(text)")
             #expect(text.stdout.contains("Wrote ") && text.stdout.contains("Not installed"), "\(label): the summary comes first: \(text)")
-            #expect(text.stderr.contains("device unauthorized") && text.stderr.contains("kept at \(output)."), "\(label): \(text)")
+            #expect(text.stderr.contains("device unauthorized") && text.stderr.contains(kept), "\(label): \(text)")
             #expect(FileManager.default.fileExists(atPath: output), "\(label): the output is kept")
             let json = try TestSupport.apkpatch(arguments + ["--json"], environment: environment)
             #expect(json.status == 1, "\(label) --json: \(json)")

@@ -44,11 +44,8 @@ import TestSupport
         let commands = try InstallCommands(apkPath: "a.apk", packageName: "com.example.app", launcherActivity: "com.example.app.MainActivity",
                                            options: options, templates: sourceTemplates())
         #expect(commands.launch == ["adb", "-s", "emulator-5554", "shell", "am", "start", "-n", "com.example.app/com.example.app.MainActivity"])
-        #expect(commands.text == """
-            adb -s emulator-5554 install -r a.apk
-            adb -s emulator-5554 shell am start -n com.example.app/com.example.app.MainActivity
-
-            """)
+        // One line: pasted, a failed install starts nothing and the line exits with the install's status.
+        #expect(commands.text == "adb -s emulator-5554 install -r a.apk && adb -s emulator-5554 shell am start -n com.example.app/com.example.app.MainActivity\n")
     }
 
     @Test func launchWithoutActivityUsesMonkey() throws {

@@ -116,6 +116,33 @@ import TestSupport
         }
     }
 
+    /// The install line shown with `--launch` is one command that starts the app only once it is installed:
+    /// printed as two lines, a pasted block started the app already on the device after a failed install, and
+    /// exited with the launch's status. `--install --launch` alike starts nothing when the install fails.
+    @Test func theShownInstallAndLaunchLineStartsNothingAfterAFailedInstall() throws {
+        let (_, out, arguments) = try prepare()
+        let shown = try TestSupport.apkpatch(arguments + ["--launch"])
+        #expect(shown.succeeded, "\(shown)")
+        let line = try #require(shown.stdout.components(separatedBy: "Install and start it with:\n  ").last?.split(separator: "\n").first.map(String.init), "\(shown)")
+        #expect(line.contains("install -r") && line.contains(" && adb shell am start -n com.example.cordova/com.example.cordova.MainActivity"), "\(line)")
+        let failure = FakeADB.Reply(standardOutput: "Performing Streamed Install\nadb: failed to install: Failure [INSTALL_FAILED_VERSION_DOWNGRADE]\n", status: 1)
+        for (reply, status) in [(failure, Int32(1)), (FakeADB.Reply.installSuccess, Int32(0))] {
+            let adb = try FakeADB()
+            let ran = try TestSupport.run("sh", ["-c", line], environment: adb.environment(install: reply))
+            #expect(ran.status == status, "\(line) with adb exiting \(reply.status): \(ran)")
+            let calls = try adb.invocations()
+            #expect(calls.contains { $0.contains("am") } == (status == 0), "\(line): \(calls)")
+        }
+
+        let adb = try FakeADB()
+        let failed = try TestSupport.apkpatch(arguments + ["--install", "--launch"], environment: adb.environment(install: failure))
+        #expect(failed.status == 1, "\(failed)")
+        let calls = try adb.invocations()
+        #expect(calls.count == 1, "only the install ran: \(calls)")
+        #expect(failed.stdout.contains("Not installed (the reason follows); once fixed, install and start it with:\n  adb install -r"), "\(failed)")
+        #expect(FileManager.default.fileExists(atPath: out))
+    }
+
     @Test func emittedScriptInstallsWithFakeADB() throws {
         let (work, out, arguments) = try prepare()
         let script = work.appendingPathComponent("install.sh").path

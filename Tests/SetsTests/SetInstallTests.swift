@@ -87,6 +87,10 @@ import TestSupport
         #expect(!result.succeeded)
         #expect(result.stderr.lowercased().contains("no devices"), "\(result)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: output).filter { $0.hasSuffix(".apk") }.count == 4, "the written set is kept")
+        // The advice is a set's: what is kept is the signed set (not "the APK", one of its files), and the splits
+        // can be chosen without a device.
+        #expect(result.stderr.contains("The signed set is kept in \(output).") && !result.stderr.contains("The APK is kept"), "\(result)")
+        #expect(result.stderr.contains("--device-spec FILE"), "\(result)")
     }
 
     /// A container keeps its APKs inside: the script takes those the device needs out with unzip into a
@@ -127,12 +131,12 @@ import TestSupport
         let failed = try TestSupport.apkpatch(arguments, environment: adb.environment(install: unauthorized, shell: probe))
         #expect(failed.status == 1, "\(failed)")
         #expect(!(failed.stdout + failed.stderr).contains(".tmp-"), "a staging copy is named: \(failed)")
-        #expect(failed.stderr.contains("kept at \(output)."), "\(failed)")
+        #expect(failed.stderr.contains("The signed set is kept in \(output)."), "\(failed)")
         let json = try TestSupport.apkpatch(arguments + ["--json"], environment: adb.environment(install: unauthorized, shell: probe))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
         let shown: [(String, String)] = [
             ("summary", failed.stdout.components(separatedBy: "once fixed, install with:\n").last ?? ""),
-            ("advice", failed.stderr.components(separatedBy: "then run again: ").last?.components(separatedBy: ". The APK is kept at").first ?? ""),
+            ("advice", failed.stderr.components(separatedBy: "then run again: ").last?.components(separatedBy: ". The signed set is kept in").first ?? ""),
             ("--json installCommand", object["installCommand"] as? String ?? ""),
         ]
         // The fake adb checks the last APK only: every one must be there when adb runs.
@@ -159,6 +163,8 @@ import TestSupport
         let unreadJSON = try TestSupport.apkpatch(arguments + ["--json"], environment: adb.environment(shell: unauthorized))
         let unreadObject = try #require(try JSONSerialization.jsonObject(with: Data(unreadJSON.stdout.utf8)) as? [String: Any], "\(unreadJSON)")
         #expect(unreadJSON.status == 1 && unreadObject["installed"] as? Bool == false, "\(unreadJSON)")
+        let unreadAdvice = (unreadObject["installError"] as? [String: Any])?["advice"] as? String ?? ""
+        #expect(unreadAdvice.contains("--device-spec FILE") && unread.stderr.contains("--device-spec FILE"), "\(unreadJSON.stdout)\n\(unread)")
         #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
     }
 
@@ -214,7 +220,7 @@ import TestSupport
         let json = try TestSupport.apkpatch(arguments + ["--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
         let commands: [(String, [String])] = [
-            ("summary", ["-c", result.stdout.components(separatedBy: "Install with:\n").last ?? ""]),
+            ("summary", ["-c", result.stdout.components(separatedBy: "Install and start it with:\n").last ?? ""]),
             ("--json installCommand", ["-c", object["installCommand"] as? String ?? ""]),
             ("script", [script]),
         ]
@@ -234,6 +240,70 @@ import TestSupport
                 #expect(status == 0 ? (launched || label == "--json installCommand") : !launched, "\(label): \(calls)")
             }
         }
+    }
+
+    /// An `.xapk`'s expansion (OBB) files are copied where APKPure's installer copies them (manifest.json's
+    /// `expansions[].install_path` on the shared storage) after its APKs are installed and before the app starts,
+    /// and the summary and `--json` say so. A failed push fails the command (the app may not start without the
+    /// file), starts nothing, and says how to copy the file by hand.
+    @Test func anXAPKsExpansionFilesArePushedAfterItsAPKs() throws {
+        let spec = try armDeviceSpec("obb.json")
+        let input = try fixture.pack(.xapk)
+        let output = scratch.appendingPathComponent("obb.xapk").path
+        let device = "/sdcard/" + SplitSetFixture.obbEntry
+        let arguments = ["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--device-spec", spec, "--install", "--launch"]
+        let adb = try FakeADB()
+        let result = try TestSupport.apkpatch(arguments, environment: adb.environment())
+        #expect(result.succeeded, "\(result)")
+        let calls = try adb.invocations()
+        #expect(calls.map { $0.first { ["install-multiple", "push", "shell"].contains($0) } ?? "?" } == ["install-multiple", "push", "shell"], "\(calls)")
+        #expect(calls.count == 3 && calls[1].last == device, "\(calls)")
+        #expect(adb.pushed(to: device) == Data(SplitSetFixture.obbBytes), "the pushed file is not the .xapk's expansion file")
+        #expect(result.stdout.contains("expansion file pushed: \(device)") && result.stdout.contains("Installed and started."), "\(result)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "the copy taken out is removed: \(leftovers)")
+
+        let json = try TestSupport.apkpatch(arguments + ["--json"], environment: try FakeADB().environment())
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        let files = object["expansionFiles"] as? [[String: Any]] ?? []
+        #expect(json.succeeded && files.count == 1 && files.first?["devicePath"] as? String == device && files.first?["pushed"] as? Bool == true, "\(json.stdout)")
+
+        let refusing = try FakeADB()
+        let denied = FakeADB.Reply(standardError: "adb: error: failed to copy 'x.obb' to '\(device)': remote couldn't create file: Permission denied\n", status: 1)
+        let failed = try TestSupport.apkpatch(arguments, environment: refusing.environment(push: denied))
+        #expect(failed.status == 1, "\(failed)")
+        let refusingCalls = try refusing.invocations()
+        #expect(refusingCalls.allSatisfy { !$0.contains("shell") }, "started after a failed push: \(refusingCalls)")
+        #expect(failed.stdout.contains("Installed, but an expansion file was not copied to the device (the reason follows)."), "\(failed)")
+        #expect(failed.stderr.contains("Installed, but an expansion (OBB) file was not copied to the device: adb said"), "\(failed)")
+        #expect(failed.stderr.contains("Permission denied") && failed.stderr.contains("The signed set is kept in \(output)."), "\(failed)")
+        let failedJSON = try TestSupport.apkpatch(arguments + ["--json"], environment: refusing.environment(push: denied))
+        let failedObject = try #require(try JSONSerialization.jsonObject(with: Data(failedJSON.stdout.utf8)) as? [String: Any], "\(failedJSON)")
+        #expect((failedObject["installError"] as? [String: Any])?["code"] as? String == "EXPANSION_PUSH_FAILED", "\(failedJSON.stdout)")
+        #expect((failedObject["expansionFiles"] as? [[String: Any]])?.first?["pushed"] as? Bool == false, "\(failedJSON.stdout)")
+        // The advice's command copies the file from the container written, the copy taken out removed again.
+        let manual = try #require(failed.stderr.components(separatedBy: "then copy it: ").last?.components(separatedBy: ". The signed set is kept").first)
+        let byHand = try FakeADB()
+        let ran = try TestSupport.run("sh", ["-c", manual], environment: byHand.environment())
+        #expect(ran.succeeded && byHand.pushed(to: device) == Data(SplitSetFixture.obbBytes), "\(manual)\n\(ran)")
+        #expect(try byHand.invocations().first.map { $0.dropLast(2) == ["push"] && !FileManager.default.fileExists(atPath: $0[1]) } == true)
+    }
+
+    /// An expansion file manifest.json would put anywhere but the app's own expansion folder
+    /// (`Android/obb/<package>/`) is refused before anything is written or installed: a hostile .xapk must not
+    /// have `--install` overwrite the user's files on the device.
+    @Test(arguments: ["Android/obb/com.example.set/../../../DCIM/Camera/photo.jpg", "DCIM/main.7.com.example.set.obb",
+                      "Android/obb/com.example.other/main.7.com.example.other.obb", "Android/obb/com.example.set/"])
+    func anExpansionFileOutsideTheAppsFolderIsRefused(installPath: String) throws {
+        let input = try fixture.pack(.xapk, extras: ["manifest.json": Array(SplitSetFixture.xapkManifest(installPath: installPath).utf8)])
+        let output = scratch.appendingPathComponent("hostile-\(UUID().uuidString.prefix(6)).xapk").path
+        let adb = try FakeADB()
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                               "--device-spec", try armDeviceSpec("hostile.json"), "--install"], environment: adb.environment())
+        #expect(result.status == 1 && result.stderr.contains("the app's expansion folder"), "\(result)")
+        let calls = try adb.invocations()
+        #expect(calls.isEmpty, "adb ran: \(calls)")
+        #expect(!FileManager.default.fileExists(atPath: output))
     }
 
     /// A serial adb would read as an option (`--serial=-x`) is refused before anything is built: it used to be

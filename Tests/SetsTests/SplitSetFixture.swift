@@ -106,15 +106,27 @@ struct SplitSetFixture {
         case .apkm: return ["info.json": Array(#"{"pname":"com.example.set","versioncode":"7","apk_title":"Set"}"#.utf8),
                             "icon.png": FixtureAPK.pseudoRandomBytes(count: 200, seed: 12)]
         case .xapk: return [
-            "manifest.json": Array(#"{"xapk_version":2,"package_name":"com.example.set","version_code":"7","version_name":"1.0","split_apks":[{"file":"com.example.set.apk","id":"base"}]}"#.utf8),
-            "Android/obb/com.example.set/main.7.com.example.set.obb": FixtureAPK.pseudoRandomBytes(count: 5000, seed: 13)]
+            "manifest.json": Array(xapkManifest(installPath: obbEntry).utf8),
+            obbEntry: obbBytes]
         }
+    }
+
+    /// The .xapk's expansion (OBB) file, where APKPure puts it (the same path as on the device).
+    static let obbEntry = "Android/obb/com.example.set/main.7.com.example.set.obb"
+    static let obbBytes = FixtureAPK.pseudoRandomBytes(count: 5000, seed: 13)
+
+    /// APKPure's manifest.json for the .xapk, its expansion file going to `installPath` on the device.
+    static func xapkManifest(installPath: String) -> String {
+        #"{"xapk_version":2,"package_name":"com.example.set","version_code":"7","version_name":"1.0","split_apks":[{"file":"com.example.set.apk","id":"base"}],"#
+            + #""expansions":[{"file":"\#(obbEntry)","install_location":"EXTERNAL_STORAGE","install_path":"\#(installPath)"}]}"#
     }
 
     /// Lays the APKs (and `extra` APK files, by name) out in `form`; returns the path of the folder or container.
     /// `zip` stores the APKs (-0) in .apks, as bundletool does, and deflates them elsewhere (APKPure and
     /// APKMirror compress), so both ways of reading a member are exercised.
-    func pack(_ form: Form, name: String? = nil, replacing: [String: String] = [:], adding: [String: String] = [:]) throws -> String {
+    /// `extras` replace the form's non-APK files of the same name (`extras(in:)`).
+    func pack(_ form: Form, name: String? = nil, replacing: [String: String] = [:], adding: [String: String] = [:],
+              extras: [String: [UInt8]] = [:]) throws -> String {
         let staging = directory.appendingPathComponent("pack-\(UUID().uuidString)")
         let names = Self.names(in: form)
         var files = apks.merging(replacing) { $1 }
@@ -123,7 +135,7 @@ struct SplitSetFixture {
             let entry = names[key] ?? key
             try TestSupport.write(TestSupport.readBytes(path), to: entry, in: staging)
         }
-        for (entry, content) in Self.extras(in: form) { try TestSupport.write(content, to: entry, in: staging) }
+        for (entry, content) in Self.extras(in: form).merging(extras, uniquingKeysWith: { $1 }) { try TestSupport.write(content, to: entry, in: staging) }
         if form == .directory { return staging.path }
         let output = directory.appendingPathComponent(name ?? "app-\(UUID().uuidString.prefix(6)).\(form.rawValue)").path
         let entries = try FileManager.default.subpathsOfDirectory(atPath: staging.path).filter {

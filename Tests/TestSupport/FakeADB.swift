@@ -29,7 +29,7 @@ public struct FakeADB: Sendable {
         printf '\\n' >> "$FAKE_ADB_LOG"
         kind=other
         for a in "$@"; do
-            case "$a" in install|install-multiple) kind=install; break;; shell) kind=shell; break;; esac
+            case "$a" in install|install-multiple) kind=install; break;; shell) kind=shell; break;; push) kind=push; break;; esac
         done
         # A hook (the command fuzzer's) may answer any invocation itself: it is sourced with $kind and "$@" set.
         if [ -n "$FAKE_ADB_HOOK" ]; then . "$FAKE_ADB_HOOK"; fi
@@ -39,6 +39,17 @@ public struct FakeADB: Sendable {
             printf '%b' "${FAKE_ADB_INSTALL_STDOUT-Performing Streamed Install\\nSuccess\\n}"
             printf '%b' "${FAKE_ADB_INSTALL_STDERR-}" >&2
             exit "${FAKE_ADB_INSTALL_STATUS:-0}"
+        fi
+        # Like the real adb, `push SRC DST` refuses a SRC that is not there; what it pushed is kept under
+        # $FAKE_ADB_LOG.pushed/DST for the test to compare.
+        if [ "$kind" = push ]; then
+            src=; dst=
+            for a in "$@"; do src=$dst; dst=$a; done
+            if [ ! -f "$src" ]; then echo "adb: error: cannot stat '$src': No such file or directory" >&2; exit 1; fi
+            mkdir -p "$FAKE_ADB_LOG.pushed/$(dirname "$dst")" && cp "$src" "$FAKE_ADB_LOG.pushed/$dst"
+            printf '%b' "${FAKE_ADB_PUSH_STDOUT-$src: 1 file pushed, 0 skipped.\\n}"
+            printf '%b' "${FAKE_ADB_PUSH_STDERR-}" >&2
+            exit "${FAKE_ADB_PUSH_STATUS:-0}"
         fi
         if [ "$kind" = shell ]; then
             printf '%b' "${FAKE_ADB_SHELL_STDOUT-}"
@@ -59,8 +70,9 @@ public struct FakeADB: Sendable {
 
     public var path: String { directory.appendingPathComponent("adb").path }
 
-    /// An environment with the fake first on PATH and the replies set.
-    public func environment(install: Reply = .installSuccess, shell: Reply = .launchSuccess) -> [String: String] {
+    /// An environment with the fake first on PATH and the replies set (`push`: nil answers as a push that
+    /// copied the file).
+    public func environment(install: Reply = .installSuccess, shell: Reply = .launchSuccess, push: Reply? = nil) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = directory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["FAKE_ADB_LOG"] = log.path
@@ -72,7 +84,17 @@ public struct FakeADB: Sendable {
         environment["FAKE_ADB_SHELL_STDOUT"] = shell.standardOutput
         environment["FAKE_ADB_SHELL_STDERR"] = shell.standardError
         environment["FAKE_ADB_SHELL_STATUS"] = String(shell.status)
+        if let push {
+            environment["FAKE_ADB_PUSH_STDOUT"] = push.standardOutput
+            environment["FAKE_ADB_PUSH_STDERR"] = push.standardError
+            environment["FAKE_ADB_PUSH_STATUS"] = String(push.status)
+        }
         return environment
+    }
+
+    /// The bytes the fake received with `adb push … DEVICE_PATH`, nil when nothing was pushed there.
+    public func pushed(to devicePath: String) -> Data? {
+        FileManager.default.contents(atPath: log.path + ".pushed/" + devicePath)
     }
 
     /// The argv of each invocation so far (without argv[0]).
