@@ -286,9 +286,10 @@ public enum SetPipeline {
                 var installer = Installer()
                 installer.onMessage = options.onInstallMessage
                 installer.holdsMessagesUntilSuccess = true
-                report.expansions = expansions
+                // A renamed app reads its expansion files from its own folder.
+                report.expansions = expansions.map { $0.renamed(from: set.base.manifest.packageName, to: report.packageName) }
                 let pushes = try clock.measure("install") {
-                    try expansionPushes(expansions, of: set, output: output, commands: commands, into: staging)
+                    try expansionPushes(report.expansions, of: set, output: output, commands: commands, into: staging)
                 }
                 report.install = try clock.measure("install") { try installer.install(commands, pushing: pushes) }
             }

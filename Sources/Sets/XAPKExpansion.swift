@@ -19,6 +19,16 @@ public struct XAPKExpansion: Sendable, Equatable {
         self.installPath = installPath
     }
 
+    /// The same file for the app renamed from `old` to `new` (`--rename-package`, `manifest: package:`): the
+    /// renamed app looks in its own folder, `Android/obb/<new>/`, for `<main|patch>.<version>.<new>.obb` (the
+    /// names Google Play's expansion files have, `Helpers.getExpansionAPKFileName`).
+    public func renamed(from old: String, to new: String) -> XAPKExpansion {
+        guard old != new, installPath.hasPrefix("Android/obb/\(old)/") else { return self }
+        var name = String(installPath.dropFirst("Android/obb/\(old)/".count))
+        if name.hasSuffix(".\(old).obb") { name = String(name.dropLast(".\(old).obb".count)) + ".\(new).obb" }
+        return XAPKExpansion(file: file, installPath: "Android/obb/\(new)/" + name)
+    }
+
     /// The only `install_location` APKPure writes: the shared ("external") storage.
     static let externalStorage = "EXTERNAL_STORAGE"
 

@@ -289,6 +289,22 @@ import TestSupport
         #expect(try byHand.invocations().first.map { $0.dropLast(2) == ["push"] && !FileManager.default.fileExists(atPath: $0[1]) } == true)
     }
 
+    /// A renamed app (`--rename-package`) looks for its expansion files in its own folder, under its own name
+    /// (`main.7.<new package>.obb`): that is where they are pushed.
+    @Test func aRenamedAppsExpansionFileGoesToItsOwnFolder() throws {
+        let input = try fixture.pack(.xapk)
+        let output = scratch.appendingPathComponent("renamed.xapk").path
+        let adb = try FakeADB()
+        let result = try TestSupport.apkpatch(["run", input, "--rename-package", "com.example.setcopy", "--out", output, "--debug-keystore", keystore,
+                                               "--device-spec", try armDeviceSpec("renamed.json"), "--install", "--json"], environment: adb.environment())
+        #expect(result.succeeded, "\(result)")
+        let device = "/sdcard/Android/obb/com.example.setcopy/main.7.com.example.setcopy.obb"
+        let calls = try adb.invocations()
+        #expect(adb.pushed(to: device) == Data(SplitSetFixture.obbBytes), "\(calls)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+        #expect((object["expansionFiles"] as? [[String: Any]])?.first?["devicePath"] as? String == device, "\(result.stdout)")
+    }
+
     /// An expansion file manifest.json would put anywhere but the app's own expansion folder
     /// (`Android/obb/<package>/`) is refused before anything is written or installed: a hostile .xapk must not
     /// have `--install` overwrite the user's files on the device.
