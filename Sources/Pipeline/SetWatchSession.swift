@@ -49,6 +49,10 @@ public final class SetWatchSession {
     private var installReports = InstallReports()
     /// The device read with adb by the first install, reused for the later ones.
     private var deviceSpec: DeviceSpec?
+    /// An `.xapk`'s expansion (OBB) files, copied to the device by the first install that succeeds: a patch
+    /// changes the APKs, not them, and they may be gigabytes.
+    private let expansions: [XAPKExpansion]
+    private var expansionsPushed = false
     let stopPipe: StopPipe
 
     /// The patch an APK was built from: equal patches give the same APK.
@@ -75,6 +79,7 @@ public final class SetWatchSession {
         for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
         set = try APKSet.open(paths: options.inputs, memberLimits: SetPipeline.memberLimits)
         try SetWriter.checkFileNames(set)
+        expansions = options.installs ? try XAPKExpansion.list(in: set) : []
         // Beside the output, not in it (`--out patched/` names the directory itself).
         let trimmed = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
         builds = try OutputDirectory(destination: trimmed + ".builds")
@@ -169,7 +174,15 @@ public final class SetWatchSession {
             if let installError {
                 installReports.failed(installError, apkPath: output, onEvent: onEvent)
             } else if options.installs, let commands = report.installCommands {
-                installReports.install(commands, onMessage: options.onInstallMessage, onEvent: onEvent)
+                do {
+                    let renamed = expansionsPushed ? [] : expansions.map { $0.renamed(from: set.base.manifest.packageName, to: report.packageName) }
+                    let pushes = try SetPipeline.expansionPushes(renamed, of: set, output: output, commands: commands, into: builds)
+                    if installReports.install(commands, pushing: pushes, onMessage: options.onInstallMessage, onEvent: onEvent) {
+                        expansionsPushed = true
+                    }
+                } catch {
+                    installReports.failed(error, apkPath: output, onEvent: onEvent)
+                }
             }
         } catch {
             changes.lastBuildFailed = true

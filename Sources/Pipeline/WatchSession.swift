@@ -162,18 +162,22 @@ struct InstallReports {
     /// Install failures the next build's install may not meet: the device is missing or not ready yet.
     static let retriedCodes: Set<InstallError.Code> = [.noDevice, .deviceOffline, .deviceUnauthorized, .deviceNotFound]
 
-    /// Runs `commands` and reports the outcome.
-    mutating func install(_ commands: InstallCommands, onMessage: @escaping @Sendable (Installer.Message) -> Void,
-                          live: Bool = false, onEvent: (WatchSession.Event) -> Void) {
+    /// Runs `commands` (and `pushes` after the install) and reports the outcome; true when it all succeeded.
+    @discardableResult
+    mutating func install(_ commands: InstallCommands, pushing pushes: [Installer.FilePush] = [],
+                          onMessage: @escaping @Sendable (Installer.Message) -> Void,
+                          live: Bool = false, onEvent: (WatchSession.Event) -> Void) -> Bool {
         var installer = Installer()
         installer.onMessage = onMessage
         installer.holdsMessagesUntilSuccess = !live
         do {
-            let installed = try installer.install(commands)
+            let installed = try installer.install(commands, pushing: pushes)
             lastFailure = nil
             onEvent(.installed(installed))
+            return true
         } catch {
             failed(error, apkPath: commands.apkPath, onEvent: onEvent)
+            return false
         }
     }
 

@@ -192,6 +192,31 @@ import TestSupport
         }
     }
 
+    /// watch on an .xapk with --install: its expansion (OBB) file is pushed after the first install, before the
+    /// app could start, and not again after each rebuild (a patch changes the APKs, not it; it may be gigabytes).
+    @Test func anXAPKsExpansionFileIsPushedOncePerSession() throws {
+        let adb = try FakeADB()
+        let input = try fixture.pack(.xapk)
+        let output = scratch.appendingPathComponent("watched.xapk").path
+        let spec = scratch.appendingPathComponent("watch-arm.json").path
+        try Data(#"{"supportedAbis": ["arm64-v8a"], "supportedLocales": ["en-US"], "screenDensity": 320}"#.utf8).write(to: URL(fileURLWithPath: spec))
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                                              "--device-spec", spec, "--install", "--json"], environment: adb.environment())
+        defer { if process.isRunning { process.terminate() } }
+        #expect(Self.build(1, in: lines) != nil, "\(lines.lines)")
+        #expect(lines.waitFor { $0.contains("\"event\":\"installed\"") }, "\(lines.lines)")
+        try TestSupport.write("pushed once\n", to: "assets/note.txt", in: patch)
+        #expect(Self.build(2, in: lines) != nil, "\(lines.lines)")
+        #expect(lines.waitFor(2) { $0.contains("\"event\":\"installed\"") }, "\(lines.lines)")
+        process.interrupt()
+        #expect(lines.waitFor { $0.contains("\"event\":\"stopped\"") }, "\(lines.lines)")
+        process.waitUntilExit()
+        let calls = try adb.invocations()
+        let kinds = calls.compactMap { $0.first { ["install-multiple", "push"].contains($0) } }
+        #expect(kinds == ["install-multiple", "push", "install-multiple"], "\(calls)")
+        #expect(adb.pushed(to: "/sdcard/" + SplitSetFixture.obbEntry) == Data(SplitSetFixture.obbBytes), "\(calls)")
+    }
+
     /// watch SET --install --emit-script with no device: each build still writes the script (the APKs a run
     /// without a device installs), and the missing device is said once, to be retried.
     @Test func theScriptIsWrittenWhileNoDeviceCanBeRead() throws {
