@@ -73,6 +73,8 @@ public struct InstallError: CodedError {
     /// The split APK set written (a folder or a container) when the install was a set's: the message then says
     /// the signed set is kept there, not one of its APKs.
     public var keptSet: String?
+    /// The device paths `adb push` copied before this failure (a failed push of an expansion file; empty otherwise).
+    public var pushedBeforeFailure: [String] = []
 
     public init(code: Code, failureCode: String? = nil, adbMessage: String? = nil, exitStatus: Int32? = nil,
                 advice: String, apkPath: String) {

@@ -137,10 +137,13 @@ public struct Installer: Sendable {
         }
         if let error { throw error }
         // Before the launch: an app started without its expansion files may fail, or fetch them itself.
-        for push in pushes {
+        for (index, push) in pushes.enumerated() {
             let serial = commands.options.serial.map { ["-s", $0] } ?? []
             let pushRun = try run(adb: adb, arguments: serial + ["push", push.local, push.remote], commands: commands)
-            if let error = InstallError.classifyPush(push, output: pushRun.output, exitStatus: pushRun.status, commands: commands) { throw error }
+            if var error = InstallError.classifyPush(push, output: pushRun.output, exitStatus: pushRun.status, commands: commands) {
+                error.pushedBeforeFailure = pushes[..<index].map(\.remote)
+                throw error
+            }
         }
         var launched = false
         if let launch = commands.launch {

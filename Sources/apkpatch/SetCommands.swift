@@ -295,7 +295,7 @@ struct SetJSON: Encodable {
         installScriptWithoutDevice = report.deviceUnread && report.installScript != nil ? true : nil
         installed = report.install != nil ? true : report.installError != nil ? false : nil
         installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
-        let pushed = Set(report.install?.pushed ?? [])
+        let pushed = Set(report.install?.pushed ?? report.installError?.pushedBeforeFailure ?? [])
         expansionFiles = report.expansions.isEmpty ? nil
             : report.expansions.map { Expansion(file: $0.file, devicePath: $0.devicePath, pushed: pushed.contains($0.devicePath)) }
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })

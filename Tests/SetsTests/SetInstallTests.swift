@@ -289,6 +289,28 @@ import TestSupport
         #expect(try byHand.invocations().first.map { $0.dropLast(2) == ["push"] && !FileManager.default.fileExists(atPath: $0[1]) } == true)
     }
 
+    /// Two expansion files, the second refused by the device: `--json` says the first was pushed, the second not.
+    @Test func aFailedPushReportsWhatWasPushedBeforeIt() throws {
+        let patchOBB = "Android/obb/com.example.set/patch.7.com.example.set.obb"
+        let manifest = #"{"package_name":"com.example.set","version_code":"7","split_apks":[{"file":"com.example.set.apk","id":"base"}],"expansions":["#
+            + #"{"file":"\#(SplitSetFixture.obbEntry)","install_location":"EXTERNAL_STORAGE","install_path":"\#(SplitSetFixture.obbEntry)"},"#
+            + #"{"file":"\#(patchOBB)","install_location":"EXTERNAL_STORAGE","install_path":"\#(patchOBB)"}]}"#
+        let input = try fixture.pack(.xapk, extras: ["manifest.json": Array(manifest.utf8), patchOBB: Array("patch".utf8)])
+        let adb = try FakeADB()
+        let hook = scratch.appendingPathComponent("refuse-patch-obb.sh").path
+        try #"if [ "$kind" = push ]; then for a in "$@"; do d=$a; done; case "$d" in *patch.*) echo "adb: error: failed to copy: No space left on device" >&2; exit 1;; esac; fi"#
+            .write(toFile: hook, atomically: true, encoding: .utf8)
+        var environment = adb.environment()
+        environment["FAKE_ADB_HOOK"] = hook
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", scratch.appendingPathComponent("two-obb.xapk").path,
+                                               "--debug-keystore", keystore, "--device-spec", try armDeviceSpec("two.json"), "--install", "--json"],
+                                              environment: environment)
+        #expect(result.status == 1, "\(result)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+        let files = (object["expansionFiles"] as? [[String: Any]] ?? []).map { ($0["devicePath"] as? String ?? "", $0["pushed"] as? Bool) }
+        #expect(files.map(\.0) == ["/sdcard/" + SplitSetFixture.obbEntry, "/sdcard/" + patchOBB] && files.map(\.1) == [true, false], "\(result.stdout)")
+    }
+
     /// A renamed app (`--rename-package`) looks for its expansion files in its own folder, under its own name
     /// (`main.7.<new package>.obb`): that is where they are pushed.
     @Test func aRenamedAppsExpansionFileGoesToItsOwnFolder() throws {
