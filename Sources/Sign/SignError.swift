@@ -1,3 +1,5 @@
+import BinaryXML
+
 /// Why an APK could not be signed. Each message says what to change.
 public enum SignError: Error, CustomStringConvertible, Equatable {
     case noSchemes
@@ -35,6 +37,9 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     /// With `SignerConfig.alignmentPreserved`, entries Android requires aligned (`PackagingRequirements`) would
     /// stay where they are, unaligned: signed so, the APK would not install. `reason` says which rule.
     case alignedEntriesRequired([MisalignedEntry], reason: String)
+    /// The `resources.arsc` to write is one Android's resource loader refuses or reads only in part
+    /// (`ResourceTableLoadCheck`): signed, the APK would not install, or its app would fail.
+    case resourceTableRefused(ResourceTableProblem)
 
     /// An entry whose data would start at `dataOffset` in the output, not a multiple of `alignment`.
     public struct MisalignedEntry: Sendable, Hashable {
@@ -92,6 +97,8 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "\(listed) would stay unaligned because the input's alignment is preserved, but \(reason): signed so, the APK would not install, so nothing was written. Let the signer re-align stored entries (its default), or ask explicitly to keep the input's alignment anyway"
         case .corruptEntry(let name, let reason):
             return "entry \(name.debugDescription) of the input is corrupt: \(reason). Signing copies entries as they are and would sign the damage in: rebuild the APK, or replace the entry"
+        case .resourceTableRefused(let problem):
+            return "resources.arsc: \(problem). Signed, the APK would not install or its app would fail, so nothing was written. Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link), then sign"
         }
     }
 }

@@ -53,6 +53,7 @@ public struct Signer: Sendable {
         let minSdk = try resolveMinSdkVersion(manifest)
         try checkDebuggable(manifest)
         try checkPackaging(zip.entries, manifest: manifest)
+        if let problem = try ResourceTableLoadCheck.problem(in: archive) { throw SignError.resourceTableRefused(problem) }
         // The input's signing block (if any) ends the local-file section apksig copies from.
         let inputBlock = try? SigningBlock.locate(in: archive.source, centralDirectoryOffset: zip.centralDirectoryOffset)
         let kept = try InputAPKWriter.keptEntries(of: archive, readsManifest: config.schemes.contains(.v1))
@@ -88,6 +89,10 @@ public struct Signer: Sendable {
         let minSdk = try resolveMinSdkVersion(manifest)
         try checkDebuggable(manifest)
         try checkPackaging(entries.map(\.entry), manifest: manifest)
+        if let table = entries.first(where: { $0.entry.name == ResourceTableLoadCheck.entryName }),
+           let problem = try Self.resourceTableProblem(in: table) {
+            throw SignError.resourceTableRefused(problem)
+        }
         var inputManifest: [UInt8]?
         var kept: [KeptEntry] = []
         var names = Set<String>(minimumCapacity: entries.count)  // String hashes its bytes in bulk; [UInt8] byte by byte
@@ -109,6 +114,14 @@ public struct Signer: Sendable {
         }
         return try run(Job(entries: kept, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
                            writer: writer, input: nil, endOfCentralDirectory: nil, comment: comment, cache: cache, pins: pins))
+    }
+
+    /// `ResourceTableLoadCheck` on the table to write: read in place when it is stored or its plaintext is at hand.
+    static func resourceTableProblem(in table: OutputEntry) throws -> ResourceTableProblem? {
+        if let plain = table.uncompressed ?? (table.entry.isCompressed ? nil : table.data) {
+            return try plain.withBytes(in: 0..<plain.count) { ResourceTableLoadCheck.problem(in: $0) }
+        }
+        return ResourceTableLoadCheck.problem(in: try RepackedEntriesWriter.uncompressed(table))
     }
 
     /// How many entries/chunks are digested at once.

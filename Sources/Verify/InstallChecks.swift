@@ -1,5 +1,6 @@
 import Align
 import APKCore
+import BinaryXML
 
 /// Packaging rules Android's package manager enforces at install time that apksigner does not look at
 /// (`PackagingRequirements`, which names the AOSP code behind each):
@@ -7,11 +8,13 @@ import APKCore
 /// - targetSdkVersion ≥ 30: `resources.arsc` must be stored uncompressed with its data 4-byte aligned;
 /// - `android:extractNativeLibs="false"`: every `lib/<abi>/*.so` must be stored uncompressed and page-aligned
 ///   (4096) so it can be mapped from the APK (`INSTALL_FAILED_INVALID_APK: Failed to extract native libraries`);
-/// - devices with 16 KiB pages (Android 15+) need `.so` data aligned to 16384: a warning.
+/// - devices with 16 KiB pages (Android 15+) need `.so` data aligned to 16384: a warning;
+/// - `resources.arsc` must load with Android's resource loader (`ResourceTableLoadCheck`), for any targetSdkVersion.
 ///
 /// The messages say what is wrong and what the APK needs; which command does it is the caller's to add.
 enum InstallChecks {
-    static func run(archive: APKArchive, manifest: ManifestFacts, report: inout VerificationReport) {
+    /// `resourceTable`: the finding of `resourceTableIssue`, made by the caller beforehand.
+    static func run(archive: APKArchive, manifest: ManifestFacts, resourceTable: Issue?, report: inout VerificationReport) {
         let requirements = PackagingRequirements(targetSdkVersion: manifest.targetSdkVersion(minSdkVersion: report.minSdkVersion) ?? 1,
                                                  extractsNativeLibraries: manifest.extractNativeLibs ?? true)
         let target = requirements.targetSdkVersion
@@ -24,6 +27,7 @@ enum InstallChecks {
                     "resources.arsc data starts at offset \(arsc.dataOffset), not on a 4-byte boundary; apps targeting SDK \(target) (30 or higher) must align it, or Android 11+ refuses to install them (INSTALL_PARSE_FAILED_RESOURCES_ARSC_COMPRESSED). Align it and sign again."))
             }
         }
+        if let resourceTable { report.installErrors.append(resourceTable) }
         let page = Int64(PackagingRequirements.minimumPageSize)
         for entry in archive.entries where PackagingRequirements.isNativeLibrary(entry.name) {
             // Every library is reported (ZIP offset and ELF alignment), also one Android refuses for its packaging:
@@ -54,5 +58,19 @@ enum InstallChecks {
                     "\(entry.name) has LOAD segments aligned to \(alignments.isEmpty ? "nothing (it has none)" : alignments + " bytes"), not to a multiple of 16 KiB; devices with 16 KiB pages (Android 15+) cannot load it, and Google Play requires it of apps targeting Android 15+. Relink it with -Wl,-z,max-page-size=16384 (NDK r28 and later do by default)."))
             }
         }
+    }
+
+    /// The table's structure, as libandroidfw loads it: the package manager reads the manifest's resources
+    /// through it at install time, and the app every resource at run time.
+    static func resourceTableIssue(archive: APKArchive) -> Issue? {
+        let problem: String
+        do {
+            guard let found = try ResourceTableLoadCheck.problem(in: archive) else { return nil }
+            problem = found.description
+        } catch {
+            problem = "its data cannot be read (\(error))"
+        }
+        return .error(.installResourcesArscMalformed, ResourceTableLoadCheck.entryName,
+            "resources.arsc: \(problem). The APK does not install, or the app fails where it reads the resource; apkpatch's commands that write APKs refuse this table too.")
     }
 }

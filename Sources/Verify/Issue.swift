@@ -183,6 +183,9 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         // Install checks beyond apksigner (what makes Android's installer refuse an APK apksigner accepts).
         case installResourcesArscCompressed = "INSTALL_RESOURCES_ARSC_COMPRESSED"
         case installResourcesArscNotAligned = "INSTALL_RESOURCES_ARSC_NOT_ALIGNED"
+        /// A `resources.arsc` that Android's resource loader refuses, or reads only in part
+        /// (`ResourceTableLoadCheck`, which names the libandroidfw check).
+        case installResourcesArscMalformed = "INSTALL_RESOURCES_ARSC_MALFORMED"
         case installNativeLibraryCompressed = "INSTALL_NATIVE_LIBRARY_COMPRESSED"
         case installNativeLibraryNotPageAligned = "INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"
         case installNativeLibraryNot16KAligned = "INSTALL_NATIVE_LIBRARY_NOT_16K_ALIGNED"

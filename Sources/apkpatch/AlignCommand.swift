@@ -1,6 +1,7 @@
 import APKCore
 import Align
 import ArgumentParser
+import BinaryXML
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -95,6 +96,7 @@ extension APKPatch {
                 // APKArchive, not a bare ZipArchive: refuse what every other command that writes an APK refuses
                 // (bombs, what Android cannot read) rather than copy it into a new, aligned APK.
                 let apk = try APKArchive(path: input, limits: .rewriting, readsAll: true)
+                if let problem = try ResourceTableLoadCheck.problem(in: apk) { throw RefusedResourceTable(problem: problem) }
                 let archive = apk.zip
                 // Entries are copied raw, as zipalign copies them: one whose data is not what its header says passes
                 // into the new APK as it is (the signers refuse it later). With --check-entries every entry's data is
@@ -121,6 +123,14 @@ extension APKPatch {
             } catch {
                 FileHandleOutput.standardError("Unable to align '\(input)': \(error)")
                 throw ExitCode.failure
+            }
+        }
+
+        /// A `resources.arsc` Android refuses (`ResourceTableLoadCheck`): align does not make an APK of it.
+        struct RefusedResourceTable: Error, CustomStringConvertible {
+            let problem: ResourceTableProblem
+            var description: String {
+                "resources.arsc: \(problem). Aligned, the APK still would not install or its app would fail, so nothing was written. Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link)"
             }
         }
 

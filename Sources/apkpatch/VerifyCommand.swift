@@ -236,10 +236,13 @@ struct InstallFix {
     /// 64-bit libraries whose ELF LOAD segments are aligned below 16 KiB: no packaging changes `p_align`; the
     /// library must be linked again.
     var relinkedLibraries: [String] = []
+    /// A resources.arsc Android's resource loader refuses: no packaging repairs the table, it must be built again.
+    var rebuildsResourceTable = false
 
     init(reports: [VerificationReport]) {
         for report in reports {
             let codes = Set((report.installErrors + report.installWarnings).map(\.code))
+            if codes.contains(.installResourcesArscMalformed) { rebuildsResourceTable = true }
             if !codes.isDisjoint(with: [.installResourcesArscCompressed, .installResourcesArscNotAligned,
                                         .installNativeLibraryCompressed, .installNativeLibraryNotPageAligned]) {
                 needsStoring = true
@@ -260,6 +263,10 @@ struct InstallFix {
     /// for one APK, an intermediate one to `aligned` (nil for a set: `align` takes one APK at a time); nil when
     /// nothing needs repairing.
     func advice(path: String, fixed: String, aligned: String?) -> String? {
+        // First: while the table is one Android refuses, nothing else makes the APK install.
+        if rebuildsResourceTable {
+            return "rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link) and sign again; no apkpatch command repairs a resource table Android refuses, and sign and run refuse to copy one"
+        }
         var command: String?
         if needsStoring {
             command = "apkpatch run \(path) --out \(fixed) stores and aligns what Android requires, then signs and verifies (add your signing options, e.g. --ks release.jks; without them the debug key signs)"

@@ -7,6 +7,15 @@
 //   overlayable-item 0xPPTTEEEE NAME actor=ACTOR policy=0xFLAGS (GetOverlayableInfo of every resource)
 // Exits 1 when the table does not load.
 //
+// With --strict (arsc-check --strict FILE) it prints nothing of the above and only judges the table as Android's
+// loaders would, exiting 1 with the reason on stdout when one refuses it (their own log lines go to stderr):
+//   LoadedArsc::Load failed                    the current loader (Android 9+) refuses the table;
+//   entry 0xPPTTEEEE ... unreadable            an entry LoadedPackage::GetEntryFromOffset rejects (VerifyResTableEntry,
+//                                              which the loader runs on each lookup: every lookup of it fails);
+//   ResTable::add failed: STATUS               the loader before AssetManager2 (ResTable, Android 8 and older) refuses it
+//                                              (a package ID over 0xff aborts it: the exit status is then a signal's).
+// and "OK" with exit 0 when all of them read it.
+//
 // TestSupport.arscCheck builds it with g++ on first use (android-libandroidfw-dev).
 #include <cstdint>
 #include <cstdio>
@@ -21,17 +30,56 @@
 
 using namespace android;
 
+// Every entry offset of every type chunk of every package, each read as a lookup reads it.
+static bool EveryEntryReads(const LoadedArsc& arsc) {
+  bool readable = true;
+  for (const auto& package : arsc.GetPackages()) {
+    package->ForEachTypeSpec([&](const TypeSpec* spec, uint8_t type_index) {
+      for (size_t i = 0; i < spec->type_count; i++) {
+        const ResTable_type* type = spec->types[i];
+        const uint32_t count = dtohl(type->entryCount);
+        const bool sparse = (type->flags & ResTable_type::FLAG_SPARSE) != 0;
+        const uint8_t* offsets = reinterpret_cast<const uint8_t*>(type) + dtohs(type->header.headerSize);
+        for (uint32_t n = 0; n < count; n++) {
+          // A sparse type lists (index, offset/4) pairs; GetEntryOffset finds an index by binary search.
+          uint16_t index = sparse ? dtohs(reinterpret_cast<const ResTable_sparseTypeEntry*>(offsets)[n].idx) : n;
+          uint32_t offset = LoadedPackage::GetEntryOffset(type, index);
+          if (offset == ResTable_type::NO_ENTRY) continue;
+          if (LoadedPackage::GetEntryFromOffset(type, offset) == nullptr) {
+            uint32_t id = (uint32_t(package->GetPackageId()) << 24) | (uint32_t(type_index + 1) << 16) | index;
+            printf("entry 0x%08x (config %zu of its type, offset %u) unreadable\n", id, i, offset);
+            readable = false;
+          }
+        }
+      }
+    });
+  }
+  return readable;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s resources.arsc\n", argv[0]);
+  const bool strict = argc == 3 && std::string(argv[1]) == "--strict";
+  if (argc != 2 && !strict) {
+    fprintf(stderr, "usage: %s [--strict] resources.arsc\n", argv[0]);
     return 2;
   }
-  std::ifstream file(argv[1], std::ios::binary);
+  std::ifstream file(argv[argc - 1], std::ios::binary);
   std::string data((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   std::unique_ptr<const LoadedArsc> arsc = LoadedArsc::Load(StringPiece(data.data(), data.size()));
   if (arsc == nullptr) {
     printf("LoadedArsc::Load failed\n");
     return 1;
+  }
+  if (strict) {
+    if (!EveryEntryReads(*arsc)) return 1;
+    ResTable table;
+    status_t status = table.add(data.data(), data.size());
+    if (status != NO_ERROR) {
+      printf("ResTable::add failed: %d\n", status);
+      return 1;
+    }
+    printf("OK\n");
+    return 0;
   }
   for (const auto& package : arsc->GetPackages()) {
     printf("package 0x%02x %s\n", package->GetPackageId(), package->GetPackageName().c_str());

@@ -139,8 +139,10 @@ public enum TestSupport {
     /// Loads a `resources.arsc` file with Android's own resource loader, libandroidfw's `LoadedArsc`
     /// (`Tests/Oracles/arsc-check.cc`), and prints per resource its typeSpec flags and entry flags, and the
     /// overlayable declarations (`overlayable NAME actor=…`, `overlayable-item 0x… NAME actor=… policy=0x…`).
-    public static func libandroidfwTable(_ arsc: String) throws -> ProcessResult {
-        try run(try libandroidfwChecker.get(), [arsc])
+    /// `strict`: instead, whether Android's loaders read the whole table (`LoadedArsc::Load`, every entry as a
+    /// lookup reads it, `ResTable::add`): stdout "OK", or why not and exit status 1.
+    public static func libandroidfwTable(_ arsc: String, strict: Bool = false) throws -> ProcessResult {
+        try run(try libandroidfwChecker.get(), (strict ? ["--strict"] : []) + [arsc])
     }
 
     private static let libandroidfwChecker: Result<String, any Error> = Result {

@@ -1,0 +1,578 @@
+import APKCore
+
+/// A rule of Android's resource loader that a `resources.arsc` breaks, found by `ResourceTableLoadCheck`.
+/// Compare by `code` (`CodedError`); `description` says where, what, and what Android does with such a table.
+public struct ResourceTableProblem: CodedError {
+    /// The rules, each one a check of libandroidfw (AOSP `frameworks/base/libs/androidfw`): `ChunkIterator`
+    /// (`ChunkIterator.cpp`), `LoadedArsc::Load`, `LoadedArsc::LoadTable`, `LoadedPackage::Load`,
+    /// `VerifyResTableType` and `VerifyResTableEntry` (`LoadedArsc.cpp`, the loader since Android 9), and
+    /// `ResTable::addInternal`, `ResTable::parsePackage` and `ResStringPool::setTo` (`ResourceTypes.cpp`, the
+    /// loader before it, still what aapt reads tables with). Raw values are stable: tests match on them.
+    public enum Code: String, Sendable, CaseIterable {
+        // Chunks (ChunkIterator::VerifyNextChunk; ResTable's validate_chunk).
+        case chunkHeaderTruncated
+        case chunkHeaderTooSmall
+        case chunkHeaderLargerThanChunk
+        case chunkPastEnd
+        case chunkSizeNotAligned
+        // The file (ApkAssets::Load) and its RES_TABLE chunk (LoadedArsc::Load, LoadTable; ResTable::addInternal).
+        case emptyTable
+        case noTable
+        case tableHeaderTooSmall
+        case morePackagesThanDeclared
+        case fewerPackagesThanDeclared
+        case noGlobalStringPool
+        // String pools (ResStringPool::setTo).
+        case stringPoolHeaderTooSmall
+        case stringOffsetsPastEnd
+        case stringsStartPastEnd
+        case stylesStartPastEnd
+        case stylesBeforeStrings
+        case emptyStringData
+        case stringDataNotTerminated
+        case styleDataNotTerminated
+        // RES_TABLE_PACKAGE (LoadedPackage::Load; ResTable::parsePackage).
+        case packageHeaderTooSmall
+        case packageIDOutOfRange
+        case typeIDOffsetOutOfRange
+        case typeStringsInvalid
+        case keyStringsInvalid
+        // RES_TABLE_TYPE_SPEC.
+        case typeSpecHeaderTooSmall
+        case typeSpecIDZero
+        case typeSpecIDOutOfRange
+        case typeSpecTooManyEntries
+        case typeSpecEntriesPastEnd
+        // RES_TABLE_TYPE (VerifyResTableType).
+        case typeHeaderTooSmall
+        case typeIDZero
+        case typeTooManyEntries
+        case typeOffsetsOverlapEntries
+        case typeEntriesPastEnd
+        case typeEntriesNotAligned
+        case typeWithoutTypeSpec
+        // Entries of a type (VerifyResTableEntry).
+        case entryNotAligned
+        case entryPastEnd
+        case entryTooSmall
+        case entrySizePastEnd
+        case valueTooSmall
+        case valuePastEnd
+        case mapNotAligned
+        case mapPastEnd
+        // RES_TABLE_LIBRARY, RES_TABLE_OVERLAYABLE and its policies.
+        case libraryHeaderTooSmall
+        case libraryEntriesPastEnd
+        case libraryPackageIDOutOfRange
+        case overlayableHeaderTooSmall
+        case overlayableDuplicateName
+        case overlayablePolicyHeaderTooSmall
+        case overlayablePolicyEntriesPastEnd
+    }
+
+    /// What Android does with a table that breaks the rule.
+    public enum Consequence: Sendable {
+        /// The loader refuses the whole table: the APK does not install (the package manager cannot read its
+        /// manifest's resources) or the app does not start.
+        case refused
+        /// Only the loader before Android 9 (`ResTable`) refuses the table.
+        case refusedBeforeAndroid9
+        /// The loader stops at the chunk and loses the rest of the table (Android 9+), or refuses it.
+        case truncated
+        /// The table loads without the chunk's resources.
+        case resourcesLost
+        /// The table loads, and every lookup of the entry fails (`VerifyResTableEntry` runs on each lookup).
+        case entryUnreadable
+    }
+
+    public let code: Code
+    /// Offset in the table of the chunk or field at fault.
+    public let offset: Int
+    /// What is wrong there, in the loader's terms.
+    public let detail: String
+
+    public init(_ code: Code, at offset: Int, _ detail: String) {
+        self.code = code; self.offset = offset; self.detail = detail
+    }
+
+    public var consequence: Consequence {
+        switch code {
+        case .chunkPastEnd: return .truncated
+        case .noTable: return .resourcesLost
+        case .fewerPackagesThanDeclared, .noGlobalStringPool, .typeStringsInvalid, .keyStringsInvalid, .packageIDOutOfRange:
+            return .refusedBeforeAndroid9
+        case .entryNotAligned, .entryPastEnd, .entryTooSmall, .entrySizePastEnd, .valueTooSmall, .valuePastEnd, .mapNotAligned, .mapPastEnd:
+            return .entryUnreadable
+        default: return .refused
+        }
+    }
+
+    public var description: String {
+        let outcome: String
+        switch consequence {
+        case .refused: outcome = "Android's resource loader refuses the table"
+        case .refusedBeforeAndroid9: outcome = "Android's resource loader before Android 9 (ResTable) refuses the table"
+        case .truncated: outcome = "Android's resource loader stops reading there and loses the rest of the table, or refuses it"
+        case .resourcesLost: outcome = "Android loads no resources from it"
+        case .entryUnreadable: outcome = "Android cannot read the resource: every lookup of it fails"
+        }
+        return "\(detail) (offset \(offset)): \(outcome)"
+    }
+}
+
+/// The checks Android's resource loaders make when they load a `resources.arsc`, in one pass over the bytes: what
+/// `apkpatch verify` reports and what every command that writes an APK refuses to write.
+///
+/// The rules are the union of the current loader's (`LoadedArsc`, Android 9+) and the one before it (`ResTable`):
+/// a table one of them refuses breaks the app on some devices, and no tool writes such a table on purpose. Each
+/// `ResourceTableProblem.Code` names its source. Every entry of every type is checked as `VerifyResTableEntry`
+/// checks it on lookup (the loader defers that check; a table with a bad entry loads, and the resource fails on
+/// every device), so the pass reads the chunk headers, the offset arrays and each entry's first bytes, not the
+/// values or strings: the cost grows with the number of entries, not with the size of the table.
+///
+/// What the loaders accept is accepted here too: fewer than 8 bytes after the last chunk of the file or of a
+/// chunk (Android 9+ stops there, `ResTable` does not look), unknown chunk types (skipped with a warning), a second
+/// global string pool or typeSpec for the same type (ignored), sparse types whose indices are not sorted (lookups
+/// miss, nothing fails), entries in the compact form of Android 14 (`FLAG_COMPACT`: eight bytes, no value to
+/// check), 16-bit entry offsets (`FLAG_OFFSET16`), and the staged-alias chunks only the framework's own table holds.
+///
+/// Layout (`ResourceTypes.h`): every chunk starts with `ResChunk_header` (type u16, headerSize u16, size u32).
+/// The file is a `RES_TABLE` (header 12: packageCount u32) holding the global string pool and the packages; a
+/// package (header 288, 284 before typeIdOffset: id u32 at 8, name char16[128], typeStrings u32 at 268, keyStrings
+/// u32 at 276, typeIdOffset u32 at 284) holds its two string pools, then per type a `RES_TABLE_TYPE_SPEC` (header
+/// 16: id u8 at 8, entryCount u32 at 12, then u32 flags per entry) and its `RES_TABLE_TYPE`s (header ≥ 24: id u8 at
+/// 8, flags u8 at 9, entryCount u32 at 12, entriesStart u32 at 16, then the config; after the header the entry
+/// offsets, u32 each, u16 each with `FLAG_OFFSET16`, (index u16, offset/4 u16) pairs with `FLAG_SPARSE`).
+/// An entry: size u16, flags u16, key u32; then a `Res_value` (size u16, res0 u8, dataType u8, data u32), or for
+/// a map entry (size ≥ 16) parent u32 and count u32, then count `ResTable_map`s of 12 bytes.
+public enum ResourceTableLoadCheck {
+    /// The first rule `bytes` breaks, in the order the loader reads the table, or nil when Android loads it whole.
+    public static func problem(in bytes: UnsafeRawBufferPointer) -> ResourceTableProblem? {
+        do { try Walk(bytes: bytes).file(); return nil } catch { return error }
+    }
+
+    /// The same for bytes in an array.
+    public static func problem(in bytes: [UInt8]) -> ResourceTableProblem? {
+        bytes.withUnsafeBytes { problem(in: $0) }
+    }
+}
+
+/// Struct sizes and flags of `ResourceTypes.h` the checks use.
+private enum Layout {
+    static let chunkHeader = 8
+    static let tableHeader = 12
+    static let stringPoolHeader = 28
+    static let packageHeaderWithoutTypeIDOffset = 284
+    static let packageHeader = 288
+    static let typeSpecHeader = 16
+    /// `kResTableTypeMinSize`: the type header up to and with the config's size field.
+    static let typeMinimumHeader = 24
+    static let libraryHeader = 12
+    static let libraryEntry = 4 + 256
+    static let overlayableHeader = 8 + 512 + 512
+    static let overlayablePolicyHeader = 16
+    static let entry = 8
+    static let mapEntry = 16
+    static let value = 8
+    static let map = 12
+    static let noEntry: UInt32 = 0xFFFF_FFFF
+    static let typeFlagSparse: UInt8 = 0x01
+    static let typeFlagOffset16: UInt8 = 0x02
+    static let entryFlagCompact: UInt16 = 0x0008
+    static let utf8Flag: UInt32 = 1 << 8
+}
+
+private struct Walk {
+    typealias Problem = ResourceTableProblem
+    let bytes: UnsafeRawBufferPointer
+
+    func u8(_ offset: Int) -> UInt8 { bytes[offset] }
+    func u16(_ offset: Int) -> UInt16 { UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
+    func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+
+    struct Chunk {
+        let offset: Int, type: UInt16, headerSize: Int, size: Int
+        var end: Int { offset + size }
+        var headerEnd: Int { offset + headerSize }
+        var name: String { Walk.name(of: type) }
+    }
+
+    static func name(of type: UInt16) -> String {
+        switch type {
+        case 0x0001: return "string pool"
+        case 0x0002: return "RES_TABLE chunk"
+        case 0x0200: return "package chunk"
+        case 0x0201: return "type chunk"
+        case 0x0202: return "typeSpec chunk"
+        case 0x0203: return "library chunk"
+        case 0x0204: return "overlayable chunk"
+        case 0x0205: return "overlayable policy chunk"
+        default: return "chunk of type 0x" + String(type, radix: 16)
+        }
+    }
+
+    /// The chunks in `start..<end`, as `ChunkIterator` walks them: each one checked before `body` sees it.
+    /// Fewer than 8 bytes after a chunk are let be, as the loaders do; where the first chunk should start, they are
+    /// an error (the iterator's constructor checks its first chunk with the fatal checks only).
+    func chunks(from start: Int, to end: Int, _ body: (Chunk) throws(Problem) -> Void) throws(Problem) {
+        if end > start && end - start < Layout.chunkHeader {
+            throw Problem(.chunkHeaderTruncated, at: start, "\(end - start) bytes are left where a chunk should start, fewer than its 8-byte header")
+        }
+        var offset = start
+        while end - offset >= Layout.chunkHeader {
+            let chunk = try self.chunk(at: offset, end: end)
+            try body(chunk)
+            offset = chunk.end
+        }
+    }
+
+    /// `ChunkIterator::VerifyNextChunk`, and `validate_chunk` (ResTable), for the chunk at `offset` in data that
+    /// ends at `end`. Chunk starts stay 4-byte aligned because every size and header size is checked to be.
+    func chunk(at offset: Int, end: Int) throws(Problem) -> Chunk {
+        let type = u16(offset), headerSize = Int(u16(offset + 2)), size = Int(u32(offset + 4))
+        let name = Self.name(of: type)
+        guard headerSize >= Layout.chunkHeader else {
+            throw Problem(.chunkHeaderTooSmall, at: offset, "\(name) has a \(headerSize)-byte header, shorter than the 8-byte chunk header")
+        }
+        guard headerSize <= size else {
+            throw Problem(.chunkHeaderLargerThanChunk, at: offset, "\(name) has a \(headerSize)-byte header but is \(size) bytes long")
+        }
+        guard size <= end - offset else {
+            throw Problem(.chunkPastEnd, at: offset, "\(name) is \(size) bytes long but only \(end - offset) bytes of its enclosing data are left")
+        }
+        guard (size | headerSize) & 3 == 0 else {
+            throw Problem(.chunkSizeNotAligned, at: offset, "\(name) has size \(size) and header size \(headerSize), not both multiples of 4")
+        }
+        return Chunk(offset: offset, type: type, headerSize: headerSize, size: size)
+    }
+
+    // MARK: - The file and its table
+
+    func file() throws(Problem) {
+        // ApkAssets::Load (Android 11+) refuses an APK whose resources.arsc holds no data, as ResTable::add does.
+        guard bytes.count > 0 else { throw Problem(.emptyTable, at: 0, "the table is empty (0 bytes)") }
+        var tables = 0
+        // ResTable reads the first chunk as the table whatever its type; LoadedArsc loads every RES_TABLE chunk.
+        try chunks(from: 0, to: bytes.count) { (chunk) throws(Problem) in
+            guard chunk.type == 0x0002 else { return }
+            tables += 1
+            try table(chunk)
+        }
+        guard tables > 0, bytes.count >= Layout.chunkHeader, u16(0) == 0x0002 else {
+            throw Problem(.noTable, at: 0, "the table does not start with a RES_TABLE chunk")
+        }
+    }
+
+    func table(_ chunk: Chunk) throws(Problem) {
+        guard chunk.headerSize >= Layout.tableHeader else {
+            throw Problem(.tableHeaderTooSmall, at: chunk.offset, "the RES_TABLE chunk has a \(chunk.headerSize)-byte header, shorter than 12")
+        }
+        let declared = Int(u32(chunk.offset + 8))
+        var packages = 0
+        var hasPool = false
+        try chunks(from: chunk.headerEnd, to: chunk.end) { (child) throws(Problem) in
+            switch child.type {
+            case 0x0001 where !hasPool:
+                hasPool = true
+                try stringPool(child, named: "the global string pool")
+            case 0x0200:
+                packages += 1
+                guard packages <= declared else {
+                    throw Problem(.morePackagesThanDeclared, at: child.offset, "the table holds more package chunks than the \(declared) its header declares")
+                }
+                try package(child)
+            default: break
+            }
+        }
+        guard packages >= declared else {
+            throw Problem(.fewerPackagesThanDeclared, at: chunk.offset, "the table header declares \(declared) packages but holds \(packages)")
+        }
+        guard hasPool else {
+            throw Problem(.noGlobalStringPool, at: chunk.offset, "the table has no global string pool")
+        }
+    }
+
+    /// `ResStringPool::setTo` on the pool chunk `chunk` (its size is what the loader passes as the data size).
+    func stringPool(_ chunk: Chunk, named name: String) throws(Problem) {
+        let o = chunk.offset, size = chunk.size
+        guard chunk.headerSize >= Layout.stringPoolHeader else {
+            throw Problem(.stringPoolHeaderTooSmall, at: o, "\(name) has a \(chunk.headerSize)-byte header, shorter than 28")
+        }
+        let stringCount = Int(u32(o + 8)), styleCount = Int(u32(o + 12)), flags = u32(o + 16)
+        let stringsStart = Int(u32(o + 20)), stylesStart = Int(u32(o + 24))
+        if stringCount > 0 {
+            guard chunk.headerSize + 4 * stringCount <= size else {
+                throw Problem(.stringOffsetsPastEnd, at: o, "\(name) declares \(stringCount) strings, whose offsets do not fit in its \(size) bytes")
+            }
+            let charSize = flags & Layout.utf8Flag != 0 ? 1 : 2
+            guard stringsStart < size - 2 else {
+                throw Problem(.stringsStartPastEnd, at: o, "\(name)'s strings start at \(stringsStart), past its \(size) bytes")
+            }
+            let poolSize: Int
+            if styleCount == 0 {
+                poolSize = (size - stringsStart) / charSize
+            } else {
+                guard stylesStart < size - 2 else {
+                    throw Problem(.stylesStartPastEnd, at: o, "\(name)'s styles start at \(stylesStart), past its \(size) bytes")
+                }
+                guard stylesStart > stringsStart else {
+                    throw Problem(.stylesBeforeStrings, at: o, "\(name)'s styles start at \(stylesStart), not after its strings at \(stringsStart)")
+                }
+                poolSize = (stylesStart - stringsStart) / charSize
+            }
+            guard poolSize > 0 else {
+                throw Problem(.emptyStringData, at: o, "\(name) declares \(stringCount) strings but has no string data")
+            }
+            let last = o + stringsStart + (poolSize - 1) * charSize
+            guard (charSize == 1 ? UInt16(u8(last)) : u16(last)) == 0 else {
+                throw Problem(.stringDataNotTerminated, at: o, "\(name)'s string data does not end with a NUL")
+            }
+        }
+        if styleCount > 0 {
+            guard chunk.headerSize + 4 * stringCount <= size else {
+                throw Problem(.stringOffsetsPastEnd, at: o, "\(name) declares \(stringCount) strings, whose offsets do not fit in its \(size) bytes")
+            }
+            guard stylesStart < size else {
+                throw Problem(.stylesStartPastEnd, at: o, "\(name)'s styles start at \(stylesStart), past its \(size) bytes")
+            }
+            // The style data ends with an END span: three 0xFFFFFFFF words.
+            let words = (size - stylesStart) / 4
+            guard words >= 3, (1...3).allSatisfy({ u32(o + stylesStart + (words - $0) * 4) == 0xFFFF_FFFF }) else {
+                throw Problem(.styleDataNotTerminated, at: o, "\(name)'s style data does not end with the 0xFFFFFFFF end marker")
+            }
+        }
+    }
+
+    // MARK: - Packages
+
+    func package(_ chunk: Chunk) throws(Problem) {
+        let o = chunk.offset
+        guard chunk.headerSize >= Layout.packageHeaderWithoutTypeIDOffset else {
+            throw Problem(.packageHeaderTooSmall, at: o, "the package chunk has a \(chunk.headerSize)-byte header, shorter than 284")
+        }
+        let id = u32(o + 8)
+        // ResTable aborts the process on it (LOG_ALWAYS_FATAL "Package id out of range").
+        guard id <= 0xFF else {
+            throw Problem(.packageIDOutOfRange, at: o, "the package ID is 0x\(String(id, radix: 16)), over 0xff")
+        }
+        var typeIDOffset = 0
+        if chunk.headerSize >= Layout.packageHeader {
+            typeIDOffset = Int(u32(o + 284))
+            guard typeIDOffset <= 0xFF else {
+                throw Problem(.typeIDOffsetOutOfRange, at: o, "the package's type ID offset is \(typeIDOffset), over 255")
+            }
+        }
+        let typeStrings = Int(u32(o + 268)), keyStrings = Int(u32(o + 276))
+        try poolReference(typeStrings, in: chunk, code: .typeStringsInvalid, what: "type")
+        try poolReference(keyStrings, in: chunk, code: .keyStringsInvalid, what: "key")
+        var foundTypeStrings = false, foundKeyStrings = false
+        /// Entry counts of the typeSpecs seen so far, by type ID (-1: none yet).
+        var specEntryCounts = [Int](repeating: -1, count: 256)
+        var overlayableNames = Set<[UInt16]>()
+        try chunks(from: chunk.headerEnd, to: chunk.end) { (child) throws(Problem) in
+            switch child.type {
+            case 0x0001:
+                if child.offset - o == typeStrings {
+                    foundTypeStrings = true
+                    try stringPool(child, named: "the package's type string pool")
+                } else if child.offset - o == keyStrings {
+                    foundKeyStrings = true
+                    try stringPool(child, named: "the package's key string pool")
+                }
+            case 0x0202: try typeSpec(child, typeIDOffset: typeIDOffset, entryCounts: &specEntryCounts)
+            case 0x0201: try type(child, specEntryCounts: specEntryCounts)
+            case 0x0203: try library(child)
+            case 0x0204: try overlayable(child, names: &overlayableNames)
+            default: break
+            }
+        }
+        guard foundTypeStrings else {
+            throw Problem(.typeStringsInvalid, at: o, "the package's type strings offset \(typeStrings) is not where one of its string pools starts")
+        }
+        guard foundKeyStrings else {
+            throw Problem(.keyStringsInvalid, at: o, "the package's key strings offset \(keyStrings) is not where one of its string pools starts")
+        }
+    }
+
+    /// `ResTable::parsePackage`: the typeStrings and keyStrings offsets lie in the package, 4-byte aligned.
+    func poolReference(_ offset: Int, in chunk: Chunk, code: Problem.Code, what: String) throws(Problem) {
+        guard offset < chunk.size else {
+            throw Problem(code, at: chunk.offset, "the package's \(what) strings offset \(offset) is past its \(chunk.size) bytes")
+        }
+        guard offset & 3 == 0 else {
+            throw Problem(code, at: chunk.offset, "the package's \(what) strings offset \(offset) is not a multiple of 4")
+        }
+    }
+
+    /// `LoadedPackage::Load`'s RES_TABLE_TYPE_SPEC case, and ResTable's.
+    func typeSpec(_ chunk: Chunk, typeIDOffset: Int, entryCounts: inout [Int]) throws(Problem) {
+        let o = chunk.offset
+        guard chunk.headerSize >= Layout.typeSpecHeader else {
+            throw Problem(.typeSpecHeaderTooSmall, at: o, "a typeSpec chunk has a \(chunk.headerSize)-byte header, shorter than 16")
+        }
+        let id = Int(u8(o + 8))
+        guard id != 0 else { throw Problem(.typeSpecIDZero, at: o, "a typeSpec chunk has type ID 0") }
+        guard typeIDOffset + id <= 0xFF else {
+            throw Problem(.typeSpecIDOutOfRange, at: o, "typeSpec 0x\(String(id, radix: 16)) plus the package's type ID offset \(typeIDOffset) is over 255")
+        }
+        let count = Int(u32(o + 12))
+        guard count <= 0xFFFF else {
+            throw Problem(.typeSpecTooManyEntries, at: o, "typeSpec 0x\(String(id, radix: 16)) declares \(count) entries; a type holds at most 65,535")
+        }
+        guard chunk.headerSize + 4 * count <= chunk.size else {
+            throw Problem(.typeSpecEntriesPastEnd, at: o, "typeSpec 0x\(String(id, radix: 16)) declares \(count) entries, whose flags do not fit in its \(chunk.size) bytes")
+        }
+        if entryCounts[id] < 0 { entryCounts[id] = count }
+    }
+
+    /// `VerifyResTableType` and the typeSpec lookup after it (LoadedPackage::Load), ResTable's checks, then every
+    /// entry as `VerifyResTableEntry` checks it.
+    func type(_ chunk: Chunk, specEntryCounts: [Int]) throws(Problem) {
+        let o = chunk.offset, size = chunk.size
+        guard chunk.headerSize >= Layout.typeMinimumHeader else {
+            throw Problem(.typeHeaderTooSmall, at: o, "a type chunk has a \(chunk.headerSize)-byte header, shorter than 24")
+        }
+        let id = Int(u8(o + 8)), flags = u8(o + 9)
+        let count = Int(u32(o + 12)), entriesStart = Int(u32(o + 16))
+        let name = "type 0x\(String(id, radix: 16))"
+        guard id != 0 else { throw Problem(.typeIDZero, at: o, "a type chunk has type ID 0") }
+        guard count <= 0xFFFF else {
+            throw Problem(.typeTooManyEntries, at: o, "\(name) declares \(count) entries; a type holds at most 65,535")
+        }
+        let offsetSize = flags & Layout.typeFlagOffset16 != 0 && flags & Layout.typeFlagSparse == 0 ? 2 : 4
+        guard chunk.headerSize <= entriesStart, entriesStart - chunk.headerSize >= offsetSize * count else {
+            throw Problem(.typeOffsetsOverlapEntries, at: o, "\(name)'s \(count) entry offsets after its \(chunk.headerSize)-byte header overlap its entries at \(entriesStart)")
+        }
+        // ResTable also wants room for one entry after entriesStart.
+        guard entriesStart <= size, count == 0 || entriesStart <= size - Layout.entry else {
+            throw Problem(.typeEntriesPastEnd, at: o, "\(name)'s entries start at \(entriesStart), past its \(size) bytes")
+        }
+        guard entriesStart & 3 == 0 else {
+            throw Problem(.typeEntriesNotAligned, at: o, "\(name)'s entries start at \(entriesStart), not a multiple of 4")
+        }
+        // ResTable skips a typeSpec without entries, then finds no typeSpec for its types that have some.
+        guard specEntryCounts[id] >= 0, specEntryCounts[id] > 0 || count == 0 else {
+            throw Problem(.typeWithoutTypeSpec, at: o, specEntryCounts[id] < 0 ? "\(name) comes before any typeSpec chunk of its type"
+                                                                              : "\(name) has entries but its typeSpec declares none")
+        }
+        let offsets = o + chunk.headerSize
+        if flags & Layout.typeFlagSparse != 0 {
+            for index in 0..<count {
+                try entry(at: Int(u16(offsets + 4 * index + 2)) * 4, index: Int(u16(offsets + 4 * index)), of: chunk, name: name, entriesStart: entriesStart)
+            }
+        } else if offsetSize == 2 {
+            for index in 0..<count {
+                let value = u16(offsets + 2 * index)
+                if value != 0xFFFF { try entry(at: Int(value) * 4, index: index, of: chunk, name: name, entriesStart: entriesStart) }
+            }
+        } else {
+            for index in 0..<count {
+                let value = u32(offsets + 4 * index)
+                if value != Layout.noEntry { try entry(at: Int(value), index: index, of: chunk, name: name, entriesStart: entriesStart) }
+            }
+        }
+    }
+
+    /// `VerifyResTableEntry` for the entry at `offset` (from entriesStart) of the type chunk `chunk`.
+    func entry(at offset: Int, index: Int, of chunk: Chunk, name: String, entriesStart: Int) throws(Problem) {
+        let size = chunk.size
+        var what: String { "\(name)'s entry \(index)" }  // built only for a message
+        guard offset & 3 == 0 else {
+            throw Problem(.entryNotAligned, at: chunk.offset, "\(what) is at offset \(offset), not a multiple of 4")
+        }
+        let start = entriesStart + offset  // both at most 2^32: no overflow in Int
+        guard start <= UInt32.max, start <= size - Layout.entry else {
+            throw Problem(.entryPastEnd, at: chunk.offset, "\(what) is at \(start), with no room for an entry in the chunk's \(size) bytes")
+        }
+        let at = chunk.offset + start
+        let entrySize = Int(u16(at))
+        if u16(at + 2) & Layout.entryFlagCompact != 0 { return }
+        guard entrySize >= Layout.entry else {
+            throw Problem(.entryTooSmall, at: at, "\(what) declares a size of \(entrySize) bytes, less than 8")
+        }
+        guard entrySize <= size - start else {
+            throw Problem(.entrySizePastEnd, at: at, "\(what) declares a size of \(entrySize) bytes, past the end of its type chunk")
+        }
+        if entrySize < Layout.mapEntry {
+            guard start + entrySize <= size - Layout.value else {
+                throw Problem(.valuePastEnd, at: at, "\(what) has no room for its value before the end of its type chunk")
+            }
+            let valueSize = Int(u16(at + entrySize))
+            guard valueSize >= Layout.value else {
+                throw Problem(.valueTooSmall, at: at, "\(what)'s value declares a size of \(valueSize) bytes, less than 8")
+            }
+            guard start + entrySize <= size - valueSize else {
+                throw Problem(.valuePastEnd, at: at, "\(what)'s value declares a size of \(valueSize) bytes, past the end of its type chunk")
+            }
+        } else {
+            let mapStart = start + entrySize
+            guard mapStart & 3 == 0 else {
+                throw Problem(.mapNotAligned, at: at, "\(what) is a map whose items start at \(mapStart), not a multiple of 4")
+            }
+            let mapCount = Int(u32(at + 12))
+            guard mapCount <= (size - mapStart) / Layout.map else {
+                throw Problem(.mapPastEnd, at: at, "\(what) is a map of \(mapCount) items, more than fit before the end of its type chunk")
+            }
+        }
+    }
+
+    // MARK: - Libraries and overlayables
+
+    func library(_ chunk: Chunk) throws(Problem) {
+        let o = chunk.offset
+        guard chunk.headerSize >= Layout.libraryHeader else {
+            throw Problem(.libraryHeaderTooSmall, at: o, "a library chunk has a \(chunk.headerSize)-byte header, shorter than 12")
+        }
+        let count = Int(u32(o + 8))
+        guard count <= (chunk.size - chunk.headerSize) / Layout.libraryEntry else {
+            throw Problem(.libraryEntriesPastEnd, at: o, "a library chunk declares \(count) libraries, more than fit in its \(chunk.size) bytes")
+        }
+        for index in 0..<count {
+            let packageID = u32(chunk.headerEnd + index * Layout.libraryEntry)
+            guard packageID < 0xFF else {
+                throw Problem(.libraryPackageIDOutOfRange, at: o, "library \(index) of a library chunk has package ID 0x\(String(packageID, radix: 16)), 0xff or more")
+            }
+        }
+    }
+
+    func overlayable(_ chunk: Chunk, names: inout Set<[UInt16]>) throws(Problem) {
+        let o = chunk.offset
+        guard chunk.headerSize >= Layout.overlayableHeader else {
+            throw Problem(.overlayableHeaderTooSmall, at: o, "an overlayable chunk has a \(chunk.headerSize)-byte header, shorter than 1032")
+        }
+        // The name as util::ReadUtf16StringFromDevice reads it: up to the first NUL of 256 UTF-16 units.
+        var name: [UInt16] = []
+        for index in 0..<256 {
+            let unit = u16(o + 8 + 2 * index)
+            if unit == 0 { break }
+            name.append(unit)
+        }
+        guard names.insert(name).inserted else {
+            throw Problem(.overlayableDuplicateName, at: o, "a second overlayable chunk is named \(String(decoding: name, as: UTF16.self).debugDescription)")
+        }
+        try chunks(from: chunk.headerEnd, to: chunk.end) { (policy) throws(Problem) in
+            guard policy.type == 0x0205 else { return }
+            guard policy.headerSize >= Layout.overlayablePolicyHeader else {
+                throw Problem(.overlayablePolicyHeaderTooSmall, at: policy.offset, "an overlayable policy chunk has a \(policy.headerSize)-byte header, shorter than 16")
+            }
+            let count = Int(u32(policy.offset + 12))
+            guard count <= (policy.size - policy.headerSize) / 4 else {
+                throw Problem(.overlayablePolicyEntriesPastEnd, at: policy.offset, "an overlayable policy chunk declares \(count) resources, more than fit in its \(policy.size) bytes")
+            }
+        }
+    }
+}
+
+extension ResourceTableLoadCheck {
+    /// The name of the table in an APK.
+    public static let entryName = "resources.arsc"
+
+    /// The first loader rule the APK's `resources.arsc` breaks, or nil when it has none or Android loads it. A
+    /// stored table is read in place (a slice of the mapping: nothing is copied); a compressed one is inflated
+    /// first, which throws `UnpackError` when its data is damaged.
+    public static func problem(in archive: APKArchive) throws -> ResourceTableProblem? {
+        guard let entry = archive.entry(named: entryName) else { return nil }
+        if entry.isCompressed { return problem(in: try archive.uncompressedData(of: entry)) }
+        return try archive.source.withBytes(in: entry.dataRange) { problem(in: $0) }
+    }
+}
