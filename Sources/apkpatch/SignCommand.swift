@@ -24,7 +24,7 @@ extension APKPatch {
     struct Sign: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sign",
-            abstract: "Sign an APK with schemes v1, v2 and v3, as apksigner sign does.",
+            abstract: "Sign an APK with schemes v1, v2, v3 and v4, as apksigner sign does.",
             usage: """
             apkpatch sign --ks release.jks [--ks-key-alias alias] [--ks-pass spec] [--out signed.apk] app.apk
             apkpatch sign --key key.pk8 --cert cert.x509.pem [--out signed.apk] app.apk
@@ -32,7 +32,7 @@ extension APKPatch {
             apkpatch sign --ks release.jks --ks-pass env:KS_PASS --out app-signed.apks app.apks
             """,
             discussion: """
-            Schemes default to v1, v2 and v3 (turn one off with --v1-signing-enabled false and friends). Algorithms follow the APK's minSdkVersion (from AndroidManifest.xml, or --min-sdk-version): JAR digests are SHA-1 below API 18 for RSA keys, SHA-256 otherwise. Stored entries are re-aligned (4 bytes, .so files on 16 KiB pages) unless --alignment-preserved true. Without --out the input is signed in place; either way the output appears only once complete. The same input and RSA key give byte-identical output.
+            Schemes default to v1, v2, v3 and v4, as in apksigner: v4 is the file <out>.idsig beside the APK, which adb install --incremental reads (turn a scheme off with --v1-signing-enabled false and friends). Algorithms follow the APK's minSdkVersion (from AndroidManifest.xml, or --min-sdk-version): JAR digests are SHA-1 below API 18 for RSA keys, SHA-256 otherwise. Stored entries are re-aligned (4 bytes, .so files on 16 KiB pages) unless --alignment-preserved true. Without --out the input is signed in place; either way the output appears only once complete. The same input and RSA key give byte-identical output.
 
             Examples:
               apkpatch sign --ks release.jks --ks-pass env:KS_PASS \\

@@ -208,6 +208,21 @@ import Unpack
         #expect(!stray.succeeded && stray.stderr.contains("--signer-lineage goes with a signer given a level"), "\(stray)")
     }
 
+    @Test("sign --help names v4 among the default schemes and the .idsig file it writes, as apksigner signs by default")
+    func helpNamesTheDefaultV4Signature() throws {
+        // A user moving from apksigner must learn from the overview, not from a stray file, that sign writes
+        // <out>.idsig beside the APK unless --v4-signing-enabled false.
+        let help = try TestSupport.apkpatch(["sign", "--help"], environment: ["COLUMNS": "400"])
+        #expect(help.succeeded, "\(help)")
+        let lines = help.stdout.split(separator: "\n").map(String.init)
+        let overview = try #require(lines.first { $0.hasPrefix("OVERVIEW:") })
+        #expect(overview.contains("v4"), "\(overview)")
+        let defaults = try #require(lines.first { $0.hasPrefix("Schemes default to") })
+        #expect(defaults.contains("v4") && defaults.contains("<out>.idsig"), "\(defaults)")
+        let list = try TestSupport.apkpatch(["--help"], environment: ["COLUMNS": "400"])
+        #expect(list.stdout.split(separator: "\n").contains { $0.contains("sign ") && $0.contains("v1, v2, v3 and v4") }, "\(list.stdout)")
+    }
+
     @Test("apksigner options apkpatch does not take say why; the stamp options that do nothing without a stamp signer are accepted")
     func otherApksignerOptions() throws {
         let dir = try TestSupport.makeTemporaryDirectory()
