@@ -331,7 +331,8 @@ import ZlibWrapper
             // VerifyEntryChecksTests: Android's libziparchive reads the entry without comparing its CRC-32, so the
             // APK works as built and --check-entries warns (ENTRY_CRC32_MISMATCH) instead of failing it.
             return "verify --check-entries warns about a wrong CRC-32 (Android reads the entry) and passes the APK"
-        case (_, .verify), (_, .setVerify), (_, .align) where hostile.damage != nil:
+        case (_, .verify) where hostile.damage != nil, (_, .setVerify) where hostile.damage != nil,
+             (_, .align) where hostile.damage != nil:
             // Neither reads entry data unless --check-entries asks (VerifyEntryChecksTests, CorruptEntryTests):
             // verify's digests are the schemes' (apksigner does not check CRC-32s either), align copies entries
             // raw as zipalign does. Reading every entry costs them a quarter to a half more CPU.
