@@ -108,6 +108,57 @@ import Unpack
         #expect(try TestSupport.readBytes(serial + ".idsig") == idsig)
     }
 
+    @Test("a large entry's chunks: its item claims them in order from the front, free cores take the back half of the rest")
+    func largeEntryChunks() {
+        let chunks = LargeEntryChunks(10..<20)
+        #expect(chunks.claim(10))
+        #expect(!chunks.claim(12), "only the next chunk in order")
+        #expect(chunks.take() == 16..<20, "half of the nine left, from the back")
+        #expect(chunks.take() == 14..<16)
+        #expect(chunks.claim(11))
+        #expect(chunks.take() == 13..<14)
+        #expect(chunks.take() == nil, "one chunk left: the entry's item is about to reach it")
+        #expect(chunks.claim(12))
+        #expect(!chunks.claim(13), "taken")
+        #expect(chunks.take() == nil)
+        // Never more than one group of lanes at once.
+        let long = LargeEntryChunks(0..<100)
+        #expect(long.take() == 84..<100)
+        #expect(LargeEntryChunks(0..<1).take() == nil)
+        #expect(LargeEntryChunks(3..<3).take() == nil && !LargeEntryChunks(3..<3).claim(3))
+    }
+
+    @Test("an APK that is one large stored entry: the other cores copy its back chunks, and the bytes are the serial copy's")
+    func largeEntryShared() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("section-copy-large")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = FixtureAPK()
+        fixture.storedExtensions = ["bin"]
+        // 24 whole chunks inside one entry's data and almost nothing else: a core done with the rest takes chunks
+        // from the back while the entry's own item hashes it from the front.
+        fixture.assets["huge/only.bin"] = FixtureAPK.pseudoRandomBytes(count: 25 << 20, seed: 0x1a27)
+        let input = try fixture.build(in: dir, name: "large.apk")
+        let keys = try TestKeys.make(.rsa2048, in: dir, name: "large")
+        let key = try KeySource.keyAndCertificate(keyPath: keys.keyPK8, certificatePath: keys.certificatePEM, keyPassword: nil).load()
+        func sign(_ name: String, concurrency: Int) throws -> (path: String, leaves: LeafDigests?) {
+            var config = SignerConfig(key: key)
+            config.concurrency = concurrency
+            config.preparesV4Signature = true
+            let path = dir.appendingPathComponent(name).path
+            let report = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true), to: path)
+            return (path, report.verityLeaves)
+        }
+        let serial = try sign("serial.apk", concurrency: 1)
+        let serialBytes = try TestSupport.readBytes(serial.path)
+        for run in 0..<3 {
+            let shared = try sign("shared-\(run).apk", concurrency: 2)
+            #expect(try TestSupport.readBytes(shared.path) == serialBytes, "run \(run): the output differs from the one-core copy's")
+            #expect(shared.leaves == serial.leaves, "run \(run): the v4 leaves differ from the one-core copy's")
+        }
+        let verify = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", "21", serial.path])
+        #expect(verify.succeeded, "\(verify)")
+    }
+
     @Test("the chunks left to the groups: all of them less the ranges large entries copy")
     func chunkRanges() {
         #expect(SectionCopy.chunkRanges(10, without: []) == [0..<10])

@@ -200,7 +200,10 @@ struct SectionCopy {
             // With SHA-NI, a large entry's stream is paired with the v2/v3 digests of the whole chunks inside its
             // data, which its work item copies too: two streams over the same bytes, in step, hash at twice one
             // stream's speed, and the other cores take fewer chunks. (AVX-512 without SHA-NI would run the pair
-            // in two of sixteen lanes: there the entry is one OpenSSL stream, as before.)
+            // in two of sixteen lanes: there the entry is one OpenSSL stream, as before.) Copying, writing and
+            // the v4 leaves cost more than the pair: a core done with its own items takes the back half of
+            // the chunks the entry's item has not reached (`LargeEntryChunks`), as often as some are left, one
+            // work item per core for each large entry; the entry's item then only reads those for its stream.
             let lanesHashV1 = entryDigest == .sha256
             let inGroups = items.indices.filter { lanesHashV1 && recordStarts[$0] < wholeEnd }
             let large = inGroups.filter { Self.isLarge(items[$0].entry.method, items[$0].entry.dataRange) }
@@ -215,15 +218,22 @@ struct SectionCopy {
                 ChunkLanes.groups(chunkCount: range.count).map { ($0.lowerBound + range.lowerBound)..<($0.upperBound + range.lowerBound) }
             }
             let partial = runs.last.flatMap { $0.writesChunks ? nil : $0 }
-            workCount = large.count + groups.count + deflated.count + (partial == nil ? 0 : 1)
+            let shared = owned.map { LargeEntryChunks($0) }
+            let sharing = owned.contains { !$0.isEmpty } ? max(1, concurrency > 0 ? concurrency : ProcessorCount.active) : 0
+            let fixed = large.count + groups.count + deflated.count + (partial == nil ? 0 : 1)
+            workCount = fixed + shared.count * sharing
             let source = self.source
             work = { index in
+                if index >= fixed {
+                    // Last: taken by whichever core is done with the rest.
+                    return try copyTaken(from: shared[(index - fixed) / sharing], into: output, state: state, key: key)
+                }
                 if index < large.count && !pairsLarge {
                     let hasher = Digest(.sha256)
                     try source.stream(items[large[index]].entry.dataRange, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
                     state.entryDigests[large[index]] = hasher.finish()
                 } else if index < large.count {
-                    try copyLarge(large[index], chunks: owned[index], into: output, state: state, key: key)
+                    try copyLarge(large[index], chunks: shared[index], into: output, state: state, key: key)
                 } else if index - large.count < groups.count {
                     try copyLanes(chunks: groups[index - large.count], into: output, state: state, key: key)
                 } else if index - large.count - groups.count < deflated.count {
@@ -343,6 +353,15 @@ struct SectionCopy {
         }
     }
 
+    /// Copies and digests chunks of a large entry that its own work item has not reached, a group at a time
+    /// while any are left (see `LargeEntryChunks`).
+    private func copyTaken(from shared: LargeEntryChunks, into file: OutputFile, state: SharedState,
+                           key: BackgroundValue<SignerKey>?) throws {
+        while !state.failed, let chunks = shared.take() {
+            try copyLanes(chunks: chunks, into: file, state: state, key: key)
+        }
+    }
+
     /// Chunks `0..<count` less the `owned` ranges (disjoint), as ascending ranges.
     static func chunkRanges(_ count: Int, without owned: [Range<Int>]) -> [Range<Int>] {
         var ranges: [Range<Int>] = [], start = 0
@@ -354,11 +373,13 @@ struct SectionCopy {
         return ranges
     }
 
-    /// A large stored entry's v1 digest on one lane, paired with the v2/v3 digests of `chunks` (the whole
-    /// chunks inside its data, which this copies) on another; its bytes outside them are read from the input
-    /// and hashed alone. Only with SHA-NI (SHA256Lanes runs one or two active lanes with it).
-    private func copyLarge(_ item: Int, chunks: Range<Int>, into file: OutputFile, state: SharedState,
+    /// A large stored entry's v1 digest on one lane, paired with the v2/v3 digests of `shared` (the whole
+    /// chunks inside its data, which this copies, in order, unless another core has taken them) on another;
+    /// its bytes outside them, and in chunks taken by others, are read from the input and hashed alone. Only
+    /// with SHA-NI (SHA256Lanes runs one or two active lanes with it).
+    private func copyLarge(_ item: Int, chunks shared: LargeEntryChunks, into file: OutputFile, state: SharedState,
                            key: BackgroundValue<SignerKey>?) throws {
+        let chunks = shared.chunks
         let buffer = BufferPool.shared.take()
         defer { BufferPool.shared.recycle(buffer) }
         let chunkSize = ContentDigester.chunkSize
@@ -389,6 +410,11 @@ struct SectionCopy {
             try key?.throwIfFailed()
             if state.failed { return }
             let start = Int64(chunk) * chunkSize
+            guard shared.claim(chunk) else {
+                // This chunk and the rest are another core's to copy: only the entry's stream reads on.
+                try hashInput((start + toInput)..<ownedEnd)
+                break
+            }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkSize)])
             try source.read((start + toInput)..<(start + toInput + chunkSize), into: buffer)
             try state.checksums.feed(bytes, at: start)
@@ -671,5 +697,45 @@ extension SectionCopy {
             }, body)
         }
         source.discard(range)
+    }
+}
+
+/// The whole chunks inside a large stored entry's data, shared between the entry's work item, which claims
+/// them one by one from the front (its v1 stream must read the entry in order), and cores that have run out
+/// of other work, which take the back half of what is left (`take`). Neither waits for the other: a lock
+/// guards the two ends only while one moves.
+final class LargeEntryChunks: @unchecked Sendable {
+    // @unchecked Sendable: `front` and `back` are read and written under `lock`.
+    let chunks: Range<Int>
+    private let lock = Lock()
+    private var front: Int
+    private var back: Int
+
+    init(_ chunks: Range<Int>) {
+        self.chunks = chunks
+        front = chunks.lowerBound
+        back = chunks.upperBound
+    }
+
+    /// Claims `chunk`, the next one in order, for the entry's work item; false when another core has taken it
+    /// (and with it every chunk after it).
+    func claim(_ chunk: Int) -> Bool {
+        lock.withLock {
+            guard chunk == front, front < back else { return false }
+            front += 1
+            return true
+        }
+    }
+
+    /// The last half of the chunks nobody has claimed or taken (at most one group of lanes), or nil when fewer
+    /// than two are left: the entry's work item is about to reach the last one.
+    func take() -> Range<Int>? {
+        lock.withLock {
+            let left = back - front
+            guard left >= 2 else { return nil }
+            let count = min(SHA256Lanes.width, left / 2)
+            back -= count
+            return back..<(back + count)
+        }
     }
 }
