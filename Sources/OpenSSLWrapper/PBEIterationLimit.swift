@@ -19,10 +19,6 @@ package enum PBEIterationLimit {
         if let count = iterations(algorithmIdentifierDER: Array(der)) { try check(count, what) }
     }
 
-    private static let pbkdf2OID = DER.objectIdentifier("1.2.840.113549.1.5.12")
-    private static let pbes2OID = DER.objectIdentifier("1.2.840.113549.1.5.13")
-    private static let pbmac1OID = DER.objectIdentifier("1.2.840.113549.1.5.14")
-
     static func iterations(algorithmIdentifierDER der: [UInt8]) -> Int? {
         var reader = DERReader(der)
         guard let algorithm = try? reader.read(), algorithm.tag == DER.sequenceTag,
@@ -30,10 +26,8 @@ package enum PBEIterationLimit {
               var parameters = try? top[1].children() else { return nil }
         // PBES2-params and PBMAC1-params: SEQUENCE { keyDerivationFunc AlgorithmIdentifier, ... }, with
         // PBKDF2-params SEQUENCE { salt, iterationCount, ... }.
-        if top[0].encoded.elementsEqual(pbes2OID) || top[0].encoded.elementsEqual(pbmac1OID) {
-            guard let kdf = parameters.first, kdf.tag == DER.sequenceTag, let kdfParts = try? kdf.children(), kdfParts.count == 2,
-                  kdfParts[0].encoded.elementsEqual(pbkdf2OID), kdfParts[1].tag == DER.sequenceTag,
-                  let kdfParameters = try? kdfParts[1].children() else { return nil }
+        if top[0].encoded.elementsEqual(PKCS5.pbes2OID) || top[0].encoded.elementsEqual(PKCS5.pbmac1OID) {
+            guard let kdfParameters = parameters.first.flatMap(PKCS5.pbkdf2Fields) else { return nil }
             parameters = kdfParameters
         }
         // pkcs-12PbeParams and PBEParameter: SEQUENCE { salt OCTET STRING, iterationCount INTEGER }.

@@ -13,14 +13,12 @@ struct PBES2LegacyCipher {
     let prf: OpaquePointer
     let iv: [UInt8]
 
-    private static let pbes2OID = DER.objectIdentifier("1.2.840.113549.1.5.13")
-    private static let pbkdf2OID = DER.objectIdentifier("1.2.840.113549.1.5.12")
-    private static let desCBCOID = DER.objectIdentifier("1.3.14.3.2.7")
-    private static let rc2CBCOID = DER.objectIdentifier("1.2.840.113549.3.2")
+    static let desCBCOID = DER.objectIdentifier("1.3.14.3.2.7")
+    static let rc2CBCOID = DER.objectIdentifier("1.2.840.113549.3.2")
 
     /// nil unless `der` is PBES2 with PBKDF2 (explicit salt) and DES-CBC or RC2-CBC.
     init?(algorithmIdentifierDER der: [UInt8]) {
-        guard let (kdf, scheme) = Self.pbes2Parts(der), kdf[0].tag == DER.octetStringTag,
+        guard let (kdf, scheme) = PKCS5.pbes2Parts(der), kdf[0].tag == DER.octetStringTag,
               let iterations = PBES2Parameters.positiveInt32(kdf[1]), scheme.count == 2 else { return nil }
         var keyLength: Int?
         var prf: OpaquePointer = FetchedDigests.sha1
@@ -66,20 +64,6 @@ struct PBES2LegacyCipher {
         self.prf = prf
     }
 
-    /// PBES2's PBKDF2-params fields and encryptionScheme parts, when `der` is SEQUENCE { id-PBES2, SEQUENCE {
-    /// SEQUENCE { id-PBKDF2, SEQUENCE { salt, iterations, keyLength?, prf? } }, SEQUENCE { cipher OID, params } } }.
-    static func pbes2Parts(_ der: [UInt8]) -> (kdf: [DERElement], scheme: [DERElement])? {
-        var reader = DERReader(der)
-        guard let algorithm = try? reader.read(), reader.isAtEnd, algorithm.tag == DER.sequenceTag,
-              let top = try? algorithm.children(), top.count == 2, top[0].encoded.elementsEqual(pbes2OID),
-              top[1].tag == DER.sequenceTag, let parts = try? top[1].children(), parts.count == 2,
-              parts[0].tag == DER.sequenceTag, let kdf = try? parts[0].children(), kdf.count == 2,
-              kdf[0].encoded.elementsEqual(pbkdf2OID), kdf[1].tag == DER.sequenceTag,
-              let kdfParameters = try? kdf[1].children(), (2...4).contains(kdfParameters.count),
-              parts[1].tag == DER.sequenceTag, let scheme = try? parts[1].children(), !scheme.isEmpty else { return nil }
-        return (kdfParameters, scheme)
-    }
-
     /// The plaintext, PKCS#7 padding removed; nil when the padding is wrong (a wrong password).
     func decrypt(_ ciphertext: [UInt8], password: [UInt8]) -> [UInt8]? {
         guard !ciphertext.isEmpty, ciphertext.count % 8 == 0 else { return nil }
@@ -115,8 +99,8 @@ package enum UnreadableEncryption {
         (DER.objectIdentifier("1.2.410.200004.1.4"), "SEED-CBC"),
         (DER.objectIdentifier("1.2.840.113549.3.8"), "RC5-CBC"),
         // Read in PKCS#8 keys (PBES2LegacyCipher), not in PKCS#12 stores.
-        (DER.objectIdentifier("1.3.14.3.2.7"), "DES-CBC"),
-        (DER.objectIdentifier("1.2.840.113549.3.2"), "RC2-CBC"),
+        (PBES2LegacyCipher.desCBCOID, "DES-CBC"),
+        (PBES2LegacyCipher.rc2CBCOID, "RC2-CBC"),
     ]
 
     /// What `der` (the AlgorithmIdentifier of an encrypted key or safe) is, when it is a scheme OpenSSL 3's
@@ -126,7 +110,7 @@ package enum UnreadableEncryption {
         guard let algorithm = try? reader.read(), algorithm.tag == DER.sequenceTag, let parts = try? algorithm.children(),
               let oid = parts.first else { return nil }
         if let md2 = pbes1MD2.first(where: { oid.encoded.elementsEqual($0.oid) }) { return md2.name }
-        guard let (_, scheme) = PBES2LegacyCipher.pbes2Parts(der), let cipher = scheme.first else { return nil }
+        guard let (_, scheme) = PKCS5.pbes2Parts(der), let cipher = scheme.first else { return nil }
         if let legacy = legacyCiphers.first(where: { cipher.encoded.elementsEqual($0.oid) }) { return "PBES2 with " + legacy.name }
         return nil
     }

@@ -222,9 +222,6 @@ struct PBES2Parameters {
     let keyLength: Int
     let iv: [UInt8]
 
-    private static let pbes2OID = DER.objectIdentifier("1.2.840.113549.1.5.13")
-    private static let pbkdf2OID = DER.objectIdentifier("1.2.840.113549.1.5.12")
-    private static let hmacWithSHA256OID = DER.objectIdentifier("1.2.840.113549.2.9")
     private static let aesCBCOIDs: [(oid: [UInt8], keyLength: Int)] = [
         (DER.objectIdentifier("2.16.840.1.101.3.4.1.2"), 16),
         (DER.objectIdentifier("2.16.840.1.101.3.4.1.22"), 24),
@@ -234,14 +231,7 @@ struct PBES2Parameters {
     init?(algorithmIdentifierDER der: [UInt8]) {
         // SEQUENCE { pbes2, SEQUENCE { SEQUENCE { pbkdf2, SEQUENCE { salt, iterations, keyLength?, prf } },
         //                               SEQUENCE { aes-cbc, iv } } }
-        var reader = DERReader(der)
-        guard let algorithm = try? reader.read(), reader.isAtEnd, algorithm.tag == DER.sequenceTag,
-              let top = try? algorithm.children(), top.count == 2, top[0].encoded.elementsEqual(Self.pbes2OID),
-              top[1].tag == DER.sequenceTag, let scheme = try? top[1].children(), scheme.count == 2,
-              scheme[0].tag == DER.sequenceTag, let kdf = try? scheme[0].children(), kdf.count == 2,
-              kdf[0].encoded.elementsEqual(Self.pbkdf2OID), kdf[1].tag == DER.sequenceTag,
-              let kdfParameters = try? kdf[1].children(), (3...4).contains(kdfParameters.count),
-              scheme[1].tag == DER.sequenceTag, let cipher = try? scheme[1].children(), cipher.count == 2,
+        guard let (kdfParameters, cipher) = PKCS5.pbes2Parts(der), kdfParameters.count >= 3, cipher.count == 2,
               let aes = Self.aesCBCOIDs.first(where: { cipher[0].encoded.elementsEqual($0.oid) }),
               cipher[1].tag == DER.octetStringTag, cipher[1].contents.count == 16 else { return nil }
 
@@ -253,10 +243,7 @@ struct PBES2Parameters {
         if kdfParameters.count == 4 {
             guard Self.positiveInt32(kdfParameters[2]) == aes.keyLength else { return nil }
         }
-        let prf = kdfParameters[kdfParameters.count - 1]
-        guard prf.tag == DER.sequenceTag, let prfParts = try? prf.children(), (1...2).contains(prfParts.count),
-              prfParts[0].encoded.elementsEqual(Self.hmacWithSHA256OID),
-              prfParts.count == 1 || prfParts[1].encoded.elementsEqual(DER.null) else { return nil }
+        guard HMACAlgorithm.digest(kdfParameters[kdfParameters.count - 1])?.isSHA256 == true else { return nil }
 
         salt = Array(kdfParameters[0].contents)
         self.iterations = iterations

@@ -15,28 +15,13 @@ struct PBMAC1Parameters {
     /// The HMAC's digest (messageAuthScheme).
     let mac: OpaquePointer
 
-    static let oid = DER.objectIdentifier("1.2.840.113549.1.5.14")
-    private static let pbkdf2OID = DER.objectIdentifier("1.2.840.113549.1.5.12")
-    /// Whether `der` (an AlgorithmIdentifier) names PBMAC1, whatever its parameters.
-    static func isPBMAC1(algorithmIdentifierDER der: [UInt8]) -> Bool {
-        var reader = DERReader(der)
-        guard let algorithm = try? reader.read(), algorithm.tag == DER.sequenceTag, let parts = try? algorithm.children(),
-              let first = parts.first else { return false }
-        return first.encoded.elementsEqual(oid)
-    }
-
     /// The parameters of a PBMAC1 AlgorithmIdentifier; nil when it is not PBMAC1 with PBKDF2 (explicit salt,
     /// iterations 1...2³¹-1, the key length RFC 9579 requires, 1...64 bytes) and one of the HMACs above.
     init?(algorithmIdentifierDER der: [UInt8]) {
         // SEQUENCE { id-PBMAC1, PBMAC1-params SEQUENCE { keyDerivationFunc SEQUENCE { id-PBKDF2, PBKDF2-params },
         //                                               messageAuthScheme SEQUENCE { hmacWith..., NULL? } } }
-        var reader = DERReader(der)
-        guard let algorithm = try? reader.read(), reader.isAtEnd, algorithm.tag == DER.sequenceTag,
-              let top = try? algorithm.children(), top.count == 2, top[0].encoded.elementsEqual(Self.oid),
-              top[1].tag == DER.sequenceTag, let parameters = try? top[1].children(), parameters.count == 2,
-              parameters[0].tag == DER.sequenceTag, let kdf = try? parameters[0].children(), kdf.count == 2,
-              kdf[0].encoded.elementsEqual(Self.pbkdf2OID), kdf[1].tag == DER.sequenceTag,
-              let kdfParameters = try? kdf[1].children(), (3...4).contains(kdfParameters.count),
+        guard let parameters = PKCS5.parameterFields(of: der, oid: PKCS5.pbmac1OID), parameters.count == 2,
+              let kdfParameters = PKCS5.pbkdf2Fields(parameters[0]), (3...4).contains(kdfParameters.count),
               kdfParameters[0].tag == DER.octetStringTag, let iterations = PBES2Parameters.positiveInt32(kdfParameters[1]),
               let keyLength = PBES2Parameters.positiveInt32(kdfParameters[2]), keyLength <= 64,
               let mac = HMACAlgorithm.digest(parameters[1]) else { return nil }
