@@ -57,10 +57,14 @@ public protocol ResourceResolver: Sendable {
     /// The body of `<macro name="…">` as written (escapes kept, trimmed), with macros it uses substituted, and
     /// whether it holds markup; nil when no such macro is known.
     func macro(named name: String) -> (text: String, isStyled: Bool)?
+    /// The build-time package IDs of the shared libraries the table links against (its `ResTable_lib_entry`s):
+    /// references into them are dynamic, mapped by Android to the IDs the libraries get at load time.
+    var libraryPackageIDs: Set<UInt8> { get }
 }
 
 extension ResourceResolver {
     public func macro(named name: String) -> (text: String, isStyled: Bool)? { nil }
+    public var libraryPackageIDs: Set<UInt8> { [] }
 }
 
 /// The public resources of Android's framework (package `android`, ID 0x01), generated from framework-res.apk by

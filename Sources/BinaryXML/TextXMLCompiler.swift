@@ -282,7 +282,7 @@ struct TextXMLCompiler {
         let trimmed = text.trimmingWhitespace()
         if trimmed.hasPrefix("@"), trimmed != "@" { return (try reference(trimmed, line: line, attribute: attribute), nil) }
         if Self.isAttributeReference(trimmed) {
-            return (Self.referenceValue(try attributeReference(trimmed, line: line, attribute: attribute), isAttribute: true), nil)
+            return (referenceValue(try attributeReference(trimmed, line: line, attribute: attribute), isAttribute: true), nil)
         }
         if let typed = ValueText.parseTyped(text, format: format, symbols: symbols) { return (typed, nil) }
         if format.contains(.string) || format == .any || format.isEmpty {
@@ -307,7 +307,7 @@ struct TextXMLCompiler {
         if text == "@null" { return .reference(0) }
         if text == "@empty" { return .typed(.null, 1) }
         var body = text.dropFirst()
-        if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return Self.referenceValue(id) }
+        if body.hasPrefix("0x"), let id = UInt32(body.dropFirst(2), radix: 16) { return referenceValue(id) }
         let creates = body.hasPrefix("+")
         if creates { body = body.dropFirst() }
         if body.hasPrefix("*") { body = body.dropFirst() }
@@ -323,14 +323,16 @@ struct TextXMLCompiler {
         if creates, package == "android", resources?.packageName != "android", FrameworkResources.id(type: type, name: name) == nil {
             throw fail(.unresolvedName, line, "\(text): new ids can only be created in the app's own package, not in android's; write @+id/\(name) for a new id of the app")
         }
-        return Self.referenceValue(try resolve(package: package, type: type, name: name, text: text, line: line))
+        return referenceValue(try resolve(package: package, type: type, name: name, text: text, line: line))
     }
 
-    /// A reference to `id`, dynamic when it is in package 0: a shared library's own resources (`aapt2 link
-    /// --shared-lib`), whose package ID Android assigns at load time and patches into dynamic references only
-    /// (aapt2's `Reference::Flatten`).
-    static func referenceValue(_ id: UInt32, isAttribute: Bool = false) -> ResourceValue {
-        let isDynamic = id != 0 && id >> 24 == 0
+    /// A reference to `id`, dynamic where Android assigns the package its ID at load time and maps it in dynamic
+    /// references only (`DynamicRefTable::lookupResourceValue` leaves a plain reference as written): package 0, a
+    /// shared library's own resources (`aapt2 link --shared-lib`, aapt2's `Reference::Flatten`), and a package
+    /// the table's shared-library entries name, a client's references into a library (which aapt writes dynamic).
+    func referenceValue(_ id: UInt32, isAttribute: Bool = false) -> ResourceValue {
+        let package = UInt8(id >> 24)
+        let isDynamic = id != 0 && (package == 0 || resources?.libraryPackageIDs.contains(package) == true)
         return .typed(isAttribute ? (isDynamic ? .dynamicAttribute : .attribute) : (isDynamic ? .dynamicReference : .reference), id)
     }
 

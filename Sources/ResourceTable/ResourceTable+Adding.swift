@@ -17,6 +17,8 @@ extension ResourceTable {
         var specPublic: Set<UInt32> = []
         /// The package's `RES_TABLE_OVERLAYABLE_TYPE` chunks.
         var overlayables: [Overlayable] = []
+        /// The build-time package IDs its `RES_TABLE_LIBRARY_TYPE` chunks give shared libraries.
+        var libraryPackageIDs: Set<UInt8> = []
     }
 
     /// An overlayable declaration: its name and actor, and per policy (`PolicyFlags`) the resource IDs overlays may

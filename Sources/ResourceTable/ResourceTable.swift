@@ -388,6 +388,7 @@ extension ResourceTable: ResourceResolver {
     public func resourceName(for id: UInt32) -> ResourceName? { names[id] }
     public func resourceID(type: String, name: String) -> UInt32? { ids[type + "/" + name] }
     public func macro(named name: String) -> (text: String, isStyled: Bool)? { macros[name] }
+    public var libraryPackageIDs: Set<UInt8> { layout.libraryPackageIDs }
 
     public func attribute(id: UInt32) -> AttributeInfo? {
         guard let index = entriesByID[id]?.first(where: { entries[$0].type == "attr" }) else { return nil }
@@ -539,6 +540,18 @@ private enum Parser {
             }
             if chunk.type == ChunkType.tableOverlayable {
                 result.layout.overlayables.append(try parseOverlayable(bytes, chunk))
+                continue
+            }
+            if chunk.type == ChunkType.tableLibrary, chunk.headerSize >= 12 {
+                // ResTable_lib_header (count u32), then `count` ResTable_lib_entry (packageId u32, packageName
+                // char16[128]): 260 bytes each.
+                var header = LittleEndianReader(bytes, offset: chunk.offset + 8)
+                let count = Int(try header.read(UInt32.self))
+                for index in 0..<min(count, (chunk.end - chunk.headerEnd) / 260) {
+                    var entry = LittleEndianReader(bytes, offset: chunk.headerEnd + 260 * index)
+                    let libraryID: UInt32 = try entry.read()
+                    if libraryID <= 0xFF { result.layout.libraryPackageIDs.insert(UInt8(libraryID)) }
+                }
                 continue
             }
             guard chunk.type == ChunkType.tableType else { continue }

@@ -25,9 +25,7 @@ import TestSupport
     }
 
     /// Values known to come back otherwise, with the reason (RealWorldResourceTests.knownLosses says more).
-    static let knownDifferences: [String: String] = [
-        "client.apk": "a value referring to a shared library's resource (TYPE_DYNAMIC_REFERENCE) recompiles as a plain reference",
-    ]
+    static let knownDifferences: [String: String] = [:]
 
     /// Archives refused before their resources are read (RealWorldResourceTests.refusedArchives and
     /// refusedDecodes): janus.apk, and apktool's two APKs with entry names that climb out with `..`.

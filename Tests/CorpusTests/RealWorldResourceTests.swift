@@ -41,10 +41,11 @@ import TestSupport
 
     /// Where decode then run is not lossless, known: the check still runs, its failure is recorded as known.
     static let knownLosses: [String: String] = [
-        // aapt1's shared-library client (apktool's shared_libraries/client.apk): references into the library
-        // (package 0x02 of the table's dynamic reference table) are TYPE_DYNAMIC_REFERENCE; decode prints them as
-        // @0x02040000 (the library's names are not in the APK) and the compilers write a plain reference.
-        "client.apk": "dynamic references to a shared library's resources come back as plain references",
+        // aapt1's shared-library client (apktool's shared_libraries/client.apk): aapt kept the raw text of its
+        // layouts' references into the library, "@com.google.android.test.shared_library:style/CodeFont"; the
+        // library's names are not in the APK, so decode prints the reference as @0x02040000, and that is the raw
+        // text of the output. The values (dynamic references, TYPE_DYNAMIC_REFERENCE) come back as they were.
+        "client.apk": "the raw text of a reference into a shared library comes back as its ID",
         // aapt1 kept the source's raw text "?attr/android:windowTitleStyle" beside the compiled reference; decode
         // prints the reference by name, ?android:attr/windowTitleStyle, and that text is the raw text of the output.
         "issue767.apk": "aapt1's raw text of a ?type/package:name reference comes back in the canonical ?package:type/name form",
@@ -117,6 +118,22 @@ import TestSupport
         Dump.expectEqual(try aapt2Resources(input), try aapt2Resources(output), "\(apk): decode/run changed aapt2 dump resources")
         // apktool d reads the outputs of `edits` below, which go through the same compilation (manifest, values) and
         // add to it: one JVM run per APK instead of two keeps the suite's time reasonable.
+    }
+
+    /// A shared library's client (aapt1's, apktool's shared_libraries/client.apk): its string/changes is a
+    /// TYPE_DYNAMIC_REFERENCE into the library (package 0x02 of its library table). Decoded and compiled back it
+    /// must stay dynamic: Android maps only dynamic references to the ID the library gets at load time
+    /// (`DynamicRefTable::lookupResourceValue`), so a plain reference would point at whatever package has 0x02.
+    @Test func aSharedLibraryClientKeepsItsDynamicReferences() throws {
+        let apk = RealWorldCorpus.apk(named: "client.apk")
+        let input = try apk.fetchedPath()
+        let work = try TestSupport.makeTemporaryDirectory("realworld-dynamic")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let output = try Self.roundTrip(apk, input: input, work: work)
+        let values = try Dump.aapt(["--values", "resources", output])
+        let changes = values.split(separator: "\n").drop { !$0.contains(":string/changes: t=") }.prefix(2).map(String.init)
+        #expect(changes.count == 2 && changes[0].contains("t=0x07 d=0x02020003") && changes[1].contains("(dynamic reference) 0x02020003"),
+                "\(changes)")
     }
 
     /// Platform builds (LineageOS's framework-res, by aapt v1): decoding then running the unchanged text gives back
