@@ -165,7 +165,7 @@ public enum CITemplateError: Error, CustomStringConvertible, Equatable {
         case .invalidRotationMinSdkVersion(let level):
             return "rotation min SDK version \(level) is not an API level: give one such as 33 (the default: the new key signs from Android 13) or 28 (from Android 9)."
         case .invalidCertificateSHA256(let value):
-            return "\"\(value)\" is not a certificate's SHA-256: give its 64 hex digits, as apkpatch keystore list or apkpatch verify --print-certs prints them."
+            return "\"\(value)\" is not a certificate's SHA-256: give its 64 hex digits, as apkpatch keystore list prints them."
         }
     }
 }

@@ -41,7 +41,7 @@ public struct XAPKExpansion: Sendable, Equatable {
         guard set.form == .xapk, let container = set.container, let manifest = container.entry(named: "manifest.json") else { return [] }
         let label = "\(set.label)!/manifest.json"
         guard let object = JSONValue.object(from: try container.uncompressedData(of: manifest)) else {
-            throw APKSetError.unreadable(label, "not a JSON object, so its expansion (OBB) files cannot be listed; fix it, or install without --install")
+            throw APKSetError.unreadable(label, "not a JSON object, so its expansion (OBB) files cannot be listed; fix it, or build the set without installing it and install its APKs yourself")
         }
         guard let listed = object["expansions"], listed != .null else { return [] }
         guard case .array(let items) = listed else {
@@ -62,7 +62,7 @@ public struct XAPKExpansion: Sendable, Equatable {
             let components = path.split(separator: "/", omittingEmptySubsequences: false)
             guard path.hasPrefix(folder), components.count > 3, !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
                   !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
-                throw APKSetError.unsupported(label, "\(field).install_path \(path.debugQuoted) is not a file in \(folder), the app's expansion folder: apkpatch pushes expansion files only there. Fix manifest.json, or install without --install and copy the file yourself")
+                throw APKSetError.unsupported(label, "\(field).install_path \(path.debugQuoted) is not a file in \(folder), the app's expansion folder: apkpatch pushes expansion files only there. Fix manifest.json, or build the set without installing it, install its APKs and copy the file yourself")
             }
             return XAPKExpansion(file: file, installPath: path)
         }
