@@ -229,7 +229,12 @@ public struct VerificationReportJSON: Encodable, Sendable {
     }
 
     public let path: String
-    public let verified: Bool
+    /// The verdict: the signatures verify, the install and archive checks pass and, with
+    /// `--expect-certificate-sha256`, the expected certificates sign the APK (`expectedSignerMatched`), so that a
+    /// script reading this one field never passes an APK signed by another key.
+    public private(set) var verified: Bool
+    /// Whether the signatures themselves verify (apksigner's verdict), whoever signed and whatever the install
+    /// checks found.
     public let signatureVerified: Bool
     public let minSdkVersion: Int, maxSdkVersion: Int
     public let verifiedSchemes: [String]
@@ -253,7 +258,7 @@ public struct VerificationReportJSON: Encodable, Sendable {
     /// Each native library's 16 KiB-page readiness (ZIP offset, ELF `PT_LOAD` alignments), with install checks.
     public let nativeLibraries: [NativeLibraryReport]
     /// With `verify --expect-certificate-sha256`: whether the APK is signed by every expected certificate.
-    public var expectedSignerMatched: Bool?
+    public private(set) var expectedSignerMatched: Bool?
     /// The command that repairs what the install checks found (the caller's to fill in), if any.
     public var installFix: String?
 
@@ -285,5 +290,12 @@ public struct VerificationReportJSON: Encodable, Sendable {
         lineage = zip(report.lineage, report.lineageCapabilities).map { CertificateJSON($0, capabilities: $1) }
         nativeLibraries = report.nativeLibraries
         sourceStamp = report.sourceStamp.map(SourceStampJSON.init)
+    }
+
+    /// Records the answer to `--expect-certificate-sha256` (nil: not asked). An APK signed by other
+    /// certificates does not verify: `verified` becomes false, `signatureVerified` stays what it was.
+    public mutating func recordExpectedSigner(matched: Bool?) {
+        expectedSignerMatched = matched
+        if matched == false { verified = false }
     }
 }

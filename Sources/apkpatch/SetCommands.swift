@@ -88,7 +88,10 @@ enum SetCommands {
         if json {
             var representation = SetJSON(report)
             representation.expectedSignerMatched = expectedSignerMatched
-            for index in representation.apks.indices { representation.apks[index].report?.expectedSignerMatched = memberMatches[index] }
+            // Signed by other certificates, the set (and each such APK) does not verify: `verified` is the one
+            // field a CI script needs to read.
+            if expectedSignerMatched == false { representation.verified = false }
+            for index in representation.apks.indices { representation.apks[index].report?.recordExpectedSigner(matched: memberMatches[index]) }
             print(try FileHandleOutput.json(representation))
         } else {
             for member in report.members {

@@ -152,7 +152,7 @@ struct Verify: ParsableCommand {
         let fix = Self.installFix(for: report, path: apkPath)
         if json {
             var representation = report.jsonRepresentation
-            representation.expectedSignerMatched = expectedSignerMatched
+            representation.recordExpectedSigner(matched: expectedSignerMatched)
             representation.installFix = fix
             print(try FileHandleOutput.json(representation))
         } else {

@@ -194,9 +194,15 @@ import ZlibWrapper
             let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
             var apks: [String: Bool] = [:]
             for apk in object?["apks"] as? [[String: Any]] ?? [] {
-                apks[apk["name"] as? String ?? "?"] = (apk["report"] as? [String: Any])?["expectedSignerMatched"] as? Bool
+                let report = apk["report"] as? [String: Any]
+                let matched = report?["expectedSignerMatched"] as? Bool
+                apks[apk["name"] as? String ?? "?"] = matched
+                // An APK signed by another certificate does not verify, in its report as in the exit status.
+                if matched == false { #expect(report?["verified"] as? Bool == false, "\(apk)") }
             }
-            return (object?["expectedSignerMatched"] as? Bool, apks)
+            let setMatched = object?["expectedSignerMatched"] as? Bool
+            if setMatched == false { #expect(object?["verified"] as? Bool == false && result.status == 1, "\(result)") }
+            return (setMatched, apks)
         }
         let good = try matched(["--expect-certificate-sha256", debugKey])
         #expect(good.set == true && good.apks.count == 4 && good.apks.values.allSatisfy { $0 }, "\(good)")

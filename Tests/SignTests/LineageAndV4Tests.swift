@@ -350,10 +350,13 @@ import TestSupport
         #expect(!stranger.succeeded, "\(stranger)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(stranger.stdout.utf8)) as? [String: Any])
         #expect(object["expectedSignerMatched"] as? Bool == false)
+        // The verdict a CI script reads is false; the signatures themselves verify.
+        #expect(object["verified"] as? Bool == false && object["signatureVerified"] as? Bool == true, "\(stranger.stdout)")
         #expect((object["lineage"] as? [[String: Any]])?.compactMap { $0["sha256"] as? String } == [old, new])
         let matched = try TestSupport.apkpatch(["verify", "--signature-only", "--json", "--expect-certificate-sha256", new, rotated])
         let matchedObject = try #require(try JSONSerialization.jsonObject(with: Data(matched.stdout.utf8)) as? [String: Any])
         #expect(matched.succeeded && matchedObject["expectedSignerMatched"] as? Bool == true, "\(matched)")
+        #expect(matchedObject["verified"] as? Bool == true && matchedObject["signatureVerified"] as? Bool == true)
         let bad = try TestSupport.apkpatch(["verify", "--signature-only", "--expect-certificate-sha256", "abc", rotated])
         #expect(!bad.succeeded && bad.stderr.contains("64 hex digits"), "\(bad)")
 
