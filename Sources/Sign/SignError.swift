@@ -40,6 +40,10 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     /// The `resources.arsc` to write is one Android's resource loader refuses or reads only in part
     /// (`ResourceTableLoadCheck`): signed, the APK would not install, or its app would fail.
     case resourceTableRefused(ResourceTableProblem)
+    /// A source stamp key that is not RSA: apksig signs stamps with RSA PKCS#1 v1.5 SHA-256 only.
+    case sourceStampKeyNotRSA(algorithm: String)
+    /// The input's `stamp-cert-sha256` names another stamp certificate than the one to stamp with.
+    case otherSourceStamp
 
     /// An entry whose data would start at `dataOffset` in the output, not a multiple of `alignment`.
     public struct MisalignedEntry: Sendable, Hashable {
@@ -97,6 +101,10 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "\(listed) would stay unaligned because the input's alignment is preserved, but \(reason): signed so, the APK would not install, so nothing was written. Let the signer re-align stored entries (its default), or ask explicitly to keep the input's alignment anyway"
         case .corruptEntry(let name, let reason):
             return "entry \(name.debugDescription) of the input is corrupt: \(reason). Signing copies entries as they are and would sign the damage in: rebuild the APK, or replace the entry"
+        case .sourceStampKeyNotRSA(let algorithm):
+            return "the source stamp key is \(algorithm), but source stamps are signed with RSA (PKCS#1 v1.5, SHA-256) only, which is all Android's stamp verifier and apksig use: give an RSA key for the stamp"
+        case .otherSourceStamp:
+            return "the APK already carries a source stamp entry (stamp-cert-sha256) naming another stamp certificate than this stamp key's, so nothing was written: stamp with that certificate's key, or ask to replace the existing stamp"
         case .resourceTableRefused(let problem):
             return "resources.arsc: \(problem). Signed, the APK would not install or its app would fail, so nothing was written. Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link), then sign"
         }

@@ -67,8 +67,10 @@ public struct Signer: Sendable {
                                     alignmentRequirements: preservedAlignmentRequirements(zip.entries, manifest: manifest))
         // apksig regenerates pinlist.meta from the pin hints (`Hints`), and drops an old one (`isKept`).
         let pins = try archive.entry(named: PinList.hintsEntryName).map { try PinList.patterns(in: try archive.uncompressedData(of: $0)) }
+        let stamp = config.sourceStamp == nil ? nil : try archive.entry(named: SourceStamp.certificateDigestEntryName).map { try archive.uncompressedData(of: $0) }
         return try run(Job(entries: kept.entries, inputManifest: kept.manifest, minSdk: minSdk, destination: destination,
-                           writer: writer, input: archive.source, endOfCentralDirectory: eocd, comment: [], cache: cache, pins: pins))
+                           writer: writer, input: archive.source, endOfCentralDirectory: eocd, comment: [], cache: cache, pins: pins,
+                           existingSourceStamp: stamp))
     }
 
     /// Signs an APK given as entries to write (the Repack stage's output) into `destination`, with `comment`
@@ -112,8 +114,11 @@ public struct Signer: Sendable {
             guard case .output(let entry) = hints.origin else { throw SignError.internalInconsistency("entries to write are the Repack stage's") }
             return try PinList.patterns(in: try RepackedEntriesWriter.uncompressed(entry))
         }
+        let stamp = config.sourceStamp == nil ? nil : try entries.first { $0.entry.name == SourceStamp.certificateDigestEntryName }
+            .map { try RepackedEntriesWriter.uncompressed($0) }
         return try run(Job(entries: kept, inputManifest: inputManifest, minSdk: minSdk, destination: destination,
-                           writer: writer, input: nil, endOfCentralDirectory: nil, comment: comment, cache: cache, pins: pins))
+                           writer: writer, input: nil, endOfCentralDirectory: nil, comment: comment, cache: cache, pins: pins,
+                           existingSourceStamp: stamp))
     }
 
     /// `ResourceTableLoadCheck` on the table to write: read in place when it is stored or its plaintext is at hand.
@@ -142,6 +147,8 @@ public struct Signer: Sendable {
         var cache: SigningCache?
         /// The pin hints' patterns, when the APK has them: `pinlist.meta` is written before the JAR signature.
         var pins: [PinList.Pattern]? = nil
+        /// The input's `stamp-cert-sha256` contents, when it has one and the output gets a source stamp.
+        var existingSourceStamp: [UInt8]? = nil
     }
 
     /// The engine decides, the writer writes the entries, then the JAR signature files, the signing block,
@@ -150,26 +157,32 @@ public struct Signer: Sendable {
     private func run(_ job: Job, plannedDigests: DigestPlan? = nil) throws -> SigningReport {
         let engine = try SigningEngine(config: config, minSdk: job.minSdk)
         let plan = try engine.digestPlan(planned: plannedDigests, incremental: job.cache != nil)
-        try engine.checkEntryCount(job.entries.count + (job.pins == nil ? 0 : 1), plan: plan)
+        // Files after the entries that the manifest lists too: the source stamp entry, then the pin list.
+        let stampFile = try engine.sourceStampFile(existing: job.existingSourceStamp)
+        let stampDigests = stampFile.map { file in plan.v1.map { [Digest.hash(file.data, with: $0)] } ?? [] } ?? []
+        try engine.checkEntryCount(job.entries.count + (job.pins == nil ? 0 : 1) + (stampFile == nil ? 0 : 1), plan: plan)
         let jarSignature = JARSignatureJob(engine: engine, plan: plan, entries: job.entries, inputManifest: job.inputManifest,
-                                           added: job.pins == nil ? [] : [PinList.entryName])
+                                           added: (stampFile == nil ? [] : [SourceStamp.certificateDigestEntryName])
+                                               + (job.pins == nil ? [] : [PinList.entryName]))
         // The entries' v1 digests taken beside the copy: the signature starts from them at once, or, with a pin
         // list (whose digest the manifest lists after theirs, known once the entries are written), after the copy.
         var digestsBesideCopy: BackgroundValue<[[UInt8]]>?
         // Whatever happens below, the workers must finish before the entries and the mapping go away.
         defer { jarSignature.wait(); digestsBesideCopy?.wait() }
         if let digests = job.writer.entryDigestsBesideCopy(job.entries, plan: plan) {
-            if job.pins == nil { jarSignature.start(digests) } else { digestsBesideCopy = BackgroundValue(digests) }
+            if job.pins == nil { jarSignature.start { try digests() + stampDigests } } else { digestsBesideCopy = BackgroundValue(digests) }
         }
         let section = try job.writer.write(job.entries, engine: engine, plan: plan)
         defer { section.output.abandon() }
         var pinList: [UInt8]?
         if let pins = job.pins {
             guard let starts = section.entryStarts else { throw SignError.internalInconsistency("no entry offsets for the pin list") }
+            // The list covers itself and what follows; the stamp entry comes before it.
+            let stampRecordSize = stampFile.map { Int64(LocalFileHeaderLayout.fixedSize + $0.name.utf8.count + $0.compressed.count) } ?? 0
             pinList = PinList.encoded(patterns: pins, entries: job.entries, recordStarts: starts.records, dataStarts: starts.data,
-                                      listOffset: section.output.position)
+                                      listOffset: section.output.position + stampRecordSize)
         }
-        let added = pinList.map { list in plan.v1.map { [Digest.hash(list, with: $0)] } ?? [] } ?? []
+        let added = stampDigests + (pinList.map { list in plan.v1.map { [Digest.hash(list, with: $0)] } ?? [] } ?? [])
         if let digests = section.entryDigests {
             jarSignature.start(inline: true) { digests + added }
         } else if let digestsBesideCopy {
@@ -185,7 +198,8 @@ public struct Signer: Sendable {
         }
         // What of an explicit v4 signature only the keys can tell, before the output is published.
         try config.checkV4Keys(apkMinSdkVersion: job.minSdk.level)
-        let report = try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList)
+        let report = try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList,
+                                stampFile: stampFile)
         // Thousands of entries, their records and digests, and the JAR signature's buffers: freed after `sign`
         // returns (a failed run frees them here, its uncommitted output removed at once; watch mode's recycled
         // output, which its next build reuses, is closed here too).
@@ -199,7 +213,7 @@ public struct Signer: Sendable {
 
     /// Writes what follows the entries section and publishes the output.
     private func finish(_ section: WrittenSection, of job: Job, engine: SigningEngine, plan: DigestPlan, key: SignerKey,
-                        jarSignature: JARSignatureJob, pinList: [UInt8]?) throws -> SigningReport {
+                        jarSignature: JARSignatureJob, pinList: [UInt8]?, stampFile: JARSignature.File?) throws -> SigningReport {
         let output = section.output
         // The copied entries' central directory records, while the JAR signature is still being made.
         var centralDirectory = try Records.centralDirectory(section.centralRecords, then: [], input: job.input)
@@ -210,7 +224,8 @@ public struct Signer: Sendable {
             JARSignature.File(name: PinList.entryName, data: data,
                               compressed: try JARSignature.deflateJARFile(data, level: config.jarSignatureCompressionLevel), crc: CRC32.checksum(data))
         }
-        for file in (pinFile.map { [$0] } ?? []) + (try jarSignature.files()) {
+        let jarFiles = try jarSignature.files()
+        for file in [stampFile, pinFile].compactMap({ $0 }) + jarFiles {
             let headerOffset = output.position
             try Records.checkOffset(headerOffset)
             let (local, central) = try Records.deflatedRecords(name: file.name, data: file.data, compressed: file.compressed,
@@ -229,16 +244,19 @@ public struct Signer: Sendable {
         var signingBlockSize = 0
         // The leaves of the section's blocks, those the section writer copied and then those written after them.
         var verityLeaves = section.verityLeaves
-        if engine.signsBlock {
+        if engine.writesSigningBlock {
             try output.writeZeros(SigningEngine.signingBlockPadding(at: output.position))
-            let section = try output.finishDigests()
+            // A v1-only APK's stamp signs no content digest: its writers computed none.
+            let section = engine.signsBlock ? try output.finishDigests() : nil
             verityLeaves = output.verityLeaves(after: verityLeaves)
             let blockOffset = output.position
             let blocks = try engine.schemeBlocks(for: key)
             let verity = try engine.needsVerityDigest(for: key) ? try output.writtenSection() : nil
+            let manifest = jarFiles.first { $0.name == V1SchemeSigner.manifestEntryName }?.data
+            let stampTime = SourceStampSigner.now()
             func signingBlock(commentPadding: Int) throws -> [UInt8] {
                 let end = try endOfCentralDirectory(blockOffset, commentPadding)
-                var digests = try engine.contentDigests(section: section, centralDirectory: cd, endOfCentralDirectory: end, plan: plan)
+                var digests = try section.map { try engine.contentDigests(section: $0, centralDirectory: cd, endOfCentralDirectory: end, plan: plan) } ?? [:]
                 if let verity {
                     digests[.verityChunkedSHA256] = try VerityContentDigest.compute(section: verity, tail: cd + end, concurrency: concurrency)
                 }
@@ -247,7 +265,9 @@ public struct Signer: Sendable {
                 let pairs = try Parallel.map(blocks.count, concurrency: concurrency) {
                     try engine.schemeBlockPair(blocks[$0], digests: signed)
                 }
-                return engine.signingBlock(pairs)
+                // The source stamp last, as apksig adds it, over the digests just signed.
+                let stamp = try engine.sourceStampPair(blocks: blocks, digests: signed, manifest: manifest, timestamp: stampTime)
+                return engine.signingBlock(pairs + (stamp.map { [$0] } ?? []))
             }
             var block = try signingBlock(commentPadding: 0)
             if config.alignsFileSize {
@@ -275,6 +295,7 @@ public struct Signer: Sendable {
         var report = try engine.report(destination: job.destination, plan: plan, key: key, entryCount: count,
                                        realigned: section.realigned, outputSize: size, signingBlockSize: signingBlockSize)
         report.verityLeaves = verityLeaves
+        report.sourceStampCertificateSHA256 = stampFile?.data
         return report
     }
 }

@@ -68,6 +68,9 @@ public struct SignerConfig: Sendable {
     /// instead of the random generator, so the same APK and DSA key give the same bytes, as RSA keys always do.
     /// RSA and EC keys are unaffected (apksig signs ECDSA with a random k either way).
     public var deterministicDSASigning = false
+    /// A source stamp to add (apksigner `--stamp-signer`): the `stamp-cert-sha256` entry, covered by the
+    /// signatures, and a stamp pair in the APK Signing Block over the digests they sign.
+    public var sourceStamp: SourceStampConfig?
     /// How many entries/chunks are digested at once (defaults to the number of cores).
     public var concurrency: Int
     /// Deflate level of the JAR signature files (`--jar-deflate-level`). 9, as apksig: reproducible-build

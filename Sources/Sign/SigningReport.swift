@@ -39,6 +39,8 @@ public struct SigningReport: Sendable, Equatable {
     /// The fs-verity leaf digests of the output's first blocks, hashed as they were written when
     /// `SignerConfig.preparesV4Signature` is set (for `V4SchemeSigner`); nil otherwise.
     public var verityLeaves: LeafDigests?
+    /// With a source stamp: the SHA-256 digest of the stamp certificate (the `stamp-cert-sha256` entry's bytes).
+    public var sourceStampCertificateSHA256: [UInt8]?
 }
 
 /// A signed APK that will not install everywhere its manifest says it does. apksigner writes such APKs

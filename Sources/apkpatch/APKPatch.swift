@@ -109,6 +109,10 @@ struct APKPatch: ParsableCommand {
         }
         if let command = arguments.first, ["sign", "run", "watch", "merge"].contains(command) {
             SchemeOptions.signsRotation = true
+            if command == "sign" {
+                SchemeOptions.signsSourceStamp = true
+                (arguments, Sign.stampSigners) = Sign.separateStampSigners(arguments)
+            }
             (arguments, Sign.nextSigners, Sign.firstSignerTarget) = Sign.separateNextSigners(arguments)
         }
         // A watch session runs for hours and builds again and again: one malloc arena for all its threads, set

@@ -28,6 +28,8 @@ enum CLIHint {
         case .noCertificate?: return "with --key, pass the certificate with --cert"
         case .debuggableAPKNotPermitted?: return "--debuggable-apk-permitted false refuses it"
         case .tooManyEntriesForJARSignature?: return "--v1-signing-enabled false signs without v1"
+        case .sourceStampKeyNotRSA?: return "check the key options after --stamp-signer"
+        case .otherSourceStamp?: return "--force-stamp-overwrite true replaces it"
         case .storedEntriesRequired?: return "apkpatch run APP.apk --out FIXED.apk, with these signing options and no --patch, stores, aligns and signs in one step"
         case .alignedEntriesRequired?: return "sign without --alignment-preserved true, which re-aligns stored entries: apkpatch sign --out FIXED.apk with these signing options; --misaligned-apk-permitted true writes it unaligned anyway"
         default: return nil

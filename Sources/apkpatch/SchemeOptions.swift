@@ -47,8 +47,8 @@ struct SchemeOptions: ParsableArguments {
     var verityEnabled: Bool?
     @Option(name: .customLong("align-file-size"), help: ArgumentHelp("Pad the ZIP comment so the APK's size is a multiple of 4096 bytes.", valueName: "true|false"))
     var alignFileSize: Bool?
-    // Source stamp options that do nothing without a stamp signer (apksigner: "no effect if no source stamp
-    // signer config is provided"): accepted, so that scripts passing them keep working.
+    // Source stamp options (`apkpatch sign --stamp-signer`; elsewhere, and without a stamp signer, they do nothing,
+    // as apksigner says: "no effect if no source stamp signer config is provided"), so scripts passing them work.
     @Option(name: .customLong("force-stamp-overwrite"), help: .hidden) var forceStampOverwrite: Bool?
     @Option(name: .customLong("stamp-timestamp-enabled"), help: .hidden) var stampTimestampEnabled: Bool?
 
@@ -72,8 +72,9 @@ struct SchemeOptions: ParsableArguments {
 
     /// The apksigner option given that apkpatch does not take, and why.
     var refusedOption: (option: String, reason: String)? {
-        if stampSigner != nil || stampLineage != nil {
-            return (stampSigner != nil ? "--stamp-signer" : "--stamp-lineage", "source stamps are not supported: sign without one (apksigner can add it)")
+        if stampSigner != nil || (stampLineage != nil && !Self.signsSourceStamp) {
+            return (stampSigner != nil ? "--stamp-signer" : "--stamp-lineage",
+                    "source stamps are added by apkpatch sign: stamp this command's output with apkpatch sign --stamp-signer …")
         }
         if appendSignature == true { return ("--append-signature", "keeping other signers' signatures is not supported: sign with every signer at once (--next-signer)") }
         if passEncoding != nil { return ("--pass-encoding", "other password encodings are not tried: apkpatch uses the password as given (UTF-8)") }
@@ -88,6 +89,9 @@ struct SchemeOptions: ParsableArguments {
     /// Set by `main` for `sign`, `run`, `watch` and `merge`, the commands that sign a key rotation or several signers
     /// (`--lineage`, `--next-signer`), with verity, and align the file size.
     nonisolated(unsafe) static var signsRotation = false
+
+    /// Set by `main` for `sign`, the command that adds a source stamp (`--stamp-signer`, `--stamp-lineage`).
+    nonisolated(unsafe) static var signsSourceStamp = false
 
     /// The first apksigner option given that this command does not take yet, if any.
     var unsupportedOption: String? {

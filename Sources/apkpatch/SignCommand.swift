@@ -42,6 +42,13 @@ extension APKPatch {
               apkpatch sign --ks release.p12 --ks-pass env:KS_PASS \\
                   --out-dir signed/ --json build/*.apk
 
+            A source stamp (apksigner's --stamp-signer) follows --stamp-signer with the stamp key's options (--ks, \
+            --ks-pass, --ks-key-alias, --key-pass, --ks-type, or --key and --cert; an RSA key), with --stamp-lineage \
+            FILE for a rotated stamp key, --stamp-timestamp-enabled false to leave out the time, and \
+            --force-stamp-overwrite true to replace another stamp's stamp-cert-sha256 entry.
+              apkpatch sign --ks release.p12 --ks-pass env:KS_PASS \\
+                  --stamp-signer --ks stamp.p12 --ks-pass env:STAMP_PASS --out app-signed.apk app.apk
+
             A split APK set (.apks, .xapk, .apkm, a directory of APKs, or several APKs with --out) is signed as one \
             app: every APK with the one key, in parallel, each verified; --out is then a file of the same kind for \
             a .apks/.xapk/.apkm, else a directory.
@@ -68,6 +75,7 @@ extension APKPatch {
         func validate() throws {
             // An apksigner option apkpatch does not take is named first: its arguments may look like inputs.
             if let refused = schemes.refusedOption { throw ValidationError("\(refused.option): \(refused.reason)") }
+            try Self.checkStampSigners(lineage: schemes.stampLineage)
             if inputOption != nil && !inputs.isEmpty { throw ValidationError("give the input APK once: either --in or as the last argument") }
             if inputOption == nil && inputs.isEmpty { throw ValidationError("missing the input APK (apkpatch sign [options] app.apk)") }
             if outputDirectory != nil && output != nil { throw ValidationError("--out names one output; with --out-dir each APK keeps its name in that directory") }
@@ -189,6 +197,64 @@ extension APKPatch {
             return (rest, groups, first)
         }
 
+        /// The key options given after each `--stamp-signer` (apksigner's syntax: `--stamp-signer --ks stamp.p12
+        /// --ks-pass env:STAMP_PASS`), taken out of the arguments before parsing (`separateStampSigners`).
+        nonisolated(unsafe) static var stampSigners: [[String]] = []
+
+        /// `arguments` without each `--stamp-signer` and the key options that follow it (with their values), and
+        /// those options, one group per `--stamp-signer`. Taken out before `separateNextSigners`, so that a stamp
+        /// key's `--ks` is never read as a signer's.
+        static func separateStampSigners(_ arguments: [String]) -> (arguments: [String], stamps: [[String]]) {
+            let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64"]
+            var rest: [String] = [], stamps: [[String]] = []
+            var index = 0
+            while index < arguments.count {
+                let argument = arguments[index]
+                index += 1
+                if argument == "--" { rest += arguments[(index - 1)...]; break }
+                guard argument == "--stamp-signer" else { rest.append(argument); continue }
+                var group: [String] = []
+                while index < arguments.count {
+                    let option = arguments[index].split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+                    guard valued.contains(option) else { break }
+                    group.append(arguments[index])
+                    index += 1
+                    if !arguments[index - 1].contains("="), index < arguments.count {
+                        group.append(arguments[index])
+                        index += 1
+                    }
+                }
+                stamps.append(group)
+            }
+            return (rest, stamps)
+        }
+
+        /// One `--stamp-signer` at most, followed by key options; `--stamp-lineage` only with it. Checked first: an
+        /// option value left behind by a bare `--stamp-signer` would be taken for an input APK.
+        static func checkStampSigners(lineage: String?) throws {
+            if stampSigners.isEmpty && lineage != nil {
+                throw ValidationError("--stamp-lineage goes with --stamp-signer (the stamp key whose history it is)")
+            }
+            if stampSigners.count > 1 { throw ValidationError("--stamp-signer is given \(stampSigners.count) times: an APK carries one source stamp") }
+            if stampSigners.first?.isEmpty == true {
+                throw ValidationError("--stamp-signer needs the stamp key's options right after it: --ks STAMP.p12 --ks-pass env:NAME (or --key KEY --cert CERT)")
+            }
+        }
+
+        /// The source stamp `--stamp-signer` and its companions ask for, its key loaded; nil without one.
+        func sourceStamp() throws -> SourceStampConfig? {
+            try Self.checkStampSigners(lineage: schemes.stampLineage)
+            guard let options = Self.stampSigners.first else { return nil }
+            let keyOptions: SignerOptions
+            do { keyOptions = try SignerOptions.parse(options) } catch {
+                throw ValidationError("--stamp-signer: \(SignerOptions.message(for: error))")
+            }
+            return SourceStampConfig(key: try keyOptions.keySource().load(),
+                                     lineage: try schemes.stampLineage.map { try SigningCertificateLineage(contentsOf: $0) },
+                                     includesTimestamp: schemes.stampTimestampEnabled ?? true,
+                                     replacesOtherStamp: schemes.forceStampOverwrite ?? false)
+        }
+
         /// A `--signer-lineage` among the first signer's options needs its level (apksigner ignores it then).
         static func checkFirstSignerTarget() throws {
             if firstSignerTarget.lineagePath != nil && firstSignerTarget.minSdkVersion == nil {
@@ -229,6 +295,7 @@ extension APKPatch {
 
         func run() throws {
             let source = try signer.keySource()
+            let stamp = try sourceStamp()
             let allInputs = inputs + [inputOption].compactMap { $0 }
             // --out-dir signs each APK with the first key alone: the other signers would be silently dropped.
             if schemes.hasSeveralSigners && outputDirectory != nil {
@@ -243,12 +310,13 @@ extension APKPatch {
                 let key = Self.preparedKey.flatMap { $0.source == source ? $0.key : nil }
                 var options = SetOptions(inputs: allInputs, output: output,
                                          signer: try SetCommands.signerConfig(signer, schemes: schemes, announcesDebugKey: false, key: key))
+                options.signer.sourceStamp = stamp
                 options.v4Signing = V4SigningRequest(option: schemes.v4)
                 try SetCommands.run(options, json: json, quiet: quiet || !verbose && !json)
                 return
             }
             if let outputDirectory {
-                try signBatch(inputs + [inputOption].compactMap { $0 }, into: outputDirectory, key: try source.load())
+                try signBatch(inputs + [inputOption].compactMap { $0 }, into: outputDirectory, key: try source.load(), stamp: stamp)
                 return
             }
             let inputPath = inputOption ?? inputs[0]
@@ -276,6 +344,7 @@ extension APKPatch {
             var config = schemes.hasSeveralSigners
                 ? try schemes.config(primary: try Self.firstSigner(try pendingKey.get()), nextSigners: try Self.loadNextSigners())
                 : schemes.config(pendingKey: pendingKey)
+            config.sourceStamp = stamp
             let v4Request = V4SigningRequest(option: schemes.v4)
             try config.checkV4Request(v4Request)
             config.v4Request = v4Request
@@ -309,14 +378,16 @@ extension APKPatch {
             print("  re-aligned entries: \(report.realignedEntryCount)")
             print("  signer: \(report.certificateSubject)")
             print("  signer certificate SHA-256: \(report.certificateSHA256.hexString)")
+            if let stamp = report.sourceStampCertificateSHA256 { print("  source stamp certificate SHA-256: \(stamp.hexString)") }
             if let v4Signature { print("  v4: \(v4Signature)") }
             print("Signed")
         }
 
         /// Signs every input into `directory`, as many at once as there are cores. One failure does not stop
         /// the others; the exit status says whether all succeeded and the summary lists each.
-        private func signBatch(_ paths: [String], into directory: String, key: SignerKey) throws {
+        private func signBatch(_ paths: [String], into directory: String, key: SignerKey, stamp: SourceStampConfig?) throws {
             var config = schemes.config(key: key)
+            config.sourceStamp = stamp
             let cores = ProcessorCount.active
             config.concurrency = paths.count > 1 ? max(1, cores / min(paths.count, cores)) : 0
             let v4Request = V4SigningRequest(option: schemes.v4), v4Concurrency = config.concurrency
@@ -419,6 +490,8 @@ struct SignSummary: Encodable {
     var warnings: [String]
     /// The v4 signature written beside the APK (`<output>.idsig`), if any.
     var v4SignatureFile: String?
+    /// With a source stamp: the SHA-256 digest of its certificate (absent otherwise).
+    var sourceStampCertificateSHA256: String?
 
     init(_ report: SigningReport) {
         output = report.outputPath
@@ -435,6 +508,7 @@ struct SignSummary: Encodable {
         signerSubject = report.certificateSubject
         signerCertificateSHA256 = report.certificateSHA256.hexString
         warnings = report.warnings.map(CLIHint.describe)
+        sourceStampCertificateSHA256 = report.sourceStampCertificateSHA256?.hexString
     }
 }
 

@@ -234,7 +234,7 @@ import Unpack
         #expect(try TestSupport.readBytes(stamped) == (try TestSupport.readBytes(plain)))
 
         let output = dir.appendingPathComponent("refused.apk").path
-        for (options, reason) in [(["--stamp-signer", "x"], "source stamps"), (["--stamp-signer"] + Self.signer(1), "source stamps"),
+        for (options, reason) in [(["--stamp-signer", "x"], "--stamp-signer needs the stamp key's options"),
                                   (["--append-signature"], "other signers' signatures"),
                                   (["--pass-encoding", "ibm437"], "password encodings"), (["--ks-provider-name", "SunPKCS11"], "Java security providers"),
                                   (["--next-signer"] + Self.signer(1) + ["--ks-provider-class", "x"], "Java security providers"),

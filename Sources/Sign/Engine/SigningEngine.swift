@@ -1,6 +1,7 @@
 import APKCore
 import OpenSSLWrapper
 import SignatureSchemes
+import ZlibWrapper
 
 /// What to sign and how, as apksig's `DefaultApkSignerEngine` decides it: which entries are kept, which
 /// digests the key calls for, where stored entries are aligned, the JAR signature files, the v2/v3 blocks,
@@ -48,10 +49,15 @@ struct SigningEngine {
         // A v4 signature asked for explicitly that these signers cannot give this APK: refused before anything
         // is written (apksig finds out after writing the APK).
         try config.checkV4Signature(apkMinSdkVersion: minSdk.level)
+        if let stamp = config.sourceStamp { try SourceStampSigner.check(stamp) }
     }
 
-    /// Whether the APK gets an APK Signing Block (v2 or v3).
+    /// Whether the APK gets v2 or v3 blocks.
     var signsBlock: Bool { schemes.contains(.v2) || schemes.contains(.v3) }
+
+    /// Whether the APK gets an APK Signing Block: for v2 or v3, or for a source stamp alone (a v1-only APK's
+    /// stamp goes there too, as apksig's `outputZipSections2` writes it).
+    var writesSigningBlock: Bool { signsBlock || config.sourceStamp != nil }
 
     /// The schemes the .SF file's `X-Android-APK-Signed` names (stripping protection for v2/v3).
     var apkSchemeIDs: [Int] { [(SignatureScheme.v2, 2), (.v3, 3)].filter { schemes.contains($0.0) }.map(\.1) }
@@ -193,6 +199,50 @@ struct SigningEngine {
     func needsVerityDigest(for key: SignerKey) throws -> Bool {
         guard config.verityEnabled && signsBlock else { return false }
         return try ([key] + config.additionalSigners).contains { try blockAlgorithms(for: $0).contains { $0.contentDigestAlgorithm == .verityChunkedSHA256 } }
+    }
+
+    // MARK: - Source stamp
+
+    /// The `stamp-cert-sha256` entry (apksig `ApkSigner.sign` step 7: written after the entries, before the pin
+    /// list and the JAR signature files, deflated as they are), or nil without a stamp. `existing`: the input's
+    /// entry of that name, which must name the same certificate unless the stamp may replace it.
+    func sourceStampFile(existing: [UInt8]?) throws -> JARSignature.File? {
+        guard let stamp = config.sourceStamp else { return nil }
+        let digest = try stamp.certificateDigest()
+        if let existing, existing != digest, !stamp.replacesOtherStamp { throw SignError.otherSourceStamp }
+        return JARSignature.File(name: SourceStamp.certificateDigestEntryName, data: digest,
+                                 compressed: try JARSignature.deflateJARFile(digest, level: config.jarSignatureCompressionLevel),
+                                 crc: CRC32.checksum(digest))
+    }
+
+    /// The source stamp pair over what the signatures sign (DefaultApkSignerEngine `outputZipSections2`): each
+    /// v2 and v3.0 block's content digests (those its signers' algorithms use; a v3.1 block's are not stamped),
+    /// and for v1 the SHA-256 of `manifest`, the MANIFEST.MF written.
+    func sourceStampPair(blocks: [SchemeBlockSpec], digests: [ContentDigestAlgorithm: [UInt8]], manifest: [UInt8]?,
+                         timestamp: Int64) throws -> SigningBlock.Pair? {
+        guard let stamp = config.sourceStamp else { return nil }
+        var schemes: [SourceStampSigner.SchemeDigests] = []
+        for block in blocks {
+            let scheme: UInt32
+            switch block.id {
+            case SigningBlock.ID.v2: scheme = SourceStamp.Scheme.v2
+            case SigningBlock.ID.v3: scheme = SourceStamp.Scheme.v3
+            default: continue
+            }
+            var stamped: [UInt32: [UInt8]] = [:]
+            for algorithm in Set(block.signers.flatMap { $0.algorithms.map(\.contentDigestAlgorithm) }) {
+                guard let digest = digests[algorithm] else { throw SignError.internalInconsistency("no \(algorithm) content digest for the source stamp") }
+                stamped[algorithm.id] = digest
+            }
+            schemes.append(SourceStampSigner.SchemeDigests(scheme: scheme, digests: stamped))
+        }
+        if schemes.isEmpty && !self.schemes.contains(.v1) { throw SignError.internalInconsistency("no signature for the source stamp to cover") }
+        if self.schemes.contains(.v1) {
+            guard let manifest else { throw SignError.internalInconsistency("no MANIFEST.MF for the source stamp") }
+            schemes.append(SourceStampSigner.SchemeDigests(scheme: SourceStamp.Scheme.jar,
+                                                           digests: [SourceStamp.manifestDigestID: Digest.hash(manifest, with: .sha256)]))
+        }
+        return try SourceStampSigner.pair(stamp, schemes: schemes, timestamp: timestamp)
     }
 
     // MARK: - Report
