@@ -39,7 +39,17 @@ import TestSupport
     /// Findings outside the resource code: the checks still run, and their failure is recorded as known.
     static let knownArchiveIssues: [String: String] = [:]
 
-    /// Where decode then run is not lossless, known: the check still runs, its failure is recorded as known.
+    /// Where the edited APK's badging differs from the input's beyond the added configurations, known: the check
+    /// still runs, its failure is recorded as known.
+    static let knownBadgingIssues: [String: String] = [
+        // androguard's manifest with no resources.arsc references label @0x7f060000 and icon @0x7f020003: the table
+        // the edits create gives those IDs to its own resources, so the label reads as
+        // 'res/xml/network_security_config.xml' in every locale.
+        "AndroidManifest_ShortName.apk": "a new table takes the resource IDs the manifest's dangling references name",
+    ]
+
+    /// Where decode then run is not lossless in the XML files' dumps, known: the check still runs, its failure is
+    /// recorded as known (the table, badging and entries are checked as for every APK).
     static let knownLosses: [String: String] = [
         // aapt1's shared-library client (apktool's shared_libraries/client.apk): aapt kept the raw text of its
         // layouts' references into the library, "@com.google.android.test.shared_library:style/CodeFont"; the
@@ -87,9 +97,11 @@ import TestSupport
         if let reason = Self.knownArchiveIssues[apk.name] {
             withKnownIssue(Comment(rawValue: reason)) { try Self.expectLossless(apk, input: input, work: work) }
         } else if let reason = Self.knownLosses[apk.name] {
-            // What decode writes must still compile: only the comparison of the dumps is known to differ.
+            // What decode writes must still compile, and the table and archive come back whole: only the XML files'
+            // dumps are known to differ.
             let output = try Self.roundTrip(apk, input: input, work: work)
-            withKnownIssue(Comment(rawValue: reason)) { try Self.expectSameDumps(apk, input: input, output: output, work: work) }
+            withKnownIssue(Comment(rawValue: reason)) { try Self.expectSameXMLFiles(apk, input: input, output: output, work: work) }
+            try Self.expectSameTableAndEntries(apk, input: input, output: output, work: work)
         } else {
             try Self.expectLossless(apk, input: input, work: work)
         }
@@ -110,12 +122,38 @@ import TestSupport
     }
 
     static func expectSameDumps(_ apk: APK, input: String, output: String, work: URL) throws {
+        try expectSameXMLFiles(apk, input: input, output: output, work: work)
+        try expectSameTableAndEntries(apk, input: input, output: output, work: work)
+    }
+
+    /// Every binary XML file of `input` has the same `aapt dump xmltree` in `output`.
+    static func expectSameXMLFiles(_ apk: APK, input: String, output: String, work: URL) throws {
         let xmlFiles = try binaryXMLFiles(of: input, in: work)
         #expect(xmlFiles.contains("AndroidManifest.xml"), "\(apk): no binary manifest among \(xmlFiles.prefix(5))")
         try expectSameXMLTrees(input, output, files: xmlFiles, label: "\(apk): decode/run")
+    }
+
+    /// The resource table dumps the same (aapt, aapt2, libandroidfw), the badging too, and libziparchive reads the
+    /// same entries.
+    static func expectSameTableAndEntries(_ apk: APK, input: String, output: String, work: URL) throws {
         Dump.expectEqual(try Dump.aapt(["--values", "resources", input]), try Dump.aapt(["--values", "resources", output]),
                          "\(apk): decode/run changed aapt dump --values resources")
         Dump.expectEqual(try aapt2Resources(input), try aapt2Resources(output), "\(apk): decode/run changed aapt2 dump resources")
+        Dump.expectEqual(try Dump.aapt(["badging", input]), try Dump.aapt(["badging", output]), "\(apk): decode/run changed aapt dump badging")
+        // Android's own readers: libandroidfw loads the table as it did (flags per resource and configuration,
+        // overlayables), libziparchive reads every entry it read.
+        let tables = (try androidTable(input, in: work), try androidTable(output, in: work))
+        Dump.expectEqual(tables.0, tables.1, "\(apk): decode/run changed libandroidfw's reading of resources.arsc")
+        if case .success(let entries) = try ZipArchiveOracle.read(input) {
+            // The output is unsigned (--no-sign): the input's JAR signature files are not in it.
+            let names = { (entries: [ZipArchiveOracle.Entry]) in Set(entries.map(\.name).filter { !isJARSignatureFile($0) }) }
+            switch try ZipArchiveOracle.read(output) {
+            case .failure(let error): Issue.record("\(apk): libziparchive does not read the output: \(error)")
+            case .success(let read):
+                let differing = names(read).symmetricDifference(names(entries)), sameNames = differing.isEmpty
+                #expect(sameNames, "\(apk): libziparchive reads other entries in the output: \(differing.sorted().prefix(5))")
+            }
+        }
         // apktool d reads the outputs of `edits` below, which go through the same compilation (manifest, values) and
         // add to it: one JVM run per APK instead of two keeps the suite's time reasonable.
     }
@@ -211,7 +249,8 @@ import TestSupport
         }
     }
 
-    static func expectEdits(_ apk: APK, input: String, work: URL) throws {
+    /// `withJVMOracles`: apksigner and apktool check the output too (by default on `jvmOracleAPKs` only).
+    static func expectEdits(_ apk: APK, input: String, work: URL, withJVMOracles: Bool? = nil) throws {
         let signing = try Self.signing.get()
         let before = ResourceDump(try aapt2Resources(input))
         let manifestBefore = try Dump.xmltree(input, "AndroidManifest.xml")
@@ -287,6 +326,27 @@ import TestSupport
         let aapt = try Dump.aapt(["--values", "resources", output])
         #expect(aapt.contains(#"(string8) "Ajouté par apkpatch""#) || aapt.contains(#"(string16) "Ajouté par apkpatch""#),
                 "\(apk): aapt dump --values resources lacks the fr string")
+        // aapt's badging lists the table's locales and densities and resolves the label once per locale: the edits'
+        // configurations (the default one and fr) show there, and nothing else may change (`badging(_:asItReadsFor:literalLabel:)`).
+        let badging = try Dump.aapt(["badging", output]), badgingBefore = try Dump.aapt(["badging", input])
+        let tableBefore = try androidTable(input, in: work), tableAfter = try androidTable(output, in: work)
+        if badging.contains("\nlocales:") {
+            let listsFrench = badging.split(separator: "\n").contains { $0.hasPrefix("locales:") && $0.contains(" 'fr'") }
+            #expect(listsFrench, "\(apk): aapt's badging lacks the fr locale")
+        }
+        let asBefore = Self.badging(badging, asItReadsFor: badgingBefore, literalLabel: Self.literalApplicationLabel(manifestBefore))
+        let sameBadging = { Dump.expectEqual(badgingBefore, asBefore, "\(apk): the edits changed aapt dump badging beyond the added configurations") }
+        if let reason = knownBadgingIssues[apk.name] { withKnownIssue(Comment(rawValue: reason)) { sameBadging() } } else { sameBadging() }
+        // libandroidfw loads the edited table, and reads every resource of the input's as it did (flags per
+        // resource and configuration: a new configuration holds only the new string).
+        if tableBefore.hasPrefix("status 0\n") || tableBefore.hasPrefix("no resources.arsc") {
+            let loads = tableAfter.hasPrefix("status 0\n")
+            #expect(loads, "\(apk): libandroidfw does not load the edited resources.arsc: \(tableAfter.prefix(300))")
+            let read = Set(tableAfter.split(separator: "\n"))
+            let changed = tableBefore.split(separator: "\n").dropFirst().filter { !read.contains($0) }
+            let readAsBefore = changed.isEmpty
+            #expect(readAsBefore, "\(apk): libandroidfw reads \(changed.count) lines of the input's table otherwise after the edits: \(changed.prefix(3))")
+        }
 
         // XML: every file of the input is unchanged but the manifest, which gains the config (and an existing config).
         // aapt loads a shared library (package ID 0, SystemWebView) as package 0x02 and shows its references so.
@@ -327,7 +387,7 @@ import TestSupport
         }
 
         // Signed as apksigner verifies; apktool decodes every addition.
-        guard jvmOracleAPKs.contains(apk.name) else { return }
+        guard withJVMOracles ?? jvmOracleAPKs.contains(apk.name) else { return }
         let apksigner = try TestSupport.run("apksigner", ["verify", output], environment: java)
         #expect(apksigner.succeeded, "\(apk): apksigner verify: \(apksigner)")
         guard let decoded = try expectApktoolReads(output, apk: apk, work: work) else { return }
@@ -338,6 +398,19 @@ import TestSupport
         for path in configPaths {
             #expect(text(path).contains(#"<certificates src="user" />"#), "\(apk): apktool's \(path): \(text(path))")
         }
+    }
+
+    /// The same edits on a platform build (LineageOS's framework-res: package android, ID 0x01, by aapt v1, with
+    /// thousands of resources in each type), and apksigner verifies the output. apktool's reading of this table
+    /// is the platform round trip's check: a second decode of 46 MB here would add its seconds to the suite.
+    @Test(arguments: RealWorldCorpus.platformBuilds)
+    func platformBuildEdits(_ apk: APK) throws {
+        let input = try apk.fetchedPath()
+        let work = try TestSupport.makeTemporaryDirectory("realworld-platform-edits")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try Self.expectEdits(apk, input: input, work: work, withJVMOracles: false)
+        let apksigner = try TestSupport.run("apksigner", ["verify", work.appendingPathComponent("edited.apk").path], environment: Self.java)
+        #expect(apksigner.succeeded, "\(apk): apksigner verify: \(apksigner)")
     }
 
     // MARK: oracles
@@ -371,6 +444,70 @@ import TestSupport
                                  sourceLocation: sourceLocation)
             }
         }
+    }
+
+    /// META-INF/MANIFEST.MF and a JAR signature's .SF, .RSA, .DSA or .EC file (what an unsigned output lacks).
+    static func isJARSignatureFile(_ name: String) -> Bool {
+        guard name.hasPrefix("META-INF/"), !name.dropFirst(9).contains("/") else { return false }
+        return name == "META-INF/MANIFEST.MF" || [".SF", ".RSA", ".DSA", ".EC"].contains { name.uppercased().hasSuffix($0) }
+    }
+
+    /// The edited APK's `aapt dump badging` as it reads for the input's, `original`, once what the edits' two new
+    /// configurations (the default one and `fr`, neither with a density) show in it is taken out, each only in
+    /// the form it must take. aapt (`Command.cpp`, dump badging) lists the table's locales and densities, a
+    /// configuration with no density as 160, and resolves the application label once per locale of the table:
+    /// - `locales:` gains `'--_--'` and `'fr'`, `densities:` gains `'160'`, where `original` lacked them;
+    /// - a new locale gets its `application-label-fr:` line (`application-label:` for the default locale) with the
+    ///   label the input resolves by default: the edits add no translation of it;
+    /// - where the input had no locale at all, aapt printed `application: label=''` whatever the manifest says,
+    ///   and once the table has locales, a literal label (`literalLabel`) reads in each of them and on that line.
+    static func badging(_ badging: String, asItReadsFor original: String, literalLabel: String?) -> String {
+        let lines = original.split(separator: "\n", omittingEmptySubsequences: false)
+        let originalLocales = lines.first { $0.hasPrefix("locales:") } ?? ""
+        let newLocales = ["--_--", "fr"].filter { !originalLocales.contains(" '\($0)'") }
+        let newDensity = !(lines.first { $0.hasPrefix("densities:") } ?? "").contains(" '160'")
+        let hadNoLocale = originalLocales.isEmpty || originalLocales == "locales:"
+        // The label a new locale resolves to: the input's default one, or the literal one where no locale resolved it.
+        let label = lines.first { $0.hasPrefix("application-label:'") }.map { String($0.dropFirst("application-label:".count)) }
+            ?? (hadNoLocale ? literalLabel.map { "'\($0)'" } : nil)
+        let newLabelLines = Set(newLocales.map { ($0 == "--_--" ? "application-label:" : "application-label-\($0):") + (label ?? "''") })
+        return badging.split(separator: "\n", omittingEmptySubsequences: false).compactMap { line -> String? in
+            if label != nil && newLabelLines.contains(String(line)) { return nil }
+            if line.hasPrefix("locales:") { return newLocales.reduce(String(line)) { $0.replacingOccurrences(of: " '\($1)'", with: "") } }
+            if line.hasPrefix("densities:") && newDensity { return line.replacingOccurrences(of: " '160'", with: "") }
+            if hadNoLocale, let literalLabel, line.hasPrefix("application: label='\(literalLabel)' ") {
+                return "application: label='' " + line.dropFirst("application: label='\(literalLabel)' ".count)
+            }
+            return String(line)
+        }.joined(separator: "\n")
+    }
+
+    /// The `<application>` element's android:label where the manifest holds it as text, not a reference
+    /// (`aapt dump xmltree`: `A: android:label(0x01010001)="Text" (Raw: "Text")`).
+    static func literalApplicationLabel(_ manifestTree: String) -> String? {
+        let lines = manifestTree.split(separator: "\n")
+        guard let application = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "E: application" }) else { return nil }
+        let depth = lines[application].prefix { $0 == " " }.count
+        for line in lines[(application + 1)...] {
+            let indent = line.prefix { $0 == " " }.count, body = line.dropFirst(indent)
+            guard indent > depth, body.hasPrefix("A:") else { return nil }
+            let prefix = #"A: android:label(0x01010001)=""#
+            guard body.hasPrefix(prefix), let end = body.range(of: #"" (Raw: "#) else { continue }
+            return String(body[body.index(body.startIndex, offsetBy: prefix.count)..<end.lowerBound])
+        }
+        return nil
+    }
+
+    /// libandroidfw's reading of `apk`'s resources.arsc (`TestSupport.libandroidfwTable`: its packages, each
+    /// resource's typeSpec and entry flags, the overlayables), with its exit status; "no resources.arsc" without one.
+    static func androidTable(_ apk: String, in work: URL) throws -> String {
+        let directory = work.appendingPathComponent("table-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let unzip = try TestSupport.run("unzip", ["-qq", "-o", "-j", apk, "resources.arsc", "-d", directory.path])
+        let arsc = directory.appendingPathComponent("resources.arsc").path
+        guard FileManager.default.fileExists(atPath: arsc) else { return "no resources.arsc (unzip \(unzip.status))" }
+        let loaded = try TestSupport.libandroidfwTable(arsc)
+        return "status \(loaded.status)\n" + loaded.stdout
     }
 
     /// `aapt2 dump resources` (stdout only; a failure is a dump too, so two files still compare).
