@@ -18,6 +18,10 @@ typedef struct apkpatch_libzip {
     __typeof__(zip_error_init_with_code) *error_init_with_code;
     __typeof__(zip_error_strerror) *error_strerror;
     __typeof__(zip_error_fini) *error_fini;
+    __typeof__(zip_get_error) *get_error;
+    __typeof__(zip_file_get_error) *file_get_error;
+    __typeof__(zip_error_code_zip) *error_code_zip;
+    __typeof__(zip_error_code_system) *error_code_system;
 } apkpatch_libzip;
 
 // Fills `table`; returns NULL, or dlerror()'s message when libzip or one of its functions is missing.
@@ -38,6 +42,10 @@ static inline const char *apkpatch_libzip_load(apkpatch_libzip *table) {
     APKPATCH_LIBZIP_SYMBOL(error_init_with_code, zip_error_init_with_code)
     APKPATCH_LIBZIP_SYMBOL(error_strerror, zip_error_strerror)
     APKPATCH_LIBZIP_SYMBOL(error_fini, zip_error_fini)
+    APKPATCH_LIBZIP_SYMBOL(get_error, zip_get_error)
+    APKPATCH_LIBZIP_SYMBOL(file_get_error, zip_file_get_error)
+    APKPATCH_LIBZIP_SYMBOL(error_code_zip, zip_error_code_zip)
+    APKPATCH_LIBZIP_SYMBOL(error_code_system, zip_error_code_system)
 #undef APKPATCH_LIBZIP_SYMBOL
     return NULL;
 }

@@ -10,6 +10,7 @@ import Glibc
 import Darwin
 #endif
 import LibzipWrapper
+import ZlibWrapper
 
 /// Extracts an APK's entries into a directory with libzip (`apkpatch unpack`).
 ///
@@ -99,10 +100,14 @@ public struct Extractor {
                 guard let index = indexByName[entry.nameBytes] else {
                     throw UnpackError.malformedArchive(path: archive.label, reason: "libzip does not list entry \(entry.name.debugQuoted)")
                 }
+                var crc = CRC32()
                 do {
-                    try libzip.read(entryAt: index, limit: entry.uncompressedSize) { try output.write($0) }
+                    try libzip.read(entryAt: index, limit: entry.uncompressedSize) { chunk in
+                        crc.update(chunk)
+                        try output.write(chunk)
+                    }
                 } catch let error as LibzipError {
-                    throw UnpackError.corruptEntry(path: archive.label, entry: entry.name, reason: error.description)
+                    throw UnpackError.corruptEntry(path: archive.label, entry: entry.name, reason: Self.reason(error, entry: entry, crc: crc.value))
                 }
             } else {
                 try archive.withUncompressedChunks(of: entry) { try output.write($0) }
@@ -123,6 +128,35 @@ public struct Extractor {
             throw UnpackError.extractionFailed(path: directory, reason: "\(error)")
         }
         return summary
+    }
+
+    /// What libzip's failure to read `entry` means, in the words `APKArchive`'s reader uses for the same damage
+    /// (`crc`: the CRC-32 of the data read, for a mismatch).
+    static func reason(_ error: LibzipError, entry: ZipEntry, crc: UInt32) -> String {
+        func hex(_ value: UInt32) -> String {
+            let digits = String(value, radix: 16)
+            return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+        }
+        switch error.problem {
+        case .crcMismatch:
+            return "CRC-32 is \(hex(crc)), the archive says \(hex(entry.crc32))"
+        case .compressedDataInvalid:
+            return "its compressed data does not inflate"
+        case .truncated:
+            return "its data ends before the \(entry.uncompressedSize) bytes the archive declares"
+        case .longerThanDeclared(let limit):
+            return "it holds more than the \(limit) bytes the archive declares"
+        case .encrypted:
+            return "it is encrypted, which Android does not read in an APK"
+        case .compressionNotSupported:
+            return "its compression method (\(entry.method.rawValue)) is neither stored nor deflated, the two Android reads"
+        case .inconsistent:
+            return "its local header does not match its central directory record"
+        case .readFailed(let reason):
+            return "reading its data failed (\(reason))"
+        case .other(let message):
+            return "libzip could not read it (\(message))"
+        }
     }
 
     /// Refuses, before anything is written, names that cannot all become files in one directory: a component

@@ -200,6 +200,23 @@ import ZlibWrapper
         }
     }
 
+    /// unpack (libzip extracts stored entries, our reader deflated ones) says in its own words which entry is
+    /// damaged, how (the CRC-32 it has and the one declared), and what to do; never libzip's bare "zip_fread: CRC
+    /// error.". Nothing is extracted.
+    @Test("unpack names the damaged entry, what is wrong and what to do", arguments: [Damage.storedCRC, .deflatedCRC])
+    func unpackSaysWhatIsWrong(_ damage: Damage) throws {
+        let record = try Self.record(damage)
+        let input = try apk("\(damage)-unpack.apk", with: record, front: true)
+        let out = dir.appendingPathComponent("\(damage)-unpacked").path
+        let result = try TestSupport.apkpatch(["unpack", input, "-o", out])
+        try expectRefused(result, damage, output: out, "unpack \(damage)")
+        let actual = damage == .storedCRC ? CRC32.checksum(record.data) : CRC32.checksum(Self.text)
+        func hex(_ value: UInt32) -> String { String(format: "0x%08x", value) }
+        #expect(result.stderr.contains("entry \"\(damage.name)\" is corrupt: CRC-32 is \(hex(actual)), the archive says \(hex(record.entry.crc32))."), "\(result)")
+        #expect(result.stderr.contains("download or build the APK again"), "\(result)")
+        #expect(!result.stderr.contains("zip_") && !result.stderr.contains("CRC error"), "libzip's words: \(result)")
+    }
+
     /// watch reports the failed build and keeps watching (a patch file could replace the entry): no output.
     @Test(arguments: [Damage.deflatedCRC, .spanningStoredCRC])
     func watchReportsAndWritesNothing(_ damage: Damage) throws {

@@ -276,7 +276,7 @@ public enum UnpackError: Error, CustomStringConvertible {
         case .limitExceeded(let path, let reason):
             return "\(path) was refused: \(reason)."
         case .corruptEntry(let path, let entry, let reason):
-            return "\(path): entry \(entry.debugQuoted) is corrupt: \(reason)."
+            return "\(path): entry \(entry.debugQuoted) is corrupt: \(reason). Its bytes are not what the archive says they are (a damaged download or copy, or an archive edited by hand): download or build the APK again, as apkpatch does not repair damaged entries."
         case .outputExists(let path):
             return "\(path) already exists and is not empty; choose another output directory or remove it first."
         case .extractionFailed(let path, let reason):
