@@ -7,8 +7,12 @@ enum EmbeddedTemplates {
 {{! The adb commands apkpatch prints, runs (--install) and writes into install.sh: one command per line.
     Every value arrives already shell-quoted (Install's ShellWords.quote), so it goes in with triple braces;
     Install parses these lines back into argv, so this file is the one source of truth for the flags.
-    A split APK set is installed in one session with install-multiple: then apk holds every path. }}
+    A split APK set is installed in one session with install-multiple: then apk holds every path.
+    Then each file to copy to the device (an .xapk's expansion files) is pushed, before the app is started. }}
 {{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} {{#multiple}}install-multiple{{/multiple}}{{^multiple}}install{{/multiple}} -r{{#incremental}} --incremental{{/incremental}}{{#allowTestPackages}} -t{{/allowTestPackages}}{{#allowDowngrade}} -d{{/allowDowngrade}}{{#grantPermissions}} -g{{/grantPermissions}} {{{apk}}}
+{{#pushes}}
+{{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} push {{{local}}} {{{remote}}}
+{{/pushes}}
 {{#launch}}
 {{#component}}
 {{{adb}}}{{#serial}} -s {{{serial}}}{{/serial}} shell am start -n {{{component}}}
@@ -21,7 +25,7 @@ enum EmbeddedTemplates {
 """#,
         "adb/install-script.mustache": #"""
 #!/bin/sh
-# Installs {{{apkDisplayName}}}{{#package}} ({{{package}}}){{/package}} on a device with adb{{#launch}} and starts it{{/launch}}.
+# Installs {{{apkDisplayName}}}{{#package}} ({{{package}}}){{/package}} on a device with adb{{#copiesFiles}}, copies its expansion files{{/copiesFiles}}{{#launch}} and starts it{{/launch}}.
 # Written by apkpatch. Re-run it after each build; adb honours ANDROID_SERIAL when no -s is given.
 set -e
 
@@ -29,20 +33,29 @@ if ! command -v adb >/dev/null 2>&1; then
     echo "install.sh: adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb) or add the Android SDK's platform-tools to PATH." >&2
     exit 127
 fi
-{{#container}}
+{{#extracts}}
 if ! command -v unzip >/dev/null 2>&1; then
-    echo "install.sh: unzip is not on PATH; it takes the APKs out of the container to install them. Install it (Debian/Ubuntu: sudo apt-get install unzip)." >&2
+    echo "install.sh: unzip is not on PATH; it takes the files to install out of their container. Install it (Debian/Ubuntu: sudo apt-get install unzip)." >&2
     exit 127
 fi
+{{/extracts}}
+{{#archives}}
 if [ ! -f {{{container}}} ]; then
     echo "install.sh: "{{{container}}}" does not exist; build it again with apkpatch run." >&2
     exit 1
 fi
+{{/archives}}
+{{#extracts}}
 apks=$(mktemp -d)
 trap 'rm -rf "$apks"' EXIT
-unzip -q -o {{{container}}} {{{entries}}} -d "$apks"
-{{/container}}
-for apk in {{{apk}}}; do
+{{/extracts}}
+{{#archives}}
+{{#makesFolder}}
+mkdir {{{folder}}}
+{{/makesFolder}}
+unzip -q -o {{{container}}} {{{entries}}} -d {{{folder}}}
+{{/archives}}
+for apk in {{{apk}}}{{#pushes}} {{{local}}}{{/pushes}}; do
     if [ ! -f "$apk" ]; then
         echo "install.sh: $apk does not exist; build it again with apkpatch run." >&2
         exit 1

@@ -40,10 +40,12 @@ public struct InstallOptions: Sendable, Hashable {
 
 /// The adb commands that install an APK (and start it), rendered from `Templates/adb/install-command.mustache`.
 ///
-/// `adb [-s SERIAL] install -r [-t] [-d] [-g] APK`, then with ``InstallOptions/launch``
-/// `adb [-s SERIAL] shell am start -n PACKAGE/ACTIVITY`, or `adb shell monkey -p PACKAGE -c android.intent.category.LAUNCHER 1`
-/// when the launcher activity is unknown. ``text`` is what to show or paste; ``install`` and ``launch`` are the same
-/// commands as argv (parsed back from the rendered text, so the two cannot disagree).
+/// `adb [-s SERIAL] install -r [-t] [-d] [-g] APK`, then
+/// `adb [-s SERIAL] push FILE DEVICE_PATH` for each of ``pushes`` (an `.xapk`'s expansion files), then with
+/// ``InstallOptions/launch`` `adb [-s SERIAL] shell am start -n PACKAGE/ACTIVITY`, or
+/// `adb shell monkey -p PACKAGE -c android.intent.category.LAUNCHER 1` when the launcher activity is unknown.
+/// ``text`` is what to show or paste; ``install``, ``pushCommands`` and ``launch`` are the same commands as argv
+/// (parsed back from the rendered text, so the two cannot disagree), and the install script runs that text too.
 public struct InstallCommands: Sendable {
     /// The APK path as given (the first, the base, for a split APK set); the container for APKs in one.
     public let apkPath: String
@@ -51,20 +53,24 @@ public struct InstallCommands: Sendable {
     public let apkPaths: [String]
     /// APKs that are entries of a container file (`.apks`, `.xapk`, `.apkm`), installed from copies at
     /// `apkPaths` that last only while apkpatch runs: ``text`` and ``installLine`` then take the entries out of
-    /// the container first (with unzip, as ``script(currentDirectory:container:)`` does), so that what is shown
-    /// still installs afterwards. ``install`` and ``launch`` run on the copies.
+    /// the container first (with unzip, as ``script(currentDirectory:)`` does), so that what is shown still
+    /// installs afterwards. ``install`` and ``launch`` run on the copies.
     public let container: Container?
     /// The app's package name (from the manifest), if known.
     public let packageName: String?
     /// The fully qualified MAIN/LAUNCHER activity, if known.
     public let launcherActivity: String?
     public let options: InstallOptions
+    /// Files to copy to the device after the install and before the launch.
+    public let pushes: [Push]
     /// `adb … install …` as argv; `install[0]` is `"adb"`.
     public let install: [String]
+    /// `adb … push LOCAL REMOTE` as argv, one per ``pushes`` element.
+    public let pushCommands: [[String]]
     /// The launch command as argv, when ``InstallOptions/launch`` is set.
     public let launch: [String]?
-    /// What to show or paste: the commands as one shell-quoted line ending with a newline, the launch joined to
-    /// the install with `&&`, so that pasted or run from a script step, a failed install starts nothing and the
+    /// What to show or paste: the commands as one shell-quoted line ending with a newline, each joined to the
+    /// one before with `&&`, so that pasted or run from a script step, a failed install starts nothing and the
     /// line's exit status is the install's (two lines would start the app already on the device and exit with
     /// the launch's status).
     public let text: String
@@ -77,6 +83,24 @@ public struct InstallCommands: Sendable {
     public init(apkPath: String, packageName: String?, launcherActivity: String? = nil,
                 options: InstallOptions = InstallOptions(), templates: TemplateLibrary) throws {
         try self.init(apkPaths: [apkPath], packageName: packageName, launcherActivity: launcherActivity, options: options, templates: templates)
+    }
+
+    /// A file `adb push` copies to the device once the APKs are installed, before the app is started (an
+    /// `.xapk`'s expansion files, which the app reads from the shared storage).
+    public struct Push: Sendable, Hashable {
+        /// The file here, when the commands run (``install``, ``pushCommands``).
+        public var local: String
+        /// Where the file is kept for good when `local` is a copy taken out of a container that lasts only while
+        /// apkpatch runs: what is shown (``text``, ``installLine``, the script) takes it out of there first.
+        public var keptIn: Container?
+        /// Where it goes on the device.
+        public var remote: String
+        /// `keptIn`, when given, names one entry.
+        public init(local: String, keptIn: Container? = nil, remote: String) {
+            self.local = local
+            self.keptIn = keptIn
+            self.remote = remote
+        }
     }
 
     /// Where the APKs to install are kept when they are entries of a container file.
@@ -93,65 +117,118 @@ public struct InstallCommands: Sendable {
 
     /// Renders the commands for several APKs installed as one app (a split APK set: `adb install-multiple`);
     /// `container` when they are copies of a container's entries (see ``container``).
+    /// `pushes` are copied to the device between the install and the launch.
     public init(apkPaths: [String], packageName: String?, launcherActivity: String? = nil,
-                options: InstallOptions = InstallOptions(), container: Container? = nil, templates: TemplateLibrary) throws {
+                options: InstallOptions = InstallOptions(), container: Container? = nil, pushes: [Push] = [],
+                templates: TemplateLibrary) throws {
         guard let firstPath = apkPaths.first else { throw InstallCommandError.unexpectedTemplateOutput("(no APK to install)") }
         if options.launch && (packageName ?? "").isEmpty { throw InstallCommandError.launchNeedsPackageName }
         try Self.checkSerial(options.serial)
         if let container, container.entries.count != apkPaths.count {
             throw InstallCommandError.unexpectedTemplateOutput("(\(container.entries.count) container entries for \(apkPaths.count) APKs)")
         }
+        if let push = pushes.first(where: { $0.keptIn.map { $0.entries.count != 1 } ?? false }) {
+            throw InstallCommandError.unexpectedTemplateOutput("(\(push.remote) is kept in \(push.keptIn?.entries.count ?? 0) container entries)")
+        }
         self.apkPath = container?.path ?? firstPath
         self.apkPaths = apkPaths
         self.container = container
+        self.pushes = pushes
         self.packageName = packageName
         self.launcherActivity = launcherActivity
         self.options = options
         self.templates = templates
-        let context = Self.context(apkPaths: apkPaths, packageName: packageName, launcherActivity: launcherActivity, options: options)
+        let context = Self.context(apkPaths: apkPaths, pushes: pushes.map { ($0.local, $0.remote) }, packageName: packageName,
+                                   launcherActivity: launcherActivity, options: options)
         let run = try templates.render("adb/install-command.mustache", context: context)
-        let lines = run.split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
+        let lines = try Self.commandLines(run, pushes: pushes.count, options: options, multiple: apkPaths.count > 1)
         let commands = try lines.map(ShellWords.split)
-        guard let first = commands.first, first.first == "adb", first.contains(apkPaths.count > 1 ? "install-multiple" : "install") else {
-            throw InstallCommandError.unexpectedTemplateOutput(run)
-        }
-        install = first
-        if options.launch {
-            guard commands.count == 2 else { throw InstallCommandError.unexpectedTemplateOutput(run) }
-            launch = commands[1]
-        } else {
-            guard commands.count == 1 else { throw InstallCommandError.unexpectedTemplateOutput(run) }
-            launch = nil
-        }
-        guard let container else {
+        install = commands[0]
+        pushCommands = Array(commands[1..<(1 + pushes.count)])
+        launch = options.launch ? commands.last : nil
+        // What is shown installs after the run too: APKs and files kept in containers are taken out first (into a
+        // temporary folder, `$apks`), and the commands run on those copies.
+        let extraction = Extraction(container: container, pushes: pushes)
+        guard !extraction.isEmpty else {
             text = lines.joined(separator: " && ") + "\n"
-            shownInstallLine = nil
+            installLine = pushes.isEmpty ? ShellWords.join(install) : lines.prefix(1 + pushes.count).joined(separator: " && ")
             return
         }
-        // The same commands on the entries taken out into a temporary folder, between the unzip and its removal.
         var shown = context
-        shown["apk"] = container.entries.map { "\"$apks\"/" + ShellWords.quote($0) }.joined(separator: " ")
-        let commandLines = try templates.render("adb/install-command.mustache", context: shown)
-            .split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
-        text = Self.extracting(container, then: commandLines) + "\n"
-        shownInstallLine = Self.extracting(container, then: [commandLines[0]])
+        if let container { shown["apk"] = container.entries.map { extraction.quotedPath(of: $0, in: container.path) }.joined(separator: " ") }
+        shown["pushes"] = Self.pushContext(pushes.map { push in
+            (push.keptIn.map { extraction.quotedPath(of: $0.entries[0], in: $0.path) } ?? ShellWords.quote(push.local), push.remote)
+        })
+        let shownLines = try Self.commandLines(try templates.render("adb/install-command.mustache", context: shown), pushes: pushes.count,
+                                               options: options, multiple: apkPaths.count > 1)
+        text = extraction.line(then: shownLines) + "\n"
+        installLine = extraction.line(then: Array(shownLines.prefix(1 + pushes.count)))
     }
 
-    /// `commands` run on `container`'s entries taken out into a temporary folder, as one line: a subshell that
-    /// removes the folder whatever happened and exits with the status of the first command that failed (unzip's
-    /// or adb's, not rm's), so that a script or CI step running the line sees a failed install. A subshell,
-    /// so that its `exit` does not close the terminal the line is pasted into.
-    static func extracting(_ container: Container, then commands: [String]) -> String {
-        "(apks=$(mktemp -d) && unzip -q -o \(ShellWords.quote(container.path)) \(unzipPatterns(container.entries)) -d \"$apks\" && "
-            + commands.joined(separator: " && ") + "; s=$?; rm -rf \"$apks\"; exit $s)"
+    /// The non-blank lines of the rendered template `run`, checked: the install, one push per pushed file, and
+    /// the launch when the app is to be started.
+    static func commandLines(_ run: String, pushes: Int, options: InstallOptions, multiple: Bool) throws -> [String] {
+        let lines = run.split(separator: "\n").map(String.init).filter { !$0.trimmingWhitespace().isEmpty }
+        let commands = try lines.map(ShellWords.split)
+        guard lines.count == 1 + pushes + (options.launch ? 1 : 0), commands[0].first == "adb", commands[0].contains(multiple ? "install-multiple" : "install"),
+              commands[1..<(1 + pushes)].allSatisfy({ $0.first == "adb" && $0.contains("push") }) else {
+            throw InstallCommandError.unexpectedTemplateOutput(run)
+        }
+        return lines
     }
 
-    /// `adb [-s SERIAL] push` of the container entry `entry` to `remote`, as one line that takes the entry out
-    /// into a temporary folder, pushes it, removes the folder and exits with adb's status (or unzip's).
-    public func pushLine(container: String, entry: String, remote: String) -> String {
+    /// The containers whose entries what is shown takes out, each into its own folder under `$apks`.
+    struct Extraction {
+        /// Each container and the entries taken out of it, in the order first named.
+        var archives: [(path: String, entries: [String])] = []
+
+        init(container: Container?, pushes: [Push]) {
+            for kept in [container].compactMap({ $0 }) + pushes.compactMap(\.keptIn) {
+                if let index = archives.firstIndex(where: { $0.path == kept.path }) {
+                    archives[index].entries += kept.entries.filter { !archives[index].entries.contains($0) }
+                } else {
+                    archives.append((kept.path, kept.entries))
+                }
+            }
+        }
+
+        var isEmpty: Bool { archives.isEmpty }
+
+        /// The folder the entries of the container at `path` are taken out into: `"$apks"` for one container;
+        /// with several, one folder each, so that entries of the same name cannot meet.
+        func folder(of path: String) -> String {
+            guard archives.count > 1, let index = archives.firstIndex(where: { $0.path == path }) else { return "\"$apks\"" }
+            return "\"$apks\"/\(index)"
+        }
+
+        /// The taken-out copy of `entry` of the container at `path`, quoted for the shell.
+        func quotedPath(of entry: String, in path: String) -> String { folder(of: path) + "/" + ShellWords.quote(entry) }
+
+        /// The unzip commands that take the entries out.
+        var unzipCommands: [String] {
+            archives.map { archive in
+                let folder = folder(of: archive.path)
+                return (folder == "\"$apks\"" ? "" : "mkdir \(folder) && ")
+                    + "unzip -q -o \(ShellWords.quote(archive.path)) \(InstallCommands.unzipPatterns(archive.entries)) -d \(folder)"
+            }
+        }
+
+        /// `commands` run on the entries taken out into a temporary folder, as one line: a subshell that removes
+        /// the folder whatever happened and exits with the status of the first command that failed (unzip's or
+        /// adb's, not rm's), so that a script or CI step running the line sees a failed install. A subshell, so
+        /// that its `exit` does not close the terminal the line is pasted into.
+        func line(then commands: [String]) -> String {
+            "(apks=$(mktemp -d) && " + (unzipCommands + commands).joined(separator: " && ") + "; s=$?; rm -rf \"$apks\"; exit $s)"
+        }
+    }
+
+    /// The command that copies `push` to the device by hand (the advice after a failed push): taken out of
+    /// the container it is kept in first, when it is.
+    public func manualPushLine(_ push: Push) -> String {
         let adb = ShellWords.join(["adb"] + (options.serial.map { ["-s", $0] } ?? []) + ["push"])
-        return Self.extracting(Container(path: container, entries: [entry]),
-                               then: ["\(adb) \"$apks\"/\(ShellWords.quote(entry)) \(ShellWords.quote(remote))"])
+        guard let kept = push.keptIn else { return "\(adb) \(ShellWords.quote(push.local)) \(ShellWords.quote(push.remote))" }
+        let extraction = Extraction(container: nil, pushes: [push])
+        return extraction.line(then: ["\(adb) \(extraction.quotedPath(of: kept.entries[0], in: kept.path)) \(ShellWords.quote(push.remote))"])
     }
 
     /// unzip's name arguments for `entries`: unzip reads them as wildcard patterns, so each is escaped to match
@@ -161,10 +238,12 @@ public struct InstallCommands: Sendable {
     }
 
     /// The Mustache context: every value shell-quoted, flags as booleans.
-    static func context(apkPaths: [String], packageName: String?, launcherActivity: String?, options: InstallOptions) -> [String: Any] {
+    static func context(apkPaths: [String], pushes: [(local: String, remote: String)], packageName: String?, launcherActivity: String?,
+                        options: InstallOptions) -> [String: Any] {
         var context: [String: Any] = [
             "adb": "adb",
             "apk": apkPaths.map(ShellWords.quote).joined(separator: " "),
+            "pushes": pushContext(pushes.map { (ShellWords.quote($0.local), $0.remote) }),
             "multiple": apkPaths.count > 1,
             "apkDisplayName": apkPaths.map(\.lastPathComponent).joined(separator: ", "),
             "allowTestPackages": options.allowTestPackages,
@@ -183,17 +262,29 @@ public struct InstallCommands: Sendable {
         return context
     }
 
+    /// The `pushes` section of the template: `local` as the shell should read it (quoted, or a taken-out copy),
+    /// `remote` quoted here.
+    static func pushContext(_ pushes: [(local: String, remote: String)]) -> [[String: Any]] {
+        pushes.map { ["local": $0.local, "remote": ShellWords.quote($0.remote)] }
+    }
+
     /// The same commands with other options (used for advice such as "retry with -d").
     public func with(_ change: (inout InstallOptions) -> Void) throws -> InstallCommands {
         var options = self.options
         change(&options)
         return try InstallCommands(apkPaths: apkPaths, packageName: packageName, launcherActivity: launcherActivity,
-                                   options: options, container: container, templates: templates)
+                                   options: options, container: container, pushes: pushes, templates: templates)
     }
 
-    /// The install line alone, as a user would type it (for a container, between the unzip and the clean-up).
-    public var installLine: String { shownInstallLine ?? ShellWords.join(install) }
-    private let shownInstallLine: String?
+    /// The same commands without the pushes (a watch session copies the files once, not after every build).
+    public func withoutPushes() throws -> InstallCommands {
+        try InstallCommands(apkPaths: apkPaths, packageName: packageName, launcherActivity: launcherActivity,
+                            options: options, container: container, templates: templates)
+    }
+
+    /// The install line (and the pushes after it) without the launch, as a user would type it (for what is
+    /// kept in a container, between the unzip and the clean-up).
+    public let installLine: String
 
     /// `adb [-s SERIAL] uninstall PACKAGE`, when the package name is known.
     public var uninstallLine: String? {
@@ -203,33 +294,42 @@ public struct InstallCommands: Sendable {
         return ShellWords.join(words + ["uninstall", packageName])
     }
 
-    /// `install.sh`: a POSIX shell script (`set -e`, every value quoted) that checks for adb and the APK and runs
-    /// ``text``, rendered from `Templates/adb/install-script.mustache`. A relative APK path is made absolute
-    /// against the current directory so the script works from anywhere.
+    /// `install.sh`: a POSIX shell script (`set -e`, every value quoted) that checks for adb and the files and
+    /// runs the commands of ``text``, rendered from `Templates/adb/install-script.mustache`. A relative path is
+    /// made absolute against the current directory so the script works from anywhere.
     ///
-    /// With `container` (a split APK set kept in a .apks, .xapk or .apkm file, and the entry names of the APKs
-    /// to install), the script takes those entries out of the container into a temporary directory with unzip,
-    /// installs them from there and removes them: adb installs APK files, not a container's entries.
-    public func script(currentDirectory: String = FileManager.default.currentDirectoryPath,
-                       container: (path: String, entries: [String])? = nil) throws -> String {
+    /// What is kept in a container (a split APK set's APKs in a .apks, .xapk or .apkm file; an .xapk's expansion
+    /// files) the script takes out into a temporary directory with unzip, installs or pushes from there, and
+    /// removes: adb reads files, not a container's entries.
+    public func script(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> String {
         let absolute = { (path: String) in
             path.hasPrefix("/") ? path : URL(fileURLWithPath: currentDirectory).appendingPathComponent(path).standardizedFileURL.path
         }
-        var context = Self.context(apkPaths: apkPaths.map(absolute), packageName: packageName, launcherActivity: launcherActivity, options: options)
+        let kept = { (container: Container) in Container(path: absolute(container.path), entries: container.entries) }
+        let extraction = Extraction(container: container.map(kept), pushes: pushes.map { Push(local: $0.local, keptIn: $0.keptIn.map(kept), remote: $0.remote) })
+        var context = Self.context(apkPaths: apkPaths.map(absolute), pushes: [], packageName: packageName, launcherActivity: launcherActivity, options: options)
+        context["pushes"] = Self.pushContext(pushes.map { push in
+            (push.keptIn.map { extraction.quotedPath(of: $0.entries[0], in: absolute($0.path)) } ?? ShellWords.quote(absolute(push.local)), push.remote)
+        })
         if let container {
-            context["apk"] = container.entries.map { "\"$apks\"/" + ShellWords.quote($0) }.joined(separator: " ")
+            context["apk"] = container.entries.map { extraction.quotedPath(of: $0, in: absolute(container.path)) }.joined(separator: " ")
             context["apkDisplayName"] = container.entries.joined(separator: ", ")
-            context["container"] = ShellWords.quote(absolute(container.path))
+        }
+        context["copiesFiles"] = !pushes.isEmpty
+        context["extracts"] = !extraction.isEmpty
+        context["archives"] = extraction.archives.map { archive -> [String: Any] in
+            let folder = extraction.folder(of: archive.path)
             // unzip reads its name arguments as wildcard patterns: a name is matched literally once escaped.
-            context["entries"] = Self.unzipPatterns(container.entries)
+            return ["container": ShellWords.quote(archive.path), "entries": Self.unzipPatterns(archive.entries), "folder": folder,
+                    "makesFolder": folder != "\"$apks\""]
         }
         return try templates.render("adb/install-script.mustache", context: context)
     }
 
-    /// Writes ``script(currentDirectory:container:)`` to `path` with mode 0755 (atomically: a temp file, then
-    /// rename; `OutputFile`).
-    public func writeScript(to path: String, container: (path: String, entries: [String])? = nil) throws {
-        let text = try script(container: container)
+    /// Writes ``script(currentDirectory:)`` to `path` with mode 0755 (atomically: a temp file, then rename;
+    /// `OutputFile`).
+    public func writeScript(to path: String) throws {
+        let text = try script()
         do {
             let file = try OutputFile(destination: path, mode: 0o755)
             try file.write(Array(text.utf8))
@@ -279,7 +379,7 @@ public enum InstallCommandError: Error, CustomStringConvertible, Equatable {
         case .scriptNotWritable(let path, let reason):
             return "cannot write the install script \(path): \(reason)"
         case .unexpectedTemplateOutput(let text):
-            return "Templates/adb/install-command.mustache rendered something that is not one adb install line (plus one launch line when the app is to be started):\n\(text)\nFix the template or unset APKPATCH_TEMPLATES."
+            return "Templates/adb/install-command.mustache rendered something that is not one adb install line (then one adb push line per file to copy, and one launch line when the app is to be started):\n\(text)\nFix the template or unset APKPATCH_TEMPLATES."
         }
     }
 }

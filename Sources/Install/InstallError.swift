@@ -73,7 +73,8 @@ public struct InstallError: CodedError {
     /// The split APK set written (a folder or a container) when the install was a set's: the message then says
     /// the signed set is kept there, not one of its APKs.
     public var keptSet: String?
-    /// The device paths `adb push` copied before this failure (a failed push of an expansion file; empty otherwise).
+    /// The device paths `adb push` copied before this failure (a failed push of an expansion file, or a failed
+    /// launch after the pushes; empty otherwise).
     public var pushedBeforeFailure: [String] = []
 
     public init(code: Code, failureCode: String? = nil, adbMessage: String? = nil, exitStatus: Int32? = nil,
@@ -103,6 +104,10 @@ public struct InstallError: CodedError {
         text += keptSet.map { " The signed set is kept in \($0)." } ?? " The APK is kept at \(apkPath)."
         return text
     }
+
+    /// Whether the app was installed all the same: the install succeeded and a later step (copying an expansion
+    /// file, starting the app) failed.
+    public var isAppInstalled: Bool { code == .launchFailed || code == .expansionPushFailed }
 
     /// The same failure, of the install of the split APK set written to `output`.
     public func keptAsSet(_ output: String) -> InstallError {
@@ -209,12 +214,12 @@ public struct InstallError: CodedError {
 
     /// Reads the output of `adb push` of `push` after the install; nil when the file was copied. adb exits 1 with
     /// `adb: error: …` on its failures (no space, a folder the shell user cannot write, the device gone).
-    public static func classifyPush(_ push: Installer.FilePush, output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
+    public static func classifyPush(_ push: InstallCommands.Push, output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
         let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         let problem = lines.first { $0.lowercased().contains("error") || $0.lowercased().contains("failed") }
         guard exitStatus != 0 || problem != nil else { return nil }
         return InstallError(code: .expansionPushFailed, adbMessage: problem ?? lines.last, exitStatus: exitStatus,
-                            advice: "The app may need \(push.remote) to start. Check `adb devices` and the device's free space, then copy it: \(push.manualCommand)",
+                            advice: "The app may need \(push.remote) to start. Check `adb devices` and the device's free space, then copy it: \(commands.manualPushLine(push))",
                             apkPath: commands.apkPath)
     }
 

@@ -41,25 +41,8 @@ public struct Installer: Sendable {
         public let launched: Bool
         /// Whether `adb install --incremental` did the install (false after a fallback to a normal install).
         public var installedIncrementally = false
-        /// The device paths of the files `adb push` copied after the install (`FilePush.remote`), in order.
+        /// The device paths of the files `adb push` copied after the install (`InstallCommands.Push.remote`), in order.
         public var pushed: [String] = []
-    }
-
-    /// A file to copy to the device with `adb push` once the APKs are installed, and before the app is started
-    /// (an `.xapk`'s expansion files, which the app reads from the shared storage).
-    public struct FilePush: Sendable, Equatable {
-        /// The file here.
-        public var local: String
-        /// Where it goes on the device.
-        public var remote: String
-        /// What copies it by hand (the advice after a failed push): `local` lasts only while apkpatch runs when
-        /// it was taken out of a container.
-        public var manualCommand: String
-        public init(local: String, remote: String, manualCommand: String) {
-            self.local = local
-            self.remote = remote
-            self.manualCommand = manualCommand
-        }
     }
 
     /// The adb to run; nil looks `adb` up on the environment's PATH when ``install(_:)`` runs.
@@ -104,11 +87,12 @@ public struct Installer: Sendable {
         return nil
     }
 
-    /// Installs the app, then copies `pushes` to the device, then (with ``InstallOptions/launch``) starts it.
+    /// Installs the app, then copies ``InstallCommands/pushes`` to the device, then (with
+    /// ``InstallOptions/launch``) starts it: the commands of ``InstallCommands/text``, one by one.
     /// - Throws: ``InstallError``: adb missing, no device, signature mismatch, downgrade, a failed push, … each
     ///   with advice.
     @discardableResult
-    public func install(_ commands: InstallCommands, pushing pushes: [FilePush] = []) throws -> Report {
+    public func install(_ commands: InstallCommands) throws -> Report {
         guard let adb = adbPath ?? Self.findADB(environment: environment) else {
             throw InstallError(code: .adbNotFound,
                                advice: "adb is not on PATH. Install it (Debian/Ubuntu: sudo apt-get install adb; or the Android SDK's platform-tools) and run: \(commands.installLine)",
@@ -117,12 +101,12 @@ public struct Installer: Sendable {
         var installer = self
         let held = OutputCollector()
         if holdsMessagesUntilSuccess { installer.onMessage = { held.hold($0) } }
-        let report = try installer.install(commands, pushing: pushes, adb: adb)
+        let report = try installer.install(commands, adb: adb)
         for message in held.heldMessages { onMessage(message) }
         return report
     }
 
-    private func install(_ commands: InstallCommands, pushing pushes: [FilePush], adb: String) throws -> Report {
+    private func install(_ commands: InstallCommands, adb: String) throws -> Report {
         var commands = commands
         var installRun = try run(adb: adb, arguments: Array(commands.install.dropFirst()), commands: commands)
         var error = InstallError.classifyInstall(output: installRun.output, exitStatus: installRun.status, commands: commands)
@@ -137,9 +121,9 @@ public struct Installer: Sendable {
         }
         if let error { throw error }
         // Before the launch: an app started without its expansion files may fail, or fetch them itself.
-        for (index, push) in pushes.enumerated() {
-            let serial = commands.options.serial.map { ["-s", $0] } ?? []
-            let pushRun = try run(adb: adb, arguments: serial + ["push", push.local, push.remote], commands: commands)
+        let pushes = commands.pushes
+        for (index, (push, command)) in zip(pushes, commands.pushCommands).enumerated() {
+            let pushRun = try run(adb: adb, arguments: Array(command.dropFirst()), commands: commands)
             if var error = InstallError.classifyPush(push, output: pushRun.output, exitStatus: pushRun.status, commands: commands) {
                 error.pushedBeforeFailure = pushes[..<index].map(\.remote)
                 throw error
@@ -148,7 +132,8 @@ public struct Installer: Sendable {
         var launched = false
         if let launch = commands.launch {
             let launchRun = try run(adb: adb, arguments: Array(launch.dropFirst()), commands: commands)
-            if let error = InstallError.classifyLaunch(output: launchRun.output, exitStatus: launchRun.status, commands: commands) {
+            if var error = InstallError.classifyLaunch(output: launchRun.output, exitStatus: launchRun.status, commands: commands) {
+                error.pushedBeforeFailure = pushes.map(\.remote)
                 throw error
             }
             launched = true

@@ -199,12 +199,13 @@ public enum PatchPipeline {
 
     /// Builds the adb commands for the output, writes the script, runs adb when asked. A failed install is
     /// reported in `report.installError`, not thrown: the APK was built, and the build's report stands.
-    static func finishInstall(_ report: inout PipelineReport, options: PipelineOptions, clock: inout StageClock) throws {
+    static func finishInstall(_ report: inout PipelineReport, options: PipelineOptions, pushes: [InstallCommands.Push] = [],
+                              clock: inout StageClock) throws {
         let manifest = report.manifest
         var installOptions = options.install
         installOptions.incremental = report.v4SignatureFile != nil
-        let commands = try InstallCommands(apkPath: report.output, packageName: manifest?.packageName,
-                                           launcherActivity: manifest?.launcherActivity, options: installOptions,
+        let commands = try InstallCommands(apkPaths: [report.output], packageName: manifest?.packageName,
+                                           launcherActivity: manifest?.launcherActivity, options: installOptions, pushes: pushes,
                                            templates: try TemplateLibrary.locate())
         report.installCommands = commands
         if let script = options.installScript { try commands.writeScript(to: script) }

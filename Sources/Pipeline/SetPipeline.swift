@@ -117,7 +117,7 @@ public struct SetReport: Sendable {
     public var deviceSpec: DeviceSpec?
     /// The install script written (`SetOptions.installScript`), if any.
     public var installScript: String?
-    /// The expansion (OBB) files of an `.xapk` installed with `--install`: copied to the device after its APKs
+    /// The expansion (OBB) files of an `.xapk` installed or scripted: copied to the device after its APKs
     /// (`install?.pushed` says which were).
     public var expansions: [XAPKExpansion] = []
     /// The device could not be read to choose the APKs it needs (`installError` says why). An install script
@@ -231,7 +231,7 @@ public enum SetPipeline {
         // A device spec that no variant fits, or an .xapk's expansion file that would go elsewhere than the
         // app's expansion folder, is refused before anything is written.
         if let spec = options.deviceSpec { _ = try set.toc?.choice(for: spec) }
-        let expansions = options.installs ? try XAPKExpansion.list(in: set) : []
+        let expansions = options.installs || options.installScript != nil ? try XAPKExpansion.list(in: set) : []
         let patches = try clock.measure("overlay") {
             try patchDirectory(options).map { try patchesByMember(set, patch: $0, standalones: true) }
         }
@@ -280,18 +280,17 @@ public enum SetPipeline {
         // A directory's APKs are now at the output; a container's are still in the staging directory (until
         // this function returns), which is where adb reads them from.
         let installPaths = set.form.isContainer ? paths : all.map { output.appendingPathComponent(SetWriter.fileName(of: $0)) }
+        // A renamed app reads its expansion files from its own folder.
+        report.expansions = expansions.map { $0.renamed(from: set.base.manifest.packageName, to: report.packageName) }
+        let pushes = expansionPushes(report.expansions, output: output, into: staging)
         do {
-            try prepareInstall(&report, set: set, written: written, paths: installPaths, options: options, clock: &clock)
+            try prepareInstall(&report, set: set, written: written, paths: installPaths, pushes: pushes, options: options, clock: &clock)
             if options.installs, let commands = report.installCommands {
                 var installer = Installer()
                 installer.onMessage = options.onInstallMessage
                 installer.holdsMessagesUntilSuccess = true
-                // A renamed app reads its expansion files from its own folder.
-                report.expansions = expansions.map { $0.renamed(from: set.base.manifest.packageName, to: report.packageName) }
-                let pushes = try clock.measure("install") {
-                    try expansionPushes(report.expansions, of: set, output: output, commands: commands, into: staging)
-                }
-                report.install = try clock.measure("install") { try installer.install(commands, pushing: pushes) }
+                try clock.measure("install") { try takeOut(pushes, of: set) }
+                report.install = try clock.measure("install") { try installer.install(commands) }
             }
         } catch let error as InstallError {
             // The device could not be read or the install failed: the set was written, and its report stands.
@@ -302,21 +301,26 @@ public enum SetPipeline {
         return report
     }
 
-    /// The pushes that copy `expansions` to the device: each entry taken out of the container `set` came in
-    /// into `staging` (alive until the install is done), and told by hand from the container written at `output`.
-    static func expansionPushes(_ expansions: [XAPKExpansion], of set: APKSet, output: String, commands: InstallCommands,
-                                into staging: OutputDirectory) throws -> [Installer.FilePush] {
-        guard let container = set.container else { return [] }
-        return try expansions.enumerated().map { index, expansion in
-            guard let entry = container.entry(named: expansion.file) else {
-                throw APKSetError.unsupported(set.label, "manifest.json lists \(expansion.file.debugQuoted), which the .xapk does not hold")
+    /// The pushes that copy `expansions` to the device: each from a copy in `staging` (see `takeOut`), kept in
+    /// the container written at `output`, which what is shown takes it out of.
+    static func expansionPushes(_ expansions: [XAPKExpansion], output: String, into staging: OutputDirectory) -> [InstallCommands.Push] {
+        expansions.enumerated().map { index, expansion in
+            InstallCommands.Push(local: staging.path(for: "expansion-\(index).obb"), keptIn: .init(path: output, entries: [expansion.file]),
+                                 remote: expansion.devicePath)
+        }
+    }
+
+    /// Writes the local copy of each of `pushes` (`expansionPushes`), taken out of the container `set` came in,
+    /// for adb to read.
+    static func takeOut(_ pushes: [InstallCommands.Push], of set: APKSet) throws {
+        for push in pushes {
+            guard let name = push.keptIn?.entries.first else { continue }
+            guard let container = set.container, let entry = container.entry(named: name) else {
+                throw APKSetError.unsupported(set.label, "manifest.json lists \(name.debugQuoted), which the .xapk does not hold")
             }
-            let local = staging.path(for: "expansion-\(index).obb")
-            let file = try OutputFile(destination: local)
+            let file = try OutputFile(destination: push.local)
             try container.withUncompressedChunks(of: entry) { try file.write($0) }
             try file.commit()
-            return Installer.FilePush(local: local, remote: expansion.devicePath,
-                                      manualCommand: commands.pushLine(container: output, entry: expansion.file, remote: expansion.devicePath))
         }
     }
 
@@ -346,10 +350,10 @@ public enum SetPipeline {
     }
 
     /// Chooses the APKs for the device (read with adb when installing without a device spec), builds the
-    /// `adb install-multiple` command into `report` and writes the script. A device that cannot be read is an
+    /// `adb install-multiple` command (then `pushes`) into `report` and writes the script. A device that cannot be read is an
     /// `InstallError`, thrown after the script is written when one is asked for (`SetReport.deviceUnread`).
-    static func prepareInstall(_ report: inout SetReport, set: APKSet, written: [SplitManifest], paths: [String], options: SetOptions,
-                               clock: inout StageClock) throws {
+    static func prepareInstall(_ report: inout SetReport, set: APKSet, written: [SplitManifest], paths: [String],
+                               pushes: [InstallCommands.Push] = [], options: SetOptions, clock: inout StageClock) throws {
         guard options.installs || options.installScript != nil else { return }
         let summary = try mergedManifest(paths[0])
         let templates = try TemplateLibrary.locate()
@@ -360,7 +364,7 @@ public enum SetPipeline {
             try InstallCommands(apkPaths: indices.map { paths[$0] }, packageName: summary?.packageName ?? report.packageName,
                                 launcherActivity: summary?.launcherActivity, options: options.install,
                                 container: set.form.isContainer ? .init(path: report.output, entries: indices.map { all[$0].name }) : nil,
-                                templates: templates)
+                                pushes: pushes, templates: templates)
         }
         var spec = options.deviceSpec
         var unreadDevice: InstallError?
@@ -411,7 +415,7 @@ public enum SetPipeline {
         report.installCommands = installCommands
         if let script = options.installScript {
             // A container's APKs are inside it: the script takes the chosen ones out (unzip) to install them.
-            try installCommands.writeScript(to: script, container: installCommands.container.map { (path: $0.path, entries: $0.entries) })
+            try installCommands.writeScript(to: script)
             report.installScript = script
         }
         if let unreadDevice { throw unreadDevice }
@@ -433,6 +437,9 @@ public enum SetPipeline {
         public var install: Installer.Report?
         /// Why `install` did not happen, when adb ran and failed: the APK was built, and its report stands.
         public var installError: InstallError?
+        /// The expansion (OBB) files of an `.xapk` merged and installed or scripted: copied to the device after
+        /// the merged APK (`install?.pushed` says which were).
+        public var expansions: [XAPKExpansion] = []
         public var timings: [StageTiming]
     }
 
@@ -447,6 +454,10 @@ public enum SetPipeline {
         try options.signer.checkV4Request(options.v4Signing)
         var set = try clock.measure("open") { try APKSet.open(paths: options.inputs, memberLimits: memberLimits) }
         let names = set.members.map(\.name)
+        // Read from the input (a patched set is opened again from its APKs, without the container): an expansion
+        // file that would go elsewhere than the app's expansion folder is refused before anything is written.
+        let input = set
+        let expansions = options.installs || options.installScript != nil ? try XAPKExpansion.list(in: set) : []
         // Patched members are written unsigned beside the output, merged from there, and removed.
         var staging: OutputDirectory?
         if let patch = try patchDirectory(options) {
@@ -503,7 +514,19 @@ public enum SetPipeline {
             pipeline.installs = options.installs
             pipeline.installScript = options.installScript
             pipeline.onInstallMessage = options.onInstallMessage
-            try PatchPipeline.finishInstall(&single, options: pipeline, clock: &clock)
+            // The expansion files stay in the input container; their copies for adb are taken out beside the
+            // output, and removed with the folder once installed.
+            report.expansions = expansions.map { $0.renamed(from: input.base.manifest.packageName, to: report.packageName) }
+            let copies = report.expansions.isEmpty ? nil : try OutputDirectory(destination: output + ".expansion-files")
+            let pushes = copies.map { copies in
+                report.expansions.enumerated().map { index, expansion in
+                    InstallCommands.Push(local: copies.path(for: "expansion-\(index).obb"), keptIn: .init(path: input.container?.label ?? input.label, entries: [expansion.file]),
+                                         remote: expansion.devicePath)
+                }
+            } ?? []
+            if options.installs { try clock.measure("install") { try takeOut(pushes, of: input) } }
+            try PatchPipeline.finishInstall(&single, options: pipeline, pushes: pushes, clock: &clock)
+            withExtendedLifetime(copies) {}
             report.installCommands = single.installCommands
             report.install = single.install
             report.installError = single.installError

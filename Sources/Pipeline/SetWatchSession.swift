@@ -79,7 +79,7 @@ public final class SetWatchSession {
         for input in options.inputs { try PatchPipeline.ensureDistinct(input: input, output: output) }
         set = try APKSet.open(paths: options.inputs, memberLimits: SetPipeline.memberLimits)
         try SetWriter.checkFileNames(set)
-        expansions = options.installs ? try XAPKExpansion.list(in: set) : []
+        expansions = options.installs || options.installScript != nil ? try XAPKExpansion.list(in: set) : []
         // Beside the output, not in it (`--out patched/` names the directory itself).
         let trimmed = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
         builds = try OutputDirectory(destination: trimmed + ".builds")
@@ -162,8 +162,12 @@ public final class SetWatchSession {
             var installOptions = options
             installOptions.deviceSpec = deviceSpec
             var installError: (any Error)?
+            // Shown and scripted with every build; copied by the first install that succeeds only.
+            report.expansions = expansions.map { $0.renamed(from: set.base.manifest.packageName, to: report.packageName) }
+            let pushes = SetPipeline.expansionPushes(report.expansions, output: output, into: builds)
             do {
-                try SetPipeline.prepareInstall(&report, set: set, written: written, paths: installPaths, options: installOptions, clock: &clock)
+                try SetPipeline.prepareInstall(&report, set: set, written: written, paths: installPaths, pushes: pushes,
+                                               options: installOptions, clock: &clock)
                 deviceSpec = report.deviceSpec
             } catch {
                 installError = error
@@ -175,9 +179,9 @@ public final class SetWatchSession {
                 installReports.failed(installError, apkPath: output, onEvent: onEvent)
             } else if options.installs, let commands = report.installCommands {
                 do {
-                    let renamed = expansionsPushed ? [] : expansions.map { $0.renamed(from: set.base.manifest.packageName, to: report.packageName) }
-                    let pushes = try SetPipeline.expansionPushes(renamed, of: set, output: output, commands: commands, into: builds)
-                    if installReports.install(commands, pushing: pushes, onMessage: options.onInstallMessage, onEvent: onEvent) {
+                    if !expansionsPushed { try SetPipeline.takeOut(pushes, of: set) }
+                    let installed = expansionsPushed ? try commands.withoutPushes() : commands
+                    if installReports.install(installed, onMessage: options.onInstallMessage, onEvent: onEvent) {
                         expansionsPushed = true
                     }
                 } catch {

@@ -162,16 +162,16 @@ struct InstallReports {
     /// Install failures the next build's install may not meet: the device is missing or not ready yet.
     static let retriedCodes: Set<InstallError.Code> = [.noDevice, .deviceOffline, .deviceUnauthorized, .deviceNotFound]
 
-    /// Runs `commands` (and `pushes` after the install) and reports the outcome; true when it all succeeded.
+    /// Runs `commands` (the install, its pushes, the launch) and reports the outcome; true when it all succeeded.
     @discardableResult
-    mutating func install(_ commands: InstallCommands, pushing pushes: [Installer.FilePush] = [],
+    mutating func install(_ commands: InstallCommands,
                           onMessage: @escaping @Sendable (Installer.Message) -> Void,
                           live: Bool = false, onEvent: (WatchSession.Event) -> Void) -> Bool {
         var installer = Installer()
         installer.onMessage = onMessage
         installer.holdsMessagesUntilSuccess = !live
         do {
-            let installed = try installer.install(commands, pushing: pushes)
+            let installed = try installer.install(commands)
             lastFailure = nil
             onEvent(.installed(installed))
             return true

@@ -77,7 +77,9 @@ extension SetCommands {
         if let verification = report.verification { print("  verified: \(verification.isVerified ? "yes" : "NO")") }
         if let v4 = report.v4SignatureFile { print("  v4 signature: \(v4)") }
         print(timeLine(report.timings))
-        if let commands = report.installCommands, report.install == nil {
+        if let install = report.install {
+            print(installedLine(install, incremental: "adb install --incremental"))
+        } else if let commands = report.installCommands {
             print(installBlock(commands, failure: report.installError))
         }
     }
@@ -100,8 +102,12 @@ struct MergeJSON: Encodable {
     var verified: Bool?
     var v4SignatureFile: String?
     var installCommand: String?
-    /// With --install: whether the merged APK was installed (nil without --install).
+    /// With --install: whether the merged APK was installed (nil without --install), also when a later step failed.
     var installed: Bool?
+    /// With --install --launch: whether the app was started.
+    var launched: Bool?
+    /// With --install of an `.xapk` that carries expansion (OBB) files: each, where it goes, whether it was pushed.
+    var expansionFiles: [ExpansionFileJSON]?
     var installError: InstallErrorJSON?
     var timingsMs: [String: Double]
 
@@ -121,7 +127,11 @@ struct MergeJSON: Encodable {
         verified = report.verification?.isVerified
         v4SignatureFile = report.v4SignatureFile
         installCommand = report.installCommands?.installLine
-        installed = report.install != nil ? true : report.installError != nil ? false : nil
+        let steps = InstallStepsJSON(install: report.install, error: report.installError, commands: report.installCommands,
+                                     expansions: report.expansions)
+        installed = steps.installed
+        launched = steps.launched
+        expansionFiles = steps.expansionFiles
         installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }

@@ -16,6 +16,7 @@ import Overlay
 import Pipeline
 import Sets
 import Sign
+import Verify
 
 extension APKPatch {
     struct Run: ParsableCommand {
@@ -224,14 +225,27 @@ func printRunReport(_ report: PipelineReport, json: Bool) throws {
     }
     if let verification = report.verification {
         print("  verified: \(verification.isVerified ? "yes" : "NO") (\(verification.verifiedSchemes.sorted().map(\.displayName).joined(separator: ", ")))")
-        for warning in verification.installWarnings + verification.signatureWarnings { print("  WARNING: \(warning)") }
+        for warning in verificationWarnings(verification) { print("  WARNING: \(warning)") }
     }
     print("  time: " + report.timings.map { "\($0.stage) \(fixed($0.milliseconds, digits: 1)) ms" }.joined(separator: ", "))
     if let install = report.install {
-        print("Installed\(install.installedIncrementally ? " (adb install --incremental)" : "")\(install.launched ? " and started" : "").")
+        print(installedLine(install, incremental: "adb install --incremental"))
     } else if let commands = report.installCommands {
         print(installBlock(commands, failure: report.installError))
     }
+}
+
+/// The warnings a build's summary shows from its verification: what Android's package manager or a device
+/// will make of it (a native library not ready for 16 KiB pages), then the signatures'.
+func verificationWarnings(_ verification: VerificationReport) -> [String] {
+    (verification.installWarnings + verification.signatureWarnings).map(\.description)
+}
+
+/// The summary's last lines after an install that succeeded: each file pushed, then "Installed (…) and started."
+/// (`incremental` names the command when the install streamed).
+func installedLine(_ install: Installer.Report, incremental: String) -> String {
+    let pushed = install.pushed.map { "  expansion file pushed: \($0)\n" }.joined()
+    return pushed + "Installed\(install.installedIncrementally ? " (\(incremental))" : "")\(install.launched ? " and started" : "")."
 }
 
 /// How to install (and start) an output by hand, after its summary: a heading sentence, then the one command
@@ -286,9 +300,11 @@ struct RunSummary: Encodable {
     var signerSubject: String?
     var verified: Bool?
     var installCommand: String?
-    /// With --install: whether the app was installed (nil without --install).
+    /// With --install: whether the app was installed (nil without --install), also when starting it failed.
     var installed: Bool?
-    /// Why the install failed, with the advice.
+    /// With --install --launch: whether the app was started.
+    var launched: Bool?
+    /// Why the install (or starting the app) failed, with the advice.
     var installError: InstallErrorJSON?
     var v4SignatureFile: String?
     var timingsMs: [String: Double]
@@ -310,11 +326,41 @@ struct RunSummary: Encodable {
         signerSubject = report.signing?.certificateSubject
         verified = report.verification?.isVerified
         installCommand = report.installCommands?.installLine
-        installed = report.install != nil ? true : report.installError != nil ? false : nil
+        let steps = InstallStepsJSON(install: report.install, error: report.installError, commands: report.installCommands)
+        installed = steps.installed
+        launched = steps.launched
         installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
         v4SignatureFile = report.v4SignatureFile
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
+}
+
+/// `--json`'s account of `--install`, each step on its own, so that a failed later step does not read as a
+/// failed install: `installed` (the APKs are on the device, also when copying a file or starting the app failed
+/// after), `expansionFiles[].pushed` (each file copied, or not), `launched` (with `--launch`). All nil without
+/// `--install`.
+struct InstallStepsJSON {
+    var installed: Bool?
+    var launched: Bool?
+    var expansionFiles: [ExpansionFileJSON]?
+
+    init(install: Installer.Report?, error: InstallError?, commands: InstallCommands?, expansions: [XAPKExpansion] = []) {
+        guard install != nil || error != nil else { return }
+        installed = install != nil || error?.isAppInstalled == true
+        if commands?.launch != nil { launched = install?.launched ?? false }
+        let pushed = Set(install?.pushed ?? error?.pushedBeforeFailure ?? [])
+        if !expansions.isEmpty {
+            expansionFiles = expansions.map { ExpansionFileJSON(file: $0.file, devicePath: $0.devicePath, pushed: pushed.contains($0.devicePath)) }
+        }
+    }
+}
+
+/// An expansion (OBB) file in `--json`: the container entry, where it goes on the device, and whether it was
+/// copied there.
+struct ExpansionFileJSON: Encodable {
+    var file: String
+    var devicePath: String
+    var pushed: Bool
 }
 
 /// A failed install in `--json`: the stable code, Android's failure name, adb's line, the advice, and the

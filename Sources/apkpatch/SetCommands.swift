@@ -163,6 +163,7 @@ enum SetCommands {
             }
             if let verification = member.verification { line += verification.isVerified ? ", verified" : ", DOES NOT VERIFY" }
             print(line)
+            for warning in member.verification.map(verificationWarnings) ?? [] { print("    WARNING: \(warning)") }
         }
         if let signing = report.members.first?.signing {
             print("  signed: \(signing.schemes.map(\.description).joined(separator: ", ")) by \(signing.certificateSubject)")
@@ -177,8 +178,7 @@ enum SetCommands {
         } else if let commands = report.installCommands {
             print("  for the device: \(report.installedAPKs.joined(separator: ", "))")
             if let install = report.install {
-                for path in install.pushed { print("  expansion file pushed: \(path)") }
-                print("Installed\(install.installedIncrementally ? " (adb install-multiple --incremental)" : "")\(install.launched ? " and started" : "").")
+                print(installedLine(install, incremental: "adb install-multiple --incremental"))
             } else {
                 print(installBlock(commands, failure: report.installError))
             }
@@ -212,17 +212,13 @@ struct SetJSON: Encodable {
     /// The script was written, but the device could not be read to choose the APKs for it: the script installs
     /// those a run without a device installs (`installedAPKs`). Absent otherwise.
     var installScriptWithoutDevice: Bool?
-    /// With --install: whether the set was installed (nil without --install).
+    /// With --install: whether the set was installed (nil without --install), also when a later step failed.
     var installed: Bool?
+    /// With --install --launch: whether the app was started.
+    var launched: Bool?
     /// With --install of an `.xapk` that carries expansion (OBB) files: each, where it goes, and whether it was
     /// pushed there.
-    var expansionFiles: [Expansion]?
-
-    struct Expansion: Encodable {
-        var file: String
-        var devicePath: String
-        var pushed: Bool
-    }
+    var expansionFiles: [ExpansionFileJSON]?
     var installError: InstallErrorJSON?
     var timingsMs: [String: Double]?
 
@@ -296,11 +292,12 @@ struct SetJSON: Encodable {
         installedAPKs = report.installCommands == nil ? nil : report.installedAPKs
         installScript = report.installScript
         installScriptWithoutDevice = report.deviceUnread && report.installScript != nil ? true : nil
-        installed = report.install != nil ? true : report.installError != nil ? false : nil
+        let steps = InstallStepsJSON(install: report.install, error: report.installError, commands: report.installCommands,
+                                     expansions: report.expansions)
+        installed = steps.installed
+        launched = steps.launched
+        expansionFiles = steps.expansionFiles
         installError = report.installError.map { InstallErrorJSON(CLIHint.hinted($0)) }
-        let pushed = Set(report.install?.pushed ?? report.installError?.pushedBeforeFailure ?? [])
-        expansionFiles = report.expansions.isEmpty ? nil
-            : report.expansions.map { Expansion(file: $0.file, devicePath: $0.devicePath, pushed: pushed.contains($0.devicePath)) }
         timingsMs = Dictionary(uniqueKeysWithValues: report.timings.map { ($0.stage, $0.milliseconds) })
     }
 }

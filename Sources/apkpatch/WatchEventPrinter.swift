@@ -10,6 +10,7 @@ import Darwin
 #endif
 import Install
 import Pipeline
+import Verify
 
 /// An error that ends a command with its message and exit status 1 (argument-parser prints `description`).
 struct CommandFailure: Error, CustomStringConvertible {
@@ -26,6 +27,9 @@ final class WatchEventPrinter {
     let isLive: Bool
     /// Whether a build has succeeded: until then a failure keeps no build, and must not say it does.
     private var hasBuilt = false
+    /// The verification warnings told so far (the APK, the code, the entry): each is told once a session, not
+    /// again after every save that verifies while the library or entry stays as it is.
+    private var toldWarnings: Set<String> = []
 
     init(json: Bool, output: String, isLive: Bool) {
         self.json = json
@@ -34,10 +38,13 @@ final class WatchEventPrinter {
     }
 
     func print(_ event: WatchSession.Event) {
+        let warnings = newWarnings(in: event)
         if json {
             Swift.print(Self.jsonLine(WatchEventJSON(event)))
+            for warning in warnings { Swift.print(Self.jsonLine(WatchEventJSON(.warning(warning)))) }
             return
         }
+        defer { for warning in warnings { Swift.print("        WARNING: \(warning)") } }
         let time = APKPatch.Watch.clock()
         switch event {
         case .built, .setBuilt: hasBuilt = true
@@ -97,6 +104,29 @@ final class WatchEventPrinter {
         case .stopped:
             Swift.print("[\(time)] stopped")
         }
+    }
+
+    /// The warnings of a build's verification not told yet this session (`toldWarnings`), as `run`'s summary
+    /// words them; a set's prefixed with the APK's name.
+    private func newWarnings(in event: WatchSession.Event) -> [String] {
+        var found: [(key: String, text: String)] = []
+        switch event {
+        case .built(let report, _, _), .finalBuilt(let report):
+            guard let verification = report.verification else { return [] }
+            for issue in verification.installWarnings + verification.signatureWarnings {
+                found.append(("\(issue.code.rawValue) \(issue.context)", issue.description))
+            }
+        case .setBuilt(let report, _, _, _):
+            for member in report.members {
+                guard let verification = member.verification else { continue }
+                for issue in verification.installWarnings + verification.signatureWarnings {
+                    found.append(("\(member.name) \(issue.code.rawValue) \(issue.context)", "\(member.name): \(issue.description)"))
+                }
+            }
+        default:
+            return []
+        }
+        return found.filter { toldWarnings.insert($0.key).inserted }.map(\.text)
     }
 
     /// One sentence or two: for a device that is not there (yet), that the next build retries; otherwise the

@@ -143,6 +143,23 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: out))
     }
 
+    /// A launch that fails after the install succeeded: the APK is on the device, and the report says so
+    /// apart from the launch (`--json`: `installed: true`, `launched: false`), with one sentence on stderr
+    /// saying what failed and what to do, exit status 1.
+    @Test func aFailedLaunchStillReportsTheInstall() throws {
+        let (_, _, arguments) = try prepare()
+        let noActivity = FakeADB.Reply(standardOutput: "Error: Activity not started, unable to resolve Intent { cmp=com.example.cordova/.MainActivity }\n")
+        let json = try TestSupport.apkpatch(arguments + ["--install", "--launch", "--json"], environment: try FakeADB().environment(shell: noActivity))
+        #expect(json.status == 1, "\(json)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        #expect(object["installed"] as? Bool == true && object["launched"] as? Bool == false, "\(json.stdout)")
+        #expect((object["installError"] as? [String: Any])?["code"] as? String == "LAUNCH_FAILED", "\(json.stdout)")
+        let text = try TestSupport.apkpatch(arguments + ["--install", "--launch"], environment: try FakeADB().environment(shell: noActivity))
+        #expect(text.status == 1 && text.stdout.contains("Installed, but not started (the reason follows)"), "\(text)")
+        #expect(text.stderr.contains("Installed, but the app did not start: adb said \u{201C}Error: Activity not started"), "\(text)")
+        #expect(text.stderr.components(separatedBy: "Installed, but").count == 2, "said once: \(text)")
+    }
+
     @Test func emittedScriptInstallsWithFakeADB() throws {
         let (work, out, arguments) = try prepare()
         let script = work.appendingPathComponent("install.sh").path

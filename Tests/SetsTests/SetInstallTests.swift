@@ -109,7 +109,8 @@ import TestSupport
         let ran = try TestSupport.run("sh", [script], environment: adb.environment())
         #expect(ran.succeeded, "\(ran)")
         let calls = try adb.invocations()
-        #expect(calls.count == 1 && calls[0].prefix(2) == ["install-multiple", "-r"], "\(calls)")
+        // The .xapk's expansion file follows its APKs (ExpansionInstallLineTests).
+        #expect(calls.count == 2 && calls[0].prefix(2) == ["install-multiple", "-r"] && calls[1].first == "push", "\(calls)")
         let apks = calls.first.map { Array($0.dropFirst(2)) } ?? []
         #expect(apks.map { ($0 as NSString).lastPathComponent } == ["com.example.set.apk", "config.arm64_v8a.apk", "config.xhdpi.apk"], "\(calls)")
         #expect(apks.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "the extracted APKs are removed: \(apks)")
