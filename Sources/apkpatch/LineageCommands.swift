@@ -130,11 +130,6 @@ enum LineageCommandSupport {
     }
 }
 
-extension SignerOptions {
-    /// The text of an argument-parser error, for errors inside a signer group.
-    static func message(for error: Error) -> String { fullMessage(for: error).trimmingWhitespace() }
-}
-
 /// `apkpatch rotate`: `apksigner rotate`, writing the same lineage file.
 struct Rotate: ParsableCommand {
     static let configuration = CommandConfiguration(
