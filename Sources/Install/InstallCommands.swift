@@ -222,14 +222,21 @@ public struct InstallCommands: Sendable {
         }
     }
 
-    /// The command that copies `push` to the device by hand (the advice after a failed push): taken out of
-    /// the container it is kept in first, when it is.
-    public func manualPushLine(_ push: Push) -> String {
+    /// The command that copies `pushes` to the device by hand and then, with ``InstallOptions/launch``, starts
+    /// the app (the advice after a failed push: the file that failed and those after it): each taken out of the
+    /// container it is kept in first, when it is.
+    public func manualPushLine(_ pushes: [Push]) -> String {
         let adb = ShellWords.join(["adb"] + (options.serial.map { ["-s", $0] } ?? []) + ["push"])
-        guard let kept = push.keptIn else { return "\(adb) \(ShellWords.quote(push.local)) \(ShellWords.quote(push.remote))" }
-        let extraction = Extraction(container: nil, pushes: [push])
-        return extraction.line(then: ["\(adb) \(extraction.quotedPath(of: kept.entries[0], in: kept.path)) \(ShellWords.quote(push.remote))"])
+        let extraction = Extraction(container: nil, pushes: pushes)
+        let commands = pushes.map { push in
+            "\(adb) \(push.keptIn.map { extraction.quotedPath(of: $0.entries[0], in: $0.path) } ?? ShellWords.quote(push.local)) \(ShellWords.quote(push.remote))"
+        } + (launch.map { [ShellWords.join($0)] } ?? [])
+        return extraction.isEmpty ? commands.joined(separator: " && ") : extraction.line(then: commands)
     }
+
+    /// The launch command as a user would type it, when ``InstallOptions/launch`` is set (after an install that
+    /// succeeded, starting the app needs nothing else).
+    public var launchLine: String? { launch.map(ShellWords.join) }
 
     /// unzip's name arguments for `entries`: unzip reads them as wildcard patterns, so each is escaped to match
     /// only itself.

@@ -99,7 +99,9 @@ public struct InstallError: CodedError {
         if let failureCode { text += " (\(failureCode))" }
         if let adbMessage { text += ": adb said \u{201C}\(adbMessage)\u{201D}" }
         else if let exitStatus { text += ": adb exited with status \(exitStatus)" }
-        text += ". " + advice
+        // A quoted line that ends its own sentence ("… monkey aborted.") is not given a second full stop.
+        text += (adbMessage?.last.map { ".!?".contains($0) } ?? false) ? " " : ". "
+        text += advice
         if !advice.hasSuffix(".") { text += "." }
         text += keptSet.map { " The signed set is kept in \($0)." } ?? " The APK is kept at \(apkPath)."
         return text
@@ -214,19 +216,24 @@ public struct InstallError: CodedError {
 
     /// Reads the output of `adb push` of `push` after the install; nil when the file was copied. adb exits 1 with
     /// `adb: error: …` on its failures (no space, a folder the shell user cannot write, the device gone).
-    public static func classifyPush(_ push: InstallCommands.Push, output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
+    /// `remaining`: the pushes after this one, which did not run either (the advice copies them too).
+    public static func classifyPush(_ push: InstallCommands.Push, output: String, exitStatus: Int32, commands: InstallCommands,
+                                    remaining: [InstallCommands.Push] = []) -> InstallError? {
         let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         let problem = lines.first { $0.lowercased().contains("error") || $0.lowercased().contains("failed") }
         guard exitStatus != 0 || problem != nil else { return nil }
+        let copy = remaining.isEmpty ? "copy it" : "copy it and the \(remaining.count == 1 ? "file" : "\(remaining.count) files") after it"
         return InstallError(code: .expansionPushFailed, adbMessage: problem ?? lines.last, exitStatus: exitStatus,
-                            advice: "The app may need \(push.remote) to start. Check `adb devices` and the device's free space, then copy it: \(commands.manualPushLine(push))",
+                            advice: "The app may need \(push.remote) to start. Check `adb devices` and the device's free space, then \(copy)\(commands.launch == nil ? "" : " and start the app"): \(commands.manualPushLine([push] + remaining))",
                             apkPath: commands.apkPath)
     }
 
     /// Reads the launch command's output: `am start` and `monkey` exit 0 even when nothing started.
     public static func classifyLaunch(output: String, exitStatus: Int32, commands: InstallCommands) -> InstallError? {
         let lines = output.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
-        let problem = lines.first { $0.hasPrefix("Error") || $0.contains("monkey aborted") || $0.contains("No activities found") || $0.lowercased().hasPrefix("error:") }
+        // am start prints "Error type 3" before the line that says what: quote that one.
+        let problem = lines.first { $0.lowercased().hasPrefix("error:") || $0.contains("monkey aborted") || $0.contains("No activities found") }
+            ?? lines.first { $0.hasPrefix("Error") }
         guard exitStatus != 0 || problem != nil else { return nil }
         let package = commands.packageName ?? "PACKAGE"
         return InstallError(code: .launchFailed, adbMessage: problem ?? lines.last, exitStatus: exitStatus,

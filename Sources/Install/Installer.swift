@@ -124,7 +124,8 @@ public struct Installer: Sendable {
         let pushes = commands.pushes
         for (index, (push, command)) in zip(pushes, commands.pushCommands).enumerated() {
             let pushRun = try run(adb: adb, arguments: Array(command.dropFirst()), commands: commands)
-            if var error = InstallError.classifyPush(push, output: pushRun.output, exitStatus: pushRun.status, commands: commands) {
+            if var error = InstallError.classifyPush(push, output: pushRun.output, exitStatus: pushRun.status, commands: commands,
+                                                     remaining: Array(pushes[(index + 1)...])) {
                 error.pushedBeforeFailure = pushes[..<index].map(\.remote)
                 throw error
             }

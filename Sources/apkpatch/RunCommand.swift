@@ -255,7 +255,9 @@ func installBlock(_ commands: InstallCommands, failure: InstallError?) -> String
     let heading: String
     switch failure?.code {
     case nil: heading = action.prefix(1).uppercased() + action.dropFirst() + " with:"
-    case .launchFailed?: heading = "Installed, but not started (the reason follows); once fixed, \(action) with:"
+    case .launchFailed?:
+        // Installed (and its files copied): starting it is all that is left.
+        return "Installed, but not started (the reason follows); once fixed, start it with:\n  " + (commands.launchLine ?? commands.installLine)
     case .expansionPushFailed?: return "Installed, but an expansion file was not copied to the device (the reason follows)."
     default: heading = "Not installed (the reason follows); once fixed, \(action) with:"
     }

@@ -148,7 +148,8 @@ import TestSupport
     /// saying what failed and what to do, exit status 1.
     @Test func aFailedLaunchStillReportsTheInstall() throws {
         let (_, _, arguments) = try prepare()
-        let noActivity = FakeADB.Reply(standardOutput: "Error: Activity not started, unable to resolve Intent { cmp=com.example.cordova/.MainActivity }\n")
+        // What `am start` prints for an activity the installed app does not have (and exits 0).
+        let noActivity = FakeADB.Reply(standardOutput: "Starting: Intent { cmp=com.example.cordova/.MainActivity }\nError type 3\nError: Activity class {com.example.cordova/com.example.cordova.MainActivity} does not exist.\n")
         let json = try TestSupport.apkpatch(arguments + ["--install", "--launch", "--json"], environment: try FakeADB().environment(shell: noActivity))
         #expect(json.status == 1, "\(json)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
@@ -156,8 +157,13 @@ import TestSupport
         #expect((object["installError"] as? [String: Any])?["code"] as? String == "LAUNCH_FAILED", "\(json.stdout)")
         let text = try TestSupport.apkpatch(arguments + ["--install", "--launch"], environment: try FakeADB().environment(shell: noActivity))
         #expect(text.status == 1 && text.stdout.contains("Installed, but not started (the reason follows)"), "\(text)")
-        #expect(text.stderr.contains("Installed, but the app did not start: adb said \u{201C}Error: Activity not started"), "\(text)")
+        // One sentence: the quoted line's own full stop ends it.
+        #expect(text.stderr.contains("Installed, but the app did not start: adb said \u{201C}Error: Activity class {com.example.cordova/com.example.cordova.MainActivity} does not exist.\u{201D} Start it from the launcher"), "\(text)")
+        #expect(!text.stderr.contains(".\u{201D}."), "\(text)")
         #expect(text.stderr.components(separatedBy: "Installed, but").count == 2, "said once: \(text)")
+        // The app is installed: what is left to do once fixed is to start it, not to install it again.
+        let line = try #require(text.stdout.components(separatedBy: "once fixed, start it with:\n  ").dropFirst().first?.split(separator: "\n").first.map(String.init), "\(text)")
+        #expect(line == "adb shell am start -n com.example.cordova/com.example.cordova.MainActivity", "\(line)")
     }
 
     @Test func emittedScriptInstallsWithFakeADB() throws {

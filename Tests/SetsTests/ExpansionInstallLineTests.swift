@@ -118,4 +118,31 @@ extension SetInstallTests {
             #expect(error?["code"] as? String == code && (error?["message"] as? String ?? "").hasPrefix("Installed, but "), "\(what): \(result.stdout)")
         }
     }
+
+    /// The first of two expansion files refused: the advice's command copies it and the one after it (which
+    /// never ran), then starts the app (`--launch`), as the install would have; run, it does exactly that.
+    @Test func aFailedPushsAdviceCopiesWhatIsLeftAndStartsTheApp() throws {
+        let patchOBB = "Android/obb/com.example.set/patch.7.com.example.set.obb"
+        let manifest = #"{"package_name":"com.example.set","version_code":"7","split_apks":[{"file":"com.example.set.apk","id":"base"}],"expansions":["#
+            + #"{"file":"\#(SplitSetFixture.obbEntry)","install_location":"EXTERNAL_STORAGE","install_path":"\#(SplitSetFixture.obbEntry)"},"#
+            + #"{"file":"\#(patchOBB)","install_location":"EXTERNAL_STORAGE","install_path":"\#(patchOBB)"}]}"#
+        let input = try fixture.pack(.xapk, extras: ["manifest.json": Array(manifest.utf8), patchOBB: Array("patch".utf8)])
+        let refusing = try FakeADB()
+        let hook = scratch.appendingPathComponent("refuse-main-obb.sh").path
+        try #"if [ "$kind" = push ]; then for a in "$@"; do d=$a; done; case "$d" in *main.*) echo "adb: error: failed to copy: No space left on device" >&2; exit 1;; esac; fi"#
+            .write(toFile: hook, atomically: true, encoding: .utf8)
+        var environment = refusing.environment()
+        environment["FAKE_ADB_HOOK"] = hook
+        let output = scratch.appendingPathComponent("first-refused.xapk").path
+        let failed = try TestSupport.apkpatch(["run", input, "--out", output, "--debug-keystore", keystore, "--device-spec", try armDeviceSpec("first.json"),
+                                               "--install", "--launch"], environment: environment)
+        #expect(failed.status == 1 && failed.stderr.contains("No space left on device"), "\(failed)")
+        #expect(try refusing.invocations().filter { $0.contains("push") }.count == 1, "the push after the failed one did not run")
+        let advice = try #require(failed.stderr.components(separatedBy: "then copy it and the file after it and start the app: ").dropFirst().first?
+            .components(separatedBy: ". The signed set is kept").first, "\(failed)")
+        let (calls, ran, adb) = try runWithFakeADB(["-c", advice])
+        #expect(ran.succeeded, "\(advice)\n\(ran)")
+        #expect(calls.map { $0.first { ["push", "shell"].contains($0) } ?? "?" } == ["push", "push", "shell"], "\(calls)")
+        #expect(adb.pushed(to: "/sdcard/" + SplitSetFixture.obbEntry) == Data(SplitSetFixture.obbBytes) && adb.pushed(to: "/sdcard/" + patchOBB) == Data("patch".utf8))
+    }
 }

@@ -283,7 +283,7 @@ import TestSupport
         #expect((failedObject["installError"] as? [String: Any])?["code"] as? String == "EXPANSION_PUSH_FAILED", "\(failedJSON.stdout)")
         #expect((failedObject["expansionFiles"] as? [[String: Any]])?.first?["pushed"] as? Bool == false, "\(failedJSON.stdout)")
         // The advice's command copies the file from the container written, the copy taken out removed again.
-        let manual = try #require(failed.stderr.components(separatedBy: "then copy it: ").last?.components(separatedBy: ". The signed set is kept").first)
+        let manual = try #require(failed.stderr.components(separatedBy: "then copy it and start the app: ").dropFirst().first?.components(separatedBy: ". The signed set is kept").first, "\(failed)")
         let byHand = try FakeADB()
         let ran = try TestSupport.run("sh", ["-c", manual], environment: byHand.environment())
         #expect(ran.succeeded && byHand.pushed(to: device) == Data(SplitSetFixture.obbBytes), "\(manual)\n\(ran)")
