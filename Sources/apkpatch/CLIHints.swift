@@ -68,12 +68,13 @@ enum CLIHint {
         }
     }
 
-    /// The `run`/`watch` install options that answer a failed install, as a sentence after its advice.
+    /// The install options that answer a failed install, as a sentence after its advice: `run`, `merge` and
+    /// `watch` take them alike, so the sentence names no command.
     static func hint(for code: InstallError.Code) -> String? {
         switch code {
         case .deviceNotFound, .multipleDevices: return "Give its serial with -s/--serial."
-        case .versionDowngrade: return "apkpatch run --allow-downgrade passes -d."
-        case .testOnly: return "apkpatch run --allow-test passes -t."
+        case .versionDowngrade: return "Or add --allow-downgrade, which passes -d."
+        case .testOnly: return "Or add --allow-test, which passes -t."
         case .notSigned: return "apkpatch sign takes your key with --ks … (or --debug for the debug key)."
         default: return nil
         }

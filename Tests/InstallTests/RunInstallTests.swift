@@ -77,9 +77,9 @@ import TestSupport
         let replies: [(FakeADB.Reply, String)] = [
             (.init(standardError: "adb: error: failed to get feature set: more than one device/emulator\n", status: 1), "Give its serial with -s/--serial."),
             (.init(standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_VERSION_DOWNGRADE: Downgrade detected]\n", status: 1),
-             "apkpatch run --allow-downgrade passes -d."),
+             "Or add --allow-downgrade, which passes -d."),
             (.init(standardError: "adb: failed to install app.apk: Failure [INSTALL_FAILED_TEST_ONLY: installPackageLI]\n", status: 1),
-             "apkpatch run --allow-test passes -t."),
+             "Or add --allow-test, which passes -t."),
         ]
         for (reply, hint) in replies {
             let text = try TestSupport.apkpatch(arguments + ["--install"], environment: adb.environment(install: reply))

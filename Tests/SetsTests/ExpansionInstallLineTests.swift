@@ -145,4 +145,15 @@ extension SetInstallTests {
         #expect(calls.map { $0.first { ["push", "shell"].contains($0) } ?? "?" } == ["push", "push", "shell"], "\(calls)")
         #expect(adb.pushed(to: "/sdcard/" + SplitSetFixture.obbEntry) == Data(SplitSetFixture.obbBytes) && adb.pushed(to: "/sdcard/" + patchOBB) == Data("patch".utf8))
     }
+
+    /// merge takes the install options run takes: a failed install's hint names the option, not `apkpatch run`.
+    @Test func aMergesInstallHintNamesNoOtherCommand() throws {
+        let input = try fixture.pack(.apks)
+        let downgrade = FakeADB.Reply(standardOutput: "Performing Streamed Install\n",
+                                      standardError: "adb: failed to install m.apk: Failure [INSTALL_FAILED_VERSION_DOWNGRADE: Downgrade detected: Update version code 7 is older than current 9]\n", status: 1)
+        let result = try TestSupport.apkpatch(["merge", input, "--out", scratch.appendingPathComponent("hint.apk").path, "--debug-keystore", keystore, "--install"],
+                                              environment: try FakeADB().environment(install: downgrade))
+        #expect(result.status == 1 && result.stderr.contains("Or add --allow-downgrade, which passes -d."), "\(result)")
+        #expect(!result.stderr.contains("apkpatch run"), "\(result)")
+    }
 }
