@@ -68,6 +68,21 @@ public struct ResourceTableProblem: CodedError {
         case overlayableDuplicateName
         case overlayablePolicyHeaderTooSmall
         case overlayablePolicyEntriesPastEnd
+        // RES_TABLE_STAGED_ALIAS (LoadedPackage::Load, Android 12+; read in the framework's package only).
+        case stagedAliasHeaderTooSmall
+        case stagedAliasEntriesPastEnd
+        case stagedAliasDuplicateFinalizedID
+        case stagedAliasDuplicateStagedID
+        // Encodings newer than the APK's minSdkVersion: devices it installs on cannot read them.
+        /// `FLAG_SPARSE` types, read from Android 8.0 (API 26) on (`ResourceTypes.h`: "Only available on platforms
+        /// >= O"); aapt2 writes them only when minSdkVersion or the type's configuration is 26 or more.
+        case sparseTypeBeforeAndroid8
+        /// `FLAG_OFFSET16` types, read from Android 14 (API 34) on; `VerifyResTableType` before it takes the
+        /// offsets for 32-bit ones and refuses the table. aapt2 writes them only with compact entries.
+        case offset16TypeBeforeAndroid14
+        /// `FLAG_COMPACT` entries, read from Android 14 (API 34) on; aapt2 writes them only when minSdkVersion is
+        /// above 33 (`TableFlattener`'s `UseCompactEntries`).
+        case compactEntryBeforeAndroid14
     }
 
     /// What Android does with a table that breaks the rule.
@@ -83,6 +98,8 @@ public struct ResourceTableProblem: CodedError {
         case resourcesLost
         /// The table loads, and every lookup of the entry fails (`VerifyResTableEntry` runs on each lookup).
         case entryUnreadable
+        /// Devices below API `level` cannot read it, and the APK's minSdkVersion lets it install on some.
+        case unreadableBefore(level: Int)
     }
 
     public let code: Code
@@ -103,7 +120,28 @@ public struct ResourceTableProblem: CodedError {
             return .refusedBeforeAndroid9
         case .entryNotAligned, .entryPastEnd, .entryTooSmall, .entrySizePastEnd, .valueTooSmall, .valuePastEnd, .mapNotAligned, .mapPastEnd:
             return .entryUnreadable
+        case .sparseTypeBeforeAndroid8: return .unreadableBefore(level: 26)
+        case .offset16TypeBeforeAndroid14, .compactEntryBeforeAndroid14: return .unreadableBefore(level: 34)
         default: return .refused
+        }
+    }
+
+    /// Whether the table is well formed but uses an encoding newer than the APK's minSdkVersion: raising
+    /// minSdkVersion is a fix, besides building the table again without it.
+    public var isAboveMinSdkVersion: Bool {
+        if case .unreadableBefore = consequence { return true }
+        return false
+    }
+
+    /// What makes the table one Android reads, in words for the end of a message.
+    public var remedy: String {
+        switch code {
+        case .sparseTypeBeforeAndroid8:
+            return "Raise the manifest's minSdkVersion to 26 if the app no longer supports older devices, or rebuild resources.arsc without sparse encoding (aapt2 link without --enable-sparse-encoding)"
+        case .offset16TypeBeforeAndroid14, .compactEntryBeforeAndroid14:
+            return "Raise the manifest's minSdkVersion to 34 if the app no longer supports older devices, or rebuild resources.arsc without compact entries (aapt2 link without --enable-compact-entries)"
+        default:
+            return "Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link)"
         }
     }
 
@@ -115,9 +153,20 @@ public struct ResourceTableProblem: CodedError {
         case .truncated: outcome = "Android's resource loader stops reading there and loses the rest of the table, or refuses it"
         case .resourcesLost: outcome = "Android loads no resources from it"
         case .entryUnreadable: outcome = "Android cannot read the resource: every lookup of it fails"
+        case .unreadableBefore(let level):
+            switch code {
+            case .offset16TypeBeforeAndroid14:
+                outcome = "Android before 14 takes the offsets for 32-bit ones: Android 9 to 13 refuse the whole table (when the type has two entries or more) or misread it, as earlier versions do"
+            case .sparseTypeBeforeAndroid8:
+                outcome = "Android before \(Self.release(level)) (API \(level)) reads the type as a dense one: its resources come back wrong or not at all"
+            default:
+                outcome = "Android before \(Self.release(level)) (API \(level)) cannot read these entries: every lookup of them fails"
+            }
         }
         return "\(detail) (offset \(offset)): \(outcome)"
     }
+
+    private static func release(_ level: Int) -> String { level == 26 ? "8.0" : level == 34 ? "14" : "API \(level)" }
 }
 
 /// The checks Android's resource loaders make when they load a `resources.arsc`, in one pass over the bytes: what
@@ -131,10 +180,16 @@ public struct ResourceTableProblem: CodedError {
 /// values or strings: the cost grows with the number of entries, not with the size of the table.
 ///
 /// What the loaders accept is accepted here too: fewer than 8 bytes after the last chunk of the file or of a
-/// chunk (Android 9+ stops there, `ResTable` does not look), unknown chunk types (skipped with a warning), a second
-/// global string pool or typeSpec for the same type (ignored), sparse types whose indices are not sorted (lookups
-/// miss, nothing fails), entries in the compact form of Android 14 (`FLAG_COMPACT`: eight bytes, no value to
-/// check), 16-bit entry offsets (`FLAG_OFFSET16`), and the staged-alias chunks only the framework's own table holds.
+/// chunk (Android 9+ stops there, `ResTable` does not look), unknown chunk types (skipped with a warning; so are
+/// the flagged-resource chunks of Android 16 here), a second global string pool or typeSpec for the same type
+/// (ignored), sparse types whose indices are not sorted (lookups miss, nothing fails), and staged-alias chunks
+/// outside the framework's package (ignored with a warning).
+///
+/// Three encodings are read only by newer devices: sparse types (`FLAG_SPARSE`, Android 8.0), 16-bit entry offsets
+/// (`FLAG_OFFSET16`) and compact entries (`FLAG_COMPACT`: eight bytes, no value to check), both Android 14. A table
+/// that uses one breaks on the devices below it that the APK's minSdkVersion admits; when the minSdkVersion is not
+/// known (the manifest declares none, as in bundletool's split APKs, which install beside a base), they are let be,
+/// as aapt2 encodes them when it has no minSdkVersion either.
 ///
 /// Layout (`ResourceTypes.h`): every chunk starts with `ResChunk_header` (type u16, headerSize u16, size u32).
 /// The file is a `RES_TABLE` (header 12: packageCount u32) holding the global string pool and the packages; a
@@ -147,13 +202,55 @@ public struct ResourceTableProblem: CodedError {
 /// a map entry (size ≥ 16) parent u32 and count u32, then count `ResTable_map`s of 12 bytes.
 public enum ResourceTableLoadCheck {
     /// The first rule `bytes` breaks, in the order the loader reads the table, or nil when Android loads it whole.
-    public static func problem(in bytes: UnsafeRawBufferPointer) -> ResourceTableProblem? {
-        do { try Walk(bytes: bytes).file(); return nil } catch { return error }
+    /// Encodings newer than some devices read are judged at the end against `minSdkVersion` (the APK's declared
+    /// one, nil when it declares none), which is called only for a table that uses one.
+    public static func problem(in bytes: UnsafeRawBufferPointer, minSdkVersion: () -> Int?) -> ResourceTableProblem? {
+        var encodings = NewerEncodings()
+        do { try Walk(bytes: bytes).file(&encodings) } catch { return error }
+        return encodings.problem(minSdkVersion: minSdkVersion)
     }
 
     /// The same for bytes in an array.
-    public static func problem(in bytes: [UInt8]) -> ResourceTableProblem? {
-        bytes.withUnsafeBytes { problem(in: $0) }
+    public static func problem(in bytes: [UInt8], minSdkVersion: () -> Int?) -> ResourceTableProblem? {
+        bytes.withUnsafeBytes { problem(in: $0, minSdkVersion: minSdkVersion) }
+    }
+
+    /// The minSdkVersion the newer-encoding rules judge by, from the `android:minSdkVersion` attribute of each
+    /// `<uses-sdk>` (nil where one has none): nil when none has one, or when it is not a level (a codename of a
+    /// release not known here, a value of another type), as for a manifest that declares none.
+    public static func declaredMinSdkVersion(_ attributes: [XMLTree.Attribute?]) -> Int? {
+        guard attributes.contains(where: { $0 != nil }), case .success(let level) = SDKVersion.minSdkVersion(of: attributes) else { return nil }
+        return level
+    }
+}
+
+/// The first type chunk of the table that uses each encoding newer devices introduced, noted during the walk.
+private struct NewerEncodings {
+    typealias Problem = ResourceTableProblem
+    /// Offset and type ID of the first `FLAG_SPARSE` type whose configuration is below API 26.
+    var sparse: (offset: Int, typeID: Int)?
+    /// Offset and type ID of the first `FLAG_OFFSET16` type.
+    var offset16: (offset: Int, typeID: Int)?
+    /// Offset and type ID of the first type with a `FLAG_COMPACT` entry.
+    var compact: (offset: Int, typeID: Int)?
+
+    /// The rule the first of them breaks for `minSdkVersion`, the one that refuses the table first.
+    func problem(minSdkVersion: () -> Int?) -> Problem? {
+        guard sparse != nil || offset16 != nil || compact != nil, let level = minSdkVersion() else { return nil }
+        let name = { (typeID: Int) in "type 0x" + String(typeID, radix: 16) }
+        if let offset16, level < 34 {
+            return Problem(.offset16TypeBeforeAndroid14, at: offset16.offset,
+                           "\(name(offset16.typeID)) has 16-bit entry offsets (FLAG_OFFSET16), which Android reads from API 34 on, but the APK's minSdkVersion is \(level)")
+        }
+        if let compact, level < 34 {
+            return Problem(.compactEntryBeforeAndroid14, at: compact.offset,
+                           "\(name(compact.typeID)) has compact entries (FLAG_COMPACT), which Android reads from API 34 on, but the APK's minSdkVersion is \(level)")
+        }
+        if let sparse, level < 26 {
+            return Problem(.sparseTypeBeforeAndroid8, at: sparse.offset,
+                           "\(name(sparse.typeID)) is sparse (FLAG_SPARSE) in a configuration below API 26, which Android reads from API 26 on, but the APK's minSdkVersion is \(level)")
+        }
+        return nil
     }
 }
 
@@ -180,6 +277,12 @@ private enum Layout {
     static let typeFlagOffset16: UInt8 = 0x02
     static let entryFlagCompact: UInt16 = 0x0008
     static let utf8Flag: UInt32 = 1 << 8
+    /// `ResTable_type.config` starts at 20; its `sdkVersion` (u16) at 24 in it, read when the config's size covers it.
+    static let typeConfig = 20
+    static let configSDKVersion = 24
+    static let stagedAliasHeader = 12
+    static let stagedAliasEntry = 8
+    static let frameworkPackageID: UInt32 = 0x01
 }
 
 private struct Walk {
@@ -207,6 +310,7 @@ private struct Walk {
         case 0x0203: return "library chunk"
         case 0x0204: return "overlayable chunk"
         case 0x0205: return "overlayable policy chunk"
+        case 0x0206: return "staged alias chunk"
         default: return "chunk of type 0x" + String(type, radix: 16)
         }
     }
@@ -248,7 +352,7 @@ private struct Walk {
 
     // MARK: - The file and its table
 
-    func file() throws(Problem) {
+    func file(_ encodings: inout NewerEncodings) throws(Problem) {
         // ApkAssets::Load (Android 11+) refuses an APK whose resources.arsc holds no data, as ResTable::add does.
         guard bytes.count > 0 else { throw Problem(.emptyTable, at: 0, "the table is empty (0 bytes)") }
         var tables = 0
@@ -256,14 +360,14 @@ private struct Walk {
         try chunks(from: 0, to: bytes.count) { (chunk) throws(Problem) in
             guard chunk.type == 0x0002 else { return }
             tables += 1
-            try table(chunk)
+            try table(chunk, &encodings)
         }
         guard tables > 0, bytes.count >= Layout.chunkHeader, u16(0) == 0x0002 else {
             throw Problem(.noTable, at: 0, "the table does not start with a RES_TABLE chunk")
         }
     }
 
-    func table(_ chunk: Chunk) throws(Problem) {
+    func table(_ chunk: Chunk, _ encodings: inout NewerEncodings) throws(Problem) {
         guard chunk.headerSize >= Layout.tableHeader else {
             throw Problem(.tableHeaderTooSmall, at: chunk.offset, "the RES_TABLE chunk has a \(chunk.headerSize)-byte header, shorter than 12")
         }
@@ -280,7 +384,7 @@ private struct Walk {
                 guard packages <= declared else {
                     throw Problem(.morePackagesThanDeclared, at: child.offset, "the table holds more package chunks than the \(declared) its header declares")
                 }
-                try package(child)
+                try package(child, &encodings)
             default: break
             }
         }
@@ -345,7 +449,7 @@ private struct Walk {
 
     // MARK: - Packages
 
-    func package(_ chunk: Chunk) throws(Problem) {
+    func package(_ chunk: Chunk, _ encodings: inout NewerEncodings) throws(Problem) {
         let o = chunk.offset
         guard chunk.headerSize >= Layout.packageHeaderWithoutTypeIDOffset else {
             throw Problem(.packageHeaderTooSmall, at: o, "the package chunk has a \(chunk.headerSize)-byte header, shorter than 284")
@@ -380,9 +484,11 @@ private struct Walk {
                     try stringPool(child, named: "the package's key string pool")
                 }
             case 0x0202: try typeSpec(child, typeIDOffset: typeIDOffset, entryCounts: &specEntryCounts)
-            case 0x0201: try type(child, specEntryCounts: specEntryCounts)
+            case 0x0201: try type(child, specEntryCounts: specEntryCounts, &encodings)
             case 0x0203: try library(child)
             case 0x0204: try overlayable(child, names: &overlayableNames)
+            // Android ignores (with a warning) a staged-alias chunk in any other package.
+            case 0x0206 where id == Layout.frameworkPackageID: try stagedAlias(child)
             default: break
             }
         }
@@ -427,7 +533,7 @@ private struct Walk {
 
     /// `VerifyResTableType` and the typeSpec lookup after it (LoadedPackage::Load), ResTable's checks, then every
     /// entry as `VerifyResTableEntry` checks it.
-    func type(_ chunk: Chunk, specEntryCounts: [Int]) throws(Problem) {
+    func type(_ chunk: Chunk, specEntryCounts: [Int], _ encodings: inout NewerEncodings) throws(Problem) {
         let o = chunk.offset, size = chunk.size
         guard chunk.headerSize >= Layout.typeMinimumHeader else {
             throw Problem(.typeHeaderTooSmall, at: o, "a type chunk has a \(chunk.headerSize)-byte header, shorter than 24")
@@ -456,25 +562,44 @@ private struct Walk {
                                                                               : "\(name) has entries but its typeSpec declares none")
         }
         let offsets = o + chunk.headerSize
+        var hasCompactEntries = false
         if flags & Layout.typeFlagSparse != 0 {
+            if encodings.sparse == nil && configSDKVersion(of: chunk) < 26 { encodings.sparse = (o, id) }
             for index in 0..<count {
-                try entry(at: Int(u16(offsets + 4 * index + 2)) * 4, index: Int(u16(offsets + 4 * index)), of: chunk, name: name, entriesStart: entriesStart)
+                hasCompactEntries = try entry(at: Int(u16(offsets + 4 * index + 2)) * 4, index: Int(u16(offsets + 4 * index)), of: chunk, name: name,
+                                              entriesStart: entriesStart) || hasCompactEntries
             }
         } else if offsetSize == 2 {
+            if encodings.offset16 == nil { encodings.offset16 = (o, id) }
             for index in 0..<count {
                 let value = u16(offsets + 2 * index)
-                if value != 0xFFFF { try entry(at: Int(value) * 4, index: index, of: chunk, name: name, entriesStart: entriesStart) }
+                if value != 0xFFFF {
+                    hasCompactEntries = try entry(at: Int(value) * 4, index: index, of: chunk, name: name, entriesStart: entriesStart) || hasCompactEntries
+                }
             }
         } else {
             for index in 0..<count {
                 let value = u32(offsets + 4 * index)
-                if value != Layout.noEntry { try entry(at: Int(value), index: index, of: chunk, name: name, entriesStart: entriesStart) }
+                if value != Layout.noEntry {
+                    hasCompactEntries = try entry(at: Int(value), index: index, of: chunk, name: name, entriesStart: entriesStart) || hasCompactEntries
+                }
             }
         }
+        if hasCompactEntries && encodings.compact == nil { encodings.compact = (o, id) }
     }
 
-    /// `VerifyResTableEntry` for the entry at `offset` (from entriesStart) of the type chunk `chunk`.
-    func entry(at offset: Int, index: Int, of chunk: Chunk, name: String, entriesStart: Int) throws(Problem) {
+    /// The type's `config.sdkVersion` (the `-vNN` qualifier), 0 when its config is too short to hold it (the
+    /// loader zero-fills a shorter one).
+    func configSDKVersion(of chunk: Chunk) -> Int {
+        let config = chunk.offset + Layout.typeConfig
+        guard chunk.headerSize >= Layout.typeConfig + Layout.configSDKVersion + 2,
+              Int(u32(config)) >= Layout.configSDKVersion + 2 else { return 0 }
+        return Int(u16(config + Layout.configSDKVersion))
+    }
+
+    /// `VerifyResTableEntry` for the entry at `offset` (from entriesStart) of the type chunk `chunk`. Returns whether
+    /// the entry is a compact one.
+    func entry(at offset: Int, index: Int, of chunk: Chunk, name: String, entriesStart: Int) throws(Problem) -> Bool {
         let size = chunk.size
         var what: String { "\(name)'s entry \(index)" }  // built only for a message
         guard offset & 3 == 0 else {
@@ -486,7 +611,7 @@ private struct Walk {
         }
         let at = chunk.offset + start
         let entrySize = Int(u16(at))
-        if u16(at + 2) & Layout.entryFlagCompact != 0 { return }
+        if u16(at + 2) & Layout.entryFlagCompact != 0 { return true }
         guard entrySize >= Layout.entry else {
             throw Problem(.entryTooSmall, at: at, "\(what) declares a size of \(entrySize) bytes, less than 8")
         }
@@ -514,6 +639,7 @@ private struct Walk {
                 throw Problem(.mapPastEnd, at: at, "\(what) is a map of \(mapCount) items, more than fit before the end of its type chunk")
             }
         }
+        return false
     }
 
     // MARK: - Libraries and overlayables
@@ -531,6 +657,26 @@ private struct Walk {
             let packageID = u32(chunk.headerEnd + index * Layout.libraryEntry)
             guard packageID < 0xFF else {
                 throw Problem(.libraryPackageIDOutOfRange, at: o, "library \(index) of a library chunk has package ID 0x\(String(packageID, radix: 16)), 0xff or more")
+            }
+        }
+    }
+
+    /// `LoadedPackage::Load`'s RES_TABLE_STAGED_ALIAS_TYPE case (Android 12+), which the framework's table holds:
+    /// header 12 (count u32 at 8), then `count` (stagedResId u32, finalizedResId u32) pairs; neither ID may repeat.
+    func stagedAlias(_ chunk: Chunk) throws(Problem) {
+        let o = chunk.offset
+        guard chunk.headerSize >= Layout.stagedAliasHeader else {
+            throw Problem(.stagedAliasHeaderTooSmall, at: o, "a staged alias chunk has a \(chunk.headerSize)-byte header, shorter than 12")
+        }
+        let count = Int(u32(o + 8))
+        guard count <= (chunk.size - chunk.headerSize) / Layout.stagedAliasEntry else {
+            throw Problem(.stagedAliasEntriesPastEnd, at: o, "a staged alias chunk declares \(count) aliases, more than fit in its \(chunk.size) bytes")
+        }
+        // Sorted copies find repeats without a set; the framework's table holds one such chunk of a few hundred.
+        for (field, code, what) in [(4, Problem.Code.stagedAliasDuplicateFinalizedID, "finalized"), (0, .stagedAliasDuplicateStagedID, "staged")] {
+            let ids = (0..<count).map { u32(chunk.headerEnd + $0 * Layout.stagedAliasEntry + field) }.sorted()
+            for index in ids.indices.dropFirst() where ids[index] == ids[index - 1] {
+                throw Problem(code, at: o, "a staged alias chunk gives the \(what) resource ID 0x\(String(ids[index], radix: 16)) twice")
             }
         }
     }
@@ -570,9 +716,19 @@ extension ResourceTableLoadCheck {
     /// The first loader rule the APK's `resources.arsc` breaks, or nil when it has none or Android loads it. A
     /// stored table is read in place (a slice of the mapping: nothing is copied); a compressed one is inflated
     /// first, which throws `UnpackError` when its data is damaged.
-    public static func problem(in archive: APKArchive) throws -> ResourceTableProblem? {
+    public static func problem(in archive: APKArchive, minSdkVersion: () -> Int?) throws -> ResourceTableProblem? {
         guard let entry = archive.entry(named: entryName) else { return nil }
-        if entry.isCompressed { return problem(in: try archive.uncompressedData(of: entry)) }
-        return try archive.source.withBytes(in: entry.dataRange) { problem(in: $0) }
+        if entry.isCompressed { return problem(in: try archive.uncompressedData(of: entry), minSdkVersion: minSdkVersion) }
+        return try archive.source.withBytes(in: entry.dataRange) { problem(in: $0, minSdkVersion: minSdkVersion) }
+    }
+
+    /// The same, judging newer encodings by the minSdkVersion the APK's AndroidManifest.xml declares (read only
+    /// when the table uses one; an unreadable manifest counts as declaring none).
+    public static func problem(in archive: APKArchive) throws -> ResourceTableProblem? {
+        try problem(in: archive) {
+            guard let manifest = archive.entry(named: "AndroidManifest.xml"),
+                  let summary = try? ManifestSummary(binaryXML: archive.uncompressedData(of: manifest)) else { return nil }
+            return declaredMinSdkVersion(summary.usesSDKMinSdkVersionAttributes)
+        }
     }
 }

@@ -106,7 +106,7 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
         case .otherSourceStamp:
             return "the APK already carries a source stamp entry (stamp-cert-sha256) naming another stamp certificate than this stamp key's, so nothing was written: stamp with that certificate's key, or ask to replace the existing stamp"
         case .resourceTableRefused(let problem):
-            return "resources.arsc: \(problem). Signed, the APK would not install or its app would fail, so nothing was written. Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link), then sign"
+            return "resources.arsc: \(problem). Signed, the APK would not install or its app would fail, so nothing was written. \(problem.remedy), then sign"
         }
     }
 }

@@ -92,7 +92,10 @@ public struct Signer: Sendable {
         try checkDebuggable(manifest)
         try checkPackaging(entries.map(\.entry), manifest: manifest)
         if let table = entries.first(where: { $0.entry.name == ResourceTableLoadCheck.entryName }),
-           let problem = try Self.resourceTableProblem(in: table) {
+           let problem = try Self.resourceTableProblem(in: table, minSdkVersion: {
+               (try? manifest()).flatMap { $0 }.flatMap { try? ManifestSummary(binaryXML: $0) }
+                   .flatMap { ResourceTableLoadCheck.declaredMinSdkVersion($0.usesSDKMinSdkVersionAttributes) }
+           }) {
             throw SignError.resourceTableRefused(problem)
         }
         var inputManifest: [UInt8]?
@@ -122,11 +125,12 @@ public struct Signer: Sendable {
     }
 
     /// `ResourceTableLoadCheck` on the table to write: read in place when it is stored or its plaintext is at hand.
-    static func resourceTableProblem(in table: OutputEntry) throws -> ResourceTableProblem? {
+    /// `minSdkVersion` is the one the manifest to write declares (called only for a table in a newer encoding).
+    static func resourceTableProblem(in table: OutputEntry, minSdkVersion: () -> Int?) throws -> ResourceTableProblem? {
         if let plain = table.uncompressed ?? (table.entry.isCompressed ? nil : table.data) {
-            return try plain.withBytes(in: 0..<plain.count) { ResourceTableLoadCheck.problem(in: $0) }
+            return try plain.withBytes(in: 0..<plain.count) { ResourceTableLoadCheck.problem(in: $0, minSdkVersion: minSdkVersion) }
         }
-        return ResourceTableLoadCheck.problem(in: try RepackedEntriesWriter.uncompressed(table))
+        return ResourceTableLoadCheck.problem(in: try RepackedEntriesWriter.uncompressed(table), minSdkVersion: minSdkVersion)
     }
 
     /// How many entries/chunks are digested at once.

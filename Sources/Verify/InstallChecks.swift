@@ -9,7 +9,8 @@ import BinaryXML
 /// - `android:extractNativeLibs="false"`: every `lib/<abi>/*.so` must be stored uncompressed and page-aligned
 ///   (4096) so it can be mapped from the APK (`INSTALL_FAILED_INVALID_APK: Failed to extract native libraries`);
 /// - devices with 16 KiB pages (Android 15+) need `.so` data aligned to 16384: a warning;
-/// - `resources.arsc` must load with Android's resource loader (`ResourceTableLoadCheck`), for any targetSdkVersion.
+/// - `resources.arsc` must load with Android's resource loader (`ResourceTableLoadCheck`), for any targetSdkVersion,
+///   on every release from the manifest's minSdkVersion on.
 ///
 /// The messages say what is wrong and what the APK needs; which command does it is the caller's to add. Each
 /// finding's context is the entry, which its description puts first ("lib/arm64-v8a/libx.so: its data …"), so
@@ -66,10 +67,16 @@ enum InstallChecks {
 
     /// The table's structure, as libandroidfw loads it: the package manager reads the manifest's resources
     /// through it at install time, and the app every resource at run time.
+    /// A table that uses an encoding newer than the manifest's minSdkVersion is its own finding: well formed, it
+    /// fails only on the older devices the APK installs on, and raising minSdkVersion is a fix.
     static func resourceTableIssue(archive: APKArchive) -> Issue? {
         let problem: String
         do {
             guard let found = try ResourceTableLoadCheck.problem(in: archive) else { return nil }
+            if found.isAboveMinSdkVersion {
+                return .error(.installResourcesArscAboveMinSdk, ResourceTableLoadCheck.entryName,
+                    "resources.arsc: \(found). The app fails there on those devices; apkpatch's commands that write APKs refuse this table too. \(found.remedy).")
+            }
             problem = found.description
         } catch {
             problem = "its data cannot be read (\(error))"

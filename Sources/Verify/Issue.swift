@@ -186,6 +186,9 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         /// A `resources.arsc` that Android's resource loader refuses, or reads only in part
         /// (`ResourceTableLoadCheck`, which names the libandroidfw check).
         case installResourcesArscMalformed = "INSTALL_RESOURCES_ARSC_MALFORMED"
+        /// A well-formed `resources.arsc` in an encoding (sparse types, compact entries, 16-bit offsets) that
+        /// Android reads only from a release above the manifest's minSdkVersion.
+        case installResourcesArscAboveMinSdk = "INSTALL_RESOURCES_ARSC_ABOVE_MIN_SDK"
         case installNativeLibraryCompressed = "INSTALL_NATIVE_LIBRARY_COMPRESSED"
         case installNativeLibraryNotPageAligned = "INSTALL_NATIVE_LIBRARY_NOT_PAGE_ALIGNED"
         case installNativeLibraryNot16KAligned = "INSTALL_NATIVE_LIBRARY_NOT_16K_ALIGNED"

@@ -130,7 +130,7 @@ extension APKPatch {
         struct RefusedResourceTable: Error, CustomStringConvertible {
             let problem: ResourceTableProblem
             var description: String {
-                "resources.arsc: \(problem). Aligned, the APK still would not install or its app would fail, so nothing was written. Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link)"
+                "resources.arsc: \(problem). Aligned, the APK still would not install or its app would fail, so nothing was written. \(problem.remedy)"
             }
         }
 

@@ -238,11 +238,18 @@ struct InstallFix {
     var relinkedLibraries: [String] = []
     /// A resources.arsc Android's resource loader refuses: no packaging repairs the table, it must be built again.
     var rebuildsResourceTable = false
+    /// A resources.arsc in an encoding Android reads only from a release above the manifest's minSdkVersion: the
+    /// release and the encoding (aapt2's option that writes it), from the finding.
+    var raisesMinSdkVersion: (level: Int, option: String)?
 
     init(reports: [VerificationReport]) {
         for report in reports {
             let codes = Set((report.installErrors + report.installWarnings).map(\.code))
             if codes.contains(.installResourcesArscMalformed) { rebuildsResourceTable = true }
+            if let finding = report.installErrors.first(where: { $0.code == .installResourcesArscAboveMinSdk }) {
+                let sparse = finding.message.contains("FLAG_SPARSE")
+                raisesMinSdkVersion = (sparse ? 26 : 34, sparse ? "--enable-sparse-encoding" : "--enable-compact-entries")
+            }
             if !codes.isDisjoint(with: [.installResourcesArscCompressed, .installResourcesArscNotAligned,
                                         .installNativeLibraryCompressed, .installNativeLibraryNotPageAligned]) {
                 needsStoring = true
@@ -266,6 +273,10 @@ struct InstallFix {
         // First: while the table is one Android refuses, nothing else makes the APK install.
         if rebuildsResourceTable {
             return "rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link) and sign again; no apkpatch command repairs a resource table Android refuses, and sign and run refuse to copy one"
+        }
+        if let raise = raisesMinSdkVersion {
+            let patch = "min-sdk-\(raise.level)"
+            return "if the app can leave devices below API \(raise.level), raise its minSdkVersion: mkdir -p \(patch) && printf 'manifest:\\n  minSdkVersion: \(raise.level)\\n' > \(patch)/apkpatch.yml && apkpatch run \(path) --patch \(patch) --out \(fixed) (add your signing options); otherwise rebuild resources.arsc without aapt2's \(raise.option) and sign again"
         }
         var command: String?
         if needsStoring {

@@ -197,13 +197,13 @@ import ZlibWrapper
     /// The unmutated table (and one with a valid library and overlayable chunk appended) passes every check and
     /// every loader, and its APK signs: what fails below is the mutation.
     @Test func unmutatedTablesLoad() throws {
-        #expect(ResourceTableLoadCheck.problem(in: table) == nil)
+        #expect(ResourceTableLoadCheck.problem(in: table, minSdkVersion: { 21 }) == nil)
         let strict = try TestSupport.libandroidfwTable(try writeTable("intact.arsc", table), strict: true)
         #expect(strict.succeeded && strict.stdout == "OK\n", "\(strict)")
         var extended = try Table(table)
         extended.appendToPackage(Table.library(packageID: 0x02))
         extended.appendToPackage(Table.overlayable(name: "Themes", policies: [Table.chunk(0x0205, header: Table.le32(1) + Table.le32(1), body: Table.le32(0x7f02_0000))]))
-        #expect(ResourceTableLoadCheck.problem(in: extended.bytes) == nil)
+        #expect(ResourceTableLoadCheck.problem(in: extended.bytes, minSdkVersion: { 21 }) == nil)
         let extendedStrict = try TestSupport.libandroidfwTable(try writeTable("extended.arsc", extended.bytes), strict: true)
         #expect(extendedStrict.succeeded, "\(extendedStrict)")
         let input = try apk("intact.apk", table: table)
@@ -219,7 +219,7 @@ import ZlibWrapper
         var mutated = try Table(table)
         try rule.mutate(&mutated)
         let bytes = mutated.bytes
-        let problem = ResourceTableLoadCheck.problem(in: bytes)
+        let problem = ResourceTableLoadCheck.problem(in: bytes, minSdkVersion: { 21 })
         #expect(problem?.code == rule.code, "\(rule): \(problem.map { "\($0.code): \($0)" } ?? "no problem found")")
 
         let name = rule.code.rawValue + "-" + String(rule.name.hashValue & 0xffff, radix: 16)
