@@ -49,6 +49,9 @@ public struct ResourceContentEditor: ContentEditor {
             }
             table = try ResourceTable.empty(packageName: manifestPackage)
         }
+        if let packageID = table?.packageID {
+            table!.avoidIDs { Self.referencedIDs(in: archive, patch: patch, packageID: packageID) }
+        }
         var output = entries
         func index(of name: String) -> Int? { output.firstIndex { $0.entry.name == name } }
         func replace(_ name: String, with content: [UInt8]) throws {
@@ -209,6 +212,21 @@ public struct ResourceContentEditor: ContentEditor {
             try replace("AndroidManifest.xml", with: manifest)
         }
         return output
+    }
+
+    /// The IDs of package `packageID` that the compiled XML of the APK (its manifest and `res/` files) and of the
+    /// patch (binary XML files it holds) refer to: a new resource must not take one, or those references would find
+    /// it. An XML file that does not parse refers to nothing here (what reads it fails either way).
+    static func referencedIDs(in archive: APKArchive, patch: PatchDirectory, packageID: UInt8) -> Set<UInt32> {
+        var documents: [() throws -> [UInt8]] = archive.entries.filter { $0.name.hasSuffix(".xml") }.map { entry in { try archive.uncompressedData(of: entry) } }
+        documents += patch.files.filter { $0.key.hasSuffix(".xml") }.map { file in { try PatchDirectory.read(file.value) } }
+        var ids = Set<UInt32>()
+        for document in documents {
+            guard let bytes = try? document(), !ResourcePatch.isTextXML(bytes),
+                  let found = try? XMLTree.referencedResourceIDs(binaryXML: bytes) else { continue }
+            ids.formUnion(found.lazy.filter { $0 >> 24 == UInt32(packageID) })
+        }
+        return ids
     }
 
     private func merge(_ extra: ManifestEdits, into edits: inout ManifestEdits) {

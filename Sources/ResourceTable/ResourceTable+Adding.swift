@@ -146,8 +146,17 @@ extension ResourceTable {
         }
     }
 
-    /// The ID of `type/name`, given one when it has none yet: the next free entry ID of its type, and a type the
-    /// package lacks takes the next type ID. A reserved name can be referred to before it gets its values.
+    /// Keeps the IDs `source` gives (what the APK's compiled XML refers to) from new resources: a new resource
+    /// takes the next free entry ID of its type that none of them is, leaving the slots between empty. `source` is
+    /// read once, when the first new ID is given, so a patch that adds nothing does not pay for it.
+    public mutating func avoidIDs(_ source: @escaping @Sendable () throws -> Set<UInt32>) {
+        avoidedIDs = nil
+        avoidedIDSource = source
+    }
+
+    /// The ID of `type/name`, given one when it has none yet: the next free entry ID of its type (past the IDs kept
+    /// by `avoidIDs(_:)`), and a type the package lacks takes the next type ID. A reserved name can be referred to
+    /// before it gets its values.
     @discardableResult
     public mutating func reserveID(type: String, named name: String) throws -> UInt32 {
         guard !type.isEmpty, !name.isEmpty else { throw ResourceTableError(.badValuesFile, "a resource needs a type and a name (\(type)/\(name))") }
@@ -164,10 +173,19 @@ extension ResourceTable {
             typeID = UInt8(typeNames.count)
             additions.entryCounts[typeID] = 0
         }
-        let count = additions.entryCounts[typeID] ?? layout.entryCounts[typeID] ?? 0
+        var count = additions.entryCounts[typeID] ?? layout.entryCounts[typeID] ?? 0
         guard count < 0x10000 else { throw ResourceTableError(.addingNotSupported, "type \(type) already has 65,536 entries") }
+        let base = UInt32(packageID) << 24 | UInt32(typeID) << 16
+        if avoidedIDs == nil, let source = avoidedIDSource { avoidedIDs = try source() }
+        if let avoided = avoidedIDs, !avoided.isEmpty {
+            let first = count
+            while count < 0x10000 && avoided.contains(base | UInt32(count)) { count += 1 }
+            guard count < 0x10000 else {
+                throw ResourceTableError(.addingNotSupported, "type \(type) has no free resource ID left: the APK's compiled XML refers to every ID from \(Self.hex(base | UInt32(first))) to \(Self.hex(base | 0xFFFF)) though the table does not define them, and a new resource there would be what those references find. Give the resource an ID with <public> in the patch's values")
+            }
+        }
         additions.entryCounts[typeID] = count + 1
-        let id = UInt32(packageID) << 24 | UInt32(typeID) << 16 | UInt32(count)
+        let id = base | UInt32(count)
         names[id] = ResourceName(type: type, name: name)
         ids[type + "/" + name] = id
         return id

@@ -80,6 +80,9 @@ public struct ResourceTable: Sendable {
     var macros: [String: (text: String, isStyled: Bool)] = [:]
     var names: [UInt32: ResourceName] = [:]
     var ids: [String: UInt32] = [:]
+    /// IDs a new resource must not take (`avoidIDs(_:)`): read from `avoidedIDSource` when the first new ID is given.
+    var avoidedIDs: Set<UInt32>?
+    var avoidedIDSource: (@Sendable () throws -> Set<UInt32>)?
     private var appendedStrings: [String: UInt32] = [:]
     /// Spans of the styled strings appended to the value pool, by their index there. `encoded()` moves these
     /// strings among the pool's styled ones, which must come first.
