@@ -10,7 +10,8 @@ import Unpack
 /// folders). apktool extracts them there and silently loses one (iBotPeaches/Apktool#1460, #2697, #3434), and
 /// a build from the folder then differs from the APK. unpack and decode refuse before writing; run notes patch
 /// files that cannot say which entry they mean. The volume is probed, not assumed: these tests stand in a
-/// case-insensitive one through the `foldsCase` hook, and run the real probe on this (case-sensitive) one.
+/// case-insensitive one through the `foldsCase` hook, run the real probe on this (case-sensitive) one, and on a
+/// casefold tmpfs where the kernel lets a test make one.
 @Suite(.removesTemporaryDirectories) struct CaseInsensitiveNamesTests {
     let dir: URL
     init() throws { dir = try TestSupport.makeTemporaryDirectory("casefold") }
@@ -103,6 +104,33 @@ import Unpack
         #expect(result.succeeded, "\(result)")
         #expect(try String(contentsOfFile: kept + "/assets/Readme.txt", encoding: .utf8) == "first\n")
         #expect(try String(contentsOfFile: kept + "/assets/README.txt", encoding: .utf8) == "second\n")
+    }
+
+    /// The real probe on a real case-folding volume, where one can be made without root privileges or FUSE: a
+    /// casefold tmpfs (Linux 6.13 and later, built with CONFIG_UNICODE) mounted in a user and mount namespace of
+    /// its own (`unshare --user --map-root-user --mount`), in which `apkpatch unpack` runs and must refuse. Skipped,
+    /// with the reason, where the kernel or its settings do not allow it (a FAT or exFAT image needs root to mount,
+    /// or FUSE); the `foldsCase` tests above cover the refusal everywhere.
+    @Test func unpackProbesARealCaseFoldingVolume() throws {
+        let input = try apkWithCaseVariants()
+        let mountPoint = dir.appendingPathComponent("casefold")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        let script = """
+            mount -t tmpfs -o casefold tmpfs "$1" || exit 90
+            touch "$1/probe" && [ -e "$1/PROBE" ] || exit 91
+            exec "$2" unpack "$3" -o "$1/out"
+            """
+        let result = try TestSupport.run("unshare", ["--user", "--map-root-user", "--mount", "sh", "-c", script, "sh",
+                                                     mountPoint.path, TestSupport.apkpatchBinary, input])
+        switch result.status {
+        case 90, 91:
+            try Test.cancel(Comment(rawValue: "no case-folding volume can be made here without root or FUSE: a casefold tmpfs needs Linux 6.13+ built with CONFIG_UNICODE (mount said: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"))
+        case _ where result.stderr.hasPrefix("unshare:"):
+            // unshare itself failed: user namespaces are off (kernel.unprivileged_userns_clone, AppArmor) or absent.
+            try Test.cancel(Comment(rawValue: "no user and mount namespace can be made here (\(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"))
+        default:
+            #expect(result.status == 1 && result.stderr.contains("case-insensitive file system") && result.stderr.contains("assets/README.txt"), "\(result)")
+        }
     }
 
     @Test func decodeRefusesNamesThatDifferOnlyInCaseWhereCaseIsFolded() throws {
