@@ -53,6 +53,8 @@ public final class SetWatchSession {
     /// changes the APKs, not them, and they may be gigabytes.
     private let expansions: [XAPKExpansion]
     private var expansionsPushed = false
+    /// Whether the expansion files were taken out of the container for adb (once a session: they do not change).
+    private var expansionsTakenOut = false
     let stopPipe: StopPipe
 
     /// The patch an APK was built from: equal patches give the same APK.
@@ -85,6 +87,7 @@ public final class SetWatchSession {
         builds = try OutputDirectory(destination: trimmed + ".builds")
         members = set.allAPKs.map { _ in MemberState() }
         changes = PatchChangeFilter(root: patchDirectory)
+        installReports.keptSet = output
         deviceSpec = options.deviceSpec
         stopPipe = try StopPipe()
     }
@@ -179,7 +182,10 @@ public final class SetWatchSession {
                 installReports.failed(installError, apkPath: output, onEvent: onEvent)
             } else if options.installs, let commands = report.installCommands {
                 do {
-                    if !expansionsPushed { try SetPipeline.takeOut(pushes, of: set) }
+                    if !expansionsTakenOut && !pushes.isEmpty {
+                        try SetPipeline.takeOut(pushes, of: set)
+                        expansionsTakenOut = true
+                    }
                     let installed = expansionsPushed ? try commands.withoutPushes() : commands
                     if installReports.install(installed, onMessage: options.onInstallMessage, onEvent: onEvent) {
                         expansionsPushed = true

@@ -158,6 +158,8 @@ public final class WatchSession {
 struct InstallReports {
     /// How the last install failed (nil after a success).
     private var lastFailure: InstallError.Code?
+    /// The split APK set a failure keeps (a set session's output), said instead of one of its APKs.
+    var keptSet: String?
 
     /// Install failures the next build's install may not meet: the device is missing or not ready yet.
     static let retriedCodes: Set<InstallError.Code> = [.noDevice, .deviceOffline, .deviceUnauthorized, .deviceNotFound]
@@ -183,7 +185,8 @@ struct InstallReports {
 
     /// Reports `error` (an `InstallError`, or what kept the install from starting), unless it repeats the last.
     mutating func failed(_ error: any Error, apkPath: String, onEvent: (WatchSession.Event) -> Void) {
-        let failure = error as? InstallError ?? InstallError(code: .installFailed, advice: "\(error)", apkPath: apkPath)
+        var failure = error as? InstallError ?? InstallError(code: .installFailed, advice: "\(error)", apkPath: apkPath)
+        if let keptSet { failure = failure.keptAsSet(keptSet) }
         if failure.code != lastFailure { onEvent(.installFailed(failure, willRetry: Self.retriedCodes.contains(failure.code))) }
         lastFailure = failure.code
     }

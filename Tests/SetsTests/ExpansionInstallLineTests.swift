@@ -156,4 +156,21 @@ extension SetInstallTests {
         #expect(result.status == 1 && result.stderr.contains("Or add --allow-downgrade, which passes -d."), "\(result)")
         #expect(!result.stderr.contains("apkpatch run"), "\(result)")
     }
+
+    /// watch on an .xapk whose push fails: said once, as a set's failure ("The signed set is kept in …", not "The
+    /// APK is kept at", naming the container as if it were one APK).
+    @Test func aWatchedSetsFailedPushNamesTheSet() throws {
+        let input = try fixture.pack(.xapk)
+        let output = scratch.appendingPathComponent("watched.xapk").path
+        let denied = FakeADB.Reply(standardError: "adb: error: failed to copy 'x.obb' to '/sdcard/x.obb': remote couldn't create file: Permission denied\n", status: 1)
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                                              "--device-spec", try armDeviceSpec("watched.json"), "--install"],
+                                                             environment: try FakeADB().environment(push: denied))
+        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        #expect(lines.waitFor { $0.contains("Installed, but an expansion (OBB) file was not copied") }, "\(lines.lines)")
+        process.interrupt()
+        process.waitUntilExit()
+        let failure = lines.lines.first { $0.contains("Installed, but an expansion (OBB) file was not copied") } ?? ""
+        #expect(failure.hasSuffix("The signed set is kept in \(output).") && !failure.contains("The APK is kept"), "\(failure)")
+    }
 }
