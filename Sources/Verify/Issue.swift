@@ -179,6 +179,10 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
         case sourceStampPORCertMismatch = "SOURCE_STAMP_POR_CERT_MISMATCH"
         case sourceStampPORDidNotVerify = "SOURCE_STAMP_POR_DID_NOT_VERIFY"
         case sourceStampInvalidTimestamp = "SOURCE_STAMP_INVALID_TIMESTAMP"
+        // Checking the stamp alone (`Verifier.verifySourceStampOnly`, apksigner `--verify-source-stamp`): errors.
+        case sourceStampCertDigestAndSigBlockMissing = "SOURCE_STAMP_CERT_DIGEST_AND_SIG_BLOCK_MISSING"
+        case sourceStampSignatureBlockWithoutCertDigest = "SOURCE_STAMP_SIGNATURE_BLOCK_WITHOUT_CERT_DIGEST"
+        case sourceStampExpectedDigestMismatch = "SOURCE_STAMP_EXPECTED_DIGEST_MISMATCH"
 
         // Install checks beyond apksigner (what makes Android's installer refuse an APK apksigner accepts).
         case installResourcesArscCompressed = "INSTALL_RESOURCES_ARSC_COMPRESSED"

@@ -31,7 +31,7 @@ extension VerificationReport {
                     out += "Verified using \(scheme.displayName): \(verifiedSchemes.contains(scheme))\n"
                 }
                 out += "Verified for SourceStamp: \(sourceStamp?.isVerified ?? false)\n"
-                out += "Number of signers: \(signers.count)\n"
+                if !isSourceStampOnly { out += "Number of signers: \(signers.count)\n" }
             }
             if printCertificates || printPEM {
                 if verifiedSchemes.contains(.v31) {
@@ -255,6 +255,8 @@ public struct VerificationReportJSON: Encodable, Sendable {
     public let lineage: [CertificateJSON]
     /// The source stamp, when the APK carries one (absent otherwise).
     public let sourceStamp: SourceStampJSON?
+    /// True when the source stamp alone was checked (`verify --verify-source-stamp`); absent otherwise.
+    public let sourceStampOnly: Bool?
     /// Each native library's 16 KiB-page readiness (ZIP offset, ELF `PT_LOAD` alignments), with install checks.
     public let nativeLibraries: [NativeLibraryReport]
     /// With `verify --expect-certificate-sha256`: whether the APK is signed by every expected certificate.
@@ -290,6 +292,7 @@ public struct VerificationReportJSON: Encodable, Sendable {
         lineage = zip(report.lineage, report.lineageCapabilities).map { CertificateJSON($0, capabilities: $1) }
         nativeLibraries = report.nativeLibraries
         sourceStamp = report.sourceStamp.map(SourceStampJSON.init)
+        sourceStampOnly = report.isSourceStampOnly ? true : nil
     }
 
     /// Records the answer to `--expect-certificate-sha256` (nil: not asked). An APK signed by other

@@ -215,6 +215,16 @@ struct SigningBlockSchemeVerifier {
         return result
     }
 
+    /// The signers as apksig's `ApkVerifier.getApkContentDigests` reads them to check a source stamp alone: each
+    /// signer's signatures over its signed data checked, its content digests taken as signed, not compared
+    /// with the APK's contents.
+    func signersAsSigned(block: [UInt8]) -> SchemeVerificationResult {
+        var result = SchemeVerificationResult()
+        var contentDigestsToVerify: Set<ContentDigestAlgorithm> = []
+        parseSigners(block, into: &result, contentDigestsToVerify: &contentDigestsToVerify)
+        return result
+    }
+
     /// v3: the signers must cover the requested API range without overlaps or holes.
     private func checkContinuousSdkTargeting(_ result: inout SchemeVerificationResult) {
         var byMax: [Int: SchemeVerificationResult.Signer] = [:]

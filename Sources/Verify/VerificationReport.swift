@@ -156,6 +156,9 @@ public struct VerificationReport: Sendable {
     /// The source stamp's verification, when the APK carries a stamp (see `SourceStampReport`); a
     /// `stamp-cert-sha256` entry without a stamp block is a `SOURCE_STAMP_SIG_MISSING` warning instead.
     public var sourceStamp: SourceStampReport?
+    /// The source stamp alone was checked (`Verifier.verifySourceStampOnly`): `isSignatureVerified` is the
+    /// stamp's verdict, and no signer or scheme was verified.
+    public var isSourceStampOnly = false
     /// Every error and warning from signature verification (including those of individual signers).
     public var signatureErrors: [Issue]
     public var signatureWarnings: [Issue]

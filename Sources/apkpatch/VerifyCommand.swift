@@ -77,6 +77,14 @@ struct Verify: ParsableCommand {
     @Flag(name: .customLong("json"), help: "Print the report as JSON on standard output.")
     var json = false
 
+    @Flag(name: .customLong("verify-source-stamp"),
+          help: "Check the source stamp alone, as apksigner does: exit 0 only when the stamp verifies (the APK's own signatures are not verified).")
+    var verifySourceStamp = false
+
+    @Option(name: .customLong("stamp-cert-digest"),
+            help: ArgumentHelp("With --verify-source-stamp: the SHA-256 digest (hex) of the stamp certificate the APK must name.", valueName: "hex"))
+    var stampCertificateDigest: String?
+
     @Flag(name: .customLong("Werr", withSingleDash: true), help: "Treat signature warnings as errors (exit 1 when there are any).")
     var warningsAreErrors = false
 
@@ -100,6 +108,16 @@ struct Verify: ParsableCommand {
                 throw ValidationError("--expect-certificate-sha256 takes a certificate's SHA-256 digest, 64 hex digits (as --print-certs prints it), not \(digest.cappedForMessage)")
             }
         }
+        if stampCertificateDigest != nil && !verifySourceStamp {
+            throw ValidationError("--stamp-cert-digest goes with --verify-source-stamp")
+        }
+        if verifySourceStamp {
+            if !expectedCertificates.isEmpty || v4SignatureFile != nil || checkEntries {
+                let option = !expectedCertificates.isEmpty ? "--expect-certificate-sha256" : v4SignatureFile != nil ? "--v4-signature-file" : "--check-entries"
+                throw ValidationError("--verify-source-stamp checks the source stamp alone; \(option) checks the APK's own signatures or entries: verify without --verify-source-stamp for that")
+            }
+            if input == nil && apks.count > 1 { throw ValidationError("--verify-source-stamp checks one APK at a time") }
+        }
         if allowLineageAncestor && expectedCertificates.isEmpty {
             throw ValidationError("--allow-lineage-ancestor goes with --expect-certificate-sha256")
         }
@@ -122,6 +140,11 @@ struct Verify: ParsableCommand {
         let options = VerificationOptions(minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion ?? Int(Int32.max),
                                           checksInstallability: !signatureOnly, v4SignatureFile: v4SignatureFile, checksEntries: checkEntries)
         let paths = input.map { [$0] } ?? apks
+        if verifySourceStamp {
+            Self.prepared?.cancel()
+            try runSourceStampOnly(options: options)
+            return
+        }
         if APKSet.isSet(paths: paths) {
             Self.prepared?.cancel()
             if v4SignatureFile != nil {
@@ -169,6 +192,29 @@ struct Verify: ParsableCommand {
         if expectedSignerMatched == false { throw ExitCode.failure }
         // apksigner -Werr: the verdict stands, but any warning makes the exit status 1.
         if warningsAreErrors && !report.signatureWarnings.isEmpty { throw ExitCode.failure }
+    }
+
+    /// `--verify-source-stamp`: apksigner's report of the stamp alone (no "Number of signers" line, the stamp's
+    /// verdict as the APK's); `-Werr` as apksigner: the stamp's warnings go to standard error.
+    private func runSourceStampOnly(options: VerificationOptions) throws {
+        var stampOptions = options
+        stampOptions.checksInstallability = false
+        let report: VerificationReport
+        do {
+            report = try Verifier(options: stampOptions).verifySourceStampOnly(path: apkPath, expectedCertificateDigest: stampCertificateDigest)
+        } catch let error where json {
+            let unreadable = VerificationReport.unreadable(path: apkPath, reason: CLIHint.describe(error), options: stampOptions)
+            print(try FileHandleOutput.json(unreadable.jsonRepresentation))
+            throw ExitCode.failure
+        }
+        if json {
+            print(try FileHandleOutput.json(report.jsonRepresentation))
+        } else {
+            let text = report.renderText(verbose: verbose, printCertificates: printCerts, printPEM: printCertsPEM, warningsAsErrors: warningsAreErrors)
+            if !text.standardOutput.isEmpty { print(text.standardOutput, terminator: "") }
+            if !text.standardError.isEmpty { FileHandleOutput.standardError(text.standardError) }
+        }
+        if !report.isVerified { throw ExitCode.failure }
     }
 
     /// `--expect-certificate-sha256` and `--allow-lineage-ancestor`, when given.

@@ -124,6 +124,53 @@ struct SourceStampTests {
         #expect(plain?["sourceStamp"] == nil, "\(plain ?? [:])")
     }
 
+    @Test("verify --verify-source-stamp (the stamp alone) prints what apksigner 35 prints", arguments: Variant.allCases)
+    func stampAloneLikeApksigner(_ variant: Variant) throws {
+        let stamped = try Self.stamped.get()
+        let apk = try Self.write(variant, of: stamped)
+        let arguments = ["verify", "--verify-source-stamp", "-v", "--print-certs", apk]
+        let ours = try TestSupport.apkpatch(arguments), theirs = try NewerApksigner.run(arguments)
+        #expect(ours.status == theirs.status && ours.stdout == theirs.stdout && ours.stderr == theirs.stderr,
+                "\(variant)\nours: \(ours)\napksigner 35: \(theirs)")
+        // The stamp's verdict is the command's: the intact stamp (and one with unknown extra signatures) verifies.
+        #expect(ours.succeeded == (variant == .intact || variant == .unknownSignatureAlgorithm), "\(variant): \(ours)")
+    }
+
+    @Test("verify --verify-source-stamp: no stamp, the stamp certificate's digest expected or not, a stamp block without its entry, as apksigner 35")
+    func stampAloneFindings() throws {
+        let stamped = try Self.stamped.get()
+        let directory = try TestSupport.makeTemporaryDirectory("source-stamp-alone")
+        let unstamped = try VerifyFixtures.signedAPK(in: directory)
+        let withoutEntry = directory.appendingPathComponent("without-entry.apk").path
+        let name = Array(SourceStamp.certificateDigestEntryName.utf8), renamed = Array("stamp-cert-sha25X".utf8)
+        var bytes = stamped.bytes
+        for start in 0..<(bytes.count - name.count) where Array(bytes[start..<(start + name.count)]) == name {
+            bytes.replaceSubrange(start..<(start + name.count), with: renamed)
+        }
+        try VerifyFixtures.write(bytes, to: withoutEntry)
+        let digest = try #require(try NewerApksigner.run(["verify", "--print-certs", stamped.apk]).stdout.split(separator: "\n")
+            .first { $0.hasPrefix("Source Stamp Signer certificate SHA-256 digest: ") }?.split(separator: " ").last.map(String.init))
+        let cases: [(label: String, options: [String], apk: String, code: String?)] = [
+            ("no stamp", ["-v"], unstamped, "SOURCE_STAMP_CERT_DIGEST_AND_SIG_BLOCK_MISSING"),
+            ("the expected digest", ["-v", "--stamp-cert-digest", digest.uppercased()], stamped.apk, nil),
+            ("another digest", ["-v", "--stamp-cert-digest", String(digest.reversed())], stamped.apk, "SOURCE_STAMP_EXPECTED_DIGEST_MISMATCH"),
+            ("a stamp block without its entry", ["-v", "-Werr"], withoutEntry, "SOURCE_STAMP_SIGNATURE_BLOCK_WITHOUT_CERT_DIGEST"),
+        ]
+        for item in cases {
+            let arguments = ["verify", "--verify-source-stamp"] + item.options + [item.apk]
+            let ours = try TestSupport.apkpatch(arguments), theirs = try NewerApksigner.run(arguments)
+            #expect(ours.status == theirs.status && ours.stdout == theirs.stdout && ours.stderr == theirs.stderr,
+                    "\(item.label)\nours: \(ours)\napksigner 35: \(theirs)")
+            let json = try TestSupport.apkpatch(["verify", "--verify-source-stamp", "--json"] + item.options.filter { $0 != "-v" && $0 != "-Werr" } + [item.apk])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(item.label): \(json)")
+            let codes = (object["errors"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
+            #expect(object["sourceStampOnly"] as? Bool == true && object["verified"] as? Bool == (item.code == nil)
+                    && codes == (item.code.map { [$0] } ?? []) && json.succeeded == (item.code == nil), "\(item.label): \(json.stdout)")
+        }
+        let refused = try TestSupport.apkpatch(["verify", "--stamp-cert-digest", digest, stamped.apk])
+        #expect(refused.status != 0 && refused.stderr.contains("--stamp-cert-digest goes with --verify-source-stamp"), "\(refused)")
+    }
+
     /// Hostile stamp blocks never trap and never change the APK's verdict: the stamp pair of the apksigner 35 fixture with
     /// bytes flipped, cut short or with a length prefix set to 0xffffffff, 300 cases from a fixed seed (printed on failure).
     @Test("a damaged stamp block is at worst a stamp warning: no trap, the APK still verifies")
