@@ -105,7 +105,7 @@ public final class SetWatchSession {
         var builds = 1
         while builds < maxBuilds {
             guard let changed = try changes.next(from: watcher, quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: stopPipe.read) else { break }
-            build(changed: changed, verifies: options.verifies && verifiesEachBuild, onEvent: onEvent)
+            build(changed: changed, verifies: options.verifies && (verifiesEachBuild || WatchSession.changesNativeLibrary(changed)), onEvent: onEvent)
             builds += 1
         }
         onEvent(.stopped)

@@ -96,11 +96,15 @@ public final class WatchSession {
         var builds = 1
         while builds < maxBuilds {
             guard let relevant = try waitForRelevantChanges(watcher) else { break }
-            build(changed: relevant, verifies: options.verifies && verifiesEachBuild, onEvent: onEvent)
+            build(changed: relevant, verifies: options.verifies && (verifiesEachBuild || Self.changesNativeLibrary(relevant)), onEvent: onEvent)
             builds += 1
         }
         onEvent(.stopped)
     }
+
+    /// Whether a save changed a native library (`.so`): that rebuild is verified even when the others are not,
+    /// so that a library not ready for 16 KiB pages is told when it arrives, not only at the first build.
+    static func changesNativeLibrary(_ changed: [String]) -> Bool { changed.contains { $0.hasSuffix(".so") } }
 
     /// The next burst of changes that matter, sorted; nil once `stop()` was called.
     func waitForRelevantChanges(_ watcher: DirectoryWatcher) throws -> [String]? {

@@ -49,4 +49,28 @@ extension PipelineTests {
         let told = lines.lines.filter { $0.contains("WARNING: \(library): its LOAD segments") }
         #expect(told.count == 1, "\(lines.lines)")
     }
+
+    /// watch verifies only its first build by default: a library not ready for 16 KiB pages that a later save
+    /// brings in is told when it arrives (the save that changes a .so is verified), once.
+    @Test("watch tells of a library not ready for 16 KiB pages that a save brings in, once")
+    func pageSizeWarningForALibraryAddedWhileWatching() throws {
+        let (withLibrary, library) = try apkWithLibraryFor4KiBPages("pages-lib.apk")
+        let input = try FixtureAPK().build(in: dir, name: "pages-nolib.apk")
+        let patch = dir.appendingPathComponent("pages-added-\(UUID().uuidString)")
+        try TestSupport.write("one\n", to: "assets/note.txt", in: patch)
+        let watched = dir.appendingPathComponent("pages-added.apk").path
+        let (process, lines) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", watched] + signing,
+                                                             environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        #expect(lines.waitFor { $0.contains("] built ") }, "\(lines.lines)")
+        let extracted = try TestSupport.run("unzip", ["-o", "-q", withLibrary, library, "-d", patch.path])
+        #expect(extracted.succeeded, "\(extracted)")
+        #expect(lines.waitFor { $0.contains("] rebuilt ") }, "\(lines.lines)")
+        try TestSupport.write("two\n", to: "assets/note.txt", in: patch)
+        #expect(lines.waitFor(2) { $0.contains("] rebuilt ") }, "\(lines.lines)")
+        process.interrupt()
+        #expect(lines.waitFor { $0.contains("stopped") }, "\(lines.lines)")
+        process.waitUntilExit()
+        #expect(lines.lines.filter { $0.contains("WARNING: \(library): its LOAD segments") }.count == 1, "\(lines.lines)")
+    }
 }
