@@ -41,12 +41,7 @@ import TestSupport
 
     /// Where the edited APK's badging differs from the input's beyond the added configurations, known: the check
     /// still runs, its failure is recorded as known.
-    static let knownBadgingIssues: [String: String] = [
-        // androguard's manifest with no resources.arsc references label @0x7f060000 and icon @0x7f020003: the table
-        // the edits create gives those IDs to its own resources, so the label reads as
-        // 'res/xml/network_security_config.xml' in every locale.
-        "AndroidManifest_ShortName.apk": "a new table takes the resource IDs the manifest's dangling references name",
-    ]
+    static let knownBadgingIssues: [String: String] = [:]
 
     /// Where decode then run is not lossless in the XML files' dumps, known: the check still runs, its failure is
     /// recorded as known (the table, badging and entries are checked as for every APK).
