@@ -164,6 +164,8 @@ struct WatchEventJSON: Encodable {
     /// `installFailed`: the InstallError code, and whether the next build retries (a device not there yet).
     var code: String?
     var willRetry: Bool?
+    /// `installFailed`: true when the APKs were installed and a later step (a push, the launch) failed.
+    var installed: Bool?
     var message: String?
     var framework: String?
     var webRoot: String?
@@ -193,6 +195,7 @@ struct WatchEventJSON: Encodable {
             self.event = "installed"
         case .installFailed(let failure, let retry):
             self.event = "installFailed"; error = CLIHint.describe(failure); code = failure.code.rawValue; willRetry = retry
+            installed = failure.isAppInstalled
         case .liveStarted(let start):
             self.event = "liveStarted"
             framework = start.framework.rawValue; webRoot = start.webRoot; serverURL = "http://127.0.0.1:\(start.port)"

@@ -172,5 +172,16 @@ extension SetInstallTests {
         process.waitUntilExit()
         let failure = lines.lines.first { $0.contains("Installed, but an expansion (OBB) file was not copied") } ?? ""
         #expect(failure.hasSuffix("The signed set is kept in \(output).") && !failure.contains("The APK is kept"), "\(failure)")
+
+        // --json: the installFailed event says the APKs were installed.
+        let (json, events) = try TestSupport.startApkpatch(["watch", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore,
+                                                            "--device-spec", try armDeviceSpec("watched-json.json"), "--install", "--json"],
+                                                           environment: try FakeADB().environment(push: denied))
+        defer { if json.isRunning { json.terminate(); json.waitUntilExit() } }
+        #expect(events.waitFor { $0.contains("\"event\":\"installFailed\"") }, "\(events.lines)")
+        json.interrupt()
+        json.waitUntilExit()
+        let event = events.lines.first { $0.contains("\"event\":\"installFailed\"") }.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(event?["code"] as? String == "EXPANSION_PUSH_FAILED" && event?["installed"] as? Bool == true, "\(events.lines)")
     }
 }
