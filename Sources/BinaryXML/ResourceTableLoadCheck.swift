@@ -205,14 +205,40 @@ public enum ResourceTableLoadCheck {
     /// Encodings newer than some devices read are judged at the end against `minSdkVersion` (the APK's declared
     /// one, nil when it declares none), which is called only for a table that uses one.
     public static func problem(in bytes: UnsafeRawBufferPointer, minSdkVersion: () -> Int?) -> ResourceTableProblem? {
-        var encodings = NewerEncodings()
-        do { try Walk(bytes: bytes).file(&encodings) } catch { return error }
-        return encodings.problem(minSdkVersion: minSdkVersion)
+        problem(walking: Walk(bytes: bytes), minSdkVersion: minSdkVersion)
     }
 
     /// The same for bytes in an array.
     public static func problem(in bytes: [UInt8], minSdkVersion: () -> Int?) -> ResourceTableProblem? {
         bytes.withUnsafeBytes { problem(in: $0, minSdkVersion: minSdkVersion) }
+    }
+
+    /// The same for the table in `range` of `source`, read in place. The walk goes front to back, so the pages of
+    /// a mapping it has passed are given back as it goes (`DataSource.discard`: they stay in the page cache), and
+    /// the rest when it ends: a table of tens of megabytes costs the resident set a few MiB, not its size. An
+    /// in-memory source ignores the discards.
+    public static func problem(in source: any DataSource, range: Range<Int64>, minSdkVersion: () -> Int?) throws -> ResourceTableProblem? {
+        try source.withBytes(in: range) { (bytes) -> ResourceTableProblem? in
+            defer { source.discard(range) }
+            var released = 0
+            var walk = Walk(bytes: bytes)
+            walk.passed = { end in
+                // In steps of several MiB: each MADV_DONTNEED interrupts the other cores to flush their TLBs.
+                guard end - released >= releaseStep else { return }
+                source.discard((range.lowerBound + Int64(released))..<(range.lowerBound + Int64(end)))
+                released = end
+            }
+            return problem(walking: walk, minSdkVersion: minSdkVersion)
+        }
+    }
+
+    /// How far the walk goes between two discards of the pages behind it.
+    private static let releaseStep = 4 << 20
+
+    private static func problem(walking walk: Walk, minSdkVersion: () -> Int?) -> ResourceTableProblem? {
+        var encodings = NewerEncodings()
+        do { try walk.file(&encodings) } catch { return error }
+        return encodings.problem(minSdkVersion: minSdkVersion)
     }
 
     /// The minSdkVersion the newer-encoding rules judge by, from the `android:minSdkVersion` attribute of each
@@ -288,6 +314,9 @@ private enum Layout {
 private struct Walk {
     typealias Problem = ResourceTableProblem
     let bytes: UnsafeRawBufferPointer
+    /// Told the end of each chunk once the chunk is checked: the walk reads nothing before that offset again
+    /// (but the first chunk header's type, once), so the caller may give those bytes' pages back.
+    var passed: ((Int) -> Void)?
 
     func u8(_ offset: Int) -> UInt8 { bytes[offset] }
     func u16(_ offset: Int) -> UInt16 { UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
@@ -326,6 +355,7 @@ private struct Walk {
         while end - offset >= Layout.chunkHeader {
             let chunk = try self.chunk(at: offset, end: end)
             try body(chunk)
+            passed?(chunk.end)
             offset = chunk.end
         }
     }
@@ -714,12 +744,13 @@ extension ResourceTableLoadCheck {
     public static let entryName = "resources.arsc"
 
     /// The first loader rule the APK's `resources.arsc` breaks, or nil when it has none or Android loads it. A
-    /// stored table is read in place (a slice of the mapping: nothing is copied); a compressed one is inflated
-    /// first, which throws `UnpackError` when its data is damaged.
+    /// stored table is read in place (a slice of the mapping: nothing is copied, and the pages read are given
+    /// back behind the walk); a compressed one is inflated first, which throws `UnpackError` when its data is
+    /// damaged.
     public static func problem(in archive: APKArchive, minSdkVersion: () -> Int?) throws -> ResourceTableProblem? {
         guard let entry = archive.entry(named: entryName) else { return nil }
         if entry.isCompressed { return problem(in: try archive.uncompressedData(of: entry), minSdkVersion: minSdkVersion) }
-        return try archive.source.withBytes(in: entry.dataRange) { problem(in: $0, minSdkVersion: minSdkVersion) }
+        return try problem(in: archive.source, range: entry.dataRange, minSdkVersion: minSdkVersion)
     }
 
     /// The same, judging newer encodings by the minSdkVersion the APK's AndroidManifest.xml declares (read only

@@ -91,12 +91,23 @@ public struct Signer: Sendable {
         let minSdk = try resolveMinSdkVersion(manifest)
         try checkDebuggable(manifest)
         try checkPackaging(entries.map(\.entry), manifest: manifest)
-        if let table = entries.first(where: { $0.entry.name == ResourceTableLoadCheck.entryName }),
-           let problem = try Self.resourceTableProblem(in: table, minSdkVersion: {
-               (try? manifest()).flatMap { $0 }.flatMap { try? ManifestSummary(binaryXML: $0) }
-                   .flatMap { ResourceTableLoadCheck.declaredMinSdkVersion($0.usesSDKMinSdkVersionAttributes) }
-           }) {
-            throw SignError.resourceTableRefused(problem)
+        if let table = entries.first(where: { $0.entry.name == ResourceTableLoadCheck.entryName }) {
+            let declaredMinSdkVersion = {
+                (try? manifest()).flatMap { $0 }.flatMap { try? ManifestSummary(binaryXML: $0) }
+                    .flatMap { ResourceTableLoadCheck.declaredMinSdkVersion($0.usesSDKMinSdkVersionAttributes) }
+            }
+            // Watch mode checks a table once while its bytes (and the minSdkVersion, if the check asked) stay the
+            // same: the check reads the whole table.
+            if cache?.isKnownLoadable(table, minSdkVersion: declaredMinSdkVersion) != true {
+                var asked: Int?? = nil
+                let problem = try Self.resourceTableProblem(in: table, minSdkVersion: {
+                    let level = declaredMinSdkVersion()
+                    asked = .some(level)
+                    return level
+                })
+                if let problem { throw SignError.resourceTableRefused(problem) }
+                cache?.noteLoadable(table, minSdkVersion: asked)
+            }
         }
         var inputManifest: [UInt8]?
         var kept: [KeptEntry] = []
@@ -128,7 +139,7 @@ public struct Signer: Sendable {
     /// `minSdkVersion` is the one the manifest to write declares (called only for a table in a newer encoding).
     static func resourceTableProblem(in table: OutputEntry, minSdkVersion: () -> Int?) throws -> ResourceTableProblem? {
         if let plain = table.uncompressed ?? (table.entry.isCompressed ? nil : table.data) {
-            return try plain.withBytes(in: 0..<plain.count) { ResourceTableLoadCheck.problem(in: $0, minSdkVersion: minSdkVersion) }
+            return try ResourceTableLoadCheck.problem(in: plain, range: 0..<plain.count, minSdkVersion: minSdkVersion)
         }
         return ResourceTableLoadCheck.problem(in: try RepackedEntriesWriter.uncompressed(table), minSdkVersion: minSdkVersion)
     }

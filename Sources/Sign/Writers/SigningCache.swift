@@ -5,7 +5,8 @@ import SignatureSchemes
 /// What is kept between signing runs of the same APK (watch mode): the v1 digest of each entry's
 /// uncompressed data, keyed by its name, CRC-32, sizes and method, so an unchanged entry is not inflated and
 /// hashed again; and the two recycled output files with the record layout and chunk digests of each, so an
-/// unchanged record is neither written nor digested again. Thread-safe.
+/// unchanged record is neither written nor digested again; and which `resources.arsc` last passed
+/// `ResourceTableLoadCheck`, so a table that did not change is not checked again. Thread-safe.
 public final class SigningCache: @unchecked Sendable {
     struct Key: Hashable {
         var name: String
@@ -24,6 +25,8 @@ public final class SigningCache: @unchecked Sendable {
     private var digests: [Key: [UInt8]] = [:]
     private var recycler: OutputRecycler?
     private var layouts: [Int: RecordLayout] = [:]
+    /// The last table found loadable, and the minSdkVersion its check asked for (nil: the check did not ask).
+    private var loadableResourceTable: (bytes: TableBytes, minSdkVersion: Int??)?
     /// How many bytes of the entries section the last run skipped (already in the recycled file) and wrote.
     public private(set) var lastSkippedBytes: Int64 = 0
     public private(set) var lastWrittenBytes: Int64 = 0
@@ -44,6 +47,33 @@ public final class SigningCache: @unchecked Sendable {
         layouts = [:]
         return new
         }
+    }
+
+    /// The bytes `ResourceTableLoadCheck` reads of `table` (its plaintext, or its deflated data), as a range of
+    /// the input's mapping. Nil for bytes in memory: remembering those would keep a replaced table's buffer alive.
+    struct TableBytes: Equatable {
+        var identity: DataIdentity
+        var isPlain: Bool
+        init?(_ table: OutputEntry) {
+            let plain = table.uncompressed ?? (table.entry.isCompressed ? nil : table.data)
+            guard let identity = (plain ?? table.data).identity, case .mapping = identity else { return nil }
+            self.identity = identity
+            isPlain = plain != nil
+        }
+    }
+
+    /// Whether `table` holds the same bytes as the last table found loadable (`noteLoadable`), and, when that
+    /// check asked for the manifest's minSdkVersion (a table in a newer encoding), `minSdkVersion` gives the same.
+    func isKnownLoadable(_ table: OutputEntry, minSdkVersion: () -> Int?) -> Bool {
+        guard let bytes = TableBytes(table), let known = lock.withLock({ loadableResourceTable }), known.bytes == bytes else { return false }
+        guard case .some(let level) = known.minSdkVersion else { return true }
+        return minSdkVersion() == level
+    }
+
+    /// Records that `ResourceTableLoadCheck` found no problem in `table`, asked for `minSdkVersion` (nil: not asked).
+    func noteLoadable(_ table: OutputEntry, minSdkVersion: Int??) {
+        let known = TableBytes(table).map { (bytes: $0, minSdkVersion: minSdkVersion) }
+        lock.withLock { loadableResourceTable = known }
     }
 
     /// The layout a slot held, removed: from now on the slot is being rewritten.
