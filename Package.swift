@@ -31,7 +31,8 @@ let package = Package(
         // CRC-32 folded on 512-bit registers (VPCLMULQDQ), for the CRC-32 of every stored byte a signer copies.
         .target(name: "CCRC32", cSettings: [.unsafeFlags(["-O3"])]),
         // PBKDF2-HMAC-SHA256 and the PKCS#12 KDF on SHA-256's compression function (SHA-NI through CSHA256x16), several
-        // derivations side by side: a PKCS#12 keystore's key, certificates and MAC. Also RC2 and RC4, the ciphers of old
+        // derivations side by side: a PKCS#12 keystore's key, certificates and MAC; the PKCS#12 KDF on SHA-1 too (its own
+        // SHA-NI compression), for the stores older Java writes. Also RC2 and RC4, the ciphers of old
         // PKCS#12 stores that OpenSSL 3 keeps in a legacy provider the static libcrypto cannot load. -O3 in debug builds too.
         .target(name: "CPasswordKDF", dependencies: ["CSHA256x16"], cSettings: [.unsafeFlags(["-O3"])]),
         // The version and commit `apkpatch --version` prints, from a header make writes into .build (Makefile).

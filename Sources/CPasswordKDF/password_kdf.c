@@ -1,4 +1,5 @@
 #include "password_kdf.h"
+#include "pkcs12_sha1.h"
 
 #include <sha256x16.h>
 #include <stdlib.h>
@@ -248,10 +249,14 @@ int apk_kdf_run(apk_kdf_job *jobs, size_t count, int engine) {
         } else if (job->kind == APK_KDF_PKCS12_SHA256) {
             if (job->out_length > 32) return -1;
             chainCount += 1;
+        } else if (job->kind == APK_KDF_PKCS12_SHA1) {
+            if (job->out_length > 64) return -1;
         } else {
             return -1;
         }
     }
+    /* SHA-1's derivations (older Java's keystores) run on their own compression function (pkcs12_sha1.c). */
+    if (apk_pkcs12_sha1_run(jobs, count, engine) != 0) return -1;
     if (chainCount == 0) return 0;
     struct chain *chains = calloc(chainCount, sizeof *chains);
     if (chains == NULL) return -1;
@@ -272,7 +277,7 @@ int apk_kdf_run(apk_kdf_job *jobs, size_t count, int engine) {
                 c->out = job->out + offset;
                 c->out_length = job->out_length - offset < 32 ? job->out_length - offset : 32;
             }
-        } else {
+        } else if (job->kind == APK_KDF_PKCS12_SHA256) {
             struct chain *c = &chains[next++];
             pkcs12_chain_start(c, &e, job);
             c->out = job->out;

@@ -53,18 +53,35 @@ struct PKCS12LegacyPBE {
     /// nil when the padding is wrong (a wrong password, mostly: RC4 has no padding, so callers also check what
     /// the plaintext parses as).
     func decrypt(_ ciphertext: UnsafeRawBufferPointer, password: [UInt8]) -> [UInt8]? {
-        guard var key = PasswordKDF.derivePKCS12WithOpenSSL(utf8Password: password, salt: salt, id: 1, iterations: iterations,
-                                                           length: keyLength, digest: FetchedDigests.sha1) else { return nil }
-        defer { PasswordKDF.wipe(&key) }
+        guard var derived = Self.keyAndIV(password: password, salt: salt, iterations: iterations, keyLength: keyLength,
+                                          ivLength: cipher == .rc2CBC ? 8 : nil) else { return nil }
+        defer { for index in derived.indices { PasswordKDF.wipe(&derived[index]) } }
         switch cipher {
         case .rc4:
-            return LegacyCiphers.rc4(key: key, ciphertext)
+            return LegacyCiphers.rc4(key: derived[0], ciphertext)
         case .rc2CBC:
-            guard var iv = PasswordKDF.derivePKCS12WithOpenSSL(utf8Password: password, salt: salt, id: 2, iterations: iterations,
-                                                               length: 8, digest: FetchedDigests.sha1) else { return nil }
-            defer { PasswordKDF.wipe(&iv) }
-            return LegacyCiphers.rc2CBCDecryptUnpadding(key: key, effectiveBits: keyLength * 8, iv: iv, ciphertext)
+            return LegacyCiphers.rc2CBCDecryptUnpadding(key: derived[0], effectiveBits: keyLength * 8, iv: derived[1], ciphertext)
         }
+    }
+
+    /// The key (id 1) and, with `ivLength`, the IV (id 2) of a PKCS#12 PBE scheme on SHA-1, derived side by side by
+    /// CPasswordKDF from `password` (UTF-8, made the BMPString OpenSSL makes of it); OpenSSL's derivation when
+    /// CPasswordKDF declines the request.
+    static func keyAndIV(password: [UInt8], salt: [UInt8], iterations: Int, keyLength: Int, ivLength: Int?) -> [[UInt8]]? {
+        if var bmp = PasswordKDF.bmpString(utf8: password) {
+            defer { PasswordKDF.wipe(&bmp) }
+            var requests = [PasswordKDF.Request(kind: .pkcs12SHA1(id: 1), password: bmp, salt: salt, iterations: iterations, length: keyLength)]
+            if let ivLength {
+                requests.append(PasswordKDF.Request(kind: .pkcs12SHA1(id: 2), password: bmp, salt: salt, iterations: iterations, length: ivLength))
+            }
+            if let derived = PasswordKDF.derive(requests) { return derived }
+        }
+        guard let key = PasswordKDF.derivePKCS12WithOpenSSL(utf8Password: password, salt: salt, id: 1, iterations: iterations,
+                                                           length: keyLength, digest: FetchedDigests.sha1) else { return nil }
+        guard let ivLength else { return [key] }
+        guard let iv = PasswordKDF.derivePKCS12WithOpenSSL(utf8Password: password, salt: salt, id: 2, iterations: iterations,
+                                                           length: ivLength, digest: FetchedDigests.sha1) else { return nil }
+        return [key, iv]
     }
 
     /// The safe's bags, decrypted with `password`; nil when they do not decrypt or parse.

@@ -13,6 +13,9 @@ package enum PasswordKDF {
         /// The PKCS#12 KDF (RFC 7292 B.2) with SHA-256; `id` 1 derives a key, 2 an IV, 3 a MAC key. The
         /// password is a BMPString (`bmpString(utf8:)`).
         case pkcs12SHA256(id: UInt8)
+        /// The PKCS#12 KDF with SHA-1, as older Java's keystores use it (the MAC key, the 3DES and RC2 keys and
+        /// IVs); outputs past 20 bytes take further blocks (RFC 7292 B.2 step 6C). The password as for SHA-256.
+        case pkcs12SHA1(id: UInt8)
     }
 
     package struct Request: Sendable {
@@ -48,6 +51,7 @@ package enum PasswordKDF {
             switch request.kind {
             case .pbkdf2HMACSHA256: guard request.length <= 1024, request.password != nil else { return nil }
             case .pkcs12SHA256: guard request.length <= 32 else { return nil }
+            case .pkcs12SHA1: guard request.length <= 64 else { return nil }
             }
         }
         // One buffer for every input and one for every output, so all the pointers live through the one call.
@@ -77,6 +81,9 @@ package enum PasswordKDF {
                         job.kind = Int32(APK_KDF_PBKDF2_HMAC_SHA256)
                     case .pkcs12SHA256(let id):
                         job.kind = Int32(APK_KDF_PKCS12_SHA256)
+                        job.id = id
+                    case .pkcs12SHA1(let id):
+                        job.kind = Int32(APK_KDF_PKCS12_SHA1)
                         job.id = id
                     }
                     if let offset = inputOffsets[index].password, let password = request.password {
@@ -129,15 +136,16 @@ package enum PasswordKDF {
                     PKCS5_PBKDF2_HMAC(pass, Int32(request.password?.count ?? 0), saltPointer, saltCount,
                                       Int32(request.iterations), FetchedDigests.sha256, Int32(request.length), &output)
                 }
-            case .pkcs12SHA256(let id):
+            case .pkcs12SHA256(let id), .pkcs12SHA1(let id):
+                let digest = request.kind == .pkcs12SHA1(id: id) ? FetchedDigests.sha1 : FetchedDigests.sha256
                 guard var password = request.password else {
                     return PKCS12_key_gen_uni(nil, 0, saltPointer, saltCount, Int32(id), Int32(request.iterations),
-                                              Int32(request.length), &output, FetchedDigests.sha256)
+                                              Int32(request.length), &output, digest)
                 }
                 defer { wipe(&password) }
                 return password.withUnsafeMutableBufferPointer { pass in
                     PKCS12_key_gen_uni(pass.baseAddress, Int32(pass.count), saltPointer, saltCount, Int32(id),
-                                       Int32(request.iterations), Int32(request.length), &output, FetchedDigests.sha256)
+                                       Int32(request.iterations), Int32(request.length), &output, digest)
                 }
             }
         }

@@ -51,6 +51,38 @@ import TestSupport
         }
     }
 
+    /// The PKCS#12 KDF on SHA-1 (older Java's keystores): random passwords, salts, iteration counts and lengths up
+    /// to 64 bytes (four SHA-1 blocks, B.2 step 6C between them), derived together and one at a time, byte for
+    /// byte OpenSSL's PKCS12_key_gen_uni with SHA-1 (which refuses an empty salt with no password: not compared).
+    @Test(arguments: [PasswordKDF.Engine.fastest, .portable])
+    func pkcs12SHA1KeysEqualOpenSSLs(engine: PasswordKDF.Engine) throws {
+        var random = Random(state: 1_792)
+        var requests: [PasswordKDF.Request] = []
+        for index in 0..<48 {
+            let password = index < Self.passwords.count ? Self.passwords[index] : random.bytes(random.below(90))
+            let bmp = index % 9 == 4 ? nil : try #require(PasswordKDF.bmpString(utf8: password))
+            let salt = random.bytes([0, 1, 8, 16, 20, 55, 56, 64, 65, 100][index % 10])
+            if bmp == nil && salt.isEmpty { continue }
+            let iterations = [1, 2, 3, 17, 1000, 2048, 50_000][random.below(7)]
+            let length = [1, 5, 8, 16, 19, 20, 21, 24, 40, 41, 63, 64][random.below(12)]
+            requests.append(PasswordKDF.Request(kind: .pkcs12SHA1(id: UInt8(1 + index % 3)), password: bmp, salt: salt,
+                                                iterations: iterations, length: length))
+        }
+        let together = try #require(PasswordKDF.derive(requests, engine: engine))
+        for (index, request) in requests.enumerated() {
+            let reference = try #require(PasswordKDF.deriveWithOpenSSL(request), "OpenSSL declined request \(index)")
+            #expect(together[index] == reference, "request \(index): \(request.kind), \(request.iterations) iterations, \(request.length) bytes")
+            #expect(PasswordKDF.derive([request], engine: engine)?.first == reference)
+        }
+        // Beside SHA-256 derivations in one call, as a keystore mixing both would ask.
+        let sha256 = PasswordKDF.Request(kind: .pkcs12SHA256(id: 3), password: [0, 0x61, 0, 0], salt: [9, 9], iterations: 100, length: 32)
+        let mixed = try #require(PasswordKDF.derive([requests[0], sha256, requests[1]], engine: engine))
+        #expect(mixed[0] == together[0] && mixed[2] == together[1] && mixed[1] == PasswordKDF.deriveWithOpenSSL(sha256))
+        var tooLong = requests[0]
+        tooLong.length = 65
+        #expect(PasswordKDF.derive([tooLong], engine: engine) == nil)
+    }
+
     @Test func pbkdf2KnownAnswers() throws {
         // RFC 7914 section 11 (PBKDF2-HMAC-SHA256).
         func hex(_ text: String) -> [UInt8] {

@@ -10,11 +10,15 @@
    are known once (the HMAC key's inner and outer states, the padding), so the iterations run on the
    compression function directly; OpenSSL 3 goes through its provider layer (a fetch, a context, a final) per
    iteration. The derivations of one keystore are independent, so they run side by side on two interleaved
-   SHA-NI streams. */
+   SHA-NI streams. The PKCS#12 KDF on SHA-1, for older Java's stores, works the same way on SHA-1's compression
+   (pkcs12_sha1.c). */
 
 enum {
     APK_KDF_PBKDF2_HMAC_SHA256 = 1,
     APK_KDF_PKCS12_SHA256 = 2,
+    /* The PKCS#12 KDF with SHA-1 (u = 20): older Java's keystores (the MAC key, the 3DES and RC2 keys and IVs).
+       Outputs longer than 20 bytes (a 3DES key) take further blocks, as RFC 7292 B.2 step 6C makes them. */
+    APK_KDF_PKCS12_SHA1 = 3,
 };
 
 typedef struct {
@@ -28,7 +32,7 @@ typedef struct {
     uint32_t iterations;        /* at least 1 */
     uint8_t id;                 /* PKCS#12: 1 key, 2 IV, 3 MAC key */
     uint8_t *out;
-    size_t out_length;          /* PBKDF2: 1 to 1024 bytes; PKCS#12: 1 to 32 */
+    size_t out_length;          /* PBKDF2: 1 to 1024 bytes; PKCS#12 SHA-256: 1 to 32; PKCS#12 SHA-1: 1 to 64 */
 } apk_kdf_job;
 
 enum {
