@@ -156,7 +156,9 @@ public struct RemovesTemporaryDirectoriesTrait: SuiteTrait, TestTrait, TestScopi
                 try await failures.provideScope(for: test, testCase: testCase, performing: function)
             }
         } catch {
-            directories.noteFailure()
+            // A test that cancels itself (`Test.cancel`: it cannot run here, and says why) did not fail: what it
+            // made goes as a passing test's does. Cancelling also cancels its task, which is how it is told apart.
+            if !Task.isCancelled { directories.noteFailure() }
             throw error
         }
     }
