@@ -77,8 +77,9 @@ struct OutputChecks {
         return apksigner
     }
 
-    /// `output` has the input's badging, manifest and resource values. Signing drops directory entries, as
-    /// apksigner does; aapt counts a `lib/` directory entry as a native-code ABI named '', which therefore goes.
+    /// `output` has the input's badging, manifest, resource values (aapt's and aapt2's dumps) and a table Android's
+    /// libandroidfw reads the same. Signing drops directory entries, as apksigner does; aapt counts a `lib/`
+    /// directory entry as a native-code ABI named '', which therefore goes.
     func expectSameDumps(_ output: String, label: String) throws {
         let input = reference ?? self.input
         let badging = try Dump.aapt(["badging", input]).replacingOccurrences(of: "native-code: '' ", with: "native-code: ")
@@ -87,6 +88,67 @@ struct OutputChecks {
                              "\(name): \(label) changed the manifest")
         try Dump.expectEqual(Dump.aapt(["--values", "resources", input]), Dump.aapt(["--values", "resources", output]),
                              "\(name): \(label) changed aapt dump --values resources")
+        try Dump.expectEqual(RealWorldResourceTests.aapt2Resources(input), RealWorldResourceTests.aapt2Resources(output),
+                             "\(name): \(label) changed aapt2 dump resources")
+        try expectSameTableForAndroid(output, label: label)
+    }
+
+    /// libandroidfw (`TestSupport.libandroidfwTable`, Android's own loader) reads `output`'s resources.arsc whenever
+    /// it reads the input's, with the same typeSpec and entry flags for every resource.
+    func expectSameTableForAndroid(_ output: String, label: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        guard let before = try extractTable(of: reference ?? input, into: "table-input") else { return }
+        guard let after = try extractTable(of: output, into: "table-\(label)") else {
+            Issue.record("\(name): \(label)'s output has no resources.arsc", sourceLocation: sourceLocation)
+            return
+        }
+        let strictBefore = try TestSupport.libandroidfwTable(before, strict: true), strictAfter = try TestSupport.libandroidfwTable(after, strict: true)
+        #expect(strictAfter.succeeded || !strictBefore.succeeded, "\(name): libandroidfw refuses \(label)'s table: \(strictAfter.stdout)",
+                sourceLocation: sourceLocation)
+        Dump.expectEqual(try TestSupport.libandroidfwTable(before).stdout, try TestSupport.libandroidfwTable(after).stdout,
+                         "\(name): \(label) changed how libandroidfw reads the table", sourceLocation: sourceLocation)
+    }
+
+    /// `apk`'s resources.arsc extracted into the work folder `folder`; nil when it has none (or an empty one).
+    func extractTable(of apk: String, into folder: String) throws -> String? {
+        let directory = path(folder)
+        let unzip = try TestSupport.run("unzip", ["-qq", "-o", apk, "resources.arsc", "-d", directory])
+        let table = directory + "/resources.arsc"
+        guard unzip.succeeded, let size = try? FileManager.default.attributesOfItem(atPath: table)[.size] as? Int, size > 0 else { return nil }
+        return table
+    }
+
+    /// `align -p 4` agrees with `zipalign -p 4` on the input: ours passes `zipalign -c -p 4`, and libziparchive
+    /// reads the same entries (name, method, sizes, CRC-32) from both outputs, every stored entry's data of ours on
+    /// a 4-byte boundary and every stored .so on a 4 KiB page; `align -c -p 4` gives `zipalign -c -p 4`'s verdict
+    /// on the input. `refusal`: the words with which align refuses a resources.arsc Android cannot load (zipalign
+    /// copies it), leaving no output. `zipalignFailsItsOwnCheck`: zipalign writes its output, then its own
+    /// verification of it fails (exit 1); the entries are still compared.
+    func alignAgreesWithZipalign(refusal: String? = nil, zipalignFailsItsOwnCheck: Bool = false) throws {
+        let check = try TestSupport.apkpatch(["align", "-c", "-p", "4", input])
+        let checkOracle = try TestSupport.run("zipalign", ["-c", "-p", "4", input])
+        #expect(check.succeeded == checkOracle.succeeded, "\(name): align -c says \(check.succeeded), zipalign -c says \(checkOracle.succeeded): \(check)\(checkOracle)")
+        let ours = path("aligned.apk"), theirs = path("zipaligned.apk")
+        let align = try TestSupport.apkpatch(["align", "-p", "4", input, ours])
+        if let refusal {
+            #expect(align.status == 1 && align.stderr.contains(refusal), "\(name): align should refuse (\(refusal)): \(align)")
+            #expect(!FileManager.default.fileExists(atPath: ours), "\(name): align left \(ours)")
+            return
+        }
+        try #require(align.succeeded, "\(name): align failed: \(align)")
+        let zipalign = try TestSupport.run("zipalign", ["-p", "4", input, theirs])
+        if zipalignFailsItsOwnCheck {
+            #expect(zipalign.status == 1 && FileManager.default.fileExists(atPath: theirs),
+                    "\(name): zipalign -p 4 was expected to write an output that fails its own check: \(zipalign)")
+        } else {
+            try #require(zipalign.succeeded, "\(name): zipalign -p 4 failed: \(zipalign)")
+        }
+        #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", ours]).succeeded, "\(name): zipalign -c -p 4 of align's output")
+        let a = try ZipArchiveOracle.read(ours).get(), b = try ZipArchiveOracle.read(theirs).get()
+        func record(_ e: ZipArchiveOracle.Entry) -> String { "\(e.name) method=\(e.method) \(e.compressedSize)/\(e.uncompressedSize) crc=\(e.crc32)" }
+        let (mine, zipaligns) = (a.map(record).sorted(), b.map(record).sorted())
+        #expect(mine == zipaligns, "\(name): align and zipalign wrote other entries: only ours \(Set(mine).subtracting(zipaligns).sorted().prefix(5)), only zipalign's \(Set(zipaligns).subtracting(mine).sorted().prefix(5))")
+        let misaligned = a.filter { $0.method == 0 && $0.dataOffset % ($0.name.hasSuffix(".so") ? 4096 : 4) != 0 }.map(\.name)
+        #expect(misaligned.isEmpty, "\(name): align left stored entries unaligned: \(misaligned.prefix(5))")
     }
 
     /// Every regular file (relative path → bytes) and folder (relative path ending in "/" → empty) under `root`,

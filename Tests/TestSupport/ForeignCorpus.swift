@@ -24,6 +24,29 @@ public enum ForeignCorpus {
         case aapt2OddPrefix
         /// minSdkVersion 16, targetSdkVersion 28: the base of the members below that rezip or sign it.
         case aapt2Legacy
+        /// `-0 bin -0 .txt`: files with those extensions stored, as Gradle's `androidResources.noCompress` asks.
+        case aapt2NoCompressExtensions
+        /// `aapt2 link --split`: the base of a config split set, and its `config.fr` and `config.hdpi` splits (a
+        /// manifest with `split=` and no `<uses-sdk>`, a table with only that configuration's values).
+        case aapt2SplitBase
+        case aapt2ConfigSplitFr
+        case aapt2ConfigSplitHdpi
+        /// A feature split linked against the base (`--package-id 0x80`, `-I base.apk`): `split="extra"`,
+        /// `android:isFeatureSplit`, `<uses-split>`, a `dist:module`, references into the base's package 0x7f.
+        case aapt2FeatureSplit
+        /// What the Android Gradle plugin's packager (zipflinger) writes: one fixed timestamp, resources.arsc stored
+        /// and 4-aligned and native libraries stored and 16 KiB-aligned (`extractNativeLibs="false"`) by zero
+        /// padding in the extra field, virtual entries where it left room, entries out of alphabetical order, a
+        /// directory entry, an empty entry, classes.dex and classes2.dex, Java resources with data descriptors.
+        case gradleZipflinger
+        /// The same writer with Flutter's content: assets/flutter_assets/…, libapp.so and libflutter.so per ABI.
+        case flutterLike
+        /// Unity's: targetSdk 29 with resources.arsc deflated (allowed before Android 11), a 3 MiB stored data file,
+        /// libmain/libunity/libil2cpp deflated (extracted at install), timestamps, no alignment.
+        case unityLike
+        /// Godot's: targetSdk 33, the project under assets/ with names starting with a dot, a stored .pck, and
+        /// resources.arsc stored but not aligned (which `run` repairs and `sign` aligns).
+        case godotLike
         /// `apktool d` of an aapt-built APK, then `apktool b --use-aapt2`.
         case apktoolRebuilt
         /// `jar cf`: Java's ZipOutputStream, data descriptors on every deflated entry, META-INF/MANIFEST.MF unsigned.
@@ -60,14 +83,22 @@ public enum ForeignCorpus {
 
         public var description: String { rawValue }
 
-        /// The app's targetSdkVersion: 34 for the modern manifest, 28 for the legacy one.
-        public var targetSdk: Int {
+        /// The app's targetSdkVersion: 34 for the modern manifest, 28 for the legacy one, the producer's for the
+        /// game engines' layouts; nil for the splits, whose manifests have no `<uses-sdk>`.
+        public var targetSdk: Int? {
             switch self {
             case .aapt2, .aapt2NoCompress, .aapt2SparseRawValues, .aapt2RenamedPackage, .aapt2SharedLibrary, .aapt2NoNamespaces,
-                 .aapt2OddPrefix, .zipRecursive: 34
+                 .aapt2OddPrefix, .zipRecursive, .aapt2NoCompressExtensions, .aapt2SplitBase, .gradleZipflinger, .flutterLike: 34
+            case .aapt2ConfigSplitFr, .aapt2ConfigSplitHdpi, .aapt2FeatureSplit: nil
+            case .unityLike: 29
+            case .godotLike: 33
             default: 28
             }
         }
+
+        /// Whether the member's resources.arsc is compressed while its targetSdk (30 or more) requires it stored:
+        /// `sign` refuses it (naming `apkpatch run`, which repairs it).
+        public var hasCompressedTableAndroidRefuses: Bool { self == .zipRecursive }
     }
 
     /// What `build` made: each member's path, and the keystores (with their password) that signed the signed ones.
@@ -115,6 +146,16 @@ public enum ForeignCorpus {
         try link(.aapt2NoNamespaces, ["--no-xml-namespaces"])
         try link(.aapt2OddPrefix, manifest: "OddPrefixManifest.xml")
         try link(.aapt2Legacy, manifest: "LegacyManifest.xml")
+        try link(.aapt2NoCompressExtensions, ["-0", "bin", "-0", ".txt"])
+        try link(.aapt2SplitBase, ["--split", out(.aapt2ConfigSplitFr) + ":fr", "--split", out(.aapt2ConfigSplitHdpi) + ":hdpi"])
+        try tool("aapt2", ["compile", "--dir", "feature/res", "-o", "feature.zip"])
+        try tool("aapt2", ["link", "-o", out(.aapt2FeatureSplit), "-I", TestSupport.frameworkRes, "-I", out(.aapt2),
+                           "--manifest", "feature/AndroidManifest.xml", "--package-id", "0x80", "feature.zip"])
+        // The bases the game engines' and Gradle's layouts are written from (by producers.py, below).
+        let engineBases = ["gradle", "unity", "godot"].map { directory.appendingPathComponent("base-\($0).apk").path }
+        for (base, manifest) in zip(engineBases, ["GradleManifest.xml", "UnityManifest.xml", "GodotManifest.xml"]) {
+            try tool("aapt2", ["link", "-o", base, "-I", TestSupport.frameworkRes, "--manifest", manifest, "-A", "assets", "compiled.zip"])
+        }
         var protoFormat: [String] = []
         for (name, option) in [("proto-format", "--proto-format"), ("static-lib", "--static-lib")] {
             let path = directory.appendingPathComponent("aapt2-\(name).apk").path
@@ -147,6 +188,9 @@ public enum ForeignCorpus {
         try tool("python3", [script.path, out(.aapt2Legacy), library, out(.pythonDeflated), out(.pythonStored), out(.pythonZip64),
                              out(.manyEntries), out(.emptyResourceTable), legacyTree.path, out(.aapt2), modernTree.path])
         let topLevel = ["AndroidManifest.xml", "resources.arsc", "res", "assets"]
+        let producers = directory.appendingPathComponent("producers.py")
+        try Data(producersScript.utf8).write(to: producers)
+        try tool("python3", [producers.path, library] + engineBases + [out(.gradleZipflinger), out(.flutterLike), out(.unityLike), out(.godotLike)])
 
         // Info-ZIP: recursive with its extra fields (the modern app, whose resources.arsc then ends up compressed),
         // and without them (-X), resources.arsc stored, a native library, page-aligned by zipalign.
@@ -237,7 +281,8 @@ public enum ForeignCorpus {
     /// attributes, a vector drawable, a network security config, raw files (one empty), a PNG, a French
     /// configuration, and assets with non-ASCII, long and empty names.
     static func writeSource(in source: URL) throws {
-        func manifest(package: String = "org.corpus.app", minSdk: Int, targetSdk: Int, prefix: String = "android") -> String {
+        func manifest(package: String = "org.corpus.app", minSdk: Int, targetSdk: Int, prefix: String = "android",
+                      applicationAttributes: String = "") -> String {
             """
             <?xml version="1.0" encoding="utf-8"?>
             <manifest xmlns:\(prefix)="http://schemas.android.com/apk/res/android" package="\(package)"
@@ -245,7 +290,7 @@ public enum ForeignCorpus {
                 <uses-sdk \(prefix):minSdkVersion="\(minSdk)" \(prefix):targetSdkVersion="\(targetSdk)" />
                 <uses-permission \(prefix):name="android.permission.INTERNET" />
                 <application \(prefix):label="@string/app_name" \(prefix):icon="@mipmap/ic_launcher" \(prefix):theme="@style/AppTheme"
-                    \(prefix):networkSecurityConfig="@xml/network_security_config">
+                    \(prefix):networkSecurityConfig="@xml/network_security_config" \(applicationAttributes)>
                     <activity \(prefix):name=".MainActivity" \(prefix):exported="true">
                         <intent-filter>
                             <action \(prefix):name="android.intent.action.MAIN" />
@@ -260,6 +305,14 @@ public enum ForeignCorpus {
         try TestSupport.write(manifest(minSdk: 21, targetSdk: 34), to: "AndroidManifest.xml", in: source)
         try TestSupport.write(manifest(minSdk: 21, targetSdk: 34, prefix: "a"), to: "OddPrefixManifest.xml", in: source)
         try TestSupport.write(manifest(package: "org.corpus.legacy", minSdk: 16, targetSdk: 28), to: "LegacyManifest.xml", in: source)
+        try TestSupport.write(manifest(package: "org.corpus.gradle", minSdk: 24, targetSdk: 34, applicationAttributes: #"android:extractNativeLibs="false""#),
+                              to: "GradleManifest.xml", in: source)
+        try TestSupport.write(manifest(package: "org.corpus.unity", minSdk: 22, targetSdk: 29, applicationAttributes: #"android:isGame="true""#),
+                              to: "UnityManifest.xml", in: source)
+        try TestSupport.write(manifest(package: "org.corpus.godot", minSdk: 24, targetSdk: 33,
+                                       applicationAttributes: #"android:isGame="true" android:allowBackup="false" android:hasFragileUserData="false""#),
+                              to: "GodotManifest.xml", in: source)
+        try writeFeatureSource(in: source.appendingPathComponent("feature"))
         try TestSupport.write("""
             <resources>
                 <string name="app_name">Corpus</string>
@@ -272,6 +325,7 @@ public enum ForeignCorpus {
                 <integer name="count">42</integer>
                 <color name="accent">#ff336699</color>
                 <dimen name="pad">16dp</dimen>
+                <dimen name="edge">1px</dimen>
                 <item name="ratio" type="fraction">50%</item>
                 <item name="button_id" type="id"/>
                 <attr name="speed" format="integer|enum"><enum name="slow" value="1"/><enum name="fast" value="2"/></attr>
@@ -282,8 +336,45 @@ public enum ForeignCorpus {
                 </style>
             </resources>
             """, to: "res/values/values.xml", in: source)
-        try TestSupport.write(#"<resources><string name="app_name">Corpus FR</string><string name="greeting">Bonjour</string></resources>"#,
-                              to: "res/values-fr/strings.xml", in: source)
+        try TestSupport.write("""
+            <resources>
+                <string name="app_name">Corpus FR</string>
+                <string name="greeting">Bonjour</string>
+                <plurals name="items"><item quantity="one">%d élément</item><item quantity="many">%d d’éléments</item><item quantity="other">%d éléments</item></plurals>
+                <string-array name="planets"><item>Mercure</item><item>Vénus</item></string-array>
+            </resources>
+            """, to: "res/values-fr/strings.xml", in: source)
+        // Values in several configurations (night, orientation, smallest width, density, API level, BCP 47 and
+        // region locales), as real apps' values come; the fr and hdpi ones are what `aapt2 link --split` moves out.
+        try TestSupport.write("""
+            <resources>
+                <color name="accent">#ff99ccff</color>
+                <style name="AppTheme" parent="@android:style/Theme.Material"><item name="android:colorAccent">@color/accent</item><item name="speed">slow</item></style>
+            </resources>
+            """, to: "res/values-night/values.xml", in: source)
+        try TestSupport.write(#"<resources><dimen name="pad">24dp</dimen><item name="ratio" type="fraction">25%p</item></resources>"#,
+                              to: "res/values-land/values.xml", in: source)
+        try TestSupport.write(#"<resources><dimen name="pad">32dp</dimen><integer name="count">84</integer><bool name="flag">false</bool></resources>"#,
+                              to: "res/values-sw600dp/values.xml", in: source)
+        try TestSupport.write(#"<resources><dimen name="pad">40dp</dimen></resources>"#, to: "res/values-sw600dp-land/values.xml", in: source)
+        try TestSupport.write(#"<resources><dimen name="edge">1.5px</dimen><dimen name="pad">18dp</dimen></resources>"#,
+                              to: "res/values-hdpi/values.xml", in: source)
+        try TestSupport.write("""
+            <resources>
+                <style name="AppTheme" parent="@android:style/Theme.Material.Light"><item name="android:colorAccent">@color/accent</item><item name="android:elevation">2dp</item></style>
+                <color name="accent">#ff336699</color>
+            </resources>
+            """, to: "res/values-v21/values.xml", in: source)
+        try TestSupport.write(#"<resources><string name="greeting">Zdravo, svete</string><plurals name="items"><item quantity="one">%d stavka</item><item quantity="few">%d stavke</item><item quantity="other">%d stavki</item></plurals></resources>"#,
+                              to: "res/values-b+sr+Latn/strings.xml", in: source)
+        try TestSupport.write(#"<resources><string name="app_name">Corpus ES</string><string-array name="planets"><item>Mercurio</item><item>Venus</item></string-array></resources>"#,
+                              to: "res/values-es-rUS/strings.xml", in: source)
+        try TestSupport.write("""
+            <selector xmlns:android="http://schemas.android.com/apk/res/android">
+                <item android:state_pressed="true" android:color="@color/accent"/>
+                <item android:color="#80ff0000"/>
+            </selector>
+            """, to: "res/color/tint.xml", in: source)
         try TestSupport.write("""
             <?xml version="1.0" encoding="utf-8"?>
             <LinearLayout xmlns:android="http://schemas.android.com/apk/res/android" xmlns:app="http://schemas.android.com/apk/res-auto"
@@ -317,6 +408,32 @@ public enum ForeignCorpus {
         try TestSupport.write("dätä\n", to: "assets/dätä/日本語.txt", in: source)
         try TestSupport.write([], to: "assets/empty.bin", in: source)
         try TestSupport.write("long\n", to: "assets/" + String(repeating: "long-name-", count: 20) + ".txt", in: source)
+    }
+
+    /// A feature split's source: its manifest (`split=`, `isFeatureSplit`, `<uses-split>`, bundletool's
+    /// `dist:module`), strings (one a reference into the base) and a layout using the base's resources.
+    static func writeFeatureSource(in feature: URL) throws {
+        try TestSupport.write("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <manifest xmlns:android="http://schemas.android.com/apk/res/android" xmlns:dist="http://schemas.android.com/apk/distribution"
+                package="org.corpus.app" split="extra" android:isFeatureSplit="true" android:versionCode="7">
+                <dist:module dist:title="@string/feature_title">
+                    <dist:delivery><dist:on-demand/></dist:delivery>
+                    <dist:fusing dist:include="true"/>
+                </dist:module>
+                <uses-split android:name="common"/>
+                <application android:hasCode="false">
+                    <activity android:name="org.corpus.app.ExtraActivity" android:label="@string/app_name" android:exported="false"/>
+                </application>
+            </manifest>
+            """, to: "AndroidManifest.xml", in: feature)
+        try TestSupport.write(#"<resources><string name="feature_title">Extra</string><string name="feature_ref">@string/app_name</string></resources>"#,
+                              to: "res/values/strings.xml", in: feature)
+        try TestSupport.write("""
+            <TextView xmlns:android="http://schemas.android.com/apk/res/android" android:layout_width="wrap_content"
+                android:layout_height="wrap_content" android:text="@string/feature_title" android:padding="@dimen/pad"
+                android:textColor="@color/tint"/>
+            """, to: "res/layout/extra.xml", in: feature)
     }
 
     /// A valid RGBA PNG of one colour (aapt2 checks and recompresses PNGs).
@@ -410,6 +527,157 @@ public enum ForeignCorpus {
         with zipfile.ZipFile(empty_arsc, 'w', zipfile.ZIP_DEFLATED) as out:
             for name, data in entries:
                 out.writestr(name, b'' if name == 'resources.arsc' else data)
+        """#
+
+    /// The layouts of producers that write the ZIP themselves (the Android Gradle plugin's zipflinger, Unity,
+    /// Godot), from aapt2-linked bases, by Python (argv: the native library, the Gradle, Unity and Godot bases, then
+    /// the Gradle, Flutter, Unity and Godot outputs).
+    static let producersScript = #"""
+        import random, struct, sys, zipfile, zlib
+
+        # Other producers' layouts, written from aapt2-linked bases. argv: the native library; the bases for Gradle
+        # (extractNativeLibs false, targetSdk 34), Unity (targetSdk 29) and Godot (targetSdk 33); the outputs for Gradle,
+        # Flutter, Unity and Godot.
+        library, gradle_base, unity_base, godot_base, gradle_out, flutter_out, unity_out, godot_out = sys.argv[1:9]
+        so = open(library, 'rb').read()
+
+        def filler(size, seed):
+            return random.Random(seed).randbytes(size)
+
+        def dex(seed, size=4000):
+            return b'dex\n035\x00' + filler(size, seed)
+
+        def entries(apk):
+            # aapt2 writes UTF-8 names without the UTF-8 flag; zipfile then decodes them as CP437.
+            with zipfile.ZipFile(apk) as archive:
+                return [(info.filename if info.flag_bits & 0x800 else info.filename.encode('cp437').decode('utf-8'), archive.read(info))
+                        for info in archive.infolist()]
+
+        TIME, DATE = 0x0821, 0x0221
+
+        class FlingerWriter:
+            """Writes a ZIP as AGP's zipflinger (com.android.zipflinger) does: version 0, one fixed DOS time (1981-01-01
+            01:01:02), alignment padding as an extra field of zero bytes, virtual entries (a nameless local header with a
+            zero-filled extra field that no central directory record names) where it left room, and, for this fixture's
+            entries from jars, deflated data followed by a data descriptor."""
+            def __init__(self, path):
+                self.file = open(path, 'wb')
+                self.records = []
+
+            def virtual_entry(self, size):
+                self.file.write(struct.pack('<IHHHHHIIIHH', 0x04034b50, 0, 0, 0, TIME, DATE, 0, 0, 0, 0, size - 30) + bytes(size - 30))
+
+            def add(self, name, data, deflate=False, align=0, descriptor=False):
+                name_bytes = name.encode('utf-8')
+                crc = zlib.crc32(data) & 0xffffffff
+                if deflate:
+                    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+                    body = compressor.compress(data) + compressor.flush()
+                else:
+                    body = data
+                offset = self.file.tell()
+                extra = b''
+                if align and not deflate:
+                    extra = bytes((-(offset + 30 + len(name_bytes))) % align)
+                flags = 0x0800 if any(b >= 0x80 for b in name_bytes) else 0
+                if descriptor:
+                    flags |= 0x0008
+                method = 8 if deflate else 0
+                sizes = (0, 0, 0) if descriptor else (crc, len(body), len(data))
+                self.file.write(struct.pack('<IHHHHHIIIHH', 0x04034b50, 0, flags, method, TIME, DATE, *sizes, len(name_bytes), len(extra)))
+                self.file.write(name_bytes + extra + body)
+                if descriptor:
+                    self.file.write(struct.pack('<IIII', 0x08074b50, crc, len(body), len(data)))
+                self.records.append((name_bytes, flags, method, crc, len(body), len(data), offset))
+
+            def close(self):
+                start = self.file.tell()
+                for name_bytes, flags, method, crc, compressed, size, offset in self.records:
+                    self.file.write(struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 0, 0, flags, method, TIME, DATE, crc, compressed, size,
+                                                len(name_bytes), 0, 0, 0, 0, 0, offset) + name_bytes)
+                end = self.file.tell()
+                count = len(self.records)
+                self.file.write(struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, count, count, end - start, start, 0))
+                self.file.close()
+
+        def flinger(path, base, extra_entries, native_libraries):
+            """A Gradle build's layout: the manifest first, then dex files, resources.arsc stored and 4-aligned, res/, the
+            native libraries stored and 16 KiB-aligned, assets, Java resources from jars (data descriptors), with a
+            directory entry, an empty entry and a virtual entry where an incremental build dropped a file."""
+            writer = FlingerWriter(path)
+            base = dict(entries(base))
+            writer.add('AndroidManifest.xml', base.pop('AndroidManifest.xml'), deflate=True)
+            writer.add('classes2.dex', dex(2), deflate=True)
+            writer.add('classes.dex', dex(1), deflate=True)
+            writer.virtual_entry(132)
+            writer.add('resources.arsc', base.pop('resources.arsc'), align=4)
+            for name in sorted(base, reverse=True):
+                data = base[name]
+                writer.add(name, data, deflate=not name.endswith('.png') and len(data) > 0, align=4)
+            for name in native_libraries:
+                writer.add(name, so, align=16384)
+            writer.add('assets/', b'', align=4)
+            writer.add('assets/empty.txt', b'', align=4)
+            for name, data, deflate in extra_entries:
+                writer.add(name, data, deflate=deflate, align=4)
+            writer.virtual_entry(40)
+            writer.add('META-INF/com/android/build/gradle/app-metadata.properties', b'appMetadataVersion=1.1\nandroidGradlePluginVersion=8.5.0\n', deflate=True)
+            writer.add('kotlin/collections/collections.kotlin_builtins', filler(300, 7), deflate=True, descriptor=True)
+            writer.add('DebugProbesKt.bin', filler(700, 8), deflate=True, descriptor=True)
+            writer.add('META-INF/androidx.core_core.version', b'1.13.1\n', deflate=True, descriptor=True)
+            writer.close()
+
+        abis = ['arm64-v8a', 'armeabi-v7a', 'x86_64']
+
+        # Gradle (zipflinger): what AGP writes for an app with native code it does not extract.
+        flinger(gradle_out, gradle_base,
+                [('assets/dexopt/baseline.prof', filler(900, 3), False), ('assets/dexopt/baseline.profm', filler(90, 4), False)],
+                ['lib/%s/libcorpus.so' % abi for abi in abis])
+
+        # Flutter: a Gradle build with flutter_assets and the engine's and the app's native libraries.
+        flutter_assets = [
+            ('assets/flutter_assets/AssetManifest.json', b'{"assets/logo.png":["assets/logo.png"]}', True),
+            ('assets/flutter_assets/AssetManifest.bin', filler(60, 9), True),
+            ('assets/flutter_assets/FontManifest.json', b'[{"family":"MaterialIcons","fonts":[{"asset":"fonts/MaterialIcons-Regular.otf"}]}]', True),
+            ('assets/flutter_assets/NOTICES.Z', zlib.compress(b'NOTICES\n' * 400), False),
+            ('assets/flutter_assets/fonts/MaterialIcons-Regular.otf', filler(20000, 10), True),
+            ('assets/flutter_assets/packages/cupertino_icons/assets/CupertinoIcons.ttf', filler(12000, 11), True),
+            ('assets/flutter_assets/shaders/ink_sparkle.frag', filler(3000, 12), True),
+            ('assets/flutter_assets/assets/logo.png', filler(5000, 13), False),
+            ('assets/flutter_assets/kernel_blob.bin', filler(200000, 14), True),
+        ]
+        flinger(flutter_out, gradle_base, flutter_assets,
+                ['lib/%s/%s' % (abi, lib) for abi in abis for lib in ('libapp.so', 'libflutter.so')])
+
+        # Unity: targetSdk 29, resources.arsc deflated (Android before 11 allows it), a big stored data file, native
+        # libraries deflated (extracted at install), written by Java's zip (timestamps, data descriptors off).
+        with zipfile.ZipFile(unity_out, 'w') as out:
+            for name, data in entries(unity_base):
+                out.writestr(zipfile.ZipInfo(name, (2023, 5, 6, 7, 8, 10)), data, compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('classes.dex', dex(5), compress_type=zipfile.ZIP_DEFLATED)
+            for abi in ('arm64-v8a', 'armeabi-v7a'):
+                for lib in ('libmain.so', 'libunity.so', 'libil2cpp.so'):
+                    out.writestr('lib/%s/%s' % (abi, lib), so, compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/bin/Data/data.unity3d', filler(3 * 1024 * 1024, 15), compress_type=zipfile.ZIP_STORED)
+            out.writestr('assets/bin/Data/Managed/Metadata/global-metadata.dat', filler(40000, 16), compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/bin/Data/unity default resources', filler(30000, 17), compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/bin/Data/RuntimeInitializeOnLoads.json', b'{"root":[]}', compress_type=zipfile.ZIP_DEFLATED)
+
+        # Godot: targetSdk 33, the exported project as files under assets/ whose names start with dots, stored resources.arsc
+        # and a .pck, and the engine's library.
+        with zipfile.ZipFile(godot_out, 'w') as out:
+            for name, data in entries(godot_base):
+                stored = name == 'resources.arsc' or name.endswith('.png')
+                out.writestr(zipfile.ZipInfo(name, (2024, 1, 2, 3, 4, 6)), data, compress_type=zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
+            out.writestr('classes.dex', dex(6), compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('lib/arm64-v8a/libgodot_android.so', so, compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/.godot/global_script_class_cache.cfg', b'list=[]\n', compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/.godot/imported/icon.svg-218a8f2b3041327d8a5756f3a245f83b.ctex', filler(4000, 18), compress_type=zipfile.ZIP_STORED)
+            out.writestr('assets/.godot/uid_cache.bin', filler(100, 19), compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/project.binary', filler(2000, 20), compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/icon.svg.import', b'[remap]\nimporter="texture"\n', compress_type=zipfile.ZIP_DEFLATED)
+            out.writestr('assets/_cl_', b'', compress_type=zipfile.ZIP_STORED)
+            out.writestr('assets/main.pck', filler(600000, 21), compress_type=zipfile.ZIP_STORED)
         """#
 }
 
