@@ -38,7 +38,14 @@ public struct ResourceContentEditor: ContentEditor {
         // manifest's when the patch adds resources, as aapt2 names it.
         let manifestPackage = archive.entry(named: "AndroidManifest.xml").flatMap { try? ManifestSummary(binaryXML: archive.uncompressedData(of: $0)).packageName }
         if let arscEntry {
-            table = try ResourceTable(bytes: try archive.uncompressedData(of: arscEntry), packageNameIfAbsent: manifestPackage ?? "")
+            do {
+                table = try ResourceTable(bytes: try archive.uncompressedData(of: arscEntry), packageNameIfAbsent: manifestPackage ?? "")
+            } catch let error as ResourceTableError where error.code == .malformed {
+                // A table that does not parse is mostly one Android's loader refuses too: say so in the loader's
+                // terms, and what to do, as signing the APK without resource edits does.
+                guard let problem = try ResourceTableLoadCheck.problem(in: archive) else { throw error }
+                throw ResourceTableError(.malformed, "resources.arsc: \(problem). Patched, the APK would not install or its app would fail, so nothing was written. \(problem.remedy)")
+            }
         } else if try !(overrides.isEmpty && newFiles.isEmpty && network.isEmpty) || compiled.contains(where: { path in
             let content = try PatchDirectory.read(patch.files[path]!)
             return ResourcePatch.isTextXML(content) && !ResourcePatch.newIDNames(in: String(decoding: content, as: UTF8.self)).isEmpty
