@@ -299,6 +299,8 @@ private enum Layout {
     static let value = 8
     static let map = 12
     static let noEntry: UInt32 = 0xFFFF_FFFF
+    /// Entry offsets skimmed at once for NO_ENTRY (64 bytes).
+    static let offsetBlock = 16
     static let typeFlagSparse: UInt8 = 0x01
     static let typeFlagOffset16: UInt8 = 0x02
     static let entryFlagCompact: UInt16 = 0x0008
@@ -608,14 +610,34 @@ private struct Walk {
                 }
             }
         } else {
-            for index in 0..<count {
-                let value = u32(offsets + 4 * index)
-                if value != Layout.noEntry {
-                    hasCompactEntries = try entry(at: Int(value), index: index, of: chunk, name: name, entriesStart: entriesStart) || hasCompactEntries
+            // Most offsets of a localized type's configurations are NO_ENTRY (few strings are translated into every
+            // language; framework-res.apk's are almost all such): they are skimmed sixteen at a time, and only a
+            // block that holds an entry is read offset by offset.
+            var index = 0
+            while index < count {
+                let block = min(Layout.offsetBlock, count - index)
+                if block == Layout.offsetBlock && isAbsentBlock(at: offsets + 4 * index) {
+                    index += block
+                    continue
                 }
+                for slot in index..<(index + block) {
+                    let value = u32(offsets + 4 * slot)
+                    if value != Layout.noEntry {
+                        hasCompactEntries = try entry(at: Int(value), index: slot, of: chunk, name: name, entriesStart: entriesStart) || hasCompactEntries
+                    }
+                }
+                index += block
             }
         }
         if hasCompactEntries && encodings.compact == nil { encodings.compact = (o, id) }
+    }
+
+    /// Whether the `Layout.offsetBlock` 32-bit entry offsets at `offset` are all NO_ENTRY (every bit set, in
+    /// either byte order): eight 64-bit reads.
+    func isAbsentBlock(at offset: Int) -> Bool {
+        var all = UInt64.max
+        for word in 0..<(Layout.offsetBlock / 2) { all &= bytes.loadUnaligned(fromByteOffset: offset + 8 * word, as: UInt64.self) }
+        return all == .max
     }
 
     /// The type's `config.sdkVersion` (the `-vNN` qualifier), 0 when its config is too short to hold it (the

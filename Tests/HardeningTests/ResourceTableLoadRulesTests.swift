@@ -270,6 +270,39 @@ import ZlibWrapper
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// Dense entry offsets are skimmed sixteen at a time for NO_ENTRY: an entry alone among fifteen NO_ENTRY offsets,
+    /// in a table as large as a real one, is still read and held to the entry rules. framework-res.apk's table (4.7 M
+    /// dense offsets, 96% NO_ENTRY): the one entry of such a block is moved 2 bytes, off its 4-byte boundary; the
+    /// fixture's types are too small to have a whole block.
+    @Test func entryAloneInABlockOfAbsentOffsetsIsChecked() throws {
+        let framework = try APKArchive(path: "/usr/share/android-framework-res/framework-res.apk")
+        var mutated = try Table(try framework.uncompressedData(of: try #require(framework.entry(named: "resources.arsc"))))
+        #expect(ResourceTableLoadCheck.problem(in: mutated.bytes, minSdkVersion: { 21 }) == nil)
+        // The first block of sixteen offsets (from a type's first offset) holding exactly one entry, in a type that
+        // also has a block without any.
+        var found: (slot: Int, index: Int)?
+        search: for type in mutated.children where type.type == 0x0201 && mutated.bytes[type.offset + 9] == 0 {
+            let count = Int(mutated.u32(type.offset + 12)), offsets = type.offset + type.headerSize
+            var sawEmptyBlock = false
+            var single: (slot: Int, index: Int)?
+            for block in 0..<(count / 16) {
+                let present = (0..<16).filter { mutated.u32(offsets + 4 * (16 * block + $0)) != 0xFFFF_FFFF }
+                if present.isEmpty { sawEmptyBlock = true }
+                if present.count == 1 && single == nil { single = (offsets + 4 * (16 * block + present[0]), 16 * block + present[0]) }
+                if sawEmptyBlock, let single {
+                    found = single
+                    break search
+                }
+            }
+        }
+        let target = try #require(found, "framework-res.apk's table has no block of sixteen offsets with one entry")
+        mutated.set32(target.slot, mutated.u32(target.slot) + 2)
+        let problem = ResourceTableLoadCheck.problem(in: mutated.bytes, minSdkVersion: { 21 })
+        #expect(problem?.code == .entryNotAligned && problem?.detail.contains("entry \(target.index) ") == true, "\(String(describing: problem))")
+        let strict = try TestSupport.libandroidfwTable(try writeTable("framework-entry-moved.arsc", mutated.bytes), strict: true)
+        #expect(!strict.succeeded, "libandroidfw reads the moved entry: \(strict)")
+    }
+
     /// One signed APK end to end: apksigner signs whatever the table holds and verifies it; apkpatch verify fails it
     /// on the table alone (the same APK with the intact table verifies).
     @Test func verifyFailsAnAPKApksignerVerifies() throws {
