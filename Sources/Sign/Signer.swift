@@ -53,7 +53,19 @@ public struct Signer: Sendable {
         let minSdk = try resolveMinSdkVersion(manifest)
         try checkDebuggable(manifest)
         try checkPackaging(zip.entries, manifest: manifest)
-        if let problem = try ResourceTableLoadCheck.problem(in: archive) { throw SignError.resourceTableRefused(problem) }
+        // The resource table's check is offered to the worker threads: one that is free takes it while the entries
+        // are copied and digested, or this thread runs it when `run` asks for the finding, once the entries are
+        // written and before anything is published.
+        let resourceTable = BackgroundValue<ResourceTableProblem?>(offered: { try ResourceTableLoadCheck.problem(in: archive) })
+        defer { resourceTable.wait() }
+        return try Self.refusingBrokenTable(resourceTable) {
+            try writeSigned(archive: archive, to: destination, cache: cache, minSdk: minSdk, resourceTable: resourceTable, manifest: manifest)
+        }
+    }
+
+    private func writeSigned(archive: APKArchive, to destination: String, cache: SigningCache?, minSdk: (level: Int, overridden: Bool),
+                             resourceTable: BackgroundValue<ResourceTableProblem?>, manifest: () throws -> [UInt8]?) throws -> SigningReport {
+        let zip = archive.zip
         // The input's signing block (if any) ends the local-file section apksig copies from.
         let inputBlock = try? SigningBlock.locate(in: archive.source, centralDirectoryOffset: zip.centralDirectoryOffset)
         let kept = try InputAPKWriter.keptEntries(of: archive, readsManifest: config.schemes.contains(.v1))
@@ -70,7 +82,7 @@ public struct Signer: Sendable {
         let stamp = config.sourceStamp == nil ? nil : try archive.entry(named: SourceStamp.certificateDigestEntryName).map { try archive.uncompressedData(of: $0) }
         return try run(Job(entries: kept.entries, inputManifest: kept.manifest, minSdk: minSdk, destination: destination,
                            writer: writer, input: archive.source, endOfCentralDirectory: eocd, comment: [], cache: cache, pins: pins,
-                           existingSourceStamp: stamp))
+                           existingSourceStamp: stamp, resourceTable: resourceTable))
     }
 
     /// Signs an APK given as entries to write (the Repack stage's output) into `destination`, with `comment`
@@ -135,6 +147,20 @@ public struct Signer: Sendable {
                            existingSourceStamp: stamp))
     }
 
+    /// Throws `SignError.resourceTableRefused` when the check found a rule the table breaks (or what the check threw).
+    static func refuseBrokenTable(_ check: BackgroundValue<ResourceTableProblem?>?) throws {
+        if let problem = try check?.get() { throw SignError.resourceTableRefused(problem) }
+    }
+
+    /// `body`'s result; when it throws, a table Android refuses is the error instead: it is the first thing to fix,
+    /// whatever else the signing ran into while the table was being checked.
+    static func refusingBrokenTable<R>(_ check: BackgroundValue<ResourceTableProblem?>, _ body: () throws -> R) throws -> R {
+        do { return try body() } catch {
+            try refuseBrokenTable(check)
+            throw error
+        }
+    }
+
     /// `ResourceTableLoadCheck` on the table to write: read in place when it is stored or its plaintext is at hand.
     /// `minSdkVersion` is the one the manifest to write declares (called only for a table in a newer encoding).
     static func resourceTableProblem(in table: OutputEntry, minSdkVersion: () -> Int?) throws -> ResourceTableProblem? {
@@ -164,6 +190,9 @@ public struct Signer: Sendable {
         var pins: [PinList.Pattern]? = nil
         /// The input's `stamp-cert-sha256` contents, when it has one and the output gets a source stamp.
         var existingSourceStamp: [UInt8]? = nil
+        /// The resource table's check, running beside the writer: its finding is asked for before the output is
+        /// published.
+        var resourceTable: BackgroundValue<ResourceTableProblem?>? = nil
     }
 
     /// The engine decides, the writer writes the entries, then the JAR signature files, the signing block,
@@ -189,6 +218,7 @@ public struct Signer: Sendable {
         }
         let section = try job.writer.write(job.entries, engine: engine, plan: plan)
         defer { section.output.abandon() }
+        try Self.refuseBrokenTable(job.resourceTable)
         var pinList: [UInt8]?
         if let pins = job.pins {
             guard let starts = section.entryStarts else { throw SignError.internalInconsistency("no entry offsets for the pin list") }

@@ -96,7 +96,13 @@ extension APKPatch {
                 // APKArchive, not a bare ZipArchive: refuse what every other command that writes an APK refuses
                 // (bombs, what Android cannot read) rather than copy it into a new, aligned APK.
                 let apk = try APKArchive(path: input, limits: .rewriting, readsAll: true)
-                if let problem = try ResourceTableLoadCheck.problem(in: apk) { throw RefusedResourceTable(problem: problem) }
+                // The resource table is checked on another core while the entries are copied, and decides before
+                // anything else refuses the APK: a table Android refuses is the first thing to fix.
+                let tableCheck = BackgroundValue<ResourceTableProblem?>(offered: { try ResourceTableLoadCheck.problem(in: apk) })
+                defer { tableCheck.wait() }
+                func refuseBrokenTable() throws {
+                    if let problem = try tableCheck.get() { throw RefusedResourceTable(problem: problem) }
+                }
                 let archive = apk.zip
                 // Entries are copied raw, as zipalign copies them: one whose data is not what its header says passes
                 // into the new APK as it is (the signers refuse it later). With --check-entries every entry's data is
@@ -106,20 +112,26 @@ extension APKPatch {
                     try apk.scanEntryData(apk.entries) { entry, problem in throw DamagedEntry(entry: entry.name, problem: problem) }
                 }
                 defer { entryCheck.wait() }
-                if verbose { print("Verifying alignment of \(output) (\(alignment))...") }
                 // The output replaces whatever APK was there, so an .idsig beside it describes another file: it goes
                 // just before the new APK is renamed into place, as with `sign` (a refused align leaves both as they were).
-                let report = try Repacker.write(try Repacker.rawEntries(of: archive), to: output, alignment: policy,
-                                                comment: archive.endOfCentralDirectory.comment, beforeCommit: {
-                                                    try entryCheck.get()
-                                                    V4SchemeSigner.removeSignature(besideAPKAt: output)
-                                                })
+                do {
+                    try Repacker.write(try Repacker.rawEntries(of: archive), to: output, alignment: policy,
+                                       comment: archive.endOfCentralDirectory.comment, beforeCommit: {
+                                           try refuseBrokenTable()
+                                           try entryCheck.get()
+                                           V4SchemeSigner.removeSignature(besideAPKAt: output)
+                                       })
+                } catch {
+                    try refuseBrokenTable()
+                    throw error
+                }
                 if verbose {
+                    // Printed once the output is there, as zipalign prints it after aligning (and not before a refusal).
+                    print("Verifying alignment of \(output) (\(alignment))...")
                     let written = try ZipArchive(source: try MappedFile(path: output))
                     for line in AlignmentCheck(archive: written, policy: policy).verboseLines() { print(line) }
                     print("Verification successful")
                 }
-                _ = report
             } catch {
                 FileHandleOutput.standardError("Unable to align '\(input)': \(error)")
                 throw ExitCode.failure

@@ -303,6 +303,41 @@ import ZlibWrapper
         #expect(!strict.succeeded, "libandroidfw reads the moved entry: \(strict)")
     }
 
+    /// The table is checked beside the copy (`sign`, `align`) rather than before it: the refusal still comes before
+    /// anything is published and still wins over what the copy runs into meanwhile (here a keystore password that
+    /// fails, found while the entries are copied), and neither the output nor a temporary file is left, also when
+    /// the copy had megabytes to write.
+    @Test func refusalBesideTheCopyWinsAndLeavesNothing() throws {
+        var mutated = try Table(table)
+        mutated.bytes[mutated.firstChild(0x0201).offset + 8] = 0
+        var builder = ZipBuilder()
+        let large = [UInt8](repeating: 0x5a, count: 6 << 20)
+        for (entryName, data) in entries + [("assets/large.bin", large)] {
+            let bytes = entryName == "resources.arsc" ? mutated.bytes : data
+            builder.items.append(.init(name: entryName, data: bytes, crc: CRC32.checksum(bytes)))
+        }
+        let work = dir.appendingPathComponent("beside-copy")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let input = dir.appendingPathComponent("beside-copy-input.apk").path
+        try Data(builder.build()).write(to: URL(fileURLWithPath: input))
+        let keystore = dir.appendingPathComponent("beside-copy.p12").path
+        try TestSupport.makeKeyStore(at: keystore, password: "right-password", dname: "CN=Beside Copy")
+        let expected = "resources.arsc: a type chunk has type ID 0"
+        for command in ["sign", "sign-wrong-password", "align"] {
+            let out = work.appendingPathComponent("\(command).apk").path
+            let result: TestSupport.ProcessResult
+            switch command {
+            case "align": result = try TestSupport.apkpatch(["align", "-f", "-p", "4", input, out])
+            default:
+                result = try TestSupport.apkpatch(["sign", "--ks", keystore, "--ks-pass", "env:BESIDE_COPY_PASS", "--out", out, input],
+                                                  environment: ["BESIDE_COPY_PASS": command == "sign" ? "right-password" : "wrong-password"])
+            }
+            #expect(result.status == 1 && result.stderr.contains(expected), "\(command): \(result)")
+            #expect(!result.stderr.localizedCaseInsensitiveContains("password"), "\(command): \(result)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).isEmpty, "\(command) left files")
+        }
+    }
+
     /// One signed APK end to end: apksigner signs whatever the table holds and verifies it; apkpatch verify fails it
     /// on the table alone (the same APK with the intact table verifies).
     @Test func verifyFailsAnAPKApksignerVerifies() throws {

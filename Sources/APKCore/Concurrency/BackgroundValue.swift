@@ -7,11 +7,13 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     private static var running: DispatchGroup { BackgroundWork.running }
 
     // @unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting
-    // (or, in `ready`, after `done` says it was written).
+    // (or, in `ready`, after `done` says it was written); `offered` is taken under `finished`, by one thread.
     private var result: Result<T, any Error>?
     private let done = DispatchSemaphore(value: 0)
     private let finished = Lock()
     private var isFinished = false
+    /// The work of `init(offered:)` until a thread takes it to run it.
+    private var offered: (@Sendable () throws -> T)?
 
     /// Starts `body` on a global queue (`qos`: `.utility` for work nobody waits on soon, such as copies and
     /// read-ahead ahead of a later build).
@@ -26,6 +28,35 @@ public final class BackgroundValue<T>: @unchecked Sendable {
             done.signal()
             Self.running.leave()
         }
+    }
+
+    /// Work for whichever thread comes first: a worker thread of the global queue, if one is free before the value
+    /// is asked for, or else the thread that asks (`get()` and `wait()` run `body` there). So a caller that is
+    /// itself a work item of the pool (a set's member, verified or signed on a worker) never waits for work still
+    /// in the queue, which with every worker busy would wait until the pool grows; it waits only for a `body`
+    /// another thread is running already. `body` must not wait for other work.
+    public init(offered body: @escaping @Sendable () throws -> T) {
+        offered = body
+        Self.running.enter()
+        DispatchQueue.global().async { [self] in
+            runOffered()
+            Self.running.leave()
+        }
+    }
+
+    /// Runs the offered work here unless another thread has taken it (or there is none).
+    private func runOffered() {
+        let body: (@Sendable () throws -> T)? = finished.withLock {
+            defer { offered = nil }
+            return offered
+        }
+        guard let body else { return }
+        let value = Result { try body() }
+        finished.withLock {
+            result = value
+            isFinished = true
+        }
+        done.signal()
     }
 
     /// Waits until every value started so far (of any type) is computed. A process that exits on an error
@@ -72,11 +103,13 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     /// Waits for the work to end. A caller that fails before it needs the value must still wait: the
     /// process exits on the error, and OpenSSL's exit handlers free what a key derivation still uses.
     public func wait() {
+        runOffered()
         done.wait()
         done.signal()
     }
 
-    /// Waits for the work to end, but not past `deadline`; whether it ended.
+    /// Waits for the work to end, but not past `deadline`; whether it ended. Offered work not yet taken is left
+    /// to a worker thread.
     @discardableResult
     public func wait(until deadline: DispatchTime) -> Bool {
         guard done.wait(timeout: deadline) == .success else { return false }
