@@ -100,13 +100,12 @@ public struct Extractor {
                 guard let index = indexByName[entry.nameBytes] else {
                     throw UnpackError.malformedArchive(path: archive.label, reason: "libzip does not list entry \(entry.name.debugQuoted)")
                 }
-                var crc = CRC32()
                 do {
-                    try libzip.read(entryAt: index, limit: entry.uncompressedSize) { chunk in
-                        crc.update(chunk)
-                        try output.write(chunk)
-                    }
+                    try libzip.read(entryAt: index, limit: entry.uncompressedSize) { try output.write($0) }
                 } catch let error as LibzipError {
+                    // The CRC-32 the stored data has, for the message: computed only when libzip found it wrong.
+                    var crc = CRC32()
+                    if error.problem == .crcMismatch { try? archive.source.withBytes(in: entry.dataRange) { crc.update($0) } }
                     throw UnpackError.corruptEntry(path: archive.label, entry: entry.name, reason: Self.reason(error, entry: entry, crc: crc.value))
                 }
             } else {
