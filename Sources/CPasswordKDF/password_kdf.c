@@ -1,5 +1,6 @@
 #include "password_kdf.h"
 #include "pkcs12_sha1.h"
+#include "kdf_bytes.h"
 
 #include <sha256x16.h>
 #include <stdlib.h>
@@ -16,20 +17,6 @@ struct engine {
     void (*one)(uint32_t state[8], const uint8_t *data, size_t nblocks);
     void (*two)(uint32_t stateA[8], uint32_t stateB[8], const uint8_t *a, const uint8_t *b, size_t nblocks);
 };
-
-static void wipe(void *pointer, size_t length) {
-    volatile uint8_t *bytes = pointer;
-    while (length--) *bytes++ = 0;
-}
-
-static void store_be(uint8_t *out, const uint32_t *words, size_t count) {
-    for (size_t i = 0; i < count; i++) {
-        out[4 * i] = (uint8_t)(words[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(words[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(words[i] >> 8);
-        out[4 * i + 3] = (uint8_t)words[i];
-    }
-}
 
 /* A SHA-256 in progress from any state: `total` counts the bytes already compressed into it. */
 struct hasher {
@@ -90,7 +77,7 @@ static void hasher_finish(struct hasher *h, uint32_t out[8]) {
     for (int i = 0; i < 8; i++) h->buffer[63 - i] = (uint8_t)(bits >> (8 * i));
     h->engine->one(h->state, h->buffer, 1);
     memcpy(out, h->state, 32);
-    wipe(h, sizeof *h);
+    kdf_wipe(h, sizeof *h);
 }
 
 /* One output block of one derivation: after its first value (U_1, A_1), every further compression takes one
@@ -109,7 +96,7 @@ struct chain {
 
 static void chain_set_digest(struct chain *c, const uint32_t digest[8], uint64_t messageBytes) {
     memset(c->block, 0, sizeof c->block);
-    store_be(c->block, digest, 8);
+    kdf_store_be(c->block, digest, 8);
     c->block[32] = 0x80;
     uint64_t bits = messageBytes * 8;
     for (int i = 0; i < 8; i++) c->block[63 - i] = (uint8_t)(bits >> (8 * i));
@@ -121,7 +108,7 @@ static void chain_advance(struct chain *c) {
     if (c->pbkdf2 && c->phase == 1) {
         for (int i = 0; i < 8; i++) c->sum[i] ^= c->state[i];
     }
-    store_be(c->block, c->state, 8);   /* the padding after the digest stays */
+    kdf_store_be(c->block, c->state, 8);   /* the padding after the digest stays */
     if (c->pbkdf2) c->phase ^= 1;
     c->left--;
 }
@@ -135,8 +122,8 @@ static void pbkdf2_chain_start(struct chain *c, const struct engine *e, const ap
         hasher_start(&h, e, IV, 0);
         hasher_update(&h, job->password, job->password_length);
         hasher_finish(&h, digest);
-        store_be(key, digest, 8);
-        wipe(digest, sizeof digest);
+        kdf_store_be(key, digest, 8);
+        kdf_wipe(digest, sizeof digest);
     } else if (job->password_length > 0) {
         memcpy(key, job->password, job->password_length);
     }
@@ -147,8 +134,8 @@ static void pbkdf2_chain_start(struct chain *c, const struct engine *e, const ap
     for (int i = 0; i < 64; i++) pad[i] = key[i] ^ 0x5c;
     memcpy(c->start[1], IV, 32);
     e->one(c->start[1], pad, 1);
-    wipe(key, sizeof key);
-    wipe(pad, sizeof pad);
+    kdf_wipe(key, sizeof key);
+    kdf_wipe(pad, sizeof pad);
 
     struct hasher h;
     uint32_t inner[8], u[8];
@@ -158,15 +145,15 @@ static void pbkdf2_chain_start(struct chain *c, const struct engine *e, const ap
     if (job->salt_length > 0) hasher_update(&h, job->salt, job->salt_length);
     hasher_update(&h, counter, 4);
     hasher_finish(&h, inner);
-    store_be(bytes, inner, 8);
+    kdf_store_be(bytes, inner, 8);
     hasher_start(&h, e, c->start[1], 64);
     hasher_update(&h, bytes, 32);
     hasher_finish(&h, u);
     memcpy(c->sum, u, sizeof u);
     chain_set_digest(c, u, 64 + 32);
-    wipe(inner, sizeof inner);
-    wipe(u, sizeof u);
-    wipe(bytes, sizeof bytes);
+    kdf_wipe(inner, sizeof inner);
+    kdf_wipe(u, sizeof u);
+    kdf_wipe(bytes, sizeof bytes);
     c->pbkdf2 = 1;
     c->phase = 0;
     c->left = 2 * ((uint64_t)job->iterations - 1);
@@ -189,7 +176,7 @@ static void pkcs12_chain_start(struct chain *c, const struct engine *e, const ap
     memcpy(c->start[1], IV, 32);
     memcpy(c->state, a, sizeof a);
     chain_set_digest(c, a, 32);
-    wipe(a, sizeof a);
+    kdf_wipe(a, sizeof a);
     c->pbkdf2 = 0;
     c->phase = 0;
     c->left = (uint64_t)job->iterations - 1;
@@ -289,11 +276,11 @@ int apk_kdf_run(apk_kdf_job *jobs, size_t count, int engine) {
 
     for (size_t i = 0; i < chainCount; i++) {
         uint8_t digest[32];
-        store_be(digest, chains[i].pbkdf2 ? chains[i].sum : chains[i].state, 8);
+        kdf_store_be(digest, chains[i].pbkdf2 ? chains[i].sum : chains[i].state, 8);
         memcpy(chains[i].out, digest, chains[i].out_length);
-        wipe(digest, sizeof digest);
+        kdf_wipe(digest, sizeof digest);
     }
-    wipe(chains, chainCount * sizeof *chains);
+    kdf_wipe(chains, chainCount * sizeof *chains);
     free(chains);
     return 0;
 }

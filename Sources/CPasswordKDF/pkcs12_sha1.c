@@ -1,4 +1,5 @@
 #include "pkcs12_sha1.h"
+#include "kdf_bytes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -430,20 +431,6 @@ struct sha1_engine {
     void (*two)(uint32_t stateA[5], uint32_t stateB[5], const uint8_t *a, const uint8_t *b);
 };
 
-static void wipe(void *pointer, size_t length) {
-    volatile uint8_t *bytes = pointer;
-    while (length--) *bytes++ = 0;
-}
-
-static void store_be(uint8_t *out, const uint32_t *words, size_t count) {
-    for (size_t i = 0; i < count; i++) {
-        out[4 * i] = (uint8_t)(words[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(words[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(words[i] >> 8);
-        out[4 * i + 3] = (uint8_t)words[i];
-    }
-}
-
 /* One derivation. I = S || P (each repeated to a multiple of 64 bytes) is kept: an output longer than 20 bytes
    takes further blocks A_2, A_3, ... from I updated with the previous block (B.2 step 6C). */
 struct sha1_chain {
@@ -470,18 +457,18 @@ static void chain_begin_block(struct sha1_chain *c, const struct sha1_engine *e)
     for (int i = 0; i < 8; i++) buffer[63 - i] = (uint8_t)(bits >> (8 * i));
     e->one(state, buffer);
     memset(c->block, 0, sizeof c->block);
-    store_be(c->block, state, 5);
+    kdf_store_be(c->block, state, 5);
     c->block[20] = 0x80;
     c->block[62] = 0x00;
     c->block[63] = 0xa0;    /* 160 bits */
-    wipe(state, sizeof state);
+    kdf_wipe(state, sizeof state);
     c->left = (uint64_t)c->job->iterations - 1;
 }
 
 static void chain_prepare(struct sha1_chain *c) { memcpy(c->state, SHA1_IV, sizeof c->state); }
 
 static void chain_advance(struct sha1_chain *c) {
-    store_be(c->block, c->state, 5);
+    kdf_store_be(c->block, c->state, 5);
     c->left--;
 }
 
@@ -503,7 +490,7 @@ static int chain_end_block(struct sha1_chain *c, const struct sha1_engine *e) {
             carry >>= 8;
         }
     }
-    wipe(b, sizeof b);
+    kdf_wipe(b, sizeof b);
     chain_begin_block(c, e);
     return 1;
 }
@@ -570,11 +557,11 @@ int apk_pkcs12_sha1_run(apk_kdf_job *jobs, size_t count, int engine) {
     }
     for (size_t i = 0; i < chainCount; i++) {
         if (chains[i].input != NULL) {
-            wipe(chains[i].input, chains[i].input_length);
+            kdf_wipe(chains[i].input, chains[i].input_length);
             free(chains[i].input);
         }
     }
-    wipe(chains, chainCount * sizeof *chains);
+    kdf_wipe(chains, chainCount * sizeof *chains);
     free(chains);
     return status;
 }
