@@ -35,21 +35,9 @@ extension Verifier {
             report.signatureErrors.append(.error(.malformedAPK, "", "Malformed APK: \(error)"))
             return report
         }
-        let minSdkVersion: Int
-        if let given = options.minSdkVersion {
-            minSdkVersion = given
-        } else {
-            switch ManifestFacts(archive: archive).minSdkVersion {
-            case .success(let level): minSdkVersion = level
-            case .failure(let problem):
-                report.signatureErrors.append(.error(.manifestUnreadable, "", problem.message))
-                return report
-            }
-            if minSdkVersion > options.maxSdkVersion {
-                throw VerificationError.invalidOptions("minSdkVersion from APK (\(minSdkVersion)) > maxSdkVersion (\(options.maxSdkVersion))")
-            }
+        guard let minSdkVersion = try signaturesMinSdkVersion(manifest: ManifestFacts(archive: archive), report: &report) else {
+            return report
         }
-        report.minSdkVersion = minSdkVersion
         let maxSdkVersion = options.maxSdkVersion
         let zip = archive.zip
         let signingBlock: RawSigningBlock?

@@ -101,22 +101,7 @@ public struct Verifier: Sendable {
         // AndroidManifest.xml: minSdkVersion when not given, targetSdkVersion for the scheme rule, and the
         // facts the install checks need.
         let manifest = ManifestFacts(archive: archive)
-        let minSdkVersion: Int
-        if let given = options.minSdkVersion {
-            minSdkVersion = given
-        } else {
-            switch manifest.minSdkVersion {
-            case .success(let level):
-                minSdkVersion = level
-            case .failure(let problem):
-                report.signatureErrors.append(.error(.manifestUnreadable, "", problem.message))
-                return report
-            }
-            if minSdkVersion > options.maxSdkVersion {
-                throw VerificationError.invalidOptions("minSdkVersion from APK (\(minSdkVersion)) > maxSdkVersion (\(options.maxSdkVersion))")
-            }
-        }
-        report.minSdkVersion = minSdkVersion
+        guard let minSdkVersion = try signaturesMinSdkVersion(manifest: manifest, report: &report) else { return report }
         let maxSdkVersion = options.maxSdkVersion
 
         // The resource table's check reads the table here, while the content digests run on the other cores, not
@@ -156,6 +141,29 @@ public struct Verifier: Sendable {
     }
 
     // MARK: - Signatures
+
+    /// The minSdkVersion the signatures are checked for: the option's, else the manifest's, recorded in `report`.
+    /// Nil when the manifest cannot be read (the problem is recorded in `report`); throws when the manifest's level
+    /// is above the option's maxSdkVersion, as apksigner does.
+    func signaturesMinSdkVersion(manifest: ManifestFacts, report: inout VerificationReport) throws -> Int? {
+        let minSdkVersion: Int
+        if let given = options.minSdkVersion {
+            minSdkVersion = given
+        } else {
+            switch manifest.minSdkVersion {
+            case .success(let level):
+                minSdkVersion = level
+            case .failure(let problem):
+                report.signatureErrors.append(.error(.manifestUnreadable, "", problem.message))
+                return nil
+            }
+            if minSdkVersion > options.maxSdkVersion {
+                throw VerificationError.invalidOptions("minSdkVersion from APK (\(minSdkVersion)) > maxSdkVersion (\(options.maxSdkVersion))")
+            }
+        }
+        report.minSdkVersion = minSdkVersion
+        return minSdkVersion
+    }
 
     private func verifySignatures(archive: APKArchive, manifest: ManifestFacts, minSdkVersion: Int, maxSdkVersion: Int,
                                   prefetch: ContentDigestPrefetch?, report: inout VerificationReport) {
