@@ -120,29 +120,29 @@ public struct ResourceTableProblem: CodedError {
             return .refusedBeforeAndroid9
         case .entryNotAligned, .entryPastEnd, .entryTooSmall, .entrySizePastEnd, .valueTooSmall, .valuePastEnd, .mapNotAligned, .mapPastEnd:
             return .entryUnreadable
-        case .sparseTypeBeforeAndroid8: return .unreadableBefore(level: 26)
-        case .offset16TypeBeforeAndroid14, .compactEntryBeforeAndroid14: return .unreadableBefore(level: 34)
-        default: return .refused
+        default: return newerEncoding.map { .unreadableBefore(level: $0.requiredMinSdkVersion) } ?? .refused
+        }
+    }
+
+    /// The encoding newer than the APK's minSdkVersion that the rule is about, nil for the other rules.
+    public var newerEncoding: ResourceTableEncoding? {
+        switch code {
+        case .sparseTypeBeforeAndroid8: return .sparse
+        case .offset16TypeBeforeAndroid14: return .offset16
+        case .compactEntryBeforeAndroid14: return .compact
+        default: return nil
         }
     }
 
     /// Whether the table is well formed but uses an encoding newer than the APK's minSdkVersion: raising
     /// minSdkVersion is a fix, besides building the table again without it.
-    public var isAboveMinSdkVersion: Bool {
-        if case .unreadableBefore = consequence { return true }
-        return false
-    }
+    public var isAboveMinSdkVersion: Bool { newerEncoding != nil }
 
     /// What makes the table one Android reads, in words for the end of a message.
     public var remedy: String {
-        switch code {
-        case .sparseTypeBeforeAndroid8:
-            return "Raise the manifest's minSdkVersion to 26 if the app no longer supports older devices, or rebuild resources.arsc without sparse encoding (aapt2 link without --enable-sparse-encoding)"
-        case .offset16TypeBeforeAndroid14, .compactEntryBeforeAndroid14:
-            return "Raise the manifest's minSdkVersion to 34 if the app no longer supports older devices, or rebuild resources.arsc without compact entries (aapt2 link without --enable-compact-entries)"
-        default:
-            return "Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link)"
-        }
+        guard let encoding = newerEncoding else { return "Rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link)" }
+        let what = encoding == .sparse ? "sparse encoding" : "compact entries"
+        return "Raise the manifest's minSdkVersion to \(encoding.requiredMinSdkVersion) if the app no longer supports older devices, or rebuild resources.arsc without \(what) (aapt2 link without \(encoding.aapt2Option))"
     }
 
     public var description: String {
@@ -167,6 +167,24 @@ public struct ResourceTableProblem: CodedError {
     }
 
     private static func release(_ level: Int) -> String { level == 26 ? "8.0" : level == 34 ? "14" : "API \(level)" }
+}
+
+/// An encoding of `resources.arsc` that only newer Android releases read, named by its `ResourceTypes.h` flag (the
+/// raw value, stable: `verify --json` reports it).
+public enum ResourceTableEncoding: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Sparse types (`ResTable_type::FLAG_SPARSE`): (index, offset) pairs for the entries a configuration has.
+    case sparse = "FLAG_SPARSE"
+    /// 16-bit entry offsets (`ResTable_type::FLAG_OFFSET16`), which aapt2 writes with compact entries.
+    case offset16 = "FLAG_OFFSET16"
+    /// Compact entries (`ResTable_entry::FLAG_COMPACT`): eight bytes, the value inline.
+    case compact = "FLAG_COMPACT"
+
+    /// The lowest minSdkVersion whose devices all read it: Android 8.0 (API 26) for sparse types, Android 14 (API 34)
+    /// for the other two.
+    public var requiredMinSdkVersion: Int { self == .sparse ? 26 : 34 }
+
+    /// The option of `aapt2 link` that writes it (another tool's option, quoted for advice).
+    public var aapt2Option: String { self == .sparse ? "--enable-sparse-encoding" : "--enable-compact-entries" }
 }
 
 /// The checks Android's resource loaders make when they load a `resources.arsc`, in one pass over the bytes: what

@@ -73,9 +73,10 @@ enum InstallChecks {
         let problem: String
         do {
             guard let found = try ResourceTableLoadCheck.problem(in: archive) else { return nil }
-            if found.isAboveMinSdkVersion {
-                return .error(.installResourcesArscAboveMinSdk, ResourceTableLoadCheck.entryName,
-                    "resources.arsc: \(found). The app fails there on those devices; apkpatch's commands that write APKs refuse this table too. \(found.remedy).")
+            if let encoding = found.newerEncoding {
+                return Issue(code: .installResourcesArscAboveMinSdk, severity: .error, context: ResourceTableLoadCheck.entryName,
+                    message: "resources.arsc: \(found). The app fails there on those devices; apkpatch's commands that write APKs refuse this table too. \(found.remedy).",
+                    resourceTableEncoding: encoding)
             }
             problem = found.description
         } catch {

@@ -1,3 +1,5 @@
+import BinaryXML
+
 /// A verification finding: an error (the APK does not verify) or a warning. Findings are data, not thrown
 /// errors, as in apksig's `ApkVerifier.IssueWithParams`.
 public struct Issue: Sendable, Hashable, CustomStringConvertible {
@@ -10,13 +12,17 @@ public struct Issue: Sendable, Hashable, CustomStringConvertible {
     public let context: String
     /// What is wrong (and, where we can say, what to do).
     public let message: String
+    /// INSTALL_RESOURCES_ARSC_ABOVE_MIN_SDK only: the table's encoding that devices below its
+    /// `requiredMinSdkVersion` cannot read, which advice and `--json` take from here, not from the message.
+    public let resourceTableEncoding: ResourceTableEncoding?
 
     /// `info` is apksig's info message (`IssueWithParams` in `getInfoMessages()`): something the verifier
     /// skipped that does not make the finding fail, such as a stamp signature by an algorithm it does not know.
     public enum Severity: String, Sendable, Hashable, Codable { case error, warning, info }
 
-    public init(code: Code, severity: Severity, context: String = "", message: String) {
+    public init(code: Code, severity: Severity, context: String = "", message: String, resourceTableEncoding: ResourceTableEncoding? = nil) {
         self.code = code; self.severity = severity; self.context = context; self.message = message
+        self.resourceTableEncoding = resourceTableEncoding
     }
 
     static func error(_ code: Code, _ context: String = "", _ message: String) -> Issue {

@@ -1,3 +1,4 @@
+import BinaryXML
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -179,8 +180,22 @@ public struct VerificationReportJSON: Encodable, Sendable {
         public let severity: String
         public let context: String
         public let message: String
+        /// INSTALL_RESOURCES_ARSC_ABOVE_MIN_SDK only (absent otherwise): the encoding and the minSdkVersion it needs.
+        public let resourceTableEncoding: ResourceTableEncodingJSON?
         init(_ issue: Issue) {
             code = issue.code.rawValue; severity = issue.severity.rawValue; context = issue.context; message = issue.message
+            resourceTableEncoding = issue.resourceTableEncoding.map(ResourceTableEncodingJSON.init)
+        }
+    }
+    /// A resources.arsc encoding newer than the APK's minSdkVersion: `flag` (`FLAG_SPARSE`, `FLAG_OFFSET16`,
+    /// `FLAG_COMPACT`), `requiredMinSdkVersion` (the lowest minSdkVersion whose devices all read it) and
+    /// `aapt2Option` (what makes aapt2 write it, to build the table without).
+    public struct ResourceTableEncodingJSON: Encodable, Sendable {
+        public let flag: String
+        public let requiredMinSdkVersion: Int
+        public let aapt2Option: String
+        init(_ encoding: ResourceTableEncoding) {
+            flag = encoding.rawValue; requiredMinSdkVersion = encoding.requiredMinSdkVersion; aapt2Option = encoding.aapt2Option
         }
     }
     public struct CertificateJSON: Encodable, Sendable {

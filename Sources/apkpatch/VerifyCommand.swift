@@ -1,5 +1,6 @@
 import APKCore
 import ArgumentParser
+import BinaryXML
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -285,16 +286,17 @@ struct InstallFix {
     /// A resources.arsc Android's resource loader refuses: no packaging repairs the table, it must be built again.
     var rebuildsResourceTable = false
     /// A resources.arsc in an encoding Android reads only from a release above the manifest's minSdkVersion: the
-    /// release and the encoding (aapt2's option that writes it), from the finding.
-    var raisesMinSdkVersion: (level: Int, option: String)?
+    /// finding's encoding, which names the release and aapt2's option that writes it.
+    var raisesMinSdkVersion: ResourceTableEncoding?
 
     init(reports: [VerificationReport]) {
         for report in reports {
             let codes = Set((report.installErrors + report.installWarnings).map(\.code))
             if codes.contains(.installResourcesArscMalformed) { rebuildsResourceTable = true }
-            if let finding = report.installErrors.first(where: { $0.code == .installResourcesArscAboveMinSdk }) {
-                let sparse = finding.message.contains("FLAG_SPARSE")
-                raisesMinSdkVersion = (sparse ? 26 : 34, sparse ? "--enable-sparse-encoding" : "--enable-compact-entries")
+            // The highest level any APK's table needs: one minSdkVersion serves the whole set.
+            for encoding in report.installErrors.compactMap(\.resourceTableEncoding)
+            where encoding.requiredMinSdkVersion > raisesMinSdkVersion?.requiredMinSdkVersion ?? 0 {
+                raisesMinSdkVersion = encoding
             }
             if !codes.isDisjoint(with: [.installResourcesArscCompressed, .installResourcesArscNotAligned,
                                         .installNativeLibraryCompressed, .installNativeLibraryNotPageAligned]) {
@@ -320,9 +322,9 @@ struct InstallFix {
         if rebuildsResourceTable {
             return "rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link) and sign again; no apkpatch command repairs a resource table Android refuses, and sign and run refuse to copy one"
         }
-        if let raise = raisesMinSdkVersion {
-            let patch = "min-sdk-\(raise.level)"
-            return "if the app can leave devices below API \(raise.level), raise its minSdkVersion: mkdir -p \(patch) && printf 'manifest:\\n  minSdkVersion: \(raise.level)\\n' > \(patch)/apkpatch.yml && apkpatch run \(path) --patch \(patch) --out \(fixed) (add your signing options); otherwise rebuild resources.arsc without aapt2's \(raise.option) and sign again"
+        if let encoding = raisesMinSdkVersion {
+            let level = encoding.requiredMinSdkVersion, patch = "min-sdk-\(level)"
+            return "if the app can leave devices below API \(level), raise its minSdkVersion: mkdir -p \(patch) && printf 'manifest:\\n  minSdkVersion: \(level)\\n' > \(patch)/apkpatch.yml && apkpatch run \(path) --patch \(patch) --out \(fixed) (add your signing options); otherwise rebuild resources.arsc without aapt2's \(encoding.aapt2Option) and sign again"
         }
         var command: String?
         if needsStoring {

@@ -129,19 +129,24 @@ import ZlibWrapper
 
     struct EncodingCase: CustomStringConvertible, Sendable {
         let name: String, code: Code, level: Int
+        /// The finding's `resourceTableEncoding` in `verify --json`: the flag and aapt2's option that writes it.
+        let flag: String, aapt2Option: String
         let oracleRefuses: Bool
         let table: @Sendable (ResourceTableEncodingRulesTests) throws -> [UInt8]
         var description: String { name }
     }
 
     static let encodingCases: [EncodingCase] = [
-        EncodingCase(name: "sparse type (aapt2, minSdkVersion 26)", code: .sparseTypeBeforeAndroid8, level: 26, oracleRefuses: false) {
+        EncodingCase(name: "sparse type (aapt2, minSdkVersion 26)", code: .sparseTypeBeforeAndroid8, level: 26,
+                     flag: "FLAG_SPARSE", aapt2Option: "--enable-sparse-encoding", oracleRefuses: false) {
             try #require($0.builds[26]).table
         },
-        EncodingCase(name: "16-bit entry offsets", code: .offset16TypeBeforeAndroid14, level: 34, oracleRefuses: true) {
+        EncodingCase(name: "16-bit entry offsets", code: .offset16TypeBeforeAndroid14, level: 34,
+                     flag: "FLAG_OFFSET16", aapt2Option: "--enable-compact-entries", oracleRefuses: true) {
             try withOffset16(try #require($0.builds[21]).table)
         },
-        EncodingCase(name: "compact entry", code: .compactEntryBeforeAndroid14, level: 34, oracleRefuses: true) {
+        EncodingCase(name: "compact entry", code: .compactEntryBeforeAndroid14, level: 34,
+                     flag: "FLAG_COMPACT", aapt2Option: "--enable-compact-entries", oracleRefuses: true) {
             try withCompactEntry(try #require($0.builds[21]).table)
         },
     ]
@@ -179,7 +184,13 @@ import ZlibWrapper
         let finding = ((report?["installErrors"] as? [[String: Any]]) ?? []).first { $0["code"] as? String == "INSTALL_RESOURCES_ARSC_ABOVE_MIN_SDK" }
         let message = finding?["message"] as? String ?? ""
         #expect(problem.map { message.contains($0.detail) } == true && message.contains("minSdkVersion to \(rule.level)"), "\(rule): \(verified.stdout)")
-        #expect((report?["installFix"] as? String)?.contains("minSdkVersion: \(rule.level)") == true, "\(rule): \(verified.stdout)")
+        // The encoding and its level are data on the finding, and the advice is made from them.
+        let encoding = finding?["resourceTableEncoding"] as? [String: Any]
+        #expect(encoding?["flag"] as? String == rule.flag && encoding?["requiredMinSdkVersion"] as? Int == rule.level
+                && encoding?["aapt2Option"] as? String == rule.aapt2Option, "\(rule): \(verified.stdout)")
+        let advice = report?["installFix"] as? String ?? ""
+        #expect(advice.contains("minSdkVersion: \(rule.level)") && advice.contains("without aapt2's \(rule.aapt2Option) "), "\(rule): \(verified.stdout)")
+        #expect((report?["installErrors"] as? [[String: Any]] ?? []).filter { $0["resourceTableEncoding"] != nil }.count == 1, "only on its finding")
 
         for command in ["sign", "run"] {
             let out = dir.appendingPathComponent("\(name)-\(command).apk").path
