@@ -48,13 +48,20 @@ public enum Deflate {
         guard level >= 4, input.count <= 0xffff_ff00 else { return try compressWithZlib(input, level: level) }
         var output: UnsafeMutablePointer<UInt8>?
         var written = 0
-        let rc = apkpatch_deflate_raw(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, level, 1, &output, &written)
+        let fast: Int32 = input.count >= fasterSearchMinimum ? 1 : 0
+        let rc = apkpatch_deflate_raw(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, level, fast, &output, &written)
         guard rc == Z_OK, let output else {
             throw ZlibError(operation: "deflate", code: rc, message: rc == Z_MEM_ERROR ? "out of memory" : "cannot compress")
         }
         defer { apkpatch_deflate_free(output) }
         return Array(UnsafeBufferPointer(start: output, count: written))
     }
+
+    /// The smallest input the faster search is turned on for. It allocates and zeroes tables of about 1.7 MB
+    /// (per three-byte hash and per window slot), which costs more than it saves until a hash's chain can grow
+    /// long; below this size (a JAR signature block file, a pin list) zlib's own search runs. Either way the bytes
+    /// are zlib's.
+    static let fasterSearchMinimum = 32 << 10
 
     /// Compresses `input` at `level` with the system zlib itself: the reference `compress` is tested against.
     public static func compressWithZlib(_ input: UnsafeRawBufferPointer, level: Int32 = 6) throws -> [UInt8] {
