@@ -349,10 +349,24 @@ public struct Signer: Sendable {
 /// MANIFEST.MF's text but the digests (`ManifestTemplate`) while the entries are copied, then the files.
 private final class JARSignatureJob: @unchecked Sendable {
     // @unchecked Sendable: `signature` is set on the signing thread only (`start`) and read there.
-    private let template: BackgroundValue<V1SchemeSigner.ManifestTemplate>?
+    private let template: BackgroundValue<TemplateSlot>?
     private var signature: BackgroundValue<[JARSignature.File]>?
     private let engine: SigningEngine
     private let plan: DigestPlan
+
+    /// The template, handed over once: the signature fills its buffers (hundreds of kilobytes each) in place,
+    /// which they allow only when nothing else holds them (a `BackgroundValue` keeps its value).
+    private final class TemplateSlot: @unchecked Sendable {
+        // @unchecked Sendable: set before the BackgroundValue is done, taken once by the signature after it.
+        private var template: V1SchemeSigner.ManifestTemplate?
+        init(_ template: V1SchemeSigner.ManifestTemplate) { self.template = template }
+
+        func take() throws -> V1SchemeSigner.ManifestTemplate {
+            guard let taken = template else { throw SignError.internalInconsistency("the JAR manifest template was taken twice") }
+            template = nil
+            return taken
+        }
+    }
 
     /// `added`: files written after the entries that the manifest lists too (their digests follow the entries').
     init(engine: SigningEngine, plan: DigestPlan, entries: [KeptEntry], inputManifest: [UInt8]?, added: [String] = []) {
@@ -360,7 +374,11 @@ private final class JARSignatureJob: @unchecked Sendable {
         self.plan = plan
         template = plan.v1.map { digest in
             let names = entries.map(\.entry.name) + added
-            return BackgroundValue { try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest) }
+            let header = engine.signatureFileHeader
+            return BackgroundValue {
+                TemplateSlot(try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest,
+                                                                 signatureFileHeader: header))
+            }
         }
     }
 
@@ -373,7 +391,8 @@ private final class JARSignatureJob: @unchecked Sendable {
         let make: @Sendable () throws -> [JARSignature.File] = {
             let digests = try entryDigests()
             // A key that calls for other digests gets none here: `Signer.run` sees it too and starts again.
-            return try engine.jarSignature(template: try template.get(), digests: digests, key: try engine.config.key, plan: plan)
+            var filled = try template.get().take()
+            return try engine.jarSignature(template: &filled, digests: digests, key: try engine.config.key, plan: plan)
         }
         signature = inline ? BackgroundValue(result: Result { try make() }) : BackgroundValue(make)
     }

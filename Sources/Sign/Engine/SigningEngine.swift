@@ -115,11 +115,14 @@ struct SigningEngine {
 
     /// The JAR signature files from the entries' v1 digests (in the order of `template`'s names), or none
     /// when the key calls for another v1 digest than `plan` (the caller starts again).
-    func jarSignature(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], key: SignerKey, plan: DigestPlan) throws -> [JARSignature.File] {
+    func jarSignature(template: inout V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], key: SignerKey, plan: DigestPlan) throws -> [JARSignature.File] {
         guard try digestPlan(for: key).v1 == plan.v1 else { return [] }
-        return try JARSignature.make(template: template, digests: digests, signers: try jarSigners(key: key),
+        return try JARSignature.make(template: &template, digests: digests, signers: try jarSigners(key: key),
                                      apkSchemeIDs: apkSchemeIDs, createdBy: config.createdBy, level: config.jarSignatureCompressionLevel)
     }
+
+    /// The `.SF` main section's attributes this engine writes (a template made with them prepares the file).
+    var signatureFileHeader: V1SchemeSigner.SignatureFileHeader { .init(apkSchemeIDs: apkSchemeIDs, createdBy: config.createdBy) }
 
     /// The JAR signers, `key` first, with names that must differ (apksig `createV1SignerConfigs`).
     func jarSigners(key: SignerKey) throws -> [V1SchemeSigner.Signer] {

@@ -16,17 +16,18 @@ enum JARSignature {
 
     /// The files, each deflated at `level` (`deflateJARFile`). MANIFEST.MF is deflated while the .SF file is
     /// made, and the .SF file (the same for every signer) while it is signed.
-    static func make(template: V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signers: [V1SchemeSigner.Signer],
+    ///
+    /// `template` is filled in place: a template of its own (not shared with another value) is written without
+    /// a copy, and so is the .SF file it prepared (`ManifestTemplate(signatureFileHeader:)`).
+    static func make(template: inout V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signers: [V1SchemeSigner.Signer],
                      apkSchemeIDs: [Int], createdBy: String, level: Int32 = 9) throws -> [File] {
-        var template = template
-        let digestAlgorithm = template.digestAlgorithm
         let manifest = template.filled(with: digests)
         let manifestContents = manifest.contents
         let deflatedManifest = BackgroundValue<[UInt8]> { try deflateJARFile(manifestContents, level: level) }
         defer { deflatedManifest.wait() }
+        let signatureFile = template.signatureFile(for: manifest, header: .init(apkSchemeIDs: apkSchemeIDs, createdBy: createdBy))
         var deflatedSignatureFile: [UInt8] = []
-        let files = try V1SchemeSigner.signatureEntries(signers: signers, digestAlgorithm: digestAlgorithm, manifest: manifest,
-                                                        template: template, apkSchemeIDs: apkSchemeIDs, createdBy: createdBy) { signatureFile in
+        let files = try V1SchemeSigner.signatureEntries(signers: signers, manifest: manifest, signatureFile: signatureFile) { signatureFile in
             deflatedSignatureFile = try deflateJARFile(signatureFile, level: level)
         }
         var compressed: [[UInt8]] = []

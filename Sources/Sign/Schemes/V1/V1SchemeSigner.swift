@@ -87,8 +87,14 @@ enum V1SchemeSigner {
         /// digest goes.
         let signatureSections: [UInt8]
         let signatureDigestOffsets: [Int]
+        /// The whole .SF file but its digests, when the template was made knowing its main section's attributes
+        /// (`SignatureFileHeader`): room for the main section, then `signatureSections` (and the extra CRLF the
+        /// file's length may call for), so the signer fills it in place rather than assembling it once the
+        /// digests are known. Written once, by `signatureFile(for:header:)`.
+        private var preparedSignatureFile: (header: SignatureFileHeader, bytes: [UInt8])?
 
-        init(digestAlgorithm: DigestAlgorithm, names: [String], inputManifest: [UInt8]?) throws {
+        init(digestAlgorithm: DigestAlgorithm, names: [String], inputManifest: [UInt8]?,
+             signatureFileHeader: SignatureFileHeader? = nil) throws {
             self.digestAlgorithm = digestAlgorithm
             var writer = JARManifestWriter()
             if let inputManifest {
@@ -130,6 +136,17 @@ enum V1SchemeSigner {
             manifest = Manifest(contents: writer.bytes, sectionNames: sortedNames, sectionRanges: ranges, nameLineEnds: nameLineEnds)
             digestOffsets = offsets
             (signatureSections, signatureDigestOffsets) = Self.signatureSections(of: manifest, digestAlgorithm: digestAlgorithm)
+            if let header = signatureFileHeader {
+                // The main section's length does not depend on the manifest digest's value (Base64 of a fixed size).
+                let room = header.encoded(manifestDigest: [UInt8](repeating: 0, count: digestAlgorithm.outputSize),
+                                          digestAlgorithm: digestAlgorithm).count
+                var bytes = [UInt8]()
+                bytes.reserveCapacity(room + signatureSections.count + 2)
+                bytes.append(contentsOf: repeatElement(0, count: room))
+                bytes.append(contentsOf: signatureSections)
+                if bytes.count % 1024 == 0 { bytes += [0x0d, 0x0a] }
+                preparedSignatureFile = (header, bytes)
+            }
         }
 
         /// The .SF file's sections for `manifest` with blank digests, and where each digest goes.
@@ -150,6 +167,24 @@ enum V1SchemeSigner {
                 }
             }
             return (signature.bytes, offsets)
+        }
+
+        /// The .SF file for `manifest` (this template filled): `makeSignatureFile`'s bytes, written into the
+        /// prepared file when the template has one for `header` (it is handed over: a second call assembles anew).
+        mutating func signatureFile(for manifest: Manifest, header: SignatureFileHeader) -> [UInt8] {
+            guard let prepared = preparedSignatureFile, prepared.header == header else {
+                return makeSignatureFile(manifest: manifest, template: self, digestAlgorithm: digestAlgorithm,
+                                         apkSchemeIDs: header.apkSchemeIDs, createdBy: header.createdBy)
+            }
+            preparedSignatureFile = nil  // the buffer is now only `bytes`'s, so writing it copies nothing
+            var bytes = prepared.bytes
+            let main = header.encoded(manifestDigest: Digest.hash(manifest.contents, with: digestAlgorithm), digestAlgorithm: digestAlgorithm)
+            bytes.withUnsafeMutableBytes { out in
+                out.copyBytes(from: main)
+                writeSectionDigests(of: manifest, into: UnsafeMutableRawBufferPointer(rebasing: out[main.count...]),
+                                    offsets: signatureDigestOffsets, digestAlgorithm: digestAlgorithm)
+            }
+            return bytes
         }
 
         /// The manifest with entry i's digest `digests[i]`.
@@ -225,6 +260,26 @@ enum V1SchemeSigner {
         }
     }
 
+    /// The attributes of a `.SF` file's main section other than the manifest digest: `Created-By` and the APK
+    /// signature schemes (`X-Android-APK-Signed`, none without v2/v3).
+    struct SignatureFileHeader: Equatable, Sendable {
+        var apkSchemeIDs: [Int]
+        var createdBy: String
+
+        /// The main section: `Signature-Version: 1.0`, then `Created-By`, the manifest digest and
+        /// `X-Android-APK-Signed`, sorted by name.
+        func encoded(manifestDigest: [UInt8], digestAlgorithm: DigestAlgorithm) -> [UInt8] {
+            var main: [(String, String)] = [("Created-By", createdBy)]
+            if !apkSchemeIDs.isEmpty {
+                main.append(("X-Android-APK-Signed", apkSchemeIDs.map(String.init).joined(separator: ", ")))
+            }
+            main.append((manifestDigestAttributeName(digestAlgorithm), Base64.encode(manifestDigest)))
+            var writer = JARManifestWriter()
+            writer.writeMainSection(first: ("Signature-Version", "1.0"), others: main)
+            return writer.bytes
+        }
+    }
+
     /// `generateSignatureFile`: `Signature-Version: 1.0`, `Created-By`, the manifest digest and (when v2/v3
     /// are on) `X-Android-APK-Signed`, then a digest of each manifest section; an extra CRLF when the length
     /// is a multiple of 1024 (a workaround for Android ≤ 1.6's JAR parser).
@@ -232,32 +287,33 @@ enum V1SchemeSigner {
     /// `template` is the manifest's (its blank .SF sections); without one they are made here.
     static func makeSignatureFile(manifest: Manifest, template: ManifestTemplate? = nil, digestAlgorithm: DigestAlgorithm,
                                   apkSchemeIDs: [Int], createdBy: String) -> [UInt8] {
-        // The sections' digests: thousands of short messages, on SHA-256 lanes. (Run here, not beside the
-        // whole manifest's digest on another thread: the signer deflates MANIFEST.MF on the other core now.)
-        let size = digestAlgorithm.outputSize
-        let manifestDigest = Digest.hash(manifest.contents, with: digestAlgorithm)
-        let digests = digestAlgorithm == .sha256
-            ? SHA256Lanes.hashEach(manifest.sectionRanges, of: manifest.contents)
-            : Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
-        var main: [(String, String)] = [("Created-By", createdBy)]
-        if !apkSchemeIDs.isEmpty {
-            main.append(("X-Android-APK-Signed", apkSchemeIDs.map(String.init).joined(separator: ", ")))
-        }
-        main.append((manifestDigestAttributeName(digestAlgorithm), Base64.encode(manifestDigest)))
-        var writer = JARManifestWriter()
-        writer.writeMainSection(first: ("Signature-Version", "1.0"), others: main)
+        let header = SignatureFileHeader(apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)
+        var bytes = header.encoded(manifestDigest: Digest.hash(manifest.contents, with: digestAlgorithm), digestAlgorithm: digestAlgorithm)
         let sections = template.map { ($0.signatureSections, $0.signatureDigestOffsets) }
             ?? ManifestTemplate.signatureSections(of: manifest, digestAlgorithm: digestAlgorithm)
-        let start = writer.count
-        var bytes = writer.bytes
+        let start = bytes.count
         bytes.append(contentsOf: sections.0)
         bytes.withUnsafeMutableBytes { out in
-            for (index, offset) in sections.1.enumerated() {
-                Base64.write(digests[(index * size)..<((index + 1) * size)], into: UnsafeMutableRawBufferPointer(rebasing: out[(start + offset)...]))
-            }
+            writeSectionDigests(of: manifest, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]),
+                                offsets: sections.1, digestAlgorithm: digestAlgorithm)
         }
         if !bytes.isEmpty && bytes.count % 1024 == 0 { bytes += [0x0d, 0x0a] }
         return bytes
+    }
+
+    /// Writes the Base64 digest of each of `manifest`'s sections at its offset in `sections` (the .SF file's
+    /// sections with blank digests).
+    static func writeSectionDigests(of manifest: Manifest, into sections: UnsafeMutableRawBufferPointer, offsets: [Int],
+                                    digestAlgorithm: DigestAlgorithm) {
+        // The sections' digests: thousands of short messages, on SHA-256 lanes. (Run here, not beside the
+        // whole manifest's digest on another thread: the signer deflates MANIFEST.MF on the other core now.)
+        let size = digestAlgorithm.outputSize
+        let digests = digestAlgorithm == .sha256
+            ? SHA256Lanes.hashEach(manifest.sectionRanges, of: manifest.contents)
+            : Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
+        for (index, offset) in offsets.enumerated() {
+            Base64.write(digests[(index * size)..<((index + 1) * size)], into: UnsafeMutableRawBufferPointer(rebasing: sections[offset...]))
+        }
     }
 
     /// One JAR signer: the base name of its files, its key, and the digest its PKCS #7 signature uses (its own
@@ -270,11 +326,8 @@ enum V1SchemeSigner {
 
     /// The JAR signature entries in apksig's order (`signManifest`): `<NAME>.SF` and `<NAME>.<ALG>` for each
     /// signer, then `META-INF/MANIFEST.MF`. Every signer signs the same `.SF` file.
-    static func signatureEntries(signers: [Signer], digestAlgorithm: DigestAlgorithm, manifest: Manifest,
-                                 template: ManifestTemplate? = nil, apkSchemeIDs: [Int], createdBy: String,
+    static func signatureEntries(signers: [Signer], manifest: Manifest, signatureFile: [UInt8],
                                  whileSigning: ([UInt8]) throws -> Void = { _ in }) throws -> [(name: String, data: [UInt8])] {
-        let signatureFile = makeSignatureFile(manifest: manifest, template: template, digestAlgorithm: digestAlgorithm,
-                                              apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)
         // The first signature is made on another thread while `whileSigning` (the signer deflates the .SF file)
         // runs. makeSignedData refuses a key that does not match certificates[0] (apksig verifies its signature too).
         @Sendable func sign(_ signer: Signer) throws -> [UInt8] {
