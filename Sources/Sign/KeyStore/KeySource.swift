@@ -33,6 +33,18 @@ public struct SignerKey: Sendable {
     func sign(_ data: [UInt8], digest: DigestAlgorithm) throws -> [UInt8] {
         try privateKey.sign(data, digest: digest, dsaNonce: dsaNonce)
     }
+
+    /// Signs a fixed message, checks the signature with the certificate's key and encodes that key, keeping
+    /// nothing: OpenSSL looks up its implementations and sets up the key's RSA blinding on first use, a
+    /// millisecond of work that would otherwise fall on the signing block's path (the last thing a signing
+    /// does). `load()` calls it on the thread that loads the key, while the APK is being read. Failures are
+    /// left to the real signatures to report.
+    func prepareForSigning() {
+        let message = [UInt8](repeating: 0, count: 32)
+        guard let signature = try? privateKey.sign(message, digest: .sha256), let publicKey = try? certificates.first?.publicKey() else { return }
+        _ = publicKey.verify(signature: signature, data: message, digest: .sha256)
+        _ = publicKey.subjectPublicKeyInfoDER
+    }
 }
 
 /// Where the signing key comes from, as the CLI options (`--ks`…, `--key`/`--cert`, `--debug`) describe it.
@@ -52,6 +64,12 @@ public enum KeySource: Sendable, Equatable {
 
     /// Loads the key. Errors say what to do next and never contain a password.
     public func load() throws -> SignerKey {
+        let key = try loadKey()
+        key.prepareForSigning()
+        return key
+    }
+
+    private func loadKey() throws -> SignerKey {
         switch self {
         case let .keyStore(path, type, alias, storePassword, keyPassword):
             let store = try LoadedKeyStore(path: path, type: type, storePassword: storePassword, keyPassword: keyPassword)
