@@ -25,7 +25,8 @@ enum LegacyEncryptedPrivateKey {
         let algorithm = Array(fields[0].encoded)
         var plaintext: [UInt8]?
         let ciphertext = Array(fields[1].contents)
-        if let scheme = PKCS12LegacyPBE(algorithmIdentifierDER: algorithm) {
+        // 3DES is OpenSSL's (its default provider): this is reached only when OpenSSL failed, and its error stands.
+        if let scheme = PKCS12LegacyPBE(algorithmIdentifierDER: algorithm), scheme.cipher != .tripleDESCBC {
             plaintext = ciphertext.withUnsafeBytes { scheme.decrypt($0, password: password) }
         } else if let scheme = PBES1Parameters(algorithmIdentifierDER: algorithm) {
             plaintext = scheme.decrypt(ciphertext, password: password)

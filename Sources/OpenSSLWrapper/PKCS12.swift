@@ -92,7 +92,7 @@ public enum PKCS12 {
     }
 
     /// Throws when the MAC's, an encrypted safe's or a plain safe's key's iteration count is above Java's limit (the
-    /// keys inside encrypted safes are checked as they are decrypted, by `decryptKey` and PBES2Parameters).
+    /// keys inside encrypted safes are checked as they are decrypted, by `decryptKey` and BagEncryption).
     private static func refuseExcessiveIterations(_ store: OpaquePointer) throws {
         do {
             if PKCS12_mac_present(store) == 1 {
@@ -216,8 +216,8 @@ public enum PKCS12 {
 
     /// An encrypted safe's bags (the certificates, in keytool's and OpenSSL's stores), decrypted with the store
     /// password as keytool and OpenSSL decrypt them, then with the key password: `openssl pkcs12 -twopass` encrypts
-    /// with a password of its own, the MAC's being the store password. RC2 and RC4 schemes are PKCS12LegacyPBE's,
-    /// the rest OpenSSL's.
+    /// with a password of its own, the MAC's being the store password. PKCS#12's own PBE schemes (RC2, RC4, 3DES)
+    /// are PKCS12LegacyPBE's, the rest OpenSSL's.
     private static func unpackEncryptedSafe(_ safe: UnsafeMutablePointer<COpenSSL.PKCS7>, storePassword: [UInt8], keyPassword: [UInt8]?,
                                             macVerified: Bool) throws -> (bags: OpaquePointer, withStorePassword: Bool) {
         var candidates = [storePassword]
@@ -227,7 +227,7 @@ public enum PKCS12 {
         for (index, candidate) in candidates.enumerated() {
             if let legacy {
                 if let bags = PKCS12LegacyPBE.unpackEncryptedSafe(safe, scheme: legacy, password: candidate) { return (bags, index == 0) }
-                lastError = OpenSSLError(function: "PKCS12 RC2/RC4 decryption", reasons: ["bad decrypt"])
+                lastError = OpenSSLError(function: "PKCS12 PBE decryption", reasons: ["bad decrypt"])
                 continue
             }
             ERR_clear_error()
@@ -247,8 +247,8 @@ public enum PKCS12 {
         throw PKCS12Error(kind: macVerified ? .wrongEncryptionPassword : .wrongPassword, underlying: lastError)
     }
 
-    /// A shrouded key bag decrypted with the key password, then the store password: by PKCS12LegacyPBE for RC2
-    /// and RC4, else by OpenSSL.
+    /// A shrouded key bag decrypted with the key password, then the store password: by PKCS12LegacyPBE for PKCS#12's
+    /// own PBE schemes (RC2, RC4, 3DES), else by OpenSSL.
     static func decryptKey(_ bag: OpaquePointer, keyPassword: [UInt8]?, storePassword: [UInt8]) throws -> PrivateKey {
         var candidates: [[UInt8]] = []
         if let keyPassword { candidates.append(keyPassword) }
@@ -262,7 +262,7 @@ public enum PKCS12 {
             for candidate in candidates {
                 if let key = legacy.decryptKey(bag, password: candidate) { return key }
             }
-            throw PKCS12Error(kind: .wrongKeyPassword, underlying: OpenSSLError(function: "PKCS12 RC2/RC4 decryption", reasons: ["bad decrypt"]))
+            throw PKCS12Error(kind: .wrongKeyPassword, underlying: OpenSSLError(function: "PKCS12 PBE decryption", reasons: ["bad decrypt"]))
         }
         if let encrypted = PKCS12_SAFEBAG_get0_pkcs8(bag) {
             var algorithm: UnsafePointer<X509_ALGOR>?

@@ -1,22 +1,27 @@
 internal import COpenSSL
 
 /// Reads a PKCS#12 store with every password-derived key computed at once by PasswordKDF: the integrity MAC's
-/// key (PKCS#12 KDF with SHA-256, or RFC 9579's PBMAC1 with PBKDF2-HMAC-SHA256), the encrypted safes' and the
-/// shrouded key bags' (PBES2 with PBKDF2-HMAC-SHA256 and AES-CBC), which is what keytool (JDK 17+) and OpenSSL 3
-/// write. OpenSSL still parses the structure, decrypts
-/// (AES) and decodes the bags; only the iterations move. Anything else (other algorithms, BER the DER walk does
-/// not follow, a wrong password, a failure of any kind) gives nil, and the caller reads the store the OpenSSL
-/// way: its answers and its errors stay the reference.
+/// key (PKCS#12 KDF with SHA-256 or SHA-1, or RFC 9579's PBMAC1 with PBKDF2-HMAC-SHA256), the encrypted safes' and
+/// the shrouded key bags' (PBES2 with PBKDF2-HMAC-SHA256 and AES-CBC, as keytool (JDK 17+) and OpenSSL 3 write them;
+/// PKCS#12's own PBE on SHA-1 with 3DES, RC2 or RC4, as older Java, `keytool -J-Dkeystore.pkcs12.legacy` and
+/// `openssl pkcs12 -legacy` write them). OpenSSL still parses the structure and decodes the bags; only the
+/// iterations move. Anything else (other algorithms, BER the DER walk does not follow, a wrong password, a failure
+/// of any kind) gives nil, and the caller reads the store the OpenSSL way: its answers and its errors stay the
+/// reference.
 enum PKCS12Decryption {
     static func contents(of store: OpaquePointer, der: [UInt8], password: [UInt8], keyPassword: [UInt8]?) -> PKCS12Contents? {
         defer { ERR_clear_error() }
         var requests: [PasswordKDF.Request] = []
+        /// Appends `added` and gives their places among `requests`.
+        func append(_ added: [PasswordKDF.Request]) -> Range<Int> {
+            defer { requests += added }
+            return requests.count..<requests.count + added.count
+        }
 
         var mac: (inputs: MACInputs, request: Int)?
         if PKCS12_mac_present(store) == 1 {
             guard let inputs = MACInputs(store: store, der: der), let request = inputs.request(password: password) else { return nil }
-            mac = (inputs, requests.count)
-            requests.append(request)
+            mac = (inputs, append([request]).lowerBound)
         }
 
         guard let safes = PKCS12_unpack_authsafes(store) else { return nil }
@@ -25,8 +30,8 @@ enum PKCS12Decryption {
         // with the others; the first password tried is the key password (as PKCS12.decryptKey tries them).
         let keyCandidate = keyPassword ?? password
         enum Safe {
-            case plain(bags: OpaquePointer, keys: [Int32: (parameters: PBES2Parameters, request: Int)])
-            case encrypted(ciphertext: UnsafeRawBufferPointer, parameters: PBES2Parameters, request: Int)
+            case plain(bags: OpaquePointer, keys: [Int32: (encryption: BagEncryption, requests: Range<Int>)])
+            case encrypted(ciphertext: UnsafeRawBufferPointer, encryption: BagEncryption, requests: Range<Int>)
         }
         var plan: [Safe] = []
         var bagStacks: [OpaquePointer] = []
@@ -37,23 +42,22 @@ enum PKCS12Decryption {
             case NID_pkcs7_data:
                 guard let bags = PKCS12_unpack_p7data(safe) else { return nil }
                 bagStacks.append(bags)
-                var keys: [Int32: (parameters: PBES2Parameters, request: Int)] = [:]
+                var keys: [Int32: (encryption: BagEncryption, requests: Range<Int>)] = [:]
                 for bagIndex in 0..<apkpatch_sk_PKCS12_SAFEBAG_num(bags) {
                     guard let bag = apkpatch_sk_PKCS12_SAFEBAG_value(bags, bagIndex),
                           PKCS12_SAFEBAG_get_nid(bag) == NID_pkcs8ShroudedKeyBag,
-                          let parameters = shroudedKeyParameters(bag) else { continue }
-                    keys[bagIndex] = (parameters, requests.count)
-                    requests.append(parameters.request(password: keyCandidate))
+                          let encryption = shroudedKeyEncryption(bag), let added = encryption.requests(password: keyCandidate) else { continue }
+                    keys[bagIndex] = (encryption, append(added))
                 }
                 plan.append(.plain(bags: bags, keys: keys))
             case NID_pkcs7_encrypted:
                 guard let algorithm = apkpatch_PKCS7_encrypted_algorithm(safe),
                       let content = apkpatch_PKCS7_encrypted_content(safe),
                       let algorithmDER = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }),
-                      let parameters = PBES2Parameters(algorithmIdentifierDER: algorithmDER) else { return nil }
+                      let encryption = BagEncryption(algorithmIdentifierDER: algorithmDER),
+                      let added = encryption.requests(password: password) else { return nil }
                 let ciphertext = UnsafeRawBufferPointer(start: ASN1_STRING_get0_data(content), count: Int(ASN1_STRING_length(content)))
-                plan.append(.encrypted(ciphertext: ciphertext, parameters: parameters, request: requests.count))
-                requests.append(parameters.request(password: password))
+                plan.append(.encrypted(ciphertext: ciphertext, encryption: encryption, requests: append(added)))
             default:
                 continue
             }
@@ -71,13 +75,13 @@ enum PKCS12Decryption {
                 switch safe {
                 case let .plain(bags, keys):
                     try contents.collect(bags) { bag, index in
-                        if let key = keys[index], let privateKey = decryptShroudedKey(bag, parameters: key.parameters, key: derived[key.request]) {
+                        if let key = keys[index], let privateKey = decryptShroudedKey(bag, encryption: key.encryption, derived: derived[key.requests]) {
                             return privateKey
                         }
                         return try decryptWithOpenSSL(bag)
                     }
-                case let .encrypted(ciphertext, parameters, request):
-                    guard var plaintext = parameters.decrypt(ciphertext, key: derived[request]) else { return nil }
+                case let .encrypted(ciphertext, encryption, range):
+                    guard var plaintext = encryption.decrypt(ciphertext, derived: derived[range]) else { return nil }
                     defer { PasswordKDF.wipe(&plaintext) }
                     guard let bags = plaintext.withUnsafeBufferPointer({ apkpatch_d2i_PKCS12_SAFEBAGS($0.baseAddress, $0.count) }) else {
                         return nil
@@ -85,10 +89,10 @@ enum PKCS12Decryption {
                     defer { apkpatch_sk_PKCS12_SAFEBAG_pop_free(bags) }
                     try contents.collect(bags) { bag, _ in
                         // A key inside an encrypted safe: its derivation was not known in advance.
-                        if let parameters = shroudedKeyParameters(bag),
-                           var key = PasswordKDF.derive([parameters.request(password: keyCandidate)])?.first {
-                            defer { PasswordKDF.wipe(&key) }
-                            if let privateKey = decryptShroudedKey(bag, parameters: parameters, key: key) { return privateKey }
+                        if let encryption = shroudedKeyEncryption(bag), let keyRequests = encryption.requests(password: keyCandidate),
+                           var keys = PasswordKDF.derive(keyRequests) {
+                            defer { for index in keys.indices { PasswordKDF.wipe(&keys[index]) } }
+                            if let privateKey = decryptShroudedKey(bag, encryption: encryption, derived: keys[...]) { return privateKey }
                         }
                         return try decryptWithOpenSSL(bag)
                     }
@@ -100,23 +104,23 @@ enum PKCS12Decryption {
         return contents
     }
 
-    private static func shroudedKeyParameters(_ bag: OpaquePointer) -> PBES2Parameters? {
+    private static func shroudedKeyEncryption(_ bag: OpaquePointer) -> BagEncryption? {
         guard let encrypted = PKCS12_SAFEBAG_get0_pkcs8(bag) else { return nil }
         var algorithm: UnsafePointer<X509_ALGOR>?
         X509_SIG_get0(encrypted, &algorithm, nil)
         guard let algorithm, let der = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }) else { return nil }
-        return PBES2Parameters(algorithmIdentifierDER: der)
+        return BagEncryption(algorithmIdentifierDER: der)
     }
 
-    /// The bag's key, decrypted with `key` and decoded as PKCS12_decrypt_skey and EVP_PKCS82PKEY decode it; nil
-    /// on any failure (OpenSSL's own path then gives the answer).
-    private static func decryptShroudedKey(_ bag: OpaquePointer, parameters: PBES2Parameters, key: [UInt8]) -> PrivateKey? {
+    /// The bag's key, decrypted with the `derived` keys and decoded as PKCS12_decrypt_skey and EVP_PKCS82PKEY decode
+    /// it; nil on any failure (OpenSSL's own path then gives the answer).
+    private static func decryptShroudedKey(_ bag: OpaquePointer, encryption: BagEncryption, derived: ArraySlice<[UInt8]>) -> PrivateKey? {
         guard let encrypted = PKCS12_SAFEBAG_get0_pkcs8(bag) else { return nil }
         var content: UnsafePointer<ASN1_OCTET_STRING>?
         X509_SIG_get0(encrypted, nil, &content)
         guard let content else { return nil }
         let ciphertext = UnsafeRawBufferPointer(start: ASN1_STRING_get0_data(content), count: Int(ASN1_STRING_length(content)))
-        guard var plaintext = parameters.decrypt(ciphertext, key: key) else { return nil }
+        guard var plaintext = encryption.decrypt(ciphertext, derived: derived) else { return nil }
         defer { PasswordKDF.wipe(&plaintext) }
         return privateKey(pkcs8: plaintext)
     }
@@ -135,13 +139,47 @@ enum PKCS12Decryption {
     }
 }
 
+/// How a shrouded key bag or an encrypted safe is encrypted, in the schemes PKCS12Decryption derives keys for:
+/// PBES2 (PBKDF2-HMAC-SHA256, AES-CBC) or PKCS#12's own PBE on SHA-1. An iteration count above Java's limit is
+/// not one of them: PKCS12.decryptKey refuses it.
+enum BagEncryption {
+    case pbes2(PBES2Parameters)
+    case pkcs12PBE(PKCS12LegacyPBE)
+
+    init?(algorithmIdentifierDER der: [UInt8]) {
+        if let parameters = PBES2Parameters(algorithmIdentifierDER: der) {
+            self = .pbes2(parameters)
+        } else if let scheme = PKCS12LegacyPBE(algorithmIdentifierDER: der), scheme.iterations <= PBEIterationLimit.maximum {
+            self = .pkcs12PBE(scheme)
+        } else {
+            return nil
+        }
+    }
+
+    /// The derivations this encryption's key (and IV) take from `password`; nil when there are none to run.
+    func requests(password: [UInt8]) -> [PasswordKDF.Request]? {
+        switch self {
+        case .pbes2(let parameters): [parameters.request(password: password)]
+        case .pkcs12PBE(let scheme): scheme.requests(password: password)
+        }
+    }
+
+    /// `ciphertext` decrypted with the results of `requests`, in order; nil when it does not decrypt.
+    func decrypt(_ ciphertext: UnsafeRawBufferPointer, derived: ArraySlice<[UInt8]>) -> [UInt8]? {
+        switch self {
+        case .pbes2(let parameters): derived.first.flatMap { parameters.decrypt(ciphertext, key: $0) }
+        case .pkcs12PBE(let scheme): scheme.decrypt(ciphertext, keyAndIV: derived)
+        }
+    }
+}
+
 /// What the integrity MAC is checked with: an HMAC over the authenticated safe's octets, keyed either by the
-/// PKCS#12 KDF (id 3) of the password as PKCS12_verify_mac computes it (SHA-256 only here), or by RFC 9579's
-/// PBMAC1 (any PRF and HMAC it names). Only when the authenticated safe is a primitive DER OCTET STRING
-/// (d2i_PKCS12 also reads BER: then it is OpenSSL's).
+/// PKCS#12 KDF (id 3) of the password as PKCS12_verify_mac computes it (SHA-256 or SHA-1 only here; the key is
+/// as long as the digest), or by RFC 9579's PBMAC1 (any PRF and HMAC it names). Only when the authenticated safe
+/// is a primitive DER OCTET STRING (d2i_PKCS12 also reads BER: then it is OpenSSL's).
 struct MACInputs {
     enum KeyDerivation {
-        case pkcs12SHA256(salt: [UInt8], iterations: Int)
+        case pkcs12(kind: PasswordKDF.Kind, keyLength: Int, salt: [UInt8], iterations: Int)
         case pbmac1(PBMAC1Parameters)
     }
     let keyDerivation: KeyDerivation
@@ -163,13 +201,15 @@ struct MACInputs {
         X509_ALGOR_get0(&digestObject, nil, nil, algorithm)
         guard let digestObject else { return nil }
         switch OBJ_obj2nid(digestObject) {
-        case NID_sha256:
+        case NID_sha256, NID_sha1:
+            let isSHA1 = OBJ_obj2nid(digestObject) == NID_sha1
             // No iteration count means 1 (pkcs12_gen_mac); ASN1_INTEGER_get gives -1 for what does not fit a long.
             let count = iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1
             guard (1...Int(Int32.max)).contains(count) else { return nil }
-            keyDerivation = .pkcs12SHA256(salt: Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(salt), count: Int(ASN1_STRING_length(salt)))),
-                                          iterations: count)
-            self.digest = FetchedDigests.sha256
+            keyDerivation = .pkcs12(kind: isSHA1 ? .pkcs12SHA1(id: 3) : .pkcs12SHA256(id: 3), keyLength: isSHA1 ? 20 : 32,
+                                    salt: Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(salt), count: Int(ASN1_STRING_length(salt)))),
+                                    iterations: count)
+            self.digest = isSHA1 ? FetchedDigests.sha1 : FetchedDigests.sha256
         case NID_pbmac1:
             guard let algorithmDER = try? encodeDER("i2d_X509_ALGOR", { i2d_X509_ALGOR(algorithm, $0) }),
                   let parameters = PBMAC1Parameters(algorithmIdentifierDER: algorithmDER) else { return nil }
@@ -194,9 +234,9 @@ struct MACInputs {
     /// other than SHA-256, a password OpenSSL cannot make a BMPString of).
     func request(password: [UInt8]) -> PasswordKDF.Request? {
         switch keyDerivation {
-        case let .pkcs12SHA256(salt, iterations):
+        case let .pkcs12(kind, keyLength, salt, iterations):
             guard let bmpPassword = PasswordKDF.bmpString(utf8: password) else { return nil }
-            return PasswordKDF.Request(kind: .pkcs12SHA256(id: 3), password: bmpPassword, salt: salt, iterations: iterations, length: 32)
+            return PasswordKDF.Request(kind: kind, password: bmpPassword, salt: salt, iterations: iterations, length: keyLength)
         case .pbmac1(let parameters):
             return parameters.request(password: password)
         }

@@ -1,14 +1,15 @@
 internal import COpenSSL
 internal import CPasswordKDF
 
-/// PKCS#12's own password-based encryption (RFC 7292 appendix C) with the ciphers OpenSSL 3 moved to its legacy
-/// provider, a module the statically linked libcrypto does not load: pbeWithSHAAnd128BitRC4, pbeWithSHAAnd40BitRC4,
-/// pbeWithSHAAnd128BitRC2-CBC and pbeWithSHAAnd40BitRC2-CBC. `openssl pkcs12 -export -legacy`, OpenSSL 1.x and
-/// Java 8's keytool encrypt a store's certificates with 40-bit RC2; Java offers the others too. The key and IV
-/// come from OpenSSL's PKCS#12 KDF with SHA-1, from the UTF-8 password as PKCS12_PBE_keyivgen derives them; the
-/// cipher is CPasswordKDF's. The 3DES schemes stay OpenSSL's (its default provider has 3DES).
+/// PKCS#12's own password-based encryption (RFC 7292 appendix C), whose key and IV come from the PKCS#12 KDF on
+/// SHA-1, derived by CPasswordKDF from the UTF-8 password as PKCS12_PBE_keyivgen derives them (OpenSSL's
+/// derivation when CPasswordKDF declines the request). The ciphers: 40- and 128-bit RC2-CBC and RC4, which OpenSSL
+/// 3 moved to its legacy provider, a module the statically linked libcrypto does not load (CPasswordKDF's own), and
+/// two- and three-key 3DES-CBC (OpenSSL's, from its default provider). `openssl pkcs12 -export -legacy`, OpenSSL
+/// 1.x and Java 8's keytool (and keytool's `-J-Dkeystore.pkcs12.legacy`) encrypt a store's certificates with 40-bit
+/// RC2 and its keys with 3DES; Java offers the others too.
 struct PKCS12LegacyPBE {
-    enum Cipher { case rc2CBC, rc4 }
+    enum Cipher { case rc2CBC, rc4, tripleDESCBC }
     let cipher: Cipher
     let keyLength: Int
     let salt: [UInt8]
@@ -17,6 +18,8 @@ struct PKCS12LegacyPBE {
     private static let schemes: [(oid: [UInt8], cipher: Cipher, keyLength: Int)] = [
         (DER.objectIdentifier("1.2.840.113549.1.12.1.1"), .rc4, 16),
         (DER.objectIdentifier("1.2.840.113549.1.12.1.2"), .rc4, 5),
+        (DER.objectIdentifier("1.2.840.113549.1.12.1.3"), .tripleDESCBC, 24),
+        (DER.objectIdentifier("1.2.840.113549.1.12.1.4"), .tripleDESCBC, 16),
         (DER.objectIdentifier("1.2.840.113549.1.12.1.5"), .rc2CBC, 16),
         (DER.objectIdentifier("1.2.840.113549.1.12.1.6"), .rc2CBC, 5),
     ]
@@ -49,18 +52,48 @@ struct PKCS12LegacyPBE {
         self.init(algorithmIdentifierDER: der)
     }
 
-    /// The plaintext of `ciphertext` with `password` (UTF-8, as OpenSSL takes it), PKCS#7 padding removed for RC2;
-    /// nil when the padding is wrong (a wrong password, mostly: RC4 has no padding, so callers also check what
-    /// the plaintext parses as).
+    /// The IV's length: none for RC4, a block for the CBC ciphers.
+    private var ivLength: Int? { cipher == .rc4 ? nil : 8 }
+
+    /// The plaintext of `ciphertext` with `password` (UTF-8, as OpenSSL takes it), PKCS#7 padding removed for the CBC
+    /// ciphers; nil when the padding is wrong (a wrong password, mostly: RC4 has no padding, so callers also check
+    /// what the plaintext parses as).
     func decrypt(_ ciphertext: UnsafeRawBufferPointer, password: [UInt8]) -> [UInt8]? {
         guard var derived = Self.keyAndIV(password: password, salt: salt, iterations: iterations, keyLength: keyLength,
-                                          ivLength: cipher == .rc2CBC ? 8 : nil) else { return nil }
+                                          ivLength: ivLength) else { return nil }
         defer { for index in derived.indices { PasswordKDF.wipe(&derived[index]) } }
+        return decrypt(ciphertext, keyAndIV: derived[...])
+    }
+
+    /// The derivations of the key (id 1) and, for the CBC ciphers, the IV (id 2) from `password` (UTF-8), for
+    /// PasswordKDF to run beside a store's other derivations; nil when OpenSSL makes no BMPString of the password.
+    func requests(password: [UInt8]) -> [PasswordKDF.Request]? {
+        guard var bmp = PasswordKDF.bmpString(utf8: password) else { return nil }
+        defer { PasswordKDF.wipe(&bmp) }
+        return Self.requests(bmp: bmp, salt: salt, iterations: iterations, keyLength: keyLength, ivLength: ivLength)
+    }
+
+    private static func requests(bmp: [UInt8], salt: [UInt8], iterations: Int, keyLength: Int, ivLength: Int?) -> [PasswordKDF.Request] {
+        var requests = [PasswordKDF.Request(kind: .pkcs12SHA1(id: 1), password: bmp, salt: salt, iterations: iterations, length: keyLength)]
+        if let ivLength {
+            requests.append(PasswordKDF.Request(kind: .pkcs12SHA1(id: 2), password: bmp, salt: salt, iterations: iterations, length: ivLength))
+        }
+        return requests
+    }
+
+    /// `ciphertext` decrypted with the derived key and IV (`requests`' results, in order); nil as for `decrypt`.
+    func decrypt(_ ciphertext: UnsafeRawBufferPointer, keyAndIV derived: ArraySlice<[UInt8]>) -> [UInt8]? {
+        guard let key = derived.first, key.count == keyLength else { return nil }
+        let iv = derived.dropFirst().first
         switch cipher {
         case .rc4:
-            return LegacyCiphers.rc4(key: derived[0], ciphertext)
+            return LegacyCiphers.rc4(key: key, ciphertext)
         case .rc2CBC:
-            return LegacyCiphers.rc2CBCDecryptUnpadding(key: derived[0], effectiveBits: keyLength * 8, iv: derived[1], ciphertext)
+            guard let iv else { return nil }
+            return LegacyCiphers.rc2CBCDecryptUnpadding(key: key, effectiveBits: keyLength * 8, iv: iv, ciphertext)
+        case .tripleDESCBC:
+            guard let iv else { return nil }
+            return cbcDecrypt(keyLength == 24 ? EVP_des_ede3_cbc() : EVP_des_ede_cbc(), ciphertext, key: key, iv: iv)
         }
     }
 
@@ -70,10 +103,7 @@ struct PKCS12LegacyPBE {
     static func keyAndIV(password: [UInt8], salt: [UInt8], iterations: Int, keyLength: Int, ivLength: Int?) -> [[UInt8]]? {
         if var bmp = PasswordKDF.bmpString(utf8: password) {
             defer { PasswordKDF.wipe(&bmp) }
-            var requests = [PasswordKDF.Request(kind: .pkcs12SHA1(id: 1), password: bmp, salt: salt, iterations: iterations, length: keyLength)]
-            if let ivLength {
-                requests.append(PasswordKDF.Request(kind: .pkcs12SHA1(id: 2), password: bmp, salt: salt, iterations: iterations, length: ivLength))
-            }
+            let requests = Self.requests(bmp: bmp, salt: salt, iterations: iterations, keyLength: keyLength, ivLength: ivLength)
             if let derived = PasswordKDF.derive(requests) { return derived }
         }
         guard let key = PasswordKDF.derivePKCS12WithOpenSSL(utf8Password: password, salt: salt, id: 1, iterations: iterations,

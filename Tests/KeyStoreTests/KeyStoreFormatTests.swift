@@ -25,7 +25,12 @@ import TestSupport
         let shows: [String]
         /// apksigner opens it (Java refuses certificates encrypted with another password than the store's).
         var apksignerOpens = true
+        /// A PKCS#12 store whose every key (MAC, safes, bags) PKCS12Decryption derives in one PasswordKDF call; the
+        /// other PKCS#12 stores are read by OpenSSL's functions. JCEKS is neither.
+        var readsWithDerivedKeys = false
         var description: String { label }
+
+        var isJCEKS: Bool { if case .keytool(let arguments, _) = maker { arguments.contains("JCEKS") } else { false } }
 
         var keyPassword: String? {
             switch maker {
@@ -40,28 +45,30 @@ import TestSupport
 
     static let cases: [StoreCase] = [
         StoreCase(label: "openssl -legacy (RC2-40 certificates, 3DES key, SHA-1 MAC)", maker: .openssl(["-legacy"]),
-                  shows: ["pbeWithSHA1And40BitRC2-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"]),
+                  shows: ["pbeWithSHA1And40BitRC2-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"], readsWithDerivedKeys: true),
         StoreCase(label: "RC4-128 key, RC2-128 certificates", maker: .openssl(["-legacy", "-keypbe", "PBE-SHA1-RC4-128", "-certpbe", "PBE-SHA1-RC2-128"]),
-                  shows: ["pbeWithSHA1And128BitRC4", "pbeWithSHA1And128BitRC2-CBC"]),
+                  shows: ["pbeWithSHA1And128BitRC4", "pbeWithSHA1And128BitRC2-CBC"], readsWithDerivedKeys: true),
         StoreCase(label: "RC4-40 key, no MAC (-nomac leaves the certificates unencrypted)",
                   maker: .openssl(["-legacy", "-keypbe", "PBE-SHA1-RC4-40", "-certpbe", "PBE-SHA1-RC2-40", "-nomac"]),
-                  shows: ["pbeWithSHA1And40BitRC4", "MAC is absent", "PKCS7 Data\nCertificate bag"]),
+                  shows: ["pbeWithSHA1And40BitRC4", "MAC is absent", "PKCS7 Data\nCertificate bag"], readsWithDerivedKeys: true),
         // Java reads neither 2-key 3DES, nor AES-192 in PBES2, nor a key bag that is not shrouded: we do.
         StoreCase(label: "2-key 3DES key, 3DES certificates, SHA-1 MAC", maker: .openssl(["-keypbe", "PBE-SHA1-2DES", "-certpbe", "PBE-SHA1-3DES", "-macalg", "sha1"]),
-                  shows: ["pbeWithSHA1And2-KeyTripleDES-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"], apksignerOpens: false),
+                  shows: ["pbeWithSHA1And2-KeyTripleDES-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"], apksignerOpens: false,
+                  readsWithDerivedKeys: true),
         StoreCase(label: "AES-192 key, AES-128 certificates", maker: .openssl(["-keypbe", "AES-192-CBC", "-certpbe", "AES-128-CBC"]),
-                  shows: ["AES-192-CBC", "AES-128-CBC"], apksignerOpens: false),
+                  shows: ["AES-192-CBC", "AES-128-CBC"], apksignerOpens: false, readsWithDerivedKeys: true),
         StoreCase(label: "AES-128 key, AES-256 certificates, SHA-512 MAC", maker: .openssl(["-keypbe", "AES-128-CBC", "-certpbe", "AES-256-CBC", "-macalg", "sha512"]),
                   shows: ["AES-128-CBC", "AES-256-CBC", "MAC: sha512"]),
         StoreCase(label: "no MAC, unencrypted certificates", maker: .openssl(["-nomac", "-certpbe", "NONE"]),
-                  shows: ["PKCS7 Data\nCertificate bag"]),
+                  shows: ["PKCS7 Data\nCertificate bag"], readsWithDerivedKeys: true),
         StoreCase(label: "unencrypted key bag, SHA-384 MAC", maker: .openssl(["-keypbe", "NONE", "-macalg", "sha384"]),
                   shows: ["Key bag", "MAC: sha384"], apksignerOpens: false),
-        StoreCase(label: "openssl -twopass, unencrypted certificates", maker: .opensslTwoPass(["-certpbe", "NONE"]), shows: []),
+        StoreCase(label: "openssl -twopass, unencrypted certificates", maker: .opensslTwoPass(["-certpbe", "NONE"]), shows: [],
+                  readsWithDerivedKeys: true),
         StoreCase(label: "openssl -twopass, certificates encrypted with the second password", maker: .opensslTwoPass([]), shows: [],
                   apksignerOpens: false),
         StoreCase(label: "keytool legacy PKCS12 (Java 8's algorithms)", maker: .keytool(["-J-Dkeystore.pkcs12.legacy", "-storetype", "PKCS12"], keyPassword: false),
-                  shows: ["pbeWithSHA1And40BitRC2-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"]),
+                  shows: ["pbeWithSHA1And40BitRC2-CBC", "pbeWithSHA1And3-KeyTripleDES-CBC", "MAC: sha1"], readsWithDerivedKeys: true),
         StoreCase(label: "keytool HMAC-SHA1 AES-128 key, HMAC-SHA224 AES-256 certificates, SHA-384 MAC",
                   maker: .keytool(["-J-Dkeystore.pkcs12.keyProtectionAlgorithm=PBEWithHmacSHA1AndAES_128",
                                    "-J-Dkeystore.pkcs12.certProtectionAlgorithm=PBEWithHmacSHA224AndAES_256",
@@ -81,12 +88,12 @@ import TestSupport
                   maker: .keytool(["-J-Dkeystore.pkcs12.keyProtectionAlgorithm=PBEWithSHA1AndRC4_40",
                                    "-J-Dkeystore.pkcs12.certProtectionAlgorithm=NONE",
                                    "-J-Dkeystore.pkcs12.macAlgorithm=NONE", "-storetype", "PKCS12"], keyPassword: false),
-                  shows: ["pbeWithSHA1And40BitRC4", "MAC is absent", "PKCS7 Data\nCertificate bag"]),
+                  shows: ["pbeWithSHA1And40BitRC4", "MAC is absent", "PKCS7 Data\nCertificate bag"], readsWithDerivedKeys: true),
         StoreCase(label: "keytool 3DES key, RC2-40 certificates, no MAC",
                   maker: .keytool(["-J-Dkeystore.pkcs12.keyProtectionAlgorithm=PBEWithSHA1AndDESede",
                                    "-J-Dkeystore.pkcs12.certProtectionAlgorithm=PBEWithSHA1AndRC2_40",
                                    "-J-Dkeystore.pkcs12.macAlgorithm=NONE", "-storetype", "PKCS12"], keyPassword: false),
-                  shows: ["pbeWithSHA1And3-KeyTripleDES-CBC", "pbeWithSHA1And40BitRC2-CBC", "MAC is absent"]),
+                  shows: ["pbeWithSHA1And3-KeyTripleDES-CBC", "pbeWithSHA1And40BitRC2-CBC", "MAC is absent"], readsWithDerivedKeys: true),
         StoreCase(label: "keytool JCEKS", maker: .keytool(["-storetype", "JCEKS"], keyPassword: false), shows: []),
         StoreCase(label: "keytool JCEKS, key with its own password", maker: .keytool(["-storetype", "JCEKS"], keyPassword: true), shows: []),
     ]
@@ -144,6 +151,16 @@ import TestSupport
             let info = try TestSupport.run("openssl", ["pkcs12", "-info", "-noout", "-legacy", "-in", store, "-passin", "env:APKPATCH_TEST_KS_PASS"],
                                            environment: Self.environment(storeCase))
             for text in storeCase.shows { #expect((info.stdout + info.stderr).contains(text), "\(storeCase): \(info)") }
+        }
+        if !storeCase.isJCEKS {
+            // Read with every key derived together where the store's schemes allow it, and the same entries as
+            // OpenSSL's own reading.
+            let bytes = try TestSupport.readBytes(store)
+            let password = Array(Self.storePassword.utf8), keyPassword = storeCase.keyPassword.map { Array($0.utf8) }
+            let together = try PKCS12.read(bytes, password: password, keyPassword: keyPassword)
+            let openSSL = try PKCS12.read(bytes, password: password, keyPassword: keyPassword, derivingTogether: false)
+            #expect(together.decryption == (storeCase.readsWithDerivedKeys ? .derivedTogether : .openSSL), "\(storeCase)")
+            #expect(try PasswordKDFTests.sameEntries(together.entries, openSSL.entries), "\(storeCase)")
         }
         let apk = try FixtureAPK().build(in: directory)
         let environment = Self.environment(storeCase)

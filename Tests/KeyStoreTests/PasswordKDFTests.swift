@@ -78,6 +78,17 @@ import TestSupport
         let sha256 = PasswordKDF.Request(kind: .pkcs12SHA256(id: 3), password: [0, 0x61, 0, 0], salt: [9, 9], iterations: 100, length: 32)
         let mixed = try #require(PasswordKDF.derive([requests[0], sha256, requests[1]], engine: engine))
         #expect(mixed[0] == together[0] && mixed[2] == together[1] && mixed[1] == PasswordKDF.deriveWithOpenSSL(sha256))
+        // The derivations a keytool -J-Dkeystore.pkcs12.legacy store asks for, together: the MAC key (id 3, 20
+        // bytes, 100,000 iterations), the 3DES key and IV and the RC2-40 key and IV (50,000 iterations).
+        let bmp = try #require(PasswordKDF.bmpString(utf8: Array("st0re-Pass".utf8)))
+        let legacyStore = [(3, 20, 100_000), (1, 24, 50_000), (2, 8, 50_000), (1, 5, 50_000), (2, 8, 50_000)].enumerated().map { index, shape in
+            PasswordKDF.Request(kind: .pkcs12SHA1(id: UInt8(shape.0)), password: bmp, salt: random.bytes(index == 0 ? 20 : 8),
+                                iterations: shape.2, length: shape.1)
+        }
+        let legacyKeys = try #require(PasswordKDF.derive(legacyStore, engine: engine))
+        for (index, request) in legacyStore.enumerated() {
+            #expect(legacyKeys[index] == PasswordKDF.deriveWithOpenSSL(request), "legacy store request \(index)")
+        }
         var tooLong = requests[0]
         tooLong.length = 65
         #expect(PasswordKDF.derive([tooLong], engine: engine) == nil)
@@ -208,8 +219,11 @@ import TestSupport
             ("certificates in the clear", ["-certpbe", "NONE"], .derivedTogether),
             ("one iteration, MAC iterations absent", ["-noiter", "-nomaciter"], .derivedTogether),
             ("SHA-512 MAC", ["-macalg", "sha512"], .openSSL),
-            ("SHA-1 MAC", ["-macalg", "sha1"], .openSSL),
-            ("3DES PKCS#12 PBE", ["-keypbe", "PBE-SHA1-3DES", "-certpbe", "PBE-SHA1-3DES", "-macalg", "sha1"], .openSSL),
+            ("SHA-1 MAC", ["-macalg", "sha1"], .derivedTogether),
+            ("3DES PKCS#12 PBE", ["-keypbe", "PBE-SHA1-3DES", "-certpbe", "PBE-SHA1-3DES", "-macalg", "sha1"], .derivedTogether),
+            ("-legacy: 3DES key, RC2-40 certificates, SHA-1 MAC", ["-legacy"], .derivedTogether),
+            ("2-key 3DES key, RC4-128 certificates", ["-legacy", "-keypbe", "PBE-SHA1-2DES", "-certpbe", "PBE-SHA1-RC4-128", "-iter", "3000"], .derivedTogether),
+            ("SHA-224 MAC, 3DES key", ["-keypbe", "PBE-SHA1-3DES", "-macalg", "sha224"], .openSSL),
         ]
         for (index, testCase) in cases.enumerated() {
             let store = path("store-\(index).p12")
