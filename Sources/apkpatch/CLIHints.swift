@@ -57,6 +57,7 @@ enum CLIHint {
         switch error {
         case .targetBelowV3: return "--signer-for-min-sdk-version takes \(AndroidSDK.pie) or later"
         case .targetedSignerNotInItsLineage, .lineageOutsideHistory: return "check its --signer-lineage"
+        case .signerOutsideHistory: return "give it with --signer-lineage FILE (apkpatch rotate writes one)"
         case .rotationNotBelowTargeted: return "lower --rotation-min-sdk-version, or raise --signer-for-min-sdk-version"
         case .signerNotInLineage: return "apkpatch lineage --in FILE --print-certs lists them"
         case .developmentReleaseBelowV31: return "--rotation-min-sdk-version \(AndroidSDK.tiramisu) or later"

@@ -319,6 +319,13 @@ import TestSupport
         let (late, _) = try sign("y.apk", Self.signer(0) + ["--next-signer"] + Self.signer(1) + ["--lineage", lineage3, "--signer-for-min-sdk-version", "33"]
                                  + Self.signer(2) + ["--signer-lineage", lineage3])
         #expect(!late.succeeded && late.stderr.contains("must be below the first targeted SDK version") && late.stderr.contains("(lower --rotation-min-sdk-version"), "\(late)")
+        // A targeted signer given without a lineage beside another first signer: nothing links the two, so the v3
+        // signers would not verify ("v3 signer differs from v1/v2 signer without proper signing certificate
+        // lineage"); apksig fails on it ("Certificate not found in SigningCertificateLineage"). Nothing is written.
+        let (unlinked, unlinkedPath) = try sign("z.apk", Self.signer(0) + ["--signer-for-min-sdk-version", "30"] + Self.signer(1))
+        #expect(!unlinked.succeeded && unlinked.stderr.contains("is not in the signing history of the signer targeting API 28")
+                && unlinked.stderr.contains("(give it with --signer-lineage FILE"), "\(unlinked)")
+        #expect(!FileManager.default.fileExists(atPath: unlinkedPath))
     }
 
     @Test("the planner's refusals are typed, carry their values and name no command-line option (the CLI adds them)")
@@ -340,6 +347,8 @@ import TestSupport
              { _ = try SignerRotation.plan(keys: [keys[0], keys[1]], lineage: lineage, targeted: [.init(key: keys[2], minSdkVersion: 33, lineage: nil)]) }),
             (.untargetedSignersWithoutLineage,
              { _ = try SignerRotation.plan(keys: [keys[0], keys[1]], lineage: nil, targeted: [.init(key: keys[2], minSdkVersion: 33, lineage: nil)]) }),
+            (.signerOutsideHistory(subject: keys[0].certificates[0].subjectDN, level: 33),
+             { _ = try SignerRotation.plan(keys: [keys[0]], lineage: nil, targeted: [.init(key: keys[1], minSdkVersion: 33, lineage: nil)]) }),
         ]
         for (expected, plan) in cases {
             #expect(throws: expected, "\(expected)") { try plan() }

@@ -111,32 +111,36 @@ public struct SignerRotation: Sendable {
             throw RotationError.untargetedSignersWithoutLineage
         }
         // No two signers at one level but the rotation's, and lineages that share one history (apksig
-        // `mergeTargetedSigningConfigLineages`).
+        // `mergeTargetedSigningConfigLineages`, where a signer given without a lineage is a history of its own
+        // certificate alone).
         var previous = 0
-        var longest: SigningCertificateLineage? = lineage
+        var history: [Certificate]? = lineage?.certificates
         for signer in targeted {
             if signer.minSdkVersion == previous && previous != level {
                 throw RotationError.signersAtSameLevel(previous)
             }
             previous = signer.minSdkVersion
-            if let own = signer.lineage {
-                if let current = longest {
-                    let (short, long) = own.certificates.count <= current.certificates.count ? (own, current) : (current, own)
-                    guard Array(long.certificates.prefix(short.certificates.count)) == short.certificates else {
-                        throw RotationError.lineageOutsideHistory(level: signer.minSdkVersion)
-                    }
-                    longest = long
-                } else {
-                    longest = own
+            guard let own = signer.lineage?.certificates ?? signer.key.certificates.first.map({ [$0] }) else { throw SignError.noCertificate }
+            if let current = history {
+                let (short, long) = own.count <= current.count ? (own, current) : (current, own)
+                guard Array(long.prefix(short.count)) == short else {
+                    throw RotationError.lineageOutsideHistory(level: signer.minSdkVersion)
                 }
+                history = long
+            } else {
+                history = own
             }
         }
         // The oldest signer (the untargeted one, else the lowest targeted one) signs v1 and v2 when it starts the
-        // merged signing history (apksig: the merged lineage's sub-lineage up to it has one signer; a signer
-        // given without a lineage is a history of its own).
+        // merged signing history (apksig: the merged lineage's sub-lineage up to it has one signer). An untargeted
+        // signer outside that history has nothing linking it to the targeted ones: apksig fails on it ("Certificate
+        // not found in SigningCertificateLineage"), and its v3 blocks would not verify.
         let oldest = untargeted.first ?? targeted[0].key
-        if let root = longest?.certificates.first, oldest.certificates.first != root {
-            oldestIsOriginal = false
+        if let history, let certificate = oldest.certificates.first {
+            if !untargeted.isEmpty && !history.contains(certificate) {
+                throw RotationError.signerOutsideHistory(subject: certificate.subjectDN, level: targeted[0].minSdkVersion)
+            }
+            if certificate != history.first { oldestIsOriginal = false }
         }
         return (oldest, SignerRotation(targetedSigners: targeted, oldestIsUntargeted: !untargeted.isEmpty,
                                        oldestIsOriginal: oldestIsOriginal))
