@@ -60,11 +60,21 @@ public enum CITemplate: String, Sendable, CaseIterable {
         /// The SHA-256 digests of the certificates the signed APK must carry (`verify --expect-certificate-sha256`);
         /// empty checks none. Colons and case as `--print-certs` or keytool print them are accepted.
         public var expectedCertificateSHA256: [String]
+        /// Whether the job adds a source stamp (`sign --stamp-signer`) with the key from `PREFIX_STAMP_KEYSTORE_BASE64`
+        /// and `PREFIX_STAMP_KEYSTORE_PASSWORD`, and checks it (`verify --verify-source-stamp`). False: the job's
+        /// `SOURCE_STAMP` is empty (it can be set later).
+        public var sourceStamp: Bool
+        /// The stamp key's lineage file (`--stamp-lineage`), a path in the repository; empty: none.
+        public var stampLineage: String
+        /// The SHA-256 of the stamp certificate the APK must name (`--stamp-cert-digest`); empty: any stamp that verifies.
+        /// Colons and case as keytool prints them are accepted.
+        public var expectedStampCertificateSHA256: String
 
         public init(unsignedAPK: String = "app/build/outputs/apk/release/app-release-unsigned.apk",
                     signedAPK: String = "app-release-signed.apk", secretPrefix: String = "APKPATCH",
                     version: String = "", releaseURL: String = "", releaseSHA256: String = "",
-                    lineage: String = "", rotationMinSdkVersion: Int? = nil, expectedCertificateSHA256: [String] = []) {
+                    lineage: String = "", rotationMinSdkVersion: Int? = nil, expectedCertificateSHA256: [String] = [],
+                    sourceStamp: Bool = false, stampLineage: String = "", expectedStampCertificateSHA256: String = "") {
             self.unsignedAPK = unsignedAPK
             self.signedAPK = signedAPK
             self.secretPrefix = secretPrefix
@@ -74,6 +84,9 @@ public enum CITemplate: String, Sendable, CaseIterable {
             self.lineage = lineage
             self.rotationMinSdkVersion = rotationMinSdkVersion
             self.expectedCertificateSHA256 = expectedCertificateSHA256.map { String($0.lowercased().filter { $0 != ":" }) }
+            self.sourceStamp = sourceStamp
+            self.stampLineage = stampLineage
+            self.expectedStampCertificateSHA256 = String(expectedStampCertificateSHA256.lowercased().filter { $0 != ":" })
         }
 
         /// The names of the secrets the job reads.
@@ -82,6 +95,9 @@ public enum CITemplate: String, Sendable, CaseIterable {
         /// The new key's secrets, read only when the job signs a key rotation.
         public var newKeystoreSecretName: String { secretPrefix + "_NEW_KEYSTORE_BASE64" }
         public var newPasswordSecretName: String { secretPrefix + "_NEW_KEYSTORE_PASSWORD" }
+        /// The stamp key's secrets, read only when the job adds a source stamp.
+        public var stampKeystoreSecretName: String { secretPrefix + "_STAMP_KEYSTORE_BASE64" }
+        public var stampPasswordSecretName: String { secretPrefix + "_STAMP_KEYSTORE_PASSWORD" }
     }
 
     /// The rendered job.
@@ -96,9 +112,11 @@ public enum CITemplate: String, Sendable, CaseIterable {
         for path in [parameters.unsignedAPK, parameters.signedAPK] where path.isEmpty || path.contains("\n") {
             throw CITemplateError.invalidPath(path)
         }
-        if parameters.lineage.contains(where: \.isNewline) { throw CITemplateError.invalidPath(parameters.lineage) }
+        for path in [parameters.lineage, parameters.stampLineage] where path.contains(where: \.isNewline) { throw CITemplateError.invalidPath(path) }
         if let level = parameters.rotationMinSdkVersion, level < 1 { throw CITemplateError.invalidRotationMinSdkVersion(level) }
-        for digest in parameters.expectedCertificateSHA256 where digest.count != 64 || !digest.allSatisfy(\.isHexDigit) {
+        let stampDigest = parameters.expectedStampCertificateSHA256
+        for digest in parameters.expectedCertificateSHA256 + (stampDigest.isEmpty ? [] : [stampDigest])
+        where digest.count != 64 || !digest.allSatisfy(\.isHexDigit) {
             throw CITemplateError.invalidCertificateSHA256(digest)
         }
         let sha256 = parameters.releaseSHA256
@@ -120,6 +138,9 @@ public enum CITemplate: String, Sendable, CaseIterable {
             "lineageYAML": Self.yamlQuoted(parameters.lineage),
             "rotationMinSdkVersionYAML": Self.yamlQuoted(parameters.rotationMinSdkVersion.map(String.init) ?? ""),
             "expectedCertificatesYAML": Self.yamlQuoted(parameters.expectedCertificateSHA256.joined(separator: " ")),
+            "sourceStampYAML": Self.yamlQuoted(parameters.sourceStamp ? "true" : ""),
+            "stampLineageYAML": Self.yamlQuoted(parameters.stampLineage),
+            "expectedStampCertificateYAML": Self.yamlQuoted(stampDigest),
         ])
     }
 

@@ -76,6 +76,9 @@ done
 # and, for a key rotation (SIGNING_LINEAGE below), the new key's:
 #   <%& secretPrefix %>_NEW_KEYSTORE_BASE64    the new keystore, base64-encoded
 #   <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD  its password
+# and, for a source stamp (SOURCE_STAMP below), the stamp key's (an RSA key, as apksigner requires):
+#   <%& secretPrefix %>_STAMP_KEYSTORE_BASE64    the stamp keystore, base64-encoded
+#   <%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD  its password
 #
 # The job's settings (env: of the job below):
 #   SIGNING_LINEAGE              the signing certificate lineage of a key rotation (apkpatch rotate or apksigner
@@ -87,6 +90,13 @@ done
 #   EXPECTED_CERTIFICATE_SHA256  the SHA-256 of the certificate(s) the signed APK must carry, separated by spaces
 #                                (apkpatch keystore list and apkpatch verify --print-certs print them): the job
 #                                fails on any other key. Empty: not checked, the job only prints the certificates.
+#   SOURCE_STAMP                 true: the APK also gets a source stamp (apksigner's --stamp-signer) from the stamp
+#                                key, and the job fails unless apkpatch verify --verify-source-stamp accepts it.
+#                                Empty: no stamp.
+#   STAMP_LINEAGE                with SOURCE_STAMP, the stamp key's lineage file if that key was rotated (apkpatch
+#                                rotate or apksigner rotate writes it; commit it). Empty: none.
+#   EXPECTED_STAMP_CERTIFICATE_SHA256  with SOURCE_STAMP, the SHA-256 of the stamp certificate the APK must name
+#                                (--stamp-cert-digest). Empty: any stamp that verifies.
 # The signed APK and its v4 signature (<signed APK>.idsig, for adb install --incremental) are uploaded together.
 #
 # Nothing unpinned runs here: apkpatch is one release archive, named by version and checked against its
@@ -117,6 +127,9 @@ jobs:
       SIGNING_LINEAGE: <%& lineageYAML %>
       ROTATION_MIN_SDK_VERSION: <%& rotationMinSdkVersionYAML %>
       EXPECTED_CERTIFICATE_SHA256: <%& expectedCertificatesYAML %>
+      SOURCE_STAMP: <%& sourceStampYAML %>
+      STAMP_LINEAGE: <%& stampLineageYAML %>
+      EXPECTED_STAMP_CERTIFICATE_SHA256: <%& expectedStampCertificateYAML %>
     steps:
       - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683  # v4.2.2
         with:
@@ -148,6 +161,8 @@ jobs:
           <%& secretPrefix %>_KEYSTORE_PASSWORD: ${{ secrets.<%& secretPrefix %>_KEYSTORE_PASSWORD }}
           <%& secretPrefix %>_NEW_KEYSTORE_BASE64: ${{ secrets.<%& secretPrefix %>_NEW_KEYSTORE_BASE64 }}
           <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD: ${{ secrets.<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD }}
+          <%& secretPrefix %>_STAMP_KEYSTORE_BASE64: ${{ secrets.<%& secretPrefix %>_STAMP_KEYSTORE_BASE64 }}
+          <%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD: ${{ secrets.<%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD }}
         run: |
           set -eu
           missing=""
@@ -157,16 +172,29 @@ jobs:
             [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_BASE64"
             [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD"
           fi
+          case "$SOURCE_STAMP" in
+            true)
+              [ -n "${<%& secretPrefix %>_STAMP_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_STAMP_KEYSTORE_BASE64"
+              [ -n "${<%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD" ;;
+            "") ;;
+            *) echo "::error::SOURCE_STAMP must be true (add a source stamp) or empty (none)." >&2; exit 1 ;;
+          esac
           if [ -n "$missing" ]; then
             echo "::error::Missing repository secret(s):$missing. Add them under Settings > Secrets and variables > Actions (a fork's pull request gets no secrets)." >&2
             exit 1
           fi
           [ -f "$UNSIGNED_APK" ] || { echo "::error::$UNSIGNED_APK does not exist: build the APK in an earlier step or set UNSIGNED_APK." >&2; exit 1; }
-          # A key rotation: the original key signs first, the new key after --next-signer, linked by the lineage.
+          # A source stamp: the stamp key's options follow --stamp-signer, as in apksigner.
           set --
+          if [ "$SOURCE_STAMP" = true ]; then
+            [ -z "$STAMP_LINEAGE" ] || [ -f "$STAMP_LINEAGE" ] || { echo "::error::STAMP_LINEAGE: $STAMP_LINEAGE does not exist: commit the stamp lineage file or leave STAMP_LINEAGE empty." >&2; exit 1; }
+            set -- --stamp-signer --ks-base64 env:<%& secretPrefix %>_STAMP_KEYSTORE_BASE64 --ks-pass env:<%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD
+            [ -z "$STAMP_LINEAGE" ] || set -- "$@" --stamp-lineage "$STAMP_LINEAGE"
+          fi
+          # A key rotation: the original key signs first, the new key after --next-signer, linked by the lineage.
           if [ -n "$SIGNING_LINEAGE" ]; then
             [ -f "$SIGNING_LINEAGE" ] || { echo "::error::SIGNING_LINEAGE: $SIGNING_LINEAGE does not exist: commit the lineage file (apkpatch rotate writes it) or leave SIGNING_LINEAGE empty." >&2; exit 1; }
-            set -- --lineage "$SIGNING_LINEAGE"
+            set -- "$@" --lineage "$SIGNING_LINEAGE"
             [ -z "$ROTATION_MIN_SDK_VERSION" ] || set -- "$@" --rotation-min-sdk-version "$ROTATION_MIN_SDK_VERSION"
             set -- "$@" --next-signer --ks-base64 env:<%& secretPrefix %>_NEW_KEYSTORE_BASE64 --ks-pass env:<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD
           fi
@@ -187,6 +215,11 @@ jobs:
           for digest in $EXPECTED_CERTIFICATE_SHA256; do set -- "$@" --expect-certificate-sha256 "$digest"; done
           [ "$#" -gt 0 ] || echo "::notice::EXPECTED_CERTIFICATE_SHA256 is empty: the job does not check which key signed the APK."
           apkpatch verify --print-certs --v4-signature-file "$SIGNED_APK.idsig" "$@" "$SIGNED_APK"
+          if [ "$SOURCE_STAMP" = true ]; then
+            set --
+            [ -z "$EXPECTED_STAMP_CERTIFICATE_SHA256" ] || set -- --stamp-cert-digest "$EXPECTED_STAMP_CERTIFICATE_SHA256"
+            apkpatch verify --verify-source-stamp "$@" "$SIGNED_APK"
+          fi
 
       - uses: actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02  # v4.6.2
         with:
@@ -208,6 +241,9 @@ jobs:
 # and, for a key rotation (SIGNING_LINEAGE below), the new key's:
 #   <%& secretPrefix %>_NEW_KEYSTORE_BASE64    the new keystore, base64-encoded
 #   <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD  its password
+# and, for a source stamp (SOURCE_STAMP below), the stamp key's (an RSA key, as apksigner requires):
+#   <%& secretPrefix %>_STAMP_KEYSTORE_BASE64    the stamp keystore, base64-encoded
+#   <%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD  its password
 #
 # The job's settings (its variables: below):
 #   SIGNING_LINEAGE              the signing certificate lineage of a key rotation (apkpatch rotate or apksigner
@@ -219,6 +255,13 @@ jobs:
 #   EXPECTED_CERTIFICATE_SHA256  the SHA-256 of the certificate(s) the signed APK must carry, separated by spaces
 #                                (apkpatch keystore list and apkpatch verify --print-certs print them): the job
 #                                fails on any other key. Empty: not checked, the job only prints the certificates.
+#   SOURCE_STAMP                 true: the APK also gets a source stamp (apksigner's --stamp-signer) from the stamp
+#                                key, and the job fails unless apkpatch verify --verify-source-stamp accepts it.
+#                                Empty: no stamp.
+#   STAMP_LINEAGE                with SOURCE_STAMP, the stamp key's lineage file if that key was rotated (apkpatch
+#                                rotate or apksigner rotate writes it; commit it). Empty: none.
+#   EXPECTED_STAMP_CERTIFICATE_SHA256  with SOURCE_STAMP, the SHA-256 of the stamp certificate the APK must name
+#                                (--stamp-cert-digest). Empty: any stamp that verifies.
 # The signed APK and its v4 signature (<signed APK>.idsig, for adb install --incremental) are the job's artifacts.
 #
 # Nothing unpinned runs here: apkpatch is one release archive, named by version and checked against its
@@ -237,6 +280,9 @@ sign-apk:
     SIGNING_LINEAGE: <%& lineageYAML %>
     ROTATION_MIN_SDK_VERSION: <%& rotationMinSdkVersionYAML %>
     EXPECTED_CERTIFICATE_SHA256: <%& expectedCertificatesYAML %>
+    SOURCE_STAMP: <%& sourceStampYAML %>
+    STAMP_LINEAGE: <%& stampLineageYAML %>
+    EXPECTED_STAMP_CERTIFICATE_SHA256: <%& expectedStampCertificateYAML %>
   before_script:
     - apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates curl >/dev/null
     - >-
@@ -260,18 +306,31 @@ sign-apk:
       [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_BASE64";
       [ -n "${<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_NEW_KEYSTORE_PASSWORD";
       fi;
+      case "$SOURCE_STAMP" in
+      true)
+      [ -n "${<%& secretPrefix %>_STAMP_KEYSTORE_BASE64:+set}" ] || missing="$missing <%& secretPrefix %>_STAMP_KEYSTORE_BASE64";
+      [ -n "${<%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD:+set}" ] || missing="$missing <%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD";;
+      "") ;;
+      *) echo "SOURCE_STAMP must be true (add a source stamp) or empty (none)." >&2; exit 1;;
+      esac;
       if [ -n "$missing" ]; then
       echo "Missing CI/CD variable(s):$missing. Add them under Settings > CI/CD > Variables (protected variables reach only protected branches and tags)." >&2;
       exit 1;
       fi
     - '[ -f "$UNSIGNED_APK" ] || { echo "$UNSIGNED_APK does not exist: fetch it from the job that builds it or set UNSIGNED_APK." >&2; exit 1; }'
     - '[ -z "$SIGNING_LINEAGE" ] || [ -f "$SIGNING_LINEAGE" ] || { echo "SIGNING_LINEAGE: $SIGNING_LINEAGE does not exist: commit the lineage file (apkpatch rotate writes it) or leave SIGNING_LINEAGE empty." >&2; exit 1; }'
+    - '[ "$SOURCE_STAMP" != true ] || [ -z "$STAMP_LINEAGE" ] || [ -f "$STAMP_LINEAGE" ] || { echo "STAMP_LINEAGE: $STAMP_LINEAGE does not exist: commit the stamp lineage file or leave STAMP_LINEAGE empty." >&2; exit 1; }'
+    # A source stamp: the stamp key's options follow --stamp-signer, as in apksigner.
     # A key rotation: the original key signs first, the new key after --next-signer, linked by the lineage.
     # --v4-signing-enabled true: a v4 signature that cannot be made fails the job instead of going missing.
     - >-
       set --;
+      if [ "$SOURCE_STAMP" = true ]; then
+      set -- --stamp-signer --ks-base64 env:<%& secretPrefix %>_STAMP_KEYSTORE_BASE64 --ks-pass env:<%& secretPrefix %>_STAMP_KEYSTORE_PASSWORD;
+      if [ -n "$STAMP_LINEAGE" ]; then set -- "$@" --stamp-lineage "$STAMP_LINEAGE"; fi;
+      fi;
       if [ -n "$SIGNING_LINEAGE" ]; then
-      set -- --lineage "$SIGNING_LINEAGE";
+      set -- "$@" --lineage "$SIGNING_LINEAGE";
       if [ -n "$ROTATION_MIN_SDK_VERSION" ]; then set -- "$@" --rotation-min-sdk-version "$ROTATION_MIN_SDK_VERSION"; fi;
       set -- "$@" --next-signer --ks-base64 env:<%& secretPrefix %>_NEW_KEYSTORE_BASE64 --ks-pass env:<%& secretPrefix %>_NEW_KEYSTORE_PASSWORD;
       fi;
@@ -287,6 +346,12 @@ sign-apk:
       for digest in $EXPECTED_CERTIFICATE_SHA256; do set -- "$@" --expect-certificate-sha256 "$digest"; done;
       if [ "$#" -eq 0 ]; then echo "EXPECTED_CERTIFICATE_SHA256 is empty: the job does not check which key signed the APK."; fi;
       apkpatch verify --print-certs --v4-signature-file "$SIGNED_APK.idsig" "$@" "$SIGNED_APK"
+    - >-
+      if [ "$SOURCE_STAMP" = true ]; then
+      set --;
+      if [ -n "$EXPECTED_STAMP_CERTIFICATE_SHA256" ]; then set -- --stamp-cert-digest "$EXPECTED_STAMP_CERTIFICATE_SHA256"; fi;
+      apkpatch verify --verify-source-stamp "$@" "$SIGNED_APK";
+      fi
   artifacts:
     paths:
       - <%& signedAPKYAML %>

@@ -37,6 +37,12 @@ extension APKPatch {
             these is a variable of the job (SIGNING_LINEAGE, ROTATION_MIN_SDK_VERSION, \
             EXPECTED_CERTIFICATE_SHA256) that can be filled in later.
 
+            With --source-stamp the job also adds a source stamp (sign --stamp-signer) with an RSA key from \
+            PREFIX_STAMP_KEYSTORE_BASE64 and PREFIX_STAMP_KEYSTORE_PASSWORD, read by name like the signing key, and \
+            fails unless verify --verify-source-stamp accepts it (naming the stamp certificate with \
+            --expect-stamp-certificate-sha256; --stamp-lineage for a rotated stamp key). Job variables: \
+            SOURCE_STAMP, STAMP_LINEAGE, EXPECTED_STAMP_CERTIFICATE_SHA256.
+
             Examples:
               sha=$(cut -d' ' -f1 apkpatch-0.2.0-linux-x86_64.tar.gz.sha256)
               apkpatch ci-template github --release-sha256 "$sha" \\
@@ -66,12 +72,22 @@ extension APKPatch {
         var rotationMinSdkVersion: Int?
         @Option(name: .customLong("expect-certificate-sha256"), help: ArgumentHelp("SHA-256 of a certificate the signed APK must carry (repeatable); the job fails otherwise.", valueName: "hex"))
         var expectedCertificates: [String] = []
+        @Flag(name: .customLong("source-stamp"), help: "Also add a source stamp from the stamp key's secrets (PREFIX_STAMP_KEYSTORE_BASE64, PREFIX_STAMP_KEYSTORE_PASSWORD) and check it.")
+        var sourceStamp = false
+        @Option(name: .customLong("stamp-lineage"), help: ArgumentHelp("With --source-stamp: the stamp key's lineage file, as a path in the repository.", valueName: "path"))
+        var stampLineage = ""
+        @Option(name: .customLong("expect-stamp-certificate-sha256"), help: ArgumentHelp("With --source-stamp: SHA-256 of the stamp certificate the signed APK must name; the job fails otherwise.", valueName: "hex"))
+        var expectedStampCertificate = ""
         @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this file instead of stdout.", valueName: "path"))
         var output: String?
 
         func validate() throws {
             if rotationMinSdkVersion != nil && lineage.isEmpty {
                 throw ValidationError("--rotation-min-sdk-version goes with --lineage (the key rotation it times)")
+            }
+            if !sourceStamp, let option = [("--stamp-lineage", stampLineage), ("--expect-stamp-certificate-sha256", expectedStampCertificate)]
+                .first(where: { !$0.1.isEmpty })?.0 {
+                throw ValidationError("\(option) goes with --source-stamp (the stamp it is about)")
             }
         }
 
@@ -80,7 +96,8 @@ extension APKPatch {
             let parameters = CITemplate.Parameters(unsignedAPK: apk, signedAPK: signedAPK, secretPrefix: secretPrefix,
                                                    version: version, releaseURL: releaseURL, releaseSHA256: releaseSHA256,
                                                    lineage: lineage, rotationMinSdkVersion: rotationMinSdkVersion,
-                                                   expectedCertificateSHA256: expectedCertificates)
+                                                   expectedCertificateSHA256: expectedCertificates, sourceStamp: sourceStamp,
+                                                   stampLineage: stampLineage, expectedStampCertificateSHA256: expectedStampCertificate)
             let text = try provider.render(parameters, templates: TemplateLibrary.locate())
             if let output {
                 try UserFiles.write(Array(text.utf8), to: output)

@@ -83,7 +83,7 @@ struct Verify: ParsableCommand {
     var verifySourceStamp = false
 
     @Option(name: .customLong("stamp-cert-digest"),
-            help: ArgumentHelp("With --verify-source-stamp: the SHA-256 digest (hex) of the stamp certificate the APK must name.", valueName: "hex"))
+            help: ArgumentHelp("With --verify-source-stamp: the SHA-256 digest (hex; keytool's AB:CD:… form too) of the stamp certificate the APK must name.", valueName: "hex"))
     var stampCertificateDigest: String?
 
     @Flag(name: .customLong("Werr", withSingleDash: true), help: "Treat signature warnings as errors (exit 1 when there are any).")
@@ -202,7 +202,7 @@ struct Verify: ParsableCommand {
         stampOptions.checksInstallability = false
         let report: VerificationReport
         do {
-            report = try Verifier(options: stampOptions).verifySourceStampOnly(path: apkPath, expectedCertificateDigest: stampCertificateDigest)
+            report = try Verifier(options: stampOptions).verifySourceStampOnly(path: apkPath, expectedCertificateDigest: stampCertificateDigest.map { String($0.filter { $0 != ":" }) })
         } catch let error where json {
             let unreadable = VerificationReport.unreadable(path: apkPath, reason: CLIHint.describe(error), options: stampOptions)
             print(try FileHandleOutput.json(unreadable.jsonRepresentation))

@@ -116,11 +116,14 @@ struct RotatedKeys {
         // Secrets are only ever named, never expanded on a command line or echoed; their presence is tested with
         // ${NAME:+set}, which expands to "set", never to the value.
         var withoutPresenceTests = commands
-        for name in ["APKPATCH_KEYSTORE_BASE64", "APKPATCH_KEYSTORE_PASSWORD", "APKPATCH_NEW_KEYSTORE_BASE64", "APKPATCH_NEW_KEYSTORE_PASSWORD"] {
+        #expect(commands.contains("--stamp-signer --ks-base64 env:APKPATCH_STAMP_KEYSTORE_BASE64 --ks-pass env:APKPATCH_STAMP_KEYSTORE_PASSWORD"))
+        #expect(commands.contains("apkpatch verify --verify-source-stamp"))
+        for name in ["APKPATCH_KEYSTORE_BASE64", "APKPATCH_KEYSTORE_PASSWORD", "APKPATCH_NEW_KEYSTORE_BASE64", "APKPATCH_NEW_KEYSTORE_PASSWORD",
+                     "APKPATCH_STAMP_KEYSTORE_BASE64", "APKPATCH_STAMP_KEYSTORE_PASSWORD"] {
             #expect(commands.contains("${\(name):+set}"), "\(name) is not checked")
             withoutPresenceTests = withoutPresenceTests.replacingOccurrences(of: "${\(name):+set}", with: "")
         }
-        for secret in ["APKPATCH_KEYSTORE", "APKPATCH_NEW_KEYSTORE"] {
+        for secret in ["APKPATCH_KEYSTORE", "APKPATCH_NEW_KEYSTORE", "APKPATCH_STAMP_KEYSTORE"] {
             #expect(!withoutPresenceTests.contains("$" + secret) && !withoutPresenceTests.contains("${" + secret), "\(secret) is expanded")
         }
         #expect(!commands.contains("set -x") && !commands.contains("set -o xtrace"))
@@ -196,6 +199,16 @@ struct RotatedKeys {
         case .gitlab: unset = (defaults["sign-apk"] as? [String: Any])?["variables"] as? [String: String]
         }
         #expect(unset?["SIGNING_LINEAGE"] == "" && unset?["ROTATION_MIN_SDK_VERSION"] == "" && unset?["EXPECTED_CERTIFICATE_SHA256"] == "")
+        #expect(unset?["SOURCE_STAMP"] == "" && unset?["STAMP_LINEAGE"] == "" && unset?["EXPECTED_STAMP_CERTIFICATE_SHA256"] == "")
+        let stamped = CITemplate.Parameters(sourceStamp: true, stampLineage: "signing/stamp lineage.bin", expectedStampCertificateSHA256: digest)
+        let stampDocument = try #require(try parseYAML(try provider.render(stamped, templates: sourceTemplates())) as? [String: Any])
+        let stampVariables: [String: String]?
+        switch provider {
+        case .github: stampVariables = ((stampDocument["jobs"] as? [String: Any])?["sign"] as? [String: Any])?["env"] as? [String: String]
+        case .gitlab: stampVariables = (stampDocument["sign-apk"] as? [String: Any])?["variables"] as? [String: String]
+        }
+        #expect(stampVariables?["SOURCE_STAMP"] == "true" && stampVariables?["STAMP_LINEAGE"] == "signing/stamp lineage.bin")
+        #expect(stampVariables?["EXPECTED_STAMP_CERTIFICATE_SHA256"] == String(repeating: "ab", count: 32))
     }
 
     /// The jobs' shell steps, run here as the runner runs them (the secrets as environment variables, as GitHub and
@@ -239,6 +252,77 @@ struct RotatedKeys {
         #expect(!levelAlone.succeeded && levelAlone.stderr.contains("--rotation-min-sdk-version goes with --lineage"), "\(levelAlone)")
         let notADigest = try TestSupport.apkpatch(["ci-template", "github", "--expect-certificate-sha256", "12:34"])
         #expect(!notADigest.succeeded && notADigest.stderr.contains("is not a certificate's SHA-256"), "\(notADigest)")
+
+        let stamped = try TestSupport.apkpatch(["ci-template", "github", "--release-version", "1.2.3", "--source-stamp", "--stamp-lineage", "stamp.bin",
+                                                "--expect-stamp-certificate-sha256", digest])
+        #expect(stamped.succeeded, "\(stamped)")
+        #expect(stamped.stdout == (try CITemplate.github.render(.init(version: "1.2.3", sourceStamp: true, stampLineage: "stamp.bin",
+                                                                       expectedStampCertificateSHA256: digest), templates: sourceTemplates())))
+        let stampOptionAlone = try TestSupport.apkpatch(["ci-template", "gitlab", "--expect-stamp-certificate-sha256", digest])
+        #expect(!stampOptionAlone.succeeded && stampOptionAlone.stderr.contains("--expect-stamp-certificate-sha256 goes with --source-stamp"), "\(stampOptionAlone)")
+        let notAStampDigest = try TestSupport.apkpatch(["ci-template", "gitlab", "--source-stamp", "--expect-stamp-certificate-sha256", "12:34"])
+        #expect(!notAStampDigest.succeeded && notAStampDigest.stderr.contains("is not a certificate's SHA-256"), "\(notAStampDigest)")
+    }
+
+    /// A source stamp through the jobs' shell steps and the action's: the stamp key (RSA, PKCS#12 made by keytool)
+    /// comes from its own secrets, read by name; the job checks the stamp with verify --verify-source-stamp and the
+    /// stamp certificate's SHA-256 as keytool prints it, and apksigner 35 finds the stamp. A job expecting another
+    /// stamp certificate fails at its verify step; one without the stamp password names that secret alone. No
+    /// secret shows in the output.
+    @Test(arguments: CITemplate.allCases.map(Optional.some) + [nil])
+    func shellStepsAddAndCheckASourceStamp(provider: CITemplate?) throws {
+        let work = try TestSupport.makeTemporaryDirectory("ci-stamp")
+        let password = "ci-Secret-pw-4711", stampPassword = "stamp-Secret-pw-8086"
+        let keystore = try makeKeystore(in: work, password: password)
+        let stampKeystore = work.appendingPathComponent("stamp.p12")
+        try TestSupport.makeKeyStore(at: stampKeystore.path, password: stampPassword, dname: "CN=CI Stamp, O=Example, C=US")
+        let stampSHA256 = try RotatedKeys.keytoolSHA256(of: stampKeystore, password: stampPassword)
+        let release = try LocalRelease.make(in: work)
+        _ = try FixtureAPK.cordovaLike().build(in: work.appendingPathComponent("build"), name: "app.apk")
+        let secrets = ["APKPATCH_KEYSTORE_BASE64": try Data(contentsOf: keystore).base64EncodedString(), "APKPATCH_KEYSTORE_PASSWORD": password,
+                       "APKPATCH_STAMP_KEYSTORE_BASE64": try Data(contentsOf: stampKeystore).base64EncodedString(),
+                       "APKPATCH_STAMP_KEYSTORE_PASSWORD": stampPassword]
+        func job(signedAPK: String, expecting digest: String, secrets: [String: String]) throws -> CIJob.Outcome {
+            guard let provider else {
+                let inputs = ["apk": "build/app.apk", "output": signedAPK, "release-url": release.url, "release-sha256": release.sha256,
+                              "keystore-base64-secret": secrets["APKPATCH_KEYSTORE_BASE64"]!, "keystore-password-secret": password,
+                              "source-stamp": "true", "stamp-keystore-base64-secret": secrets["APKPATCH_STAMP_KEYSTORE_BASE64"]!,
+                              "stamp-keystore-password-secret": secrets["APKPATCH_STAMP_KEYSTORE_PASSWORD"]!,
+                              "expected-stamp-certificate-sha256": digest]
+                return try CIJob(action: inputs, work: work).run(secrets: [:])
+            }
+            let parameters = CITemplate.Parameters(unsignedAPK: "build/app.apk", signedAPK: signedAPK, version: "0.0.0", releaseURL: release.url,
+                                                   releaseSHA256: release.sha256, sourceStamp: true, expectedStampCertificateSHA256: digest)
+            return try CIJob(provider, parameters: parameters, work: work).run(secrets: secrets)
+        }
+        let label = provider?.rawValue ?? "action"
+        let run = try job(signedAPK: "signed.apk", expecting: stampSHA256, secrets: secrets)
+        #expect(run.failure == nil, "\(label): \(run.failure.map { "\($0.step):\n\($0.result)" } ?? "")")
+        for secret in [password, stampPassword] + secrets.values.map({ String($0.prefix(24)) }) {
+            #expect(!run.transcript.contains(secret), "\(label): a secret is in the job's output")
+        }
+        let signed = work.appendingPathComponent("signed.apk").path
+        if provider == .github {
+            let oracle = try NewerApksigner.run(["verify", "-v", signed], environment: ForeignCorpus.javaEnvironment)
+            #expect(oracle.succeeded && oracle.stdout.contains("Verified for SourceStamp: true\n"), "\(oracle)")
+        }
+        let stampDigest = String(stampSHA256.lowercased().filter { $0 != ":" })
+        let ours = try TestSupport.apkpatch(["verify", "--verify-source-stamp", "--stamp-cert-digest", stampDigest, signed])
+        #expect(ours.succeeded, "\(label): \(ours)")
+
+        let another = try job(signedAPK: "signed2.apk", expecting: String(repeating: "5a", count: 32), secrets: secrets)
+        let failure = try #require(another.failure, "\(label): the job passed though another stamp certificate was expected")
+        #expect(failure.result.stderr.contains("SOURCE_STAMP_EXPECTED_DIGEST_MISMATCH") || failure.result.stderr.contains("does not match"),
+                "\(label): \(failure.result)")
+        if provider != .gitlab { #expect(failure.step == "Verify", "\(label)") }
+
+        var withoutPassword = secrets
+        withoutPassword["APKPATCH_STAMP_KEYSTORE_PASSWORD"] = ""
+        let missing = try #require(try job(signedAPK: "signed3.apk", expecting: "", secrets: withoutPassword).failure)
+        let name = provider == nil ? "stamp-keystore-password-secret" : "APKPATCH_STAMP_KEYSTORE_PASSWORD"
+        #expect(missing.result.stderr.contains(name) && !missing.result.stderr.contains(provider == nil ? "stamp-keystore-base64" : "STAMP_KEYSTORE_BASE64"),
+                "\(label): \(missing.result)")
+        #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("signed3.apk").path))
     }
 
     /// A key rotation through the jobs' shell steps: two keystores keytool makes here, the lineage `apksigner rotate`
