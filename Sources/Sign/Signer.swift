@@ -260,7 +260,8 @@ public struct Signer: Sendable {
     private func finish(_ section: WrittenSection, of job: Job, engine: SigningEngine, plan: DigestPlan, key: SignerKey,
                         jarSignature: JARSignatureJob, pinList: [UInt8]?, stampFile: JARSignature.File?) throws -> SigningReport {
         let output = section.output
-        // The copied entries' central directory records, while the JAR signature is still being made.
+        // The copied entries' central directory records. An input APK's JAR signature was made on this thread
+        // before `finish`; repacked entries' may still be in the making on a worker, which `files()` waits for.
         var centralDirectory = try Records.centralDirectory(section.centralRecords, then: [], input: job.input)
         var count = section.centralRecords.count
         let stamp = SigningEngine.jarFileTimestamp(of: job.entries)
