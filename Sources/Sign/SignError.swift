@@ -28,15 +28,16 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
     case debuggableAPKNotPermitted
     case debuggableUndetermined(String)
     /// Entries Android requires stored are compressed (`PackagingRequirements`): signed as they are, the APK
-    /// would not install. `reason` says which rule.
-    case storedEntriesRequired([String], reason: String)
+    /// would not install. One group per rule broken, each with its reason.
+    case storedEntriesRequired([RuleViolations<String>])
     /// An entry copied raw from the input whose data does not match its header: a CRC-32 other than the
     /// declared one, or a deflate stream that fails, does not end, ends before the entry's data does, or inflates
     /// to another size.
     case corruptEntry(String, reason: String)
     /// With `SignerConfig.alignmentPreserved`, entries Android requires aligned (`PackagingRequirements`) would
-    /// stay where they are, unaligned: signed so, the APK would not install. `reason` says which rule.
-    case alignedEntriesRequired([MisalignedEntry], reason: String)
+    /// stay where they are, unaligned: signed so, the APK would not install. One group per rule broken, each
+    /// with its reason.
+    case alignedEntriesRequired([RuleViolations<MisalignedEntry>])
     /// The `resources.arsc` to write is one Android's resource loader refuses or reads only in part
     /// (`ResourceTableLoadCheck`): signed, the APK would not install, or its app would fail.
     case resourceTableRefused(ResourceTableProblem)
@@ -50,6 +51,19 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
         public let name: String
         public let dataOffset: Int64
         public let alignment: Int
+    }
+
+    /// The entries that break one packaging rule, and why Android holds them to it: an APK can break both
+    /// rules (resources.arsc for its targetSdkVersion, native libraries for extractNativeLibs), each with
+    /// its own reason.
+    public struct RuleViolations<Entry: Sendable & Hashable>: Sendable, Hashable {
+        public let entries: [Entry]
+        public let reason: String
+
+        public init(entries: [Entry], reason: String) {
+            self.entries = entries
+            self.reason = reason
+        }
     }
 
     public var description: String {
@@ -92,13 +106,22 @@ public enum SignError: Error, CustomStringConvertible, Equatable {
             return "the APK is debuggable (android:debuggable=\"true\" in AndroidManifest.xml) and debuggable APKs are not permitted: remove the attribute or sign with a debug key"
         case .debuggableUndetermined(let reason):
             return "cannot tell whether the APK is debuggable: \(reason)"
-        case .storedEntriesRequired(let names, let reason):
-            let listed = names.count <= 3 ? names.joined(separator: ", ") : names.prefix(3).joined(separator: ", ") + " and \(names.count - 3) more"
-            return "\(listed) \(names.count == 1 ? "is" : "are") compressed, but \(reason): signed as it is, the APK would not install, so nothing was written. Store \(names.count == 1 ? "it" : "them") uncompressed, then sign"
-        case .alignedEntriesRequired(let entries, let reason):
-            let described = entries.prefix(3).map { "\($0.name) (data at offset \($0.dataOffset), not a multiple of \($0.alignment))" }
-            let listed = described.joined(separator: ", ") + (entries.count > 3 ? " and \(entries.count - 3) more" : "")
-            return "\(listed) would stay unaligned because the input's alignment is preserved, but \(reason): signed so, the APK would not install, so nothing was written. Let the signer re-align stored entries (its default), or ask explicitly to keep the input's alignment anyway"
+        case .storedEntriesRequired(let groups):
+            let broken = groups.map { group in
+                let names = group.entries
+                let listed = names.count <= 3 ? names.joined(separator: ", ") : names.prefix(3).joined(separator: ", ") + " and \(names.count - 3) more"
+                return "\(listed) \(names.count == 1 ? "is" : "are") compressed, but \(group.reason)"
+            }
+            let count = groups.reduce(0) { $0 + $1.entries.count }
+            return broken.joined(separator: "; ") + ": signed as it is, the APK would not install, so nothing was written. Store \(count == 1 ? "it" : "them") uncompressed, then sign"
+        case .alignedEntriesRequired(let groups):
+            let broken = groups.map { group in
+                let entries = group.entries
+                let described = entries.prefix(3).map { "\($0.name) (data at offset \($0.dataOffset), not a multiple of \($0.alignment))" }
+                let listed = described.joined(separator: ", ") + (entries.count > 3 ? " and \(entries.count - 3) more" : "")
+                return "\(listed) would stay unaligned because the input's alignment is preserved, but \(group.reason)"
+            }
+            return broken.joined(separator: "; ") + ": signed so, the APK would not install, so nothing was written. Let the signer re-align stored entries (its default), or ask explicitly to keep the input's alignment anyway"
         case .corruptEntry(let name, let reason):
             return "entry \(name.debugDescription) of the input is corrupt: \(reason). Signing copies entries as they are and would sign the damage in: rebuild the APK, or replace the entry"
         case .sourceStampKeyNotRSA(let algorithm):

@@ -160,6 +160,24 @@ extension PipelineTests {
         #expect((object["installFix"] as? String)?.hasPrefix("apkpatch run ") == true)
     }
 
+    @Test("sign's refusal gives each compressed entry the rule it breaks: the table its targetSdk, a library extractNativeLibs")
+    func signRefusalNamesEachRule() throws {
+        let library = "lib/arm64-v8a/libdemo.so"
+        let input = try build("two-rules-src.apk", compressing: ["resources.arsc", library]) { fixture in
+            fixture.targetSdk = 30
+            fixture.applicationAttributes = "android:extractNativeLibs=\"false\""
+            fixture.rawFiles[library] = Array(repeating: 0x61, count: 20_000)
+        }
+        let output = dir.appendingPathComponent("two-rules.apk").path
+        let sign = try TestSupport.apkpatch(["sign"] + signing + ["--out", output, input], environment: environment)
+        #expect(sign.status == 1, "\(sign)")
+        #expect(sign.stderr.contains("resources.arsc is compressed, but Android 11+ requires it for targetSdk 30+"), "\(sign)")
+        #expect(sign.stderr.contains("\(library) is compressed, but android:extractNativeLibs=\"false\" makes Android map native libraries"), "\(sign)")
+        #expect(sign.stderr.contains("would not install, so nothing was written. Store them uncompressed"), "\(sign)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("two-rules.apk") || $0.hasPrefix(".two-rules") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     @Test("sign refuses, before writing, an APK whose resources.arsc Android requires stored; re-aligns it by default; refuses to preserve its misalignment unless asked to")
     func signRefusesOrAligns() throws {
         let input = try build("sign-src.apk") { $0.targetSdk = 30 }

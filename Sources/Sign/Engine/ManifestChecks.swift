@@ -75,8 +75,21 @@ extension Signer {
         guard !candidates.isEmpty, let bytes = try? manifest(), let summary = try? ManifestSummary(binaryXML: bytes) else { return }
         let requirements = PackagingRequirements(manifest: summary)
         let violations = requirements.compressedViolations(in: candidates)
-        if let first = violations.first {
-            throw SignError.storedEntriesRequired(violations.map { $0.entry.name }, reason: requirements.reason(for: first.rule))
+        if !violations.isEmpty {
+            throw SignError.storedEntriesRequired(requirements.grouped(violations.map { ($0.entry.name, $0.rule) }))
         }
+    }
+}
+
+extension PackagingRequirements {
+    /// `violations` grouped by rule, in the order the rules first appear, each group with the rule's reason.
+    func grouped<Entry>(_ violations: [(entry: Entry, rule: Rule)]) -> [SignError.RuleViolations<Entry>] {
+        var rules: [Rule] = []
+        var entries: [Rule: [Entry]] = [:]
+        for (entry, rule) in violations {
+            if entries[rule] == nil { rules.append(rule) }
+            entries[rule, default: []].append(entry)
+        }
+        return rules.map { SignError.RuleViolations(entries: entries[$0] ?? [], reason: reason(for: $0)) }
     }
 }

@@ -91,16 +91,14 @@ struct InputAPKWriter: SectionWriter {
     /// the input, and kept its position modulo the boundary, or did not move).
     private func checkAlignment(of entries: [KeptEntry], dataStarts: [Int64]) throws {
         guard let requirements = alignmentRequirements else { return }
-        var misaligned: [SignError.MisalignedEntry] = []
-        var firstRule: PackagingRequirements.Rule?
+        var misaligned: [(entry: SignError.MisalignedEntry, rule: PackagingRequirements.Rule)] = []
         for index in entries.indices where !entries[index].entry.isCompressed {
             guard let rule = requirements.rule(for: entries[index].entry.name) else { continue }
             let alignment = PackagingRequirements.alignment(for: rule)
             guard dataStarts[index] % Int64(alignment) != 0 else { continue }
-            misaligned.append(SignError.MisalignedEntry(name: entries[index].entry.name, dataOffset: dataStarts[index], alignment: alignment))
-            firstRule = firstRule ?? rule
+            misaligned.append((SignError.MisalignedEntry(name: entries[index].entry.name, dataOffset: dataStarts[index], alignment: alignment), rule))
         }
-        if let rule = firstRule { throw SignError.alignedEntriesRequired(misaligned, reason: requirements.reason(for: rule)) }
+        if !misaligned.isEmpty { throw SignError.alignedEntriesRequired(requirements.grouped(misaligned)) }
     }
 
     /// Where every byte of the section comes from, and where each record and its data start in the output.
