@@ -218,7 +218,8 @@ public struct APKSet: Sendable {
     private static func openContainer(_ path: String, form: Form, limits: UnpackLimits, settingAside unreadable: UnreadableMembers?) throws -> APKSet {
         let file: MappedFile
         do { file = try MappedFile(path: path) } catch let error as FileError {
-            throw APKSetError.unreadable(path, error.description)
+            // Its description names the path already ("cannot read PATH: …"), as `unreadable` does.
+            throw APKSetError.unreadable(path, error.reason)
         }
         file.readAhead()
         // APKMirror's newer .apkm files are a libsodium secret stream, not a ZIP (unapkm reads its header).

@@ -50,6 +50,25 @@ import TestSupport
         #expect(v4.status == 1 && v4.stderr == "Error: cannot read \(fifo): it is a FIFO (named pipe), not a regular file\n", "\(v4)")
     }
 
+    /// A split set container (.apks, .xapk) given as a FIFO: refused at once by every command that reads sets,
+    /// the path named once ("cannot read X: cannot read X: …" read as a stutter).
+    @Test func aFIFOSetContainerIsRefusedNamingItOnce() throws {
+        let fifo = dir.appendingPathComponent("pipe.apks").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let keystore = dir.appendingPathComponent("debug.p12").path
+        let out = dir.appendingPathComponent("set-out-\(UUID().uuidString).apks").path
+        for arguments in [["verify", fifo], ["sign", "--debug", "--debug-keystore", keystore, "--out", out, fifo],
+                          ["run", fifo, "--debug-keystore", keystore, "--out", out],
+                          ["merge", fifo, "--debug-keystore", keystore, "--out", out + ".apk"]] {
+            let result = try TestSupport.run("timeout", ["60", TestSupport.apkpatchBinary] + arguments)
+            #expect(result.status == 1, "\(arguments[0]): \(result)")
+            let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("Error:") }
+            #expect(errors == ["Error: cannot read \(fifo): it is a FIFO (named pipe), not a regular file"], "\(arguments[0]): \(result)")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("set-out-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     /// `verify --json` of a path it cannot read as an APK at all (missing, a FIFO, a device) prints its one
     /// object on stdout, the APK failing with the reason (`APK_UNREADABLE`), as `verify --json SET` does for a set
     /// it cannot read: the error went to stderr alone, and a CI step parsing stdout read nothing.
