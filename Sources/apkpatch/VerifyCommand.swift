@@ -247,7 +247,8 @@ struct Verify: ParsableCommand {
     static func installFix(for report: VerificationReport, path: String) -> String? {
         let base = path.hasSuffix(".apk") ? String(path.dropLast(4)) : path
         return InstallFix(reports: [report]).advice(path: ShellWords.quote(path), fixed: ShellWords.quote(base + "-fixed.apk"),
-                                                    aligned: ShellWords.quote(base + "-aligned.apk"))
+                                                    aligned: ShellWords.quote(base + "-aligned.apk"),
+                                                    stripped: ShellWords.quote(base + "-stripped.apk"))
     }
 
     /// The same for a set, from its APKs' reports: the fix runs on the whole set (`paths`, as given), and writes a
@@ -262,7 +263,8 @@ struct Verify: ParsableCommand {
             while first.count > 1 && first.hasSuffix("/") { first.removeLast() }
             fixed = (first.lowercased().hasSuffix(".apk") ? String(first.dropLast(4)) : first) + "-fixed/"
         }
-        return InstallFix(reports: reports).advice(path: paths.map(ShellWords.quote).joined(separator: " "), fixed: ShellWords.quote(fixed), aligned: nil)
+        return InstallFix(reports: reports).advice(path: paths.map(ShellWords.quote).joined(separator: " "), fixed: ShellWords.quote(fixed), aligned: nil,
+                                                  stripped: nil)
     }
 }
 
@@ -274,6 +276,9 @@ struct InstallFix {
     /// extractNativeLibs="false"): `run` stores and aligns it, then signs. `align` leaves compressed entries
     /// compressed, and `sign` refuses to store one.
     var needsStoring = false
+    /// Bytes before the first local header (where Janus hides a DEX): every apkpatch command refuses such an
+    /// archive, so the advice strips them first with `zip -J`, which also moves the offsets, on a copy.
+    var stripsPrefix = false
     /// A stored library off a 16 KiB boundary: `sign` re-aligns stored .so files to 16 KiB.
     var needs16KPages = false
     /// Of those, the ones whose Android alignment field names a multiple `sign` keeps, as apksigner does (an
@@ -293,6 +298,7 @@ struct InstallFix {
         for report in reports {
             let codes = Set((report.installErrors + report.installWarnings).map(\.code))
             if codes.contains(.installResourcesArscMalformed) { rebuildsResourceTable = true }
+            if codes.contains(.installBytesBeforeFirstEntry) { stripsPrefix = true }
             // The highest level any APK's table needs: one minSdkVersion serves the whole set.
             for encoding in report.installErrors.compactMap(\.resourceTableEncoding)
             where encoding.requiredMinSdkVersion > raisesMinSdkVersion?.requiredMinSdkVersion ?? 0 {
@@ -315,9 +321,9 @@ struct InstallFix {
     }
 
     /// The advice for the APK (or set) at `path` (quoted for a shell), writing the repaired one to `fixed` and,
-    /// for one APK, an intermediate one to `aligned` (nil for a set: `align` takes one APK at a time); nil when
-    /// nothing needs repairing.
-    func advice(path: String, fixed: String, aligned: String?) -> String? {
+    /// for one APK, intermediate ones to `aligned` and `stripped` (nil for a set: `align` and `zip -J` take one
+    /// APK at a time); nil when nothing needs repairing.
+    func advice(path: String, fixed: String, aligned: String?, stripped: String?) -> String? {
         // First: while the table is one Android refuses, nothing else makes the APK install.
         if rebuildsResourceTable {
             return "rebuild resources.arsc from the app's sources (its Gradle build, or aapt2 link) and sign again; no apkpatch command repairs a resource table Android refuses, and sign and run refuse to copy one"
@@ -327,8 +333,13 @@ struct InstallFix {
             return "if the app can leave devices below API \(level), raise its minSdkVersion: mkdir -p \(patch) && printf 'manifest:\\n  minSdkVersion: \(level)\\n' > \(patch)/apkpatch.yml && apkpatch run \(path) --patch \(patch) --out \(fixed) (add your signing options); otherwise rebuild resources.arsc without aapt2's \(encoding.aapt2Option) and sign again"
         }
         var command: String?
-        if needsStoring {
-            command = "apkpatch run \(path) --out \(fixed) stores and aligns what Android requires, then signs and verifies (add your signing options, e.g. --ks release.jks; without them the debug key signs)"
+        let signing = "(add your signing options, e.g. --ks release.jks; without them the debug key signs)"
+        if stripsPrefix, let stripped {
+            command = "cp \(path) \(stripped) && zip -q -J \(stripped) && apkpatch run \(stripped) --out \(fixed) strips the bytes before the first entry, which every apkpatch command refuses, then stores and aligns what Android requires, signs and verifies \(signing)"
+        } else if stripsPrefix {
+            command = "zip -q -J on each APK that has bytes before its first entry (every apkpatch command refuses them), then apkpatch run \(path) --out \(fixed) stores and aligns what Android requires, signs and verifies \(signing)"
+        } else if needsStoring {
+            command = "apkpatch run \(path) --out \(fixed) stores and aligns what Android requires, then signs and verifies \(signing)"
         } else if !keptAlignments.isEmpty {
             let kept = keptAlignments.prefix(3).map { "\($0.entry) on \($0.multiple) bytes" }.joined(separator: ", ")
                 + (keptAlignments.count > 3 ? " and \(keptAlignments.count - 3) more" : "")

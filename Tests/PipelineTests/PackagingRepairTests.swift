@@ -160,6 +160,34 @@ extension PipelineTests {
         #expect((object["installFix"] as? String)?.hasPrefix("apkpatch run ") == true)
     }
 
+    @Test("verify's advice for bytes before the first entry (Janus) strips them, and the command it names makes an APK that installs")
+    func verifyAdviceStripsPrefix() throws {
+        let input = try build("janus-src.apk", compressing: []) { $0.targetSdk = 30 }
+        // A v1-only signature, which does not cover a prefix (CVE-2017-13156), and a DEX header before the first
+        // entry; `zip -A` moves the offsets as a crafted APK has them.
+        let signed = dir.appendingPathComponent("janus-v1.apk").path
+        #expect(try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "pass:\(Self.password)", "--v2-signing-enabled", "false",
+                                                  "--v3-signing-enabled", "false", "--v4-signing-enabled", "false", "--min-sdk-version", "21",
+                                                  "--out", signed, input]).succeeded)
+        let janus = dir.appendingPathComponent("janus.apk").path
+        try Data(Array("dex\n035\0".utf8) + [UInt8](repeating: 0x41, count: 120) + [UInt8](try Data(contentsOf: URL(fileURLWithPath: signed))))
+            .write(to: URL(fileURLWithPath: janus))
+        #expect(try TestSupport.run("zip", ["-q", "-A", janus]).succeeded)
+        let verify = try TestSupport.apkpatch(["verify", janus])
+        #expect(verify.status == 1 && verify.stderr.contains("INSTALL_BYTES_BEFORE_FIRST_ENTRY"), "\(verify)")
+        // What the advice names first, run as a shell would, with signing options as it says.
+        let line = try #require(verify.stderr.split(separator: "\n").first { $0.hasPrefix("To fix: ") }, "\(verify)")
+        let command = try #require(line.dropFirst("To fix: ".count).components(separatedBy: " strips the bytes").first)
+        let fixed = dir.appendingPathComponent("janus-fixed.apk").path
+        #expect(command.hasPrefix("cp ") && command.hasSuffix("--out \(fixed)"), "\(line)")
+        let runnable = command.replacingOccurrences(of: "&& apkpatch run ", with: "&& \(TestSupport.apkpatchBinary) run ")
+            + " " + signing.joined(separator: " ")
+        let repair = try TestSupport.run("sh", ["-c", runnable], environment: environment)
+        #expect(repair.succeeded, "\(runnable): \(repair)")
+        try expectInstallable(fixed)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: janus)).prefix(4) == Data("dex\n".utf8), "the input is never modified")
+    }
+
     @Test("sign's refusal gives each compressed entry the rule it breaks: the table its targetSdk, a library extractNativeLibs")
     func signRefusalNamesEachRule() throws {
         let library = "lib/arm64-v8a/libdemo.so"
