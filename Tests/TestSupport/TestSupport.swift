@@ -67,25 +67,32 @@ public enum TestSupport {
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                            currentDirectory: String? = nil, stdin: String? = nil) throws -> ProcessResult {
-        let process = Process()
-        if executable.contains("/") {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+        try runProcess(executable, arguments, environment: environment, currentDirectory: currentDirectory, stdin: stdin)
+    }
+
+    /// `run` in a process of its own.
+    static func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                           currentDirectory: String? = nil, stdin: String? = nil) throws -> ProcessResult {
+        let merged = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
+        // Where the tool is found, and argv as Foundation's `Process` gave it: a path made absolute (the path is
+        // argv[0]); a name looked up on the child's PATH, as `env NAME` does (the name is argv[0]). A working
+        // directory, or a name found nowhere (env's own message and status 127), goes through `env`.
+        let named = executable.contains("/") ? [URL(fileURLWithPath: executable).path] : [executable] + (jvmOptions[executable] ?? [])
+        let path: String, argv: [String]
+        if let currentDirectory {
+            (path, argv) = ("/usr/bin/env", ["/usr/bin/env", "-C", currentDirectory] + named + arguments)
+        } else if executable.contains("/") {
+            (path, argv) = (named[0], named + arguments)
+        } else if let found = executablePath(executable, searching: merged["PATH"]) {
+            (path, argv) = (found, named + arguments)
         } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [executable] + (jvmOptions[executable] ?? []) + arguments
+            (path, argv) = ("/usr/bin/env", ["/usr/bin/env"] + named + arguments)
         }
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let child = try SpawnedProcess.spawn(path, argv: argv, environment: merged)
+        let input = Array((stdin ?? "").utf8)
+        if input.isEmpty { close(child.standardInput) } else {
+            _ = BackgroundValue<Void> { SpawnedProcess.writeAll(input, to: child.standardInput) }
         }
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = inPipe
-        try process.run()
-        if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? inPipe.fileHandleForWriting.close()
         // Read both pipes concurrently so neither fills up and blocks the child. A daemon the child started (the
         // real adb forks its server) inherits the pipes and would hold them open for ever: once the child has
         // exited, the readers get a grace period, then the result is what they read so far.
@@ -96,16 +103,10 @@ public enum TestSupport {
             var data: Data { lock.withLock { bytes } }
         }
         let outBox = Box(), errBox = Box()
-        let readers = [(outPipe, outBox), (errPipe, errBox)].map { pipe, box in
-            BackgroundValue<Void> {
-                while true {
-                    let chunk = pipe.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    box.append(chunk)
-                }
-            }
+        let readers = [(child.standardOutput, outBox), (child.standardError, errBox)].map { descriptor, box in
+            BackgroundValue<Void> { SpawnedProcess.read(descriptor) { box.append($0) } }
         }
-        process.waitUntilExit()
+        let status = child.waitForExit()
         var errData = Data()
         let deadline = DispatchTime.now() + 30
         if !readers.allSatisfy({ $0.wait(until: deadline) }) {
@@ -113,9 +114,20 @@ public enum TestSupport {
         }
         let outData = outBox.data
         errData = errBox.data + errData
-        return ProcessResult(status: process.terminationStatus,
+        return ProcessResult(status: status,
                              stdout: String(decoding: outData, as: UTF8.self),
                              stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// The file `name` is on `searchPath` (this process's PATH when nil), as `env` and shells find it: the first
+    /// executable regular file, an empty entry meaning the current directory; nil when there is none.
+    public static func executablePath(_ name: String, searching searchPath: String? = nil) -> String? {
+        let entries = (searchPath ?? ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false)
+        return entries.map { $0.isEmpty ? name : "\($0)/\(name)" }.first { candidate in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) && !isDirectory.boolValue
+                && FileManager.default.isExecutableFile(atPath: candidate)
+        }
     }
 
     /// Runs the built `apkpatch` binary.
