@@ -3,7 +3,8 @@ import Testing
 @testable import TestSupport
 
 /// How the tests start the oracles (TestSupport's `run`): a child's status, output, input, environment, working
-/// directory and PATH lookup as Foundation's `Process` through `env` gave them.
+/// directory and PATH lookup as Foundation's `Process` through `env` gave them; and apksigner run by a long-lived
+/// JVM (`JavaToolServers`) gives what apksigner in a process of its own gives, for Debian's 31 and build-tools 35.
 @Suite(.removesTemporaryDirectories) struct TestProcessesTests {
     @Test("a child's exit status, stdout and stderr apart, stdin, environment and working directory")
     func childOutputsAndInputs() throws {
@@ -33,5 +34,75 @@ import Testing
         #expect(missing.status == 127 && missing.stderr.contains("apkpatch-no-such-tool") && missing.stderr.contains("No such file"), "\(missing)")
         let killed = try TestSupport.run("sh", ["-c", "kill -KILL $$"])
         #expect(killed.status == SIGKILL, "\(killed)")
+    }
+
+    /// A small APK built with aapt, signed by apksigner in a process of its own with a keytool key (the password in
+    /// the environment, as the suites pass it).
+    static func signedFixture() throws -> (apk: String, keyStore: String, directory: URL) {
+        let directory = try TestSupport.makeTemporaryDirectory("java-tool-servers")
+        let unsigned = try FixtureAPK().build(in: directory, name: "unsigned.apk")
+        let keyStore = directory.appendingPathComponent("release.p12").path
+        try TestSupport.makeKeyStore(at: keyStore, password: "server-pass", dname: "CN=Java tool servers")
+        let signed = directory.appendingPathComponent("signed.apk").path
+        let sign = try TestSupport.runProcess("apksigner", ["sign", "--ks", keyStore, "--ks-pass", "env:SERVER_KS_PASS", "--out", signed, unsigned],
+                                              environment: ["SERVER_KS_PASS": "server-pass"])
+        try #require(sign.succeeded, "\(sign)")
+        return (signed, keyStore, directory)
+    }
+
+    /// Requests whose answers cover the ways a run ends: verified (with the JVM options' line on stderr), refused,
+    /// an option error, an uncaught exception (a stack trace), usage text, an environment variable read.
+    static func requests(apk: String, keyStore: String, directory: URL) -> [(arguments: [String], environment: [String: String])] {
+        let java = ["JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC", "LC_ALL": "C.UTF-8"]
+        let notAnAPK = directory.appendingPathComponent("fixture.apk").path + ".missing"
+        return [
+            (["verify", "-v", "--print-certs", apk], java),
+            (["verify", "--min-sdk-version", "24", "--max-sdk-version", "20", apk], [:]),
+            (["verify", "--no-such-option", apk], [:]),
+            (["verify", notAnAPK], java),
+            (["verify", keyStore], [:]),
+            (["sign"], [:]),
+            (["sign", "--ks", keyStore, "--ks-pass", "env:SERVER_KS_PASS", "--out", directory.appendingPathComponent("resigned.apk").path, apk],
+             ["SERVER_KS_PASS": "wrong-pass"]),
+        ]
+    }
+
+    @Test("apksigner 31 through a long-lived JVM: the same stdout, stderr and exit status as in a process of its own")
+    func debianApksignerServerMatchesProcesses() throws {
+        let tool = try #require(JavaToolServers.Tool.debianApksigner, "Debian's apksigner script is not on PATH (make test-deps installs it)")
+        let fixture = try Self.signedFixture()
+        for request in Self.requests(apk: fixture.apk, keyStore: fixture.keyStore, directory: fixture.directory) {
+            let served = try #require(JavaToolServers.run(tool, request.arguments, environment: request.environment), "not served: \(request)")
+            let separate = try TestSupport.runProcess("apksigner", request.arguments, environment: request.environment)
+            #expect(served.status == separate.status && served.stdout == separate.stdout && served.stderr == separate.stderr,
+                    "\(request.arguments):\nserver: \(served)\nprocess: \(separate)")
+        }
+        // What a server signs is what a process signs (RSA PKCS#1 v1.5 signatures are deterministic).
+        let outputs = ["served.apk", "separate.apk"].map { fixture.directory.appendingPathComponent($0).path }
+        let arguments = { (out: String) in ["sign", "--ks", fixture.keyStore, "--ks-pass", "env:SERVER_KS_PASS", "--out", out, fixture.apk] }
+        let served = try #require(JavaToolServers.run(tool, arguments(outputs[0]), environment: ["SERVER_KS_PASS": "server-pass"]))
+        let separate = try TestSupport.runProcess("apksigner", arguments(outputs[1]), environment: ["SERVER_KS_PASS": "server-pass"])
+        #expect(served.succeeded && separate.succeeded, "server: \(served)\nprocess: \(separate)")
+        #expect(try TestSupport.readBytes(outputs[0]) == TestSupport.readBytes(outputs[1]))
+    }
+
+    @Test("apksigner 35 through a long-lived JVM: the same stdout, stderr and exit status as in a process of its own")
+    func newerApksignerServerMatchesProcesses() throws {
+        let tool = try NewerApksigner.tool()
+        let fixture = try Self.signedFixture()
+        for request in Self.requests(apk: fixture.apk, keyStore: fixture.keyStore, directory: fixture.directory).prefix(5) {
+            let served = try #require(JavaToolServers.run(tool, request.arguments, environment: request.environment), "not served: \(request)")
+            let separate = try NewerApksigner.runProcess(request.arguments, environment: request.environment)
+            #expect(served.status == separate.status && served.stdout == separate.stdout && served.stderr == separate.stderr,
+                    "\(request.arguments):\nserver: \(served)\nprocess: \(separate)")
+        }
+    }
+
+    @Test("what a server cannot give exactly goes to a process: standard input, a working directory, other JVM options")
+    func unservedRequests() throws {
+        let tool = try #require(JavaToolServers.Tool.debianApksigner)
+        #expect(JavaToolServers.run(tool, ["--version"], environment: ["JAVA_TOOL_OPTIONS": "-Xmx64m"]) == nil)
+        #expect(JavaToolServers.run(tool, ["--version"], environment: ["_JAVA_OPTIONS": "-Xmx64m"]) == nil)
+        #expect(JavaToolServers.run(tool, ["--version"], environment: nil)?.stdout == "0.9\n")
     }
 }

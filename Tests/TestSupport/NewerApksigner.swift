@@ -13,11 +13,22 @@ public enum NewerApksigner {
     /// `apksigner ARGUMENTS` of build-tools 35.
     @discardableResult
     public static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> TestSupport.ProcessResult {
-        // apksig's classes first: the apksigner jar's manifest also names Debian 12's apksig.jar.
+        let tool = try self.tool()
+        if let result = JavaToolServers.run(tool, arguments, environment: environment) { return result }
+        return try runProcess(arguments, environment: environment)
+    }
+
+    /// `run` in a process of its own.
+    static func runProcess(_ arguments: [String], environment: [String: String]? = nil) throws -> TestSupport.ProcessResult {
+        let tool = try self.tool()
+        return try TestSupport.runProcess("java", ["-cp", tool.classpath.joined(separator: ":"), tool.mainClass] + arguments, environment: environment)
+    }
+
+    /// The jars and the main class; apksig's classes first: the apksigner jar's manifest also names Debian 12's apksig.jar.
+    static func tool() throws -> JavaToolServers.Tool {
         let jars = ["apksig.jar", "apksigner.jar"].map { directory.appendingPathComponent($0).path }
         guard jars.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else { throw missingError }
-        return try TestSupport.run("java", ["-cp", jars.joined(separator: ":"), "com.android.apksigner.ApkSignerTool"] + arguments,
-                                   environment: environment)
+        return JavaToolServers.Tool(classpath: jars, mainClass: "com.android.apksigner.ApkSignerTool")
     }
 
     /// `verify -v` text of apksigner 35 (and apkpatch) as Debian's apksigner 31 prints it: without the

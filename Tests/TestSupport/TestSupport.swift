@@ -64,13 +64,18 @@ public enum TestSupport {
     })
 
     /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`, waiting for it to finish.
+    /// Java tools with a long-lived server (`JavaToolServers`): Debian's apksigner.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                            currentDirectory: String? = nil, stdin: String? = nil) throws -> ProcessResult {
-        try runProcess(executable, arguments, environment: environment, currentDirectory: currentDirectory, stdin: stdin)
+        if executable == "apksigner", stdin == nil, currentDirectory == nil, let tool = JavaToolServers.Tool.debianApksigner,
+           let result = JavaToolServers.run(tool, arguments, environment: environment) {
+            return result
+        }
+        return try runProcess(executable, arguments, environment: environment, currentDirectory: currentDirectory, stdin: stdin)
     }
 
-    /// `run` in a process of its own.
+    /// `run` in a process of its own, whatever the tool.
     static func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                            currentDirectory: String? = nil, stdin: String? = nil) throws -> ProcessResult {
         let merged = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
