@@ -4,7 +4,8 @@ import Testing
 
 /// How the tests start the oracles (TestSupport's `run`): a child's status, output, input, environment, working
 /// directory and PATH lookup as Foundation's `Process` through `env` gave them; and apksigner run by a long-lived
-/// JVM (`JavaToolServers`) gives what apksigner in a process of its own gives, for Debian's 31 and build-tools 35.
+/// JVM (`JavaToolServers`) gives what apksigner in a process of its own gives, for Debian's 31 and build-tools 35,
+/// and so does Debian's apktool.
 @Suite(.removesTemporaryDirectories) struct TestProcessesTests {
     @Test("a child's exit status, stdout and stderr apart, stdin, environment and working directory")
     func childOutputsAndInputs() throws {
@@ -95,6 +96,29 @@ import Testing
             let separate = try NewerApksigner.runProcess(request.arguments, environment: request.environment)
             #expect(served.status == separate.status && served.stdout == separate.stdout && served.stderr == separate.stderr,
                     "\(request.arguments):\nserver: \(served)\nprocess: \(separate)")
+        }
+    }
+
+    @Test("apktool through a long-lived JVM: the same output, status and decoded files as in a process of its own")
+    func apktoolServerMatchesProcesses() throws {
+        let tool = try #require(JavaToolServers.Tool.debianApktool, "Debian's apktool script is not on PATH (make test-deps installs it)")
+        let directory = try TestSupport.makeTemporaryDirectory("java-tool-servers-apktool")
+        let apk = try FixtureAPK.cordovaLike().build(in: directory)
+        if !JavaToolServers.Tool.apktoolFrameworkIsSetUp { try TestSupport.runProcess("apktool", ["--version"]) }
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":" + FileManager.default.currentDirectoryPath
+        for (label, options, input) in [("decoded", ["-f"], apk), ("refused", ["-f", "-s"], directory.appendingPathComponent("missing.apk").path)] {
+            let served = directory.appendingPathComponent("\(label)-served").path, separate = directory.appendingPathComponent("\(label)-separate").path
+            let a = try #require(JavaToolServers.run(tool, ["d"] + options + ["-o", served, input], environment: ["LC_ALL": "C.UTF-8", "PATH": path]))
+            let b = try TestSupport.runProcess("apktool", ["d"] + options + ["-o", separate, input], environment: ["LC_ALL": "C.UTF-8"])
+            #expect(a.status == b.status && a.stdout.replacingOccurrences(of: served, with: "OUT") == b.stdout.replacingOccurrences(of: separate, with: "OUT")
+                        && a.stderr.replacingOccurrences(of: served, with: "OUT") == b.stderr.replacingOccurrences(of: separate, with: "OUT"),
+                    "\(label):\nserver: \(a)\nprocess: \(b)")
+            let trees = try [served, separate].map { root in
+                FileManager.default.fileExists(atPath: root) ? try FileManager.default.subpathsOfDirectory(atPath: root).sorted().map { name in
+                    (name, try? Data(contentsOf: URL(fileURLWithPath: root + "/" + name))) } : []
+            }
+            #expect(trees[0].map(\.0) == trees[1].map(\.0) && trees[0].map(\.1) == trees[1].map(\.1) && (label == "refused" || !trees[0].isEmpty),
+                    "\(label): other files decoded")
         }
     }
 

@@ -33,6 +33,24 @@ public enum JavaToolServers {
                   FileManager.default.fileExists(atPath: jar) else { return nil }
             return Tool(classpath: [jar], mainClass: "com.android.apksigner.ApkSignerTool", jvmOptions: ["-Xmx1024M", "-Djava.library.path="])
         }()
+
+        /// Debian's `apktool` (2.7.0): its script runs `java -Xmx512M -Dfile.encoding=utf-8 -cp "/usr/share/apktool/*"
+        /// brut.apktool.Main` with its working directory appended to PATH (for aapt), after linking
+        /// ~/.local/share/apktool/framework/1.apk to framework-res.apk the first time (so a request waits until a
+        /// process has done that: `run` returns nil before). Nil when the `apktool` on PATH is not that script.
+        static let debianApktool: Tool? = {
+            guard let script = TestSupport.executablePath("apktool"),
+                  let text = try? String(contentsOfFile: URL(fileURLWithPath: script).resolvingSymlinksInPath().path, encoding: .utf8),
+                  text.contains("javaOpts=\"-Xmx512M -Dfile.encoding=utf-8\""), text.contains("-cp \"/usr/share/apktool/*\" brut.apktool.Main"),
+                  text.contains("PATH=$PATH:`pwd`") else { return nil }
+            return Tool(classpath: ["/usr/share/apktool/*"], mainClass: "brut.apktool.Main", jvmOptions: ["-Xmx512M", "-Dfile.encoding=utf-8"])
+        }()
+
+        /// apktool's framework folder, which its script makes on the first run.
+        static var apktoolFrameworkIsSetUp: Bool {
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+            return FileManager.default.fileExists(atPath: home + "/.local/share/apktool/framework/1.apk")
+        }
     }
 
     /// The values of JAVA_TOOL_OPTIONS a request may carry: the suites' options for short runs, which change how

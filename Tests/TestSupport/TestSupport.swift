@@ -64,13 +64,22 @@ public enum TestSupport {
     })
 
     /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`, waiting for it to finish.
-    /// Java tools with a long-lived server (`JavaToolServers`): Debian's apksigner.
+    /// Java tools with a long-lived server (`JavaToolServers`): Debian's apksigner and apktool.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                            currentDirectory: String? = nil, stdin: String? = nil) throws -> ProcessResult {
-        if executable == "apksigner", stdin == nil, currentDirectory == nil, let tool = JavaToolServers.Tool.debianApksigner,
-           let result = JavaToolServers.run(tool, arguments, environment: environment) {
-            return result
+        if stdin == nil, currentDirectory == nil {
+            if executable == "apksigner", let tool = JavaToolServers.Tool.debianApksigner,
+               let result = JavaToolServers.run(tool, arguments, environment: environment) {
+                return result
+            }
+            // apktool's script appends its working directory (this process's) to PATH.
+            if executable == "apktool", let tool = JavaToolServers.Tool.debianApktool, JavaToolServers.Tool.apktoolFrameworkIsSetUp {
+                let path = (environment?["PATH"] ?? ProcessInfo.processInfo.environment["PATH"] ?? "") + ":" + FileManager.default.currentDirectoryPath
+                if let result = JavaToolServers.run(tool, arguments, environment: (environment ?? [:]).merging(["PATH": path]) { $1 }) {
+                    return result
+                }
+            }
         }
         return try runProcess(executable, arguments, environment: environment, currentDirectory: currentDirectory, stdin: stdin)
     }
