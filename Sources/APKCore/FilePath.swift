@@ -103,7 +103,8 @@ package enum UserFiles {
 package struct DirectoryNames {
     /// Every name but "." and ".." that is valid UTF-8, in the order `readdir` gives them.
     package var names: [String] = []
-    /// The others, shown with replacement characters.
+    /// The others, shown with each byte that is not UTF-8 as `\xHH` (as `ls -b` shows it): a replacement
+    /// character would name no file, and the user has to find this one to rename it.
     package var notUTF8: [String] = []
 
     /// Reads `directory`; throws its `errno` when it cannot be read.
@@ -113,7 +114,27 @@ package struct DirectoryNames {
         while let entry = readdir(stream) {
             let bytes: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
             if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-            if let name = String(validating: bytes, as: UTF8.self) { names.append(name) } else { notUTF8.append(String(decoding: bytes, as: UTF8.self)) }
+            if let name = String(validating: bytes, as: UTF8.self) { names.append(name) } else { notUTF8.append(Self.escaped(bytes)) }
+        }
+    }
+
+    /// `bytes` as text: valid UTF-8 as it is, every other byte as `\xHH`.
+    static func escaped(_ bytes: [UInt8]) -> String {
+        var shown = ""
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                shown += String(decoding: encoded, as: UTF8.self)
+                offset += encoded.count
+            case .error(let length):
+                for byte in bytes[offset..<offset + length] { shown += "\\x" + String(byte, radix: 16, uppercase: true) }
+                offset += length
+            case .emptyInput:
+                return shown
+            }
         }
     }
 }
