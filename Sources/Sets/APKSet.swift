@@ -227,10 +227,17 @@ public struct APKSet: Sendable {
             throw APKSetError.encryptedAPKM(path)
         }
         let container = try APKArchive(source: file, label: path)
+        // Every entry's data must be what the container records (CRC-32, a deflate stream that ends at the
+        // declared size): a container output carries the set's other files (toc.pb, manifest.json, OBB files,
+        // icons) on byte for byte, and a set whose files are not what it says they are is a damaged download.
+        // The APKs are checked below, each as it is read.
+        for entry in container.entries where !Self.isAPK(entry) && (!entry.isDirectory || entry.compressedSize > 0) {
+            try container.withUncompressedChunks(of: entry) { _ in }
+        }
         var members: [Member] = [], standalones: [Member] = [], assetSlices: [Member] = []
         // bundletool's .apks keeps the set under splits/; SAI's puts the APKs at the top, as .xapk and .apkm do.
         let isBundletool = form == .apks && container.entries.contains { $0.name.hasPrefix("splits/") }
-        for entry in container.entries where !entry.isDirectory && entry.name.lowercased().hasSuffix(".apk") {
+        for entry in container.entries where Self.isAPK(entry) {
             let isStandalone = isBundletool && entry.name.hasPrefix(standalonesFolder)
             let isAssetSlice = isBundletool && entry.name.hasPrefix(assetSlicesFolder)
             if isBundletool && !entry.name.hasPrefix("splits/") && !isStandalone && !isAssetSlice {
@@ -243,6 +250,7 @@ public struct APKSet: Sendable {
             let member: Member
             do {
                 if entry.method == .stored {
+                    try container.withUncompressedChunks(of: entry) { _ in }  // its CRC-32
                     source = try container.rawData(of: entry)
                 } else {
                     let temporary = try TemporaryFile()
@@ -284,6 +292,9 @@ public struct APKSet: Sendable {
         return APKSet(form: form, label: path, container: container, members: variants[0], otherSplitVariants: Array(variants.dropFirst()),
                       standalones: standalones, assetSlices: assetSlices, toc: toc)
     }
+
+    /// Whether a container's `entry` is one of the set's APKs (by its name, as every set format names them).
+    private static func isAPK(_ entry: ZipEntry) -> Bool { !entry.isDirectory && entry.name.lowercased().hasSuffix(".apk") }
 
     /// bundletool's folder of standalone APKs in a `.apks`.
     static let standalonesFolder = "standalones/"

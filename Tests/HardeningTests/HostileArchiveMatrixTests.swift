@@ -14,13 +14,15 @@ import ZlibWrapper
 @Suite(.removesTemporaryDirectories) struct HostileArchiveMatrixTests {
     enum Hostile: String, CaseIterable, CustomStringConvertible {
         // The archive's structure.
-        case bytesBetweenEntries, bytesBeforeEndRecord, twoEndRecords, uncountedCentralRecord, countAboveRecords
+        case bytesBetweenEntries, bytesBeforeEndRecord, twoEndRecords, uncountedCentralRecord, countAboveRecords, noEntries
         // An entry's data.
         case storedCRC, deflatedCRC, invalidDeflate, unterminatedDeflate, truncatedDeflate, inflatesLonger, inflatesShorter
         // Names, a prefix.
         case emptyName, dotName, dotDotName, janusPrefixOnV1Only
         // The patch directory.
         case patchNameNotUTF8
+        // A set container (the APK in it intact): another file's data, or the APK's, not what the container records.
+        case containerFileCRC, containerAPKCRC
         // What the input path is.
         case fifo, device, directory
         var description: String { rawValue }
@@ -40,6 +42,8 @@ import ZlibWrapper
         }
 
         var isInputKind: Bool { [.fifo, .device, .directory].contains(self) }
+        /// Only the set's container is hostile: the commands that read a set are the ones to refuse it.
+        var isContainerOnly: Bool { [.containerFileCRC, .containerAPKCRC].contains(self) }
 
         /// What the message must say (any one of these).
         var messages: [String] {
@@ -50,6 +54,9 @@ import ZlibWrapper
             case .twoEndRecords: return ["two end of central directory records"]
             case .uncountedCentralRecord: return ["more bytes after them"]
             case .countAboveRecords: return ["central directory record"]
+            case .noEntries: return ["counts no entries"]
+            case .containerFileCRC: return ["entry \"icon.png\" is corrupt: CRC-32 is"]
+            case .containerAPKCRC: return ["entry \"splits/base-master.apk\" is corrupt: CRC-32 is"]
             case .emptyName, .dotName, .dotDotName: return ["which names no file"]
             case .janusPrefixOnV1Only: return ["bytes before the first local header belong to no entry", "Janus"]
             case .patchNameNotUTF8: return ["not valid UTF-8"]
@@ -139,6 +146,7 @@ import ZlibWrapper
                 bytes[field + 1] = UInt8(count >> 8)
             }
             return bytes
+        case .noEntries: return EndOfCentralDirectory(entryCount: 0, centralDirectorySize: 0, centralDirectoryOffset: 0).encoded()
         case .emptyName: return try ArchiveStrictnessTests.make(.emptyName, from: signed)
         case .dotName: return try ArchiveStrictnessTests.make(.dotName, from: signed)
         case .dotDotName: return try ArchiveStrictnessTests.make(.dotDotName, from: signed)
@@ -178,7 +186,12 @@ import ZlibWrapper
                 set = work.appendingPathComponent("set.apks").path
                 try Data(bytes).write(to: URL(fileURLWithPath: input))
                 var container = ZipBuilder()
-                container.items = [ZipBuilder.Item(name: "splits/base-master.apk", data: bytes, crc: CRC32.checksum(bytes))]
+                container.items = [ZipBuilder.Item(name: "splits/base-master.apk", data: bytes, crc: CRC32.checksum(bytes) ^ (hostile == .containerAPKCRC ? 1 : 0))]
+                if hostile == .containerFileCRC {
+                    // A file a container output would carry on as it is (bundletool's toc.pb, an .xapk's icon or OBB).
+                    let icon = Array("not what the CRC-32 says".utf8)
+                    container.items.append(ZipBuilder.Item(name: "icon.png", data: icon, crc: CRC32.checksum(icon) ^ 1))
+                }
                 try Data(container.build()).write(to: URL(fileURLWithPath: set))
             }
             switch hostile {
@@ -291,7 +304,7 @@ import ZlibWrapper
         let c = try Case(hostile)
         let inputBytes = try? TestSupport.readBytes(c.input)
         var problems: [String] = []
-        for command in Command.allCases where hostile != .patchNameNotUTF8 || command.takesPatch {
+        for command in Command.allCases where (hostile != .patchNameNotUTF8 || command.takesPatch) && (!hostile.isContainerOnly || command.readsSet) {
             let before = Self.files(c.work)
             let (status, output) = try c.run(command)
             var wrong: [String] = []

@@ -90,6 +90,12 @@ public struct ZipArchive: Sendable {
                                                     readsZip64Fields: readsZip64Fields,
                                                     refusesUnaccountedBytes: limits.refusesUnaccountedBytes, uncounted: &uncounted)
         self.uncountedCentralDirectoryBytes = uncounted
+        // Android opens no archive whose end record counts no entries (libziparchive's MapCentralDirectory:
+        // kEmptyArchive), so no APK, container or output is ever one. Where the lenient reader has found
+        // uncounted records after the zero count instead, those are the finding.
+        if entries.isEmpty && uncounted == nil {
+            throw ZipFormatError.noEntries("the end of central directory record counts no entries, and Android opens no archive without entries")
+        }
         if let duplicate = Self.firstRepeatedName(in: entries) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
@@ -822,6 +828,8 @@ public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
     case secondEndRecord(String)
     /// The end record counts more entries than the central directory holds.
     case entryCountMismatch(String)
+    /// An archive without entries, which Android does not open.
+    case noEntries(String)
 
     public var description: String {
         switch self {
@@ -836,6 +844,7 @@ public enum ZipFormatError: Error, CustomStringConvertible, Equatable {
         case .meaninglessName(let m): return "malformed archive: \(m)"
         case .secondEndRecord(let m): return "malformed archive: \(m)"
         case .entryCountMismatch(let m): return "malformed archive: \(m)"
+        case .noEntries(let m): return "empty archive: \(m)"
         }
     }
 }
