@@ -86,7 +86,18 @@ public struct AlignmentPolicy: Sendable, Hashable {
         let base = paddingStyle == .apksigSigner ? ExtraField.strippingApksigPadding(entry.localExtra)
             : ExtraField.strippingAlignmentPadding(entry.localExtra)
         guard alignment > 1 else { return base }
-        let dataStart = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count + base.count)
+        let extra = padded(base, nameLength: entry.nameBytes.count, headerOffset: headerOffset, alignment: alignment)
+        // A local extra field holds at most 65,535 bytes. When the input's leaves no room for the padding, it is
+        // dropped, as zipalign drops it: Android reads nothing else there (libziparchive reads a local extra field
+        // only for ZIP64 sizes, which no writer here puts in a local header).
+        guard extra.count > Int(UInt16.max) else { return extra }
+        return padded([], nameLength: entry.nameBytes.count, headerOffset: headerOffset, alignment: alignment)
+    }
+
+    /// `base` followed by the padding that puts the data of an entry whose local header is at `headerOffset` on
+    /// `alignment`.
+    private func padded(_ base: [UInt8], nameLength: Int, headerOffset: Int64, alignment: Int) -> [UInt8] {
+        let dataStart = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + nameLength + base.count)
         switch paddingStyle {
         case .zeroFill:
             let padding = Int((Int64(alignment) - dataStart % Int64(alignment)) % Int64(alignment))

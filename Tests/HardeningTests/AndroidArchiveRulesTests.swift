@@ -113,6 +113,42 @@ import ZlibWrapper
         return offsets
     }
 
+    // MARK: - Extra fields
+
+    /// A local extra field of 65,531 bytes leaves no room in the header for alignment padding. libziparchive
+    /// opens the APK (it reads a local extra field only for ZIP64 sizes); zipalign aligns it by dropping that
+    /// field, and so must every writer here: align refused it ("extra field too large") while sign took it.
+    @Test("a local extra field that leaves no room for padding: align and sign align the entry, its data unchanged")
+    func localExtraFieldWithoutRoomForPadding() throws {
+        let base = try TestSupport.readBytes(try FixtureAPK.cordovaLike().build(in: dir, name: "extra-base.apk"))
+        let data = Array("a stored entry after a full local extra field".utf8)
+        var entry = ZipEntry(nameBytes: Array("assets/full-extra.txt".utf8), method: .stored, crc32: CRC32.checksum(data),
+                             compressedSize: Int64(data.count), uncompressedSize: Int64(data.count), lastModifiedTime: 0, lastModifiedDate: 0x3a21)
+        entry.localExtra = [0x66, 0x66, 0xfb, 0xff] + [UInt8](repeating: 1, count: 0xfffb)
+        var layout = try ZipRelayout(bytes: base)
+        // One byte of name more or less moves the data by one: one of the two offsets cannot be 4-aligned as it is.
+        var second = entry
+        second.nameBytes = Array("assets/full-extra-2.txt".utf8)
+        layout.trailing = [(entry, data), (second, data)]
+        let input = dir.appendingPathComponent("full-extra.apk").path
+        try Data(try layout.build()).write(to: URL(fileURLWithPath: input))
+        #expect(try TestSupport.libziparchiveCheck(input).succeeded)
+        for (command, arguments) in [("align", ["align", "-f", "-p", "4", input]), ("sign", ["sign"] + signing + ["--v4-signing-enabled", "false", input])] {
+            let output = dir.appendingPathComponent("full-extra-\(command).apk").path
+            let result = try TestSupport.apkpatch(command == "align" ? arguments + [output] : Array(arguments.dropLast()) + ["--out", output, input],
+                                                 environment: environment)
+            try #require(result.succeeded, "\(command): \(result)")
+            let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
+            #expect(zipalign.succeeded, "\(command): \(zipalign)")
+            #expect(try TestSupport.libziparchiveCheck(output).succeeded, "\(command)")
+            let written = try APKArchive(path: output)
+            for name in ["assets/full-extra.txt", "assets/full-extra-2.txt"] {
+                let copy = try #require(written.entry(named: name), "\(command): \(name)")
+                #expect(try written.uncompressedData(of: copy) == data, "\(command): \(name)")
+            }
+        }
+    }
+
     // MARK: - Compression methods
 
     @Test("a local header whose method is not the central directory's: read by the central one, written agreeing")
