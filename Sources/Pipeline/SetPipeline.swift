@@ -388,7 +388,15 @@ public enum SetPipeline {
         var chosen = Array(set.members.indices) + set.assetSliceRange.filter { set.isInstallTime(all[$0]) }
         if let spec {
             var variant = set.splitVariantRanges[0]
-            switch try set.toc?.choice(for: spec) {
+            let choice: BundletoolTOC.Choice?
+            do {
+                choice = try set.toc?.choice(for: spec)
+            } catch let error as APKSetError {
+                // The device adb read fits no variant (a device spec given is checked before anything is written):
+                // the set is written, and this is why it cannot be installed there.
+                throw InstallError(unfit: error, output: report.output)
+            }
+            switch choice {
             case .standalone(let name)?:
                 if let index = set.standaloneRange.first(where: { all[$0].name == name }) { variant = index..<(index + 1) }
             case .splits(let names?)?:
@@ -649,5 +657,16 @@ public enum SetPipelineError: Error, CustomStringConvertible {
         case .notSupportedYet(let what):
             return "\(what) is not supported yet"
         }
+    }
+}
+
+extension InstallError {
+    /// The install that cannot happen because the device fits none of the set's variants (`APKSetError.noVariant`,
+    /// `.ambiguousVariant`), for the set written to `output`: a device older than every variant is OLDER_SDK.
+    init(unfit error: APKSetError, output: String) {
+        var code = Code.installFailed
+        if case .noVariant(let sdk, _, _, let minimum?) = error, sdk < minimum { code = .olderSDK }
+        let reason = "\(error)"
+        self.init(code: code, advice: reason.prefix(1).uppercased() + reason.dropFirst(), apkPath: output)
     }
 }

@@ -109,6 +109,28 @@ import TestSupport
         }
     }
 
+    /// Found by the install runs (seed 1795766930, case 59): the device adb read (`sdk=1`) fits none of the
+    /// .apks's variants (its toc.pb starts at SDK 15), and `run SET --install --json` ended with the bare error and
+    /// no JSON object, although the set was written. It is a failed install like any other: the summary (or the
+    /// JSON, installed false, OLDER_SDK), the reason, what is kept, exit status 1.
+    @Test func aDeviceNoVariantFitsIsAFailedInstall() throws {
+        let seeds = try CommandFuzzTests.seeds.get()
+        let adb = try FakeADB()
+        var environment = adb.environment(shell: .init(standardOutput: "abis=x86_64\nlocales=en-US\nsdk=1\nPhysical density: 480\n"))
+        environment[Seeds.passwordVariable] = Seeds.password
+        let set = dir.appendingPathComponent("unfit.apks").path
+        let arguments = ["run", seeds.path("set.apks"), "--patch", seeds.path("empty-patch"), "--out", set, "--install", "--ks", seeds.path("ks.p12")] + Seeds.keyOptions
+        let text = try TestSupport.apkpatch(arguments, environment: environment)
+        #expect(text.status == 1 && text.stdout.contains("Wrote ") && text.stdout.contains("Not installed"), "\(text)")
+        #expect(text.stderr.contains("fits the device (SDK 1") && text.stderr.contains("The signed set is kept in \(set)."), "\(text)")
+        #expect(FileManager.default.fileExists(atPath: set), "the set is kept")
+        let json = try TestSupport.apkpatch(arguments + ["--json"], environment: environment)
+        let object = try #require(try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        #expect(json.status == 1 && object["installed"] as? Bool == false, "\(json)")
+        #expect((object["installError"] as? [String: Any])?["code"] as? String == "OLDER_SDK", "\(json.stdout)")
+        #expect(try adb.invocations().allSatisfy { !$0.contains("install-multiple") && !$0.contains("install") }, "adb install ran")
+    }
+
     /// Found by the install runs: adb printing 3 MiB with no line end (Inputs/FuzzCommands/adb-hook-3mb-line.sh)
     /// kept `merge --install` busy past the fuzzer's 60 s timeout (debug build): each 4 KiB read searched the whole
     /// unfinished line again for its end. Only the new bytes may be searched: the run must cost about what it
