@@ -40,7 +40,12 @@ public final class WebRootContent: @unchecked Sendable {
         let name = webRoot + relative
         let components = name.split(separator: "/").map(String.init)
         if !components.contains(where: PatchDirectory.isIgnored), let path = try patchFilePath(components) {
-            return File(bytes: try PatchDirectory.read(path: path), isFromPatch: true)
+            do {
+                return File(bytes: try PatchDirectory.read(path: path), isFromPatch: true)
+            } catch OverlayError.vanished {
+                // Deleted or renamed since the look (a save in flight): as if it had not been there. The save's own
+                // events reload the page once it is over.
+            }
         }
         if lock.withLock({ deleted.contains { $0.matches(name) } }) { return nil }
         guard let entry = archive.entry(named: name) else { return nil }

@@ -128,8 +128,15 @@ public struct Overlay {
         let made: OutputEntry
         if file.size >= OutputEntry.streamingThreshold {
             // A large asset (video, model, .so) is streamed through temporary files, never held in memory.
-            made = try OutputEntry.making(name: name, contentsOf: file.path, method: method, template: template, timestamp: timestamp,
-                                          compressionLevel: level)
+            do {
+                made = try OutputEntry.making(name: name, contentsOf: file.path, method: method, template: template, timestamp: timestamp,
+                                              compressionLevel: level)
+            } catch {
+                // Gone since the scan, it is a save in flight rather than a file that cannot be read.
+                var status = stat()
+                if lstat(file.path, &status) != 0 && PatchDirectory.isVanished(errno) { throw OverlayError.vanished(path: file.path) }
+                throw error
+            }
         } else {
             let content = try PatchDirectory.read(file)
             made = try OutputEntry.making(name: name, content: content, method: method, template: template, timestamp: timestamp, compressionLevel: level)

@@ -63,6 +63,7 @@ public struct PatchDirectory: Sendable {
             if error.errno == EFBIG {
                 throw OverlayError.invalidSpec(path: path, reason: "\(error.reason); it holds globs and a few keys: list files with a glob (assets/**) rather than one by one")
             }
+            if Self.isVanished(error.errno) { throw OverlayError.vanished(path: path) }
             throw OverlayError.unreadable(path: path, reason: error.reason)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
@@ -130,7 +131,10 @@ public struct PatchDirectory: Sendable {
     /// decoded with replacement characters into an entry name the user never chose.
     static func names(in directory: String) throws -> [String] {
         let listing: DirectoryNames
-        do { listing = try DirectoryNames(directory) } catch { throw OverlayError.unreadable(path: directory, reason: error.reason) }
+        do { listing = try DirectoryNames(directory) } catch {
+            if isVanished(error.errno) { throw OverlayError.vanished(path: directory) }
+            throw OverlayError.unreadable(path: directory, reason: error.reason)
+        }
         if let shown = listing.notUTF8.first {
             throw OverlayError.unsafeName(path: directory.appendingPathComponent(shown),
                                           reason: "the file name is not valid UTF-8 (APK entry names are UTF-8); rename the file")
@@ -146,6 +150,7 @@ public struct PatchDirectory: Sendable {
         // Swapped for a FIFO since the scan, the file must not block the build.
         let fd: Int32
         do { fd = try RegularFile.open(path, flags: O_NOFOLLOW).descriptor } catch let error as FileError {
+            if isVanished(error.errno) { throw OverlayError.vanished(path: path) }
             throw OverlayError.unreadable(path: path, reason: error.reason)
         }
         defer { close(fd) }
@@ -163,6 +168,11 @@ public struct PatchDirectory: Sendable {
         }
         return out
     }
+
+    /// Whether `errno`, from opening a path the scan listed, says the path is no longer there: deleted, renamed
+    /// away, or a folder on the way replaced (an editor's save, a `git checkout`). Every other error (permission
+    /// denied, I/O error, a FIFO swapped in) is one to report.
+    static func isVanished(_ errno: Int32) -> Bool { errno == ENOENT || errno == ENOTDIR }
 }
 
 /// Why a patch could not be applied.
@@ -170,6 +180,10 @@ public enum OverlayError: Error, CustomStringConvertible {
     case patchDirectoryMissing(String)
     case invalidSpec(path: String, reason: String)
     case unreadable(path: String, reason: String)
+    /// A file or folder the scan listed was gone when read: deleted or renamed since, as an editor's save does
+    /// for a moment (vim renames the file to its backup, JetBrains and GNOME rename a temporary file over it).
+    /// Watch mode takes it as a save in flight and builds again once the save is over.
+    case vanished(path: String)
     case symlinkRefused(String)
     case unsafeName(path: String, reason: String)
     case unsupportedFileType(String)
@@ -184,6 +198,8 @@ public enum OverlayError: Error, CustomStringConvertible {
             return "\(path): \(reason)"
         case .unreadable(let path, let reason):
             return "cannot read \(path): \(reason)"
+        case .vanished(let path):
+            return "cannot read \(path): it was deleted or renamed while the patch directory was read (a save in progress?); run the command again once the files are saved"
         case .symlinkRefused(let path):
             return "\(path) is a symbolic link; patch directories may contain only regular files (copy the file in instead)"
         case .unsafeName(let path, let reason):

@@ -92,7 +92,7 @@ extension WatchSession {
         // The build anyone may install later: the patch as it stands, pointing at the packaged pages.
         let output = options.resolvedOutput
         let hadOutput = FileKind(atPath: output) != nil
-        if let report = build(changed: [], verifies: options.verifies, installs: false, onEvent: { event in
+        if let report = build(changed: [], verifies: options.verifies, installs: false, isLast: true, onEvent: { event in
             switch event {
             case .built: return
             case .failed(let message, _):

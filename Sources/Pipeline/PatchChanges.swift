@@ -18,11 +18,18 @@ struct PatchChangeFilter {
     var lastFiles = Set<String>()
     /// After a failed build any change may be the fix (even removing a file the build never accepted).
     var lastBuildFailed = false
+    /// The changes of a build that a save in flight interrupted (a patch file was gone when read), owed to the
+    /// next build. While set, every change counts: the interrupted build may not have listed what the save moves.
+    private(set) var interrupted: [String]?
 
     init(root: String) { self.root = root }
 
-    /// The next burst of changes that matter, sorted; nil once `wakeFD` became readable (stop).
-    func next(from watcher: DirectoryWatcher, quietPeriodMilliseconds: Int32, wakeFD: Int32) throws -> [String]? {
+    /// Records that a build stopped on a save in flight: `changed` goes to the next build, which the save's events start.
+    mutating func interrupt(_ changed: [String]) { interrupted = (interrupted ?? []) + changed }
+
+    /// The next burst of changes that matter, with those an interrupted build owes, sorted; nil once `wakeFD`
+    /// became readable (stop).
+    mutating func next(from watcher: DirectoryWatcher, quietPeriodMilliseconds: Int32, wakeFD: Int32) throws -> [String]? {
         while true {
             let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: wakeFD)
             if changed.isEmpty { return nil }  // woken by stop()
@@ -39,11 +46,14 @@ struct PatchChangeFilter {
                 // A name that is not valid UTF-8 reaches here decoded with replacement characters, which name no
                 // file: it is a change all the same, and the build (which reads the folder) refuses the file. A
                 // folder moved out of the tree takes its patch files with it, without an event for each.
-                if !exists && !lastFiles.contains(path) && !lastBuildFailed && !path.contains("\u{FFFD}")
+                if !exists && !lastFiles.contains(path) && !lastBuildFailed && interrupted == nil && !path.contains("\u{FFFD}")
                     && !lastFiles.contains(where: { $0.hasPrefix(path + "/") }) { return false }
                 return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }
-            if !relevant.isEmpty { return relevant.sorted() }
+            if !relevant.isEmpty {
+                defer { interrupted = nil }
+                return Set(relevant + (interrupted ?? [])).sorted()
+            }
         }
     }
 

@@ -112,7 +112,7 @@ public final class SetWatchSession {
     }
 
     /// Rebuilds the APKs whose patch changed, writes the set, installs it when asked. Reports a failure as an
-    /// event and keeps the last good set.
+    /// event and keeps the last good set; a patch file gone when read is a save in flight, as in `WatchSession.build`.
     func build(changed: [String], verifies: Bool, onEvent: (WatchSession.Event) -> Void) {
         let start = DispatchTime.now().uptimeNanoseconds
         var clock = StageClock()
@@ -194,6 +194,9 @@ public final class SetWatchSession {
                     installReports.failed(error, apkPath: output, onEvent: onEvent)
                 }
             }
+        } catch OverlayError.vanished {
+            // A save in flight (WatchSession.build): its own events start the next build, which takes `changed` too.
+            changes.interrupt(changed)
         } catch {
             changes.lastBuildFailed = true
             onEvent(.failed(describeError(error), changed: changed))

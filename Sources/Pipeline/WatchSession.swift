@@ -115,45 +115,68 @@ public final class WatchSession {
     func notePatchFiles(_ paths: [String]) { changes.note(paths) }
 
     /// Patches, signs (and verifies) into `output`, then installs it when `installs` is set; `editor` replaces
-    /// the overlay's content editor (the live build's). Returns the report, or nil after a failure (reported).
+    /// the overlay's content editor (the live build's). Returns the report, or nil after a failure (reported) or
+    /// a save in flight.
+    ///
+    /// A patch file deleted or renamed between the scan and its read is an editor's save under way (vim renames
+    /// the file to its backup before writing it again; JetBrains and GNOME rename a temporary file over it), not
+    /// a failure. Nothing is reported: the save's own events start the next build, which takes `changed` too. The
+    /// last build of a session (`isLast`), which no wait follows, scans the directory again at once instead.
     @discardableResult
     func build(changed: [String], verifies: Bool, output: String? = nil, editor: (any ContentEditor)? = nil,
-               installs: Bool? = nil, onEvent: (Event) -> Void) -> PipelineReport? {
-        let start = DispatchTime.now().uptimeNanoseconds
-        do {
-            var clock = StageClock()
-            let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
-            changes.lastFiles = Set(patch.files.keys)
-            var overlay = Overlay(archive: archive, patch: patch)
-            overlay.placesPatchedEntriesLast = true
-            // Watch prints no overlay notes: each rebuild would compute them for nothing.
-            overlay.notesNameCase = false
-            if let editor { overlay.contentEditor = editor } else { overlay.contentEditor = ResourceContentEditor(extraEdits: options.manifestEdits, extraNetworkSecurity: options.networkSecurity) }
-            let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
-            var buildOptions = options
-            buildOptions.verifies = verifies
-            buildOptions.signer?.jarSignatureCompressionLevel = 0
-            // Working builds: no .idsig (the install, if any, is a normal one).
-            buildOptions.v4Signing = .off
-            var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
-                                                 output: output ?? options.resolvedOutput, signingCache: signingCache,
-                                                 manifestCache: manifestCache, storedEntryCache: storedEntryCache, clock: &clock)
-            var installOptions = buildOptions
-            installOptions.installs = false
-            try PatchPipeline.finishInstall(&report, options: installOptions, clock: &clock)
-            report.timings = clock.timings
-            let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-            changes.lastBuildFailed = false
-            onEvent(.built(report, changed: changed, milliseconds: ms))
-            if installs ?? options.installs, let commands = report.installCommands {
-                installReports.install(commands, onMessage: options.onInstallMessage, live: options.showsInstallMessagesLive, onEvent: onEvent)
+               installs: Bool? = nil, isLast: Bool = false, onEvent: (Event) -> Void) -> PipelineReport? {
+        var rescans = 0
+        while true {
+            do {
+                return try attemptBuild(changed: changed, verifies: verifies, output: output, editor: editor, installs: installs, onEvent: onEvent)
+            } catch OverlayError.vanished where !isLast {
+                changes.interrupt(changed)
+                return nil
+            } catch OverlayError.vanished where rescans < Self.rescansForSaves {
+                rescans += 1
+            } catch {
+                changes.lastBuildFailed = true
+                onEvent(.failed(describeError(error), changed: changed))
+                return nil
             }
-            return report
-        } catch {
-            changes.lastBuildFailed = true
-            onEvent(.failed(describeError(error), changed: changed))
-            return nil
         }
+    }
+
+    /// How often the last build scans the patch directory again when a save keeps renaming files under it.
+    static let rescansForSaves = 3
+
+    /// One try at `build`: throws what stopped it; a failed install is reported, not thrown.
+    private func attemptBuild(changed: [String], verifies: Bool, output: String?, editor: (any ContentEditor)?,
+                              installs: Bool?, onEvent: (Event) -> Void) throws -> PipelineReport {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var clock = StageClock()
+        let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
+        changes.lastFiles = Set(patch.files.keys)
+        var overlay = Overlay(archive: archive, patch: patch)
+        overlay.placesPatchedEntriesLast = true
+        // Watch prints no overlay notes: each rebuild would compute them for nothing.
+        overlay.notesNameCase = false
+        if let editor { overlay.contentEditor = editor } else { overlay.contentEditor = ResourceContentEditor(extraEdits: options.manifestEdits, extraNetworkSecurity: options.networkSecurity) }
+        let plan = try clock.measure("overlay") { try overlay.plan(cache: compressionCache) }
+        var buildOptions = options
+        buildOptions.verifies = verifies
+        buildOptions.signer?.jarSignatureCompressionLevel = 0
+        // Working builds: no .idsig (the install, if any, is a normal one).
+        buildOptions.v4Signing = .off
+        var report = try PatchPipeline.build(plan: plan, archive: archive, options: buildOptions,
+                                             output: output ?? options.resolvedOutput, signingCache: signingCache,
+                                             manifestCache: manifestCache, storedEntryCache: storedEntryCache, clock: &clock)
+        var installOptions = buildOptions
+        installOptions.installs = false
+        try PatchPipeline.finishInstall(&report, options: installOptions, clock: &clock)
+        report.timings = clock.timings
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        changes.lastBuildFailed = false
+        onEvent(.built(report, changed: changed, milliseconds: ms))
+        if installs ?? options.installs, let commands = report.installCommands {
+            installReports.install(commands, onMessage: options.onInstallMessage, live: options.showsInstallMessagesLive, onEvent: onEvent)
+        }
+        return report
     }
 }
 
