@@ -22,6 +22,10 @@ public final class DirectoryWatcher {
     /// When the first event of the burst `waitForChanges` last returned was read (CLOCK_MONOTONIC, ns): the
     /// save, as near as the watcher can tell (it is blocked in poll(2) until then).
     public private(set) var burstStart: UInt64 = 0
+    /// The paths of the burst `waitForChanges` last returned whose only event in it was the close of a file open
+    /// for writing: nothing was written since the burst before. A save whose fsync outlasts the quiet period
+    /// (under load; vim and many atomic writers fsync before they close) ends in such a burst of its own.
+    public private(set) var closedOnly: Set<String> = []
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB
                                      | IN_DELETE_SELF | IN_MOVE_SELF)
 
@@ -74,6 +78,9 @@ public final class DirectoryWatcher {
     /// timeout or wake-up); "" is the root itself (removed or moved away), "*" everything (events were lost).
     public func waitForChanges(quietPeriodMilliseconds: Int32 = 60, timeoutMilliseconds: Int32 = -1, wakeFD: Int32 = -1) throws -> Set<String> {
         var changed = Set<String>()
+        // Paths with an event other than a close after writing.
+        var written = Set<String>()
+        defer { closedOnly = changed.subtracting(written) }
         var timeout = timeoutMilliseconds
         while true {
             let wait = rootMissing && (timeout < 0 || timeout > Self.rootPollMilliseconds) ? Self.rootPollMilliseconds : timeout
@@ -85,42 +92,44 @@ public final class DirectoryWatcher {
             }
             if n == 0 {
                 if wait == timeout {  // quiet period over (or the caller's timeout)
-                    if !changed.isEmpty { checkRoot(into: &changed) }
+                    if !changed.isEmpty { checkRoot(into: &changed, written: &written) }
                     return changed
                 }
                 // Only the look for a missing root timed out.
                 if timeout > 0 { timeout -= wait }
                 let wasEmpty = changed.isEmpty
-                try watchRootAgain(into: &changed)
+                try watchRootAgain(into: &changed, written: &written)
                 if wasEmpty && !changed.isEmpty { burstStart = Self.monotonicNanoseconds() }
                 if !changed.isEmpty { timeout = quietPeriodMilliseconds }
                 continue
             }
             if wakeFD >= 0 && fds[1].revents != 0 { return changed }
             let wasEmpty = changed.isEmpty
-            try drain(into: &changed)
+            try drain(into: &changed, written: &written)
             if wasEmpty && !changed.isEmpty { burstStart = Self.monotonicNanoseconds() }
             if !changed.isEmpty { timeout = quietPeriodMilliseconds }
         }
     }
 
     /// Watches the root again once it is a folder again, and adds the files in it to `changed`.
-    private func watchRootAgain(into changed: inout Set<String>) throws {
+    private func watchRootAgain(into changed: inout Set<String>, written: inout Set<String>) throws {
         guard Self.identity(of: root) != nil else { return }
         var files: [String] = []
         try addWatches(relative: "", files: &files)
         guard paths.values.contains("") else { return }  // gone again already
         rootMissing = false
         changed.formUnion(files)
+        written.formUnion(files)
     }
 
     /// A folder removed while a process still has it open (a shell's working directory) reports no deletion
     /// of itself until it is closed: after a burst, the root's path must still lead to the folder watched.
-    private func checkRoot(into changed: inout Set<String>) {
+    private func checkRoot(into changed: inout Set<String>, written: inout Set<String>) {
         guard !rootMissing else { return }
         if let watched = rootIdentity, let current = Self.identity(of: root), current == watched { return }
         unwatch("")
         changed.insert("")
+        written.insert("")
     }
 
     /// A folder's device and inode; nil when `path` is not a folder.
@@ -146,7 +155,7 @@ public final class DirectoryWatcher {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    private func drain(into changed: inout Set<String>) throws {
+    private func drain(into changed: inout Set<String>, written: inout Set<String>) throws {
         let size = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
@@ -166,7 +175,7 @@ public final class DirectoryWatcher {
                     name = String(cString: (buffer + offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self))
                 }
                 offset += MemoryLayout<inotify_event>.size + nameLength
-                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { changed.insert("*"); continue }
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { changed.insert("*"); written.insert("*"); continue }
                 guard let folder = paths[event.wd] else { continue }
                 if event.mask & UInt32(IN_IGNORED) != 0 {
                     paths[event.wd] = nil
@@ -181,6 +190,7 @@ public final class DirectoryWatcher {
                     if folder.isEmpty || lstat(absolute(folder), &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
                         unwatch(folder)
                         changed.insert(folder)
+                        written.insert(folder)
                     }
                     continue
                 }
@@ -190,8 +200,10 @@ public final class DirectoryWatcher {
                     var files: [String] = []
                     try addWatches(relative: relative, files: &files)
                     changed.formUnion(files)
+                    written.formUnion(files)
                 }
                 changed.insert(relative)
+                if event.mask != UInt32(IN_CLOSE_WRITE) { written.insert(relative) }
             }
         }
     }

@@ -33,6 +33,7 @@ struct PatchChangeFilter {
         while true {
             let changed = try watcher.waitForChanges(quietPeriodMilliseconds: quietPeriodMilliseconds, wakeFD: wakeFD)
             if changed.isEmpty { return nil }  // woken by stop()
+            let closedOnly = watcher.closedOnly
             // Editor droppings don't count, a new folder is reported through the files in it, and a temporary
             // file that came and went (written, then renamed over the real one) was never part of the patch.
             let relevant = changed.filter { path in
@@ -40,6 +41,9 @@ struct PatchChangeFilter {
                 if path == "*" { return true }
                 // The folder itself went (or came back): the build says which.
                 if path.isEmpty { return FileKind(atPath: root) != .directory }
+                // Closed with nothing written since the burst before: the build that burst started read these bytes
+                // (unless it failed or stopped on a save, when any change may be the one that matters).
+                if closedOnly.contains(path) && !lastBuildFailed && interrupted == nil { return false }
                 let kind = FileKind(atPath: root + "/" + path)
                 let exists = kind != nil
                 if kind == .directory { return false }

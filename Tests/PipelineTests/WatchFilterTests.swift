@@ -31,10 +31,10 @@ import TestSupport
     /// The changes the next build would be started for. A short-lived file alone would make the session wait
     /// on for good, so a real edit follows two quiet periods later (its own burst, or the same one on a slow
     /// machine: either way the short-lived file must not be among what is returned).
-    func nextBuild(after events: () throws -> Void) throws -> [String] {
+    func nextBuild(editing edited: String = "assets/www/app.js", after events: () throws -> Void) throws -> [String] {
         try events()
         let quiet = Int(session.quietPeriodMilliseconds)
-        let edit = Thread { [path = path("assets/www/app.js")] in
+        let edit = Thread { [path = path(edited)] in
             Thread.sleep(forTimeInterval: Double(quiet * 2) / 1000)
             try? Data("two\n".utf8).write(to: URL(fileURLWithPath: path))
         }
@@ -70,6 +70,32 @@ import TestSupport
         #expect(rename(path("assets/www/index.html.k3Rf9a"), path("assets/www/index.html")) == 0)
         let changed = try waitForBuild()
         #expect(changed == ["assets/www/index.html"])
+    }
+
+    /// A save whose close comes after the quiet period (its fsync outlasts it under load) ends in a burst of its
+    /// own with the close alone. The build the writes started read the bytes already: the close starts none.
+    @Test func aCloseAloneAfterTheWritesStartsNoBuild() throws {
+        let fd = open(path("assets/www/app.js"), O_WRONLY | O_TRUNC)
+        try #require(fd >= 0)
+        #expect(write(fd, "two\n", 4) == 4)
+        #expect(try waitForBuild() == ["assets/www/app.js"])
+        let changed = try nextBuild(editing: "assets/www/index.html") { close(fd) }
+        #expect(changed == ["assets/www/index.html"])
+    }
+
+    /// After a failed build the close alone counts: the failure may have been the file's state then.
+    @Test func aCloseAloneAfterAFailedBuildStartsOne() throws {
+        let fd = open(path("assets/www/app.js"), O_WRONLY | O_TRUNC)
+        try #require(fd >= 0)
+        #expect(write(fd, "two\n", 4) == 4)
+        #expect(try waitForBuild() == ["assets/www/app.js"])
+        session.build(changed: ["assets/www/app.js"], verifies: false) { _ in }
+        // The next build fails: a symbolic link is refused. Its removal comes back as a change.
+        try FileManager.default.createSymbolicLink(atPath: path("assets/www/link.js"), withDestinationPath: "/etc/hostname")
+        session.build(changed: [], verifies: false) { _ in }
+        unlink(path("assets/www/link.js"))
+        close(fd)
+        #expect(try waitForBuild() == ["assets/www/app.js", "assets/www/link.js"])
     }
 
     @Test func removingARealPatchFileStillStartsABuild() throws {
