@@ -15,7 +15,7 @@ public enum Repacker {
                              comment: [UInt8] = [], beforeCommit: () throws -> Void = {}) throws -> Report {
         let output = try OutputFile(destination: destination)
         try output.reserve(estimatedSize(of: entries, comment: comment))
-        let writer = ZipWriter(output: output, alignment: alignment)
+        let writer = ZipWriter(output: output, alignment: alignment, expectedEntryCount: entries.count)
         for entry in entries { try writer.append(entry) }
         try writer.finish(signingBlock: nil, comment: comment, beforeCommit: beforeCommit)
         return Report(entries: writer.writtenEntries, size: output.position)

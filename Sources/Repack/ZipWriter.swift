@@ -9,11 +9,13 @@ public final class ZipWriter {
     /// Entries as written, with their new offsets and local extra fields.
     public private(set) var writtenEntries: [ZipEntry] = []
     private var centralDirectory = LittleEndianWriter()
-    private var names = Set<[UInt8]>()
+    private var names: EntryNameTable
 
-    public init(output: OutputFile, alignment: AlignmentPolicy) {
+    /// A writer into `output`; `expectedEntryCount` sizes the table of names written (it grows past it if need be).
+    public init(output: OutputFile, alignment: AlignmentPolicy, expectedEntryCount: Int = 0) {
         self.output = output
         self.alignment = alignment
+        names = EntryNameTable(minimumCapacity: expectedEntryCount)
     }
 
     /// The current end of the written data.
@@ -23,7 +25,7 @@ public final class ZipWriter {
     @discardableResult
     public func append(_ item: OutputEntry) throws -> ZipEntry {
         var entry = item.entry
-        guard names.insert(entry.nameBytes).inserted else { throw RepackError.duplicateEntry(entry.name) }
+        guard names.insert(entry.nameBytes) else { throw RepackError.duplicateEntry(entry.name) }
         guard item.data.count == entry.compressedSize else {
             throw RepackError.inconsistentEntry(entry.name, "\(item.data.count) bytes of data for a declared compressed size of \(entry.compressedSize)")
         }

@@ -327,31 +327,10 @@ public struct ZipArchive: Sendable {
     }
 
     /// The position of the first entry (in central-directory order) whose name, byte for byte, an earlier
-    /// entry already has. An open-addressing table over the name bytes: hashing `[UInt8]` through
-    /// `Set<[UInt8]>` feeds the hasher one byte at a time, several times slower. The seeded `Hasher` keeps a
-    /// crafted archive from making every name collide.
+    /// entry already has.
     static func firstRepeatedName(in entries: [ZipEntry]) -> Int? {
-        guard entries.count > 1 else { return nil }
-        var capacity = 16
-        while capacity < 2 * entries.count { capacity <<= 1 }
-        let mask = capacity - 1
-        var slots = [Int32](repeating: -1, count: capacity)
-        for index in entries.indices {
-            let repeated: Bool = entries[index].nameBytes.withUnsafeBytes { name in
-                var hasher = Hasher()
-                hasher.combine(bytes: name)
-                var slot = hasher.finalize() & mask
-                while slots[slot] >= 0 {
-                    let earlier = Int(slots[slot])
-                    if entries[earlier].nameBytes.withUnsafeBytes({ Self.bytesEqual($0, name) }) { return true }
-                    slot = (slot + 1) & mask
-                }
-                slots[slot] = Int32(index)
-                return false
-            }
-            if repeated { return index }
-        }
-        return nil
+        var table = EntryNameTable(minimumCapacity: entries.count)
+        return entries.indices.first { !table.insert(entries[$0].nameBytes) }
     }
 
     /// The entry called `name`, if present.
