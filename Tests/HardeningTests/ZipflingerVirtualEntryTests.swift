@@ -21,17 +21,34 @@ import TestSupport
         try TestSupport.makeKeyStore(at: keystore, password: Self.password, dname: "CN=Zipflinger")
     }
 
+    /// How zipflinger fills a virtual entry's extra field.
+    enum Form: String, CaseIterable {
+        /// com.android.zipflinger as AGP ships it (apksigcopier's `zipflinger_virtual_entry`): version 0, the fixed
+        /// DOS time 1981-01-01 01:01:02, an extra field of zeros.
+        case zeros
+        /// zipflinger's first `fillVirtualEntry`: version 2.0 (0x0014), time and date 0, and the extra field one
+        /// Android alignment record (0xd935) whose declared size takes the rest of it, its data zeros.
+        case alignmentRecord
+    }
+
     /// `input` with a virtual entry of `size` bytes at offset 0 and one of 40 bytes before its second record, the
-    /// offsets after them moved (apksigcopier's `zipflinger_virtual_entry` is the shape); `extraFill` other than
-    /// 0 makes the first one a record that is not a virtual entry.
-    func withVirtualEntries(_ input: String, name: String, size: Int = 132, extraFill: UInt8 = 0) throws -> String {
+    /// offsets after them moved, both of `form`; `extraFill` other than 0 fills the first one's last extra
+    /// byte, which makes it a record that is not a virtual entry.
+    func withVirtualEntries(_ input: String, name: String, size: Int = 132, extraFill: UInt8 = 0, form: Form = .zeros) throws -> String {
         let output = dir.appendingPathComponent(name).path
         let python = #"""
             import struct, sys
             def virtual_entry(size, fill):
-                return (b"PK\x03\x04" + bytes(4) + bytes(2) + b"\x21\x08\x21\x02" + bytes(14)
-                        + struct.pack("<H", size - 30) + bytes([fill]) * (size - 30))
-            src, dst, size, fill = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+                if form == "zeros":
+                    head = b"PK\x03\x04" + bytes(4) + bytes(2) + b"\x21\x08\x21\x02"
+                    extra = bytes(size - 30)
+                else:
+                    head = b"PK\x03\x04" + struct.pack("<H", 0x0014) + bytes(4) + bytes(4)
+                    extra = struct.pack("<HH", 0xd935, size - 34) + bytes(size - 34)
+                if fill:
+                    extra = extra[:-1] + bytes([fill])
+                return head + bytes(14) + struct.pack("<H", size - 30) + extra
+            src, dst, size, fill, form = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
             data = open(src, "rb").read()
             eocd = data.rfind(b"PK\x05\x06")
             count, cd_offset = struct.unpack("<H", data[eocd + 10:eocd + 12])[0], struct.unpack("<I", data[eocd + 16:eocd + 20])[0]
@@ -49,7 +66,7 @@ import TestSupport
             cd[eocd - cd_offset + 16:eocd - cd_offset + 20] = struct.pack("<I", len(entries))
             open(dst, "wb").write(entries + bytes(cd))
             """#
-        let result = try TestSupport.run("python3", ["-c", python, input, output, String(size), String(extraFill)])
+        let result = try TestSupport.run("python3", ["-c", python, input, output, String(size), String(extraFill), form.rawValue])
         try #require(result.succeeded, "\(result)")
         return output
     }
@@ -112,5 +129,35 @@ import TestSupport
         let result = try TestSupport.apkpatch(["sign"] + signing + ["--out", output, input], environment: environment)
         #expect(result.status == 1 && result.stderr.contains("132 bytes before the first local header"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    /// zipflinger's first form of virtual entry (its alignment record declares the padding) is taken as the later
+    /// one: Android's libziparchive opens such an APK, sign writes it out without the records and apksigner
+    /// verifies the output; a record whose padding is not all zeros stays refused.
+    @Test func theFirstFormIsTakenAsTheLaterOne() throws {
+        let built = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk")
+        let input = try withVirtualEntries(built, name: "first-form.apk", form: .alignmentRecord)
+        // The 132-byte record as zipflinger's first fillVirtualEntry writes it: version 20, no flags, stored, time
+        // and date 0, CRC-32 and sizes 0, no name, 102 bytes of extra: 0xd935, 98, 98 zero bytes.
+        let bytes = try TestSupport.readBytes(input)
+        #expect(Array(bytes.prefix(34)) == [0x50, 0x4B, 0x03, 0x04, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                             102, 0, 0x35, 0xD9, 98, 0])
+        #expect(bytes[34..<132].allSatisfy { $0 == 0 } && bytes[132..<136] == [0x50, 0x4B, 0x03, 0x04])
+        let android = try TestSupport.libziparchiveCheck(input)
+        #expect(android.succeeded, "\(android)")
+
+        let signed = dir.appendingPathComponent("first-form-signed.apk").path
+        let result = try TestSupport.apkpatch(["sign"] + signing + ["--out", signed, input], environment: environment)
+        #expect(result.succeeded, "\(result)")
+        let archive = try APKArchive(path: signed)
+        #expect(archive.zip.staleSignerRecords.isEmpty && archive.entries.map(\.localHeaderOffset).min() == 0, "the output keeps a virtual entry")
+        let apksigner = try TestSupport.run("apksigner", ["verify", signed])
+        #expect(apksigner.succeeded, "\(apksigner)")
+
+        let padded = try withVirtualEntries(built, name: "first-form-not-virtual.apk", extraFill: 1, form: .alignmentRecord)
+        let refused = dir.appendingPathComponent("refused.apk").path
+        let refusal = try TestSupport.apkpatch(["sign"] + signing + ["--out", refused, padded], environment: environment)
+        #expect(refusal.status == 1 && refusal.stderr.contains("132 bytes before the first local header"), "\(refusal)")
+        #expect(!FileManager.default.fileExists(atPath: refused))
     }
 }

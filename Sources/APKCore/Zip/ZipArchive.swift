@@ -302,8 +302,12 @@ public struct ZipArchive: Sendable {
     /// plugin's zipflinger writes where it leaves room (at the start of most Gradle-built APKs, 132 bytes) and no
     /// central directory entry names. Android opens such an APK (libziparchive asks only for a local header
     /// signature at offset 0), apksigner signs and verifies it, and a streaming reader sees an empty entry with
-    /// no name: nothing to hide there. The shape is apksigcopier's `zipflinger_virtual_entry`. Nil for anything
-    /// else.
+    /// no name: nothing to hide there. The shape is apksigcopier's `zipflinger_virtual_entry`.
+    ///
+    /// zipflinger's first form (`LocalFileHeader.fillVirtualEntry` in its early `zipflinger` and
+    /// `com.android.zipflinger` sources) declared the padding instead: the extra field is one Android alignment
+    /// record (header 0xd935) whose size takes the rest of it, its data all zeros (and version 2.0, time and date
+    /// zero in the header, which no check here reads). It hides no more, so it is taken too. Nil for anything else.
     static func virtualEntryRecord(at offset: Int64, before limit: Int64, in source: any DataSource) throws -> Range<Int64>? {
         let fixed = Int64(LocalFileHeaderLayout.fixedSize)
         guard offset + fixed <= limit else { return nil }
@@ -317,7 +321,18 @@ public struct ZipArchive: Sendable {
         guard isEmptyRecord else { return nil }
         let extraLength = header.withUnsafeBytes { Int64(UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: 28, as: UInt16.self))) }
         let end = offset + fixed + extraLength
-        guard end <= limit, try isZeroFilled((offset + fixed)..<end, in: source) else { return nil }
+        guard end <= limit else { return nil }
+        if try isZeroFilled((offset + fixed)..<end, in: source) { return offset..<end }
+        // The first form: [0x35 0xd9][size = extra length - 4][size zero bytes].
+        let recordHeader = Int64(4)
+        guard extraLength >= recordHeader else { return nil }
+        let declared = try source.bytes(in: (offset + fixed)..<(offset + fixed + recordHeader))
+        let (id, size) = declared.withUnsafeBytes {
+            (UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt16.self)),
+             Int64(UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: 2, as: UInt16.self))))
+        }
+        guard id == AlignmentExtraLayout.headerID, size == extraLength - recordHeader,
+              try isZeroFilled((offset + fixed + recordHeader)..<end, in: source) else { return nil }
         return offset..<end
     }
 
