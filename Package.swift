@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "Align", dependencies: ["APKCore", "BinaryXML"]),
         .target(name: "Repack", dependencies: ["APKCore", "Align", "ZlibWrapper"]),
         // Android binary XML and resources.arsc: read, decode to text, compile back.
-        .target(name: "BinaryXML", dependencies: ["APKCore"]),
+        .target(name: "BinaryXML", dependencies: ["APKCore", "ZlibWrapper"]),
         .target(name: "ResourceTable", dependencies: ["APKCore", "BinaryXML"]),
         // What the signer and the verifier share (apksig's ApkSigningBlockUtils and friends): signature
         // algorithm IDs, v2/v3 signer-block codec, chunked content digests, JAR manifest parsing.

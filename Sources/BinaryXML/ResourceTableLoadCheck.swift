@@ -1,4 +1,10 @@
 import APKCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ZlibWrapper
 
 /// A rule of Android's resource loader that a `resources.arsc` breaks, found by `ResourceTableLoadCheck`.
 /// Compare by `code` (`CodedError`); `description` says where, what, and what Android does with such a table.
@@ -253,6 +259,65 @@ public enum ResourceTableLoadCheck {
     /// How far the walk goes between two discards of the pages behind it.
     private static let releaseStep = 4 << 20
 
+    /// The same for a deflated table, `raw` (`entry`'s compressed bytes), inflated only as far as the walk has
+    /// reached, into pages given back behind it: the one inflation a command needs, in bounded memory (the largest
+    /// chunk the walk reads at once, a type or a string pool, plus a few MiB). `inflated` sees every byte of the
+    /// table once, in order, whatever the walk finds (a signer takes the entry's v1 digest and CRC-32 there): the
+    /// stream is inflated to its end. Throws `Inflate.Failure` when it does not inflate to `entry`'s declared size;
+    /// `streamEnd` is how many bytes of `raw` the stream took.
+    public static func problem(inflating raw: UnsafeRawBufferPointer, of entry: ZipEntry, minSdkVersion: () -> Int?,
+                               inflated: (UnsafeRawBufferPointer) throws -> Void) throws -> (problem: ResourceTableProblem?, streamEnd: Int) {
+        // The walk holds the closures it calls; none outlives this call.
+        try withoutActuallyEscaping(inflated) { inflated in try problem(inflating: raw, of: entry, minSdkVersion: minSdkVersion, into: inflated) }
+    }
+
+    private static func problem(inflating raw: UnsafeRawBufferPointer, of entry: ZipEntry, minSdkVersion: () -> Int?,
+                                into inflated: @escaping (UnsafeRawBufferPointer) throws -> Void) throws -> (problem: ResourceTableProblem?, streamEnd: Int) {
+        let stream = try Inflate.Stream(raw, expectedSize: entry.uncompressedSize)
+        let count = Int(max(0, entry.uncompressedSize))
+        let table = try AnonymousPages(count: count)
+        var filled = 0, released = 0
+        var failure: (any Error)?
+        var walk = Walk(bytes: UnsafeRawBufferPointer(table.bytes))
+        walk.reach = { end in
+            guard failure == nil else { return false }
+            do {
+                while filled < end {
+                    // A few hundred KiB at a time: each piece is hashed while still in the core's cache.
+                    let piece = UnsafeMutableRawBufferPointer(rebasing: table.bytes[filled..<min(count, max(end, filled + inflateStep))])
+                    let read = try stream.read(into: piece)
+                    guard read > 0 else { throw Inflate.Failure.shorterThanDeclared(expected: Int64(count), actual: Int64(filled)) }
+                    try inflated(UnsafeRawBufferPointer(rebasing: piece[0..<read]))
+                    filled += read
+                }
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        walk.passed = { end in
+            guard end - released >= releaseStep else { return }
+            table.discard(released..<end)
+            released = end
+        }
+        let found = problem(walking: walk, minSdkVersion: minSdkVersion)
+        if let failure { throw failure }
+        table.discard(0..<filled)
+        // The rest of the stream, past where the walk stopped, through a small buffer (one byte at least: a stream
+        // longer than declared fails there).
+        let rest = try AnonymousPages(count: max(1, min(count - filled, inflateStep)))
+        while true {
+            let read = try stream.read(into: rest.bytes)
+            if read == 0 { break }
+            try inflated(UnsafeRawBufferPointer(rebasing: rest.bytes[0..<read]))
+        }
+        return (found, stream.consumed)
+    }
+
+    /// How much of a deflated table is inflated at once while it is walked.
+    private static let inflateStep = 256 << 10
+
     private static func problem(walking walk: Walk, minSdkVersion: () -> Int?) -> ResourceTableProblem? {
         var encodings = NewerEncodings()
         do { try walk.file(&encodings) } catch { return error }
@@ -334,9 +399,17 @@ private enum Layout {
 private struct Walk {
     typealias Problem = ResourceTableProblem
     let bytes: UnsafeRawBufferPointer
-    /// Told the end of each chunk once the chunk is checked: the walk reads nothing before that offset again
-    /// (but the first chunk header's type, once), so the caller may give those bytes' pages back.
+    /// Told the end of each chunk once the chunk is checked: the walk reads nothing before that offset again,
+    /// so the caller may give those bytes' pages back.
     var passed: ((Int) -> Void)?
+    /// Asked, before the walk reads bytes up to an offset, to make them readable (a table inflated as it is
+    /// walked); false when they cannot be, which ends the walk. nil: `bytes` is all there.
+    var reach: ((Int) -> Bool)?
+
+    /// Makes `bytes[..<end]` readable (`reach`).
+    func need(_ end: Int) throws(Problem) {
+        if let reach, !reach(end) { throw Problem(.chunkPastEnd, at: end, "the table's data cannot be read past offset \(end)") }
+    }
 
     func u8(_ offset: Int) -> UInt8 { bytes[offset] }
     func u16(_ offset: Int) -> UInt16 { UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
@@ -373,7 +446,10 @@ private struct Walk {
         }
         var offset = start
         while end - offset >= Layout.chunkHeader {
+            try need(offset + Layout.chunkHeader)
             let chunk = try self.chunk(at: offset, end: end)
+            // A table or package holds the rest: only its header is read before its children.
+            try need(chunk.type == 0x0002 || chunk.type == 0x0200 ? chunk.headerEnd : chunk.end)
             try body(chunk)
             passed?(chunk.end)
             offset = chunk.end
@@ -405,6 +481,9 @@ private struct Walk {
     func file(_ encodings: inout NewerEncodings) throws(Problem) {
         // ApkAssets::Load (Android 11+) refuses an APK whose resources.arsc holds no data, as ResTable::add does.
         guard bytes.count > 0 else { throw Problem(.emptyTable, at: 0, "the table is empty (0 bytes)") }
+        // Read before the walk gives the first chunk's pages back.
+        try need(min(bytes.count, Layout.chunkHeader))
+        let startsWithTable = bytes.count >= Layout.chunkHeader && u16(0) == 0x0002
         var tables = 0
         // ResTable reads the first chunk as the table whatever its type; LoadedArsc loads every RES_TABLE chunk.
         try chunks(from: 0, to: bytes.count) { (chunk) throws(Problem) in
@@ -412,7 +491,7 @@ private struct Walk {
             tables += 1
             try table(chunk, &encodings)
         }
-        guard tables > 0, bytes.count >= Layout.chunkHeader, u16(0) == 0x0002 else {
+        guard tables > 0, startsWithTable else {
             throw Problem(.noTable, at: 0, "the table does not start with a RES_TABLE chunk")
         }
     }
@@ -796,10 +875,37 @@ extension ResourceTableLoadCheck {
     /// The same, judging newer encodings by the minSdkVersion the APK's AndroidManifest.xml declares (read only
     /// when the table uses one; an unreadable manifest counts as declaring none).
     public static func problem(in archive: APKArchive) throws -> ResourceTableProblem? {
-        try problem(in: archive) {
-            guard let manifest = archive.entry(named: "AndroidManifest.xml"),
-                  let summary = try? ManifestSummary(binaryXML: archive.uncompressedData(of: manifest)) else { return nil }
-            return declaredMinSdkVersion(summary.usesSDKMinSdkVersionAttributes)
+        try problem(in: archive) { declaredMinSdkVersion(of: archive) }
+    }
+
+    /// The minSdkVersion `archive`'s AndroidManifest.xml declares (`declaredMinSdkVersion(_:)`); nil for an
+    /// unreadable manifest, as for one that declares none.
+    public static func declaredMinSdkVersion(of archive: APKArchive) -> Int? {
+        guard let manifest = archive.entry(named: "AndroidManifest.xml"),
+              let summary = try? ManifestSummary(binaryXML: archive.uncompressedData(of: manifest)) else { return nil }
+        return declaredMinSdkVersion(summary.usesSDKMinSdkVersionAttributes)
+    }
+}
+
+/// Zero-filled memory of `count` bytes from its own mapping, whose pages `discard` gives back to the system (they
+/// read as zeros again), for a table inflated as it is walked.
+private final class AnonymousPages {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(count: Int) throws {
+        guard let base = mmap(nil, max(count, 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), base != MAP_FAILED else {
+            throw FileError(path: ResourceTableLoadCheck.entryName, operation: "mmap", errno: errno, detail: "no memory to inflate it into")
         }
+        bytes = UnsafeMutableRawBufferPointer(start: base, count: count)
+    }
+
+    deinit { munmap(bytes.baseAddress, max(bytes.count, 1)) }
+
+    /// Gives back the whole pages inside `range`.
+    func discard(_ range: Range<Int>) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (range.lowerBound + page - 1) / page * page, end = range.upperBound / page * page
+        guard end > start, let base = bytes.baseAddress else { return }
+        madvise(base + start, end - start, MADV_DONTNEED)
     }
 }

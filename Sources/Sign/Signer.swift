@@ -55,16 +55,30 @@ public struct Signer: Sendable {
         try checkPackaging(zip.entries, manifest: manifest)
         // The resource table's check is offered to the worker threads: one that is free takes it while the entries
         // are copied and digested, or this thread runs it when `run` asks for the finding, once the entries are
-        // written and before anything is published.
-        let resourceTable = BackgroundValue<ResourceTableProblem?>(offered: { try ResourceTableLoadCheck.problem(in: archive) })
+        // written and before anything is published. A deflated table's v1 digest is taken there, on the check's
+        // inflation, with the digest the signing will use as far as it can be told before the key has loaded.
+        let tableDigest = predictedV1Digest(minSdkVersion: minSdk.level)
+        let resourceTable = BackgroundValue<ResourceTableCheck>(offered: { try ResourceTableCheck.run(on: archive, digest: tableDigest ?? nil) })
         defer { resourceTable.wait() }
         return try Self.refusingBrokenTable(resourceTable) {
-            try writeSigned(archive: archive, to: destination, cache: cache, minSdk: minSdk, resourceTable: resourceTable, manifest: manifest)
+            try writeSigned(archive: archive, to: destination, cache: cache, minSdk: minSdk, resourceTable: resourceTable,
+                            tableDigest: tableDigest, manifest: manifest)
         }
     }
 
+    /// The v1 digest `SigningEngine.digestPlan` will choose, when it can be told without waiting for the key (the
+    /// key's own when it has loaded, else what most keys call for): `.some(nil)` without v1, nil when only the
+    /// key can tell.
+    private func predictedV1Digest(minSdkVersion: Int) -> DigestAlgorithm?? {
+        if let key = config.keySupply.ready {
+            return (try? DigestPlan(keys: [key] + config.additionalSigners, schemes: config.schemes, minSdkVersion: minSdkVersion)).map(\.v1)
+        }
+        return DigestPlan.likely(schemes: config.schemes, minSdkVersion: minSdkVersion).map(\.v1)
+    }
+
     private func writeSigned(archive: APKArchive, to destination: String, cache: SigningCache?, minSdk: (level: Int, overridden: Bool),
-                             resourceTable: BackgroundValue<ResourceTableProblem?>, manifest: () throws -> [UInt8]?) throws -> SigningReport {
+                             resourceTable: BackgroundValue<ResourceTableCheck>, tableDigest: DigestAlgorithm??,
+                             manifest: () throws -> [UInt8]?) throws -> SigningReport {
         let zip = archive.zip
         // The input's signing block (if any) ends the local-file section apksig copies from.
         let inputBlock = try? SigningBlock.locate(in: archive.source, centralDirectoryOffset: zip.centralDirectoryOffset)
@@ -73,16 +87,19 @@ public struct Signer: Sendable {
         // The pages mapped while the archive was opened and its headers read go back: the copy and the digests
         // read the input with pread (`SectionCopy`), not through the mapping.
         archive.source.discard(0..<archive.source.count)
+        let table = kept.entries.firstIndex { $0.entry.name == ResourceTableLoadCheck.entryName && $0.entry.isCompressed }
+        let tableInflation = table.flatMap { item in tableDigest.map { ResourceTableCheck.Inflation(item: item, algorithm: $0) } }
         let writer = InputAPKWriter(archive: archive, sectionEnd: inputBlock?.offset ?? zip.centralDirectoryOffset,
                                     droppedRecords: kept.dropped, destination: destination, concurrency: concurrency,
                                     keySupply: config.keySupply,
-                                    alignmentRequirements: preservedAlignmentRequirements(zip.entries, manifest: manifest))
+                                    alignmentRequirements: preservedAlignmentRequirements(zip.entries, manifest: manifest),
+                                    tableInflation: tableInflation)
         // apksig regenerates pinlist.meta from the pin hints (`Hints`), and drops an old one (`isKept`).
         let pins = try archive.entry(named: PinList.hintsEntryName).map { try PinList.patterns(in: try archive.uncompressedData(of: $0)) }
         let stamp = config.sourceStamp == nil ? nil : try archive.entry(named: SourceStamp.certificateDigestEntryName).map { try archive.uncompressedData(of: $0) }
         return try run(Job(entries: kept.entries, inputManifest: kept.manifest, minSdk: minSdk, destination: destination,
                            writer: writer, input: archive.source, endOfCentralDirectory: eocd, comment: [], cache: cache, pins: pins,
-                           existingSourceStamp: stamp, resourceTable: resourceTable))
+                           existingSourceStamp: stamp, resourceTable: resourceTable, tableInflation: tableInflation))
     }
 
     /// Signs an APK given as entries to write (the Repack stage's output) into `destination`, with `comment`
@@ -148,13 +165,13 @@ public struct Signer: Sendable {
     }
 
     /// Throws `SignError.resourceTableRefused` when the check found a rule the table breaks (or what the check threw).
-    static func refuseBrokenTable(_ check: BackgroundValue<ResourceTableProblem?>?) throws {
-        if let problem = try check?.get() { throw SignError.resourceTableRefused(problem) }
+    static func refuseBrokenTable(_ check: BackgroundValue<ResourceTableCheck>?) throws {
+        if let problem = try check?.get().problem { throw SignError.resourceTableRefused(problem) }
     }
 
     /// `body`'s result; when it throws, a table Android refuses is the error instead: it is the first thing to fix,
     /// whatever else the signing ran into while the table was being checked.
-    static func refusingBrokenTable<R>(_ check: BackgroundValue<ResourceTableProblem?>, _ body: () throws -> R) throws -> R {
+    static func refusingBrokenTable<R>(_ check: BackgroundValue<ResourceTableCheck>, _ body: () throws -> R) throws -> R {
         do { return try body() } catch {
             try refuseBrokenTable(check)
             throw error
@@ -192,7 +209,9 @@ public struct Signer: Sendable {
         var existingSourceStamp: [UInt8]? = nil
         /// The resource table's check, running beside the writer: its finding is asked for before the output is
         /// published.
-        var resourceTable: BackgroundValue<ResourceTableProblem?>? = nil
+        var resourceTable: BackgroundValue<ResourceTableCheck>? = nil
+        /// The deflated table the check inflates, whose v1 digest it gives (`InputAPKWriter.tableInflation`).
+        var tableInflation: ResourceTableCheck.Inflation? = nil
     }
 
     /// The engine decides, the writer writes the entries, then the JAR signature files, the signing block,
@@ -216,9 +235,16 @@ public struct Signer: Sendable {
         if let digests = job.writer.entryDigestsBesideCopy(job.entries, plan: plan) {
             if job.pins == nil { jarSignature.start { try digests() + stampDigests } } else { digestsBesideCopy = BackgroundValue(digests) }
         }
-        let section = try job.writer.write(job.entries, engine: engine, plan: plan)
+        var section = try job.writer.write(job.entries, engine: engine, plan: plan)
         defer { section.output.abandon() }
         try Self.refuseBrokenTable(job.resourceTable)
+        if let inflation = job.tableInflation, inflation.algorithm == plan.v1, plan.v1 != nil {
+            // The copy left this entry to the check, which inflated it once for both.
+            guard let digest = try job.resourceTable?.get().digest, section.entryDigests?.indices.contains(inflation.item) == true else {
+                throw SignError.internalInconsistency("no v1 digest of resources.arsc from its check")
+            }
+            section.entryDigests?[inflation.item] = digest
+        }
         var pinList: [UInt8]?
         if let pins = job.pins {
             guard let starts = section.entryStarts else { throw SignError.internalInconsistency("no entry offsets for the pin list") }

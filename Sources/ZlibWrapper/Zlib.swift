@@ -294,6 +294,63 @@ public enum Inflate {
         }
     }
 
+    /// One raw deflate stream inflated as far as its reader asks, into buffers the reader gives: for a large
+    /// entry read front to back while it inflates (resources.arsc's check), in bounded memory. With
+    /// `inflate(_:expectedSize:_:)`'s failures: `read(into:)` throws once the stream would pass `expectedSize`,
+    /// and at the end (`read` returns 0) unless it ended after exactly `expectedSize` bytes.
+    public final class Stream {
+        private var stream = z_stream()
+        private let input: UnsafeRawBufferPointer
+        private let expectedSize: Int64
+        /// Input bytes the stream has taken: where it ended, once it has (`isFinished`).
+        public private(set) var consumed = 0
+        /// Output bytes produced so far.
+        public private(set) var produced: Int64 = 0
+        public private(set) var isFinished = false
+
+        /// `input` must stay valid (and its bytes unchanged) while the stream is read.
+        public init(_ input: UnsafeRawBufferPointer, expectedSize: Int64) throws {
+            self.input = input
+            self.expectedSize = expectedSize
+            let rc = apkpatch_inflateInit2(&stream, -MAX_WBITS)
+            guard rc == Z_OK else { throw ZlibError(operation: "inflateInit2", code: rc, message: "cannot initialise inflate") }
+        }
+
+        deinit { inflateEnd(&stream) }
+
+        /// Inflates into `output` up to its size; returns how many bytes it wrote, 0 only at the stream's end.
+        public func read(into output: UnsafeMutableRawBufferPointer) throws -> Int {
+            guard !isFinished, output.count > 0 else { return 0 }
+            var written = 0
+            while written < output.count {
+                let inputChunk = min(input.count - consumed, 1 << 20)
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress.map { ($0 + consumed).assumingMemoryBound(to: Bytef.self) })
+                stream.avail_in = uInt(inputChunk)
+                let room = min(output.count - written, 1 << 30)
+                stream.next_out = (output.baseAddress! + written).assumingMemoryBound(to: Bytef.self)
+                stream.avail_out = uInt(room)
+                let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
+                consumed += inputChunk - Int(stream.avail_in)
+                let step = room - Int(stream.avail_out)
+                written += step
+                produced += Int64(step)
+                if produced > expectedSize { throw Failure.exceedsDeclaredSize(expectedSize) }
+                if rc == Z_STREAM_END {
+                    isFinished = true
+                    guard produced == expectedSize else { throw Failure.shorterThanDeclared(expected: expectedSize, actual: produced) }
+                    break
+                }
+                if rc == Z_BUF_ERROR && consumed >= input.count && step == 0 {
+                    throw Failure.corrupt("unexpected end of compressed data")
+                }
+                guard rc == Z_OK || rc == Z_BUF_ERROR else {
+                    throw Failure.corrupt(stream.msg.map { String(cString: $0) } ?? "zlib error \(rc)")
+                }
+            }
+            return written
+        }
+    }
+
     /// The first `count` bytes `input` inflates to (fewer when the stream ends before), without inflating the
     /// rest: what a reader of a header (an ELF file's program headers) needs of a compressed entry.
     public static func prefix(_ input: UnsafeRawBufferPointer, count: Int) throws -> [UInt8] {

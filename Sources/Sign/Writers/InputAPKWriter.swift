@@ -21,6 +21,9 @@ struct InputAPKWriter: SectionWriter {
     /// With the input's alignment preserved, the rules its entries must still meet where they land
     /// (`Signer.preservedAlignmentRequirements`); nil when there is nothing to check.
     var alignmentRequirements: PackagingRequirements? = nil
+    /// A deflated resources.arsc the table's check inflates (`ResourceTableCheck`): left to it by the copy when the
+    /// signing's v1 digest is the one it takes.
+    var tableInflation: ResourceTableCheck.Inflation? = nil
 
     /// The input's kept entries in local-header order (apksig copies records in that order and keeps the
     /// central directory's), the input's v1 manifest when v1 is on, and the records dropped.
@@ -78,8 +81,9 @@ struct InputAPKWriter: SectionWriter {
         // The entries section, whose size is known: what follows it (the JAR signature files, the signing block,
         // the central directory) is appended, so the file is never cut back (OutputFile.reserve).
         try file.reserve(planned.layout.count)
-        let copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
+        var copy = SectionCopy(layout: planned.layout, source: archive.source, items: entries, recordStarts: planned.recordStarts,
                                dataStarts: planned.dataStarts, entryDigest: plan.v1, engine: engine, plan: plan)
+        if let tableInflation, tableInflation.algorithm == plan.v1 { copy.inflatedElsewhere = tableInflation.item }
         let (copied, output) = try copy.write(into: file, engine: engine, plan: plan, concurrency: concurrency, key: keySupply)
         return WrittenSection(output: output, centralRecords: planned.centralRecords,
                               entryDigests: copied.entryDigests, realigned: planned.realigned, verityLeaves: copied.verityLeaves,

@@ -149,6 +149,10 @@ struct SectionCopy {
     /// Whether the fs-verity leaf digests of the written chunks are computed too, for a v4 signature: the
     /// bytes are in hand here, and the tree then reads only what follows the chunks.
     var hashesVerityLeaves = false
+    /// A deflated item that is inflated elsewhere (resources.arsc, by the table's check: `ResourceTableCheck`),
+    /// where its v1 digest is taken and its data checked (EntryIntegrity): copied here, never inflated, its digest
+    /// slot left empty for the caller.
+    var inflatedElsewhere: Int? = nil
     /// The layout's other sources (its runs of source k ≥ 1 are read from `otherSources[k - 1]`): the Repack
     /// stage's new entries, whose v1 digests are not taken here (`items` empty).
     var otherSources: [any DataSource] = []
@@ -213,7 +217,7 @@ struct SectionCopy {
                 let first = Int((dataStart + chunkSize - 1) / chunkSize), end = min(Int(dataEnd / chunkSize), wholeChunks)
                 return pairsLarge && first < end ? first..<end : 0..<0
             }
-            let deflated = Self.batches(inGroups.filter { items[$0].entry.method == .deflated }, items: items)
+            let deflated = Self.batches(inGroups.filter { items[$0].entry.method == .deflated && $0 != inflatedElsewhere }, items: items)
             let groups = Self.chunkRanges(wholeChunks, without: owned).flatMap { range in
                 ChunkLanes.groups(chunkCount: range.count).map { ($0.lowerBound + range.lowerBound)..<($0.upperBound + range.lowerBound) }
             }
@@ -246,7 +250,7 @@ struct SectionCopy {
         if entryDigest == nil && EntryIntegrity.isEnabled {
             // Without v1 nothing inflates deflated entries: they are inflated for their check alone, in batches
             // taken by whichever core is free.
-            let checks = Self.batches(items.indices.filter { items[$0].entry.method == .deflated }, items: items)
+            let checks = Self.batches(items.indices.filter { items[$0].entry.method == .deflated && $0 != inflatedElsewhere }, items: items)
             let copying = work, copies = workCount
             work = { index in
                 if index < copies { try copying(index) } else { try digestDeflated(checks[index - copies], state: state, hashes: false) }
@@ -568,7 +572,7 @@ struct SectionCopy {
                     if lane == nil { hasher.reset() }
                     open = (item, dataStart)
                 case .deflated:
-                    if lane != nil { continue }  // in a batch of its own (digestDeflated)
+                    if lane != nil || item == copy.inflatedElsewhere { continue }  // in a batch of its own (digestDeflated)
                     let dataEnd = dataStart + dataRange.count64
                     guard dataStart >= offset, dataEnd <= chunkEnd else { spanning.append(item); continue }
                     // What the entry inflates to, its CRC-32 checked (EntryIntegrity).
@@ -596,7 +600,7 @@ struct SectionCopy {
                     if lane == nil { hasher.reset() }
                     try hashStoredInput(dataRange, item: item)
                 case .deflated:
-                    if lane == nil { spanning.append(item) }
+                    if lane == nil && item != copy.inflatedElsewhere { spanning.append(item) }
                 }
             }
             for item in spanning {
