@@ -28,6 +28,11 @@ public struct ResourceTableProblem: CodedError {
         case morePackagesThanDeclared
         case fewerPackagesThanDeclared
         case noGlobalStringPool
+        // RES_TABLE_FLAG_LIST (LoadedArsc::LoadTable, where the read/write resource flags are on): the names of the
+        // feature flags the table's resources depend on, each a string of the global pool.
+        case flagListWithoutStrings
+        case flagListNameOutOfRange
+        case flagListNameNotUTF8
         // String pools (ResStringPool::setTo).
         case stringPoolHeaderTooSmall
         case stringOffsetsPastEnd
@@ -106,6 +111,9 @@ public struct ResourceTableProblem: CodedError {
         case entryUnreadable
         /// Devices below API `level` cannot read it, and the APK's minSdkVersion lets it install on some.
         case unreadableBefore(level: Int)
+        /// The loader refuses the table where it reads resource feature-flag lists (the aconfig flag
+        /// `android.content.res.resource_readwrite_flags` on); others skip the chunk.
+        case refusedWhereFlagListsAreRead
     }
 
     public let code: Code
@@ -126,6 +134,7 @@ public struct ResourceTableProblem: CodedError {
             return .refusedBeforeAndroid9
         case .entryNotAligned, .entryPastEnd, .entryTooSmall, .entrySizePastEnd, .valueTooSmall, .valuePastEnd, .mapNotAligned, .mapPastEnd:
             return .entryUnreadable
+        case .flagListWithoutStrings, .flagListNameOutOfRange, .flagListNameNotUTF8: return .refusedWhereFlagListsAreRead
         default: return newerEncoding.map { .unreadableBefore(level: $0.requiredMinSdkVersion) } ?? .refused
         }
     }
@@ -159,6 +168,8 @@ public struct ResourceTableProblem: CodedError {
         case .truncated: outcome = "Android's resource loader stops reading there and loses the rest of the table, or refuses it"
         case .resourcesLost: outcome = "Android loads no resources from it"
         case .entryUnreadable: outcome = "Android cannot read the resource: every lookup of it fails"
+        case .refusedWhereFlagListsAreRead:
+            outcome = "Android's resource loader refuses the table where it reads resource flag lists (read/write resource flags on, Android 16 builds and later)"
         case .unreadableBefore(let level):
             switch code {
             case .offset16TypeBeforeAndroid14:
@@ -205,8 +216,8 @@ public enum ResourceTableEncoding: String, Sendable, Hashable, CaseIterable, Cod
 ///
 /// What the loaders accept is accepted here too: fewer than 8 bytes after the last chunk of the file or of a
 /// chunk (Android 9+ stops there, `ResTable` does not look), unknown chunk types (skipped with a warning; so are
-/// the flagged-resource chunks of Android 16 here), a second global string pool or typeSpec for the same type
-/// (ignored), sparse types whose indices are not sorted (lookups miss, nothing fails), and staged-alias chunks
+/// flagged-resource chunks, RES_TABLE_FLAGGED, by the newest loader read here), a second global string pool or
+/// typeSpec for the same type (ignored), sparse types whose indices are not sorted (lookups miss, nothing fails), and staged-alias chunks
 /// outside the framework's package (ignored with a warning).
 ///
 /// Three encodings are read only by newer devices: sparse types (`FLAG_SPARSE`, Android 8.0), 16-bit entry offsets
@@ -433,6 +444,8 @@ private struct Walk {
         case 0x0204: return "overlayable chunk"
         case 0x0205: return "overlayable policy chunk"
         case 0x0206: return "staged alias chunk"
+        case 0x0207: return "flagged chunk"
+        case 0x0208: return "flag list chunk"
         default: return "chunk of type 0x" + String(type, radix: 16)
         }
     }
@@ -503,11 +516,15 @@ private struct Walk {
         let declared = Int(u32(chunk.offset + 8))
         var packages = 0
         var hasPool = false
+        /// The global pool's string count and whether it is UTF-8, for the flag list's names.
+        var pool: (count: Int, isUTF8: Bool) = (0, false)
         try chunks(from: chunk.headerEnd, to: chunk.end) { (child) throws(Problem) in
             switch child.type {
             case 0x0001 where !hasPool:
                 hasPool = true
                 try stringPool(child, named: "the global string pool")
+                pool = (Int(u32(child.offset + 8)), u32(child.offset + 16) & Layout.utf8Flag != 0)
+            case 0x0208: try flagList(child, pool: pool)
             case 0x0200:
                 packages += 1
                 guard packages <= declared else {
@@ -522,6 +539,28 @@ private struct Walk {
         }
         guard hasPool else {
             throw Problem(.noGlobalStringPool, at: chunk.offset, "the table has no global string pool")
+        }
+    }
+
+    /// `LoadedArsc::LoadTable`'s RES_TABLE_FLAG_LIST case (LoadedArsc.cpp where the aconfig flag
+    /// `resource_readwrite_flags` is read; LoadedPackage::Load there skips RES_TABLE_FLAGGED chunks as unknown): after
+    /// the chunk header, one u32 string index per flag name, as many as fit; with any, the global string pool must
+    /// already hold strings, and each name must be one of its strings that `ResStringPool::string8At` gives, which it
+    /// does only in a UTF-8 pool. (Whether the named string's own length fields are sound is not checked here.)
+    func flagList(_ chunk: Chunk, pool: (count: Int, isUTF8: Bool)) throws(Problem) {
+        let count = (chunk.size - chunk.headerSize) / 4
+        guard count > 0 else { return }
+        guard pool.count > 0 else {
+            throw Problem(.flagListWithoutStrings, at: chunk.offset, "a flag list chunk names \(count) flags, but no global string pool with strings comes before it")
+        }
+        for index in 0..<count {
+            let name = Int(u32(chunk.headerEnd + 4 * index))
+            guard name < pool.count else {
+                throw Problem(.flagListNameOutOfRange, at: chunk.offset, "flag \(index) of a flag list chunk is string \(name) of the global string pool, which holds \(pool.count)")
+            }
+            guard pool.isUTF8 else {
+                throw Problem(.flagListNameNotUTF8, at: chunk.offset, "a flag list chunk names flags in a UTF-16 global string pool, which the loader reads flag names from only in UTF-8")
+            }
         }
     }
 
