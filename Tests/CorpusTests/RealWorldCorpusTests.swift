@@ -58,13 +58,14 @@ import TestSupport
         "v2-only-garbage-between-cd-and-eocd.apk": "lie between the central directory",
         "v2-only-truncated-cd.apk": "runs past the end of central directory record",
         // apksig 35.0.2's: a CD whose sizes are not the local header's, a truncated CD, bytes no entry holds
-        // (a signing block cut off or zeroed), no manifest to read the minSdkVersion from, LF in a name.
+        // (a signing block cut off or zeroed), no manifest to read the minSdkVersion from, no entries at all (Android
+        // opens no such archive), LF in a name.
         "incorrect-manifest-size.apk": "local header disagrees with the central directory",
         "v1v2v3-with-rsa-2048-lineage-3-signers-invalid-zip.apk": "runs past the end of central directory record",
         "v1v2v3-with-rsa-2048-lineage-3-signers-no-sig-block.apk": "belong to no entry of the central directory",
         "v2-only-apk-sig-block-size-mismatch.apk": "belong to no entry of the central directory",
         "v1-only-empty.apk": "has no AndroidManifest.xml",
-        "v2-only-empty.apk": "has no AndroidManifest.xml",
+        "v2-only-empty.apk": "empty archive",
         "v1-only-with-lf-in-entry-name.apk": "which a JAR manifest cannot express",
         // apktool's issue 1589: JAR signature files under META-INF/../../../../, which apksig and Android read as
         // one more signer no signature can make valid (apksigner signs it, and then refuses its own output).

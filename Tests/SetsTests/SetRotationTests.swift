@@ -175,7 +175,8 @@ import TestSupport
         #expect(try TestSupport.apkpatch(["verify", several]).succeeded)
 
         let targeted = scratch.appendingPathComponent("targeted").path
-        let signTargeted = try TestSupport.apkpatch(["sign"] + signer(0) + ["--signer-for-min-sdk-version", "33"] + signer(1) + ["--out", targeted, input])
+        // The targeted signer's lineage links it to the first signer, as apksig requires (without one, sign refuses).
+        let signTargeted = try TestSupport.apkpatch(["sign"] + signer(0) + ["--signer-for-min-sdk-version", "33"] + signer(1) + ["--signer-lineage", lineage, "--out", targeted, input])
         #expect(signTargeted.succeeded, "\(signTargeted)")
         for (name, path) in try SetOracles.apkFiles(of: targeted, form: .directory, scratch: scratch) {
             #expect(try apksignerCertificates(path, ["--max-sdk-version", "32"]) == [keys[0].sha256], "\(name)")
