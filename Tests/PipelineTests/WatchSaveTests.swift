@@ -152,20 +152,8 @@ import TestSupport
         try TestSupport.write("<p>v1</p>\n", to: "assets/www/index.html", in: patch)
         let output = dir.appendingPathComponent("watched.apk").path
         let watch = ["watch", input, "--patch", patch.path, "--out", output, "--debug-keystore", dir.appendingPathComponent("debug.p12").path, "--json"]
-        let process = Process()
-        if geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--bounding-set=-dac_override,-dac_read_search", "--", TestSupport.apkpatchBinary] + watch
-        } else {
-            process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
-            process.arguments = watch
-        }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let lines = LineCollector()
-        pipe.fileHandleForReading.readabilityHandler = { lines.append($0.availableData) }
-        try process.run()
+        let launcher = geteuid() == 0 ? ["/usr/bin/setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] : []
+        let (process, lines) = try TestSupport.startApkpatch(watch, launcher: launcher)
         defer { if process.isRunning { process.terminate() } }
         #expect(lines.waitFor { $0.contains("\"event\":\"built\"") }, "\(lines.lines)")
 

@@ -21,11 +21,14 @@ public final class LineCollector: @unchecked Sendable {
 
 extension TestSupport {
     /// Starts the built `apkpatch` with `arguments` in the background (a long-running `watch`), its stdout and
-    /// stderr collected line by line as they come.
-    public static func startApkpatch(_ arguments: [String], environment: [String: String]? = nil) throws -> (process: Process, lines: LineCollector) {
+    /// stderr collected line by line as they come. A `launcher` (a program and its arguments, such as setpriv's)
+    /// runs `apkpatch` under it.
+    public static func startApkpatch(_ arguments: [String], environment: [String: String]? = nil,
+                                     launcher: [String] = []) throws -> (process: Process, lines: LineCollector) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: apkpatchBinary)
-        process.arguments = arguments
+        let command = launcher + [apkpatchBinary] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         if let environment { process.environment = environment }
         let pipe = Pipe()
         process.standardOutput = pipe
