@@ -6,8 +6,10 @@ import TestSupport
 /// AGP's zipflinger leaves "virtual entries" where it keeps room: a local header with no name, no data and an extra
 /// field of zeros, which no central directory entry names, 132 bytes of them at the start of most Gradle builds
 /// (the real-world corpus's Yosemite.apk, app-uiautomator.apk, pocoservice-debug.apk). Android opens them and
-/// apksigner signs and verifies them (keeping the record), so every writing command must take them, and write
-/// outputs without them; anything else before the first entry stays refused.
+/// apksigner signs and verifies them (keeping the record), so every writing command must take them: `sign` keeps
+/// them where they are, as apksig copies the bytes between records (its output is apksigner's, byte for byte, and
+/// `apksigcopier compare` rebuilds it from the unsigned input), the others write outputs without them; anything
+/// else before the first entry stays refused.
 @Suite(.removesTemporaryDirectories) struct ZipflingerVirtualEntryTests {
     let dir: URL
     let keystore: String
@@ -85,7 +87,7 @@ import TestSupport
         return signed
     }
 
-    @Test("sign, run, align and unpack take zipflinger's virtual entries and write outputs without them")
+    @Test("sign, run, align and unpack take zipflinger's virtual entries; sign keeps them, the others leave them out")
     func writersTakeVirtualEntries() throws {
         let input = try gradleLike()
         let entries = try TestSupport.run("unzip", ["-Z1", input]).stdout.split(separator: "\n").count
@@ -101,10 +103,19 @@ import TestSupport
             let result = try TestSupport.apkpatch(arguments, environment: environment)
             #expect(result.succeeded, "\(label): \(result)")
         }
+        let inputRecords = try APKArchive(path: input).zip.virtualEntryRecords
+        #expect(inputRecords.count == 2 && inputRecords.first == 0..<132, "the input's virtual entries: \(inputRecords)")
         for (label, output) in [("sign", signed), ("run", ran), ("align", aligned)] {
             let archive = try APKArchive(path: output)
-            #expect(archive.zip.staleSignerRecords.isEmpty && archive.entries.map(\.localHeaderOffset).min() == 0,
-                    "\(label): the output keeps a virtual entry")
+            if label == "sign" {
+                // Where apksig copies them: the first at offset 0, the other before the record that followed it.
+                let records = archive.zip.virtualEntryRecords
+                #expect(records.count == 2 && records.first == 0..<132 && records == archive.zip.staleSignerRecords,
+                        "sign: the output's virtual entries are \(records), not the input's two")
+            } else {
+                #expect(archive.zip.staleSignerRecords.isEmpty && archive.entries.map(\.localHeaderOffset).min() == 0,
+                        "\(label): the output keeps a virtual entry")
+            }
             let android = try TestSupport.libziparchiveCheck(output)
             #expect(android.succeeded && android.stdout.hasPrefix("OK \(archive.entries.count) entries"), "\(label): \(android)")
             let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
@@ -121,6 +132,26 @@ import TestSupport
         #expect(files.count == entries, "unpack extracted \(files.count) files of \(entries) entries")
     }
 
+    /// An unsigned Gradle build (apksigcopier's reproducible-build case): `sign --alignment-preserved true` writes
+    /// apksigner 35's bytes with the same key and options, virtual entries included, and `apksigcopier compare`
+    /// (which rebuilds the signed APK from the unsigned one, keeping its virtual entry) accepts the output.
+    @Test func signedUnsignedGradleBuildIsApksignersAndCopies() throws {
+        // Aligned first, as Gradle writes it: the virtual entries (132 and 40 bytes) keep every offset's remainder.
+        let built = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk"), aligned = dir.appendingPathComponent("aligned.apk").path
+        let zipalign = try TestSupport.run("zipalign", ["-p", "4", built, aligned])
+        try #require(zipalign.succeeded, "\(zipalign)")
+        let unsigned = try withVirtualEntries(aligned, name: "zipflinger-unsigned.apk")
+        let options = ["--alignment-preserved", "true", "--v4-signing-enabled", "false"]
+        let ours = dir.appendingPathComponent("ours.apk").path, theirs = dir.appendingPathComponent("apksigner35.apk").path
+        let sign = try TestSupport.apkpatch(["sign"] + signing + options + ["--out", ours, unsigned], environment: environment)
+        try #require(sign.succeeded, "\(sign)")
+        let apksigner = try NewerApksigner.run(["sign"] + signing + options + ["--out", theirs, unsigned], environment: environment)
+        try #require(apksigner.succeeded, "apksigner 35 sign: \(apksigner)")
+        #expect(try TestSupport.readBytes(ours) == TestSupport.readBytes(theirs), "sign wrote other bytes than apksigner 35")
+        let compare = try TestSupport.run("apksigcopier", ["compare", ours, "--unsigned", unsigned])
+        #expect(compare.succeeded, "apksigcopier compare of the signed Gradle build with its unsigned input: \(compare)")
+    }
+
     @Test("a nameless record whose extra field is not all zeros stays refused before the first entry")
     func otherRecordsStayRefused() throws {
         let built = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk")
@@ -132,8 +163,7 @@ import TestSupport
     }
 
     /// zipflinger's first form of virtual entry (its alignment record declares the padding) is taken as the later
-    /// one: Android's libziparchive opens such an APK, sign writes it out without the records and apksigner
-    /// verifies the output; a record whose padding is not all zeros stays refused.
+    /// one: Android's libziparchive opens such an APK, sign keeps the records and apksigner verifies the output; a record whose padding is not all zeros stays refused.
     @Test func theFirstFormIsTakenAsTheLaterOne() throws {
         let built = try FixtureAPK.cordovaLike().build(in: dir, name: "app.apk")
         let input = try withVirtualEntries(built, name: "first-form.apk", form: .alignmentRecord)
@@ -150,7 +180,7 @@ import TestSupport
         let result = try TestSupport.apkpatch(["sign"] + signing + ["--out", signed, input], environment: environment)
         #expect(result.succeeded, "\(result)")
         let archive = try APKArchive(path: signed)
-        #expect(archive.zip.staleSignerRecords.isEmpty && archive.entries.map(\.localHeaderOffset).min() == 0, "the output keeps a virtual entry")
+        #expect(archive.zip.virtualEntryRecords.first == 0..<132, "the output lost the first-form virtual entry: \(archive.zip.virtualEntryRecords)")
         let apksigner = try TestSupport.run("apksigner", ["verify", signed])
         #expect(apksigner.succeeded, "\(apksigner)")
 

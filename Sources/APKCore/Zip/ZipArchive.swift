@@ -161,6 +161,7 @@ public struct ZipArchive: Sendable {
         let firstLocalHeaderOffset = entries.isEmpty ? 0 : (byOffset.map { entries[$0[0]] } ?? entries[0]).localHeaderOffset
         // What a gap holds beyond the records an earlier signing left in it (`staleSignerRecords`).
         var staleRecords: [Range<Int64>] = []
+        var virtualRecords: [Range<Int64>] = []
         var rest: [Range<Int64>] = []
         // The same gaps as the JAR signature sees them: a stale signer record is no entry of its either, so
         // verify counts its bytes as unsigned (a zipflinger virtual entry holds nothing, for any reader).
@@ -175,6 +176,7 @@ public struct ZipArchive: Sendable {
                     position = record.upperBound
                 } else if let record = try Self.virtualEntryRecord(at: position, before: gap.upperBound, in: source) {
                     staleRecords.append(record)
+                    virtualRecords.append(record)
                     position = record.upperBound
                 } else {
                     break
@@ -197,6 +199,7 @@ public struct ZipArchive: Sendable {
         }
         self.firstLocalHeaderOffset = firstLocalHeaderOffset
         self.staleSignerRecords = staleRecords
+        self.virtualEntryRecords = virtualRecords
         self.strayRanges = strays
         self.unaccountedRanges = limits.refusesUnaccountedBytes ? [] : try unsignedRest.filter { try !Self.isZeroFilled($0, in: source) }
         self.entries = entries
@@ -252,8 +255,15 @@ public struct ZipArchive: Sendable {
     /// this shape (back to back from the start of a gap, each CRC-32 checked, nothing but zero padding after
     /// them) and refuses any other record or byte. Whatever writes the archive anew leaves them out (`sign`
     /// drops them; the others write only the central directory's entries), so they never reach our outputs.
-    /// The virtual entries of AGP's zipflinger (`virtualEntryRecord`) are taken the same way.
+    /// The virtual entries of AGP's zipflinger (`virtualEntryRecord`) are accepted the same way, and `sign`
+    /// alone keeps them (`virtualEntryRecords`).
     public let staleSignerRecords: [Range<Int64>]
+
+    /// Of `staleSignerRecords`, the zipflinger virtual entries (`virtualEntryRecord`), in file order. They hide
+    /// nothing, so `sign` copies them on as apksig does (bytes between records are copied verbatim): an
+    /// apksigner-signed Gradle build keeps its leading one, and `apksigcopier compare` rebuilds the signed APK
+    /// from the unsigned one with it.
+    public let virtualEntryRecords: [Range<Int64>]
 
     /// The entries signers drop from their input and write anew: the source stamp's certificate digest
     /// (apksig `SOURCE_STAMP_CERTIFICATE_HASH_ZIP_ENTRY_NAME`) and the pin list (`Hints.PIN_BYTE_RANGE_ZIP_ENTRY_NAME`).

@@ -65,9 +65,11 @@ struct InputAPKWriter: SectionWriter {
         // it steps past their records, so it copies their bytes on as data between records, a local record no
         // central directory entry names (a streaming reader sees it; a strict reader refuses it as an extra
         // local entry). Their records are dropped like any other dropped record, and so are the ones an earlier
-        // apksig signing left behind (`ZipArchive.staleSignerRecords`): the output holds only its entries.
-        if !zip.staleSignerRecords.isEmpty {
-            dropped = (dropped + zip.staleSignerRecords).sorted { $0.lowerBound < $1.lowerBound }
+        // apksig signing left behind (`ZipArchive.staleSignerRecords`). zipflinger's virtual entries, which hold
+        // nothing, are copied on with the bytes between records, as apksig copies them (`virtualEntryRecords`).
+        let stale = zip.staleSignerRecords.filter { !zip.virtualEntryRecords.contains($0) }
+        if !stale.isEmpty {
+            dropped = (dropped + stale).sorted { $0.lowerBound < $1.lowerBound }
         }
         return (entries, manifest, dropped)
     }
