@@ -291,6 +291,23 @@ import Unpack
             #expect(copy.succeeded, "\(label): \(copy)")
             #expect(try TestSupport.readBytes(copied) == (try TestSupport.readBytes(signed)), "\(label): the copy is the signed APK")
         }
+        // F-Droid's direction: apksigcopier copies the developer's apksigner signature onto the unsigned rebuild, which
+        // must then be the APK apkpatch signs with the same key. This pins the JAR signature files' bytes: the
+        // checks above copy our own .SF, and apksigner's verify skips the .SF's per-entry digests when its
+        // whole-manifest digest matches, so a wrong section digest would pass them.
+        let theirs = dir.appendingPathComponent("apksigner35.apk").path
+        let apksigner = try NewerApksigner.run(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true",
+                                                "--out", theirs, unsigned])
+        try #require(apksigner.succeeded, "apksigner 35 sign: \(apksigner)")
+        let fromTheirs = dir.appendingPathComponent("apksigner35-copied.apk").path
+        let copy = try TestSupport.run("apksigcopier", ["copy", theirs, unsigned, fromTheirs])
+        try #require(copy.succeeded, "apksigcopier copy of apksigner 35's signature: \(copy)")
+        let ours = dir.appendingPathComponent("apkpatch.apk").path
+        for name in ["META-INF/MANIFEST.MF", "META-INF/CLI.SF"] {
+            let a = try TestSupport.run("unzip", ["-p", ours, name]).stdout, b = try TestSupport.run("unzip", ["-p", fromTheirs, name]).stdout
+            #expect(!a.isEmpty && a == b, "\(name): apkpatch's bytes are not apksigner 35's")
+        }
+        #expect(try TestSupport.readBytes(fromTheirs) == (try TestSupport.readBytes(ours)), "apksigner 35's signature copied onto the unsigned APK is not apkpatch's APK")
         // The cheap level is what apksigcopier cannot reproduce: the check above fails without level 9.
         let fast = dir.appendingPathComponent("fast.apk").path
         #expect(try TestSupport.apkpatch(["sign", "--key", keys.keyPK8, "--cert", keys.certificatePEM, "--alignment-preserved", "true",
