@@ -75,6 +75,33 @@ import TestSupport
         #expect(calls.first?.dropFirst(3).allSatisfy { $0.hasPrefix(output) && FileManager.default.fileExists(atPath: $0 + ".idsig") } == true, "\(calls)")
     }
 
+    /// An adb or a device that refuses `--incremental` (platform-tools before Android 11, a device without the
+    /// incremental file system) fails the first install: the set goes in again the usual way, the same APKs in the
+    /// same order, as `run` does for one APK.
+    @Test func incrementalSetInstallFallsBackToANormalOne() throws {
+        let adb = try FakeADB()
+        try TestSupport.write("""
+            for a in "$@"; do
+                if [ "$a" = --incremental ]; then echo "adb: failed to install: unknown option --incremental" >&2; exit 1; fi
+            done
+
+            """, to: "refuse-incremental.sh", in: scratch)
+        let probe = FakeADB.Reply(standardOutput: "abis=arm64-v8a,armeabi-v7a,armeabi\nlocales=en-US,\nsdk=33\nPhysical density: 480\n")
+        var environment = adb.environment(shell: probe)
+        environment["FAKE_ADB_HOOK"] = scratch.appendingPathComponent("refuse-incremental.sh").path
+        let input = try fixture.pack(.directory)
+        let output = scratch.appendingPathComponent("fallback").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--install"],
+                                              environment: environment)
+        #expect(result.succeeded, "\(result)")
+        #expect(result.stderr.contains("incremental install failed; installing the whole APK instead"), "\(result.stderr)")
+        let installs = try adb.invocations().filter { $0.contains("install-multiple") }
+        try #require(installs.count == 2, "\(installs)")
+        #expect(Array(installs[0].prefix(3)) == ["install-multiple", "-r", "--incremental"], "\(installs[0])")
+        #expect(installs[0].filter { $0 != "--incremental" } == installs[1] && installs[1].count > 3, "\(installs)")
+        #expect(installs[1].dropFirst(2).allSatisfy { FileManager.default.fileExists(atPath: $0 + ".idsig") }, "\(installs[1])")
+    }
+
     @Test func realADBWithoutDeviceFailsClearlyAndKeepsTheSet() throws {
         let input = try fixture.pack(.directory)
         let output = scratch.appendingPathComponent("no-device").path
