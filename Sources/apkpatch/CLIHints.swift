@@ -65,7 +65,7 @@ enum CLIHint {
         case .noNewerSigner: return "each after --next-signer"
         case .signersAtSameLevel: return "one --signer-for-min-sdk-version per level"
         case .levelsNotCovered, .apkLevelsNotCovered: return "the original key first, the newer ones after --next-signer"
-        case .signerGivenTwice, .differentContentDigests: return nil
+        case .signerGivenTwice: return nil
         }
     }
 

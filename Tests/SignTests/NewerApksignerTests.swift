@@ -13,8 +13,9 @@ import TestSupport
     struct Setup: Sendable {
         let directory: URL
         let keys: [[String]]
-        /// Lineages made by apksigner 35: key 0 → 1, and key 0 → 1 → 2.
-        let lineage01: String, lineage012: String
+        /// Lineages made by apksigner 35: key 0 → 1, key 0 → 1 → 2, and key 0 → 3 (RSA 4096, whose v3 signature
+        /// signs the CHUNKED_SHA512 content digest where key 0's v2 signature signs CHUNKED_SHA256).
+        let lineage01: String, lineage012: String, lineage03: String
         /// The fixture as aapt writes it, and zipaligned.
         let unaligned: String, aligned: String
     }
@@ -22,22 +23,25 @@ import TestSupport
     /// Made once; a failure (apksigner 35 not fetched) fails each test with its reason.
     static let prepared = TestSupport.sharedByTests { Result { () throws -> Setup in
         let directory = try TestSupport.makeTemporaryDirectory("apksigner35")
-        let keys = try (0..<3).map { index -> [String] in
-            let files = try TestKeys.make(.rsa2048, in: directory, name: "key\(index)")
+        let keys = try [TestKeys.Kind.rsa2048, .rsa2048, .rsa2048, .rsa4096].enumerated().map { index, kind -> [String] in
+            let files = try TestKeys.make(kind, in: directory, name: "key\(index)")
             return ["--key", files.keyPK8, "--cert", files.certificatePEM]
         }
         let lineage01 = directory.appendingPathComponent("L01").path, lineage012 = directory.appendingPathComponent("L012").path
         try NewerApksigner.check(NewerApksigner.run(["rotate", "--out", lineage01, "--old-signer"] + keys[0] + ["--new-signer"] + keys[1]))
         try NewerApksigner.check(NewerApksigner.run(["rotate", "--in", lineage01, "--out", lineage012, "--old-signer"] + keys[1] + ["--new-signer"] + keys[2]))
+        let lineage03 = directory.appendingPathComponent("L03").path
+        try NewerApksigner.check(NewerApksigner.run(["rotate", "--out", lineage03, "--old-signer"] + keys[0] + ["--new-signer"] + keys[3]))
         let unaligned = try FixtureAPK.cordovaLike().build(in: directory)
         let aligned = directory.appendingPathComponent("aligned.apk").path
         try NewerApksigner.check(TestSupport.run("zipalign", ["-f", "4", unaligned, aligned]))
-        return Setup(directory: directory, keys: keys, lineage01: lineage01, lineage012: lineage012, unaligned: unaligned, aligned: aligned)
+        return Setup(directory: directory, keys: keys, lineage01: lineage01, lineage012: lineage012, lineage03: lineage03,
+                     unaligned: unaligned, aligned: aligned)
     } }
 
     static func setup() throws -> Setup { try prepared.get() }
 
-    /// One signing both tools do: its options (`K0`, `K1`, `K2` stand for the keys' options, `L01`/`L012` for the
+    /// One signing both tools do: its options (`K0` to `K3` stand for the keys' options, `L01`/`L012`/`L03` for the
     /// lineages), whether the APK gets a v3.1 block, and what `verify` takes besides.
     struct Case: Sendable, CustomTestStringConvertible {
         let label: String
@@ -65,6 +69,10 @@ import TestSupport
         Case(label: "rotation with verity", options: ["K0", "--next-signer", "K1", "--lineage", "L01", "--verity-enabled", "true"]),
         Case(label: "rotation with the file size aligned", options: ["K0", "--next-signer", "K1", "--lineage", "L01", "--align-file-size"]),
         Case(label: "one key, native libraries on 8 KiB pages", options: ["K0", "--lib-page-alignment", "8192"], hasV31: false),
+        // Play's key upgrade: RSA 2048 to 4096, whose signature needs other content digests than the v2 block's.
+        Case(label: "rotation to a key of another size class", options: ["K0", "--next-signer", "K3", "--lineage", "L03"]),
+        Case(label: "rotation to a key of another size class at 28", options: ["K0", "--next-signer", "K3", "--lineage", "L03",
+                                                                              "--rotation-min-sdk-version", "28"], hasV31: false),
     ]
 
     static func arguments(_ options: [String], _ setup: Setup) -> [String] {
@@ -73,6 +81,8 @@ import TestSupport
             case "K0": return setup.keys[0]
             case "K1": return setup.keys[1]
             case "K2": return setup.keys[2]
+            case "K3": return setup.keys[3]
+            case "L03": return [setup.lineage03]
             case "L01": return [setup.lineage01]
             case "L012": return [setup.lineage012]
             default: return [option]

@@ -106,9 +106,18 @@ struct SigningEngine {
         return try digestPlan(for: try config.key)
     }
 
-    /// The digests `key` and the additional signers call for.
+    /// The digests `key` and the additional signers call for, and a rotation's v3 signers' content digests: each
+    /// signer signs the content digests of its own algorithms (apksig computes a scheme block's digests for the
+    /// algorithms of its signers), so a rotation to a key of another size class (RSA 2048 to 4096, EC P-256 to
+    /// P-384) has the v3.1 or v3.0 block sign CHUNKED_SHA512 beside the v2 block's CHUNKED_SHA256.
     func digestPlan(for key: SignerKey) throws -> DigestPlan {
-        try DigestPlan(keys: [key] + config.additionalSigners, schemes: schemes, minSdkVersion: minSdk.level)
+        var plan = try DigestPlan(keys: [key] + config.additionalSigners, schemes: schemes, minSdkVersion: minSdk.level)
+        if schemes.contains(.v3), let rotation = config.rotation {
+            for signer in rotation.targetedSigners {
+                plan.block.formUnion(try DigestPlan(key: signer.key, schemes: [], minSdkVersion: minSdk.level).block)
+            }
+        }
+        return plan
     }
 
     // MARK: - v1
@@ -201,7 +210,8 @@ struct SigningEngine {
     /// writers' chunk digests).
     func needsVerityDigest(for key: SignerKey) throws -> Bool {
         guard config.verityEnabled && signsBlock else { return false }
-        return try ([key] + config.additionalSigners).contains { try blockAlgorithms(for: $0).contains { $0.contentDigestAlgorithm == .verityChunkedSHA256 } }
+        let rotated = schemes.contains(.v3) ? config.rotation?.targetedSigners.map(\.key) ?? [] : []
+        return try ([key] + config.additionalSigners + rotated).contains { try blockAlgorithms(for: $0).contains { $0.contentDigestAlgorithm == .verityChunkedSHA256 } }
     }
 
     // MARK: - Source stamp

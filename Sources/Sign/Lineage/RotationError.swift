@@ -29,8 +29,6 @@ public enum RotationError: Error, CustomStringConvertible, Equatable {
     /// The untargeted signer (`subject`) is not in the signing history of the signers targeting `level` and
     /// later: a targeted signer given without a lineage, or with one that does not start from that signer.
     case signerOutsideHistory(subject: String, level: Int)
-    /// A newer key needs other content digests than the oldest one decided (another key type or size class).
-    case differentContentDigests(newer: [SignatureAlgorithm], older: [SignatureAlgorithm])
     /// The lowest signer starts at `from`, above `required` (28, or the APK's minSdkVersion when higher).
     case levelsNotCovered(from: Int, required: Int)
     /// The signers leave Android versions the APK supports without a v3 signer.
@@ -62,8 +60,6 @@ public enum RotationError: Error, CustomStringConvertible, Equatable {
             return "the lineage of the signer targeting API \(level) is not in the signing history of the others"
         case .signerOutsideHistory(let subject, let level):
             return "the first signer, \(subject), is not in the signing history of the signer targeting API \(level): that signer needs a lineage rotating from the first signer's key to its own"
-        case .differentContentDigests(let newer, let older):
-            return "rotating to a key that needs other content digests than the old one (\(newer.map(\.description).joined(separator: ", ")) after \(older.map(\.description).joined(separator: ", "))) is not supported yet: rotate to a key of the same type and size class"
         case .levelsNotCovered(let from, let required):
             return "the signers (from API \(from)) do not cover API \(required) and later: give the lineage's original signer too, or a lower level"
         case .apkLevelsNotCovered:

@@ -147,11 +147,10 @@ public struct SignerRotation: Sendable {
     }
 
     /// The v3.1 and v3.0 blocks, in the signing block's order, for an APK whose minSdkVersion is
-    /// `apkMinSdkVersion`, with `oldest` (the v1/v2 signer, whose `algorithms` decided the content digests).
-    /// Every signer must need no other content digest than the oldest (another key type or size class would).
+    /// `apkMinSdkVersion`, with `oldest` (the v1/v2 signer, whose algorithms are `algorithms`). Each newer signer
+    /// signs with its own key's algorithms, over their content digests (`SigningEngine.digestPlan` computes them).
     func v3Blocks(oldest: SignerKey, algorithms: [SignatureAlgorithm], apkMinSdkVersion: Int,
                   verityEnabled: Bool = false) throws -> [SchemeBlockSpec] {
-        let digests = Set(algorithms.map(\.contentDigestAlgorithm))
         let all = candidates(oldest: oldest)
         var specs: [SchemeSignerSpec] = []
         for (index, candidate) in all.enumerated() {
@@ -159,9 +158,6 @@ public struct SignerRotation: Sendable {
             let publicKey = try certificate.publicKey()
             let own = index == 0 && oldestIsUntargeted ? algorithms
                 : SignatureAlgorithm.suggested(for: SignatureKeyAlgorithm(publicKey.algorithm), keySize: publicKey.bitSize, verityEnabled: verityEnabled)
-            guard Set(own.map(\.contentDigestAlgorithm)).isSubset(of: digests) else {
-                throw RotationError.differentContentDigests(newer: own, older: algorithms)
-            }
             specs.append(SchemeSignerSpec(key: candidate.key, algorithms: own))
         }
         let layout = try Self.layout(all.map { ($0.minSdkVersion, $0.targetsDevRelease) },
