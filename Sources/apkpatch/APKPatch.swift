@@ -74,6 +74,9 @@ struct APKPatch: ParsableCommand {
         "--append-signature": true,
     ]
 
+    /// Words meant as a boolean option's value: lower-case `true` and `false` are apksigner's, the others are refused.
+    static let booleanSpellings: Set<String> = ["true", "false", "yes", "no", "on", "off", "1", "0"]
+
     /// `arguments` with the value apksigner implies written out after each valueless boolean option of the
     /// commands that take apksigner's options, so the parser sees `--option true` (or `false`); and the
     /// options whose implied value is false, which a reader would take for true.
@@ -90,6 +93,9 @@ struct APKPatch: ParsableCommand {
             // `--v4-signing-enabled only`, as apksigner's online documentation has it, stays a value for the parser
             // to refuse (apksigner refuses it too): read as `true only`, `only` would be taken for an input APK.
             if argument == "--v4-signing-enabled", index < arguments.count, arguments[index] == "only" { continue }
+            // So does a boolean spelt another way (`True`, `yes`, `1`), which apksigner too takes for an input APK:
+            // the parser then names the option and the values it takes.
+            if apksignerBooleans[argument] != nil, index < arguments.count, booleanSpellings.contains(arguments[index].lowercased()) { continue }
             if let implied = apksignerBooleans[argument], index == arguments.count || !["true", "false"].contains(arguments[index]) {
                 result.append(String(implied))
                 if !implied { impliedFalse.append(argument) }

@@ -252,6 +252,12 @@ import Unpack
         }
         let newer = try NewerApksigner.run(["sign"] + Self.signer(0) + ["--v4-signing-enabled", "only", "--out", output, input])
         #expect(!newer.succeeded, "\(newer)")
+        // A boolean spelt otherwise is refused as the option's value, not taken for a second input APK.
+        for (option, value) in [("--alignment-preserved", "yes"), ("--v1-signing-enabled", "False"), ("--verity-enabled", "1")] {
+            let result = try TestSupport.apkpatch(["sign"] + Self.signer(0) + [option, value, "--out", output, input])
+            #expect(result.status == 64 && result.stderr.contains("The value '\(value)' is invalid for '\(option)"), "\(option) \(value): \(result)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
     }
 
     /// The pin list's ranges, as (start, length) pairs.
