@@ -197,7 +197,7 @@ struct SchemeOptions: ParsableArguments {
 
 /// adb install options, shared by `run` and `watch`.
 struct InstallFlags: ParsableArguments {
-    @Flag(name: .long, help: "Install the output with adb (when adb is on PATH).") var install = false
+    @Flag(name: .long, help: "Install the output with adb (when adb is on PATH): adb install --incremental when the v4 signature <out>.idsig was written, a normal install otherwise or when adb or the device refuses --incremental.") var install = false
     @Option(name: .long, help: ArgumentHelp("Device serial for adb -s.", valueName: "serial")) var serial: String?
     @Flag(name: .long, help: "Start the app's launcher activity after installing.") var launch = false
     @Flag(name: .customLong("allow-test"), help: "Pass -t to adb install (test-only APKs).") var allowTest = false
