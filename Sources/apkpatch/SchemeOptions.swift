@@ -24,7 +24,7 @@ struct SchemeOptions: ParsableArguments {
     var misalignedAPKPermitted: Bool = false
     @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 16384 (default; Android 15 devices with 16 KiB pages), 4096, or any up to 65535.", valueName: "bytes"))
     var libraryPageAlignment: Int = 16384
-    @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 9, as apksigner: what apksigcopier and reproducible-build checks need; 1 saves ~70 ms of CPU on a large APK).", valueName: "level"))
+    @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 9, as apksigner: what apksigcopier and reproducible-build checks need; 1 is cheaper on a large APK whose signature nothing will copy).", valueName: "level"))
     var jarDeflateLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
     @Option(name: .customLong("v1-signer-name"), help: ArgumentHelp("Base name of the v1 signature files (META-INF/NAME.SF), instead of the key alias or key file name.", valueName: "name"))
     var v1SignerName: String?
