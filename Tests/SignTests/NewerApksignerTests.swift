@@ -136,6 +136,16 @@ import TestSupport
             let theirLineage = try NewerApksigner.run(["lineage", "--in", ours, "--print-certs", "-v"])
             #expect(ourLineage.succeeded && theirLineage.succeeded && ourLineage.stdout == theirLineage.stdout, "\(ourLineage)\n\(theirLineage)")
         }
+        // A rotated APK verifies from API 28 and from API 33 alike, with the same signers printed by both tools: the
+        // rotation level's signer from there on, the original one below it.
+        if ["rotation at 33 (default)", "rotation at 28 (v3.0 only)"].contains(testCase.label) {
+            for level in ["28", "33"] {
+                let atLevel = ["verify", "--print-certs", "--min-sdk-version", level, ours]
+                let theirVerdict = try NewerApksigner.run(atLevel), ourVerdict = try TestSupport.apkpatch(atLevel)
+                #expect(theirVerdict.succeeded && ourVerdict.succeeded && ourVerdict.stdout == theirVerdict.stdout,
+                        "--min-sdk-version \(level):\napksigner 35: \(theirVerdict)\napkpatch: \(ourVerdict)")
+            }
+        }
     }
 
     @Test("rotate: apkpatch writes apksigner 35's lineage files byte for byte")
