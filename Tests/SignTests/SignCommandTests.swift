@@ -290,6 +290,16 @@ import Unpack
             let copy = try TestSupport.run("apksigcopier", ["copy", signed, reference, copied])
             #expect(copy.succeeded, "\(label): \(copy)")
             #expect(try TestSupport.readBytes(copied) == (try TestSupport.readBytes(signed)), "\(label): the copy is the signed APK")
+            // The same in two steps, through the files F-Droid keeps in its metadata (the JAR files, the signing
+            // block and its offset).
+            let metadata = dir.appendingPathComponent("\(label)-metadata")
+            try FileManager.default.createDirectory(at: metadata, withIntermediateDirectories: true)
+            let extract = try TestSupport.run("apksigcopier", ["extract", signed, metadata.path])
+            #expect(extract.succeeded, "\(label): \(extract)")
+            let patched = dir.appendingPathComponent("\(label)-patched.apk").path
+            let patch = try TestSupport.run("apksigcopier", ["patch", metadata.path, reference, patched])
+            #expect(patch.succeeded, "\(label): \(patch)")
+            #expect(try TestSupport.readBytes(patched) == (try TestSupport.readBytes(signed)), "\(label): extract and patch give the signed APK")
         }
         // F-Droid's direction: apksigcopier copies the developer's apksigner signature onto the unsigned rebuild, which
         // must then be the APK apkpatch signs with the same key. This pins the JAR signature files' bytes: the
