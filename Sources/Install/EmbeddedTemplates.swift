@@ -62,7 +62,18 @@ for apk in {{{apk}}}{{#pushes}} {{{local}}}{{/pushes}}; do
     fi
 done
 
+{{#plainInstall}}
+if ! {{{install}}}; then
+    echo "install.sh: the incremental install failed (it needs adb from platform-tools 30 or later and Android 11 or later); installing without it." >&2
+    {{{plainInstall}}}
+fi
+{{#afterInstall}}
+{{{line}}}
+{{/afterInstall}}
+{{/plainInstall}}
+{{^plainInstall}}
 {{> adb/install-command}}
+{{/plainInstall}}
 
 """#,
         "ci/github-actions.yml": #"""

@@ -322,6 +322,19 @@ public struct InstallCommands: Sendable {
             context["apk"] = container.entries.map { extraction.quotedPath(of: $0, in: absolute(container.path)) }.joined(separator: " ")
             context["apkDisplayName"] = container.entries.joined(separator: ", ")
         }
+        if options.incremental {
+            // adb refuses --incremental before platform-tools 30 and on devices before Android 11, with no fallback
+            // of its own: the script installs again without it, as the commands that install do (Installer).
+            var plain = context
+            plain["incremental"] = false
+            let lines = try Self.commandLines(try templates.render("adb/install-command.mustache", context: context), pushes: pushes.count,
+                                              options: options, multiple: apkPaths.count > 1)
+            let plainLines = try Self.commandLines(try templates.render("adb/install-command.mustache", context: plain), pushes: pushes.count,
+                                                   options: options, multiple: apkPaths.count > 1)
+            context["install"] = lines[0]
+            context["plainInstall"] = plainLines[0]
+            context["afterInstall"] = lines.dropFirst().map { ["line": $0] }
+        }
         context["copiesFiles"] = !pushes.isEmpty
         context["extracts"] = !extraction.isEmpty
         context["archives"] = extraction.archives.map { archive -> [String: Any] in

@@ -91,8 +91,9 @@ import TestSupport
         environment["FAKE_ADB_HOOK"] = scratch.appendingPathComponent("refuse-incremental.sh").path
         let input = try fixture.pack(.directory)
         let output = scratch.appendingPathComponent("fallback").path
-        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--install"],
-                                              environment: environment)
+        let script = scratch.appendingPathComponent("fallback.sh").path
+        let result = try TestSupport.apkpatch(["run", input, "--patch", patch.path, "--out", output, "--debug-keystore", keystore, "--install",
+                                               "--emit-script", script], environment: environment)
         #expect(result.succeeded, "\(result)")
         #expect(result.stderr.contains("incremental install failed; installing the whole APK instead"), "\(result.stderr)")
         let installs = try adb.invocations().filter { $0.contains("install-multiple") }
@@ -100,6 +101,11 @@ import TestSupport
         #expect(Array(installs[0].prefix(3)) == ["install-multiple", "-r", "--incremental"], "\(installs[0])")
         #expect(installs[0].filter { $0 != "--incremental" } == installs[1] && installs[1].count > 3, "\(installs)")
         #expect(installs[1].dropFirst(2).allSatisfy { FileManager.default.fileExists(atPath: $0 + ".idsig") }, "\(installs[1])")
+        // The install script, run later on such a device or with such an adb, does the same.
+        let ran = try TestSupport.run("sh", [script], environment: environment)
+        #expect(ran.succeeded && ran.stderr.contains("the incremental install failed"), "\(ran)")
+        let scripted = try adb.invocations().filter { $0.contains("install-multiple") }.dropFirst(2)
+        #expect(Array(scripted) == installs, "\(scripted)")
     }
 
     @Test func realADBWithoutDeviceFailsClearlyAndKeepsTheSet() throws {
