@@ -269,6 +269,7 @@ public struct Signer: Sendable {
         }
         // What of an explicit v4 signature only the keys can tell, before the output is published.
         try config.checkV4Keys(apkMinSdkVersion: job.minSdk.level)
+        if config.v4Request == .on(reportsFailure: true) { try V4SchemeSigner.checkSignaturePath(forAPKAt: job.destination) }
         let report = try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList,
                                 stampFile: stampFile)
         // Thousands of entries, their records and digests, and the JAR signature's buffers: freed after `sign`

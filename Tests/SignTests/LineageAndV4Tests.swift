@@ -197,6 +197,14 @@ import TestSupport
             #expect(again.status == 1, "\(label): \(again)")
             #expect(try TestSupport.readBytes(earlier) == earlierBytes && (try TestSupport.readBytes(earlier + ".idsig")) == earlierSignature, "\(label)")
         }
+        // A directory where the .idsig goes: asked for, refused before the APK is written (sign and run).
+        let blocked = dir.appendingPathComponent("blocked.apk").path
+        try FileManager.default.createDirectory(atPath: blocked + ".idsig", withIntermediateDirectories: false)
+        for command in [["sign"] + Self.signer(0) + ["--out", blocked, input], ["run", input, "--patch", patch.path] + Self.signer(0) + ["--out", blocked]] {
+            let refused = try TestSupport.apkpatch(command + ["--v4-signing-enabled", "true"])
+            #expect(refused.status == 1 && refused.stderr.contains("blocked.apk.idsig, where the v4 signature goes, is a directory"), "\(command[0]): \(refused)")
+            #expect(!FileManager.default.fileExists(atPath: blocked), "\(command[0]): the APK was written")
+        }
         // Not asked for, v4 is skipped as apksigner skips it: the APK is written (and verifies), no .idsig beside it.
         let skipped = dir.appendingPathComponent("skipped.apk").path
         try TestSupport.write([1, 2, 3], to: "skipped.apk.idsig", in: dir)

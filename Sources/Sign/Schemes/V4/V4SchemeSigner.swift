@@ -20,6 +20,8 @@ public enum V4SigningError: Error, CustomStringConvertible, Equatable {
     case notTheBlockSigner(block: String, subject: String)
     /// apksig `V4Signature.MAX_SIGNING_INFOS_SIZE`.
     case signingInfosTooLarge(Int)
+    /// A directory stands where the signature goes (`<apk>.idsig`).
+    case signaturePathIsDirectory(String)
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum V4SigningError: Error, CustomStringConvertible, Equatable {
             return "the key given for the v4 signature's \(block) signer (\(subject)) is not the one that signed the APK's \(block) block"
         case .signingInfosTooLarge(let size):
             return "the v4 signature's signing infos take at least \(size) bytes, more than the \(V4Signature.maximumSigningInfosSize) Android keeps: sign with smaller certificates, or turn v4 off"
+        case .signaturePathIsDirectory(let path):
+            return "\(path), where the v4 signature goes, is a directory: move it away, or turn v4 off"
         }
     }
 }
@@ -195,6 +199,14 @@ extension V4SchemeSigner {
 
     private static func removeStale(_ path: String) {
         _ = path.withCString { unlink($0) }
+    }
+
+    /// Refuses a directory at `<apk>.idsig` beside `apkPath`: the signature could not take its place, and an
+    /// explicit v4 signature is refused before the APK is written rather than after.
+    public static func checkSignaturePath(forAPKAt apkPath: String) throws {
+        let path = signaturePath(for: apkPath)
+        var status = stat()
+        if lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR { throw V4SigningError.signaturePathIsDirectory(path) }
     }
 
     /// Removes `<apk>.idsig` beside `apkPath`, if there is one: done just before a new APK replaces the one it
