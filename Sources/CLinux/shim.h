@@ -67,6 +67,19 @@ static inline int apkpatch_fallocate(int fd, long long length) {
 #endif
 }
 
+// cachestat(2) (Linux 6.5): how many of the pages in `length` bytes at `offset` of `fd` are in the page cache, counted
+// by the kernel in one call. Returns that count, or -1 with errno set (ENOSYS on older kernels). Its number is 451 on
+// every architecture: system calls added since Linux 5.1 have one number everywhere.
+static inline long long apkpatch_cached_pages(int fd, long long offset, long long length) {
+#ifndef SYS_cachestat
+#define SYS_cachestat 451
+#endif
+    struct { unsigned long long offset, length; } range = { (unsigned long long)offset, (unsigned long long)length };
+    struct { unsigned long long cached, dirty, writeback, evicted, recently_evicted; } counts;
+    if (syscall(SYS_cachestat, fd, &range, &counts, 0u) != 0) return -1;
+    return (long long)counts.cached;
+}
+
 // mallopt(M_ARENA_MAX, 1): every thread allocates from the main arena (glibc's malloc.h, which glibc's Swift
 // module does not include). Returns 1 on success, 0 on failure.
 #include <malloc.h>

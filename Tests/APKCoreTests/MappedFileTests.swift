@@ -35,6 +35,30 @@ import Glibc
         #expect(after >= 0.5, "\(Int(before * 100))% cached before readAhead, \(Int(after * 100))% two seconds after")
     }
 
+    /// `readAhead` skips a file the page cache holds whole, and only that: a file missing one MiB in the middle
+    /// is not whole.
+    @Test func wholeFileInThePageCacheIsToldApart() throws {
+        let path = "/tmp/apkpatch-cached-\(getpid()).bin"
+        defer { unlink(path) }
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let chunk = [UInt8](repeating: 0xa5, count: 1 << 20)
+        for _ in 0..<8 { #expect(chunk.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) } == chunk.count) }
+        #expect(write(fd, "end", 3) == 3)  // a last partial page
+        #expect(fsync(fd) == 0)
+        let file = try MappedFile(path: path)
+        // Under memory pressure the kernel may already be evicting some of it: nothing to check then.
+        guard try Self.cachedFraction(path) == 1 else { return }
+        // Kernels before 6.5 cannot count them (no cachestat): readAhead then always advises.
+        guard let whole = file.isAllCached else { return }
+        #expect(whole)
+        _ = posix_fadvise(fd, 3 << 20, 1 << 20, POSIX_FADV_DONTNEED)
+        // A file system that keeps every page (tmpfs) cannot drop them: nothing more to check there.
+        guard try Self.cachedFraction(path) < 1 else { return }
+        #expect(file.isAllCached == false)
+    }
+
     /// The fraction of `path`'s pages in the page cache, from `mincore` on a fresh mapping (which maps nothing
     /// in itself).
     static func cachedFraction(_ path: String) throws -> Double {
