@@ -142,6 +142,53 @@ import ZlibWrapper
         #expect(try TestSupport.libziparchiveCheck(signed).succeeded)
     }
 
+    /// apksig's own stamp test APKs (v1-only-with-stamp.apk and its siblings) have zero padding before their stamp
+    /// entry; apksigner re-signing one copies the padding and then the stamp's record on: a leftover after zeros,
+    /// read as one (verify passes apksigner's output, as apksigner does) and left out by sign. Before the first
+    /// local header zeros stay a prefix, leftover or not.
+    @Test func leftoverAfterZeroPadding() throws {
+        let input = try FixtureAPK.cordovaLike().build(in: dir, name: "padded.apk")
+        let python = """
+        import sys, zipfile
+        with zipfile.ZipFile(sys.argv[1], 'a') as z:
+            z.writestr(zipfile.ZipInfo('stamp-cert-sha256', (2024, 1, 1, 0, 0, 0)), b'\\x5a' * 32)
+            z.writestr(zipfile.ZipInfo('assets/after-stamp.txt', (2024, 1, 1, 0, 0, 0)), b'after the stamp', zipfile.ZIP_DEFLATED)
+        """
+        let stamped = try TestSupport.run("python3", ["-c", python, input])
+        try #require(stamped.succeeded, "\(stamped)")
+        // Aligned (as an installable APK is); the padding keeps every offset's remainder.
+        let aligned = dir.appendingPathComponent("padded-aligned.apk").path
+        let zipalign = try TestSupport.run("zipalign", ["-p", "4", input, aligned])
+        try #require(zipalign.succeeded, "\(zipalign)")
+        var layout = try ZipRelayout(bytes: try TestSupport.readBytes(aligned))
+        let stampPosition = try #require(layout.archive.indicesInFileOrder.firstIndex { layout.archive.entries[$0].name == "stamp-cert-sha256" })
+        layout.inserted[stampPosition] = [UInt8](repeating: 0, count: 16384)
+        let padded = dir.appendingPathComponent("padded-stamp.apk").path
+        try Data(try layout.build()).write(to: URL(fileURLWithPath: padded))
+        let resigned = dir.appendingPathComponent("padded-resigned.apk").path
+        let apksigner = try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "env:STALE_KS_PASS", "--out", resigned, padded],
+                                            environment: environment)
+        try #require(apksigner.succeeded, "\(apksigner)")
+        #expect(try APKArchive(path: resigned).zip.staleSignerRecords.count == 1, "apksigner's output holds one leftover stamp record")
+        let verify = try TestSupport.apkpatch(["verify", resigned])
+        #expect(verify.succeeded, "verify of apksigner's re-signed output: \(verify)")
+        let signed = dir.appendingPathComponent("padded-signed.apk").path
+        let sign = try TestSupport.apkpatch(["sign"] + signing + ["--out", signed, resigned], environment: environment)
+        #expect(sign.succeeded, "\(sign)")
+        #expect(Self.occurrences(of: "stamp-cert-sha256", in: try TestSupport.readBytes(signed)) == 0, "sign kept the leftover stamp")
+        #expect(try TestSupport.run("apksigner", ["verify", signed]).succeeded)
+
+        var prefixed = try ZipRelayout(bytes: try TestSupport.readBytes(try FixtureAPK.cordovaLike().build(in: dir, name: "prefixed.apk")))
+        let digest = [UInt8](repeating: 0x5a, count: 32)
+        let stamp = ZipEntry(nameBytes: Array("stamp-cert-sha256".utf8), method: .stored, crc32: CRC32.checksum(digest),
+                             compressedSize: 32, uncompressedSize: 32, lastModifiedTime: 0, lastModifiedDate: 0x3a21)
+        prefixed.inserted[0] = [UInt8](repeating: 0, count: 16) + stamp.encodedLocalHeader(extra: []) + digest
+        let prefixedPath = dir.appendingPathComponent("zeros-then-stamp.apk").path
+        try Data(try prefixed.build()).write(to: URL(fileURLWithPath: prefixedPath))
+        let refused = try TestSupport.apkpatch(["sign"] + signing + ["--out", signed + ".prefixed", prefixedPath], environment: environment)
+        #expect(refused.status == 1 && refused.stderr.contains("before the first local header"), "\(refused)")
+    }
+
     /// Dropping a stamp entry's record gives exactly what apksigner gives for the same APK without the entry:
     /// the deviation from apksig's bytes is that record, nothing else.
     @Test func droppedStampIsAsIfItWereNeverThere() throws {

@@ -170,6 +170,17 @@ public struct ZipArchive: Sendable {
             var position = gap.lowerBound
             var firstStale: Int64?
             while true {
+                // Zero padding may come before a leftover record: apksig copies the bytes between records as they
+                // are, so an input whose stamp entry followed zero padding (apksig's own stamp test APKs) gives an
+                // output with the record after the zeros. Not before the first local header, where any byte is a
+                // prefix Android refuses.
+                let recordStart = gap.lowerBound > 0 ? try Self.zeroRunEnd(from: position, before: gap.upperBound, in: source) : position
+                if recordStart > position,
+                   try Self.staleSignerRecord(at: recordStart, before: gap.upperBound, in: source) == nil,
+                   try Self.virtualEntryRecord(at: recordStart, before: gap.upperBound, in: source) == nil {
+                    break
+                }
+                position = recordStart
                 if let record = try Self.staleSignerRecord(at: position, before: gap.upperBound, in: source) {
                     firstStale = firstStale ?? record.lowerBound
                     staleRecords.append(record)
@@ -349,6 +360,19 @@ public struct ZipArchive: Sendable {
     /// True when every byte of `range` in `source` is zero.
     static func isZeroFilled(_ range: Range<Int64>, in source: any DataSource) throws -> Bool {
         try source.withBytes(in: range) { bytes in bytes.allSatisfy { $0 == 0 } }
+    }
+
+    /// Where the run of zero bytes at `offset` ends, by `limit` (`offset` itself when the byte there is not zero).
+    static func zeroRunEnd(from offset: Int64, before limit: Int64, in source: any DataSource) throws -> Int64 {
+        let window: Int64 = 64 << 10
+        var position = offset
+        while position < limit {
+            let end = min(limit, position + window)
+            let zeros = try source.withBytes(in: position..<end) { bytes in bytes.firstIndex { $0 != 0 } ?? bytes.count }
+            position += Int64(zeros)
+            if position < end { break }
+        }
+        return position
     }
 
     /// The position of the first entry (in central-directory order) whose name, byte for byte, an earlier
