@@ -6,6 +6,9 @@ extension APKPatch {
     /// `apkpatch completions bash|zsh|fish`: the shell completion script (what `make install` installs).
     struct Completions: ParsableCommand {
         static let configuration = CommandConfiguration(
+            // Named, as every command is: argument-parser derives a missing name with String(describing:), whose
+            // reflection and protocol conformance lookups every run of every command pays while the tree is built.
+            commandName: "completions",
             abstract: "Print the shell completion script for bash, zsh or fish.",
             discussion: """
             make install and the release archive install these for you. By hand:
