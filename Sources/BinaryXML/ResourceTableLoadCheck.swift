@@ -433,6 +433,9 @@ private struct Walk {
         var name: String { Walk.name(of: type) }
     }
 
+    /// How messages name the type chunks of type ID `id`.
+    static func typeName(_ id: Int) -> String { "type 0x\(String(id, radix: 16))" }
+
     static func name(of type: UInt16) -> String {
         switch type {
         case 0x0001: return "string pool"
@@ -708,7 +711,7 @@ private struct Walk {
         }
         let id = Int(u8(o + 8)), flags = u8(o + 9)
         let count = Int(u32(o + 12)), entriesStart = Int(u32(o + 16))
-        let name = "type 0x\(String(id, radix: 16))"
+        var name: String { Walk.typeName(id) }  // built only for a message
         guard id != 0 else { throw Problem(.typeIDZero, at: o, "a type chunk has type ID 0") }
         guard count <= 0xFFFF else {
             throw Problem(.typeTooManyEntries, at: o, "\(name) declares \(count) entries; a type holds at most 65,535")
@@ -734,7 +737,7 @@ private struct Walk {
         if flags & Layout.typeFlagSparse != 0 {
             if encodings.sparse == nil && configSDKVersion(of: chunk) < 26 { encodings.sparse = (o, id) }
             for index in 0..<count {
-                hasCompactEntries = try entry(at: Int(u16(offsets + 4 * index + 2)) * 4, index: Int(u16(offsets + 4 * index)), of: chunk, name: name,
+                hasCompactEntries = try entry(at: Int(u16(offsets + 4 * index + 2)) * 4, index: Int(u16(offsets + 4 * index)), of: chunk, typeID: id,
                                               entriesStart: entriesStart) || hasCompactEntries
             }
         } else if offsetSize == 2 {
@@ -742,7 +745,7 @@ private struct Walk {
             for index in 0..<count {
                 let value = u16(offsets + 2 * index)
                 if value != 0xFFFF {
-                    hasCompactEntries = try entry(at: Int(value) * 4, index: index, of: chunk, name: name, entriesStart: entriesStart) || hasCompactEntries
+                    hasCompactEntries = try entry(at: Int(value) * 4, index: index, of: chunk, typeID: id, entriesStart: entriesStart) || hasCompactEntries
                 }
             }
         } else {
@@ -759,7 +762,7 @@ private struct Walk {
                 for slot in index..<(index + block) {
                     let value = u32(offsets + 4 * slot)
                     if value != Layout.noEntry {
-                        hasCompactEntries = try entry(at: Int(value), index: slot, of: chunk, name: name, entriesStart: entriesStart) || hasCompactEntries
+                        hasCompactEntries = try entry(at: Int(value), index: slot, of: chunk, typeID: id, entriesStart: entriesStart) || hasCompactEntries
                     }
                 }
                 index += block
@@ -787,9 +790,9 @@ private struct Walk {
 
     /// `VerifyResTableEntry` for the entry at `offset` (from entriesStart) of the type chunk `chunk`. Returns whether
     /// the entry is a compact one.
-    func entry(at offset: Int, index: Int, of chunk: Chunk, name: String, entriesStart: Int) throws(Problem) -> Bool {
+    func entry(at offset: Int, index: Int, of chunk: Chunk, typeID: Int, entriesStart: Int) throws(Problem) -> Bool {
         let size = chunk.size
-        var what: String { "\(name)'s entry \(index)" }  // built only for a message
+        var what: String { "\(Walk.typeName(typeID))'s entry \(index)" }  // built only for a message
         guard offset & 3 == 0 else {
             throw Problem(.entryNotAligned, at: chunk.offset, "\(what) is at offset \(offset), not a multiple of 4")
         }
