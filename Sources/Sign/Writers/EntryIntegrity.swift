@@ -24,6 +24,13 @@ enum EntryIntegrity {
         throw SignError.corruptEntry(entry.name, reason: "its \(entry.method == .stored ? "data" : "inflated data") has CRC-32 \(hex(crc)), but its header declares \(hex(entry.crc32))")
     }
 
+    /// `check(_:of:)` for a kept entry, whose fields are read where it is (a copy of the entry retains and releases
+    /// its five arrays: thousands of entries are checked).
+    static func check(_ crc: UInt32, of item: KeptEntry) throws {
+        guard crc != item.entry.crc32 else { return }
+        try check(crc, of: item.entry)
+    }
+
     /// Runs `body`, which inflates `entry`, with an inflate failure reported as the entry's corruption.
     static func inflating<T>(_ entry: ZipEntry, _ body: () throws -> T) throws -> T {
         do {
@@ -127,7 +134,7 @@ final class StoredEntryChecksums: @unchecked Sendable {
             let from = max(starts[position], offset), to = min(ends[position], end)
             let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[Int(from - offset)..<Int(to - offset)]))
             if from == starts[position] && to == ends[position] {
-                try EntryIntegrity.check(crc, of: items[itemIndices[position]].entry)
+                try EntryIntegrity.check(crc, of: items[itemIndices[position]])
             } else {
                 pieces[Int(from / chunkSize)].append(Piece(position: position, crc: crc, length: to - from))
             }
