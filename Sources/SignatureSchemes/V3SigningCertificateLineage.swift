@@ -97,6 +97,23 @@ public enum V3SigningCertificateLineage {
 public enum SigningCertificateLineageFile {
     public static let magic: UInt32 = 0x3eff_39d1
     public static let version: UInt32 = 1
+    /// The magic, the version and the lineage's length.
+    public static let headerSize = 12
+    /// The longest lineage a file may declare. A node is about a kilobyte (a certificate and a signature), so
+    /// this is thousands of rotations; a bigger length is damage, and reading it would be a copy of that size.
+    public static let maximumLineageSize = 16 << 20
+
+    /// How many bytes of a file starting with `header` (at least `headerSize` bytes) to read: the header and the
+    /// lineage it declares, nothing after it (apksig ignores what follows too). Throws when the declared length
+    /// passes `maximumLineageSize`.
+    public static func fileSize(header: ArraySlice<UInt8>) throws -> Int {
+        var rest = header.dropFirst(8)
+        let length = (try? LengthPrefixed.takeUInt32(&rest, what: "lineage length")).map(Int.init) ?? 0
+        guard length <= maximumLineageSize else {
+            throw SchemeBlockFormatError("the file declares a lineage of \(length) bytes, more than any real one (at most \(maximumLineageSize)): it is damaged; make it again with rotate")
+        }
+        return headerSize + length
+    }
 
     /// True when `bytes` start with the lineage file's magic (an APK starts with a ZIP local header instead).
     public static func hasMagic(_ bytes: ArraySlice<UInt8>) -> Bool {

@@ -140,10 +140,15 @@ public struct SigningCertificateLineage: Sendable, Equatable {
     /// apksigner's `--in` and `--lineage` take either.
     public init(contentsOf path: String) throws {
         let source = try MappedFile(path: path)
-        let head = try source.bytes(in: 0..<min(source.count, 4))
+        let head = try source.bytes(in: 0..<min(source.count, Int64(SigningCertificateLineageFile.headerSize)))
         if SigningCertificateLineageFile.hasMagic(head[...]) {
-            try self.init(fileBytes: try source.bytes(in: 0..<source.count))
-        } else if head == [0x50, 0x4b, 0x03, 0x04] {
+            // Only the header and the lineage it declares are read: a damaged length or a huge file is no huge copy.
+            let size: Int
+            do { size = try SigningCertificateLineageFile.fileSize(header: head[...]) } catch let error as SchemeBlockFormatError {
+                throw LineageError.malformed("\(path): \(error.message)")
+            }
+            try self.init(fileBytes: try source.bytes(in: 0..<min(source.count, Int64(size))))
+        } else if head.starts(with: [0x50, 0x4b, 0x03, 0x04]) {
             try self.init(apk: source, path: path)
         } else {
             throw LineageError.malformed("\(path) is neither a lineage file nor an APK")
