@@ -23,6 +23,16 @@ public struct V4Signature: Sendable, Equatable {
     public static let log2BlockSize4096: UInt8 = 12
     /// apksig `V4Signature.MAX_SIGNING_INFOS_SIZE`: the kernel keeps the signing infos in 7 KiB.
     public static let maximumSigningInfosSize = 7168
+    /// The longest salt fs-verity takes (`FS_VERITY_MAX_SALT_SIZE`). The salt is hashed again with every 4096-byte
+    /// block of the tree, so an unbounded one turns checking a large APK into hours of hashing.
+    public static let maximumSaltSize = 32
+
+    /// The largest `.idsig` a v4 signature of an APK of `apkSize` bytes can be: its Merkle tree plus the other
+    /// fields, given room well beyond what apksig writes (signing infos up to `maximumSigningInfosSize`, two
+    /// of them with a v3.1 block). A bigger file is not that APK's, and reading it whole could exhaust memory.
+    public static func maximumFileSize(apkSize: Int64) -> Int64 {
+        VerityTreeBuilder.treeSize(count: apkSize) + 64 * 1024
+    }
 
     /// One signer's part (apksig `V4Signature.SigningInfo`).
     public struct SigningInfo: Sendable, Equatable {

@@ -75,15 +75,7 @@ public enum VerityTreeBuilder {
     private static func assemble(count: Int64, salt: [UInt8], known: LeafDigests?,
                                  hashLeaves: (_ leaves: UnsafeMutableRawPointer, _ fromBlock: Int) -> Void) -> Tree {
         let blocks = max(1, Int((count + Int64(blockSize) - 1) / Int64(blockSize)))
-        // Level sizes, leaves first: each level holds one digest per block of the level below.
-        var levelSizes: [Int] = []
-        var levelBlocks = blocks
-        while true {
-            let size = roundUp(levelBlocks * digestSize)
-            levelSizes.append(size)
-            if size <= blockSize { break }
-            levelBlocks = size / blockSize
-        }
+        let levelSizes = levelSizes(blocks: blocks)
         // Offsets in the tree: the top level first.
         var offsets = [Int](repeating: 0, count: levelSizes.count)
         var offset = 0
@@ -108,6 +100,25 @@ public enum VerityTreeBuilder {
         let top = tree[0..<blockSize]
         let root = Digest.hash(salt + Array(top), with: .sha256)
         return Tree(bytes: tree, rootHash: root)
+    }
+
+    /// The size in bytes of the tree over `count` bytes (all levels), what a v4 signature file carries.
+    public static func treeSize(count: Int64) -> Int64 {
+        let blocks = max(1, (max(0, count) + Int64(blockSize) - 1) / Int64(blockSize))
+        return Int64(levelSizes(blocks: Int(blocks)).reduce(0, +))
+    }
+
+    /// Level sizes, leaves first: each level holds one digest per block of the level below.
+    private static func levelSizes(blocks: Int) -> [Int] {
+        var levelSizes: [Int] = []
+        var levelBlocks = blocks
+        while true {
+            let size = roundUp(levelBlocks * digestSize)
+            levelSizes.append(size)
+            if size <= blockSize { break }
+            levelBlocks = size / blockSize
+        }
+        return levelSizes
     }
 
     private static func roundUp(_ count: Int) -> Int { (count + blockSize - 1) / blockSize * blockSize }

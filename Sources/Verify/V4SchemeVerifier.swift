@@ -18,6 +18,16 @@ enum V4SchemeVerifier {
         var signers: [SignerReport] = []
     }
 
+    /// Checks the `.idsig` file in `signatureFile` against the APK in `apk`; a file bigger than any v4 signature
+    /// of that APK is reported without being read.
+    static func verify(signatureFile: any DataSource, apk: any DataSource, centralDirectoryOffset: Int64) throws -> Outcome {
+        let limit = V4Signature.maximumFileSize(apkSize: apk.count)
+        guard signatureFile.count <= limit else {
+            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "V4 signature has malformed signer block: the file is \(signatureFile.count) bytes, more than a v4 signature of this \(apk.count)-byte APK can be (at most \(limit)): it is not this APK's .idsig")])
+        }
+        return verify(signatureBytes: try signatureFile.bytes(in: 0..<signatureFile.count), apk: apk, centralDirectoryOffset: centralDirectoryOffset)
+    }
+
     /// Checks `signatureBytes` (the `.idsig` file) against the APK in `apk`.
     static func verify(signatureBytes: [UInt8], apk: any DataSource, centralDirectoryOffset: Int64) -> Outcome {
         let signature: V4Signature
@@ -26,6 +36,9 @@ enum V4SchemeVerifier {
         }
         guard signature.hashAlgorithm == V4Signature.hashAlgorithmSHA256, signature.log2BlockSize == V4Signature.log2BlockSize4096 else {
             return Outcome(issues: [.error(.v4SigMalformedSigners, context, "V4 signature has malformed signer block: unsupported hashing: algorithm \(signature.hashAlgorithm), block size 2^\(signature.log2BlockSize) (only SHA-256 over 4096-byte blocks exists)")])
+        }
+        guard signature.salt.count <= V4Signature.maximumSaltSize else {
+            return Outcome(issues: [.error(.v4SigMalformedSigners, context, "V4 signature has malformed signer block: its salt is \(signature.salt.count) bytes, and fs-verity takes at most \(V4Signature.maximumSaltSize) (apksigner and apkpatch write none): the .idsig is damaged; sign the APK again to make a new one")])
         }
         let infos = [(context, signature.signingInfo)]
             + signature.signingInfoBlocks.map { ("\(context) signing info block 0x\(String($0.blockID, radix: 16))", $0.signingInfo) }

@@ -110,17 +110,16 @@ public struct Verifier: Sendable {
         verifySignatures(archive: archive, manifest: manifest, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
                          prefetch: prefetch, report: &report)
         if let path = options.v4SignatureFile {
-            let bytes: [UInt8]
+            let v4: V4SchemeVerifier.Outcome
             do {
-                let file = try MappedFile(path: path)
-                bytes = try file.bytes(in: 0..<file.count)
+                v4 = try V4SchemeVerifier.verify(signatureFile: try MappedFile(path: path), apk: source,
+                                                 centralDirectoryOffset: archive.zip.centralDirectoryOffset)
             } catch let error as FileError {
                 // Its description names the path already ("cannot read PATH: …").
                 throw VerificationError.cannotRead(path: path, reason: error.reason)
             } catch {
                 throw VerificationError.cannotRead(path: path, reason: "\(error)")
             }
-            let v4 = V4SchemeVerifier.verify(signatureBytes: bytes, apk: source, centralDirectoryOffset: archive.zip.centralDirectoryOffset)
             report.schemes.append(SchemeReport(scheme: .v4, isVerified: v4.issues.isEmpty, signers: v4.signers))
             if v4.issues.isEmpty {
                 report.verifiedSchemes.insert(.v4)

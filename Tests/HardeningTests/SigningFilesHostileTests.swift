@@ -67,4 +67,38 @@ import TestSupport
         }
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out.apk").path), "a refused lineage leaves no output")
     }
+
+    /// A signed APK and the `.idsig` sign wrote beside it.
+    func signedWithV4() throws -> (apk: String, idsig: String) {
+        let input = try FixtureAPK().build(in: dir, name: "in.apk")
+        let apk = dir.appendingPathComponent("signed.apk").path
+        let sign = try TestSupport.apkpatch(["sign", "--debug", "--debug-keystore", dir.appendingPathComponent("debug.p12").path,
+                                             "--v4-signing-enabled", "true", "--out", apk, input])
+        try #require(sign.succeeded && FileManager.default.fileExists(atPath: apk + ".idsig"), "\(sign)")
+        let verify = try TestSupport.apkpatch(["verify", "--v4-signature-file", apk + ".idsig", apk])
+        try #require(verify.succeeded, "\(verify)")
+        return (apk, apk + ".idsig")
+    }
+
+    @Test func anIdsigBiggerThanAnyOfItsAPKIsNotRead() throws {
+        let (apk, idsig) = try signedWithV4()
+        try extend(idsig, to: 1 << 30)
+        let (result, kilobytes) = try measured(["verify", "--v4-signature-file", idsig, apk])
+        #expect(result.status == 1 && result.stderr.contains("more than a v4 signature of this") && result.stderr.contains("not this APK's .idsig"),
+                "\(result)")
+        #expect(kilobytes > 0 && kilobytes < 256 * 1024, "peak RSS \(kilobytes) KiB for a 1 GiB .idsig")
+    }
+
+    @Test func anIdsigSaltLongerThanFsVerityTakesIsRefused() throws {
+        let (apk, idsig) = try signedWithV4()
+        // version, hashing info's length, hash algorithm, log2 block size, then the salt's length and bytes.
+        var bytes = try TestSupport.readBytes(idsig)
+        let hashingLength = Int(bytes[4]) | Int(bytes[5]) << 8
+        #expect(bytes[13..<17] == [0, 0, 0, 0], "apkpatch writes an empty salt")
+        bytes.replaceSubrange(13..<17, with: [33, 0, 0, 0] + [UInt8](repeating: 7, count: 33))
+        bytes.replaceSubrange(4..<8, with: [UInt8(truncatingIfNeeded: hashingLength + 33), UInt8((hashingLength + 33) >> 8), 0, 0])
+        try Data(bytes).write(to: URL(fileURLWithPath: idsig))
+        let result = try TestSupport.apkpatch(["verify", "--v4-signature-file", idsig, apk])
+        #expect(result.status == 1 && result.stderr.contains("its salt is 33 bytes, and fs-verity takes at most 32"), "\(result)")
+    }
 }
