@@ -113,16 +113,42 @@ if [ -n "$APKPATCH" ] && [ -x "$APKPATCH" ]; then
     "$APKPATCH" sign --ks "$TMP/rsa.p12" --ks-pass pass:android --ks-key-alias key --out "$TMP/apkpatch.apk" "$unsigned" >/dev/null 2>&1 \
         || echo "seeds.sh: apkpatch sign failed; continuing without its APK" >&2
 fi
-signed=$(ls "$TMP"/v1.apk "$TMP"/v2.apk "$TMP"/v3.apk "$TMP"/v123.apk "$TMP"/dsa.apk "$TMP"/apkpatch.apk 2>/dev/null || true)
+# Key rotation and stamps: lineage files (`rotate`, two and three certificates), APKs signed with a lineage
+# (v3.1 + v3.0 at the default rotation min SDK 33; the new key in v3.0 at 28) and a source-stamped APK, from
+# apksigner 35 (v3.1 and stamps are newer than Debian's apksigner) and from apkpatch if given.
+APKSIGNER_NEW=${APKSIGNER_NEW:-.build/oracles/apksigner-new/apksigner.jar}
+ks "$TMP/rot3.p12" PKCS12 key RSA 2048
+old=(--ks "$TMP/rsa.p12" --ks-pass pass:android --ks-key-alias key) new=(--ks "$TMP/ec.p12" --ks-pass pass:android --ks-key-alias key)
+third=(--ks "$TMP/rot3.p12" --ks-pass pass:android --ks-key-alias key)
+if [ -f "$APKSIGNER_NEW" ]; then
+    new_apksigner() { java -jar "$APKSIGNER_NEW" "$@" >/dev/null 2>&1; }
+    new_apksigner rotate --out "$TMP/apksigner.lineage" --old-signer "${old[@]}" --new-signer "${new[@]}"
+    new_apksigner rotate --in "$TMP/apksigner.lineage" --out "$TMP/apksigner3.lineage" --old-signer "${new[@]}" --new-signer "${third[@]}"
+    new_apksigner sign "${old[@]}" --next-signer "${new[@]}" --lineage "$TMP/apksigner.lineage" --out "$TMP/rotated.apk" "$unsigned"
+    new_apksigner sign "${old[@]}" --next-signer "${new[@]}" --lineage "$TMP/apksigner.lineage" --rotation-min-sdk-version 28 \
+        --out "$TMP/rotated28.apk" "$unsigned"
+    new_apksigner sign "${old[@]}" --stamp-signer "${third[@]}" --out "$TMP/stamped.apk" "$unsigned"
+else
+    echo "seeds.sh: no apksigner 35 at $APKSIGNER_NEW; no v3.1, rotated or stamped seeds from it" >&2
+fi
+if [ -n "$APKPATCH" ] && [ -x "$APKPATCH" ]; then
+    "$APKPATCH" rotate --out "$TMP/apkpatch.lineage" --old-signer "${old[@]}" --new-signer "${new[@]}" >/dev/null 2>&1
+    "$APKPATCH" sign "${old[@]}" --next-signer "${new[@]}" --lineage "$TMP/apkpatch.lineage" --out "$TMP/apkpatch-rotated.apk" "$unsigned" \
+        >/dev/null 2>&1 || echo "seeds.sh: apkpatch sign --lineage failed; continuing without its APK" >&2
+fi
+signed=$(ls "$TMP"/v1.apk "$TMP"/v2.apk "$TMP"/v3.apk "$TMP"/v123.apk "$TMP"/dsa.apk "$TMP"/apkpatch.apk "$TMP"/rotated.apk \
+    "$TMP"/rotated28.apk "$TMP"/stamped.apk "$TMP"/apkpatch-rotated.apk 2>/dev/null || true)
 cp $signed "$unsigned" "$SEEDS/FuzzVerify/"
 cp $signed "$unsigned" "$SEEDS/FuzzZip/"
+# The files read beside an APK: lineage files and the v4 signatures every signer above wrote.
+cp "$TMP"/*.lineage "$TMP"/*.idsig "$SEEDS/FuzzSigningBlock/" 2>/dev/null || true
 
 # Plain zips the APK tools never make: data descriptors (streamed), empty, comment, directory entries.
 (cd "$app" && printf 'streamed\n' | zip -q - - > "$SEEDS/FuzzZip/streamed.zip")
 (cd "$app" && zip -q -r -z "$SEEDS/FuzzZip/comment.zip" assets < <(echo "a zip comment"))
 (cd "$app" && zip -q -0 "$SEEDS/FuzzZip/stored.zip" AndroidManifest.xml res/values/strings.xml)
 
-# 4. Signing blocks (from the block's size field up to the central directory) and v2/v3 pair values.
+# 4. Signing blocks (from the block's size field up to the central directory) and v2/v3/v3.1/stamp pair values.
 python3 - "$SEEDS/FuzzSigningBlock" $signed <<'PY'
 import struct, sys, os
 out = sys.argv[1]
@@ -141,7 +167,7 @@ for path in sys.argv[2:]:
     while pos + 12 <= end:
         length, pid = struct.unpack_from('<QI', block, pos)
         value = block[pos + 12:pos + 8 + length]
-        if pid in (0x7109871a, 0xf05368c0, 0x1b93ad61):
+        if pid in (0x7109871a, 0xf05368c0, 0x1b93ad61, 0x6dff800d):
             open(os.path.join(out, '%s.%08x' % (name, pid)), 'wb').write(value)
         pos += 8 + length
 PY
