@@ -5,7 +5,7 @@ import Testing
 /// How the tests start the oracles (TestSupport's `run`): a child's status, output, input, environment, working
 /// directory and PATH lookup as Foundation's `Process` through `env` gave them; and apksigner run by a long-lived
 /// JVM (`JavaToolServers`) gives what apksigner in a process of its own gives, for Debian's 31 and build-tools 35,
-/// and so does Debian's apktool.
+/// and so do Debian's apktool and the JDK's keytool.
 @Suite(.removesTemporaryDirectories) struct TestProcessesTests {
     @Test("a child's exit status, stdout and stderr apart, stdin, environment and working directory")
     func childOutputsAndInputs() throws {
@@ -122,11 +122,70 @@ import Testing
         }
     }
 
+    @Test("keytool through a long-lived JVM: the same stdout, stderr, exit status and files as in a process of its own")
+    func keytoolServerMatchesProcesses() throws {
+        let tool = try #require(JavaToolServers.Tool.jdkKeytool, "the keytool on PATH is not the JDK's launcher beside java")
+        let directory = try TestSupport.makeTemporaryDirectory("java-tool-servers-keytool")
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
+        let password = ["KT_PASS": "kt-Pass-1"]
+        let generate = { (store: String) in
+            ["-genkeypair", "-keystore", store, "-storetype", "PKCS12", "-alias", "release", "-keyalg", "RSA", "-keysize", "2048",
+             "-validity", "3650", "-dname", "CN=Java tool servers, O=apkpatch", "-storepass:env", "KT_PASS", "-keypass:env", "KT_PASS"]
+        }
+        let made = try TestSupport.runProcess("keytool", generate(path("fixture.p12")), environment: password)
+        try #require(made.succeeded, "\(made)")
+        let store = ["-keystore", path("fixture.p12"), "-storepass:env", "KT_PASS"]
+        // Listed, refused (wrong password, no store, an unknown command, a variable not set), printed and written.
+        let requests: [(arguments: [String], environment: [String: String], writes: String?)] = [
+            (["-list"] + store, password, nil),
+            (["-list", "-v"] + store, password, nil),
+            (["-list"] + store, ["KT_PASS": "wrong-pass"], nil),
+            (["-list", "-keystore", path("missing.p12"), "-storepass:env", "KT_PASS"], password, nil),
+            (["-nosuchcommand"], [:], nil),
+            (generate(path("unset.p12")), [:], nil),
+            (["-exportcert", "-rfc", "-alias", "release"] + store, password, nil),
+            (["-exportcert", "-alias", "release", "-file", "OUT"] + store, password, "cert.der"),
+        ]
+        for request in requests {
+            let outputs = request.writes.map { name in ["served-", "separate-"].map { path($0 + name) } }
+            let arguments = { (index: Int) in request.arguments.map { $0 == "OUT" ? outputs![index] : $0 } }
+            let served = try #require(JavaToolServers.run(tool, arguments(0), environment: request.environment), "not served: \(request)")
+            let separate = try TestSupport.runProcess("keytool", arguments(1), environment: request.environment)
+            let texts = [(served, 0), (separate, 1)].map { result, index in
+                [result.stdout, result.stderr].map { text in outputs.map { text.replacingOccurrences(of: $0[index], with: "OUT") } ?? text }
+            }
+            #expect(served.status == separate.status && texts[0] == texts[1], "\(request.arguments):\nserver: \(served)\nprocess: \(separate)")
+            if let outputs {
+                #expect(try TestSupport.readBytes(outputs[0]) == TestSupport.readBytes(outputs[1]), "\(request.arguments): other bytes written")
+            }
+        }
+        // A new key: the same messages, and a store that keytool in a process lists as it lists its own (what depends
+        // on the key and the moment left out: serial number, validity, fingerprints, key identifier).
+        let stores = [path("served.p12"), path("separate.p12")]
+        let served = try #require(JavaToolServers.run(tool, generate(stores[0]), environment: password))
+        let separate = try TestSupport.runProcess("keytool", generate(stores[1]), environment: password)
+        #expect(served.status == 0 && served.status == separate.status && served.stdout == separate.stdout && served.stderr == separate.stderr,
+                "server: \(served)\nprocess: \(separate)")
+        let keyDependent = ["Serial number:", "Valid from:", "SHA1:", "SHA256:", "Certificate fingerprint", "0000:", "0010:"]
+        let listings = try stores.map { store in
+            let list = try TestSupport.runProcess("keytool", ["-list", "-v", "-keystore", store, "-storepass:env", "KT_PASS"], environment: password)
+            return (list.status, list.stdout.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                keyDependent.first { line.trimmingCharacters(in: .whitespaces).hasPrefix($0) } ?? String(line)
+            })
+        }
+        #expect(listings[0].0 == 0 && listings[0].0 == listings[1].0 && listings[0].1 == listings[1].1, "\(listings)")
+    }
+
     @Test("what a server cannot give exactly goes to a process: standard input, a working directory, other JVM options")
     func unservedRequests() throws {
         let tool = try #require(JavaToolServers.Tool.debianApksigner)
         #expect(JavaToolServers.run(tool, ["--version"], environment: ["JAVA_TOOL_OPTIONS": "-Xmx64m"]) == nil)
         #expect(JavaToolServers.run(tool, ["--version"], environment: ["_JAVA_OPTIONS": "-Xmx64m"]) == nil)
         #expect(JavaToolServers.run(tool, ["--version"], environment: nil)?.stdout == "0.9\n")
+        // keytool's JVM options and the providers it adds: the JVM's own, for one run.
+        #expect(JavaToolServers.Tool.keytoolRunsInProcessOnly(["-J-Dkeystore.pkcs12.legacy", "-list"]))
+        #expect(JavaToolServers.Tool.keytoolRunsInProcessOnly(["-list", "-providerclass", "Example", "-providerpath", "/tmp"]))
+        #expect(JavaToolServers.Tool.keytoolRunsInProcessOnly(["-list", "-addprovider", "SunPKCS11"]))
+        #expect(!JavaToolServers.Tool.keytoolRunsInProcessOnly(["-list", "-providername", "SUN"]))
     }
 }

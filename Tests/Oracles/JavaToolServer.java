@@ -47,7 +47,9 @@ public final class JavaToolServer {
     @jdk.internal.vm.annotation.Hidden
     public static void main(String[] args) throws Throwable {
         String mainClassName = args[0];
-        MethodHandle toolMain = MethodHandles.publicLookup().findStatic(ClassLoader.getSystemClassLoader().loadClass(mainClassName), "main",
+        // This class's own lookup, not the public one: keytool's main class is in a package of java.base that the
+        // server's options export to unnamed modules only (`--add-exports`), which a public lookup does not see.
+        MethodHandle toolMain = MethodHandles.lookup().findStatic(ClassLoader.getSystemClassLoader().loadClass(mainClassName), "main",
                                                                         MethodType.methodType(void.class, String[].class));
         DataInputStream in = new DataInputStream(new BufferedInputStream(new java.io.FileInputStream(java.io.FileDescriptor.in)));
         DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new java.io.FileOutputStream(java.io.FileDescriptor.out)));

@@ -1,7 +1,7 @@
 import APKCore
 import Foundation
 
-/// Java command-line tools (apksigner 31's and 35's `ApkSignerTool`) run as requests to long-lived JVMs
+/// Java command-line tools (apksigner 31's and 35's `ApkSignerTool`, apktool, keytool) run as requests to long-lived JVMs
 /// (`Tests/Oracles/JavaToolServer.java`) instead of one JVM per run: the suites run apksigner thousands of times,
 /// and a short run spends most of its CPU starting the JVM, loading classes and compiling. A request gives what a
 /// separate process gives (stdout, stderr, exit status; the JVM's "Picked up JAVA_TOOL_OPTIONS" line included),
@@ -45,6 +45,25 @@ public enum JavaToolServers {
                   text.contains("PATH=$PATH:`pwd`") else { return nil }
             return Tool(classpath: ["/usr/share/apktool/*"], mainClass: "brut.apktool.Main", jvmOptions: ["-Xmx512M", "-Dfile.encoding=utf-8"])
         }()
+
+        /// The JDK's `keytool` (`sun.security.tools.keytool.Main`, in java.base), when the `keytool` on PATH is the
+        /// launcher beside the `java` on PATH (which runs the servers): the launcher passes the JVM no options of
+        /// its own. The tool's package is not exported, hence the one option a server needs to call its main.
+        /// Nil otherwise.
+        static let jdkKeytool: Tool? = {
+            guard let keytool = TestSupport.executablePath("keytool"), let java = TestSupport.executablePath("java") else { return nil }
+            let folders = [keytool, java].map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().deletingLastPathComponent().path }
+            guard folders[0] == folders[1] else { return nil }
+            return Tool(classpath: [], mainClass: "sun.security.tools.keytool.Main",
+                        jvmOptions: ["--add-exports", "java.base/sun.security.tools.keytool=ALL-UNNAMED"])
+        }()
+
+        /// keytool arguments a server cannot run as a process would: the launcher gives any `-J…` argument to the
+        /// JVM, and a provider added (`-addprovider`, `-providerclass`, `-providerpath`) would stay installed for
+        /// the server's later runs.
+        static func keytoolRunsInProcessOnly(_ arguments: [String]) -> Bool {
+            arguments.contains { $0.hasPrefix("-J") || ["-addprovider", "-providerclass", "-providerpath"].contains($0) }
+        }
 
         /// apktool's framework folder, which its script makes on the first run.
         static var apktoolFrameworkIsSetUp: Bool {
@@ -168,8 +187,7 @@ public enum JavaToolServers {
                 // the protocol's stdout.
                 "-Djava.security.manager=allow", "--add-opens", "java.base/java.util=ALL-UNNAMED", "-Xbootclasspath/a:\(classes)",
                 "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:+UseSerialGC",
-                "-cp", key.tool.classpath.joined(separator: ":"), "JavaToolServer", key.tool.mainClass,
-            ]
+            ] + (key.tool.classpath.isEmpty ? [] : ["-cp", key.tool.classpath.joined(separator: ":")]) + ["JavaToolServer", key.tool.mainClass]
             var environment = ProcessInfo.processInfo.environment.merging(key.startEnvironment) { $1 }
             environment["JAVA_TOOL_OPTIONS"] = nil
             process.environment = environment

@@ -64,12 +64,16 @@ public enum TestSupport {
     })
 
     /// Runs `executable` (a path, or a name looked up on PATH) with `arguments`, waiting for it to finish.
-    /// Java tools with a long-lived server (`JavaToolServers`): Debian's apksigner and apktool.
+    /// Java tools with a long-lived server (`JavaToolServers`): Debian's apksigner and apktool, the JDK's keytool.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                            currentDirectory: String? = nil, stdin: String? = nil) throws -> ProcessResult {
         if stdin == nil, currentDirectory == nil {
             if executable == "apksigner", let tool = JavaToolServers.Tool.debianApksigner,
+               let result = JavaToolServers.run(tool, arguments, environment: environment) {
+                return result
+            }
+            if executable == "keytool", let tool = JavaToolServers.Tool.jdkKeytool, !JavaToolServers.Tool.keytoolRunsInProcessOnly(arguments),
                let result = JavaToolServers.run(tool, arguments, environment: environment) {
                 return result
             }
