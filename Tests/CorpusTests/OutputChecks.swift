@@ -26,7 +26,7 @@ struct OutputChecks {
         try #require(unpack.succeeded, "\(name): unpack failed: \(unpack)")
         try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: true)
         let unzip = try TestSupport.run("unzip", ["-q", input, "-d", theirs])
-        let read = try ZipArchiveOracle.read(input)
+        let read = try Dump.zipEntries(input)
         // unzip fails where it reads an entry's method from the local header (below) and Android does not.
         try #require(unzip.succeeded || (try? read.get()) != nil, "\(name): unzip failed: \(unzip)")
         let (a, b) = (try Self.tree(ours), try Self.tree(theirs))
@@ -60,17 +60,21 @@ struct OutputChecks {
     func expectInstallable(_ output: String, label: String, v4SignatureFile: String? = nil) throws -> TestSupport.ProcessResult {
         let apksigner: TestSupport.ProcessResult
         if let v4SignatureFile {
-            apksigner = try NewerApksigner.run(["verify", "-v", "--print-certs", "--v4-signature-file", v4SignatureFile, output],
-                                               environment: ForeignCorpus.javaEnvironment)
+            apksigner = try OracleAnswers.answer(to: ["apksigner 35 verify -v --print-certs --v4-signature-file"], aboutTheBytesOf: [v4SignatureFile, output]) {
+                try NewerApksigner.run(["verify", "-v", "--print-certs", "--v4-signature-file", v4SignatureFile, output],
+                                       environment: ForeignCorpus.javaEnvironment)
+            }
             #expect(apksigner.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"),
                     "\(name): apksigner 35 did not verify the v4 signature of \(label)'s output: \(apksigner)")
         } else {
-            apksigner = try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", output], environment: ForeignCorpus.javaEnvironment)
+            apksigner = try OracleAnswers.answer(to: ["apksigner verify -v --print-certs"], aboutTheBytesOf: [output]) {
+                try TestSupport.run("apksigner", ["verify", "-v", "--print-certs", output], environment: ForeignCorpus.javaEnvironment)
+            }
         }
         #expect(apksigner.succeeded, "\(name): apksigner verify of \(label)'s output: \(apksigner)")
         let zipalign = try TestSupport.run("zipalign", ["-c", "-p", "4", output])
         #expect(zipalign.succeeded, "\(name): zipalign -c -p 4 of \(label)'s output: \(zipalign)")
-        switch try ZipArchiveOracle.read(output) {
+        switch try Dump.zipEntries(output) {
         case .failure(let error): Issue.record("\(name): \(label)'s output: \(error)")
         case .success(let entries): #expect(!entries.isEmpty, "\(name): libziparchive read no entry of \(label)'s output")
         }
@@ -96,16 +100,24 @@ struct OutputChecks {
     /// libandroidfw (`TestSupport.libandroidfwTable`, Android's own loader) reads `output`'s resources.arsc whenever
     /// it reads the input's, with the same typeSpec and entry flags for every resource.
     func expectSameTableForAndroid(_ output: String, label: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        guard let before = try extractTable(of: reference ?? input, into: "table-input") else { return }
-        guard let after = try extractTable(of: output, into: "table-\(label)") else {
+        guard let before = try tableReadings(of: reference ?? input, into: "table-input") else { return }
+        guard let after = try tableReadings(of: output, into: "table-\(label)") else {
             Issue.record("\(name): \(label)'s output has no resources.arsc", sourceLocation: sourceLocation)
             return
         }
-        let strictBefore = try TestSupport.libandroidfwTable(before, strict: true), strictAfter = try TestSupport.libandroidfwTable(after, strict: true)
-        #expect(strictAfter.succeeded || !strictBefore.succeeded, "\(name): libandroidfw refuses \(label)'s table: \(strictAfter.stdout)",
+        #expect(after.strict.succeeded || !before.strict.succeeded, "\(name): libandroidfw refuses \(label)'s table: \(after.strict.stdout)",
                 sourceLocation: sourceLocation)
-        Dump.expectEqual(try TestSupport.libandroidfwTable(before).stdout, try TestSupport.libandroidfwTable(after).stdout,
-                         "\(name): \(label) changed how libandroidfw reads the table", sourceLocation: sourceLocation)
+        Dump.expectEqual(before.listing.stdout, after.listing.stdout, "\(name): \(label) changed how libandroidfw reads the table",
+                         sourceLocation: sourceLocation)
+    }
+
+    /// libandroidfw's verdict (`--strict`) and listing of `apk`'s resources.arsc, extracted into the work folder
+    /// `folder`; nil when it has none (or an empty one).
+    func tableReadings(of apk: String, into folder: String) throws -> (strict: TestSupport.ProcessResult, listing: TestSupport.ProcessResult)? {
+        try OracleAnswers.answer(to: ["libandroidfw readings", apk], cached: OracleAnswers.isInput(apk)) {
+            guard let table = try extractTable(of: apk, into: folder) else { return nil }
+            return (try TestSupport.libandroidfwTable(table, strict: true), try TestSupport.libandroidfwTable(table))
+        }
     }
 
     /// `apk`'s resources.arsc extracted into the work folder `folder`; nil when it has none (or an empty one).
@@ -143,7 +155,7 @@ struct OutputChecks {
             try #require(zipalign.succeeded, "\(name): zipalign -p 4 failed: \(zipalign)")
         }
         #expect(try TestSupport.run("zipalign", ["-c", "-p", "4", ours]).succeeded, "\(name): zipalign -c -p 4 of align's output")
-        let a = try ZipArchiveOracle.read(ours).get(), b = try ZipArchiveOracle.read(theirs).get()
+        let a = try Dump.zipEntries(ours).get(), b = try Dump.zipEntries(theirs).get()
         func record(_ e: ZipArchiveOracle.Entry) -> String { "\(e.name) method=\(e.method) \(e.compressedSize)/\(e.uncompressedSize) crc=\(e.crc32)" }
         let (mine, zipaligns) = (a.map(record).sorted(), b.map(record).sorted())
         #expect(mine == zipaligns, "\(name): align and zipalign wrote other entries: only ours \(Set(mine).subtracting(zipaligns).sorted().prefix(5)), only zipalign's \(Set(zipaligns).subtracting(mine).sorted().prefix(5))")
@@ -197,10 +209,12 @@ struct OutputChecks {
 enum Dump {
     /// `aapt dump ARGS` (stdout only: aapt writes warnings with a process ID and a time to stderr).
     static func aapt(_ arguments: [String]) throws -> String {
-        let result = try TestSupport.run("aapt", ["dump"] + arguments)
-        // A failure is a dump too (the input may be one aapt cannot read); without the path, so two files compare.
-        guard result.succeeded else { return "aapt dump \(arguments[0]) failed (\(result.status)):\n\(result.stdout)" }
-        return result.stdout
+        try OracleAnswers.answer(to: ["aapt dump"] + arguments, cached: OracleAnswers.asksAboutInputsOnly(arguments)) {
+            let result = try TestSupport.run("aapt", ["dump"] + arguments)
+            // A failure is a dump too (the input may be one aapt cannot read); without the path, so two files compare.
+            guard result.succeeded else { return "aapt dump \(arguments[0]) failed (\(result.status)):\n\(result.stdout)" }
+            return result.stdout
+        }
     }
 
     /// `aapt dump xmltree` of one file without the line numbers (decoded text need not keep them).
@@ -209,9 +223,16 @@ enum Dump {
     }
 
     static func entryNames(_ apk: String) throws -> [String] {
-        let result = try TestSupport.run("unzip", ["-Z1", apk])
-        guard result.succeeded else { throw FixtureError(message: "unzip -Z1 \(apk) failed: \(result)") }
-        return result.stdout.split(separator: "\n").map(String.init)
+        try OracleAnswers.answer(to: ["unzip -Z1", apk], cached: OracleAnswers.isInput(apk)) {
+            let result = try TestSupport.run("unzip", ["-Z1", apk])
+            guard result.succeeded else { throw FixtureError(message: "unzip -Z1 \(apk) failed: \(result)") }
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+    }
+
+    /// `ZipArchiveOracle.read`: the entries Android's libziparchive reads, or its refusal.
+    static func zipEntries(_ apk: String) throws -> Result<[ZipArchiveOracle.Entry], FixtureError> {
+        try OracleAnswers.answer(to: ["libziparchive", apk], cached: OracleAnswers.isInput(apk)) { try ZipArchiveOracle.read(apk) }
     }
 
     /// Records the first differing line of two dumps (a whole dump in a message is unreadable).

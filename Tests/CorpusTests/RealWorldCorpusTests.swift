@@ -134,7 +134,7 @@ import TestSupport
                 Self.expectSameVerdict(apk, ours, theirs)
             }
             // What Android's ZIP reader cannot open, verify cannot pass.
-            if case .failure(let refusal) = try ZipArchiveOracle.read(input), Self.libziparchiveDiffers[apk.name] == nil {
+            if case .failure(let refusal) = try Dump.zipEntries(input), Self.libziparchiveDiffers[apk.name] == nil {
                 #expect(!ours.succeeded, "\(apk): libziparchive refuses it, verify passes it: \(refusal)")
             }
             // The manifest read as aapt (Android's ResXMLTree) reads it: the minSdkVersion verify judges by.
@@ -230,7 +230,7 @@ import TestSupport
             // The same entries with the same data as Android reads them; only offsets move. The central directory
             // follows the records' order, as apksig writes it (zipalign keeps the input's directory order instead).
             let read = { (path: String) in
-                try ZipArchiveOracle.read(path).get().map { [$0.name, "\($0.method)", "\($0.compressedSize)", $0.crc32] }.sorted { $0[0] < $1[0] }
+                try Dump.zipEntries(path).get().map { [$0.name, "\($0.method)", "\($0.compressedSize)", $0.crc32] }.sorted { $0[0] < $1[0] }
             }
             #expect(try read(output) == read(input), "\(apk): align changed the entries libziparchive reads")
         }

@@ -139,10 +139,10 @@ import TestSupport
         // overlayables), libziparchive reads every entry it read.
         let tables = (try androidTable(input, in: work), try androidTable(output, in: work))
         Dump.expectEqual(tables.0, tables.1, "\(apk): decode/run changed libandroidfw's reading of resources.arsc")
-        if case .success(let entries) = try ZipArchiveOracle.read(input) {
+        if case .success(let entries) = try Dump.zipEntries(input) {
             // The output is unsigned (--no-sign): the input's JAR signature files are not in it.
             let names = { (entries: [ZipArchiveOracle.Entry]) in Set(entries.map(\.name).filter { !isJARSignatureFile($0) }) }
-            switch try ZipArchiveOracle.read(output) {
+            switch try Dump.zipEntries(output) {
             case .failure(let error): Issue.record("\(apk): libziparchive does not read the output: \(error)")
             case .success(let read):
                 let differing = names(read).symmetricDifference(names(entries)), sameNames = differing.isEmpty
@@ -412,6 +412,10 @@ import TestSupport
 
     /// The binary XML files of `apk` (the manifest and every compiled XML under res/), by their first chunk.
     static func binaryXMLFiles(of apk: String, in work: URL) throws -> [String] {
+        try OracleAnswers.answer(to: ["binary XML files", apk], cached: OracleAnswers.isInput(apk)) { try findBinaryXMLFiles(of: apk, in: work) }
+    }
+
+    private static func findBinaryXMLFiles(of apk: String, in work: URL) throws -> [String] {
         let directory = work.appendingPathComponent("xml-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let unzip = try TestSupport.run("unzip", ["-qq", "-o", apk, "AndroidManifest.xml", "res/*", "-d", directory.path])
@@ -496,6 +500,10 @@ import TestSupport
     /// libandroidfw's reading of `apk`'s resources.arsc (`TestSupport.libandroidfwTable`: its packages, each
     /// resource's typeSpec and entry flags, the overlayables), with its exit status; "no resources.arsc" without one.
     static func androidTable(_ apk: String, in work: URL) throws -> String {
+        try OracleAnswers.answer(to: ["libandroidfw listing", apk], cached: OracleAnswers.isInput(apk)) { try readAndroidTable(apk, in: work) }
+    }
+
+    private static func readAndroidTable(_ apk: String, in work: URL) throws -> String {
         let directory = work.appendingPathComponent("table-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let unzip = try TestSupport.run("unzip", ["-qq", "-o", "-j", apk, "resources.arsc", "-d", directory.path])
@@ -507,9 +515,11 @@ import TestSupport
 
     /// `aapt2 dump resources` (stdout only; a failure is a dump too, so two files still compare).
     static func aapt2Resources(_ apk: String) throws -> String {
-        let result = try TestSupport.run("aapt2", ["dump", "resources", apk])
-        guard result.succeeded else { return "aapt2 dump resources failed (\(result.status)):\n\(result.stdout)" }
-        return result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")  // "Binary APK"
+        try OracleAnswers.answer(to: ["aapt2 dump resources", apk], cached: OracleAnswers.isInput(apk)) {
+            let result = try TestSupport.run("aapt2", ["dump", "resources", apk])
+            guard result.succeeded else { return "aapt2 dump resources failed (\(result.status)):\n\(result.stdout)" }
+            return result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")  // "Binary APK"
+        }
     }
 
     /// `apktool d` (resources only, `-s`) reads `apk` whenever it reads the corpus APK it came from.
