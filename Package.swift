@@ -105,7 +105,7 @@ let package = Package(
         // -sanitize=fuzzer,address -DFUZZING, which turns each into a libFuzzer binary.
         .target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport"),
         .executableTarget(name: "FuzzZip", dependencies: ["FuzzSupport", "APKCore", "Unpack", "SignatureSchemes"], path: "Tests/Fuzz/FuzzZip"),
-        .executableTarget(name: "FuzzSigningBlock", dependencies: ["FuzzSupport", "APKCore", "SignatureSchemes", "Sign"], path: "Tests/Fuzz/FuzzSigningBlock"),
+        .executableTarget(name: "FuzzSigningBlock", dependencies: ["FuzzSupport", "APKCore", "SignatureSchemes", "Sign", "Verify"], path: "Tests/Fuzz/FuzzSigningBlock"),
         .executableTarget(name: "FuzzBinaryXML", dependencies: ["FuzzSupport", "BinaryXML"], path: "Tests/Fuzz/FuzzBinaryXML"),
         .executableTarget(name: "FuzzResourceTable", dependencies: ["FuzzSupport", "ResourceTable"], path: "Tests/Fuzz/FuzzResourceTable"),
         .executableTarget(name: "FuzzKeyStore", dependencies: ["FuzzSupport", "Sign", "OpenSSLWrapper"], path: "Tests/Fuzz/FuzzKeyStore"),

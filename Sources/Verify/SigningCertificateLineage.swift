@@ -113,3 +113,9 @@ struct SigningCertificateLineage {
         return SigningCertificateLineage(nodes: merged)
     }
 }
+
+/// Whether `value` reads and chains as a v3 proof-of-rotation attribute, by the verifier's own parser. For the
+/// fuzz targets: inside an APK, a signer's signature must verify before its lineage is read.
+package func verifiesProofOfRotation(_ value: [UInt8]) -> Bool {
+    (try? SigningCertificateLineage(attributeValue: value)) != nil
+}

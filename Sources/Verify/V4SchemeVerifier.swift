@@ -7,13 +7,15 @@ import SignatureSchemes
 /// key, which is its certificate's; the first signing info's certificate and APK digest are those of the APK's
 /// v3 (else v2) signer, and an APK with a v3.1 block needs a second one (a signing info block of that block's
 /// ID) with the v3.1 signer's; and the fs-verity root hash and Merkle tree are those of the APK's bytes.
-enum V4SchemeVerifier {
+///
+/// `package` so that the fuzz targets reach it with any bytes, not only with a file beside an APK.
+package enum V4SchemeVerifier {
     static let context = "APK Signature Scheme v4"
 
     /// What `verify` found: the findings (empty when the file verifies) and one signer per signing info, in
     /// the file's order (the v3.0/v2 signer's first, then the v3.1 block's), each with its certificate and the
     /// findings about it, as apksig's `Result.V4SchemeSignerInfo`. No signers when the file cannot be parsed.
-    struct Outcome {
+    package struct Outcome {
         var issues: [Issue] = []
         var signers: [SignerReport] = []
     }
@@ -29,7 +31,7 @@ enum V4SchemeVerifier {
     }
 
     /// Checks `signatureBytes` (the `.idsig` file) against the APK in `apk`.
-    static func verify(signatureBytes: [UInt8], apk: any DataSource, centralDirectoryOffset: Int64) -> Outcome {
+    package static func verify(signatureBytes: [UInt8], apk: any DataSource, centralDirectoryOffset: Int64) -> Outcome {
         let signature: V4Signature
         do { signature = try V4Signature(encoded: signatureBytes) } catch {
             return Outcome(issues: [.error(.v4SigMalformedSigners, context, "V4 signature has malformed signer block: \(error)")])

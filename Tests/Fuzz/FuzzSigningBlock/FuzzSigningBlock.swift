@@ -4,13 +4,16 @@
 // (SignatureSchemes.SignatureSchemeBlock), on the block's pairs and on the whole input; the signing files read
 // beside an APK: the lineage file (`lineage --in`, `sign --lineage`: SigningCertificateLineageFile, then Sign's
 // SigningCertificateLineage, which parses the certificates and checks each node's signature), the v3 signers'
-// proof-of-rotation attributes found in the pairs, and the v4 `.idsig` file (V4Signature).
+// proof-of-rotation attributes found in the pairs (through Sign's parser and the verifier's, which a fuzzed APK
+// reaches only past a valid signature), and the v4 `.idsig` file (V4Signature, then the verifier's checks of it,
+// against an empty APK).
 // Seeds: signing blocks cut out of apksigner- and apkpatch-signed APKs (rotated and stamped ones too), their
 // v2/v3/v3.1 pair values, lineage files from `apksigner rotate` and `apkpatch rotate`, and `.idsig` files.
 import APKCore
 import FuzzSupport
 import Sign
 import SignatureSchemes
+import Verify
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -36,7 +39,11 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     } else {
         lineage(attributeValue: bytes)
     }
-    if let signature = try? V4Signature(encoded: bytes) { _ = signature.encoded(); _ = signature.signedData(apkSize: Int64(count)) }
+    if let signature = try? V4Signature(encoded: bytes) {
+        _ = signature.encoded()
+        _ = signature.signedData(apkSize: Int64(count))
+        _ = V4SchemeVerifier.verify(signatureBytes: bytes, apk: ByteArrayDataSource([]), centralDirectoryOffset: 0)
+    }
     for version in [SignatureSchemeVersion.v2, .v3] {
         if let decoded = try? SignatureSchemeBlock(decoding: bytes, version: version) { _ = decoded.encoded() }
     }
@@ -49,6 +56,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 func lineage(attributeValue value: [UInt8]) {
     guard (try? V3SigningCertificateLineage.decode(value[...])) != nil else { return }
     if let lineage = try? SigningCertificateLineage(attributeValue: value) { _ = lineage.attributeValue }
+    _ = verifiesProofOfRotation(value)
 }
 
 @main enum FuzzSigningBlockMain {
