@@ -30,14 +30,7 @@ import ZlibWrapper
         var fixture = FixtureAPK.cordovaLike()
         fixture.assets["com.android.hints.pins.txt"] = Array("classes.dex\nresources.arsc 0 64\n".utf8)
         let input = try fixture.build(in: dir, name: "pinned.apk")
-        let python = """
-        import sys, zipfile
-        with zipfile.ZipFile(sys.argv[1], 'a') as z:
-            z.writestr(zipfile.ZipInfo('stamp-cert-sha256', (2024, 1, 1, 0, 0, 0)), b'\\x5a' * 32)
-            z.writestr(zipfile.ZipInfo('assets/after-stamp.txt', (2024, 1, 1, 0, 0, 0)), b'after the stamp', zipfile.ZIP_DEFLATED)
-        """
-        let stamped = try TestSupport.run("python3", ["-c", python, input])
-        try #require(stamped.succeeded, "\(stamped)")
+        try appendStampAndAnEntry(to: input)
         let once = dir.appendingPathComponent("apksigner-once.apk").path, twice = dir.appendingPathComponent("apksigner-twice.apk").path
         for (from, to) in [(input, once), (once, twice)] {
             let signed = try TestSupport.run("apksigner", ["sign", "--ks", keystore, "--ks-pass", "env:STALE_KS_PASS", "--out", to, from],
@@ -45,6 +38,18 @@ import ZlibWrapper
             try #require(signed.succeeded, "\(signed)")
         }
         return twice
+    }
+
+    /// Appends a source stamp entry (as bundletool and Play leave one) and a deflated entry after it to `apk`.
+    func appendStampAndAnEntry(to apk: String) throws {
+        let python = """
+        import sys, zipfile
+        with zipfile.ZipFile(sys.argv[1], 'a') as z:
+            z.writestr(zipfile.ZipInfo('stamp-cert-sha256', (2024, 1, 1, 0, 0, 0)), b'\\x5a' * 32)
+            z.writestr(zipfile.ZipInfo('assets/after-stamp.txt', (2024, 1, 1, 0, 0, 0)), b'after the stamp', zipfile.ZIP_DEFLATED)
+        """
+        let stamped = try TestSupport.run("python3", ["-c", python, apk])
+        try #require(stamped.succeeded, "\(stamped)")
     }
 
     /// How often `name` occurs in `bytes` (a record's name is in its local header and its central record).
@@ -148,14 +153,7 @@ import ZlibWrapper
     /// local header zeros stay a prefix, leftover or not.
     @Test func leftoverAfterZeroPadding() throws {
         let input = try FixtureAPK.cordovaLike().build(in: dir, name: "padded.apk")
-        let python = """
-        import sys, zipfile
-        with zipfile.ZipFile(sys.argv[1], 'a') as z:
-            z.writestr(zipfile.ZipInfo('stamp-cert-sha256', (2024, 1, 1, 0, 0, 0)), b'\\x5a' * 32)
-            z.writestr(zipfile.ZipInfo('assets/after-stamp.txt', (2024, 1, 1, 0, 0, 0)), b'after the stamp', zipfile.ZIP_DEFLATED)
-        """
-        let stamped = try TestSupport.run("python3", ["-c", python, input])
-        try #require(stamped.succeeded, "\(stamped)")
+        try appendStampAndAnEntry(to: input)
         // Aligned (as an installable APK is); the padding keeps every offset's remainder.
         let aligned = dir.appendingPathComponent("padded-aligned.apk").path
         let zipalign = try TestSupport.run("zipalign", ["-p", "4", input, aligned])
