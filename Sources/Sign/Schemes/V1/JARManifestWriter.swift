@@ -46,29 +46,70 @@ struct JARManifestWriter {
 
     /// `name: value` split by bytes into a first line of 70 and continuation lines of a space plus 69.
     mutating func writeAttribute(name: [UInt8], value: UnsafeRawBufferPointer) {
-        let total = name.count + 2 + value.count
-        // The logical line is name, ": ", value; `byte(at:)` reads it without building it.
-        func byte(at index: Int) -> UInt8 {
-            if index < name.count { return name[index] }
-            if index < name.count + 2 { return index == name.count ? 0x3a : 0x20 }
-            return value[index - name.count - 2]
+        let start = bytes.count
+        let size = Self.encodedSize(nameCount: name.count, valueCount: value.count)
+        bytes.append(contentsOf: repeatElement(0, count: size))
+        bytes.withUnsafeMutableBytes { out in
+            name.withUnsafeBytes { name in _ = Self.write(name: name, value: value, into: out, at: start) }
         }
-        if total <= Self.maxLineLength {
-            bytes.append(contentsOf: name)
-            bytes.append(0x3a); bytes.append(0x20)
-            bytes.append(contentsOf: value)
-        } else {
-            var offset = 0
-            var first = true
-            while offset < total {
-                if !first { bytes.append(0x0d); bytes.append(0x0a); bytes.append(0x20) }
-                let length = min(total - offset, first ? Self.maxLineLength : Self.maxLineLength - 1)
-                for index in offset..<(offset + length) { bytes.append(byte(at: index)) }
-                offset += length
-                first = false
+    }
+
+    /// How many bytes `write(name:value:into:at:)` writes for a name and a value of these lengths, its CRLFs
+    /// included: the logical line, three more bytes (CRLF and a space) per continuation line, and the final CRLF.
+    static func encodedSize(nameCount: Int, valueCount: Int) -> Int {
+        let total = nameCount + 2 + valueCount
+        let rest = max(0, total - maxLineLength)
+        let continuations = (rest + maxLineLength - 2) / (maxLineLength - 1)  // rest / 69, rounded up
+        return total + 3 * continuations + 2
+    }
+
+    /// Writes the attribute line `name: value` (split as `writeAttribute` splits it, CRLF at the end) into `out`
+    /// at `position`, which has `encodedSize` bytes of room there; returns where it ends. Whole runs of the name
+    /// and value are copied at once: a manifest has two such lines per entry.
+    static func write(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer,
+                      at position: Int) -> Int {
+        var at = position
+        // Copies the logical line's bytes `from..<to` (name, then ": ", then value).
+        func copy(_ from: Int, _ to: Int) {
+            var index = from
+            while index < to {
+                if index < name.count {
+                    let run = min(to, name.count) - index
+                    UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + run)]).copyMemory(from: UnsafeRawBufferPointer(rebasing: name[index..<(index + run)]))
+                    at += run; index += run
+                } else if index < name.count + 2 {
+                    out[at] = index == name.count ? 0x3a : 0x20
+                    at += 1; index += 1
+                } else {
+                    let offset = index - name.count - 2, run = to - index
+                    UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + run)]).copyMemory(from: UnsafeRawBufferPointer(rebasing: value[offset..<(offset + run)]))
+                    at += run; index += run
+                }
             }
         }
-        bytes.append(0x0d); bytes.append(0x0a)
+        let total = name.count + 2 + value.count
+        if total <= maxLineLength, let target = out.baseAddress {
+            // One line, as most are: the name, ": ", the value, CRLF.
+            precondition(out.count - at >= total + 2)
+            if let source = name.baseAddress { (target + at).copyMemory(from: source, byteCount: name.count) }
+            out[at + name.count] = 0x3a; out[at + name.count + 1] = 0x20
+            at += name.count + 2
+            if let source = value.baseAddress { (target + at).copyMemory(from: source, byteCount: value.count) }
+            at += value.count
+            out[at] = 0x0d; out[at + 1] = 0x0a
+            return at + 2
+        }
+        var offset = min(total, maxLineLength)
+        copy(0, offset)
+        while offset < total {
+            out[at] = 0x0d; out[at + 1] = 0x0a; out[at + 2] = 0x20
+            at += 3
+            let end = min(total, offset + maxLineLength - 1)
+            copy(offset, end)
+            offset = end
+        }
+        out[at] = 0x0d; out[at + 1] = 0x0a
+        return at + 2
     }
 
     /// Java's `String.compareTo`: lexicographic over UTF-16 code units (differs from Swift's `<` for

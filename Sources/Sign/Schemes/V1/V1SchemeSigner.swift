@@ -58,12 +58,24 @@ enum V1SchemeSigner {
     /// The output manifest and where each individual section lies in it (the `.SF` file digests each).
     struct Manifest {
         var contents: [UInt8]
-        /// Entry names, sorted as Java sorts strings, and each one's section range in `contents`.
-        var sectionNames: [String]
+        /// Each section's range in `contents`, in the order of its entry names, sorted as Java sorts strings.
         var sectionRanges: [Range<Int>]
         /// Where each section's `Name:` attribute lines end (the .SF file repeats those lines byte for byte).
         var nameLineEnds: [Int]
-        var sections: [(name: String, bytes: [UInt8])] { zip(sectionNames, sectionRanges).map { ($0, Array(contents[$1])) } }
+        /// The sections with their entry names, read back from the `Name:` lines (a name holds no CR or LF, so
+        /// every CRLF and space in the lines is a line split).
+        var sections: [(name: String, bytes: [UInt8])] {
+            zip(sectionRanges, nameLineEnds).map { range, nameEnd in
+                var value: [UInt8] = []
+                var index = range.lowerBound + JARManifestWriter.nameAttribute.count + 2
+                while index < nameEnd - 2 {
+                    if contents[index] == 0x0d { index += 3; continue }
+                    value.append(contents[index])
+                    index += 1
+                }
+                return (String(decoding: value, as: UTF8.self), Array(contents[range]))
+            }
+        }
     }
 
     /// `generateManifestFile`: the input manifest's main section (or just `Manifest-Version: 1.0`), then one
@@ -83,68 +95,98 @@ enum V1SchemeSigner {
         let digestAlgorithm: DigestAlgorithm
         /// Where entry i's Base64 digest goes in the manifest (entries in the order given).
         private let digestOffsets: [Int]
-        /// The .SF file's sections (the manifest's Name lines, then a blank digest), and where section k's
-        /// digest goes.
-        let signatureSections: [UInt8]
+        /// Where section k's digest goes in the .SF file's sections (`signatureSections`).
         let signatureDigestOffsets: [Int]
+        /// Where the manifest's main section ends and its individual sections start.
+        private let mainSectionEnd: Int
         /// The whole .SF file but its digests, when the template was made knowing its main section's attributes
         /// (`SignatureFileHeader`): room for the main section, then `signatureSections` (and the extra CRLF the
         /// file's length may call for), so the signer fills it in place rather than assembling it once the
         /// digests are known. Written once, by `signatureFile(for:header:)`.
         private var preparedSignatureFile: (header: SignatureFileHeader, bytes: [UInt8])?
 
+        /// The .SF file's sections, which are the manifest's byte for byte (its Name lines, then a digest line of
+        /// the same attribute and length, then a blank line) with every digest to be written over
+        /// (`writeSectionDigests`).
+        var signatureSections: [UInt8] { Array(manifest.contents[mainSectionEnd...]) }
+
         init(digestAlgorithm: DigestAlgorithm, names: [String], inputManifest: [UInt8]?,
              signatureFileHeader: SignatureFileHeader? = nil) throws {
             self.digestAlgorithm = digestAlgorithm
-            var writer = JARManifestWriter()
+            var main = JARManifestWriter()
             if let inputManifest {
-                let main = try JARMainSection(manifest: inputManifest)
-                guard let version = main.value(of: "Manifest-Version") else {
+                let section = try JARMainSection(manifest: inputManifest)
+                guard let version = section.value(of: "Manifest-Version") else {
                     throw SignError.malformedInputManifest("its main section has no Manifest-Version attribute")
                 }
                 // apksig puts the main attributes in a TreeMap and removes exactly "Manifest-Version" (a differently
                 // cased spelling stays and is written a second time, as apksig does).
-                let others = main.attributes.filter { $0.name != "Manifest-Version" }.map { ($0.name, $0.value) }
-                writer.writeMainSection(first: ("Manifest-Version", version), others: others)
+                let others = section.attributes.filter { $0.name != "Manifest-Version" }.map { ($0.name, $0.value) }
+                main.writeMainSection(first: ("Manifest-Version", version), others: others)
             } else {
-                writer.writeMainSection(first: ("Manifest-Version", "1.0"), others: [])
+                main.writeMainSection(first: ("Manifest-Version", "1.0"), others: [])
             }
             let attributeName = Array(entryDigestAttributeName(digestAlgorithm).utf8)
             // Base64 of a digest, and the attribute line's length: one line (SHA-256: 60 bytes of 70), so the
             // digest's place does not depend on its value.
             let blank = [UInt8](repeating: 0x41, count: (digestAlgorithm.outputSize + 2) / 3 * 4)
             precondition(attributeName.count + 2 + blank.count <= JARManifestWriter.maxLineLength)
+            // What follows every Name line: the digest line, then the blank line that ends the section.
+            let digestLines = attributeName + Array(": ".utf8) + blank + [0x0d, 0x0a, 0x0d, 0x0a]
             let sorted = try JavaSortedNames(names)
-            var sortedNames: [String] = [], ranges: [Range<Int>] = [], nameLineEnds: [Int] = []
+            let nameAttribute = JARManifestWriter.nameAttribute
+            // Every byte of the manifest is known here: it is written straight into a buffer of its size.
+            var size = main.count
+            for index in sorted.order {
+                size += JARManifestWriter.encodedSize(nameCount: nameAttribute.count, valueCount: sorted.length(of: index)) + digestLines.count
+            }
+            var ranges: [Range<Int>] = [], nameLineEnds: [Int] = []
             var offsets = [Int](repeating: 0, count: names.count)
-            sortedNames.reserveCapacity(sorted.order.count)
             ranges.reserveCapacity(sorted.order.count)
             nameLineEnds.reserveCapacity(sorted.order.count)
-            writer.reserveCapacity(writer.count + sorted.bytes.count + sorted.order.count * (attributeName.count + 64))
-            sorted.bytes.withUnsafeBytes { pool in
-                for index in sorted.order {
-                    let start = writer.count
-                    writer.writeAttribute(name: JARManifestWriter.nameAttribute, value: sorted.utf8(of: index, in: pool))
-                    nameLineEnds.append(writer.count)
-                    offsets[index] = writer.count + attributeName.count + 2
-                    writer.writeAttribute(name: attributeName, value: blank)
-                    writer.writeSectionDelimiter()
-                    sortedNames.append(names[index])
-                    ranges.append(start..<writer.count)
+            let contents = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                let out = UnsafeMutableRawBufferPointer(buffer)
+                var at = main.bytes.withUnsafeBytes { main in
+                    out.copyMemory(from: main)
+                    return main.count
                 }
+                sorted.bytes.withUnsafeBytes { pool in
+                    nameAttribute.withUnsafeBytes { nameAttribute in
+                        digestLines.withUnsafeBytes { digestLines in
+                            for index in sorted.order {
+                                let start = at
+                                at = JARManifestWriter.write(name: nameAttribute, value: sorted.utf8(of: index, in: pool), into: out, at: at)
+                                nameLineEnds.append(at)
+                                offsets[index] = at + attributeName.count + 2
+                                UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + digestLines.count)]).copyMemory(from: digestLines)
+                                at += digestLines.count
+                                ranges.append(start..<at)
+                            }
+                        }
+                    }
+                }
+                precondition(at == size)
+                initialized = at
             }
-            manifest = Manifest(contents: writer.bytes, sectionNames: sortedNames, sectionRanges: ranges, nameLineEnds: nameLineEnds)
+            manifest = Manifest(contents: contents, sectionRanges: ranges, nameLineEnds: nameLineEnds)
             digestOffsets = offsets
-            (signatureSections, signatureDigestOffsets) = Self.signatureSections(of: manifest, digestAlgorithm: digestAlgorithm)
+            mainSectionEnd = main.count
+            signatureDigestOffsets = nameLineEnds.map { $0 + attributeName.count + 2 - main.count }
             if let header = signatureFileHeader {
                 // The main section's length does not depend on the manifest digest's value (Base64 of a fixed size).
                 let room = header.encoded(manifestDigest: [UInt8](repeating: 0, count: digestAlgorithm.outputSize),
                                           digestAlgorithm: digestAlgorithm).count
-                var bytes = [UInt8]()
-                bytes.reserveCapacity(room + signatureSections.count + 2)
-                bytes.append(contentsOf: repeatElement(0, count: room))
-                bytes.append(contentsOf: signatureSections)
-                if bytes.count % 1024 == 0 { bytes += [0x0d, 0x0a] }
+                let sections = contents.count - main.count
+                let bytes = [UInt8](unsafeUninitializedCapacity: room + sections + 2) { buffer, initialized in
+                    let out = UnsafeMutableRawBufferPointer(buffer)
+                    out[..<room].initializeMemory(as: UInt8.self, repeating: 0)
+                    contents.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[room...]).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[main.count...])) }
+                    initialized = room + sections
+                    if initialized % 1024 == 0 {
+                        out[initialized] = 0x0d; out[initialized + 1] = 0x0a
+                        initialized += 2
+                    }
+                }
                 preparedSignatureFile = (header, bytes)
             }
         }
@@ -214,20 +256,16 @@ enum V1SchemeSigner {
 
         init(_ names: [String]) throws {
             starts.reserveCapacity(names.count + 1)
+            bytes.reserveCapacity(names.reduce(0) { $0 + $1.utf8.count })
             var byteOrderHolds = true
             for name in names {
-                if Self.isSignatureBlockNamedEntry(name) { throw SignError.signatureBlockNamedEntry(name) }
-                var contiguous = name
-                try contiguous.withUTF8 { utf8 in
-                    for byte in utf8 where byte < 0x20 || byte >= 0xEE {
-                        if byte == 0x0d || byte == 0x0a || byte == 0 {
-                            throw SignError.unsupportedEntryName(name, character: UInt32(byte))
-                        }
-                        if byte >= 0xEE { byteOrderHolds = false }
-                    }
-                    bytes.append(contentsOf: utf8)
+                let checked: Void? = try name.utf8.withContiguousStorageIfAvailable { utf8 in
+                    try append(utf8, of: name, byteOrderHolds: &byteOrderHolds)
                 }
-                starts.append(bytes.count)
+                if checked == nil {
+                    var contiguous = name
+                    try contiguous.withUTF8 { try append($0, of: name, byteOrderHolds: &byteOrderHolds) }
+                }
             }
             if !byteOrderHolds {
                 let units = names.map { Array($0.utf16) }
@@ -247,17 +285,44 @@ enum V1SchemeSigner {
             }
         }
 
+        /// Appends `name`'s UTF-8 bytes `utf8`, refusing a name the manifest cannot list, and notes a byte that
+        /// makes UTF-8 order differ from Java's.
+        private mutating func append(_ utf8: UnsafeBufferPointer<UInt8>, of name: String, byteOrderHolds: inout Bool) throws {
+            if Self.isSignatureBlockNamedEntry(utf8) { throw SignError.signatureBlockNamedEntry(name) }
+            // Bytes below 0x20 (CR, LF and NUL among them) or from 0xEE up, found without a branch per byte.
+            var unusual: UInt8 = 0
+            for byte in utf8 { unusual |= byte &- 0x20 >= 0xCE ? 1 : 0 }
+            if unusual != 0 {
+                for byte in utf8 where byte < 0x20 || byte >= 0xEE {
+                    if byte == 0x0d || byte == 0x0a || byte == 0 {
+                        throw SignError.unsupportedEntryName(name, character: UInt32(byte))
+                    }
+                    if byte >= 0xEE { byteOrderHolds = false }
+                }
+            }
+            bytes.append(contentsOf: utf8)
+            starts.append(bytes.count)
+        }
+
         /// Whether a listed entry is one a JAR verifier reads as a signature block all the same: apksig's
         /// V1SchemeVerifier and Android's StrictJarVerifier take every META-INF/ name ending in .RSA, .DSA or .EC
         /// (subfolders and `..` included, case as written), while the manifest lists those in subfolders.
-        static func isSignatureBlockNamedEntry(_ name: String) -> Bool {
-            name.hasPrefix("META-INF/") && (name.hasSuffix(".RSA") || name.hasSuffix(".DSA") || name.hasSuffix(".EC"))
+        static func isSignatureBlockNamedEntry(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+            func has(_ affix: StaticString, atEnd: Bool) -> Bool {
+                let count = affix.utf8CodeUnitCount
+                guard name.count >= count, let base = name.baseAddress else { return false }
+                return memcmp(base + (atEnd ? name.count - count : 0), affix.utf8Start, count) == 0
+            }
+            return has("META-INF/", atEnd: false) && (has(".RSA", atEnd: true) || has(".DSA", atEnd: true) || has(".EC", atEnd: true))
         }
 
         /// The UTF-8 bytes of name `index`, in `pool` (this value's `bytes`).
         func utf8(of index: Int, in pool: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
             UnsafeRawBufferPointer(rebasing: pool[starts[index]..<starts[index + 1]])
         }
+
+        /// The length in UTF-8 bytes of name `index`.
+        func length(of index: Int) -> Int { starts[index + 1] - starts[index] }
     }
 
     /// The attributes of a `.SF` file's main section other than the manifest digest: `Created-By` and the APK
