@@ -81,7 +81,7 @@ let package = Package(
         ]),
         // Tests.
         .target(name: "TestSupport", dependencies: ["APKCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "APKCoreTests", dependencies: ["APKCore", "TestSupport"]),
+        .testTarget(name: "APKCoreTests", dependencies: ["APKCore", "TestSupport", .target(name: "CLinux", condition: .when(platforms: [.linux]))]),
         .testTarget(name: "ZipStagesTests", dependencies: ["Unpack", "Overlay", "Repack", "Align", "APKCore", "ZlibWrapper", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "DigestLanesTests", dependencies: ["DigestLanes", "OpenSSLWrapper", "ZlibWrapper"]),
         .testTarget(name: "ZlibWrapperTests", dependencies: ["ZlibWrapper", "APKCore", "TestSupport"]),

@@ -140,3 +140,46 @@ static inline char *apkpatch_unregister_output_path(char **slots, int slot) {
 #define POSIX_SPAWN_SETSID 0x80
 #endif
 static inline short apkpatch_posix_spawn_setsid(void) { return POSIX_SPAWN_SETSID; }
+
+// Thread placement (APKCore's CoreBalance), through the system calls themselves: sched.h's CPU_SET macros and
+// sched_getcpu need _GNU_SOURCE, which Swift's import of glibc does not define. Masks cross as byte arrays, one byte
+// per CPU, nonzero where the CPU is allowed; the kernel's masks are arrays of unsigned long, 1024 CPUs here.
+#define APKPATCH_CPU_MASK_WORDS (1024 / (8 * sizeof(unsigned long)))
+
+// The caller's CPU (getcpu), or -1.
+static inline int apkpatch_current_cpu(void) {
+    unsigned int cpu = 0;
+    if (syscall(SYS_getcpu, &cpu, NULL, NULL) != 0) return -1;
+    return (int)cpu;
+}
+
+// The caller's thread id (gettid).
+static inline int apkpatch_thread_id(void) { return (int)syscall(SYS_gettid); }
+
+// The CPUs the calling thread may run on: `allowed[i]` set to 1 or 0 for i < count (count at most 1024).
+// Returns how many are allowed, or -1 with errno set.
+static inline int apkpatch_allowed_cpus(unsigned char *allowed, int count) {
+    unsigned long mask[APKPATCH_CPU_MASK_WORDS] = {0};
+    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) < 0) return -1;
+    int found = 0;
+    const int bits = 8 * (int)sizeof(unsigned long);
+    for (int i = 0; i < count && i < 1024; i++) {
+        allowed[i] = (mask[i / bits] >> (i % bits)) & 1UL ? 1 : 0;
+        found += allowed[i];
+    }
+    return found;
+}
+
+// Moves thread `tid` onto `cpu` now (the kernel migrates a running or waiting thread whose affinity no longer
+// includes its CPU) and then gives it back every CPU in `allowed`: the thread is placed, not pinned, and the
+// scheduler may move it again. Returns 0, or -1 with errno set (ESRCH once the thread has ended).
+static inline int apkpatch_place_thread(int tid, int cpu, const unsigned char *allowed, int count) {
+    unsigned long mask[APKPATCH_CPU_MASK_WORDS] = {0};
+    const int bits = 8 * (int)sizeof(unsigned long);
+    if (cpu < 0 || cpu >= 1024) { errno = EINVAL; return -1; }
+    mask[cpu / bits] = 1UL << (cpu % bits);
+    if (syscall(SYS_sched_setaffinity, tid, sizeof mask, mask) != 0) return -1;
+    mask[cpu / bits] = 0;
+    for (int i = 0; i < count && i < 1024; i++) if (allowed[i]) mask[i / bits] |= 1UL << (i % bits);
+    return (int)syscall(SYS_sched_setaffinity, tid, sizeof mask, mask);
+}

@@ -128,6 +128,8 @@ struct APKPatch: ParsableCommand {
         // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
         if let command = arguments.first, ["verify", "sign", "align", "run", "watch"].contains(command) {
             WorkerPool.warmUp()
+            // And keeps their busy threads on different cores (see CoreBalance).
+            CoreBalance.enable()
         }
         // Commands that read passwords and private keys never leave them in a core file.
         if let command = arguments.first, ["sign", "run", "watch", "merge", "rotate", "lineage", "keystore"].contains(command) {

@@ -20,7 +20,9 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     public init(qos: DispatchQoS.QoSClass = .default, _ body: @escaping @Sendable () throws -> T) {
         Self.running.enter()
         DispatchQueue.global(qos: qos).async { [self] in
+            CoreBalance.enter()
             let value = Result { try body() }
+            CoreBalance.leave()
             finished.withLock {
                 result = value
                 isFinished = true
@@ -51,7 +53,9 @@ public final class BackgroundValue<T>: @unchecked Sendable {
             return offered
         }
         guard let body else { return }
+        CoreBalance.enter()
         let value = Result { try body() }
+        CoreBalance.leave()
         finished.withLock {
             result = value
             isFinished = true
@@ -104,7 +108,7 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     /// process exits on the error, and OpenSSL's exit handlers free what a key derivation still uses.
     public func wait() {
         runOffered()
-        done.wait()
+        CoreBalance.waiting { done.wait() }
         done.signal()
     }
 
@@ -112,7 +116,7 @@ public final class BackgroundValue<T>: @unchecked Sendable {
     /// to a worker thread.
     @discardableResult
     public func wait(until deadline: DispatchTime) -> Bool {
-        guard done.wait(timeout: deadline) == .success else { return false }
+        guard CoreBalance.waiting({ done.wait(timeout: deadline) }) == .success else { return false }
         done.signal()
         return true
     }

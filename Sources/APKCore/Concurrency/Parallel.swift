@@ -1,8 +1,8 @@
 import Dispatch
 
 /// The package's one way to spread work over the cores: a throwing loop (and map) over indices, run by
-/// `DispatchQueue.concurrentPerform` (the calling thread takes part, so a caller already on a worker thread
-/// does not wait for a free one) or, with a concurrency of one, in order on this thread (`sign --out-dir`
+/// `DispatchQueue.concurrentPerform`, one call per core taking indices in order (the calling thread takes part,
+/// so a caller already on a worker thread does not wait for a free one) or, with a concurrency of one, in order on this thread (`sign --out-dir`
 /// signs several APKs at once, one per core, and each must not spread again).
 ///
 /// After the first error the indices not yet started are skipped, calls still running finish, and that
@@ -24,9 +24,15 @@ public enum Parallel {
             }
             return
         }
-        DispatchQueue.concurrentPerform(iterations: count) { index in
-            if failure.hasFailed { return }
-            do { try body(index) } catch { failure.record(error) }
+        // One call per core, each taking the next index until none is left: the work is spread as evenly as
+        // with one call per index, and each thread says once that it works (CoreBalance).
+        let next = Counter()
+        DispatchQueue.concurrentPerform(iterations: min(cores, count)) { _ in
+            CoreBalance.enter()
+            defer { CoreBalance.leave() }
+            while !failure.hasFailed, let index = next.take(below: count) {
+                do { try body(index) } catch { failure.record(error) }
+            }
         }
         try failure.rethrow()
     }
@@ -36,6 +42,21 @@ public enum Parallel {
         let slots = Slots<T?>(count: count, repeating: nil)
         try forEach(count, concurrency: concurrency) { index in slots[index] = try body(index) }
         return slots.values.map { $0! }
+    }
+
+    /// The indices handed out so far.
+    private final class Counter: @unchecked Sendable {
+        // @unchecked Sendable: `taken` is read and written under `lock`.
+        private let lock = Lock()
+        private var taken = 0
+
+        func take(below count: Int) -> Int? {
+            lock.withLock {
+                guard taken < count else { return nil }
+                defer { taken += 1 }
+                return taken
+            }
+        }
     }
 
     /// Fixed storage that concurrent calls write, each slot by one call only (so it needs no lock), and that

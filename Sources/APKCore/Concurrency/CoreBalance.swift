@@ -1,0 +1,196 @@
+#if os(Linux)
+import CLinux
+import Glibc
+#endif
+
+/// Keeps the package's busy threads on different cores.
+///
+/// Linux does not always spread them by itself. A woken worker is often queued on its waker's core while the
+/// other core idles (the wake-up's search for an idle core is cut short when the cores have been busy, and they
+/// are throughout a signing), and a core that goes idle while two threads share the other one may not take
+/// one of them over for a scheduler period or longer: on a two-core machine a large APK's signing spent a good part
+/// of its time with one core idle and two of its threads taking turns on the other.
+///
+/// So the threads say when they work: a work item of `Parallel` or `BackgroundValue` (`enter`/`leave`), and the
+/// main thread of a command from `enable()` on, except while it waits for a value (`waiting`). A thread that
+/// starts work on a core where another of ours works moves to a core none of ours is using, and a thread that
+/// stops working leaves its core to one of two sharing another. Moving is placing, not pinning: the thread's
+/// CPU mask is narrowed to the new core and at once widened back to all the process may use, so the scheduler
+/// is still free to move it (for another program's sake) afterwards. Only threads of this package count; other
+/// programs' load is the scheduler's to weigh.
+///
+/// Off unless `enable()` was called (the command-line tool does, for the commands that spread work): a library
+/// caller's threads are the caller's to place. A no-op with one allowed core and off Linux.
+public enum CoreBalance {
+    /// Turns placement on and counts the calling thread (the command's main thread) as working from now on.
+    /// Call once, before any work is spread.
+    public static func enable() {
+        #if os(Linux)
+        guard !state.isEnabled else { return }
+        var mask = [UInt8](repeating: 0, count: 1024)
+        let count = mask.withUnsafeMutableBufferPointer { apkpatch_allowed_cpus($0.baseAddress, Int32($0.count)) }
+        guard count > 1, state.enable(allowed: mask) else { return }
+        state.enter()
+        #endif
+    }
+
+    /// The calling thread starts a work item (nested calls count).
+    static func enter() {
+        #if os(Linux)
+        if state.isEnabled { state.enter() }
+        #endif
+    }
+
+    /// The calling thread ends a work item.
+    static func leave() {
+        #if os(Linux)
+        if state.isEnabled { state.leave() }
+        #endif
+    }
+
+    /// Runs `body`, a wait for other threads, with the calling thread counted as not working meanwhile (its
+    /// core can take a thread that shares another), and placed again when it returns.
+    static func waiting<R>(_ body: () throws -> R) rethrows -> R {
+        #if os(Linux)
+        guard state.isEnabled, state.pause() else { return try body() }
+        defer { state.resume() }
+        #endif
+        return try body()
+    }
+
+    #if os(Linux)
+    private static let state = Balancer()
+
+    /// The bookkeeping behind the calls above, for the process (`state`) or a test.
+    final class Balancer: @unchecked Sendable {
+        // @unchecked Sendable: every mutable property is read and written under `lock`, except `isEnabled`,
+        // which is written once in `enable()` before any work is spread and only read after.
+        private let lock = Lock()
+        private(set) var isEnabled = false
+        private var allowed: [UInt8] = []
+        private struct Worker {
+            var thread: Int32
+            var cpu: Int32
+            /// Nested work items; working while above zero.
+            var depth: Int
+            /// The depth a wait set aside (`pause`), restored by `resume`.
+            var paused: Int
+        }
+        private var workers: [Worker] = []
+
+        /// Places threads on the cores `allowed` marks (one byte per CPU, nonzero where allowed). Whether
+        /// there are two or more.
+        func enable(allowed mask: [UInt8]) -> Bool {
+            guard mask.filter({ $0 != 0 }).count > 1 else { return false }
+            lock.withLock {
+                allowed = mask
+                isEnabled = true
+            }
+            return true
+        }
+
+        func enter() {
+            let thread = apkpatch_thread_id()
+            let here = apkpatch_current_cpu()
+            let move: Int32? = lock.withLock {
+                let index = slot(for: thread)
+                workers[index].depth += 1
+                guard workers[index].depth == 1 else { return nil }
+                workers[index].cpu = here
+                return placeLocked(index)
+            }
+            if let move { place(thread, on: move) }
+        }
+
+        func leave() {
+            let thread = apkpatch_thread_id()
+            let move: (Int32, Int32)? = lock.withLock {
+                guard let index = workers.firstIndex(where: { $0.thread == thread }), workers[index].depth > 0 else { return nil }
+                workers[index].depth -= 1
+                guard workers[index].depth == 0 else { return nil }
+                return takeOverLocked(freed: workers[index].cpu)
+            }
+            if let move { place(move.0, on: move.1) }
+        }
+
+        /// Whether the calling thread was working (and is now set aside until `resume`).
+        func pause() -> Bool {
+            let thread = apkpatch_thread_id()
+            let move: (Int32, Int32)?? = lock.withLock {
+                guard let index = workers.firstIndex(where: { $0.thread == thread }), workers[index].depth > 0 else { return .none }
+                workers[index].paused = workers[index].depth
+                workers[index].depth = 0
+                return .some(takeOverLocked(freed: workers[index].cpu))
+            }
+            guard case .some(let taken) = move else { return false }
+            if let taken { place(taken.0, on: taken.1) }
+            return true
+        }
+
+        func resume() {
+            let thread = apkpatch_thread_id()
+            let here = apkpatch_current_cpu()
+            let move: Int32? = lock.withLock {
+                guard let index = workers.firstIndex(where: { $0.thread == thread }) else { return nil }
+                workers[index].depth = workers[index].paused
+                workers[index].paused = 0
+                guard workers[index].depth > 0 else { return nil }
+                workers[index].cpu = here
+                return placeLocked(index)
+            }
+            if let move { place(thread, on: move) }
+        }
+
+        private func slot(for thread: Int32) -> Int {
+            if let index = workers.firstIndex(where: { $0.thread == thread }) { return index }
+            workers.append(Worker(thread: thread, cpu: -1, depth: 0, paused: 0))
+            return workers.count - 1
+        }
+
+        /// How many working threads each core has, leaving out `except`.
+        private func loadLocked(except: Int? = nil) -> [Int32: Int] {
+            var load: [Int32: Int] = [:]
+            for (index, worker) in workers.enumerated() where worker.depth > 0 && index != except && worker.cpu >= 0 {
+                load[worker.cpu, default: 0] += 1
+            }
+            return load
+        }
+
+        /// An allowed core none of the working threads is on, if any.
+        private func idleCoreLocked(_ load: [Int32: Int], preferring preferred: Int32) -> Int32? {
+            if preferred >= 0, Int(preferred) < allowed.count, allowed[Int(preferred)] != 0, load[preferred, default: 0] == 0 {
+                return preferred
+            }
+            for cpu in allowed.indices where allowed[cpu] != 0 && load[Int32(cpu), default: 0] == 0 { return Int32(cpu) }
+            return nil
+        }
+
+        /// Where worker `index`, now working on `workers[index].cpu`, should move: a free core when another
+        /// working thread shares its own. Records the move.
+        private func placeLocked(_ index: Int) -> Int32? {
+            let here = workers[index].cpu
+            guard here >= 0 else { return nil }
+            let load = loadLocked(except: index)
+            guard load[here, default: 0] > 0, let free = idleCoreLocked(load, preferring: -1) else { return nil }
+            workers[index].cpu = free
+            return free
+        }
+
+        /// A working thread to move onto `freed`, a core the caller just stopped working on, when two working
+        /// threads share another core. Records the move.
+        private func takeOverLocked(freed: Int32) -> (Int32, Int32)? {
+            guard freed >= 0 else { return nil }
+            let load = loadLocked()
+            guard load[freed, default: 0] == 0,
+                  let crowded = load.first(where: { $0.value > 1 })?.key,
+                  let index = workers.lastIndex(where: { $0.depth > 0 && $0.cpu == crowded }) else { return nil }
+            workers[index].cpu = freed
+            return (workers[index].thread, freed)
+        }
+
+        private func place(_ thread: Int32, on cpu: Int32) {
+            _ = allowed.withUnsafeBufferPointer { apkpatch_place_thread(thread, cpu, $0.baseAddress, Int32($0.count)) }
+        }
+    }
+    #endif
+}
