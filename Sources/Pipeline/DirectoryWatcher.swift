@@ -1,3 +1,4 @@
+import APKCore
 import Glibc
 
 /// Watches a directory tree with inotify and reports which relative paths changed, after a quiet period.
@@ -85,7 +86,8 @@ public final class DirectoryWatcher {
         while true {
             let wait = rootMissing && (timeout < 0 || timeout > Self.rootPollMilliseconds) ? Self.rootPollMilliseconds : timeout
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            let n = poll(&fds, wakeFD >= 0 ? 2 : 1, wait)
+            // A watch session's main thread waits here between builds: not working (see CoreBalance).
+            let n = CoreBalance.waiting { poll(&fds, wakeFD >= 0 ? 2 : 1, wait) }
             if n < 0 {
                 if errno == EINTR { if changed.isEmpty { return changed } else { continue } }
                 throw WatchError.inotify("poll: \(String(cString: strerror(errno)))")

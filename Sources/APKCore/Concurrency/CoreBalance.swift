@@ -48,12 +48,17 @@ public enum CoreBalance {
         #endif
     }
 
-    /// Runs `body`, a wait for other threads, with the calling thread counted as not working meanwhile (its
-    /// core can take a thread that shares another), and placed again when it returns.
-    static func waiting<R>(_ body: () throws -> R) rethrows -> R {
+    /// Runs `body`, a wait (for other threads, for events), with the calling thread counted as not working
+    /// meanwhile (its core can take a thread that shares another), and placed again when it returns.
+    public static func waiting<R>(_ body: () throws -> R) rethrows -> R {
         #if os(Linux)
         guard state.isEnabled, state.pause() else { return try body() }
-        defer { state.resume() }
+        // The wait's errno is its caller's to read (a poll(2) interrupted by a signal).
+        defer {
+            let saved = errno
+            state.resume()
+            errno = saved
+        }
         #endif
         return try body()
     }
@@ -143,6 +148,8 @@ public enum CoreBalance {
 
         private func slot(for thread: Int32) -> Int {
             if let index = workers.firstIndex(where: { $0.thread == thread }) { return index }
+            // Threads the pool let go of (a watch session runs for hours) leave slots behind: idle ones go.
+            if workers.count >= 64 { workers.removeAll { $0.depth == 0 && $0.paused == 0 } }
             workers.append(Worker(thread: thread, cpu: -1, depth: 0, paused: 0))
             return workers.count - 1
         }
