@@ -567,17 +567,18 @@ public struct ZipArchive: Sendable {
                     let internalAttributes = field(36, UInt16.self)
                     let externalAttributes = field(38, UInt32.self)
                     let localHeaderOffset = field(42, UInt32.self)
-                    let name = Array(try r.readBytes(nameLength))
+                    let nameBytes = try r.readBytes(nameLength)
                     // "", "." and ".." name no file: extracted they are the output directory or its parent, and
                     // readers disagree on what they hold (apksig signs them, unzip skips them).
-                    if name.isEmpty || name == [0x2e] || name == [0x2e, 0x2e] {
-                        throw ZipFormatError.meaninglessName("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which names no file; rebuild the APK without it")
+                    if nameBytes.count <= 2 && nameBytes.allSatisfy({ $0 == 0x2e }) {
+                        throw ZipFormatError.meaninglessName("central directory record #\(index + 1) has the name \(String(decoding: nameBytes, as: UTF8.self).debugQuoted), which names no file; rebuild the APK without it")
                     }
-                    if !Self.isValidEntryName(name) {
-                        throw ZipFormatError.malformed("central directory record #\(index + 1) has the name \(String(decoding: name, as: UTF8.self).debugQuoted), which holds a NUL byte or is not UTF-8: an unsafe name Android refuses (it does not open such an archive)")
+                    if !Self.isValidEntryName(nameBytes) {
+                        throw ZipFormatError.malformed("central directory record #\(index + 1) has the name \(String(decoding: nameBytes, as: UTF8.self).debugQuoted), which holds a NUL byte or is not UTF-8: an unsafe name Android refuses (it does not open such an archive)")
                     }
-                    let extra = Array(try r.readBytes(extraLength))
-                    let comment = Array(try r.readBytes(commentLength))
+                    let name = Array(nameBytes)
+                    let extra = Self.array(try r.readBytes(extraLength))
+                    let comment = Self.array(try r.readBytes(commentLength))
                     var displayName: String { String(decoding: name, as: UTF8.self) }  // for messages only
                     if flags & (ZipFlags.encrypted | ZipFlags.strongEncryption) != 0 {
                         throw ZipFormatError.unsupported("entry \(displayName.debugQuoted) is encrypted; APKs cannot contain encrypted entries")
@@ -604,18 +605,13 @@ public struct ZipArchive: Sendable {
                         // The sizes as read (a ZIP64 record's, not the 0xFFFFFFFF that sends there).
                         throw ZipFormatError.malformed("stored entry \(displayName.debugQuoted) has compressed size \(compressed) but uncompressed size \(uncompressed)\(hasZip64Values ? " (its ZIP64 extra field says so)" : "")")
                     }
-                    var entry = ZipEntry(nameBytes: name, method: method, crc32: crc, compressedSize: compressed,
-                                         uncompressedSize: uncompressed, lastModifiedTime: time, lastModifiedDate: date)
-                    entry.versionMadeBy = versionMadeBy
-                    entry.versionNeeded = versionNeeded
-                    entry.flags = flags
-                    entry.centralExtra = nonstandard ? Self.withoutZip64(extra) : extra
-                    entry.hasNonstandardRecords = nonstandard
-                    entry.comment = comment
-                    entry.internalAttributes = internalAttributes
-                    entry.externalAttributes = externalAttributes
-                    entry.localHeaderOffset = offset
-                    entries.append(entry)
+                    // Made in place in the array (a ZipEntry set field by field and then appended is copied).
+                    entries.append(ZipEntry(nameBytes: name, versionMadeBy: versionMadeBy, versionNeeded: versionNeeded, flags: flags,
+                                            method: method, lastModifiedTime: time, lastModifiedDate: date, crc32: crc,
+                                            compressedSize: compressed, uncompressedSize: uncompressed,
+                                            centralExtra: nonstandard ? Self.withoutZip64(extra) : extra, comment: comment,
+                                            internalAttributes: internalAttributes, externalAttributes: externalAttributes,
+                                            localHeaderOffset: offset, hasNonstandardRecords: nonstandard))
                 } catch let error as ShortReadError {
                     throw ZipFormatError.truncated("central directory record #\(index + 1): \(error)")
                 }
@@ -664,7 +660,9 @@ public struct ZipArchive: Sendable {
     /// Android's test of an entry name (libziparchive's IsValidEntryName): no NUL byte, and each byte of 0x80 or
     /// more starts a 2- to 4-byte UTF-8 sequence whose continuation bytes follow (overlong forms are not checked
     /// there, so they are accepted here too).
-    static func isValidEntryName(_ name: [UInt8]) -> Bool {
+    static func isValidEntryName(_ name: UnsafeRawBufferPointer) -> Bool {
+        // Most names are ASCII without a NUL byte, told apart eight bytes at a time.
+        if !ByteRangeScan.containsByte(in: name, outside: 0x01..<0x80) { return true }
         var index = 0
         while index < name.count {
             let byte = name[index]
@@ -708,6 +706,9 @@ public struct ZipArchive: Sendable {
         if extra.count - stop >= 4 { throw ZipFormatError.malformed("\(what): extra field runs past its end") }
         throw ZipFormatError.malformed("\(what): 0xFFFFFFFF size or offset without a ZIP64 extra field")
     }
+
+    /// `bytes` in an array of their own (none allocated for no bytes: most extra fields and comments are empty).
+    static func array(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { bytes.isEmpty ? [] : Array(bytes) }
 
     /// Sizes of the central directory record's fields after the signature, in order (APPNOTE 4.3.12).
     static let centralDirectoryFieldSizes = [2, 2, 2, 2, 2, 2, 4, 4, 4, 2, 2, 2, 2, 2, 4, 4]
@@ -785,7 +786,7 @@ public struct ZipArchive: Sendable {
                   (flags & ZipFlags.encrypted) == 0 else {
                 throw ZipFormatError.headerMismatch("entry \(name): local header flags 0x\(String(flags, radix: 16)) disagree with the central directory's 0x\(String(entry.flags, radix: 16))")
             }
-            entry.localExtra = Array(try r.readBytes(extraLength))
+            entry.localExtra = Self.array(try r.readBytes(extraLength))
             var (localUncompressed, localCompressed) = (Int64(uncompressedSize), Int64(compressedSize))
             if readsZip64Fields && (uncompressedSize == 0xFFFF_FFFF || compressedSize == 0xFFFF_FFFF) {
                 // ZIP64 in the local header: its extra field holds the sizes that are 0xFFFFFFFF (no offset here).

@@ -58,6 +58,34 @@ public struct ZipEntry: Sendable, Hashable {
         self.dataDescriptorSize = 0
     }
 
+    /// An entry as its central directory record gives it; the local header's extra field and the data's offset
+    /// are read after.
+    init(nameBytes: [UInt8], versionMadeBy: UInt16, versionNeeded: UInt16, flags: UInt16, method: CompressionMethod,
+         lastModifiedTime: UInt16, lastModifiedDate: UInt16, crc32: UInt32, compressedSize: Int64, uncompressedSize: Int64,
+         centralExtra: [UInt8], comment: [UInt8], internalAttributes: UInt16, externalAttributes: UInt32,
+         localHeaderOffset: Int64, hasNonstandardRecords: Bool) {
+        self.nameBytes = nameBytes
+        self.name = String(decoding: nameBytes, as: UTF8.self)
+        self.versionMadeBy = versionMadeBy
+        self.versionNeeded = versionNeeded
+        self.flags = flags
+        self.method = method
+        self.lastModifiedTime = lastModifiedTime
+        self.lastModifiedDate = lastModifiedDate
+        self.crc32 = crc32
+        self.compressedSize = compressedSize
+        self.uncompressedSize = uncompressedSize
+        self.centralExtra = centralExtra
+        self.localExtra = []
+        self.comment = comment
+        self.internalAttributes = internalAttributes
+        self.externalAttributes = externalAttributes
+        self.localHeaderOffset = localHeaderOffset
+        self.dataOffset = 0
+        self.dataDescriptorSize = 0
+        self.hasNonstandardRecords = hasNonstandardRecords
+    }
+
     public var isDirectory: Bool { nameBytes.last == UInt8(ascii: "/") }
     public var isCompressed: Bool { method == .deflated }
     public var hasDataDescriptor: Bool { flags & ZipFlags.dataDescriptor != 0 }

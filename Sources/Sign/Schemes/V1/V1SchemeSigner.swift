@@ -289,10 +289,8 @@ enum V1SchemeSigner {
         /// makes UTF-8 order differ from Java's.
         private mutating func append(_ utf8: UnsafeBufferPointer<UInt8>, of name: String, byteOrderHolds: inout Bool) throws {
             if Self.isSignatureBlockNamedEntry(utf8) { throw SignError.signatureBlockNamedEntry(name) }
-            // Bytes below 0x20 (CR, LF and NUL among them) or from 0xEE up, found without a branch per byte.
-            var unusual: UInt8 = 0
-            for byte in utf8 { unusual |= byte &- 0x20 >= 0xCE ? 1 : 0 }
-            if unusual != 0 {
+            // Bytes below 0x20 (CR, LF and NUL among them) or from 0xEE up, looked for eight at a time.
+            if ByteRangeScan.containsByte(in: UnsafeRawBufferPointer(utf8), outside: 0x20..<0xEE) {
                 for byte in utf8 where byte < 0x20 || byte >= 0xEE {
                     if byte == 0x0d || byte == 0x0a || byte == 0 {
                         throw SignError.unsupportedEntryName(name, character: UInt32(byte))
