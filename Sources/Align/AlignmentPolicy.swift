@@ -60,13 +60,19 @@ public struct AlignmentPolicy: Sendable, Hashable {
     /// and its `-c` fails an archive where one is not aligned, apksig's signer aligns them
     /// (`getInputJarEntryDataAlignmentMultiple` looks only at the method), and newer zipalign, which leaves them
     /// as they are (`isDirectory` in ZipAlign.cpp), accepts them aligned.
-    public func alignment(for entry: ZipEntry) -> Int {
-        guard entry.method == .stored else { return 1 }
-        if honorsAlignmentExtraField, let multiple = ExtraField.alignmentMultiple(in: entry.localExtra) {
+    public func alignment(for entry: borrowing ZipEntry) -> Int {
+        alignment(method: entry.method, localExtra: entry.localExtra, name: entry.name)
+    }
+
+    /// `alignment(for:)` from the three fields of the entry it reads (a caller that holds the entry in a class
+    /// passes them without copying the whole entry).
+    public func alignment(method: CompressionMethod, localExtra: [UInt8], name: String) -> Int {
+        guard method == .stored else { return 1 }
+        if honorsAlignmentExtraField, let multiple = ExtraField.alignmentMultiple(in: localExtra) {
             if paddingStyle == .apksigSigner { return max(multiple, 1) }
             if multiple > 0 { return multiple }
         }
-        if let page = nativeLibraryAlignment, Self.isNativeLibrary(entry.name) { return page }
+        if let page = nativeLibraryAlignment, Self.isNativeLibrary(name) { return page }
         return max(defaultAlignment, 1)
     }
 
@@ -83,36 +89,59 @@ public struct AlignmentPolicy: Sendable, Hashable {
     /// data starts on `alignment`. Earlier padding (zero fill or a 0xd935 field) is dropped first, so
     /// re-aligning an aligned archive gives the same bytes (`.apksigSigner`: what apksig's signer drops).
     public func localExtra(for entry: ZipEntry, headerOffset: Int64, alignment: Int) -> [UInt8] {
-        let base = paddingStyle == .apksigSigner ? ExtraField.strippingApksigPadding(entry.localExtra)
-            : ExtraField.strippingAlignmentPadding(entry.localExtra)
-        guard alignment > 1 else { return base }
-        let extra = padded(base, nameLength: entry.nameBytes.count, headerOffset: headerOffset, alignment: alignment)
+        var extra: [UInt8] = []
+        appendLocalExtra(for: entry, headerOffset: headerOffset, alignment: alignment, to: &extra)
+        return extra
+    }
+
+    /// `localExtra(for:headerOffset:alignment:)`'s bytes appended to `output`, and how many they are: a writer
+    /// that lays out thousands of headers fills one buffer instead of allocating an array per entry.
+    @discardableResult
+    public func appendLocalExtra(for entry: borrowing ZipEntry, headerOffset: Int64, alignment: Int, to output: inout [UInt8]) -> Int {
+        appendLocalExtra(inputExtra: entry.localExtra, nameLength: entry.nameBytes.count, headerOffset: headerOffset,
+                         alignment: alignment, to: &output)
+    }
+
+    /// The same from the two fields of the entry it reads: its local extra field as read, and its name's length.
+    @discardableResult
+    public func appendLocalExtra(inputExtra: [UInt8], nameLength: Int, headerOffset: Int64, alignment: Int, to output: inout [UInt8]) -> Int {
+        let start = output.count
+        if paddingStyle == .apksigSigner {
+            ExtraField.appendStrippingApksigPadding(inputExtra, to: &output)
+        } else {
+            ExtraField.appendStrippingAlignmentPadding(inputExtra, to: &output)
+        }
+        guard alignment > 1 else { return output.count - start }
+        appendPadding(after: output.count - start, nameLength: nameLength, headerOffset: headerOffset, alignment: alignment, to: &output)
         // A local extra field holds at most 65,535 bytes. When the input's leaves no room for the padding, it is
         // dropped, as zipalign drops it: Android reads nothing else there (libziparchive reads a local extra field
         // only for ZIP64 sizes, which no writer here puts in a local header).
-        guard extra.count > Int(UInt16.max) else { return extra }
-        return padded([], nameLength: entry.nameBytes.count, headerOffset: headerOffset, alignment: alignment)
+        guard output.count - start > Int(UInt16.max) else { return output.count - start }
+        output.removeSubrange(start...)
+        appendPadding(after: 0, nameLength: nameLength, headerOffset: headerOffset, alignment: alignment, to: &output)
+        return output.count - start
     }
 
-    /// `base` followed by the padding that puts the data of an entry whose local header is at `headerOffset` on
-    /// `alignment`.
-    private func padded(_ base: [UInt8], nameLength: Int, headerOffset: Int64, alignment: Int) -> [UInt8] {
-        let dataStart = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + nameLength + base.count)
+    /// Appends to `output` the padding that puts on `alignment` the data of an entry whose local header is at
+    /// `headerOffset`, when `baseCount` bytes of its extra field come before the padding.
+    private func appendPadding(after baseCount: Int, nameLength: Int, headerOffset: Int64, alignment: Int, to output: inout [UInt8]) {
+        let dataStart = headerOffset + Int64(LocalFileHeaderLayout.fixedSize + nameLength + baseCount)
         switch paddingStyle {
         case .zeroFill:
             let padding = Int((Int64(alignment) - dataStart % Int64(alignment)) % Int64(alignment))
-            return base + [UInt8](repeating: 0, count: padding)
+            output.append(contentsOf: repeatElement(0, count: padding))
         case .alignmentExtraField, .apksigSigner:
             // apksig ApkSigner.createExtraFieldToAlignData: header (id, size), the uint16 multiple, zero padding.
             let withField = dataStart + Int64(AlignmentExtraLayout.minimumSize)
             let padding = Int((Int64(alignment) - withField % Int64(alignment)) % Int64(alignment))
-            var w = LittleEndianWriter(capacity: base.count + AlignmentExtraLayout.minimumSize + padding)
-            w.write(bytes: base)
-            w.write(AlignmentExtraLayout.headerID)
-            w.write(UInt16(2 + padding))
-            w.write(UInt16(truncatingIfNeeded: alignment))
-            w.writeZeros(padding)
-            return w.bytes
+            let size = UInt16(2 + padding), multiple = UInt16(truncatingIfNeeded: alignment)
+            output.append(UInt8(truncatingIfNeeded: AlignmentExtraLayout.headerID))
+            output.append(UInt8(truncatingIfNeeded: AlignmentExtraLayout.headerID >> 8))
+            output.append(UInt8(truncatingIfNeeded: size))
+            output.append(UInt8(truncatingIfNeeded: size >> 8))
+            output.append(UInt8(truncatingIfNeeded: multiple))
+            output.append(UInt8(truncatingIfNeeded: multiple >> 8))
+            output.append(contentsOf: repeatElement(0, count: padding))
         }
     }
 }
@@ -122,12 +151,17 @@ extension ExtraField {
     /// padding, which is not a valid record) is cut off, as is a malformed trailing record.
     public static func strippingAlignmentPadding(_ extra: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
+        appendStrippingAlignmentPadding(extra, to: &out)
+        return out
+    }
+
+    /// `strippingAlignmentPadding(extra)` appended to `out`.
+    static func appendStrippingAlignmentPadding(_ extra: [UInt8], to out: inout [UInt8]) {
         forEachRecord(in: extra) { id, start, data in
             if extra[start...].allSatisfy({ $0 == 0 }) { return false }
             if id != AlignmentExtraLayout.headerID { out.append(contentsOf: extra[start..<data.upperBound]) }
             return true
         }
-        return out
     }
 
     /// `extra` without what apksig's signer drops before it adds its own 0xd935 field, walked as
@@ -139,6 +173,12 @@ extension ExtraField {
     /// 0xd935 field is kept when its swapped size fits: apksigner's bytes, which every verifier accepts.
     public static func strippingApksigPadding(_ extra: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
+        appendStrippingApksigPadding(extra, to: &out)
+        return out
+    }
+
+    /// `strippingApksigPadding(extra)` appended to `out`.
+    static func appendStrippingApksigPadding(_ extra: [UInt8], to out: inout [UInt8]) {
         var start = 0
         while extra.count - start >= 4 {
             let id = UInt16(extra[start]) << 8 | UInt16(extra[start + 1])
@@ -147,6 +187,5 @@ extension ExtraField {
             if !((id == 0 && size == 0) || id == AlignmentExtraLayout.headerID) { out += extra[start..<(start + 4 + size)] }
             start += 4 + size
         }
-        return out
     }
 }

@@ -71,7 +71,14 @@ extension Signer {
     }
 
     func checkPackaging(_ entries: [ZipEntry], manifest: () throws -> [UInt8]?) throws {
-        let candidates = entries.filter { $0.isCompressed && ($0.name == "resources.arsc" || PackagingRequirements.isNativeLibrary($0.name)) }
+        // Through the buffer, which reads each entry in place: only the few candidates are copied.
+        var candidates: [ZipEntry] = []
+        entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices where entries[index].isCompressed
+                && (entries[index].name == "resources.arsc" || PackagingRequirements.isNativeLibrary(entries[index].name)) {
+                candidates.append(entries[index])
+            }
+        }
         guard !candidates.isEmpty, let bytes = try? manifest(), let summary = try? ManifestSummary(binaryXML: bytes) else { return }
         let requirements = PackagingRequirements(manifest: summary)
         let violations = requirements.compressedViolations(in: candidates)

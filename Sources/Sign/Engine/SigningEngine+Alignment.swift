@@ -16,19 +16,33 @@ extension SigningEngine {
     /// otherwise (and always by default since build-tools 35) stored entries get a fresh 0xd935 field.
     func alignedExtra(for entry: ZipEntry, inputHeaderOffset: Int64, outputHeaderOffset: Int64,
                       inputDataOffset: Int64, keepsAlignedData: Bool = false) -> [UInt8]? {
+        var extra: [UInt8] = []
+        guard appendAlignedExtra(for: entry, inputHeaderOffset: inputHeaderOffset, outputHeaderOffset: outputHeaderOffset,
+                                 inputDataOffset: inputDataOffset, keepsAlignedData: keepsAlignedData, to: &extra) else { return nil }
+        return extra
+    }
+
+    /// `alignedExtra`'s new local extra field appended to `output` (one buffer for all of an APK's entries), or
+    /// false, with nothing appended, to keep the entry's record as it is.
+    @inline(__always)
+    func appendAlignedExtra(for entry: borrowing ZipEntry, inputHeaderOffset: Int64, outputHeaderOffset: Int64,
+                            inputDataOffset: Int64, keepsAlignedData: Bool = false, to output: inout [UInt8]) -> Bool {
         let preserved = config.alignmentPreserved
-        if inputHeaderOffset == outputHeaderOffset && preserved && !keepsAlignedData { return nil }
+        if inputHeaderOffset == outputHeaderOffset && preserved && !keepsAlignedData { return false }
         let policy = alignment
-        let multiple = Int64(policy.alignment(for: entry))
-        if multiple <= 1 { return nil }
+        // The entry's fields, not the entry: passing a whole entry held by a class copies it.
+        let multiple = Int64(policy.alignment(method: entry.method, localExtra: entry.localExtra, name: entry.name))
+        if multiple <= 1 { return false }
         if preserved {
             if keepsAlignedData {
-                if inputDataOffset % multiple == 0 { return nil }
+                if inputDataOffset % multiple == 0 { return false }
             } else {
-                if inputHeaderOffset % multiple == outputHeaderOffset % multiple { return nil }
-                if inputDataOffset % multiple != 0 { return nil }
+                if inputHeaderOffset % multiple == outputHeaderOffset % multiple { return false }
+                if inputDataOffset % multiple != 0 { return false }
             }
         }
-        return policy.localExtra(for: entry, headerOffset: outputHeaderOffset, alignment: Int(multiple))
+        policy.appendLocalExtra(inputExtra: entry.localExtra, nameLength: entry.nameBytes.count, headerOffset: outputHeaderOffset,
+                                alignment: Int(multiple), to: &output)
+        return true
     }
 }

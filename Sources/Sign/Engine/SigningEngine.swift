@@ -72,6 +72,25 @@ struct SigningEngine {
         return name != "stamp-cert-sha256" && name != "pinlist.meta"
     }
 
+    /// `isKept(entry.name)`, mostly told from the name's stored bytes: every name the rule turns on is ASCII
+    /// (a directory's trailing `/`, the `META-INF/` folder, the two regenerated files), and a name equals one of
+    /// those only byte for byte, so a name outside `META-INF/` of another length is kept as it is read.
+    static func isKept(_ entry: borrowing ZipEntry) -> Bool {
+        let count = entry.nameBytes.count
+        guard count > 0 else { return isKept(entry.name) }
+        if entry.nameBytes[count - 1] == UInt8(ascii: "/") { return false }
+        if count == stampCertificateNameLength || count == pinListNameLength { return isKept(entry.name) }
+        let folder = metaINFFolder
+        if count > folder.count && entry.nameBytes[0] == folder[0] && entry.nameBytes[..<folder.count].elementsEqual(folder) {
+            return isKept(entry.name)
+        }
+        return true
+    }
+
+    private static let stampCertificateNameLength = "stamp-cert-sha256".utf8.count
+    private static let pinListNameLength = "pinlist.meta".utf8.count
+    private static let metaINFFolder = Array("META-INF/".utf8)
+
     /// A ZIP without ZIP64 holds 65,535 entries. apksig (since its ZIP64 support, ApkSignerTest
     /// testSignApk_apkWithExactly64kFiles_signsAndVerifiesSuccessfully) writes a ZIP64 end record when its
     /// three JAR signature files pass that, but Android's package manager reads ZIP64 only in recent

@@ -50,12 +50,14 @@ struct InputAPKWriter: SectionWriter {
         var entries: [KeptEntry] = []
         entries.reserveCapacity(zip.entries.count)
         var dropped: [Range<Int64>] = []
+        let manifestNameLength = V1SchemeSigner.manifestEntryName.utf8.count
         for index in zip.indicesInFileOrder {
             let entry = zip.entries[index]
-            if readsManifest && entry.name == V1SchemeSigner.manifestEntryName {
+            // The name's length first: an ASCII name is equal only to the same bytes.
+            if readsManifest && entry.nameBytes.count == manifestNameLength && entry.name == V1SchemeSigner.manifestEntryName {
                 manifest = try archive.uncompressedData(of: entry)
             }
-            guard SigningEngine.isKept(entry.name) else {
+            guard SigningEngine.isKept(entry) else {
                 dropped.append(entry.recordRange)
                 continue
             }
@@ -138,53 +140,60 @@ struct InputAPKWriter: SectionWriter {
                 inputPosition = offset
             }
         }
+        // Each re-aligned header's new extra field is written here, then into the layout's literals: one buffer,
+        // not an array per entry.
+        var extra: [UInt8] = []
         for item in entries {
             guard case .archive(let centralRecord, let centralIndex) = item.origin else {
                 throw SignError.internalInconsistency("an input APK's items are its entries")
             }
-            let entry = item.entry
-            appendInputGaps(upTo: entry.localHeaderOffset)
-            inputPosition = entry.recordRange.upperBound
+            appendInputGaps(upTo: item.entry.localHeaderOffset)
+            inputPosition = item.entry.recordRange.upperBound
             let headerOffset = plan.layout.count
             try Records.checkOffset(headerOffset)
             plan.recordStarts.append(headerOffset)
-            if entry.hasNonstandardRecords {
-                // Records an APK must not carry (ZIP64 fields, a local method that is not the central one): both
-                // written anew from the entry, its data aligned as any re-aligned entry's, and the data copied
-                // (a data descriptor is not: the new local header holds the sizes and CRC-32).
-                var written = entry
-                written.flags &= ~ZipFlags.dataDescriptor
-                written.localExtra = engine.alignment.localExtra(for: entry, headerOffset: headerOffset, alignment: engine.alignment.alignment(for: entry))
-                guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
-                guard entry.compressedSize < 0xFFFF_FFFF, entry.uncompressedSize < 0xFFFF_FFFF else {
-                    throw SignError.tooLarge("entry \(entry.name.debugDescription) is 4 GiB or more, which needs ZIP64, which APKs cannot use")
-                }
-                plan.layout.append(literal: written.encodedLocalHeader(extra: written.localExtra))
-                plan.dataStarts.append(plan.layout.count)
-                plan.layout.append(input: entry.dataRange)
-                plan.centralRecords.append((centralIndex, .encoded(written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))))
+            if item.entry.hasNonstandardRecords {
+                try layOutNonstandard(item.entry, headerOffset: headerOffset, centralIndex: centralIndex, engine: engine, into: &plan)
                 continue
             }
-            if let extra = engine.alignedExtra(for: entry, inputHeaderOffset: entry.localHeaderOffset,
-                                               outputHeaderOffset: headerOffset, inputDataOffset: entry.dataOffset) {
-                guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+            extra.removeAll(keepingCapacity: true)
+            if engine.appendAlignedExtra(for: item.entry, inputHeaderOffset: item.entry.localHeaderOffset, outputHeaderOffset: headerOffset,
+                                         inputDataOffset: item.entry.dataOffset, to: &extra) {
+                guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(item.entry.name.debugDescription)") }
                 // The input's header with the new extra field's length (bytes 28-29), then the new field
                 // (the header's bytes are read when copied, not now).
-                let start = entry.localHeaderOffset
+                let start = item.entry.localHeaderOffset
                 plan.layout.append(input: start..<(start + 28))
                 plan.layout.append(literal: UInt16(extra.count))
-                plan.layout.append(input: (start + 30)..<(start + Int64(LocalFileHeaderLayout.fixedSize + entry.nameBytes.count)))
+                plan.layout.append(input: (start + 30)..<(start + Int64(LocalFileHeaderLayout.fixedSize + item.entry.nameBytes.count)))
                 plan.layout.append(literal: extra)
                 plan.dataStarts.append(plan.layout.count)
-                plan.layout.append(input: entry.dataOffset..<entry.recordRange.upperBound)
+                plan.layout.append(input: item.entry.dataOffset..<item.entry.recordRange.upperBound)
                 plan.realigned += 1
             } else {
-                plan.dataStarts.append(headerOffset + (entry.dataOffset - entry.localHeaderOffset))
-                plan.layout.append(input: entry.recordRange)
+                plan.dataStarts.append(headerOffset + (item.entry.dataOffset - item.entry.localHeaderOffset))
+                plan.layout.append(input: item.entry.recordRange)
             }
             plan.centralRecords.append((centralIndex, .input(centralRecord, headerOffset: UInt32(headerOffset))))
         }
         appendInputGaps(upTo: sectionEnd)
         return plan
+    }
+
+    /// An entry whose records an APK must not carry (ZIP64 fields, a local method that is not the central one):
+    /// both written anew from the entry, its data aligned as any re-aligned entry's, and the data copied (a data
+    /// descriptor is not: the new local header holds the sizes and CRC-32).
+    private func layOutNonstandard(_ entry: ZipEntry, headerOffset: Int64, centralIndex: Int, engine: SigningEngine, into plan: inout Plan) throws {
+        var written = entry
+        written.flags &= ~ZipFlags.dataDescriptor
+        written.localExtra = engine.alignment.localExtra(for: entry, headerOffset: headerOffset, alignment: engine.alignment.alignment(for: entry))
+        guard written.localExtra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(entry.name.debugDescription)") }
+        guard entry.compressedSize < 0xFFFF_FFFF, entry.uncompressedSize < 0xFFFF_FFFF else {
+            throw SignError.tooLarge("entry \(entry.name.debugDescription) is 4 GiB or more, which needs ZIP64, which APKs cannot use")
+        }
+        plan.layout.append(literal: written.encodedLocalHeader(extra: written.localExtra))
+        plan.dataStarts.append(plan.layout.count)
+        plan.layout.append(input: entry.dataRange)
+        plan.centralRecords.append((centralIndex, .encoded(written.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))))
     }
 }
