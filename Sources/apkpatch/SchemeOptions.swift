@@ -25,7 +25,7 @@ struct SchemeOptions: ParsableArguments {
     @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 16384 (default; Android 15 devices with 16 KiB pages), 4096, or any up to 65535.", valueName: "bytes"))
     var libraryPageAlignment: Int = 16384
     @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 9, as apksigner: what apksigcopier and reproducible-build checks need; 1 is cheaper on a large APK whose signature nothing will copy).", valueName: "level"))
-    var jarDeflateLevel: Int32 = SignerConfig.defaultJARSignatureCompressionLevel
+    var jarDeflateLevel: Int = Int(SignerConfig.defaultJARSignatureCompressionLevel)
     @Option(name: .customLong("v1-signer-name"), help: ArgumentHelp("Base name of the v1 signature files (META-INF/NAME.SF), instead of the key alias or key file name.", valueName: "name"))
     var v1SignerName: String?
     @Option(name: .customLong("debuggable-apk-permitted"), help: ArgumentHelp("false refuses to sign an APK whose manifest says android:debuggable=\"true\" (default true, as apksigner).", valueName: "true|false"))
@@ -184,7 +184,7 @@ struct SchemeOptions: ParsableArguments {
     func config(pendingKey: BackgroundValue<SignerKey>) -> SignerConfig {
         var config = SignerConfig(pendingKey: pendingKey, schemes: schemes, minSdkVersion: minSdkVersion, maxSdkVersion: maxSdkVersion,
                                   alignmentPreserved: alignmentPreserved, libraryPageAlignment: libraryPageAlignment)
-        config.jarSignatureCompressionLevel = jarDeflateLevel
+        config.jarSignatureCompressionLevel = Int32(jarDeflateLevel)
         config.v1SignerName = v1SignerName
         config.debuggableAPKPermitted = debuggableAPKPermitted
         config.misalignedAPKPermitted = misalignedAPKPermitted
