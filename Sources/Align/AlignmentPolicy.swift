@@ -83,7 +83,11 @@ public struct AlignmentPolicy: Sendable, Hashable {
     }
 
     /// True for names zipalign -p and apksig page-align: stored files ending in `.so`.
-    public static func isNativeLibrary(_ name: String) -> Bool { name.hasSuffix(".so") }
+    public static func isNativeLibrary(_ name: String) -> Bool {
+        // The last byte first, as most names end in another letter (and a name whose last byte is not `o` does
+        // not end in the character `o`).
+        name.utf8.last == UInt8(ascii: "o") && name.hasSuffix(".so")
+    }
 
     /// The local extra field for `entry` when its local header is written at `headerOffset`, so that its
     /// data starts on `alignment`. Earlier padding (zero fill or a 0xd935 field) is dropped first, so

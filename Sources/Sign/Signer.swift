@@ -87,7 +87,7 @@ public struct Signer: Sendable {
         // The pages mapped while the archive was opened and its headers read go back: the copy and the digests
         // read the input with pread (`SectionCopy`), not through the mapping.
         archive.source.discard(0..<archive.source.count)
-        let table = kept.entries.firstIndex { $0.entry.name == ResourceTableLoadCheck.entryName && $0.entry.isCompressed }
+        let table = kept.entries.firstIndex { $0.entry.isCompressed && $0.entry.name == ResourceTableLoadCheck.entryName }
         let tableInflation = table.flatMap { item in tableDigest.map { ResourceTableCheck.Inflation(item: item, algorithm: $0) } }
         let writer = InputAPKWriter(archive: archive, sectionEnd: inputBlock?.offset ?? zip.centralDirectoryOffset,
                                     droppedRecords: kept.dropped, destination: destination, concurrency: concurrency,

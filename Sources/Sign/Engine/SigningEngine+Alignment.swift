@@ -24,14 +24,22 @@ extension SigningEngine {
 
     /// `alignedExtra`'s new local extra field appended to `output` (one buffer for all of an APK's entries), or
     /// false, with nothing appended, to keep the entry's record as it is.
-    @inline(__always)
     func appendAlignedExtra(for entry: borrowing ZipEntry, inputHeaderOffset: Int64, outputHeaderOffset: Int64,
                             inputDataOffset: Int64, keepsAlignedData: Bool = false, to output: inout [UInt8]) -> Bool {
+        appendAlignedExtra(method: entry.method, localExtra: entry.localExtra, name: entry.name, nameLength: entry.nameBytes.count,
+                           inputHeaderOffset: inputHeaderOffset, outputHeaderOffset: outputHeaderOffset,
+                           inputDataOffset: inputDataOffset, keepsAlignedData: keepsAlignedData, to: &output)
+    }
+
+    /// The same from the four fields of the entry it reads: a caller that holds the entry in a class (a
+    /// `KeptEntry`) passes them, as passing the whole entry copies it.
+    func appendAlignedExtra(method: CompressionMethod, localExtra: [UInt8], name: String, nameLength: Int,
+                            inputHeaderOffset: Int64, outputHeaderOffset: Int64, inputDataOffset: Int64,
+                            keepsAlignedData: Bool = false, to output: inout [UInt8]) -> Bool {
         let preserved = config.alignmentPreserved
         if inputHeaderOffset == outputHeaderOffset && preserved && !keepsAlignedData { return false }
         let policy = alignment
-        // The entry's fields, not the entry: passing a whole entry held by a class copies it.
-        let multiple = Int64(policy.alignment(method: entry.method, localExtra: entry.localExtra, name: entry.name))
+        let multiple = Int64(policy.alignment(method: method, localExtra: localExtra, name: name))
         if multiple <= 1 { return false }
         if preserved {
             if keepsAlignedData {
@@ -41,7 +49,7 @@ extension SigningEngine {
                 if inputDataOffset % multiple != 0 { return false }
             }
         }
-        policy.appendLocalExtra(inputExtra: entry.localExtra, nameLength: entry.nameBytes.count, headerOffset: outputHeaderOffset,
+        policy.appendLocalExtra(inputExtra: localExtra, nameLength: nameLength, headerOffset: outputHeaderOffset,
                                 alignment: Int(multiple), to: &output)
         return true
     }

@@ -157,8 +157,9 @@ struct InputAPKWriter: SectionWriter {
                 continue
             }
             extra.removeAll(keepingCapacity: true)
-            if engine.appendAlignedExtra(for: item.entry, inputHeaderOffset: item.entry.localHeaderOffset, outputHeaderOffset: headerOffset,
-                                         inputDataOffset: item.entry.dataOffset, to: &extra) {
+            if engine.appendAlignedExtra(method: item.entry.method, localExtra: item.entry.localExtra, name: item.entry.name,
+                                         nameLength: item.entry.nameBytes.count, inputHeaderOffset: item.entry.localHeaderOffset,
+                                         outputHeaderOffset: headerOffset, inputDataOffset: item.entry.dataOffset, to: &extra) {
                 guard extra.count <= Int(UInt16.max) else { throw SignError.tooLarge("extra field of \(item.entry.name.debugDescription)") }
                 // The input's header with the new extra field's length (bytes 28-29), then the new field
                 // (the header's bytes are read when copied, not now).
