@@ -300,9 +300,7 @@ enum DistinguishedName {
         let keyword = keywordsByOID[oid] ?? "OID." + oid
         guard let data = X509_NAME_ENTRY_get_data(entry) else { return keyword + "=" }
         let type = ASN1_STRING_type(data)
-        let stringTypes: Set<Int32> = [V_ASN1_UTF8STRING, V_ASN1_PRINTABLESTRING, V_ASN1_T61STRING, V_ASN1_IA5STRING,
-                                       V_ASN1_BMPSTRING, V_ASN1_UNIVERSALSTRING, V_ASN1_GENERALSTRING, V_ASN1_VISIBLESTRING]
-        if stringTypes.contains(type) {
+        if isStringType(type) {
             var utf8: UnsafeMutablePointer<UInt8>?
             let length = ASN1_STRING_to_UTF8(&utf8, data)
             if length >= 0, let utf8 {
@@ -315,10 +313,19 @@ enum DistinguishedName {
         return keyword + "=#" + DER.tlv(UInt8(truncatingIfNeeded: type), contents).hexString
     }
 
+    /// The ASN.1 string types whose value Java prints as text. (A switch, not a set literal: that set would be
+    /// built on every call, and the first set of a type costs a scan of every protocol conformance record.)
+    private static func isStringType(_ type: Int32) -> Bool {
+        switch type {
+        case V_ASN1_UTF8STRING, V_ASN1_PRINTABLESTRING, V_ASN1_T61STRING, V_ASN1_IA5STRING,
+             V_ASN1_BMPSTRING, V_ASN1_UNIVERSALSTRING, V_ASN1_GENERALSTRING, V_ASN1_VISIBLESTRING: return true
+        default: return false
+        }
+    }
+
     /// Java's `AVA.toKeywordValueString` quoting: backslash before '"' and '\', and the whole value in
     /// quotes when it holds one of ,+=\n<>#;\" or leading, trailing or doubled spaces.
     static func quoted(_ value: String) -> String {
-        let escapees: Set<Character> = [",", "+", "=", "\n", "<", ">", "#", ";", "\\", "\""]
         let characters = Array(value)
         if characters.count > 1, characters.first == "\"", characters.last == "\"" { return value }
         var needsQuotes = false
@@ -326,7 +333,10 @@ enum DistinguishedName {
         var out = ""
         for (index, character) in characters.enumerated() {
             if index == 0, character == " " || character == "\n" { needsQuotes = true }
-            if escapees.contains(character) { needsQuotes = true }
+            switch character {
+            case ",", "+", "=", "\n", "<", ">", "#", ";", "\\", "\"": needsQuotes = true
+            default: break
+            }
             if character == " " || character == "\n" {
                 if previousWhite { needsQuotes = true }
                 previousWhite = true
