@@ -126,6 +126,10 @@ public struct AlignmentPolicy: Sendable, Hashable {
         return output.count - start
     }
 
+    /// The largest multiple an alignment extra field (0xd935) can always pad to: its padding can need the multiple
+    /// less one byte, and with the field's own 6 bytes it must fit a local extra field (at most 65535 bytes).
+    public static let largestAlignmentExtraFieldMultiple = Int(UInt16.max) - AlignmentExtraLayout.minimumSize + 1
+
     /// Appends to `output` the padding that puts on `alignment` the data of an entry whose local header is at
     /// `headerOffset`, when `baseCount` bytes of its extra field come before the padding.
     private func appendPadding(after baseCount: Int, nameLength: Int, headerOffset: Int64, alignment: Int, to output: inout [UInt8]) {

@@ -22,7 +22,7 @@ struct SchemeOptions: ParsableArguments {
     var alignmentPreserved: Bool = false
     @Option(name: .customLong("misaligned-apk-permitted"), help: ArgumentHelp("With --alignment-preserved true, true writes the APK even when an entry Android requires aligned (resources.arsc for targetSdk 30+, native libraries with extractNativeLibs=false) stays unaligned, though it will not install; default false refuses and writes nothing.", valueName: "true|false"))
     var misalignedAPKPermitted: Bool = false
-    @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 16384 (default; Android 15 devices with 16 KiB pages), 4096, or any up to 65535.", valueName: "bytes"))
+    @Option(name: .customLong("lib-page-alignment"), help: ArgumentHelp("Page alignment in bytes for stored .so files: 16384 (default; Android 15 devices with 16 KiB pages), 4096, or any up to 65530.", valueName: "bytes"))
     var libraryPageAlignment: Int = 16384
     @Option(name: .customLong("jar-deflate-level"), help: ArgumentHelp("Deflate level (0-9) of the v1 signature files (default 9, as apksigner: what apksigcopier and reproducible-build checks need; 1 is cheaper on a large APK whose signature nothing will copy).", valueName: "level"))
     var jarDeflateLevel: Int = Int(SignerConfig.defaultJARSignatureCompressionLevel)
@@ -144,7 +144,7 @@ struct SchemeOptions: ParsableArguments {
         if schemes.isEmpty { throw ValidationError("all signature schemes are disabled; enable at least one of --v1/--v2/--v3-signing-enabled") }
         if let min = minSdkVersion, min < 1 { throw ValidationError("--min-sdk-version must be at least 1") }
         if let min = minSdkVersion, let max = maxSdkVersion, max < min { throw ValidationError("--max-sdk-version (\(max)) is below --min-sdk-version (\(min))") }
-        // apksigner takes any number of bytes; Android's alignment extra field holds up to 65535 (the signer says so).
+        // apksigner takes any number of bytes; Android's alignment extra field pads up to 65530 (the signer says so).
         if libraryPageAlignment < 1 { throw ValidationError("--lib-page-alignment takes a number of bytes: 4096, or 16384 (the default)") }
         if !(0...9).contains(jarDeflateLevel) { throw ValidationError("--jar-deflate-level takes 0 to 9") }
         if let name = v1SignerName, name.isEmpty { throw ValidationError("--v1-signer-name must not be empty") }

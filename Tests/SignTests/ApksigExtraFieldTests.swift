@@ -53,6 +53,22 @@ import TestSupport
         }
     }
 
+    /// The largest multiple the alignment field pads to at every offset: at the worst one its padding is the
+    /// multiple less one byte and the field fills a whole local extra field (65535 bytes).
+    @Test func theLargestLibraryPageAlignmentFitsAtTheWorstOffset() {
+        let multiple = AlignmentPolicy.largestAlignmentExtraFieldMultiple
+        #expect(multiple == 65530)
+        let nameLength = 10
+        // The data after the header, the name and the field's 6 bytes would start 1 past a multiple.
+        let headerOffset = Int64(multiple + 1 - (LocalFileHeaderLayout.fixedSize + nameLength + AlignmentExtraLayout.minimumSize))
+        var extra: [UInt8] = []
+        let count = AlignmentPolicy.apksig(libraryPageAlignment: multiple)
+            .appendLocalExtra(inputExtra: [], nameLength: nameLength, headerOffset: headerOffset, alignment: multiple, to: &extra)
+        #expect(count == 65535)
+        #expect(extra.count == 65535)
+        #expect((headerOffset + Int64(LocalFileHeaderLayout.fixedSize + nameLength + count)) % Int64(multiple) == 0)
+    }
+
     /// The walk itself, on the extra fields above: `zip`'s UT and ux records read big-endian claim 0x0900 bytes
     /// and stop the walk; behind zipalign's padding they are kept as one "record" with part of it; an apksig
     /// 0xd935 field whose swapped size fits is kept.

@@ -175,6 +175,15 @@ import Unpack
         #expect(refusal.status == 1, "\(refusal)")
         #expect(refusal.stderr.contains("debuggable"), "\(refusal)")
         #expect(!FileManager.default.fileExists(atPath: refused))
+        // A library page alignment whose padding may not fit the alignment extra field is refused before anything
+        // is written (65535 trapped on the field's size at the wrong offset); the largest that fits is signed.
+        let tooLarge = try TestSupport.apkpatch(["sign"] + key + ["--lib-page-alignment", "65531", "--out", refused, input])
+        #expect(tooLarge.status == 1, "\(tooLarge)")
+        #expect(tooLarge.stderr.contains("library page alignment 65531 does not fit"), "\(tooLarge)")
+        #expect(!FileManager.default.fileExists(atPath: refused))
+        let largest = try TestSupport.apkpatch(["sign"] + key + ["--lib-page-alignment", "65530", "--out", refused, input])
+        #expect(largest.succeeded, "\(largest)")
+        try? FileManager.default.removeItem(atPath: refused)
         let apksignerRefusal = try TestSupport.run("apksigner", ["sign"] + key + ["--debuggable-apk-permitted", "false", "--out", refused, debuggableInput])
         #expect(apksignerRefusal.stderr.contains("APK is debuggable"), "\(apksignerRefusal)")
         let permitted = try TestSupport.apkpatch(["sign"] + key + ["--out", refused, "--debuggable-apk-permitted", debuggableInput])

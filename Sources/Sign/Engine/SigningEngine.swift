@@ -1,4 +1,5 @@
 import APKCore
+import Align
 import OpenSSLWrapper
 import SignatureSchemes
 import ZlibWrapper
@@ -42,9 +43,11 @@ struct SigningEngine {
         if let rotation = config.rotation, !rotation.oldestIsOriginal, schemes.contains(.v1) || schemes.contains(.v2) {
             throw SignError.invalidOption("v1 and v2 signing need the lineage's original signer: give its key too, or sign with v3 only")
         }
-        // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too).
-        guard (1...0xFFFF).contains(config.libraryPageAlignment) else {
-            throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (at most 65535 bytes): use 4096 or 16384")
+        // The 0xd935 alignment field stores the multiple as a uint16 (apksig refuses larger values too), and its
+        // padding (up to the alignment less one byte) goes in a local extra field of at most 65535 bytes with the
+        // field's own 6: beyond 65530 an entry at the wrong offset could not be aligned.
+        guard (1...AlignmentPolicy.largestAlignmentExtraFieldMultiple).contains(config.libraryPageAlignment) else {
+            throw SignError.invalidOption("library page alignment \(config.libraryPageAlignment) does not fit Android's alignment extra field (its padding can need the alignment less one byte, and a local extra field holds at most 65535): use 4096 or 16384")
         }
         // A v4 signature asked for explicitly that these signers cannot give this APK: refused before anything
         // is written (apksig finds out after writing the APK).
