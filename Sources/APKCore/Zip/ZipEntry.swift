@@ -37,25 +37,10 @@ public struct ZipEntry: Sendable, Hashable {
 
     public init(nameBytes: [UInt8], method: CompressionMethod, crc32: UInt32, compressedSize: Int64,
                 uncompressedSize: Int64, lastModifiedTime: UInt16, lastModifiedDate: UInt16) {
-        self.nameBytes = nameBytes
-        self.name = String(decoding: nameBytes, as: UTF8.self)
-        self.versionMadeBy = 0
-        self.versionNeeded = method == .deflated ? 20 : 10
-        self.flags = 0
-        self.method = method
-        self.lastModifiedTime = lastModifiedTime
-        self.lastModifiedDate = lastModifiedDate
-        self.crc32 = crc32
-        self.compressedSize = compressedSize
-        self.uncompressedSize = uncompressedSize
-        self.centralExtra = []
-        self.localExtra = []
-        self.comment = []
-        self.internalAttributes = 0
-        self.externalAttributes = 0
-        self.localHeaderOffset = 0
-        self.dataOffset = 0
-        self.dataDescriptorSize = 0
+        self.init(nameBytes: nameBytes, versionMadeBy: 0, versionNeeded: method == .deflated ? 20 : 10, flags: 0, method: method,
+                  lastModifiedTime: lastModifiedTime, lastModifiedDate: lastModifiedDate, crc32: crc32, compressedSize: compressedSize,
+                  uncompressedSize: uncompressedSize, centralExtra: [], comment: [], internalAttributes: 0, externalAttributes: 0,
+                  localHeaderOffset: 0, hasNonstandardRecords: false)
     }
 
     /// An entry as its central directory record gives it; the local header's extra field and the data's offset
