@@ -126,7 +126,7 @@ struct APKPatch: ParsableCommand {
         if arguments.first == "watch" { MallocArenas.useOneForAllThreads() }
         // Commands that spread work over the cores start the worker threads now, while nothing else runs (see
         // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
-        if let command = arguments.first, ["verify", "sign", "align", "run", "watch"].contains(command) {
+        if let command = arguments.first, ["verify", "sign", "align", "run", "watch", "merge"].contains(command) {
             WorkerPool.warmUp()
             // And keeps their busy threads on different cores (see CoreBalance).
             CoreBalance.enable()
