@@ -134,6 +134,28 @@ import Testing
         #expect(c.settles(on: first, allowedCount: 2), "c: \(c.current)")
     }
 
+    @Test(.enabled(if: cores.count == 2)) func aThreadTheSchedulerMovedIsPlacedAtItsCheckpoint() {
+        let balancer = CoreBalance.Balancer()
+        #expect(balancer.enable(allowed: Self.allowed))
+        let (first, second) = (Self.cores[0], Self.cores[1])
+        let a = Spinner(on: first) { balancer.enter() }
+        // b starts working on the other core, then is moved onto a's behind the balancer's back (as the scheduler
+        // moves threads when more work than there are cores), and says where it is.
+        let b = Spinner(on: second) {
+            balancer.enter()
+            var only = [UInt8](repeating: 0, count: 1024)
+            only[Int(first)] = 1
+            _ = only.withUnsafeBufferPointer { apkpatch_place_thread(apkpatch_thread_id(), first, $0.baseAddress, 1024) }
+            balancer.checkpoint()
+        }
+        defer {
+            a.stop { balancer.leave() }
+            b.stop { balancer.leave() }
+        }
+        #expect(a.current.cpu == first)
+        #expect(b.settles(on: second, allowedCount: 2), "b: \(b.current)")
+    }
+
     @Test func oneCoreIsNotBalanced() {
         var one = [UInt8](repeating: 0, count: 1024)
         one[0] = 1

@@ -48,6 +48,15 @@ public enum CoreBalance {
         #endif
     }
 
+    /// The calling thread, in a long work item, says which core it is on now. The scheduler moves threads on its
+    /// own (when more of ours work than there are cores), so where each was when it started is soon out of date;
+    /// without this, a thread that stops working might leave its core to nobody while two others share one.
+    public static func checkpoint() {
+        #if os(Linux)
+        if state.isEnabled { state.checkpoint() }
+        #endif
+    }
+
     /// Runs `body`, a wait (for other threads, for events), with the calling thread counted as not working
     /// meanwhile (its core can take a thread that shares another), and placed again when it returns.
     public static func waiting<R>(_ body: () throws -> R) rethrows -> R {
@@ -109,13 +118,25 @@ public enum CoreBalance {
 
         func leave() {
             let thread = apkpatch_thread_id()
+            let here = apkpatch_current_cpu()
             let move: (Int32, Int32)? = lock.withLock {
                 guard let index = workers.firstIndex(where: { $0.thread == thread }), workers[index].depth > 0 else { return nil }
                 workers[index].depth -= 1
                 guard workers[index].depth == 0 else { return nil }
-                return takeOverLocked(freed: workers[index].cpu)
+                return takeOverLocked(freed: here)
             }
             if let move { place(move.0, on: move.1) }
+        }
+
+        func checkpoint() {
+            let thread = apkpatch_thread_id()
+            let here = apkpatch_current_cpu()
+            let move: Int32? = lock.withLock {
+                guard let index = workers.firstIndex(where: { $0.thread == thread }), workers[index].depth > 0 else { return nil }
+                workers[index].cpu = here
+                return placeLocked(index)
+            }
+            if let move { place(thread, on: move) }
         }
 
         /// Whether the calling thread was working (and is now set aside until `resume`).

@@ -25,13 +25,18 @@ public enum Parallel {
             return
         }
         // One call per core, each taking the next index until none is left: the work is spread as evenly as
-        // with one call per index, and each thread says once that it works (CoreBalance).
+        // with one call per index, and each thread says once that it works (CoreBalance), and where it is at
+        // each index. The calling thread counts as working only while it runs a call: once out of indices it
+        // waits for the other calls, and its core can take one of two threads sharing another.
         let next = Counter()
-        DispatchQueue.concurrentPerform(iterations: min(cores, count)) { _ in
-            CoreBalance.enter()
-            defer { CoreBalance.leave() }
-            while !failure.hasFailed, let index = next.take(below: count) {
-                do { try body(index) } catch { failure.record(error) }
+        CoreBalance.waiting {
+            DispatchQueue.concurrentPerform(iterations: min(cores, count)) { _ in
+                CoreBalance.enter()
+                defer { CoreBalance.leave() }
+                while !failure.hasFailed, let index = next.take(below: count) {
+                    CoreBalance.checkpoint()
+                    do { try body(index) } catch { failure.record(error) }
+                }
             }
         }
         try failure.rethrow()

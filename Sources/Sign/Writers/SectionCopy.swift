@@ -295,6 +295,7 @@ struct SectionCopy {
             // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
             try key?.throwIfFailed()
             if state.failed { return }
+            CoreBalance.checkpoint()
             let chunkEnd = min(chunkStart + ContentDigester.chunkSize, run.range.upperBound)
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<Int(chunkEnd - chunkStart)])
             try layout.read(chunkStart..<chunkEnd, from: sources, into: buffer, window: window)
@@ -345,6 +346,7 @@ struct SectionCopy {
             try file.write(bytes, at: starts[lane] + range.lowerBound)
         } sliceDone: {
             entryLanes?.run(deliver)  // before the next slice overwrites the bytes queued on it
+            CoreBalance.checkpoint()
         }
         for (lane, chunk) in chunks.enumerated() {
             state.chunkDigests[chunk] = [digests[lane]]
@@ -413,6 +415,7 @@ struct SectionCopy {
             // A key that failed to load (a wrong password) ends the copy now, not after the last chunk.
             try key?.throwIfFailed()
             if state.failed { return }
+            CoreBalance.checkpoint()
             let start = Int64(chunk) * chunkSize
             guard shared.claim(chunk) else {
                 // This chunk and the rest are another core's to copy: only the entry's stream reads on.
