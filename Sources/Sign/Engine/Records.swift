@@ -40,15 +40,33 @@ enum Records {
         let order = inOrder ? nil : records.indices.sorted { records[$0].order < records[$1].order }
         var result = [UInt8]()
         result.reserveCapacity(size)
-        for position in records.indices {
+        var position = 0
+        while position < records.count {
             switch records[order?[position] ?? position].record {
-            case .input(let range, let headerOffset):
+            case .input(let range, _):
                 guard let input else { throw SignError.internalInconsistency("a copied central directory record without its input") }
-                let start = result.count
-                try input.withBytes(in: range) { result.append(contentsOf: $0) }
-                try patchLocalHeaderOffset(&result, record: start, to: headerOffset)
+                // Records that follow one another in the input (an APK copied as it is: all of them) are read
+                // in one piece, then each gets its new offset.
+                var end = position + 1, inputEnd = range.upperBound
+                while end < records.count, case .input(let next, _) = records[order?[end] ?? end].record, next.lowerBound == inputEnd {
+                    inputEnd = next.upperBound
+                    end += 1
+                }
+                var start = result.count
+                // Read, not mapped: the archive's pages were given back after it was opened (`Signer`), and
+                // mapping them again costs a page fault per few pages where a read copies them in one call.
+                let piece = range.lowerBound..<inputEnd
+                result.append(contentsOf: repeatElement(0, count: Int(piece.count64)))
+                try result.withUnsafeMutableBytes { try input.read(piece, into: UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+                for index in position..<end {
+                    guard case .input(let record, let headerOffset) = records[order?[index] ?? index].record else { continue }
+                    try patchLocalHeaderOffset(&result, record: start, to: headerOffset)
+                    start += Int(record.count64)
+                }
+                position = end
             case .encoded(let bytes):
                 result.append(contentsOf: bytes)
+                position += 1
             }
         }
         for bytes in appended { result.append(contentsOf: bytes) }
