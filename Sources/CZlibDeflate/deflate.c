@@ -82,6 +82,7 @@ local block_state deflate_stored OF((deflate_state *s, int flush));
 local block_state deflate_fast   OF((deflate_state *s, int flush));
 #ifndef FASTEST
 local block_state deflate_slow   OF((deflate_state *s, int flush));
+local block_state deflate_slow_accel OF((deflate_state *s, int flush));
 #endif
 local block_state deflate_rle    OF((deflate_state *s, int flush));
 local block_state deflate_huff   OF((deflate_state *s, int flush));
@@ -189,17 +190,20 @@ local const config configuration_table[10] = {
 #  define ACC_STREAK 8      /* in a row, that put a hash's strings in a tree */
 #endif
 #ifndef ACC_RUN
-#  define ACC_RUN 8         /* chain positions kept per window slot (see acc_run_insert) */
+#  define ACC_RUN 8         /* chain positions kept per window slot (see ACC_RUN_INSERT) */
 #endif
+
+#define ACC_WSIZE 32768     /* the only window size (windowBits 15) */
+#define ACC_HSIZE 32768     /* and hash table size (memLevel 8) it runs with */
 
 struct apkz_accel {
     const Bytef *in;      /* the whole input */
     ulg in_len;
     ulg base;             /* input offset of window position 0 */
-    Bytef *hot;           /* per three-byte hash, a bit: its strings go into its tree */
     uint32_t *act;        /* per hash: 1 + the offset of the last string not in its tree */
     uint32_t *last;       /* per hash: the offset of its last long search */
-    Bytef *streak;        /* per hash: its long searches so far, each within ACC_GAP of the last */
+    Bytef *streak;        /* per hash: its long searches so far, each within ACC_GAP of the last;
+                             ACC_STREAK once its strings go into its tree (it is hot) */
     uint32_t *cnt3;       /* per hash: strings put in its tree so far */
     uint32_t *tag3;       /* per window slot: its hash, and above it cnt3 then (mod 2^17) */
     uint32_t *root;       /* per hash: 1 + the offset of its tree's newest string, or 0 */
@@ -218,7 +222,7 @@ static inline uint64_t acc_load64(const Bytef *p) { uint64_t v; memcpy(&v, p, 8)
 
 static inline int acc_hot(const struct apkz_accel *a, uInt h)
 {
-    return (a->hot[h >> 3] >> (h & 7)) & 1;
+    return a->streak[h] >= ACC_STREAK;
 }
 
 /* After a search walked ACC_HOT chain steps or more: a hash whose long searches come
@@ -233,7 +237,6 @@ local void acc_long_walk(deflate_state *s)
     a->last[h] = (uint32_t)off;
     if (a->streak[h] < ACC_STREAK) return;
     a->act[h] = (uint32_t)(off + 1);
-    a->hot[h >> 3] |= (Byte)(1 << (h & 7));
 }
 
 /* How many bytes p and q share from n on, up to cap. */
@@ -333,24 +336,15 @@ local int acc_match(deflate_state *s, IPos hash_head, int best_len, int nice_mat
 
 /* After INSERT_STRING put str on its chain with hash_head before it: str's run is
  * hash_head then the first ACC_RUN - 1 of hash_head's (garbage after a NIL, where every
- * walk stops). */
-static inline void acc_run_insert(deflate_state *s, uInt str, IPos hash_head)
-{
-    Posf *run = s->accel->run;
-    Posf *from = run + (size_t)(hash_head & s->w_mask) * ACC_RUN;
-    Posf *to = run + (size_t)(str & s->w_mask) * ACC_RUN;
-#if ACC_RUN == 8 && defined(__SSE2__)
-    /* one 16-byte store: a walk that soon loads the run back gets it forwarded */
-    __m128i v = _mm_loadu_si128((const __m128i *)from);
-    v = _mm_insert_epi16(_mm_slli_si128(v, 2), (int)hash_head, 0);
-    _mm_storeu_si128((__m128i *)to, v);
-#else
-    Pos moved[ACC_RUN - 1];
-    memcpy(moved, from, sizeof(moved));
-    to[0] = (Pos)hash_head;
-    memcpy(to + 1, moved, sizeof(moved));
+ * walk stops). One 16-byte store: a walk that soon loads the run back gets it forwarded. */
+#if ACC_RUN != 8 || !defined(__SSE2__)
+#  error "the faster search keeps runs of 8 positions, moved with SSE2"
 #endif
-}
+#define ACC_RUN_INSERT(run, wmask, str, hash_head) do { \
+        __m128i v_ = _mm_loadu_si128((const __m128i *)((run) + (size_t)((hash_head) & (wmask)) * ACC_RUN)); \
+        v_ = _mm_insert_epi16(_mm_slli_si128(v_, 2), (int)(hash_head), 0); \
+        _mm_storeu_si128((__m128i *)((run) + (size_t)((str) & (wmask)) * ACC_RUN), v_); \
+    } while (0)
 
 local void acc_free(z_streamp strm)
 {
@@ -365,7 +359,6 @@ local void acc_free(z_streamp strm)
     TRY_FREE(strm, a->streak);
     TRY_FREE(strm, a->last);
     TRY_FREE(strm, a->act);
-    TRY_FREE(strm, a->hot);
     ZFREE(strm, a);
     s->accel = Z_NULL;
 }
@@ -381,7 +374,7 @@ int ZEXPORT apkpatch_z_deflate_accel(z_streamp strm)
     s = (deflate_state *)strm->state;
     if (s->accel != Z_NULL || s->strstart != 0 || s->lookahead != 0 || strm->total_in != 0 ||
         configuration_table[s->level].func != deflate_slow || s->strategy != Z_DEFAULT_STRATEGY ||
-        s->hash_bits != 15 || s->w_bits != 15 ||
+        s->hash_size != ACC_HSIZE || s->w_size != ACC_WSIZE ||
         strm->avail_in >= 0xffffff00u)
         return Z_STREAM_ERROR;
     a = (struct apkz_accel *)ZALLOC(strm, 1, sizeof(struct apkz_accel));
@@ -390,7 +383,6 @@ int ZEXPORT apkpatch_z_deflate_accel(z_streamp strm)
     s->accel = a;
     a->in = strm->next_in;
     a->in_len = strm->avail_in;
-    a->hot = (Bytef *)ZALLOC(strm, s->hash_size / 8, 1);
     a->act = (uint32_t *)ZALLOC(strm, s->hash_size, sizeof(uint32_t));
     a->last = (uint32_t *)ZALLOC(strm, s->hash_size, sizeof(uint32_t));
     a->streak = (Bytef *)ZALLOC(strm, s->hash_size, 1);
@@ -399,12 +391,11 @@ int ZEXPORT apkpatch_z_deflate_accel(z_streamp strm)
     a->tag3 = (uint32_t *)ZALLOC(strm, s->w_size, sizeof(uint32_t));
     a->child = (uint32_t *)ZALLOC(strm, s->w_size, 2 * sizeof(uint32_t));
     a->run = (Posf *)ZALLOC(strm, s->w_size, ACC_RUN * sizeof(Pos));
-    if (a->hot == Z_NULL || a->act == Z_NULL || a->last == Z_NULL || a->streak == Z_NULL || a->cnt3 == Z_NULL || a->root == Z_NULL ||
+    if (a->act == Z_NULL || a->last == Z_NULL || a->streak == Z_NULL || a->cnt3 == Z_NULL || a->root == Z_NULL ||
         a->tag3 == Z_NULL || a->child == Z_NULL || a->run == Z_NULL) {
         acc_free(strm);
         return Z_MEM_ERROR;
     }
-    zmemzero(a->hot, s->hash_size / 8);
     zmemzero((Bytef *)a->act, s->hash_size * sizeof(uint32_t));
     zmemzero((Bytef *)a->last, s->hash_size * sizeof(uint32_t));
     zmemzero(a->streak, s->hash_size);
@@ -1893,8 +1884,6 @@ local void fill_window(s)
         /* Initialize the hash value now that we have some input: */
         if (s->lookahead + s->insert >= MIN_MATCH) {
             uInt str = s->strstart - s->insert;
-            /* apkpatch: strings inserted here would miss the faster search's trees */
-            if (s->insert != 0 && s->accel != Z_NULL) acc_free(s->strm);
             s->ins_h = s->window[str];
             UPDATE_HASH(s, s->ins_h, s->window[str + 1]);
 #if MIN_MATCH != 3
@@ -2283,6 +2272,181 @@ local block_state deflate_fast(s, flush)
 
 #ifndef FASTEST
 /* ===========================================================================
+ * apkpatch: deflate_slow (below) with the faster search on: the same steps on the
+ * same state, in the same order, so the same symbols and blocks; the state it changes
+ * at every position is kept in locals and stored back before each call that reads it
+ * (longest_match, acc_insert, fill_window, a block's flush), and every string is also
+ * put on its run (ACC_RUN_INSERT) and, if its hash is hot, in its tree (acc_insert).
+ */
+
+local block_state deflate_slow_accel(deflate_state *s, int flush)
+{
+    struct apkz_accel *a = s->accel;
+    Bytef *const window = s->window;
+    Posf *const head = s->head;
+    Posf *const prev = s->prev;
+    Posf *const run = a->run;
+    const Bytef *const streak = a->streak;
+    uchf *const sym_buf = s->sym_buf;
+    const uInt sym_end = s->sym_end;
+    /* the faster search is on only for a 32K window and 32K hashes: constants for the compiler */
+    const uInt wmask = ACC_WSIZE - 1;
+    const uInt hash_mask = ACC_HSIZE - 1;
+    const uInt hash_shift = (15 + MIN_MATCH-1) / MIN_MATCH;
+    const uInt max_dist = MAX_DIST(s);
+    const uInt max_lazy = s->max_lazy_match;
+    uInt strstart, lookahead, ins_h, match_length, prev_length, prev_match, sym_next;
+    int match_available;
+    IPos hash_head;
+    int bflush;
+
+    Assert(s->w_size == ACC_WSIZE && s->hash_size == ACC_HSIZE, "the faster search's sizes");
+    if (s->insert != 0) {
+        /* a later call after a flush: fill_window would insert strings the trees and runs
+         * miss, so zlib's search from here */
+        acc_free(s->strm);
+        return deflate_slow(s, flush);
+    }
+
+#define ACC_LOAD_STATE() do { \
+        strstart = s->strstart; lookahead = s->lookahead; ins_h = s->ins_h; \
+        match_length = s->match_length; prev_length = s->prev_length; \
+        prev_match = s->prev_match; match_available = s->match_available; sym_next = s->sym_next; \
+    } while (0)
+#define ACC_STORE_STATE() do { \
+        s->strstart = strstart; s->lookahead = lookahead; s->ins_h = ins_h; \
+        s->match_length = match_length; s->prev_length = prev_length; \
+        s->prev_match = prev_match; s->match_available = match_available; s->sym_next = sym_next; \
+    } while (0)
+/* INSERT_STRING, its run, and its tree if its hash is hot */
+#define ACC_INSERT(str) do { \
+        ins_h = ((ins_h << hash_shift) ^ window[(str) + (MIN_MATCH-1)]) & hash_mask; \
+        hash_head = head[ins_h]; \
+        prev[(str) & wmask] = (Pos)hash_head; \
+        head[ins_h] = (Pos)(str); \
+        ACC_RUN_INSERT(run, wmask, str, hash_head); \
+        if (streak[ins_h] >= ACC_STREAK) { s->ins_h = ins_h; acc_insert(s, (str)); } \
+    } while (0)
+/* _tr_tally_lit and _tr_tally_dist */
+#define ACC_TALLY_LIT(c) do { \
+        uch cc_ = (c); \
+        sym_buf[sym_next] = 0; sym_buf[sym_next + 1] = 0; sym_buf[sym_next + 2] = cc_; \
+        sym_next += 3; \
+        s->dyn_ltree[cc_].Freq++; \
+        bflush = (sym_next == sym_end); \
+    } while (0)
+#define ACC_TALLY_DIST(distance, length) do { \
+        uch len_ = (uch)(length); \
+        ush dist_ = (ush)(distance); \
+        sym_buf[sym_next] = (uch)dist_; sym_buf[sym_next + 1] = (uch)(dist_ >> 8); sym_buf[sym_next + 2] = len_; \
+        sym_next += 3; \
+        dist_--; \
+        s->dyn_ltree[_length_code[len_] + LITERALS + 1].Freq++; \
+        s->dyn_dtree[d_code(dist_)].Freq++; \
+        bflush = (sym_next == sym_end); \
+    } while (0)
+
+    ACC_LOAD_STATE();
+    for (;;) {
+        if (lookahead < MIN_LOOKAHEAD) {
+            ACC_STORE_STATE();
+            fill_window(s);
+            ACC_LOAD_STATE();
+            Assert(s->accel == a, "fill_window kept the faster search");
+            if (lookahead < MIN_LOOKAHEAD && flush == Z_NO_FLUSH) {
+                return need_more;
+            }
+            if (lookahead == 0) break; /* flush the current block */
+        }
+
+        hash_head = NIL;
+        if (lookahead >= MIN_MATCH) {
+            ACC_INSERT(strstart);
+            /* the next string's chain head, fetched while this one is searched */
+            __builtin_prefetch(&head[((ins_h << hash_shift) ^ window[strstart + MIN_MATCH]) & hash_mask]);
+        }
+
+        prev_length = match_length, prev_match = s->match_start;
+        match_length = MIN_MATCH-1;
+
+        if (hash_head != NIL && prev_length < max_lazy && strstart - hash_head <= max_dist) {
+            s->strstart = strstart; s->lookahead = lookahead; s->ins_h = ins_h; s->prev_length = prev_length;
+            match_length = longest_match (s, hash_head);
+            /* longest_match() sets match_start */
+
+            if (match_length <= 5 && (s->strategy == Z_FILTERED
+#if TOO_FAR <= 32767
+                || (match_length == MIN_MATCH &&
+                    strstart - s->match_start > TOO_FAR)
+#endif
+                )) {
+                match_length = MIN_MATCH-1;
+            }
+        }
+        if (prev_length >= MIN_MATCH && match_length <= prev_length) {
+            uInt max_insert = strstart + lookahead - MIN_MATCH;
+            /* strstart - 1 and strstart are in; the rest of the match goes in, up to max_insert */
+            uInt end = strstart + prev_length - 2;
+            uInt last = end <= max_insert ? end : max_insert;
+            uInt str;
+
+            ACC_TALLY_DIST(strstart - 1 - prev_match, prev_length - MIN_MATCH);
+            lookahead -= prev_length - 1;
+            for (str = strstart + 1; str <= last; str++) ACC_INSERT(str);
+            prev_length = 0;
+            match_available = 0;
+            match_length = MIN_MATCH-1;
+            strstart = end + 1;
+
+            if (bflush) {
+                ACC_STORE_STATE();
+                FLUSH_BLOCK(s, 0);
+                sym_next = s->sym_next;
+            }
+
+        } else if (match_available) {
+            ACC_TALLY_LIT(window[strstart - 1]);
+            if (bflush) {
+                ACC_STORE_STATE();
+                FLUSH_BLOCK_ONLY(s, 0);
+                sym_next = s->sym_next;
+            }
+            strstart++;
+            lookahead--;
+            if (s->strm->avail_out == 0) {
+                ACC_STORE_STATE();
+                return need_more;
+            }
+        } else {
+            match_available = 1;
+            strstart++;
+            lookahead--;
+        }
+    }
+    Assert (flush != Z_NO_FLUSH, "no flush?");
+    if (match_available) {
+        ACC_TALLY_LIT(window[strstart - 1]);
+        match_available = 0;
+    }
+    ACC_STORE_STATE();
+    s->insert = s->strstart < MIN_MATCH-1 ? s->strstart : MIN_MATCH-1;
+    if (flush == Z_FINISH) {
+        FLUSH_BLOCK(s, 1);
+        return finish_done;
+    }
+    if (s->sym_next)
+        FLUSH_BLOCK(s, 0);
+    return block_done;
+#undef ACC_LOAD_STATE
+#undef ACC_STORE_STATE
+#undef ACC_INSERT
+#undef ACC_TALLY_LIT
+#undef ACC_TALLY_DIST
+}
+#endif /* FASTEST */
+
+#ifndef FASTEST
+/* ===========================================================================
  * Same as above, but achieves better compression. We use a lazy
  * evaluation for matches: a match is finally adopted only if there is
  * no better match at the next window position.
@@ -2293,6 +2457,8 @@ local block_state deflate_slow(s, flush)
 {
     IPos hash_head;          /* head of hash chain */
     int bflush;              /* set if current block must be flushed */
+
+    if (s->accel != Z_NULL) return deflate_slow_accel(s, flush);   /* apkpatch: below */
 
     /* Process the input block. */
     for (;;) {
@@ -2315,12 +2481,6 @@ local block_state deflate_slow(s, flush)
         hash_head = NIL;
         if (s->lookahead >= MIN_MATCH) {
             INSERT_STRING(s, s->strstart, hash_head);
-            if (s->accel != Z_NULL) {
-                /* apkpatch: the next string's chain head, fetched while this one is searched */
-                __builtin_prefetch(&s->head[((s->ins_h << s->hash_shift) ^ s->window[s->strstart + MIN_MATCH]) & s->hash_mask]);
-                acc_run_insert(s, s->strstart, hash_head);
-                if (acc_hot(s->accel, s->ins_h)) acc_insert(s, s->strstart);
-            }
         }
 
         /* Find the longest match, discarding those <= prev_length.
@@ -2372,10 +2532,6 @@ local block_state deflate_slow(s, flush)
             do {
                 if (++s->strstart <= max_insert) {
                     INSERT_STRING(s, s->strstart, hash_head);
-                    if (s->accel != Z_NULL) {
-                        acc_run_insert(s, s->strstart, hash_head);
-                        if (acc_hot(s->accel, s->ins_h)) acc_insert(s, s->strstart);
-                    }
                 }
             } while (--s->prev_length != 0);
             s->match_available = 0;
