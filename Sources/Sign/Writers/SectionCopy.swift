@@ -205,9 +205,12 @@ struct SectionCopy {
             // data, which its work item copies too: two streams over the same bytes, in step, hash at twice one
             // stream's speed, and the other cores take fewer chunks. (AVX-512 without SHA-NI would run the pair
             // in two of sixteen lanes: there the entry is one OpenSSL stream, as before.) Copying, writing and
-            // the v4 leaves cost more than the pair: a core done with its own items takes the back half of
+            // the v4 leaves cost more than the pair: a core done with its chunk groups takes the back half of
             // the chunks the entry's item has not reached (`LargeEntryChunks`), as often as some are left, one
             // work item per core for each large entry; the entry's item then only reads those for its stream.
+            // The deflated entries' batches come after those takes: small and many, they are what the cores
+            // share at the end, one of them while the entry's item hashes the chunks others took. (Taken last,
+            // the takes came too late to be more than a few chunks, and the entry's stream ended the copy alone.)
             let lanesHashV1 = entryDigest == .sha256
             let inGroups = items.indices.filter { lanesHashV1 && recordStarts[$0] < wholeEnd }
             let large = inGroups.filter { Self.isLarge(items[$0].entry.method, items[$0].entry.dataRange) }
@@ -224,27 +227,26 @@ struct SectionCopy {
             let partial = runs.last.flatMap { $0.writesChunks ? nil : $0 }
             let shared = owned.map { LargeEntryChunks($0) }
             let sharing = owned.contains { !$0.isEmpty } ? max(1, concurrency > 0 ? concurrency : ProcessorCount.active) : 0
-            let fixed = large.count + groups.count + deflated.count + (partial == nil ? 0 : 1)
-            workCount = fixed + shared.count * sharing
+            // In order: the large entries, the chunk groups, the takes, the deflated batches, the partial chunk.
+            let takes = shared.count * sharing
+            workCount = large.count + groups.count + takes + deflated.count + (partial == nil ? 0 : 1)
             let source = self.source
             work = { index in
-                if index >= fixed {
-                    // Last: taken by whichever core is done with the rest.
-                    return try copyTaken(from: shared[(index - fixed) / sharing], into: output, state: state, key: key)
-                }
                 if index < large.count && !pairsLarge {
                     let hasher = Digest(.sha256)
                     try source.stream(items[large[index]].entry.dataRange, chunkSize: ContentDigester.chunkSize) { hasher.update($0) }
                     state.entryDigests[large[index]] = hasher.finish()
+                    return
                 } else if index < large.count {
-                    try copyLarge(large[index], chunks: shared[index], into: output, state: state, key: key)
-                } else if index - large.count < groups.count {
-                    try copyLanes(chunks: groups[index - large.count], into: output, state: state, key: key)
-                } else if index - large.count - groups.count < deflated.count {
-                    try digestDeflated(deflated[index - large.count - groups.count], state: state)
-                } else {
-                    try copy(partial!, into: output, state: state, key: key)
+                    return try copyLarge(large[index], chunks: shared[index], into: output, state: state, key: key)
                 }
+                var rest = index - large.count
+                if rest < groups.count { return try copyLanes(chunks: groups[rest], into: output, state: state, key: key) }
+                rest -= groups.count
+                if rest < takes { return try copyTaken(from: shared[rest / sharing], into: output, state: state, key: key) }
+                rest -= takes
+                if rest < deflated.count { return try digestDeflated(deflated[rest], state: state) }
+                try copy(partial!, into: output, state: state, key: key)
             }
         }
         if entryDigest == nil && EntryIntegrity.isEnabled {
