@@ -346,11 +346,23 @@ local int acc_match(deflate_state *s, IPos hash_head, int best_len, int nice_mat
         _mm_storeu_si128((__m128i *)((run) + (size_t)((str) & (wmask)) * ACC_RUN), v_); \
     } while (0)
 
-local void acc_free(z_streamp strm)
+/* With the faster search on, prev[] is not written: each window slot's run starts with
+ * what prev[] would hold (slid alike). This writes prev[] from the runs, for zlib's search
+ * to go on where the faster one stops. */
+local void acc_restore_prev(deflate_state *s, Posf *prev)
+{
+    const Posf *run = s->accel->run;
+    uInt n;
+    for (n = 0; n < s->w_size; n++) prev[n] = run[(size_t)n * ACC_RUN];
+}
+
+/* Turns the faster search off; prev[] as zlib's search needs it unless the stream ends. */
+local void acc_free_ending(z_streamp strm, int ending)
 {
     deflate_state *s = (deflate_state *)strm->state;
     struct apkz_accel *a = s->accel;
     if (a == Z_NULL) return;
+    if (!ending) acc_restore_prev(s, s->prev);
     TRY_FREE(strm, a->child);
     TRY_FREE(strm, a->run);
     TRY_FREE(strm, a->tag3);
@@ -362,6 +374,8 @@ local void acc_free(z_streamp strm)
     ZFREE(strm, a);
     s->accel = Z_NULL;
 }
+
+local void acc_free(z_streamp strm) { acc_free_ending(strm, 0); }
 
 /* Turns the faster search on for a stream about to deflate in at its level (9 or any
  * other deflate_slow level) in one call: next_in is in and avail_in its length, and
@@ -477,13 +491,14 @@ local void slide_hash(s)
 
     slide_positions(s->head, (size_t)s->hash_size, wsize);
 #ifndef FASTEST
-    /* If n is not on any hash chain, prev[n] is garbage but its value will never be used. */
-    slide_positions(s->prev, (size_t)wsize, wsize);
-#endif
-    if (s->accel != Z_NULL) {
-        /* apkpatch: the runs slide as prev[] does */
+    if (s->accel == Z_NULL) {
+        /* If n is not on any hash chain, prev[n] is garbage but its value will never be used. */
+        slide_positions(s->prev, (size_t)wsize, wsize);
+    } else {
+        /* apkpatch: the runs slide as prev[] would (it is not kept: see acc_restore_prev) */
         slide_positions(s->accel->run, (size_t)wsize * ACC_RUN, wsize);
     }
+#endif
 }
 
 /* ========================================================================= */
@@ -1406,7 +1421,7 @@ int ZEXPORT deflateEnd(strm)
     status = strm->state->status;
 
     /* Deallocate in reverse order of allocations: */
-    acc_free(strm);
+    acc_free_ending(strm, 1);   /* apkpatch: the faster search's tables */
     TRY_FREE(strm, strm->state->pending_buf);
     TRY_FREE(strm, strm->state->head);
     TRY_FREE(strm, strm->state->prev);
@@ -1461,7 +1476,8 @@ int ZEXPORT deflateCopy(dest, source)
     }
     /* following zmemcpy do not work for 16-bit MSDOS */
     zmemcpy(ds->window, ss->window, ds->w_size * 2 * sizeof(Byte));
-    zmemcpy((voidpf)ds->prev, (voidpf)ss->prev, ds->w_size * sizeof(Pos));
+    if (ss->accel != Z_NULL) acc_restore_prev(ss, ds->prev);   /* apkpatch: see acc_restore_prev */
+    else zmemcpy((voidpf)ds->prev, (voidpf)ss->prev, ds->w_size * sizeof(Pos));
     zmemcpy((voidpf)ds->head, (voidpf)ss->head, ds->hash_size * sizeof(Pos));
     zmemcpy(ds->pending_buf, ss->pending_buf, (uInt)ds->pending_buf_size);
 
@@ -2284,7 +2300,6 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
     struct apkz_accel *a = s->accel;
     Bytef *const window = s->window;
     Posf *const head = s->head;
-    Posf *const prev = s->prev;
     Posf *const run = a->run;
     const Bytef *const streak = a->streak;
     uchf *const sym_buf = s->sym_buf;
@@ -2318,11 +2333,10 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
         s->match_length = match_length; s->prev_length = prev_length; \
         s->prev_match = prev_match; s->match_available = match_available; s->sym_next = sym_next; \
     } while (0)
-/* INSERT_STRING, its run, and its tree if its hash is hot */
+/* INSERT_STRING but for prev[] (see acc_restore_prev), its run, and its tree if its hash is hot */
 #define ACC_INSERT(str) do { \
         ins_h = ((ins_h << hash_shift) ^ window[(str) + (MIN_MATCH-1)]) & hash_mask; \
         hash_head = head[ins_h]; \
-        prev[(str) & wmask] = (Pos)hash_head; \
         head[ins_h] = (Pos)(str); \
         ACC_RUN_INSERT(run, wmask, str, hash_head); \
         if (streak[ins_h] >= ACC_STREAK) { s->ins_h = ins_h; acc_insert(s, (str)); } \
