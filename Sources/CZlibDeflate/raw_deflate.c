@@ -65,13 +65,13 @@ static void arena_close(struct arena *arena) {
     if (arena->base != NULL) munmap(arena->base, ARENA_SIZE);
 }
 
-int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast, uint8_t **output, size_t *written) {
+int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast, uint8_t *output, size_t capacity,
+                         size_t *written) {
     z_stream stream;
     struct arena arena;
-    uLong bound;
-    Bytef *out;
     int rc;
     if (count > 0xffffff00u) return Z_STREAM_ERROR;
+    if (capacity > 0xffffffffu) capacity = 0xffffffffu;
     /* Only where zlib's deflate_slow runs; a failure to allocate its tables leaves zlib's own search. */
     fast = fast && level >= 4;
     if (fast) arena_open(&arena);
@@ -85,30 +85,18 @@ int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast
         arena_close(&arena);
         return rc;
     }
-    bound = deflateBound(&stream, (uLong)count);
-    out = (Bytef *)malloc(bound > 0 ? bound : 1);
-    if (out == NULL) {
-        deflateEnd(&stream);
-        arena_close(&arena);
-        return Z_MEM_ERROR;
-    }
     stream.next_in = (z_const Bytef *)input;
     stream.avail_in = (uInt)count;
-    stream.next_out = out;
-    stream.avail_out = (uInt)bound;
+    stream.next_out = output;
+    stream.avail_out = (uInt)capacity;
     if (fast) (void)apkpatch_z_deflate_accel(&stream);
     rc = deflate(&stream, Z_FINISH);
-    if (rc != Z_STREAM_END) {
-        deflateEnd(&stream);
-        arena_close(&arena);
-        free(out);
-        return rc == Z_OK ? Z_BUF_ERROR : rc;
-    }
-    *written = stream.total_out;
-    *output = out;
+    if (rc == Z_STREAM_END) *written = stream.total_out;
     deflateEnd(&stream);
     arena_close(&arena);
+    if (rc != Z_STREAM_END) return rc == Z_OK ? Z_BUF_ERROR : rc;
     return Z_OK;
 }
 
-void apkpatch_deflate_free(uint8_t *output) { free(output); }
+/* deflateBound without a stream: its bound for any level and memLevel, above the one for ours */
+size_t apkpatch_deflate_bound(size_t count) { return count > 0xffffff00u ? 0 : (size_t)deflateBound(Z_NULL, (uLong)count); }

@@ -46,15 +46,20 @@ public enum Deflate {
     /// files at level 9 are a third of signing a large APK); `compressWithZlib` is what it must equal.
     public static func compress(_ input: UnsafeRawBufferPointer, level: Int32 = 6) throws -> [UInt8] {
         guard level >= 4, input.count <= 0xffff_ff00 else { return try compressWithZlib(input, level: level) }
-        var output: UnsafeMutablePointer<UInt8>?
-        var written = 0
         let fast: Int32 = input.count >= fasterSearchMinimum ? 1 : 0
-        let rc = apkpatch_deflate_raw(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, level, fast, &output, &written)
-        guard rc == Z_OK, let output else {
+        let capacity = apkpatch_deflate_bound(input.count)
+        var rc = Z_OK
+        // Deflated straight into the array: no second buffer to fault in and copy.
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var written = 0
+            rc = apkpatch_deflate_raw(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, level, fast,
+                                      buffer.baseAddress, capacity, &written)
+            count = rc == Z_OK ? written : 0
+        }
+        guard rc == Z_OK else {
             throw ZlibError(operation: "deflate", code: rc, message: rc == Z_MEM_ERROR ? "out of memory" : "cannot compress")
         }
-        defer { apkpatch_deflate_free(output) }
-        return Array(UnsafeBufferPointer(start: output, count: written))
+        return output
     }
 
     /// The smallest input the faster search is turned on for. It allocates and zeroes tables of about 1.7 MB

@@ -10,11 +10,12 @@
    a search that finds exactly the matches zlib's longest_match finds, sooner on text with long repeated prefixes
    such as a JAR manifest (deflate.c, "apkpatch:").
 
-   Compresses `input` (`count` bytes, below 4 GiB) at `level` (0-9) into a new buffer, freed with
-   apkpatch_deflate_free:
-   returns 0 and sets *output and *written, or a zlib error code (Z_MEM_ERROR -4, Z_STREAM_ERROR -2, ...) and
-   leaves them alone. */
-int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast, uint8_t **output, size_t *written);
-void apkpatch_deflate_free(uint8_t *output);
+   Compresses `input` (`count` bytes, below 4 GiB) at `level` (0-9) into `output`, which has room for `capacity`
+   bytes, at least apkpatch_deflate_bound(count): returns 0 and sets *written, or a zlib error code (Z_MEM_ERROR -4,
+   Z_STREAM_ERROR -2, Z_BUF_ERROR -5 if output is too small, ...) and leaves it alone. */
+int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast, uint8_t *output, size_t capacity,
+                         size_t *written);
+/* The most bytes apkpatch_deflate_raw writes for `count` bytes of input, at any level. */
+size_t apkpatch_deflate_bound(size_t count);
 
 #endif
