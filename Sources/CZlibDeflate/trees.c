@@ -1056,16 +1056,22 @@ local void compress_block(s, ltree, dtree)
      * bi_buf/bi_valid end as zlib leaves them: the same 1 to 16 bits after the same bytes. */
     uint64_t acc = s->bi_buf;
     int n = s->bi_valid;
+    /* and the buffer, its length and the symbols are in locals: a byte stored through s would make the
+     * compiler load them again */
+    uchf *const out = s->pending_buf;
+    ulg pending = s->pending;
+    const uchf *const sym_buf = s->sym_buf;
+    const unsigned sym_next = s->sym_next;
 #define ACC_BITS(value, length) (acc |= (uint64_t)(value) << n, n += (length))
 #define ACC_OUT() do { if (n > 32) { \
-        put_byte(s, (Byte)acc); put_byte(s, (Byte)(acc >> 8)); \
-        put_byte(s, (Byte)(acc >> 16)); put_byte(s, (Byte)(acc >> 24)); \
-        acc >>= 32; n -= 32; } } while (0)
+        out[pending] = (Byte)acc; out[pending + 1] = (Byte)(acc >> 8); \
+        out[pending + 2] = (Byte)(acc >> 16); out[pending + 3] = (Byte)(acc >> 24); \
+        pending += 4; acc >>= 32; n -= 32; } } while (0)
 
-    if (s->sym_next != 0) do {
-        dist = s->sym_buf[sx++] & 0xff;
-        dist += (unsigned)(s->sym_buf[sx++] & 0xff) << 8;
-        lc = s->sym_buf[sx++];
+    if (sym_next != 0) do {
+        dist = sym_buf[sx++] & 0xff;
+        dist += (unsigned)(sym_buf[sx++] & 0xff) << 8;
+        lc = sym_buf[sx++];
         if (dist == 0) {
             ACC_BITS(ltree[lc].Code, ltree[lc].Len); /* send a literal byte */
         } else {
@@ -1092,10 +1098,11 @@ local void compress_block(s, ltree, dtree)
         ACC_OUT();
 
         /* Check that the overlay between pending_buf and sym_buf is ok: */
-        Assert(s->pending < s->lit_bufsize + sx, "pendingBuf overflow");
+        Assert(pending < s->lit_bufsize + sx, "pendingBuf overflow");
 
-    } while (sx < s->sym_next);
+    } while (sx < sym_next);
 
+    s->pending = pending;
     ACC_BITS(ltree[END_BLOCK].Code, ltree[END_BLOCK].Len);
     while (n > 16) {
         put_short(s, (ush)acc);
