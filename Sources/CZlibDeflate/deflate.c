@@ -90,7 +90,15 @@ local void lm_init        OF((deflate_state *s));
 local void putShortMSB    OF((deflate_state *s, uInt b));
 local void flush_pending  OF((z_streamp strm));
 local unsigned read_buf   OF((z_streamp strm, Bytef *buf, unsigned size));
-local uInt longest_match  OF((deflate_state *s, IPos cur_match));
+/* apkpatch: longest_match is inlined where it is called, above all into deflate_slow_accel's loop, which calls it
+ * at most positions of a JAR manifest's digests, where the walks are short and a call's spills and reloads are
+ * much of their cost */
+#if defined(__GNUC__)
+#  define APKZ_INLINE inline __attribute__((always_inline))
+#else
+#  define APKZ_INLINE
+#endif
+local APKZ_INLINE uInt longest_match  OF((deflate_state *s, IPos cur_match));
 
 #ifdef ZLIB_DEBUG
 local  void check_match OF((deflate_state *s, IPos start, IPos match,
@@ -1562,7 +1570,7 @@ local void lm_init(s)
  *   string (strstart) and its distance is <= MAX_DIST, and prev_length >= 1
  * OUT assertion: the match length is not greater than s->lookahead.
  */
-local uInt longest_match(s, cur_match)
+local APKZ_INLINE uInt longest_match(s, cur_match)
     deflate_state *s;
     IPos cur_match;                             /* current match */
 {
