@@ -61,7 +61,7 @@ import Testing
             init(_ run: @escaping () -> Void) { self.run = run }
         }
 
-        private static func startThread(_ body: @escaping () -> Void) {
+        static func startThread(_ body: @escaping () -> Void) {
             var thread = pthread_t()
             let context = Unmanaged.passRetained(Body(body)).toOpaque()
             let created = pthread_create(&thread, nil, { context in
@@ -154,6 +154,45 @@ import Testing
         }
         #expect(a.current.cpu == first)
         #expect(b.settles(on: second, allowedCount: 2), "b: \(b.current)")
+    }
+
+    @Test(.enabled(if: cores.count >= 2)) func aWorkerWokenOntoABusyCoreStartsWhileAnotherCoreIsFree() {
+        let balancer = CoreBalance.Balancer()
+        #expect(balancer.enable(allowed: Self.allowed))
+        let first = Self.cores[0]
+        let started = Flag()
+        let seenAfterYield = Flag()
+        let a = Spinner(on: first) {
+            balancer.enter()
+            // A thread queued on this core (it inherits the confinement), as a worker woken by this one is.
+            Spinner.startThread { started.set() }
+            balancer.letWokenWorkerStart()
+            if started.isSet { seenAfterYield.set() }
+        }
+        a.stop { balancer.leave() }
+        // Without the yield it would have waited for the spinning thread's slice to end.
+        #expect(seenAfterYield.isSet)
+    }
+
+    @Test(.enabled(if: cores.count == 2)) func aFreeCoreIsOneWithoutWorkingThreads() {
+        let balancer = CoreBalance.Balancer()
+        #expect(balancer.enable(allowed: Self.allowed))
+        let (first, second) = (Self.cores[0], Self.cores[1])
+        #expect(balancer.hasFreeCore)
+        let a = Spinner(on: first) { balancer.enter() }
+        #expect(balancer.hasFreeCore)
+        let b = Spinner(on: second) { balancer.enter() }
+        #expect(!balancer.hasFreeCore)
+        b.stop { balancer.leave() }
+        #expect(balancer.hasFreeCore)
+        a.stop { balancer.leave() }
+    }
+
+    final class Flag: @unchecked Sendable {
+        private let lock = Lock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
     }
 
     @Test func oneCoreIsNotBalanced() {

@@ -30,6 +30,7 @@ public final class BackgroundValue<T>: @unchecked Sendable {
             done.signal()
             Self.running.leave()
         }
+        CoreBalance.letWokenWorkerStart()
     }
 
     /// Work for whichever thread comes first: a worker thread of the global queue, if one is free before the value
@@ -44,6 +45,7 @@ public final class BackgroundValue<T>: @unchecked Sendable {
             runOffered()
             Self.running.leave()
         }
+        CoreBalance.letWokenWorkerStart()
     }
 
     /// Runs the offered work here unless another thread has taken it (or there is none).

@@ -57,6 +57,17 @@ public enum CoreBalance {
         #endif
     }
 
+    /// Lets a worker the calling thread has just woken (by queuing work) start at once, when a core has none of
+    /// the package's working threads: Linux often queues the worker on its waker's core, where it waits for the
+    /// waker's scheduler slice to end, milliseconds, while that core idles (a command's main thread queues the APK's
+    /// opening, then parses its arguments). A yield lets it run; it moves to the free core as it starts (`enter`).
+    /// Nothing when every core has working threads (the worker then takes its turn where it is) or placement is off.
+    static func letWokenWorkerStart() {
+        #if os(Linux)
+        if state.isEnabled { state.letWokenWorkerStart() }
+        #endif
+    }
+
     /// Runs `body`, a wait (for other threads, for events), with the calling thread counted as not working
     /// meanwhile (its core can take a thread that shares another), and placed again when it returns.
     public static func waiting<R>(_ body: () throws -> R) rethrows -> R {
@@ -165,6 +176,14 @@ public enum CoreBalance {
                 return placeLocked(index)
             }
             if let move { place(thread, on: move) }
+        }
+
+        /// Whether an allowed core has none of the working threads.
+        var hasFreeCore: Bool { lock.withLock { idleCoreLocked(loadLocked(), preferring: -1) != nil } }
+
+        /// Yields the calling thread's core while a core is free (see `CoreBalance.letWokenWorkerStart`).
+        func letWokenWorkerStart() {
+            if hasFreeCore { sched_yield() }
         }
 
         private func slot(for thread: Int32) -> Int {

@@ -33,6 +33,8 @@ public enum Parallel {
             DispatchQueue.concurrentPerform(iterations: min(cores, count)) { _ in
                 CoreBalance.enter()
                 defer { CoreBalance.leave() }
+                // A worker the call woke onto this core (the caller's, as a rule) starts now when another core is free.
+                CoreBalance.letWokenWorkerStart()
                 while !failure.hasFailed, let index = next.take(below: count) {
                     CoreBalance.checkpoint()
                     do { try body(index) } catch { failure.record(error) }
