@@ -174,6 +174,44 @@ import Testing
         #expect(seenAfterYield.isSet)
     }
 
+    @Test(.enabled(if: cores.count == 2)) func aWaitingThreadWakesOnTheCoreTheWorkerItWaitedForLeaves() {
+        let balancer = CoreBalance.Balancer()
+        #expect(balancer.enable(allowed: Self.allowed))
+        let (first, second) = (Self.cores[0], Self.cores[1])
+        // The waiter works, then waits, on the first core (confined there, as the scheduler leaves a thread where it
+        // last ran); a works there meanwhile, the worker on the second core.
+        let paused = DispatchSemaphore(value: 0), wake = DispatchSemaphore(value: 0), woke = DispatchSemaphore(value: 0)
+        let wokeOn = Flag.Value(), allowedAfter = Flag.Value()
+        Spinner.startThread {
+            var only = [UInt8](repeating: 0, count: 1024)
+            only[Int(first)] = 1
+            _ = only.withUnsafeBufferPointer { apkpatch_place_thread(apkpatch_thread_id(), first, $0.baseAddress, 1024) }
+            balancer.enter()
+            _ = balancer.pause()
+            paused.signal()
+            wake.wait()
+            wokeOn.set(apkpatch_current_cpu())
+            balancer.resume()
+            var now = [UInt8](repeating: 0, count: 1024)
+            allowedAfter.set(now.withUnsafeMutableBufferPointer { apkpatch_allowed_cpus($0.baseAddress, 1024) })
+            balancer.leave()
+            woke.signal()
+        }
+        paused.wait()
+        let a = Spinner(on: first) { balancer.enter() }
+        defer { a.stop { balancer.leave() } }
+        let worker = Spinner(on: second) { balancer.enter() }
+        // The worker ends and wakes the waiter, which runs on the core the worker left, not behind a, and gets its
+        // whole mask back once it resumes.
+        worker.stop {
+            balancer.leave()
+            wake.signal()
+        }
+        woke.wait()
+        #expect(wokeOn.value == second)
+        #expect(allowedAfter.value == Int32(Self.cores.count))
+    }
+
     @Test(.enabled(if: cores.count == 2)) func aFreeCoreIsOneWithoutWorkingThreads() {
         let balancer = CoreBalance.Balancer()
         #expect(balancer.enable(allowed: Self.allowed))
@@ -193,6 +231,13 @@ import Testing
         private var value = false
         func set() { lock.withLock { value = true } }
         var isSet: Bool { lock.withLock { value } }
+
+        final class Value: @unchecked Sendable {
+            private let lock = Lock()
+            private var stored: Int32 = -1
+            func set(_ value: Int32) { lock.withLock { stored = value } }
+            var value: Int32 { lock.withLock { stored } }
+        }
     }
 
     @Test func oneCoreIsNotBalanced() {

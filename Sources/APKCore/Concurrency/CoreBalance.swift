@@ -14,9 +14,11 @@ import Glibc
 /// So the threads say when they work: a work item of `Parallel` or `BackgroundValue` (`enter`/`leave`), and the
 /// main thread of a command from `enable()` on, except while it waits for a value (`waiting`). A thread that
 /// starts work on a core where another of ours works moves to a core none of ours is using, and a thread that
-/// stops working leaves its core to one of two sharing another. Moving is placing, not pinning: the thread's
-/// CPU mask is narrowed to the new core and at once widened back to all the process may use, so the scheduler
-/// is still free to move it (for another program's sake) afterwards. Only threads of this package count; other
+/// stops working leaves its core to one of two sharing another or, when none does, to a thread waiting on a core
+/// where another works (often the one it is about to wake, which Linux would wake behind that other thread). Moving
+/// is placing, not pinning: the thread's CPU mask is narrowed to the new core and at once widened back to all the
+/// process may use, so the scheduler is still free to move it (for another program's sake) afterwards; only a
+/// waiting thread stays held to its new core until it resumes. Only threads of this package count; other
 /// programs' load is the scheduler's to weigh.
 ///
 /// Off unless `enable()` was called (the command-line tool does, for the commands that spread work): a library
@@ -100,6 +102,8 @@ public enum CoreBalance {
             var depth: Int
             /// The depth a wait set aside (`pause`), restored by `resume`.
             var paused: Int
+            /// Held to `cpu` while it waits (`handOverLocked`), until it resumes.
+            var isPinned = false
         }
         private var workers: [Worker] = []
 
@@ -134,7 +138,10 @@ public enum CoreBalance {
                 guard let index = workers.firstIndex(where: { $0.thread == thread }), workers[index].depth > 0 else { return nil }
                 workers[index].depth -= 1
                 guard workers[index].depth == 0 else { return nil }
-                return takeOverLocked(freed: here)
+                if let taken = takeOverLocked(freed: here) { return taken }
+                // Held under the lock: the waiter's `resume`, which lets go of it, cannot come in between.
+                if let waiter = handOverLocked(freed: here) { pin(waiter.0, to: waiter.1) }
+                return nil
             }
             if let move { place(move.0, on: move.1) }
         }
@@ -153,10 +160,13 @@ public enum CoreBalance {
         /// Whether the calling thread was working (and is now set aside until `resume`).
         func pause() -> Bool {
             let thread = apkpatch_thread_id()
+            let here = apkpatch_current_cpu()
             let move: (Int32, Int32)?? = lock.withLock {
                 guard let index = workers.firstIndex(where: { $0.thread == thread }), workers[index].depth > 0 else { return .none }
                 workers[index].paused = workers[index].depth
                 workers[index].depth = 0
+                // Where it waits: the core a wake-up puts it back on (`handOverLocked`).
+                if here >= 0 { workers[index].cpu = here }
                 return .some(takeOverLocked(freed: workers[index].cpu))
             }
             guard case .some(let taken) = move else { return false }
@@ -167,15 +177,19 @@ public enum CoreBalance {
         func resume() {
             let thread = apkpatch_thread_id()
             let here = apkpatch_current_cpu()
+            var wasPinned = false
             let move: Int32? = lock.withLock {
                 guard let index = workers.firstIndex(where: { $0.thread == thread }) else { return nil }
+                wasPinned = workers[index].isPinned
+                workers[index].isPinned = false
                 workers[index].depth = workers[index].paused
                 workers[index].paused = 0
                 guard workers[index].depth > 0 else { return nil }
                 workers[index].cpu = here
                 return placeLocked(index)
             }
-            if let move { place(thread, on: move) }
+            // A move widens the mask again; a thread held to its core gets it back here otherwise.
+            if let move { place(thread, on: move) } else if wasPinned { place(thread, on: here) }
         }
 
         /// Whether an allowed core has none of the working threads.
@@ -235,8 +249,32 @@ public enum CoreBalance {
             return (workers[index].thread, freed)
         }
 
+        /// A waiting thread to wake on `freed`, a core the caller just stopped working on, when another working
+        /// thread is on the core the waiting one waits on (or is held to, since): the kernel would wake it there
+        /// (the freed core does not look idle yet: its thread is still signalling), behind that thread, for the
+        /// rest of its slice, while the freed core idles. Records the pin; `resume` undoes it.
+        private func handOverLocked(freed: Int32) -> (Int32, Int32)? {
+            guard freed >= 0 else { return nil }
+            let load = loadLocked()
+            guard load[freed, default: 0] == 0,
+                  let index = workers.lastIndex(where: {
+                      $0.depth == 0 && $0.paused > 0 && $0.cpu >= 0 && $0.cpu != freed && load[$0.cpu, default: 0] > 0
+                  }) else { return nil }
+            workers[index].cpu = freed
+            workers[index].isPinned = true
+            return (workers[index].thread, freed)
+        }
+
         private func place(_ thread: Int32, on cpu: Int32) {
             _ = allowed.withUnsafeBufferPointer { apkpatch_place_thread(thread, cpu, $0.baseAddress, Int32($0.count)) }
+        }
+
+        /// Holds `thread` to `cpu` alone until it widens its mask again (`resume`).
+        private func pin(_ thread: Int32, to cpu: Int32) {
+            var only = [UInt8](repeating: 0, count: allowed.count)
+            guard Int(cpu) < only.count else { return }
+            only[Int(cpu)] = 1
+            _ = only.withUnsafeBufferPointer { apkpatch_place_thread(thread, cpu, $0.baseAddress, Int32($0.count)) }
         }
     }
     #endif
