@@ -179,9 +179,10 @@ local const config configuration_table[10] = {
  * its chain. That walk is latency-bound (each step loads prev[] at the position the
  * last one gave), so each window slot also keeps its string's run: the next ACC_RUN
  * positions on its chain (prev[], prev[prev[]], ...), made when the string is inserted
- * from the run of the chain head before it and slid with prev[]. The walk visits the
- * same candidates in the same order, with one dependent load per ACC_RUN of them. The
- * lazy parse, blocks, trees and bits are zlib's code.
+ * from the run of the chain head before it and slid as prev[] is (which the runs stand
+ * in for: see acc_restore_prev). The walk visits the same candidates in the same order,
+ * with one dependent load per ACC_RUN of them. The lazy parse (deflate_slow_accel: zlib's
+ * steps with its state in locals), blocks, trees and bits are zlib's code.
  */
 #include <stdint.h>
 #include <string.h>
