@@ -24,7 +24,8 @@ public struct InstallOptions: Sendable, Hashable {
     public var launch: Bool
     /// `adb install --incremental`: stream the APK with its v4 signature (`<apk>.idsig`, which adb finds beside
     /// it), so the app can start before all of a large APK has arrived. `Installer` falls back to a normal
-    /// install when adb or the device cannot.
+    /// install when adb or the device cannot, as the install script does; what is shown to type by hand
+    /// (``InstallCommands/text``, ``InstallCommands/installLine``) is the normal install, which every adb takes.
     public var incremental: Bool
 
     public init(serial: String? = nil, allowTestPackages: Bool = false, allowDowngrade: Bool = false,
@@ -45,7 +46,8 @@ public struct InstallOptions: Sendable, Hashable {
 /// ``InstallOptions/launch`` `adb [-s SERIAL] shell am start -n PACKAGE/ACTIVITY`, or
 /// `adb shell monkey -p PACKAGE -c android.intent.category.LAUNCHER 1` when the launcher activity is unknown.
 /// ``text`` is what to show or paste; ``install``, ``pushCommands`` and ``launch`` are the same commands as argv
-/// (parsed back from the rendered text, so the two cannot disagree), and the install script runs that text too.
+/// (parsed back from the rendered text, so the two cannot disagree, but for `--incremental`, which what is shown
+/// leaves out: see ``InstallOptions/incremental``), and the install script runs that text too.
 public struct InstallCommands: Sendable {
     /// The APK path as given (the first, the base, for a split APK set); the container for APKs in one.
     public let apkPath: String
@@ -146,23 +148,32 @@ public struct InstallCommands: Sendable {
         install = commands[0]
         pushCommands = Array(commands[1..<(1 + pushes.count)])
         launch = options.launch ? commands.last : nil
+        // What is shown is typed by hand, with whatever adb is there: without --incremental, which adb refuses
+        // before platform-tools 30 (Debian 12's adb is 29) and devices before Android 11. The commands that run
+        // try it and fall back (`Installer`), as install.sh does.
+        var plain = context
+        plain["incremental"] = false
+        let shownLines = options.incremental
+            ? try Self.commandLines(try templates.render("adb/install-command.mustache", context: plain), pushes: pushes.count,
+                                    options: options, multiple: apkPaths.count > 1)
+            : lines
         // What is shown installs after the run too: APKs and files kept in containers are taken out first (into a
         // temporary folder, `$apks`), and the commands run on those copies.
         let extraction = Extraction(container: container, pushes: pushes)
         guard !extraction.isEmpty else {
-            text = lines.joined(separator: " && ") + "\n"
-            installLine = pushes.isEmpty ? ShellWords.join(install) : lines.prefix(1 + pushes.count).joined(separator: " && ")
+            text = shownLines.joined(separator: " && ") + "\n"
+            installLine = pushes.isEmpty ? ShellWords.join(try ShellWords.split(shownLines[0])) : shownLines.prefix(1 + pushes.count).joined(separator: " && ")
             return
         }
-        var shown = context
+        var shown = plain
         if let container { shown["apk"] = container.entries.map { extraction.quotedPath(of: $0, in: container.path) }.joined(separator: " ") }
         shown["pushes"] = Self.pushContext(pushes.map { push in
             (push.keptIn.map { extraction.quotedPath(of: $0.entries[0], in: $0.path) } ?? ShellWords.quote(push.local), push.remote)
         })
-        let shownLines = try Self.commandLines(try templates.render("adb/install-command.mustache", context: shown), pushes: pushes.count,
-                                               options: options, multiple: apkPaths.count > 1)
-        text = extraction.line(then: shownLines) + "\n"
-        installLine = extraction.line(then: Array(shownLines.prefix(1 + pushes.count)))
+        let extracted = try Self.commandLines(try templates.render("adb/install-command.mustache", context: shown), pushes: pushes.count,
+                                              options: options, multiple: apkPaths.count > 1)
+        text = extraction.line(then: extracted) + "\n"
+        installLine = extraction.line(then: Array(extracted.prefix(1 + pushes.count)))
     }
 
     /// The non-blank lines of the rendered template `run`, checked: the install, one push per pushed file, and

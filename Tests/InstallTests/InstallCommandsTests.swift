@@ -39,6 +39,24 @@ import TestSupport
         #expect(commands.text == "adb -s 192.168.1.20:5555 install -r -t -d -g '/tmp/my app.apk'\n")
     }
 
+    @Test func incrementalRunsButIsNotShown() throws {
+        // What is shown is typed with whatever adb is there, and adb refuses --incremental before platform-tools 30
+        // (Debian 12's is 29): the shown line, the retry advice and the set's line are the normal install.
+        let options = InstallOptions(serial: "emulator-5554", launch: true, incremental: true)
+        let commands = try InstallCommands(apkPath: "out/app.apk", packageName: "com.example.app", launcherActivity: "com.example.app.Main",
+                                           options: options, templates: sourceTemplates())
+        #expect(commands.install == ["adb", "-s", "emulator-5554", "install", "-r", "--incremental", "out/app.apk"])
+        #expect(commands.installLine == "adb -s emulator-5554 install -r out/app.apk")
+        #expect(commands.text == "adb -s emulator-5554 install -r out/app.apk && adb -s emulator-5554 shell am start -n com.example.app/com.example.app.Main\n")
+        #expect(try commands.with { $0.allowDowngrade = true }.installLine == "adb -s emulator-5554 install -r -d out/app.apk")
+        let set = try InstallCommands(apkPaths: ["base.apk", "split.apk"], packageName: "com.example.app", options: InstallOptions(incremental: true),
+                                      container: InstallCommands.Container(path: "app.apks", entries: ["base.apk", "split.apk"]),
+                                      templates: sourceTemplates())
+        #expect(set.install.contains("--incremental"))
+        #expect(!set.installLine.contains("--incremental"), "\(set.installLine)")
+        #expect(!set.text.contains("--incremental"), "\(set.text)")
+    }
+
     @Test func launchWithKnownActivityUsesAmStart() throws {
         let options = InstallOptions(serial: "emulator-5554", launch: true)
         let commands = try InstallCommands(apkPath: "a.apk", packageName: "com.example.app", launcherActivity: "com.example.app.MainActivity",
