@@ -209,8 +209,9 @@ struct SectionCopy {
             // the chunks the entry's item has not reached (`LargeEntryChunks`), as often as some are left, one
             // work item per core for each large entry; the entry's item then only reads those for its stream.
             // The deflated entries' batches come after those takes: small and many, they are what the cores
-            // share at the end, one of them while the entry's item hashes the chunks others took. (Taken last,
-            // the takes came too late to be more than a few chunks, and the entry's stream ended the copy alone.)
+            // share at the end, one of them while the entry's item hashes the chunks others took. (Were the
+            // takes last, a core would reach them too late to take more than a few chunks, and the entry's
+            // stream would end the copy alone.)
             let lanesHashV1 = entryDigest == .sha256
             let inGroups = items.indices.filter { lanesHashV1 && recordStarts[$0] < wholeEnd }
             let large = inGroups.filter { Self.isLarge(items[$0].entry.method, items[$0].entry.dataRange) }
