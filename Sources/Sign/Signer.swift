@@ -254,6 +254,11 @@ public struct Signer: Sendable {
                                       listOffset: section.output.position + stampRecordSize)
         }
         let added = stampDigests + (pinList.map { list in plan.v1.map { [Digest.hash(list, with: $0)] } ?? [] } ?? [])
+        // The copied entries' central directory records, made by a core the JAR signature leaves free (it fills
+        // the manifest on this thread before it deflates on two).
+        let records = section.centralRecords, input = job.input
+        let copiedRecords = BackgroundValue(offered: { try Records.centralDirectory(records, then: [], input: input) })
+        defer { copiedRecords.wait() }
         if let digests = section.entryDigests {
             jarSignature.start(inline: true) { digests + added }
         } else if let digestsBesideCopy {
@@ -271,7 +276,7 @@ public struct Signer: Sendable {
         try config.checkV4Keys(apkMinSdkVersion: job.minSdk.level)
         if config.v4Request == .on(reportsFailure: true) { try V4SchemeSigner.checkSignaturePath(forAPKAt: job.destination) }
         let report = try finish(section, of: job, engine: engine, plan: plan, key: key, jarSignature: jarSignature, pinList: pinList,
-                                stampFile: stampFile)
+                                stampFile: stampFile, copiedRecords: copiedRecords)
         // Thousands of entries, their records and digests, and the JAR signature's buffers: freed after `sign`
         // returns (a failed run frees them here, its uncommitted output removed at once; watch mode's recycled
         // output, which its next build reuses, is closed here too).
@@ -285,11 +290,20 @@ public struct Signer: Sendable {
 
     /// Writes what follows the entries section and publishes the output.
     private func finish(_ section: WrittenSection, of job: Job, engine: SigningEngine, plan: DigestPlan, key: SignerKey,
-                        jarSignature: JARSignatureJob, pinList: [UInt8]?, stampFile: JARSignature.File?) throws -> SigningReport {
+                        jarSignature: JARSignatureJob, pinList: [UInt8]?, stampFile: JARSignature.File?,
+                        copiedRecords: BackgroundValue<[UInt8]>) throws -> SigningReport {
         let output = section.output
+        // What the report says of the certificate (its subject as Java prints it, its fingerprint) is made on a
+        // free core meanwhile; the sizes are filled in at the end.
+        let realigned = section.realigned, destination = job.destination
+        let reportDraft = BackgroundValue(offered: {
+            try engine.report(destination: destination, plan: plan, key: key, entryCount: 0, realigned: realigned,
+                              outputSize: 0, signingBlockSize: 0)
+        })
+        defer { reportDraft.wait() }
         // The copied entries' central directory records. An input APK's JAR signature was made on this thread
         // before `finish`; repacked entries' may still be in the making on a worker, which `files()` waits for.
-        var centralDirectory = try Records.centralDirectory(section.centralRecords, then: [], input: job.input)
+        var centralDirectory = try copiedRecords.get()
         var count = section.centralRecords.count
         let stamp = SigningEngine.jarFileTimestamp(of: job.entries)
         // The pin list first (apksig writes it before the JAR signature, which lists it), deflated as they are.
@@ -318,6 +332,10 @@ public struct Signer: Sendable {
         // The leaves of the section's blocks, those the section writer copied and then those written after them.
         var verityLeaves = section.verityLeaves
         if engine.writesSigningBlock {
+            // The central directory's chunks are hashed on a free core while this thread hashes the section's last.
+            let centralDirectoryChunks = engine.signsBlock
+                ? BackgroundValue(offered: { ContentDigester.SectionDigests(cd, algorithms: plan.block) }) : nil
+            defer { centralDirectoryChunks?.wait() }
             try output.writeZeros(SigningEngine.signingBlockPadding(at: output.position))
             // A v1-only APK's stamp signs no content digest: its writers computed none.
             let section = engine.signsBlock ? try output.finishDigests() : nil
@@ -329,7 +347,10 @@ public struct Signer: Sendable {
             let stampTime = SourceStampSigner.now()
             func signingBlock(commentPadding: Int) throws -> [UInt8] {
                 let end = try endOfCentralDirectory(blockOffset, commentPadding)
-                var digests = try section.map { try engine.contentDigests(section: $0, centralDirectory: cd, endOfCentralDirectory: end, plan: plan) } ?? [:]
+                var digests = try section.map {
+                    try engine.contentDigests(section: $0, centralDirectory: try centralDirectoryChunks?.get() ?? .init(cd, algorithms: plan.block),
+                                              endOfCentralDirectory: end, plan: plan)
+                } ?? [:]
                 if let verity {
                     digests[.verityChunkedSHA256] = try VerityContentDigest.compute(section: verity, tail: cd + end, concurrency: concurrency)
                 }
@@ -365,8 +386,10 @@ public struct Signer: Sendable {
         // removes it when v4 is off) leaves the new APK without a v4 signature, never beside another APK's.
         V4SchemeSigner.removeSignature(besideAPKAt: job.destination)
         try output.commit(into: job.cache)
-        var report = try engine.report(destination: job.destination, plan: plan, key: key, entryCount: count,
-                                       realigned: section.realigned, outputSize: size, signingBlockSize: signingBlockSize)
+        var report = try reportDraft.get()
+        report.entryCount = count
+        report.outputSize = size
+        report.signingBlockSize = signingBlockSize
         report.verityLeaves = verityLeaves
         report.sourceStampCertificateSHA256 = stampFile?.data
         return report
