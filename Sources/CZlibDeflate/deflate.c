@@ -181,7 +181,13 @@ local const config configuration_table[10] = {
  * positions on its chain (prev[], prev[prev[]], ...), made when the string is inserted
  * from the run of the chain head before it and slid as prev[] is (which the runs stand
  * in for: see acc_restore_prev). The walk visits the same candidates in the same order,
- * with one dependent load per ACC_RUN of them. The lazy parse (deflate_slow_accel: zlib's
+ * with one dependent load per ACC_RUN of them. A search that cannot beat prev_length is
+ * not made at all: every candidate that could must share the string's first three bytes
+ * (prev_length is at least MIN_MATCH - 1), and a table keyed by a hash of three bytes
+ * holds the newest string inserted with each key; if that string is out of reach, so is
+ * every string with the same three bytes, and zlib's walk would return prev_length
+ * without choosing a match (seen, below; a chain head exactly MAX_DIST away is in reach,
+ * the strings after it must be nearer). The lazy parse (deflate_slow_accel: zlib's
  * steps with its state in locals), blocks, trees and bits are zlib's code.
  */
 #include <stdint.h>
@@ -202,6 +208,20 @@ local const config configuration_table[10] = {
 #  define ACC_RUN 8         /* chain positions kept per window slot (see ACC_RUN_INSERT) */
 #endif
 
+#ifndef ACC_SEEN_BITS
+#  define ACC_SEEN_BITS 16  /* keys of the table of strings seen (128 KiB of positions) */
+#endif
+#define ACC_SEEN_SIZE (1u << ACC_SEEN_BITS)
+/* The key of the three bytes at p (p[2] given, as the caller has it): a multiplicative hash,
+ * unrelated to zlib's (the strings on one hash chain mostly differ in their key). Only
+ * strings with three bytes of input are inserted, so all three are input. */
+static inline uInt acc_seen_key(const Bytef *p, Byte p2)
+{
+    uint16_t c01;
+    memcpy(&c01, p, 2);
+    return (uInt)((((uint32_t)c01 | ((uint32_t)p2 << 16)) * 0x9E3779B1u) >> (32 - ACC_SEEN_BITS));
+}
+
 #define ACC_WSIZE 32768     /* the only window size (windowBits 15) */
 #define ACC_HSIZE 32768     /* and hash table size (memLevel 8) it runs with */
 
@@ -220,6 +240,8 @@ struct apkz_accel {
                              children, or 0 */
     Posf *run;            /* per window slot: the ACC_RUN positions after it on its hash
                              chain (prev[], prev[prev[]], ...) */
+    Posf *seen;           /* per acc_seen_key: the newest string inserted with it, slid as
+                             head[] is */
     ulg found_for;        /* 1 + the offset of the last string inserted, */
     int found_nice;       /* the longest match (up to nice_match) among the earlier strings
                              of its tree, */
@@ -374,6 +396,7 @@ local void acc_free_ending(z_streamp strm, int ending)
     if (!ending) acc_restore_prev(s, s->prev);
     TRY_FREE(strm, a->child);
     TRY_FREE(strm, a->run);
+    TRY_FREE(strm, a->seen);
     TRY_FREE(strm, a->tag3);
     TRY_FREE(strm, a->root);
     TRY_FREE(strm, a->cnt3);
@@ -414,8 +437,9 @@ int ZEXPORT apkpatch_z_deflate_accel(z_streamp strm)
     a->tag3 = (uint32_t *)ZALLOC(strm, s->w_size, sizeof(uint32_t));
     a->child = (uint32_t *)ZALLOC(strm, s->w_size, 2 * sizeof(uint32_t));
     a->run = (Posf *)ZALLOC(strm, s->w_size, ACC_RUN * sizeof(Pos));
+    a->seen = (Posf *)ZALLOC(strm, ACC_SEEN_SIZE, sizeof(Pos));
     if (a->act == Z_NULL || a->last == Z_NULL || a->streak == Z_NULL || a->cnt3 == Z_NULL || a->root == Z_NULL ||
-        a->tag3 == Z_NULL || a->child == Z_NULL || a->run == Z_NULL) {
+        a->tag3 == Z_NULL || a->child == Z_NULL || a->run == Z_NULL || a->seen == Z_NULL) {
         acc_free(strm);
         return Z_MEM_ERROR;
     }
@@ -424,6 +448,7 @@ int ZEXPORT apkpatch_z_deflate_accel(z_streamp strm)
     zmemzero(a->streak, s->hash_size);
     zmemzero((Bytef *)a->cnt3, s->hash_size * sizeof(uint32_t));
     zmemzero((Bytef *)a->root, s->hash_size * sizeof(uint32_t));
+    zmemzero((Bytef *)a->seen, ACC_SEEN_SIZE * sizeof(Pos));
     return Z_OK;
 }
 
@@ -504,8 +529,10 @@ local void slide_hash(s)
         /* If n is not on any hash chain, prev[n] is garbage but its value will never be used. */
         slide_positions(s->prev, (size_t)wsize, wsize);
     } else {
-        /* apkpatch: the runs slide as prev[] would (it is not kept: see acc_restore_prev) */
+        /* apkpatch: the runs slide as prev[] would (it is not kept: see acc_restore_prev),
+         * the strings seen as head[] */
         slide_positions(s->accel->run, (size_t)wsize * ACC_RUN, wsize);
+        slide_positions(s->accel->seen, (size_t)ACC_SEEN_SIZE, wsize);
     }
 #endif
 }
@@ -2310,6 +2337,7 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
     Bytef *const window = s->window;
     Posf *const head = s->head;
     Posf *const run = a->run;
+    Posf *const seen = a->seen;
     const Bytef *const streak = a->streak;
     uchf *const sym_buf = s->sym_buf;
     const uInt sym_end = s->sym_end;
@@ -2321,7 +2349,7 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
     const uInt max_lazy = s->max_lazy_match;
     uInt strstart, lookahead, ins_h, match_length, prev_length, prev_match, sym_next;
     int match_available;
-    IPos hash_head;
+    IPos hash_head, seen_last = NIL;
     int bflush;
 
     Assert(s->w_size == ACC_WSIZE && s->hash_size == ACC_HSIZE, "the faster search's sizes");
@@ -2342,9 +2370,15 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
         s->match_length = match_length; s->prev_length = prev_length; \
         s->prev_match = prev_match; s->match_available = match_available; s->sym_next = sym_next; \
     } while (0)
-/* INSERT_STRING but for prev[] (see acc_restore_prev), its run, and its tree if its hash is hot */
-#define ACC_INSERT(str) do { \
-        ins_h = ((ins_h << hash_shift) ^ window[(str) + (MIN_MATCH-1)]) & hash_mask; \
+/* INSERT_STRING but for prev[] (see acc_restore_prev), its run, its place in seen (the
+ * string seen before with its key goes to seen_last if keep_last), and its tree if its hash
+ * is hot */
+#define ACC_INSERT(str, keep_last) do { \
+        Byte c2_ = window[(str) + (MIN_MATCH-1)]; \
+        uInt key_ = acc_seen_key(window + (str), c2_); \
+        if (keep_last) seen_last = seen[key_]; \
+        seen[key_] = (Pos)(str); \
+        ins_h = ((ins_h << hash_shift) ^ c2_) & hash_mask; \
         hash_head = head[ins_h]; \
         head[ins_h] = (Pos)(str); \
         ACC_RUN_INSERT(run, wmask, str, hash_head); \
@@ -2384,7 +2418,7 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
 
         hash_head = NIL;
         if (lookahead >= MIN_MATCH) {
-            ACC_INSERT(strstart);
+            ACC_INSERT(strstart, 1);
             /* the next string's chain head, fetched while this one is searched */
             __builtin_prefetch(&head[((ins_h << hash_shift) ^ window[strstart + MIN_MATCH]) & hash_mask]);
         }
@@ -2392,7 +2426,13 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
         prev_length = match_length, prev_match = s->match_start;
         match_length = MIN_MATCH-1;
 
-        if (hash_head != NIL && prev_length < max_lazy && strstart - hash_head <= max_dist) {
+        /* longest_match only if seen_last, the newest string with this one's key, is in reach
+         * (max_dist away at most, as the chain head may be; not NIL): otherwise no string
+         * sharing its first three bytes is, the search would choose no match and return
+         * prev_length (or the lookahead), and the steps below treat that as they treat
+         * MIN_MATCH-1 */
+        if (hash_head != NIL && prev_length < max_lazy && strstart - hash_head <= max_dist &&
+            seen_last >= (strstart > max_dist ? strstart - max_dist : 1)) {
             s->strstart = strstart; s->lookahead = lookahead; s->ins_h = ins_h; s->prev_length = prev_length;
             match_length = longest_match (s, hash_head);
             /* longest_match() sets match_start */
@@ -2415,7 +2455,7 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
 
             ACC_TALLY_DIST(strstart - 1 - prev_match, prev_length - MIN_MATCH);
             lookahead -= prev_length - 1;
-            for (str = strstart + 1; str <= last; str++) ACC_INSERT(str);
+            for (str = strstart + 1; str <= last; str++) ACC_INSERT(str, 0);
             prev_length = 0;
             match_available = 0;
             match_length = MIN_MATCH-1;
