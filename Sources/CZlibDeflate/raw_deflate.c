@@ -17,24 +17,47 @@ int ZEXPORT apkpatch_z_deflate_accel(z_streamp strm);
 #define ARENA_SIZE ((size_t)2 << 20)
 
 struct arena {
-    unsigned char *base;   /* NULL: every table is calloc's */
+    unsigned char *base;   /* NULL: every table is calloc's (or the caller's regions') */
     size_t used;
+    /* Memory the caller lends (apkpatch_deflate_raw_in): used first, region by region, each table zeroed. */
+    unsigned char *const *regions;
+    size_t region_count, region_size, region, region_used;
 };
+
+static int in_regions(const struct arena *arena, const unsigned char *address) {
+    size_t index;
+    for (index = 0; index < arena->region_count; index++)
+        if (address >= arena->regions[index] && address < arena->regions[index] + arena->region_size) return 1;
+    return 0;
+}
 
 static voidpf allocate(voidpf opaque, uInt items, uInt size) {
     struct arena *arena = (struct arena *)opaque;
     size_t count = (size_t)items * size;
     size_t rounded = (count + 63) & ~(size_t)63;
-    if (arena != NULL && arena->base != NULL && rounded >= count && rounded <= ARENA_SIZE - arena->used) {
-        voidpf address = arena->base + arena->used;   /* a fresh mapping reads as zeros, as calloc's memory does */
-        arena->used += rounded;
-        return address;
+    if (arena != NULL && rounded >= count) {
+        /* a table that does not fit in what is left of a region goes to the next one */
+        for (; arena->region < arena->region_count; arena->region++, arena->region_used = 0) {
+            if (rounded <= arena->region_size - arena->region_used) {
+                unsigned char *address = arena->regions[arena->region] + arena->region_used;
+                arena->region_used += rounded;
+                memset(address, 0, count);   /* lent memory holds old bytes; zlib's tables are calloc's */
+                return address;
+            }
+            if (arena->region_used == 0) break;   /* larger than a region: not lent memory */
+        }
+        if (arena->base != NULL && rounded <= ARENA_SIZE - arena->used) {
+            voidpf address = arena->base + arena->used;   /* a fresh mapping reads as zeros, as calloc's memory does */
+            arena->used += rounded;
+            return address;
+        }
     }
     return calloc(items, size);
 }
 
 static void release(voidpf opaque, voidpf address) {
     struct arena *arena = (struct arena *)opaque;
+    if (arena != NULL && in_regions(arena, (unsigned char *)address)) return;   /* the caller's */
     if (arena != NULL && arena->base != NULL && (unsigned char *)address >= arena->base &&
         (unsigned char *)address < arena->base + ARENA_SIZE)
         return;   /* unmapped with the arena */
@@ -67,6 +90,11 @@ static void arena_close(struct arena *arena) {
 
 int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast, uint8_t *output, size_t capacity,
                          size_t *written) {
+    return apkpatch_deflate_raw_in(input, count, level, fast, output, capacity, written, NULL, 0, 0);
+}
+
+int apkpatch_deflate_raw_in(const uint8_t *input, size_t count, int level, int fast, uint8_t *output, size_t capacity,
+                            size_t *written, uint8_t *const *regions, size_t region_count, size_t region_size) {
     z_stream stream;
     struct arena arena;
     int rc;
@@ -74,7 +102,13 @@ int apkpatch_deflate_raw(const uint8_t *input, size_t count, int level, int fast
     if (capacity > 0xffffffffu) capacity = 0xffffffffu;
     /* Only where zlib's deflate_slow runs; a failure to allocate its tables leaves zlib's own search. */
     fast = fast && level >= 4;
-    if (fast) arena_open(&arena);
+    arena.regions = regions;
+    arena.region_count = regions == NULL ? 0 : region_count;
+    arena.region_size = region_size;
+    arena.region = 0;
+    arena.region_used = 0;
+    /* Lent memory large enough for all the tables needs no mapping of its own. */
+    if (fast && arena.region_count * region_size < ARENA_SIZE) arena_open(&arena);
     else arena.base = NULL;
     memset(&stream, 0, sizeof(stream));
     stream.zalloc = allocate;

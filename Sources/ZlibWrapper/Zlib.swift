@@ -44,16 +44,28 @@ public enum Deflate {
     /// Compresses `input` at `level` (0–9; 6 is zlib's default, 9 what aapt and apksigner use): zlib's bytes. From
     /// level 4 on, CZlibDeflate's copy of zlib's deflate with its faster search for the same matches (the JAR signature
     /// files at level 9 are a third of signing a large APK); `compressWithZlib` is what it must equal.
-    public static func compress(_ input: UnsafeRawBufferPointer, level: Int32 = 6) throws -> [UInt8] {
+    ///
+    /// `scratch`: memory lent for the deflate's tables (about 1.7 MB for a large input), used before any of its
+    /// own; memory the process has written already takes no page faults, where fresh memory's first writes do
+    /// (under a hypervisor, each may also be the host's first touch of the page). Its bytes are overwritten.
+    public static func compress(_ input: UnsafeRawBufferPointer, level: Int32 = 6,
+                                scratch: [UnsafeMutableRawBufferPointer] = []) throws -> [UInt8] {
         guard level >= 4, input.count <= 0xffff_ff00 else { return try compressWithZlib(input, level: level) }
         let fast: Int32 = input.count >= fasterSearchMinimum ? 1 : 0
         let capacity = apkpatch_deflate_bound(input.count)
         var rc = Z_OK
+        // The regions must be alike: the smallest size stands for all.
+        let regionSize = scratch.map(\.count).min() ?? 0
+        var regions: [UnsafeMutablePointer<UInt8>?] = scratch.map { $0.baseAddress?.assumingMemoryBound(to: UInt8.self) }
+        if regions.contains(nil) { regions = [] }
         // Deflated straight into the array: no second buffer to fault in and copy.
         let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             var written = 0
-            rc = apkpatch_deflate_raw(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, level, fast,
-                                      buffer.baseAddress, capacity, &written)
+            rc = regions.withUnsafeBufferPointer { lent in
+                apkpatch_deflate_raw_in(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, level, fast,
+                                        buffer.baseAddress, capacity, &written, lent.baseAddress.map { UnsafePointer($0) },
+                                        lent.count, regionSize)
+            }
             count = rc == Z_OK ? written : 0
         }
         guard rc == Z_OK else {
@@ -91,8 +103,8 @@ public enum Deflate {
         return output
     }
 
-    public static func compress(_ input: [UInt8], level: Int32 = 6) throws -> [UInt8] {
-        try input.withUnsafeBytes { try compress($0, level: level) }
+    public static func compress(_ input: [UInt8], level: Int32 = 6, scratch: [UnsafeMutableRawBufferPointer] = []) throws -> [UInt8] {
+        try input.withUnsafeBytes { try compress($0, level: level, scratch: scratch) }
     }
 
     /// Compresses `input` with libdeflate at `level` (0–12): at level 1 about twice as fast as zlib and a

@@ -88,6 +88,24 @@ import ZlibWrapper
         }
     }
 
+    /// Tables in lent memory that holds old bytes (the signer lends pool buffers the copy wrote): zlib's bytes
+    /// whether the regions hold all the tables, some of them (the rest in memory of the deflate's own), or none.
+    @Test func tablesInLentMemory() throws {
+        var generator = SplitMix64(seed: 77)
+        let inputs = [Self.generate(shape: 5, count: 900_000, &generator), Self.generate(shape: 3, count: 40_000, &generator),
+                      Self.generate(shape: 1, count: 2_000, &generator)]
+        for (count, size) in [(2, 1 << 20), (1, 1 << 20), (3, 200 << 10), (1, 100)] {
+            let regions = (0..<count).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64) }
+            defer { for region in regions { region.deallocate() } }
+            for (index, input) in inputs.enumerated() {
+                for region in regions { for offset in region.indices { region[offset] = UInt8(truncatingIfNeeded: offset &* 131 &+ 7) } }
+                let ours = try Deflate.compress(input, level: 9, scratch: regions)
+                let zlib = try input.withUnsafeBytes { try Deflate.compressWithZlib($0, level: 9) }
+                #expect(ours == zlib, "input \(index) (\(input.count) bytes) with \(count) lent region(s) of \(size) bytes")
+            }
+        }
+    }
+
     /// Every size from 0 to 300 bytes, where the input's end cuts the hashes and the 258-byte matches.
     @Test func shortInputs() throws {
         var generator = SplitMix64(seed: 5)

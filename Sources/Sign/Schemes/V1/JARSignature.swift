@@ -41,6 +41,11 @@ enum JARSignature {
 
     /// zlib at level 9, as apksig (so the bytes are apksigner's); libdeflate, faster, at any other level.
     static func deflateJARFile(_ data: [UInt8], level: Int32) throws -> [UInt8] {
-        level == 9 ? try Deflate.compress(data, level: 9) : try Deflate.compressFast(data, level: level)
+        guard level == 9 else { return try Deflate.compressFast(data, level: level) }
+        // The deflate's tables in two pool buffers, which the copy before it has paged in, rather than in memory
+        // of their own that every signing would fault in anew.
+        let scratch = [BufferPool.shared.take(), BufferPool.shared.take()]
+        defer { for buffer in scratch { BufferPool.shared.recycle(buffer) } }
+        return try Deflate.compress(data, level: 9, scratch: scratch)
     }
 }
