@@ -141,13 +141,14 @@ public struct Signer: Sendable {
         var inputManifest: [UInt8]?
         var kept: [KeptEntry] = []
         var names = Set<String>(minimumCapacity: entries.count)  // String hashes its bytes in bulk; [UInt8] byte by byte
-        for item in entries {
+        let zipEntries = entries.map(\.entry)
+        for (index, item) in entries.enumerated() {
             if config.schemes.contains(.v1) && item.entry.name == V1SchemeSigner.manifestEntryName {
                 inputManifest = try RepackedEntriesWriter.uncompressed(item)
             }
             guard SigningEngine.isKept(item.entry.name) else { continue }
             guard names.insert(item.entry.name).inserted else { throw SignError.duplicateEntry(item.entry.name) }
-            kept.append(KeptEntry(entry: item.entry, origin: .output(item)))
+            kept.append(KeptEntry(zipEntries, index: index, origin: .output(item)))
         }
         let writer: any SectionWriter = cache.map {
             RecyclingWriter(cache: $0, destination: destination, concurrency: concurrency, keySupply: config.keySupply)

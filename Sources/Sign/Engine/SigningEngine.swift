@@ -78,14 +78,18 @@ struct SigningEngine {
     /// `isKept(entry.name)`, mostly told from the name's stored bytes: every name the rule turns on is ASCII
     /// (a directory's trailing `/`, the `META-INF/` folder, the two regenerated files), and a name equals one of
     /// those only byte for byte, so a name outside `META-INF/` of another length is kept as it is read.
-    static func isKept(_ entry: borrowing ZipEntry) -> Bool {
-        let count = entry.nameBytes.count
-        guard count > 0 else { return isKept(entry.name) }
-        if entry.nameBytes[count - 1] == UInt8(ascii: "/") { return false }
-        if count == stampCertificateNameLength || count == pinListNameLength { return isKept(entry.name) }
+    static func isKept(_ entry: borrowing ZipEntry) -> Bool { isKept(nameBytes: entry.nameBytes, name: entry.name) }
+
+    /// `isKept(entry)` from the entry's two name fields: a caller that reads its entries in place passes these,
+    /// where passing the whole entry would copy it.
+    static func isKept(nameBytes: [UInt8], name: @autoclosure () -> String) -> Bool {
+        let count = nameBytes.count
+        guard count > 0 else { return isKept(name()) }
+        if nameBytes[count - 1] == UInt8(ascii: "/") { return false }
+        if count == stampCertificateNameLength || count == pinListNameLength { return isKept(name()) }
         let folder = metaINFFolder
-        if count > folder.count && entry.nameBytes[0] == folder[0] && entry.nameBytes[..<folder.count].elementsEqual(folder) {
-            return isKept(entry.name)
+        if count > folder.count && nameBytes[0] == folder[0] && nameBytes[..<folder.count].elementsEqual(folder) {
+            return isKept(name())
         }
         return true
     }

@@ -51,17 +51,18 @@ struct InputAPKWriter: SectionWriter {
         entries.reserveCapacity(zip.entries.count)
         var dropped: [Range<Int64>] = []
         let manifestNameLength = V1SchemeSigner.manifestEntryName.utf8.count
+        // Fields are read from the array in place: a whole entry taken out of it, or passed on, is a copy.
+        let all = zip.entries
         for index in zip.indicesInFileOrder {
-            let entry = zip.entries[index]
             // The name's length first: an ASCII name is equal only to the same bytes.
-            if readsManifest && entry.nameBytes.count == manifestNameLength && entry.name == V1SchemeSigner.manifestEntryName {
-                manifest = try archive.uncompressedData(of: entry)
+            if readsManifest && all[index].nameBytes.count == manifestNameLength && all[index].name == V1SchemeSigner.manifestEntryName {
+                manifest = try archive.uncompressedData(of: all[index])
             }
-            guard SigningEngine.isKept(entry) else {
-                dropped.append(entry.recordRange)
+            guard SigningEngine.isKept(nameBytes: all[index].nameBytes, name: all[index].name) else {
+                dropped.append(all[index].recordRange)
                 continue
             }
-            entries.append(KeptEntry(entry: entry, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
+            entries.append(KeptEntry(all, index: index, origin: .archive(centralRecord: centralRecords[index], centralIndex: index)))
         }
         // A deviation from apksig's bytes, on purpose: apksig skips the source stamp and the pin list *before*
         // it steps past their records, so it copies their bytes on as data between records, a local record no

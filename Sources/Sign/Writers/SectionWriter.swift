@@ -3,9 +3,19 @@ import SignatureSchemes
 
 /// One kept entry of the APK being signed, in output order.
 /// A class, not a struct: entries are passed to workers and looked at several times each, and copying a
-/// ZipEntry (five arrays and a string) every time cost more than the rest of a watch-mode rebuild.
+/// ZipEntry (five arrays and a string) every time cost more than the rest of a watch-mode rebuild. Nor does
+/// it hold a copy of its `ZipEntry`: it points into the one array of them all (an input APK's own
+/// `ZipArchive.entries`), so a kept entry is a small object and making thousands of them copies no arrays.
 final class KeptEntry: Sendable {
-    let entry: ZipEntry
+    /// The entries this one is among (shared by all the kept entries of one signing), and its position there.
+    private let entries: [ZipEntry]
+    private let index: Int
+    /// Read in place: a getter (or a `_read` of the array's subscript) hands back a copy, retaining its arrays
+    /// and string at every access. The address stays valid while the access lasts: this object holds `entries`,
+    /// which is never changed, so its storage neither moves nor goes away.
+    var entry: ZipEntry {
+        unsafeAddress { entries.withUnsafeBufferPointer { $0.baseAddress! + index } }
+    }
     enum Origin {
         /// An input APK entry: its local record and central directory record are copied from the input.
         case archive(centralRecord: Range<Int64>, centralIndex: Int)
@@ -13,7 +23,13 @@ final class KeptEntry: Sendable {
         case output(OutputEntry)
     }
     let origin: Origin
-    init(entry: ZipEntry, origin: Origin) { self.entry = entry; self.origin = origin }
+    /// The entry `entries[index]`, which `origin` says where to copy from.
+    init(_ entries: [ZipEntry], index: Int, origin: Origin) {
+        precondition(entries.indices.contains(index), "a kept entry is one of the entries given")
+        self.entries = entries
+        self.index = index
+        self.origin = origin
+    }
 }
 
 /// Writes the entries section of a signed APK from one kind of source, digesting it as it goes: the input
