@@ -119,19 +119,23 @@ public struct APKArchive: Sendable {
     /// declared sizes and compression ratios beyond sane limits.
     private func validate() throws {
         var total: Int64 = 0
-        for entry in zip.entries {
-            if limits.checksEntryNames, let problem = EntryName.problem(with: entry.nameBytes) {
-                throw UnpackError.unsafeEntryName(path: label, name: entry.name, reason: problem)
+        // The fields are read in place: `for entry in zip.entries` copies every entry (its arrays and name retained
+        // and released), which the sizes checked here do not need.
+        let entries = zip.entries
+        for index in entries.indices {
+            if limits.checksEntryNames, let problem = EntryName.problem(with: entries[index].nameBytes) {
+                throw UnpackError.unsafeEntryName(path: label, name: entries[index].name, reason: problem)
             }
-            guard entry.uncompressedSize <= limits.maxEntrySize else {
-                throw UnpackError.limitExceeded(path: label, reason: "entry \(entry.name.debugQuoted) declares \(entry.uncompressedSize) bytes uncompressed, over the limit of \(limits.maxEntrySize)")
+            let uncompressedSize = entries[index].uncompressedSize, compressedSize = entries[index].compressedSize
+            guard uncompressedSize <= limits.maxEntrySize else {
+                throw UnpackError.limitExceeded(path: label, reason: "entry \(entries[index].name.debugQuoted) declares \(uncompressedSize) bytes uncompressed, over the limit of \(limits.maxEntrySize)")
             }
             // DEFLATE cannot do better than about 1032:1; a larger declared ratio is a bomb or a lie.
-            if entry.method == .deflated && entry.uncompressedSize > (1 << 20)
-                && entry.uncompressedSize / max(entry.compressedSize, 1) > Int64(limits.maxCompressionRatio) {
-                throw UnpackError.limitExceeded(path: label, reason: "entry \(entry.name.debugQuoted) claims a compression ratio of \(entry.uncompressedSize / max(entry.compressedSize, 1)):1 (\(entry.compressedSize) → \(entry.uncompressedSize) bytes), beyond what DEFLATE can produce: a zip bomb or a corrupt header")
+            if entries[index].method == .deflated && uncompressedSize > (1 << 20)
+                && uncompressedSize / max(compressedSize, 1) > Int64(limits.maxCompressionRatio) {
+                throw UnpackError.limitExceeded(path: label, reason: "entry \(entries[index].name.debugQuoted) claims a compression ratio of \(uncompressedSize / max(compressedSize, 1)):1 (\(compressedSize) → \(uncompressedSize) bytes), beyond what DEFLATE can produce: a zip bomb or a corrupt header")
             }
-            total += entry.uncompressedSize
+            total += uncompressedSize
         }
         guard total <= limits.maxTotalSize else {
             throw UnpackError.limitExceeded(path: label, reason: "entries declare \(total) bytes uncompressed in all, over the limit of \(limits.maxTotalSize)")
