@@ -95,8 +95,10 @@ local unsigned read_buf   OF((z_streamp strm, Bytef *buf, unsigned size));
  * much of their cost */
 #if defined(__GNUC__)
 #  define APKZ_INLINE inline __attribute__((always_inline))
+#  define APKZ_NOINLINE __attribute__((noinline))
 #else
 #  define APKZ_INLINE
+#  define APKZ_NOINLINE
 #endif
 local APKZ_INLINE uInt longest_match  OF((deflate_state *s, IPos cur_match));
 
@@ -2331,6 +2333,45 @@ local block_state deflate_fast(s, flush)
  * put on its run (ACC_RUN_INSERT) and, if its hash is hot, in its tree (acc_insert).
  */
 
+/* the faster search is on only for a 32K window and 32K hashes: constants for the compiler */
+#define ACC_CONSTANTS \
+    const uInt wmask = ACC_WSIZE - 1; \
+    const uInt hash_mask = ACC_HSIZE - 1; \
+    const uInt hash_shift = (15 + MIN_MATCH-1) / MIN_MATCH
+/* INSERT_STRING but for prev[] (see acc_restore_prev), its run, its place in seen (the
+ * string seen before with its key goes to seen_last if keep_last), and its tree if its hash
+ * is hot */
+#define ACC_INSERT(str, keep_last) do { \
+        Byte c2_ = window[(str) + (MIN_MATCH-1)]; \
+        uInt key_ = acc_seen_key(window + (str), c2_); \
+        if (keep_last) seen_last = seen[key_]; \
+        seen[key_] = (Pos)(str); \
+        ins_h = ((ins_h << hash_shift) ^ c2_) & hash_mask; \
+        hash_head = head[ins_h]; \
+        head[ins_h] = (Pos)(str); \
+        ACC_RUN_INSERT(run, wmask, str, hash_head); \
+        if (streak[ins_h] >= ACC_STREAK) { s->ins_h = ins_h; acc_insert(s, (str)); } \
+    } while (0)
+
+/* Inserts the strings at from..to (a match's, after its first two) as ACC_INSERT does, and
+ * returns ins_h after them. A function of its own: the lazy parse's loop keeps its state in
+ * registers, and this loop its tables. */
+local APKZ_NOINLINE uInt acc_insert_strings(deflate_state *s, uInt from, uInt to, uInt ins_h)
+{
+    struct apkz_accel *a = s->accel;
+    const Bytef *const window = s->window;
+    Posf *const head = s->head;
+    Posf *const run = a->run;
+    Posf *const seen = a->seen;
+    const Bytef *const streak = a->streak;
+    ACC_CONSTANTS;
+    IPos hash_head, seen_last;
+    uInt str;
+    for (str = from; str <= to; str++) ACC_INSERT(str, 0);
+    (void)seen_last;
+    return ins_h;
+}
+
 local block_state deflate_slow_accel(deflate_state *s, int flush)
 {
     struct apkz_accel *a = s->accel;
@@ -2341,10 +2382,7 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
     const Bytef *const streak = a->streak;
     uchf *const sym_buf = s->sym_buf;
     const uInt sym_end = s->sym_end;
-    /* the faster search is on only for a 32K window and 32K hashes: constants for the compiler */
-    const uInt wmask = ACC_WSIZE - 1;
-    const uInt hash_mask = ACC_HSIZE - 1;
-    const uInt hash_shift = (15 + MIN_MATCH-1) / MIN_MATCH;
+    ACC_CONSTANTS;
     const uInt max_dist = MAX_DIST(s);
     const uInt max_lazy = s->max_lazy_match;
     uInt strstart, lookahead, ins_h, match_length, prev_length, prev_match, sym_next;
@@ -2369,20 +2407,6 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
         s->strstart = strstart; s->lookahead = lookahead; s->ins_h = ins_h; \
         s->match_length = match_length; s->prev_length = prev_length; \
         s->prev_match = prev_match; s->match_available = match_available; s->sym_next = sym_next; \
-    } while (0)
-/* INSERT_STRING but for prev[] (see acc_restore_prev), its run, its place in seen (the
- * string seen before with its key goes to seen_last if keep_last), and its tree if its hash
- * is hot */
-#define ACC_INSERT(str, keep_last) do { \
-        Byte c2_ = window[(str) + (MIN_MATCH-1)]; \
-        uInt key_ = acc_seen_key(window + (str), c2_); \
-        if (keep_last) seen_last = seen[key_]; \
-        seen[key_] = (Pos)(str); \
-        ins_h = ((ins_h << hash_shift) ^ c2_) & hash_mask; \
-        hash_head = head[ins_h]; \
-        head[ins_h] = (Pos)(str); \
-        ACC_RUN_INSERT(run, wmask, str, hash_head); \
-        if (streak[ins_h] >= ACC_STREAK) { s->ins_h = ins_h; acc_insert(s, (str)); } \
     } while (0)
 /* _tr_tally_lit and _tr_tally_dist */
 #define ACC_TALLY_LIT(c) do { \
@@ -2451,11 +2475,10 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
             /* strstart - 1 and strstart are in; the rest of the match goes in, up to max_insert */
             uInt end = strstart + prev_length - 2;
             uInt last = end <= max_insert ? end : max_insert;
-            uInt str;
 
             ACC_TALLY_DIST(strstart - 1 - prev_match, prev_length - MIN_MATCH);
             lookahead -= prev_length - 1;
-            for (str = strstart + 1; str <= last; str++) ACC_INSERT(str, 0);
+            if (strstart + 1 <= last) ins_h = acc_insert_strings(s, strstart + 1, last, ins_h);
             prev_length = 0;
             match_available = 0;
             match_length = MIN_MATCH-1;
@@ -2503,6 +2526,7 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
 #undef ACC_LOAD_STATE
 #undef ACC_STORE_STATE
 #undef ACC_INSERT
+#undef ACC_CONSTANTS
 #undef ACC_TALLY_LIT
 #undef ACC_TALLY_DIST
 }
