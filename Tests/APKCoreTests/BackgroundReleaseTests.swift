@@ -38,6 +38,17 @@ import Glibc
         #expect(pthread_equal(thread, pthread_self()) == 0)
     }
 
+    /// One APK from the command line: what is held stays until the process exits, nothing is freed meanwhile.
+    @Test func leftToTheExitIsNeverFreed() throws {
+        let release = BackgroundRelease()
+        release.isEnabled = true
+        release.leavesToExit = true
+        let freed = Self.holdNew(in: release)
+        release.releaseHeld()
+        release.waitForAll()
+        #expect(freed.on == nil)
+    }
+
     @Test func offHoldsNothing() throws {
         let release = BackgroundRelease()
         let freed = Self.holdNew(in: release)

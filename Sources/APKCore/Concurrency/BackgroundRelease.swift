@@ -36,6 +36,15 @@ public final class BackgroundRelease: @unchecked Sendable {
         set { lock.withLock { enabled = newValue } }
     }
 
+    /// The process ends once the work that holds values returns (one APK signed from the command line), and
+    /// ends with `_exit`: what is held then stays until the exit, which takes back the whole address space at
+    /// once, instead of being freed object by object on a core the rest of the command could use.
+    public var leavesToExit: Bool {
+        get { lock.withLock { leaves } }
+        set { lock.withLock { leaves = newValue } }
+    }
+    private var leaves = false
+
     /// Keeps a reference to `value` until the next `releaseHeld()` (nothing when not enabled).
     public func hold(_ value: Any) {
         lock.withLock { if enabled { held.append(value) } }
@@ -44,6 +53,7 @@ public final class BackgroundRelease: @unchecked Sendable {
     /// Drops the values held so far, on the queue.
     public func releaseHeld() {
         let pile = Pile(lock.withLock { () -> [Any] in
+            if leaves { return [] }
             defer { held = [] }
             if !held.isEmpty && waitsAtExit && !exitHookInstalled {
                 exitHookInstalled = true
