@@ -27,8 +27,30 @@ public enum FileCreationMask {
         var bytes = [UInt8](repeating: 0, count: 4096)
         let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
-        for line in String(decoding: bytes[0..<count], as: UTF8.self).split(separator: "\n") where line.hasPrefix("Umask:") {
-            return mode_t(line.dropFirst("Umask:".count).trimmingWhitespace(), radix: 8)
+        return parseUmask(status: bytes[0..<count])
+    }
+
+    /// The `Umask:` line's octal value in the text of `/proc/self/status` (its second line), read as bytes:
+    /// nil without that line, or when what follows the key, between blanks, is not an octal number.
+    package static func parseUmask(status: ArraySlice<UInt8>) -> mode_t? {
+        let key = Array("Umask:".utf8)
+        var lineStart = status.startIndex
+        while lineStart < status.endIndex {
+            let lineEnd = status[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? status.endIndex
+            if status[lineStart..<lineEnd].starts(with: key) {
+                let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
+                var digits = status[(lineStart + key.count)..<lineEnd]
+                while let first = digits.first, isBlank(first) { digits = digits.dropFirst() }
+                while let last = digits.last, isBlank(last) { digits = digits.dropLast() }
+                guard !digits.isEmpty, digits.count <= 11 else { return nil }
+                var value: UInt64 = 0
+                for digit in digits {
+                    guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "7") else { return nil }
+                    value = value << 3 | UInt64(digit - UInt8(ascii: "0"))
+                }
+                return mode_t(exactly: value)
+            }
+            lineStart = lineEnd + 1
         }
         return nil
     }
