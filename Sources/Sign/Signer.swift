@@ -258,7 +258,11 @@ public struct Signer: Sendable {
         // The copied entries' central directory records, made by a core the JAR signature leaves free (it fills
         // the manifest on this thread before it deflates on two).
         let records = section.centralRecords, input = job.input
-        let copiedRecords = BackgroundValue(offered: { try Records.centralDirectory(records, then: [], input: input) })
+        // Room for the records of the files written after the entries (the JAR signature's, a stamp, a pin list),
+        // so that appending them does not move the whole directory.
+        let copiedRecords = BackgroundValue(offered: {
+            HandedOver(try Records.centralDirectory(records, then: [], input: input, reserving: 4096))
+        })
         defer { copiedRecords.wait() }
         if let digests = section.entryDigests {
             jarSignature.start(inline: true) { digests + added }
@@ -292,7 +296,7 @@ public struct Signer: Sendable {
     /// Writes what follows the entries section and publishes the output.
     private func finish(_ section: WrittenSection, of job: Job, engine: SigningEngine, plan: DigestPlan, key: SignerKey,
                         jarSignature: JARSignatureJob, pinList: [UInt8]?, stampFile: JARSignature.File?,
-                        copiedRecords: BackgroundValue<[UInt8]>) throws -> SigningReport {
+                        copiedRecords: BackgroundValue<HandedOver<[UInt8]>>) throws -> SigningReport {
         let output = section.output
         // What the report says of the certificate (its subject as Java prints it, its fingerprint) is made on a
         // free core meanwhile; the sizes are filled in at the end.
@@ -304,7 +308,7 @@ public struct Signer: Sendable {
         defer { reportDraft.wait() }
         // The copied entries' central directory records. An input APK's JAR signature was made on this thread
         // before `finish`; repacked entries' may still be in the making on a worker, which `files()` waits for.
-        var centralDirectory = try copiedRecords.get()
+        var centralDirectory = try copiedRecords.get().take()
         var count = section.centralRecords.count
         let stamp = SigningEngine.jarFileTimestamp(of: job.entries)
         // The pin list first (apksig writes it before the JAR signature, which lists it), deflated as they are.
@@ -316,9 +320,10 @@ public struct Signer: Sendable {
         for file in [stampFile, pinFile].compactMap({ $0 }) + jarFiles {
             let headerOffset = output.position
             try Records.checkOffset(headerOffset)
-            let (local, central) = try Records.deflatedRecords(name: file.name, data: file.data, compressed: file.compressed,
-                                                               crc: file.crc, timestamp: stamp, headerOffset: headerOffset)
-            try output.write(local)
+            let (localHeader, central) = try Records.deflatedRecords(name: file.name, data: file.data, compressed: file.compressed,
+                                                                     crc: file.crc, timestamp: stamp, headerOffset: headerOffset)
+            try output.write(localHeader)
+            try output.write(file.compressed)
             centralDirectory += central
             count += 1
         }
@@ -397,28 +402,30 @@ public struct Signer: Sendable {
     }
 }
 
+/// A value made on another thread and taken once by the thread that goes on with it: the `BackgroundValue`
+/// that made it keeps only the box, so the taker holds the only reference and appends in place.
+final class HandedOver<Value>: @unchecked Sendable {
+    // @unchecked Sendable: set before the BackgroundValue is done, taken once after it.
+    private var value: Value?
+    init(_ value: Value) { self.value = value }
+
+    func take() throws -> Value {
+        guard let taken = value else { throw SignError.internalInconsistency("a value handed over was taken twice") }
+        value = nil
+        return taken
+    }
+}
+
 /// The JAR signature made on another thread from the entries' v1 digests while the rest is written:
 /// MANIFEST.MF's text but the digests (`ManifestTemplate`) while the entries are copied, then the files.
 private final class JARSignatureJob: @unchecked Sendable {
     // @unchecked Sendable: `signature` is set on the signing thread only (`start`) and read there.
-    private let template: BackgroundValue<TemplateSlot>?
+    /// The template, handed over once: the signature fills its buffers (hundreds of kilobytes each) in place,
+    /// which they allow only when nothing else holds them (a `BackgroundValue` keeps its value).
+    private let template: BackgroundValue<HandedOver<V1SchemeSigner.ManifestTemplate>>?
     private var signature: BackgroundValue<[JARSignature.File]>?
     private let engine: SigningEngine
     private let plan: DigestPlan
-
-    /// The template, handed over once: the signature fills its buffers (hundreds of kilobytes each) in place,
-    /// which they allow only when nothing else holds them (a `BackgroundValue` keeps its value).
-    private final class TemplateSlot: @unchecked Sendable {
-        // @unchecked Sendable: set before the BackgroundValue is done, taken once by the signature after it.
-        private var template: V1SchemeSigner.ManifestTemplate?
-        init(_ template: V1SchemeSigner.ManifestTemplate) { self.template = template }
-
-        func take() throws -> V1SchemeSigner.ManifestTemplate {
-            guard let taken = template else { throw SignError.internalInconsistency("the JAR manifest template was taken twice") }
-            template = nil
-            return taken
-        }
-    }
 
     /// `added`: files written after the entries that the manifest lists too (their digests follow the entries').
     init(engine: SigningEngine, plan: DigestPlan, entries: [KeptEntry], inputManifest: [UInt8]?, added: [String] = []) {
@@ -428,7 +435,7 @@ private final class JARSignatureJob: @unchecked Sendable {
             let names = entries.map(\.entry.name) + added
             let header = engine.signatureFileHeader
             return BackgroundValue {
-                TemplateSlot(try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest,
+                HandedOver(try V1SchemeSigner.ManifestTemplate(digestAlgorithm: digest, names: names, inputManifest: inputManifest,
                                                                  signatureFileHeader: header))
             }
         }

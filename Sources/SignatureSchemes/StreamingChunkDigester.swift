@@ -145,16 +145,24 @@ private struct BatchDigests: Sendable {
     var leaves: [UInt8]
 
     init(chunks: [UnsafeRawBufferPointer], algorithms: [ContentDigestAlgorithm], leaves hashesLeaves: Bool) {
+        // The leaves on a free core beside the chunk digests: the section's last batch is waited for by a signer
+        // with nothing else to do. (The chunks outlive both: this returns only when the leaves are done.)
+        let unowned = UnownedChunks(chunks)
+        let leafWork = hashesLeaves ? BackgroundValue(offered: { Self.leafDigests(of: unowned.chunks) }) : nil
         if chunks.count > 1 {
             self.chunks = ChunkLanes.digests(ofChunks: chunks).map { [$0] }
         } else {
             self.chunks = chunks.map { ContentDigester.chunkDigests($0, algorithms: algorithms) }
         }
-        leaves = []
-        guard hashesLeaves else { return }
+        // The work only hashes: it cannot throw.
+        leaves = (try? leafWork?.get()) ?? []
+    }
+
+    /// The leaf digests of the chunks' whole 4096-byte blocks.
+    private static func leafDigests(of chunks: [UnsafeRawBufferPointer]) -> [UInt8] {
         let blockSize = VerityTreeBuilder.blockSize
         let blocks = chunks.reduce(0) { $0 + $1.count / blockSize }
-        leaves = [UInt8](repeating: 0, count: blocks * VerityTreeBuilder.digestSize)
+        var leaves = [UInt8](repeating: 0, count: blocks * VerityTreeBuilder.digestSize)
         leaves.withUnsafeMutableBytes { out in
             var at = 0
             for chunk in chunks {
@@ -164,6 +172,13 @@ private struct BatchDigests: Sendable {
                 at += whole / blockSize * VerityTreeBuilder.digestSize
             }
         }
+        return leaves
+    }
+
+    /// Chunks read by another thread while their owner waits for it.
+    private struct UnownedChunks: @unchecked Sendable {
+        let chunks: [UnsafeRawBufferPointer]
+        init(_ chunks: [UnsafeRawBufferPointer]) { self.chunks = chunks }
     }
 }
 

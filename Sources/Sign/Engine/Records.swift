@@ -11,24 +11,25 @@ enum Records {
         case encoded([UInt8])
     }
 
-    /// Local record (header + deflated data) and central directory record of a new file, as apksig's
+    /// Local header (the deflated data follows it) and central directory record of a new file, as apksig's
     /// `LocalFileRecord`/`CentralDirectoryRecord.*WithDeflateCompressedData` write them: raw deflate,
     /// version 20, UTF-8 flag, no extra fields, no attributes.
     static func deflatedRecords(name: String, data: [UInt8], compressed: [UInt8], crc: UInt32, timestamp: DOSTimestamp,
-                                headerOffset: Int64) throws -> ([UInt8], [UInt8]) {
+                                headerOffset: Int64) throws -> (localHeader: [UInt8], central: [UInt8]) {
         var entry = ZipEntry(nameBytes: Array(name.utf8), method: .deflated, crc32: crc, compressedSize: Int64(compressed.count),
                              uncompressedSize: Int64(data.count), lastModifiedTime: timestamp.time, lastModifiedDate: timestamp.date)
         entry.versionMadeBy = 20
         entry.versionNeeded = 20
         entry.flags = ZipFlags.utf8Names
-        return (entry.encodedLocalHeader(extra: []) + compressed, entry.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))
+        return (entry.encodedLocalHeader(extra: []), entry.encodedCentralDirectoryRecord(localHeaderOffset: headerOffset))
     }
 
     /// The central directory: `records` by `order`, then `appended`, written into one buffer (the input's
     /// records are copied from its mapping with the offset patched in place, not one array per entry).
+    /// `reserving`: room for that many more bytes (the records of files written after the copied ones).
     static func centralDirectory(_ records: [(order: Int, record: CentralRecord)], then appended: [[UInt8]],
-                                 input: (any DataSource)?) throws -> [UInt8] {
-        var size = appended.reduce(0) { $0 + $1.count }
+                                 input: (any DataSource)?, reserving: Int = 0) throws -> [UInt8] {
+        var size = appended.reduce(0) { $0 + $1.count } + reserving
         var inOrder = true
         for (index, item) in records.enumerated() {
             switch item.record {
