@@ -184,12 +184,13 @@ local const config configuration_table[10] = {
  * from the run of the chain head before it and slid as prev[] is (which the runs stand
  * in for: see acc_restore_prev). The walk visits the same candidates in the same order,
  * with one dependent load per ACC_RUN of them. A search that cannot beat prev_length is
- * not made at all: every candidate that could must share the string's first three bytes
- * (prev_length is at least MIN_MATCH - 1), and a table keyed by a hash of three bytes
- * holds the newest string inserted with each key; if that string is out of reach, so is
- * every string with the same three bytes, and zlib's walk would return prev_length
- * without choosing a match (seen, below; a chain head exactly MAX_DIST away is in reach,
- * the strings after it must be nearer). The lazy parse (deflate_slow_accel: zlib's
+ * not made at all: every candidate that could must share the string's first prev_length
+ * + 1 bytes (prev_length is at least MIN_MATCH - 1), and a table keyed by a hash of three
+ * bytes holds the newest string inserted with each key; if that string is out of reach for
+ * the first three bytes, or for the last three (at the same offset from a candidate), so
+ * is every string that shares them, and zlib's walk would return prev_length without
+ * choosing a match (seen and acc_may_improve, below; a chain head exactly MAX_DIST away is
+ * in reach, the strings after it must be nearer). The lazy parse (deflate_slow_accel: zlib's
  * steps with its state in locals), blocks, trees and bits are zlib's code.
  */
 #include <stdint.h>
@@ -222,6 +223,27 @@ static inline uInt acc_seen_key(const Bytef *p, Byte p2)
     uint16_t c01;
     memcpy(&c01, p, 2);
     return (uInt)((((uint32_t)c01 | ((uint32_t)p2 << 16)) * 0x9E3779B1u) >> (32 - ACC_SEEN_BITS));
+}
+
+/* 0 where no string zlib's search at strstart would reach shares more than prev_length
+ * bytes with it, so the search would choose no match: hash_head is the chain head,
+ * seen_last what seen held for strstart's key before strstart was inserted, and every
+ * string up to strstart is inserted. Such a string c shares the first three bytes, so the
+ * newest string with their key must be in reach; and it shares the three at end =
+ * prev_length - 2, so where c + end is a string already inserted (c is the chain head or
+ * older, and the head is at least end back) the newest string with their key is at
+ * least c + end. Nothing in the window past strstart + prev_length is read. */
+static inline int acc_may_improve(const Bytef *window, const Posf *seen, uInt strstart, IPos hash_head,
+                                  uInt prev_length, IPos seen_last, uInt max_dist)
+{
+    /* the oldest string zlib's search takes: the chain head may be max_dist back, never at NIL */
+    uInt reach = strstart > max_dist ? strstart - max_dist : 1;
+    uInt end;
+    if (seen_last < reach) return 0;
+    if (prev_length < MIN_MATCH) return 1;
+    end = prev_length - (MIN_MATCH-1);
+    if (strstart - hash_head < end) return 1;
+    return seen[acc_seen_key(window + strstart + end, window[strstart + end + (MIN_MATCH-1)])] >= reach + end;
 }
 
 #define ACC_WSIZE 32768     /* the only window size (windowBits 15) */
@@ -2450,13 +2472,11 @@ local block_state deflate_slow_accel(deflate_state *s, int flush)
         prev_length = match_length, prev_match = s->match_start;
         match_length = MIN_MATCH-1;
 
-        /* longest_match only if seen_last, the newest string with this one's key, is in reach
-         * (max_dist away at most, as the chain head may be; not NIL): otherwise no string
-         * sharing its first three bytes is, the search would choose no match and return
-         * prev_length (or the lookahead), and the steps below treat that as they treat
-         * MIN_MATCH-1 */
+        /* longest_match only where a string in reach may share more than prev_length bytes
+         * with this one: otherwise the search would choose no match and return prev_length
+         * (or the lookahead), and the steps below treat that as they treat MIN_MATCH-1 */
         if (hash_head != NIL && prev_length < max_lazy && strstart - hash_head <= max_dist &&
-            seen_last >= (strstart > max_dist ? strstart - max_dist : 1)) {
+            acc_may_improve(window, seen, strstart, hash_head, prev_length, seen_last, max_dist)) {
             s->strstart = strstart; s->lookahead = lookahead; s->ins_h = ins_h; s->prev_length = prev_length;
             match_length = longest_match (s, hash_head);
             /* longest_match() sets match_start */
