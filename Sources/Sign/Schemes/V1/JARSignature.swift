@@ -22,10 +22,15 @@ enum JARSignature {
     static func make(template: inout V1SchemeSigner.ManifestTemplate, digests: [[UInt8]], signers: [V1SchemeSigner.Signer],
                      apkSchemeIDs: [Int], createdBy: String, level: Int32 = 9) throws -> [File] {
         let manifest = template.filled(with: digests)
-        let manifestContents = manifest.contents
+        let manifestContents = manifest.contents, digestAlgorithm = template.digestAlgorithm
+        // The other core takes the whole manifest's digest, then deflates it, while this thread digests its
+        // sections for the .SF file: the .SF's deflate, on this thread, then starts with MANIFEST.MF's.
+        let manifestDigest = BackgroundValue(offered: { Digest.hash(manifestContents, with: digestAlgorithm) })
         let deflatedManifest = BackgroundValue<[UInt8]> { try deflateJARFile(manifestContents, level: level) }
-        defer { deflatedManifest.wait() }
-        let signatureFile = template.signatureFile(for: manifest, header: .init(apkSchemeIDs: apkSchemeIDs, createdBy: createdBy))
+        defer { manifestDigest.wait(); deflatedManifest.wait() }
+        let signatureFile = try template.signatureFile(for: manifest, header: .init(apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)) {
+            try manifestDigest.get()
+        }
         var deflatedSignatureFile: [UInt8] = []
         let files = try V1SchemeSigner.signatureEntries(signers: signers, manifest: manifest, signatureFile: signatureFile) { signatureFile in
             deflatedSignatureFile = try deflateJARFile(signatureFile, level: level)

@@ -214,19 +214,34 @@ enum V1SchemeSigner {
         /// The .SF file for `manifest` (this template filled): `makeSignatureFile`'s bytes, written into the
         /// prepared file when the template has one for `header` (it is handed over: a second call assembles anew).
         mutating func signatureFile(for manifest: Manifest, header: SignatureFileHeader) -> [UInt8] {
+            let algorithm = digestAlgorithm
+            return signatureFile(for: manifest, header: header) { Digest.hash(manifest.contents, with: algorithm) }
+        }
+
+        /// `signatureFile(for:header:)` with the whole manifest's digest (in this template's algorithm) from
+        /// `manifestDigest`, asked for after the sections' digests (another thread may be taking it).
+        mutating func signatureFile(for manifest: Manifest, header: SignatureFileHeader,
+                                    manifestDigest: () throws -> [UInt8]) rethrows -> [UInt8] {
             guard let prepared = preparedSignatureFile, prepared.header == header else {
                 return makeSignatureFile(manifest: manifest, template: self, digestAlgorithm: digestAlgorithm,
                                          apkSchemeIDs: header.apkSchemeIDs, createdBy: header.createdBy)
             }
             preparedSignatureFile = nil  // the buffer is now only `bytes`'s, so writing it copies nothing
             var bytes = prepared.bytes
-            let main = header.encoded(manifestDigest: Digest.hash(manifest.contents, with: digestAlgorithm), digestAlgorithm: digestAlgorithm)
+            // The sections' digests first: the manifest's own may still be in the making.
+            let sections = sectionDigests(of: manifest)
+            let whole = try manifestDigest()
+            let main = header.encoded(manifestDigest: whole, digestAlgorithm: digestAlgorithm)
             bytes.withUnsafeMutableBytes { out in
                 out.copyBytes(from: main)
-                writeSectionDigests(of: manifest, into: UnsafeMutableRawBufferPointer(rebasing: out[main.count...]),
+                writeSectionDigests(sections, into: UnsafeMutableRawBufferPointer(rebasing: out[main.count...]),
                                     offsets: signatureDigestOffsets, digestAlgorithm: digestAlgorithm)
             }
             return bytes
+        }
+
+        private func sectionDigests(of manifest: Manifest) -> [UInt8] {
+            V1SchemeSigner.sectionDigests(of: manifest, digestAlgorithm: digestAlgorithm)
         }
 
         /// The manifest with entry i's digest `digests[i]`.
@@ -368,12 +383,21 @@ enum V1SchemeSigner {
     /// sections with blank digests).
     static func writeSectionDigests(of manifest: Manifest, into sections: UnsafeMutableRawBufferPointer, offsets: [Int],
                                     digestAlgorithm: DigestAlgorithm) {
-        // The sections' digests: thousands of short messages, on SHA-256 lanes. (Run here, not beside the
-        // whole manifest's digest on another thread: the signer deflates MANIFEST.MF on the other core now.)
-        let size = digestAlgorithm.outputSize
-        let digests = digestAlgorithm == .sha256
+        writeSectionDigests(sectionDigests(of: manifest, digestAlgorithm: digestAlgorithm), into: sections, offsets: offsets,
+                            digestAlgorithm: digestAlgorithm)
+    }
+
+    /// The digest of each of `manifest`'s sections, one after another: thousands of short messages, on SHA-256 lanes.
+    static func sectionDigests(of manifest: Manifest, digestAlgorithm: DigestAlgorithm) -> [UInt8] {
+        digestAlgorithm == .sha256
             ? SHA256Lanes.hashEach(manifest.sectionRanges, of: manifest.contents)
             : Digest.hashEach(manifest.sectionRanges, of: manifest.contents, with: digestAlgorithm)
+    }
+
+    /// Writes `digests` (`sectionDigests(of:digestAlgorithm:)`) in Base64 at `offsets` in `sections`.
+    static func writeSectionDigests(_ digests: [UInt8], into sections: UnsafeMutableRawBufferPointer, offsets: [Int],
+                                    digestAlgorithm: DigestAlgorithm) {
+        let size = digestAlgorithm.outputSize
         for (index, offset) in offsets.enumerated() {
             Base64.write(digests[(index * size)..<((index + 1) * size)], into: UnsafeMutableRawBufferPointer(rebasing: sections[offset...]))
         }
