@@ -190,7 +190,8 @@ local const config configuration_table[10] = {
  * the first three bytes, or for the last three (at the same offset from a candidate), so
  * is every string that shares them, and zlib's walk would return prev_length without
  * choosing a match (seen and acc_may_improve, below; a chain head exactly MAX_DIST away is
- * in reach, the strings after it must be nearer). The lazy parse (deflate_slow_accel: zlib's
+ * in reach, the strings after it must be nearer). The same test ends a walk after a
+ * longer match where no older candidate can beat it. The lazy parse (deflate_slow_accel: zlib's
  * steps with its state in locals), blocks, trees and bits are zlib's code.
  */
 #include <stdint.h>
@@ -272,6 +273,13 @@ struct apkz_accel {
     ulg found_off;        /* the newest string with it */
     int found_len;        /* and its whole length */
 };
+
+/* Whether a string at since or later was inserted with the key of the three bytes at
+ * window position p (see acc_may_improve). */
+static inline int acc_seen_since(const deflate_state *s, uInt p, uInt since)
+{
+    return s->accel->seen[acc_seen_key(s->window + p, s->window[p + (MIN_MATCH-1)])] >= since;
+}
 
 static inline uint64_t acc_load64(const Bytef *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
@@ -1681,7 +1689,12 @@ local APKZ_INLINE uInt longest_match(s, cur_match)
             const Posf *run = s->accel->run;
             IPos c = cur_match;
             int i;
-            /* one candidate, as zlib's loop body below (its UNALIGNED_OK compares) */
+            /* the oldest string the walk may take (the chain head may be MAX_DIST back) */
+            const uInt reach = s->strstart > (IPos)MAX_DIST(s) ? s->strstart - (IPos)MAX_DIST(s) : 1;
+            /* one candidate, as zlib's loop body below (its UNALIGNED_OK compares); after a
+             * longer match at c, the walk ends where acc_may_improve's test of the three bytes
+             * ending best_len + 1 says no older candidate shares them: every one is older than
+             * c, so with c more than best_len - 2 back its copy of them is an inserted string */
 #define ACC_CANDIDATE(c) do { \
                 match = s->window + (c); \
                 if (*(ushf*)(match + best_len - 1) == scan_end && *(ushf*)match == scan_start) { \
@@ -1691,6 +1704,8 @@ local APKZ_INLINE uInt longest_match(s, cur_match)
                         best_len = len; \
                         if (len >= nice_match) goto walked; \
                         scan_end = *(ushf*)(scan + best_len - 1); \
+                        if (s->strstart - (c) > (uInt)best_len - 2 && \
+                            !acc_seen_since(s, s->strstart + best_len - 2, reach + best_len - 2)) goto walked; \
                     } \
                 } \
             } while (0)
