@@ -161,8 +161,8 @@ struct SectionCopy {
     struct Result {
         /// Digests of the section's whole chunks.
         var chunks: SectionChunkDigests
-        /// The bytes after the last whole chunk, not yet written.
-        var tail: [UInt8]
+        /// The bytes after the last whole chunk, not yet written, in a pool buffer (`TailBytes.handOver`).
+        var tail: TailBytes
         /// v1 digest of each item's uncompressed data (empty without v1).
         var entryDigests: [[UInt8]]
         /// The fs-verity leaf digests of the whole chunks, when `hashesVerityLeaves`.
@@ -261,8 +261,13 @@ struct SectionCopy {
             workCount += checks.count
         }
         // One core when asked (`signBatch` signs several APKs at once, one per core).
-        try Parallel.forEach(workCount, concurrency: concurrency, failure: state.failure, work)
-        try state.checksums.verify()
+        do {
+            try Parallel.forEach(workCount, concurrency: concurrency, failure: state.failure, work)
+            try state.checksums.verify()
+        } catch {
+            state.tail[0].handOver { _ in }
+            throw error
+        }
         var perAlgorithm: [ContentDigestAlgorithm: [UInt8]] = [:]
         for (slot, algorithm) in chunkAlgorithms.enumerated() {
             var all: [UInt8] = []
@@ -309,7 +314,10 @@ struct SectionCopy {
                 if hashesVerityLeaves { state.verityLeaves[Int(chunkStart / ContentDigester.chunkSize)] = Self.verityLeaves(of: chunk) }
                 try file.write(chunk, at: chunkStart)
             } else {
-                state.tail[0] = Array(chunk)  // the partial last chunk: the run's only one
+                // The partial last chunk (the run's only one), kept in a pool buffer: memory paged in already.
+                let kept = BufferPool.shared.take()
+                kept.copyMemory(from: chunk)
+                state.tail[0] = TailBytes(buffer: kept, count: chunk.count)
             }
             chunkStart = chunkEnd
         }
@@ -642,7 +650,7 @@ struct SectionCopy {
         /// Stored entries' CRC-32s, fed every chunk as it is copied (EntryIntegrity).
         let checksums: StoredEntryChecksums
         /// The partial last chunk's bytes (written by the one run that holds it).
-        let tail = Parallel.Slots<[UInt8]>(count: 1, repeating: [])
+        let tail = Parallel.Slots<TailBytes>(count: 1, repeating: TailBytes(buffer: nil, count: 0))
         let failure = Parallel.FirstFailure()
 
         init(chunkCount: Int, itemCount: Int, leafChunkCount: Int, checksums: StoredEntryChecksums) {
@@ -654,6 +662,20 @@ struct SectionCopy {
 
         /// Another worker has failed: the others stop at their next chunk.
         var failed: Bool { failure.hasFailed }
+    }
+}
+
+/// The section's partial last chunk, held in a pool buffer until it is written (or dropped) once.
+struct TailBytes: @unchecked Sendable {
+    // @unchecked Sendable: the buffer is owned by one thread at a time (the run that fills it, then the writer).
+    let buffer: UnsafeMutableRawBufferPointer?
+    let count: Int
+
+    /// Passes the bytes to `body` (nothing when there are none) and gives the buffer back to the pool.
+    func handOver(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        guard let buffer else { return }
+        defer { BufferPool.shared.recycle(buffer) }
+        if count > 0 { try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
     }
 }
 
@@ -677,7 +699,7 @@ extension SectionCopy {
         let output = try SigningOutput(file: file, algorithms: engine.signsBlock ? plan.block : [],
                                        resuming: engine.signsBlock ? copied.chunks : nil, hashesVerityLeaves: hashesVerityLeaves)
         do {
-            if !copied.tail.isEmpty { try output.write(copied.tail) }
+            try copied.tail.handOver { try output.consume($0) }
         } catch {
             output.abandon()
             throw error
