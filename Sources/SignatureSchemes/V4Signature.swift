@@ -128,7 +128,19 @@ public struct V4Signature: Sendable, Equatable {
 
     /// The `.idsig` file.
     public func encoded() -> [UInt8] {
-        version.littleEndianBytes + LengthPrefixed.encode(hashingInfo) + LengthPrefixed.encode(signingInfos) + LengthPrefixed.encode(tree)
+        let head = encodedHead
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(head.count + tree.count)
+        bytes += head
+        bytes += tree
+        return bytes
+    }
+
+    /// What `encoded()` holds before the tree's bytes (the tree's length prefix last): a writer sends the tree
+    /// after it as it is, without a copy of hundreds of kilobytes.
+    public var encodedHead: [UInt8] {
+        version.littleEndianBytes + LengthPrefixed.encode(hashingInfo) + LengthPrefixed.encode(signingInfos)
+            + UInt32(tree.count).littleEndianBytes
     }
 
     /// Parses an `.idsig` file. Throws `SchemeBlockFormatError` saying what is short or wrong.

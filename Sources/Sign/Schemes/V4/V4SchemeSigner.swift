@@ -149,7 +149,8 @@ public enum V4SchemeSigner {
         let apk = try PReadFile(path: apkPath)
         let signature = try makeSignature(for: apk, key: key, v31Key: v31Key, concurrency: concurrency, leaves: leaves)
         let output = try OutputFile(destination: signaturePath)
-        try output.write(signature.encoded())
+        try output.write(signature.encodedHead)
+        try output.write(signature.tree)
         try output.commit()
     }
 }
