@@ -337,6 +337,8 @@ public struct Signer: Sendable {
         var signingBlockSize = 0
         // The leaves of the section's blocks, those the section writer copied and then those written after them.
         var verityLeaves = section.verityLeaves
+        var v4Signature: BackgroundValue<V4Signature?>?
+        defer { v4Signature?.wait() }
         if engine.writesSigningBlock {
             // The central directory's chunks are hashed on a free core while this thread hashes the section's last.
             let centralDirectoryChunks = engine.signsBlock
@@ -379,6 +381,18 @@ public struct Signer: Sendable {
                     block = try signingBlock(commentPadding: commentPadding)
                 }
             }
+            // The v4 signature of the APK as it will be, made on a free core while this thread writes and publishes it.
+            if config.makesV4Signature, config.v4Request != .off,
+               let v4 = try? config.v4Signing(config.v4Request, schemes: engine.schemes.sorted(), apkMinSdkVersion: job.minSdk.level),
+               v4.request != .off {
+                let apk = ChainedDataSource([try output.writtenSection(), ByteArrayDataSource(block + cd + (try endOfCentralDirectory(
+                    blockOffset + Int64(block.count), commentPadding)))])
+                let leaves = verityLeaves, concurrency = self.concurrency
+                // One that cannot be made here is nil: the caller makes it again, and says why.
+                v4Signature = BackgroundValue(offered: {
+                    try? V4SchemeSigner.makeSignature(for: apk, key: v4.key, v31Key: v4.v31Key, concurrency: concurrency, leaves: leaves)
+                })
+            }
             try output.writeUndigested(block)
             signingBlockSize = block.count
         }
@@ -397,6 +411,7 @@ public struct Signer: Sendable {
         report.outputSize = size
         report.signingBlockSize = signingBlockSize
         report.verityLeaves = verityLeaves
+        report.v4Signature = try v4Signature?.get() ?? nil
         report.sourceStampCertificateSHA256 = stampFile?.data
         return report
     }

@@ -92,6 +92,9 @@ public struct SignerConfig: Sendable {
         get { v4Request != .off }
         set { if newValue != preparesV4Signature { v4Request = newValue ? .on(reportsFailure: false) : .off } }
     }
+    /// The signer makes the v4 signature itself (`SigningReport.v4Signature`), on a free core while it writes and
+    /// publishes the APK, for a caller that writes it with `V4SchemeSigner.updateSignature(forAPKAt:...:made:)`.
+    public var makesV4Signature = false
     public static let defaultJARSignatureCompressionLevel: Int32 = 9
 
     public init(key: SignerKey, schemes: Set<SignatureScheme> = [.v1, .v2, .v3], minSdkVersion: Int? = nil,

@@ -39,6 +39,10 @@ public struct SigningReport: Sendable, Equatable {
     /// The fs-verity leaf digests of the output's first blocks, hashed as they were written when
     /// `SignerConfig.preparesV4Signature` is set (for `V4SchemeSigner`); nil otherwise.
     public var verityLeaves: LeafDigests?
+    /// The output's v4 signature, made by the signer beside its last writes when `SignerConfig.makesV4Signature`
+    /// is set (nil otherwise, or when it could not be made: `V4SchemeSigner.updateSignature` then makes it and
+    /// reports why).
+    public var v4Signature: V4Signature?
     /// With a source stamp: the SHA-256 digest of the stamp certificate (the `stamp-cert-sha256` entry's bytes).
     public var sourceStampCertificateSHA256: [UInt8]?
 }

@@ -348,12 +348,13 @@ extension APKPatch {
             let v4Request = V4SigningRequest(option: schemes.v4)
             try config.checkV4Request(v4Request)
             config.v4Request = v4Request
+            config.makesV4Signature = true
             // One APK, then the process ends (`APKPatch.main`'s `_exit`): its entries and buffers are left to the exit.
             BackgroundRelease.shared.leavesToExit = true
             let report = try AppBundleGiven.checking(inputPath) { try Signer(config: config).sign(archive, to: destination) }
             let v4 = try config.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
             let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, v31Key: v4.v31Key, request: v4.request,
-                                                                 leaves: report.verityLeaves)
+                                                                 leaves: report.verityLeaves, made: report.v4Signature)
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(CLIHint.describe(warning))") } }
             let packagingWarnings = config.alignmentPreserved && config.misalignedAPKPermitted ? Self.preservedMisalignment(destination) : []
             if !quiet { for warning in packagingWarnings { FileHandleOutput.standardError("WARNING: \(warning)") } }

@@ -106,6 +106,12 @@ import Unpack
         #expect(leaves.blockCount == Int(block.offset) / 4096, "the leaves end where the signing block starts")
         try V4SchemeSigner.writeSignature(forAPKAt: serial, key: key, to: serial + ".idsig", concurrency: 1, leaves: leaves)
         #expect(try TestSupport.readBytes(serial + ".idsig") == idsig)
+        // The signer's own v4 signature (`makesV4Signature`), made from what it was about to write: the same .idsig.
+        config.makesV4Signature = true
+        let early = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true),
+                                                    to: dir.appendingPathComponent("early-v4.apk").path)
+        let made = try #require(early.v4Signature, "the signer made no v4 signature")
+        #expect(made.encoded() == idsig)
     }
 
     @Test("a large entry's chunks: its item claims them in order from the front, free cores take the back half of the rest")

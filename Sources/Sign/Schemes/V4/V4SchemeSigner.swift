@@ -147,8 +147,12 @@ public enum V4SchemeSigner {
     public static func writeSignature(forAPKAt apkPath: String, key: SignerKey, v31Key: SignerKey? = nil, to signaturePath: String,
                                       concurrency: Int = 0, leaves: LeafDigests? = nil) throws {
         let apk = try PReadFile(path: apkPath)
-        let signature = try makeSignature(for: apk, key: key, v31Key: v31Key, concurrency: concurrency, leaves: leaves)
-        let output = try OutputFile(destination: signaturePath)
+        try write(try makeSignature(for: apk, key: key, v31Key: v31Key, concurrency: concurrency, leaves: leaves), to: signaturePath)
+    }
+
+    /// Writes `signature` to `path` (temporary file renamed into place).
+    private static func write(_ signature: V4Signature, to path: String) throws {
+        let output = try OutputFile(destination: path)
         try output.write(signature.encodedHead)
         try output.write(signature.tree)
         try output.commit()
@@ -178,8 +182,11 @@ extension V4SchemeSigner {
     /// block's signer, for an APK with one. `leaves`: the APK's `SigningReport.verityLeaves`, when the signer
     /// prepared them.
     @discardableResult
+    ///
+    /// `made`: the signature the signer made already of this APK (`SigningReport.v4Signature`), written as it is.
     public static func updateSignature(forAPKAt apkPath: String, key: @autoclosure () throws -> SignerKey, v31Key: SignerKey? = nil,
-                                       request: V4SigningRequest, concurrency: Int = 0, leaves: LeafDigests? = nil) throws -> String? {
+                                       request: V4SigningRequest, concurrency: Int = 0, leaves: LeafDigests? = nil,
+                                       made: V4Signature? = nil) throws -> String? {
         TestStopPoint.beforeV4Signature.reach()
         let path = signaturePath(for: apkPath)
         switch request {
@@ -188,7 +195,11 @@ extension V4SchemeSigner {
             return nil
         case .on(let reportsFailure):
             do {
-                try writeSignature(forAPKAt: apkPath, key: try key(), v31Key: v31Key, to: path, concurrency: concurrency, leaves: leaves)
+                if let made {
+                    try write(made, to: path)
+                } else {
+                    try writeSignature(forAPKAt: apkPath, key: try key(), v31Key: v31Key, to: path, concurrency: concurrency, leaves: leaves)
+                }
                 return path
             } catch {
                 removeStale(path)
