@@ -342,7 +342,7 @@ public struct Signer: Sendable {
         if engine.writesSigningBlock {
             // The central directory's chunks are hashed on a free core while this thread hashes the section's last.
             let centralDirectoryChunks = engine.signsBlock
-                ? BackgroundValue(offered: { ContentDigester.SectionDigests(cd, algorithms: plan.block) }) : nil
+                ? BackgroundValue(offered: { SectionChunkDigests(hashing: cd, algorithms: plan.block) }) : nil
             defer { centralDirectoryChunks?.wait() }
             try output.writeZeros(SigningEngine.signingBlockPadding(at: output.position))
             // A v1-only APK's stamp signs no content digest: its writers computed none.
@@ -356,7 +356,7 @@ public struct Signer: Sendable {
             func signingBlock(commentPadding: Int) throws -> [UInt8] {
                 let end = try endOfCentralDirectory(blockOffset, commentPadding)
                 var digests = try section.map {
-                    try engine.contentDigests(section: $0, centralDirectory: try centralDirectoryChunks?.get() ?? .init(cd, algorithms: plan.block),
+                    try engine.contentDigests(section: $0, centralDirectory: try centralDirectoryChunks?.get() ?? .init(hashing: cd, algorithms: plan.block),
                                               endOfCentralDirectory: end, plan: plan)
                 } ?? [:]
                 if let verity {

@@ -194,6 +194,25 @@ public struct SectionChunkDigests: Sendable, Equatable {
         self.chunkCount = chunkCount; self.byteCount = byteCount; self.digests = digests
     }
 
+    /// The chunk digests of `bytes` (a section after the entries: the central directory, the EOCD), hashed here,
+    /// for each of `algorithms` but verity (which is not chunked so).
+    public init(hashing bytes: [UInt8], algorithms: Set<ContentDigestAlgorithm>) {
+        let ordered = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) && $0 != .verityChunkedSHA256 }
+        var digests = Dictionary(uniqueKeysWithValues: ordered.map { ($0, [UInt8]()) })
+        var chunkCount = 0
+        bytes.withUnsafeBytes { section in
+            var offset = 0
+            while offset < section.count {
+                let end = min(section.count, offset + Int(ContentDigester.chunkSize))
+                let chunk = ContentDigester.chunkDigests(UnsafeRawBufferPointer(rebasing: section[offset..<end]), algorithms: ordered)
+                for (slot, algorithm) in ordered.enumerated() { digests[algorithm]! += chunk[slot] }
+                chunkCount += 1
+                offset = end
+            }
+        }
+        self.init(chunkCount: chunkCount, byteCount: Int64(bytes.count), digests: digests)
+    }
+
     /// The digests of the first `chunks` whole chunks only.
     public func prefix(chunks: Int) -> SectionChunkDigests? {
         guard chunks <= chunkCount, Int64(chunks) * ContentDigester.chunkSize <= byteCount else { return nil }
@@ -222,48 +241,25 @@ extension ContentDigester {
         }
     }
 
-    /// The chunk digests of a section after the entries (the central directory, the EOCD), per algorithm:
-    /// hashed apart from the rest, so that a signer can hash the central directory while it finishes the entries.
-    public struct SectionDigests: Sendable {
-        public private(set) var chunkCount = 0
-        /// For each algorithm (verity's excepted: it is not chunked so), the section's chunk digests one after another.
-        public private(set) var digests: [ContentDigestAlgorithm: [UInt8]] = [:]
-
-        public init(_ bytes: [UInt8], algorithms: Set<ContentDigestAlgorithm>) {
-            let ordered = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) && $0 != .verityChunkedSHA256 }
-            for algorithm in ordered { digests[algorithm] = [] }
-            bytes.withUnsafeBytes { section in
-                var offset = 0
-                while offset < section.count {
-                    let end = min(section.count, offset + Int(chunkSize))
-                    let chunk = chunkDigests(UnsafeRawBufferPointer(rebasing: section[offset..<end]), algorithms: ordered)
-                    for (slot, algorithm) in ordered.enumerated() { digests[algorithm]! += chunk[slot] }
-                    chunkCount += 1
-                    offset = end
-                }
-            }
-        }
-    }
-
     /// Completes the content digests when the entries section was digested while written
     /// (`StreamingChunkDigester`): the central directory and the EOCD (its CD offset patched to
     /// `entries.byteCount`) are chunked here, then H(0x5a || uint32 chunk count || all chunk digests).
     public static func digests(entries: SectionChunkDigests, centralDirectory: [UInt8], endOfCentralDirectory: [UInt8],
                                algorithms: Set<ContentDigestAlgorithm>) throws -> [ContentDigestAlgorithm: [UInt8]] {
-        try digests(entries: entries, centralDirectory: SectionDigests(centralDirectory, algorithms: algorithms),
+        try digests(entries: entries, centralDirectory: SectionChunkDigests(hashing: centralDirectory, algorithms: algorithms),
                     endOfCentralDirectory: endOfCentralDirectory, algorithms: algorithms)
     }
 
     /// `digests(entries:centralDirectory:endOfCentralDirectory:algorithms:)` with the central directory's chunks
     /// hashed already (for at least `algorithms`).
-    public static func digests(entries: SectionChunkDigests, centralDirectory: SectionDigests, endOfCentralDirectory: [UInt8],
+    public static func digests(entries: SectionChunkDigests, centralDirectory: SectionChunkDigests, endOfCentralDirectory: [UInt8],
                                algorithms: Set<ContentDigestAlgorithm>) throws -> [ContentDigestAlgorithm: [UInt8]] {
         let ordered = ContentDigestAlgorithm.allCases.filter { algorithms.contains($0) }
         for algorithm in ordered where entries.digests[algorithm] == nil || centralDirectory.digests[algorithm] == nil
             || algorithm == .verityChunkedSHA256 {
             throw ContentDigestError.unsupportedAlgorithm(algorithm)
         }
-        let eocd = SectionDigests(try endOfCentralDirectoryForDigesting(endOfCentralDirectory, centralDirectoryOffset: entries.byteCount),
+        let eocd = SectionChunkDigests(hashing: try endOfCentralDirectoryForDigesting(endOfCentralDirectory, centralDirectoryOffset: entries.byteCount),
                                   algorithms: algorithms)
         let total = entries.chunkCount + centralDirectory.chunkCount + eocd.chunkCount
         guard total <= Int(Int32.max) else { throw ContentDigestError.tooManyChunks(total) }

@@ -181,7 +181,7 @@ struct SigningEngine {
 
     /// The content digests the v2/v3 signers sign: the entries section's chunk digests completed with the
     /// central directory and the EOCD as it will be (pointing at `entriesEnd`, where the block starts).
-    func contentDigests(section: SectionChunkDigests, centralDirectory: ContentDigester.SectionDigests, endOfCentralDirectory: [UInt8],
+    func contentDigests(section: SectionChunkDigests, centralDirectory: SectionChunkDigests, endOfCentralDirectory: [UInt8],
                         plan: DigestPlan) throws -> [ContentDigestAlgorithm: [UInt8]] {
         try ContentDigester.digests(entries: section, centralDirectory: centralDirectory,
                                     endOfCentralDirectory: endOfCentralDirectory, algorithms: plan.block)

@@ -224,7 +224,7 @@ enum V1SchemeSigner {
                                     manifestDigest: () throws -> [UInt8]) rethrows -> [UInt8] {
             guard let prepared = preparedSignatureFile, prepared.header == header else {
                 return makeSignatureFile(manifest: manifest, template: self, digestAlgorithm: digestAlgorithm,
-                                         apkSchemeIDs: header.apkSchemeIDs, createdBy: header.createdBy)
+                                         apkSchemeIDs: header.apkSchemeIDs, createdBy: header.createdBy, manifestDigest: try manifestDigest())
             }
             preparedSignatureFile = nil  // the buffer is now only `bytes`'s, so writing it copies nothing
             var bytes = prepared.bytes
@@ -363,10 +363,12 @@ enum V1SchemeSigner {
     /// is a multiple of 1024 (a workaround for Android ≤ 1.6's JAR parser).
     ///
     /// `template` is the manifest's (its blank .SF sections); without one they are made here.
+    /// `manifestDigest`: the whole manifest's digest, when the caller has it already.
     static func makeSignatureFile(manifest: Manifest, template: ManifestTemplate? = nil, digestAlgorithm: DigestAlgorithm,
-                                  apkSchemeIDs: [Int], createdBy: String) -> [UInt8] {
+                                  apkSchemeIDs: [Int], createdBy: String, manifestDigest: [UInt8]? = nil) -> [UInt8] {
         let header = SignatureFileHeader(apkSchemeIDs: apkSchemeIDs, createdBy: createdBy)
-        var bytes = header.encoded(manifestDigest: Digest.hash(manifest.contents, with: digestAlgorithm), digestAlgorithm: digestAlgorithm)
+        var bytes = header.encoded(manifestDigest: manifestDigest ?? Digest.hash(manifest.contents, with: digestAlgorithm),
+                                   digestAlgorithm: digestAlgorithm)
         let sections = template.map { ($0.signatureSections, $0.signatureDigestOffsets) }
             ?? ManifestTemplate.signatureSections(of: manifest, digestAlgorithm: digestAlgorithm)
         let start = bytes.count
