@@ -384,9 +384,9 @@ public struct Signer: Sendable {
             // The v4 signature of the APK as it will be, made on a free core while this thread writes and publishes it.
             if config.makesV4Signature, config.v4Request != .off,
                let v4 = try? config.v4Signing(config.v4Request, schemes: engine.schemes.sorted(), apkMinSdkVersion: job.minSdk.level),
-               v4.request != .off {
-                let apk = ChainedDataSource([try output.writtenSection(), ByteArrayDataSource(block + cd + (try endOfCentralDirectory(
-                    blockOffset + Int64(block.count), commentPadding)))])
+               v4.request != .off, let written = try? output.writtenSection() {
+                let end = try endOfCentralDirectory(blockOffset + Int64(block.count), commentPadding)
+                let apk = ChainedDataSource([written, ByteArrayDataSource(block), ByteArrayDataSource(cd), ByteArrayDataSource(end)])
                 let leaves = verityLeaves, concurrency = self.concurrency
                 // One that cannot be made here is nil: the caller makes it again, and says why.
                 v4Signature = BackgroundValue(offered: {

@@ -204,6 +204,25 @@ public struct ChainedDataSource: DataSource {
         }
         return try copy.withUnsafeBytes(body)
     }
+
+    /// Each piece's part is read into its place in `buffer`: a range that spans pieces is not gathered into a
+    /// copy first.
+    public func read(_ range: Range<Int64>, into buffer: UnsafeMutableRawBufferPointer) throws {
+        precondition(buffer.count >= Int(range.count64), "buffer too small")
+        try checkRange(range)
+        var index = 0
+        while index + 1 < pieces.count && starts[index + 1] <= range.lowerBound { index += 1 }
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let piece = pieces[index]
+            let start = position - starts[index]
+            let end = min(piece.count, start + (range.upperBound - position))
+            let at = Int(position - range.lowerBound)
+            try piece.read(start..<end, into: UnsafeMutableRawBufferPointer(rebasing: buffer[at..<(at + Int(end - start))]))
+            position += end - start
+            index += 1
+        }
+    }
 }
 
 /// A read-only memory mapping of a whole file; slices keep it alive, so no view outlives the mapping.
