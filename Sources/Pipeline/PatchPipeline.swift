@@ -153,20 +153,26 @@ public enum PatchPipeline {
             // The signer hashes the v4 tree's leaves of what it writes while it has the bytes in hand, and refuses an
             // explicit v4 signature it cannot give before the output is published.
             signer.v4Request = options.v4Signing
+            // The signer makes the v4 signature itself, on a free core while it writes the APK's last bytes, from
+            // what it has in hand; not in watch mode (a signing cache), whose working builds recycle the last
+            // output (it would be read back) and have no .idsig.
+            signer.makesV4Signature = signingCache == nil
             // The signer writes, aligns and signs in one pass; the input's MANIFEST.MF main section is kept.
             let signed = entries + (plan.inputJarManifest.map { [$0] } ?? [])
             let signing = try clock.measure("repack+sign") { try Signer(config: signer).sign(entries: signed, comment: comment, to: output, cache: signingCache) }
             report.signing = signing
             report.outputSize = signing.outputSize
             report.entryCount = signing.entryCount
-            // The v4 signature (the tree's leaves hashed by the signer, the rest read back) is made while the
-            // verifier reads the file: neither needs the other.
+            // The v4 signature (the signer's, or one made from the leaves it hashed and the rest read back) is
+            // written while the verifier reads the file: neither needs the other. Offered: a set's member is
+            // built on a worker, which must not wait for work still queued.
             let v4Plan = Result { try signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion) }
-            let leaves = signing.verityLeaves
-            let v4 = BackgroundValue<String?> {
+            let leaves = signing.verityLeaves, made = signing.v4Signature
+            let v4 = BackgroundValue<String?>(offered: {
                 guard case .success(let v4) = v4Plan else { return nil }
-                return try V4SchemeSigner.updateSignature(forAPKAt: output, key: v4.key, v31Key: v4.v31Key, request: v4.request, leaves: leaves)
-            }
+                return try V4SchemeSigner.updateSignature(forAPKAt: output, key: v4.key, v31Key: v4.v31Key, request: v4.request, leaves: leaves,
+                                                          made: made)
+            })
             defer { v4.wait() }
             if options.verifies {
                 let verification = try clock.measure("verify") { try Verifier(options: VerificationOptions()).verify(path: output) }

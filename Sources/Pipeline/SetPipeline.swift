@@ -245,22 +245,16 @@ public enum SetPipeline {
         }
         // Each APK is signed for its own manifest's minSdkVersion, as apksigner signs it alone (a split without
         // <uses-sdk> gets SHA-1 JAR digests, so that apksigner verify accepts it on its own).
-        // A folder's APKs get .idsig files: the signer hashes their trees' leaves as it writes.
+        // A folder's APKs get .idsig files, each made by the signer beside its APK's last writes (`build`).
+        // A container has no place for them (bundletool, APKPure and APKMirror carry none).
         var v4Config = options.signer
         v4Config.v4Request = set.form.isContainer ? .off : options.v4Signing
+        v4Config.makesV4Signature = true
         let signer = v4Config
         let members = try clock.measure("sign+verify") {
             try concurrentMap(Array(all.indices)) { index -> SetMemberReport in
-                var report = try build(all[index], patch: patches?[index], signer: signer,
-                                       verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
-                // A container has no place for .idsig files (bundletool, APKPure and APKMirror carry none).
-                // With a key rotation, v4 signs with the v3.0 and v3.1 blocks' keys, as for one APK.
-                if !set.form.isContainer, let signing = report.signing {
-                    let v4 = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
-                    report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: paths[index], key: v4.key, v31Key: v4.v31Key,
-                                                                               request: v4.request, leaves: signing.verityLeaves) != nil
-                }
-                return report
+                try build(all[index], patch: patches?[index], signer: signer,
+                          verification: options.verifies ? VerificationOptions() : nil, to: paths[index])
             }
         }
         TestStopPoint.setStaged.reach()
@@ -493,14 +487,15 @@ public enum SetPipeline {
         let (entries, summary) = try clock.measure("merge") { try SetMerge.plan(set) }
         var signer = options.signer
         signer.v4Request = options.v4Signing
+        signer.makesV4Signature = true
         let signing = try clock.measure("sign") { try Signer(config: signer).sign(entries: entries, to: output) }
         withExtendedLifetime(staging) {}  // the unsigned patched members stay until the merged APK is written
-        // The v4 signature (a hash tree over the whole file) is made while the verifier reads the same file:
-        // neither needs the other, and each keeps one core busy.
+        // The v4 signature (the signer's, or a hash tree over the whole file when it could not make one) is
+        // written while the verifier reads the same file: neither needs the other.
         let (key, v31Key, request) = try options.signer.v4Signing(options.v4Signing, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
-        let leaves = signing.verityLeaves
+        let leaves = signing.verityLeaves, made = signing.v4Signature
         let v4 = BackgroundValue<String?>({ @Sendable in
-            try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, v31Key: v31Key, request: request, leaves: leaves)
+            try V4SchemeSigner.updateSignature(forAPKAt: output, key: key, v31Key: v31Key, request: request, leaves: leaves, made: made)
         })
         defer { v4.wait() }
         var verification: VerificationReport?
@@ -551,8 +546,9 @@ public enum SetPipeline {
         return try? ManifestSummary(binaryXML: apk.uncompressedData(of: entry))
     }
 
-    /// Patches (when `patch` is given), signs and verifies one APK of a set into `path`. With `caches` (watch
-    /// mode), patched entries go last and unchanged bytes are neither recompressed nor digested again.
+    /// Patches (when `patch` is given), signs and verifies one APK of a set into `path`, with its v4 signature
+    /// (`<path>.idsig`) when `signer.v4Request` asks for one. With `caches` (watch mode), patched entries go last
+    /// and unchanged bytes are neither recompressed nor digested again.
     static func build(_ member: APKSet.Member, patch: PatchDirectory?, signer: SignerConfig, verification: VerificationOptions?,
                       to path: String, caches: MemberBuildCaches? = nil) throws -> SetMemberReport {
         var report = SetMemberReport(member)
@@ -562,14 +558,25 @@ public enum SetPipeline {
             let plan = try overlay.plan(cache: caches?.compression)
             var options = PipelineOptions(input: member.label, patchDirectory: patch.root, output: path)
             options.signer = signer
+            options.v4Signing = signer.v4Request
             options.verifies = false  // below, for every member alike
             var clock = StageClock()
             let built = try PatchPipeline.build(plan: plan, archive: member.archive, options: options, output: path,
                                                 signingCache: caches?.signing, manifestCache: caches?.manifest, clock: &clock)
             report.summary = plan.summary
             report.signing = built.signing
+            report.hasV4Signature = built.v4SignatureFile != nil
         } else {
-            report.signing = try Signer(config: signer).sign(member.archive, to: path, cache: caches?.signing)
+            var signer = signer
+            signer.makesV4Signature = signer.makesV4Signature && caches == nil
+            let signing = try Signer(config: signer).sign(member.archive, to: path, cache: caches?.signing)
+            report.signing = signing
+            // With a key rotation, v4 signs with the v3.0 and v3.1 blocks' keys, as for one APK.
+            if signer.v4Request != .off {
+                let v4 = try signer.v4Signing(signer.v4Request, schemes: signing.schemes, apkMinSdkVersion: signing.minSdkVersion)
+                report.hasV4Signature = try V4SchemeSigner.updateSignature(forAPKAt: path, key: v4.key, v31Key: v4.v31Key, request: v4.request,
+                                                                           leaves: signing.verityLeaves, made: signing.v4Signature) != nil
+            }
         }
         if let verification {
             let result = try Verifier(options: verification).verify(path: path)

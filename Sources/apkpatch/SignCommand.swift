@@ -397,6 +397,7 @@ extension APKPatch {
             try config.checkV4Request(v4Request)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             config.v4Request = v4Request
+            config.makesV4Signature = true
             let results = BatchResults(count: paths.count)
             let showsProgress = !quiet && !json && isatty(STDERR_FILENO) == 1
             let signer = Signer(config: config)
@@ -410,7 +411,7 @@ extension APKPatch {
                     let report = try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
                     let v4 = try signerConfig.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
                     try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, request: v4.request, concurrency: v4Concurrency,
-                                                       leaves: report.verityLeaves)
+                                                       leaves: report.verityLeaves, made: report.v4Signature)
                     return report
                 }
                 let done = results.set(index, input: path, output: destination, result: result)

@@ -96,6 +96,114 @@ import TestSupport
         #expect(leftovers.isEmpty, "\(command) left \(leftovers)")
     }
 
+    /// The commands that write an .idsig beside what they sign, each to its own output in `dir` (`--no-verify`
+    /// where it has one: the APKs are changed under it below).
+    enum Writer: String, CaseIterable, CustomStringConvertible {
+        case run, runPatched, set, setPatched, merge, batch
+        var description: String { rawValue }
+    }
+
+    func arguments(_ writer: Writer, in dir: URL, keystore: String) throws -> (arguments: [String], idsigs: [String]) {
+        let keys = ["--debug-keystore", keystore]
+        let out = dir.appendingPathComponent("out.apk").path, folder = dir.appendingPathComponent("out").path
+        let base = fixture.apks["base.apk"]!
+        let setNames = fixture.apks.keys.sorted().map { "\(folder)/\($0).idsig" }
+        switch writer {
+        case .run: return (["run", base, "--out", out, "--no-verify"] + keys, [out + ".idsig"])
+        case .runPatched: return (["run", base, "--patch", patch.path, "--out", out, "--no-verify"] + keys, [out + ".idsig"])
+        // A set's patch directory patches the base: the base is built through the pipeline, the splits re-signed.
+        case .set: return (["run", try fixture.pack(.directory), "--out", folder, "--no-verify"] + keys, setNames)
+        case .setPatched: return (["run", try fixture.pack(.directory), "--patch", patch.path, "--out", folder, "--no-verify"] + keys, setNames)
+        case .merge: return (["merge", try fixture.pack(.directory), "--out", out, "--no-verify"] + keys, [out + ".idsig"])
+        case .batch:
+            let fr = fixture.apks["split_config.fr.apk"]!
+            let names = [base, fr].map { "\(folder)/\($0.lastPathComponent).idsig" }
+            return (["sign", "--out-dir", folder] + keys + [base, fr], names)
+        }
+    }
+
+    /// Runs `arguments`; each time the command stops itself at `point`, calls `atStop` and lets it go on.
+    /// Returns its exit status and standard error (nil status: it did not end within 5 minutes).
+    static func runStopping(_ arguments: [String], at point: String, in dir: URL, atStop: () throws -> Void) throws -> (status: Int32?, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["APKPATCH_TEST_STOP_AT"] = point
+        process.environment = environment
+        let errors = dir.appendingPathComponent("stderr-\(UUID().uuidString)")
+        try Data().write(to: errors)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errors)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let deadline = Date().addingTimeInterval(300)
+        while process.isRunning && Date() < deadline {
+            if state(of: process.processIdentifier) == "T" {
+                try atStop()
+                kill(process.processIdentifier, SIGCONT)
+            }
+            usleep(5_000)
+        }
+        guard !process.isRunning else { return (nil, "") }
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
+    }
+
+    /// `bytes` (a signed APK, no archive comment) with one byte of its first central directory record changed:
+    /// its external attributes, which no reader needs.
+    static func changedCentralDirectory(_ bytes: [UInt8]) throws -> [UInt8] {
+        let end = bytes.count - 22
+        guard end > 0, bytes[end..<end + 4] == [0x50, 0x4b, 0x05, 0x06] else { throw FixtureError(message: "no end of central directory record at the end") }
+        let offset = (0..<4).reduce(0) { $0 | Int(bytes[end + 16 + $1]) << (8 * $1) }
+        var changed = bytes
+        changed[offset + 38] ^= 0xff
+        return changed
+    }
+
+    /// The v4 signature of each APK is the one the signer made from the bytes it wrote (`SignerConfig.makesV4Signature`),
+    /// not one made by reading the published APK again: run (with and without a patch), a set folder (with and
+    /// without a patch: its base through the pipeline, its splits re-signed), merge and batch signing. Where the
+    /// command stops before writing an .idsig, every APK published by then has a central directory byte changed; an
+    /// .idsig made from the file would be the changed file's. Each .idsig must verify against the APK as the command
+    /// wrote it (ours and apksigner's verify), and its tree be fs-verity's for it.
+    @Test(arguments: Writer.allCases)
+    func theV4SignatureIsTheSignersNotTheFilesReadBack(_ writer: Writer) throws {
+        let dir = scratch.appendingPathComponent("made-\(writer)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (arguments, idsigs) = try arguments(writer, in: dir, keystore: scratch.appendingPathComponent("one.p12").path)
+        var written: [String: [UInt8]] = [:]  // file name → the bytes the command published
+        var stops = 0
+        let (status, stderr) = try Self.runStopping(arguments, at: "before-v4-signature", in: dir) {
+            stops += 1
+            let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
+            for file in files where file.hasSuffix(".apk") && !file.lastPathComponent.contains(".tmp-") && written[file.lastPathComponent] == nil {
+                let path = dir.appendingPathComponent(file).path
+                let bytes = try TestSupport.readBytes(path)
+                written[file.lastPathComponent] = bytes
+                try Data(try Self.changedCentralDirectory(bytes)).write(to: URL(fileURLWithPath: path))
+            }
+        }
+        try #require(status == 0, "\(writer): apkpatch \(arguments.joined(separator: " ")) -> \(String(describing: status)): \(stderr)")
+        #expect(stops >= 1, "\(writer) never stopped before its v4 signature")
+        for idsig in idsigs {
+            let name = String(idsig.lastPathComponent.dropLast(".idsig".count))
+            let bytes = try #require(written[name], "\(writer): \(name) was not in place when its v4 signature was made")
+            let apk = dir.appendingPathComponent("as-written-\(name)").path
+            try TestSupport.write(bytes, to: apk.lastPathComponent, in: dir)
+            let verify = try TestSupport.apkpatch(["verify", "--signature-only", "--v4-signature-file", idsig, apk])
+            #expect(verify.succeeded, "\(writer): \(name)'s .idsig does not verify against the APK as written: \(verify)")
+            let signature = try TestSupport.readBytes(idsig)
+            let tree = dir.appendingPathComponent("\(name).tree").path
+            #expect(try TestSupport.run("fsverity", ["digest", apk, "--out-merkle-tree", tree]).succeeded)
+            let expectedTree = try TestSupport.readBytes(tree)
+            #expect(!expectedTree.isEmpty && Array(signature.suffix(expectedTree.count)) == expectedTree, "\(writer): \(name)'s tree is not fs-verity's")
+            let apksigner = try TestSupport.run("apksigner", ["verify", "-v", "--v4-signature-file", idsig, apk])
+            #expect(apksigner.succeeded && apksigner.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(writer), \(name): \(apksigner)")
+        }
+    }
+
     /// `run --no-sign` over a signed build's output: an unsigned APK has no v4 signature, and the signed one's
     /// `.idsig` goes with it.
     @Test func anUnsignedBuildRemovesTheSignedOnesV4Signature() throws {
