@@ -99,7 +99,7 @@ import TestSupport
     /// The commands that write an .idsig beside what they sign, each to its own output in `dir` (`--no-verify`
     /// where it has one: the APKs are changed under it below).
     enum Writer: String, CaseIterable, CustomStringConvertible {
-        case run, runPatched, set, setPatched, merge, batch
+        case run, runPatched, set, merge, batch
         var description: String { rawValue }
     }
 
@@ -111,9 +111,8 @@ import TestSupport
         switch writer {
         case .run: return (["run", base, "--out", out, "--no-verify"] + keys, [out + ".idsig"])
         case .runPatched: return (["run", base, "--patch", patch.path, "--out", out, "--no-verify"] + keys, [out + ".idsig"])
-        // A set's patch directory patches the base: the base is built through the pipeline, the splits re-signed.
-        case .set: return (["run", try fixture.pack(.directory), "--out", folder, "--no-verify"] + keys, setNames)
-        case .setPatched: return (["run", try fixture.pack(.directory), "--patch", patch.path, "--out", folder, "--no-verify"] + keys, setNames)
+        // The patch directory patches the set's base (built through the pipeline); its splits are re-signed.
+        case .set: return (["run", try fixture.pack(.directory), "--patch", patch.path, "--out", folder, "--no-verify"] + keys, setNames)
         case .merge: return (["merge", try fixture.pack(.directory), "--out", out, "--no-verify"] + keys, [out + ".idsig"])
         case .batch:
             let fr = fixture.apks["split_config.fr.apk"]!
@@ -163,11 +162,11 @@ import TestSupport
     }
 
     /// The v4 signature of each APK is the one the signer made from the bytes it wrote (`SignerConfig.makesV4Signature`),
-    /// not one made by reading the published APK again: run (with and without a patch), a set folder (with and
-    /// without a patch: its base through the pipeline, its splits re-signed), merge and batch signing. Where the
+    /// not one made by reading the published APK again: run (with and without a patch), a patched set folder (its
+    /// base through the pipeline, its splits re-signed), merge and batch signing. Where the
     /// command stops before writing an .idsig, every APK published by then has a central directory byte changed; an
     /// .idsig made from the file would be the changed file's. Each .idsig must verify against the APK as the command
-    /// wrote it (ours and apksigner's verify), and its tree be fs-verity's for it.
+    /// wrote it (ours, and apksigner's for the first), and its tree be fs-verity's for it.
     @Test(arguments: Writer.allCases)
     func theV4SignatureIsTheSignersNotTheFilesReadBack(_ writer: Writer) throws {
         let dir = scratch.appendingPathComponent("made-\(writer)")
@@ -199,6 +198,8 @@ import TestSupport
             #expect(try TestSupport.run("fsverity", ["digest", apk, "--out-merkle-tree", tree]).succeeded)
             let expectedTree = try TestSupport.readBytes(tree)
             #expect(!expectedTree.isEmpty && Array(signature.suffix(expectedTree.count)) == expectedTree, "\(writer): \(name)'s tree is not fs-verity's")
+            // apksigner (a JVM start each) for the first APK of each command.
+            guard idsig == idsigs[0] else { continue }
             let apksigner = try TestSupport.run("apksigner", ["verify", "-v", "--v4-signature-file", idsig, apk])
             #expect(apksigner.succeeded && apksigner.stdout.contains("Verified using v4 scheme (APK Signature Scheme v4): true"), "\(writer), \(name): \(apksigner)")
         }
