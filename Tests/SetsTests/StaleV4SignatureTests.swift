@@ -156,6 +156,7 @@ import TestSupport
         let end = bytes.count - 22
         guard end > 0, bytes[end..<end + 4] == [0x50, 0x4b, 0x05, 0x06] else { throw FixtureError(message: "no end of central directory record at the end") }
         let offset = (0..<4).reduce(0) { $0 | Int(bytes[end + 16 + $1]) << (8 * $1) }
+        guard offset + 46 <= end else { throw FixtureError(message: "the central directory offset \(offset) is past its end record") }
         var changed = bytes
         changed[offset + 38] ^= 0xff
         return changed
@@ -163,10 +164,10 @@ import TestSupport
 
     /// The v4 signature of each APK is the one the signer made from the bytes it wrote (`SignerConfig.makesV4Signature`),
     /// not one made by reading the published APK again: run (with and without a patch), a patched set folder (its
-    /// base through the pipeline, its splits re-signed), merge and batch signing. Where the
-    /// command stops before writing an .idsig, every APK published by then has a central directory byte changed; an
-    /// .idsig made from the file would be the changed file's. Each .idsig must verify against the APK as the command
-    /// wrote it (ours, and apksigner's for the first), and its tree be fs-verity's for it.
+    /// base through the pipeline, its splits re-signed), merge and batch signing. Where the command stops before
+    /// writing an .idsig, every APK published by then has a central directory byte changed; an .idsig made from the
+    /// file would be the changed file's. Each .idsig must verify against the APK as the command wrote it (ours, and
+    /// apksigner's for the first), and its tree be fs-verity's for it.
     @Test(arguments: Writer.allCases)
     func theV4SignatureIsTheSignersNotTheFilesReadBack(_ writer: Writer) throws {
         let dir = scratch.appendingPathComponent("made-\(writer)")
