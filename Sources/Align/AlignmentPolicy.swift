@@ -84,9 +84,9 @@ public struct AlignmentPolicy: Sendable, Hashable {
 
     /// True for names zipalign -p and apksig page-align: stored files ending in `.so`.
     public static func isNativeLibrary(_ name: String) -> Bool {
-        // The last byte first, as most names end in another letter (and a name whose last byte is not `o` does
-        // not end in the character `o`).
-        name.utf8.last == UInt8(ascii: "o") && name.hasSuffix(".so")
+        // By bytes, as apksig's `endsWith(".so")` reads its String unit for unit: Swift's Characters would join
+        // a prepended mark (U+0600) to the dot. The last byte first, as most names end in another letter.
+        name.utf8.last == UInt8(ascii: "o") && name.javaHasSuffix(".so")
     }
 
     /// The local extra field for `entry` when its local header is written at `headerOffset`, so that its

@@ -56,8 +56,10 @@ public struct PackagingRequirements: Sendable, Hashable {
                   extractsNativeLibraries: manifest.extractNativeLibs ?? true)
     }
 
-    /// True for the names Android's native-library code looks at: `.so` files under `lib/`.
-    public static func isNativeLibrary(_ name: String) -> Bool { name.hasPrefix("lib/") && name.hasSuffix(".so") }
+    /// True for the names Android's native-library code looks at: `.so` files under `lib/`, told by the name's
+    /// bytes as libziparchive's prefix and suffix iteration tells them (Swift's Characters would join a combining
+    /// mark after `lib/` to the slash).
+    public static func isNativeLibrary(_ name: String) -> Bool { name.javaHasPrefix("lib/") && name.javaHasSuffix(".so") }
 
     /// The rule `name` falls under, or nil when Android accepts it however it is stored.
     public func rule(for name: String) -> Rule? {

@@ -140,14 +140,15 @@ public struct Signer: Sendable {
         }
         var inputManifest: [UInt8]?
         var kept: [KeptEntry] = []
-        var names = Set<String>(minimumCapacity: entries.count)  // String hashes its bytes in bulk; [UInt8] byte by byte
+        // By their bytes, as Android tells entries apart: a Set<String> would take "cafe\u{301}" for "caf\u{E9}".
+        var names = EntryNameTable(minimumCapacity: entries.count)
         let zipEntries = entries.map(\.entry)
         for (index, item) in entries.enumerated() {
             if config.schemes.contains(.v1) && item.entry.name == V1SchemeSigner.manifestEntryName {
                 inputManifest = try RepackedEntriesWriter.uncompressed(item)
             }
             guard SigningEngine.isKept(item.entry.name) else { continue }
-            guard names.insert(item.entry.name).inserted else { throw SignError.duplicateEntry(item.entry.name) }
+            guard names.insert(item.entry.nameBytes) else { throw SignError.duplicateEntry(item.entry.name) }
             kept.append(KeptEntry(zipEntries, index: index, origin: .output(item)))
         }
         let writer: any SectionWriter = cache.map {

@@ -543,7 +543,7 @@ struct V1SchemeVerifier {
             result.errors.append(.error(.jarSigNoSignedZipEntries, "", "No JAR entries covered by JAR signatures"))
             return []
         }
-        return Set(firstSigners.map(ExactName.init))
+        return Set(firstSigners.map { ExactName($0) })
     }
 
     // MARK: - Digest attributes
@@ -614,48 +614,6 @@ struct V1SchemeVerifier {
     }
     private static let defaultEntryDigestAlgorithmTokens: [(token: Substring, attribute: String)] =
         "SHA SHA1".split(whereSeparator: { " \t\n\r\u{0C}".contains($0) }).map { ($0, String($0 + "-Digest")) }
-}
-
-/// A name compared as Java compares Strings (apksig's maps and sets of entry and section names): scalar for
-/// scalar. Swift's String equality and hashing use canonical equivalence ("K" and U+212A KELVIN SIGN,
-/// "\u{E9}" and "e\u{301}" are equal), which let an entry renamed to an equivalent spelling match the
-/// manifest section of the entry it replaced.
-struct ExactName: Hashable {
-    let string: String
-    init(_ string: String) { self.string = string }
-    static func == (a: ExactName, b: ExactName) -> Bool { a.string.sameUTF8(as: b.string) }
-    func hash(into hasher: inout Hasher) {
-        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        if done == nil { for byte in string.utf8 { hasher.combine(byte) } }
-    }
-}
-
-extension String {
-    /// Java's `startsWith`/`endsWith`, unit for unit. Swift's compare whole Characters: "META-INF/\u{301}x"
-    /// (a combining mark after the slash) does not have the prefix "META-INF/" for Swift, and does for Java.
-    func javaHasPrefix(_ prefix: String) -> Bool { utf8Compare(prefix, atEnd: false) }
-    func javaHasSuffix(_ suffix: String) -> Bool { utf8Compare(suffix, atEnd: true) }
-
-    /// Byte-for-byte equality (memcmp over the contiguous UTF-8 of native strings; names are checked for
-    /// every entry, so this stays off the Character machinery).
-    func sameUTF8(as other: String) -> Bool {
-        let fast = utf8.withContiguousStorageIfAvailable { x in
-            other.utf8.withContiguousStorageIfAvailable { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
-        }
-        return (fast ?? nil) ?? utf8.elementsEqual(other.utf8)
-    }
-
-    private func utf8Compare(_ part: String, atEnd: Bool) -> Bool {
-        let fast = utf8.withContiguousStorageIfAvailable { x in
-            part.utf8.withContiguousStorageIfAvailable { y -> Bool in
-                guard y.count <= x.count else { return false }
-                if y.isEmpty { return true }
-                return memcmp(x.baseAddress! + (atEnd ? x.count - y.count : 0), y.baseAddress!, y.count) == 0
-            }
-        }
-        if let result = fast ?? nil { return result }
-        return atEnd ? (utf8.count >= part.utf8.count && utf8.reversed().starts(with: part.utf8.reversed())) : utf8.starts(with: part.utf8)
-    }
 }
 
 extension Substring {

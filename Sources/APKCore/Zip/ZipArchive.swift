@@ -382,26 +382,20 @@ public struct ZipArchive: Sendable {
         return entries.indices.first { !table.insert(entries[$0].nameBytes) }
     }
 
-    /// The entry called `name`, if present.
+    /// The entry called `name`, byte for byte, if present: Android's ZIP reader finds entries by comparing
+    /// their names' bytes (libziparchive's `FindEntry`), so "caf\u{E9}.txt" does not find "cafe\u{301}.txt", which
+    /// String's `==` would. Lengths first, which a String holds without its bytes being read: most entries are
+    /// passed over on that, and none is copied.
     public func entry(named name: String) -> ZipEntry? {
-        // A name that only its own bytes spell (`isSpelledOneWay`) is equal only to names of its length, which
-        // a String holds without reading its bytes: most entries are passed over on that, and none is copied.
-        if Self.isSpelledOneWay(name) {
-            let count = name.utf8.count
-            for index in entries.indices where entries[index].name.utf8.count == count && entries[index].name == name {
+        var name = name
+        return name.withUTF8 { wanted in
+            let count = wanted.count
+            for index in entries.indices where entries[index].name.utf8.count == count
+                && entries[index].nameBytes.withUnsafeBytes({ Self.bytesEqual($0, UnsafeRawBufferPointer(wanted)) }) {
                 return entries[index]
             }
             return nil
         }
-        return entries.first { $0.name == name }
-    }
-
-    /// True when no other string is equal to `name` (canonically equivalent, as String's `==` compares): it is
-    /// ASCII, and holds none of the three ASCII characters another character decomposes to (U+212A KELVIN SIGN
-    /// to `K`, U+037E GREEK QUESTION MARK to `;`, U+1FEF GREEK VARIA to `` ` ``). The names the signer and
-    /// verifier look up are such names.
-    package static func isSpelledOneWay(_ name: String) -> Bool {
-        name.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "K") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`") }
     }
 
     /// The raw (compressed) bytes of `entry`, sharing the source's storage.
