@@ -37,10 +37,10 @@ public struct Overlay {
         var slots: [Slot] = []
         var tail: [Slot] = []  // replaced entries, when they go last
         var kept: [ZipEntry] = []
-        var seen = Set<String>()
+        var seen = Set<ExactName>()  // by bytes: "caf\u{E9}" and "cafe\u{301}" are two entries
         var jarManifest: OutputEntry?
         for entry in archive.zip.entriesInFileOrder {
-            seen.insert(entry.name)
+            seen.insert(ExactName(entry.name))
             if JarSignatureFiles.isSignatureFile(entry.name) {
                 summary.droppedSignatureFiles.append(entry.name)
                 if entry.name == "META-INF/MANIFEST.MF" { jarManifest = try OutputEntry.copying(entry, from: archive.source) }
@@ -60,7 +60,7 @@ public struct Overlay {
             kept.append(entry)
         }
         let timestamp = DOSTimestamp.newest(in: kept)
-        for name in patch.files.keys.sorted() where !seen.contains(name) {
+        for name in patch.files.keys where !seen.contains(ExactName(name)) {
             if JarSignatureFiles.isSignatureFile(name) {
                 throw OverlayError.unsupportedEdit("patch file \(name) would add a JAR signature file; apkpatch signs the output itself, remove it from the patch directory")
             }
@@ -69,8 +69,8 @@ public struct Overlay {
         }
         if placesPatchedEntriesLast {
             // Replaced and new entries together, in name order, after everything unchanged.
-            for name in patch.files.keys.sorted() where !seen.contains(name) { tail.append(.add(name, patch.files[name]!)) }
-            tail.sort { $0.name < $1.name }
+            for name in patch.files.keys where !seen.contains(ExactName(name)) { tail.append(.add(name, patch.files[name]!)) }
+            tail.sort { ExactName($0.name) < ExactName($1.name) }
             slots += tail
         }
 

@@ -21,8 +21,8 @@ import Unpack
 public struct PatchDirectory: Sendable {
     public let root: String
     public let spec: PatchSpec
-    /// Entry name → file path, for every file in the directory.
-    public let files: [String: PatchFile]
+    /// Entry name → file path, for every file in the directory, by the name's bytes.
+    public let files: PatchFiles
 
     public struct PatchFile: Sendable, Hashable {
         public let path: String
@@ -46,7 +46,7 @@ public struct PatchDirectory: Sendable {
         } else {
             spec = PatchSpec()
         }
-        var files: [String: PatchFile] = [:]
+        var files = PatchFiles()
         try Self.scan(directory: root, prefix: "", into: &files)
         self.files = files
     }
@@ -99,8 +99,8 @@ public struct PatchDirectory: Sendable {
         return false
     }
 
-    private static func scan(directory: String, prefix: String, into files: inout [String: PatchFile]) throws {
-        for name in try names(in: directory).sorted() {
+    private static func scan(directory: String, prefix: String, into files: inout PatchFiles) throws {
+        for name in try names(in: directory).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             if isIgnored(name) || (prefix.isEmpty && name == PatchSpec.fileName) { continue }
             let path = directory.appendingPathComponent(name)
             let entryName = prefix + name
@@ -211,5 +211,38 @@ public enum OverlayError: Error, CustomStringConvertible {
         case .editFailed(let reason):
             return reason
         }
+    }
+}
+
+/// A patch directory's files by entry name, keyed by the name's bytes: a Linux folder (whose names are bytes)
+/// can hold "caf\u{E9}.txt" and "cafe\u{301}.txt" side by side, and Android keeps the two entries apart, where a
+/// `[String: PatchFile]` (canonical equivalence) would keep one file of the two. Names are walked in UTF-8
+/// byte order.
+public struct PatchFiles: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias PatchFile = PatchDirectory.PatchFile
+    private var byName: [ExactName: PatchFile] = [:]
+
+    public init() {}
+    public init(dictionaryLiteral elements: (String, PatchFile)...) {
+        for (name, file) in elements { byName[ExactName(name)] = file }
+    }
+
+    /// The file for the entry named `name`, byte for byte.
+    public subscript(name: String) -> PatchFile? {
+        get { byName[ExactName(name)] }
+        set { byName[ExactName(name)] = newValue }
+    }
+
+    public var count: Int { byName.count }
+    public var isEmpty: Bool { byName.isEmpty }
+    /// The entry names, in UTF-8 byte order.
+    public var keys: [String] { byName.keys.sorted().map(\.string) }
+
+    @discardableResult
+    public mutating func removeValue(forKey name: String) -> PatchFile? { byName.removeValue(forKey: ExactName(name)) }
+
+    /// Name and file pairs, in the names' UTF-8 byte order.
+    public func makeIterator() -> IndexingIterator<[(key: String, value: PatchFile)]> {
+        byName.sorted { $0.key < $1.key }.map { (key: $0.key.string, value: $0.value) }.makeIterator()
     }
 }

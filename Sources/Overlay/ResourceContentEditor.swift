@@ -60,7 +60,8 @@ public struct ResourceContentEditor: ContentEditor {
             table!.avoidIDs { Self.referencedIDs(in: archive, patch: patch, packageID: packageID) }
         }
         var output = entries
-        func index(of name: String) -> Int? { output.firstIndex { $0.entry.name == name } }
+        // By bytes, as entries are told apart: String's == would take "cafe\u{301}.xml" for "caf\u{E9}.xml".
+        func index(of name: String) -> Int? { output.firstIndex { $0.entry.name.sameUTF8(as: name) } }
         func replace(_ name: String, with content: [UInt8]) throws {
             guard let i = index(of: name) else { return }
             let template = archive.entry(named: name) ?? output[i].entry
@@ -102,7 +103,7 @@ public struct ResourceContentEditor: ContentEditor {
             }
             paths[file.path] = resource.entryPath
         }
-        output.removeAll { overrides.contains($0.entry.name) && archive.entry(named: $0.entry.name) == nil }
+        output.removeAll { entry in overrides.contains { $0.sameUTF8(as: entry.entry.name) } && archive.entry(named: entry.entry.name) == nil }
         summary.added.removeAll { overrides.contains($0) }
 
         var networkPlan: NetworkSecurityPlan?
@@ -126,7 +127,7 @@ public struct ResourceContentEditor: ContentEditor {
         func moveToEntryPath(_ path: String, content: [UInt8]) throws {
             guard let entryPath = paths[path] else { return }
             if entryPath != path {
-                output.removeAll { $0.entry.name == path }
+                output.removeAll { $0.entry.name.sameUTF8(as: path) }
                 summary.added.removeAll { $0 == path }
             }
             try add(entryPath, content: content)

@@ -16,7 +16,7 @@ extension PatchDirectory {
     public static let splitsFolder = "splits"
 
     /// A patch directory made of `files` (entry name → file) and `spec`, rooted at `root` for messages.
-    public init(root: String, spec: PatchSpec, files: [String: PatchFile]) {
+    public init(root: String, spec: PatchSpec, files: PatchFiles) {
         self.root = root
         self.spec = spec
         self.files = files
@@ -26,15 +26,16 @@ extension PatchDirectory {
     /// A split's `apkpatch.yml` is its spec; a split without one gets an empty spec.
     public func splitPatches() throws -> (base: PatchDirectory, splits: [String: PatchDirectory]) {
         let prefix = Self.splitsFolder + "/"
-        var baseFiles: [String: PatchFile] = [:]
-        var splitFiles: [String: [String: PatchFile]] = [:]
+        var baseFiles = PatchFiles()
+        var splitFiles: [String: PatchFiles] = [:]
         for (name, file) in files {
-            guard name.hasPrefix(prefix) else { baseFiles[name] = file; continue }
-            let rest = name.dropFirst(prefix.count)
-            guard let slash = rest.firstIndex(of: "/") else {
+            // By bytes: a combining mark after a slash joins it in a Character, and the name is an entry name.
+            guard name.javaHasPrefix(prefix) else { baseFiles[name] = file; continue }
+            let rest = Substring(name.utf8.dropFirst(prefix.utf8.count))
+            guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else {
                 throw OverlayError.unsupportedEdit("\(file.path): files under \(Self.splitsFolder)/ belong in a folder named after the split they patch (\(Self.splitsFolder)/<split-name>/…, e.g. \(Self.splitsFolder)/config.arm64_v8a/lib/arm64-v8a/libfoo.so)")
             }
-            splitFiles[String(rest[..<slash]), default: [:]][String(rest[rest.index(after: slash)...])] = file
+            splitFiles[String(rest[..<slash]), default: [:]][String(rest[rest.utf8.index(after: slash)...])] = file
         }
         var splits: [String: PatchDirectory] = [:]
         for (split, var files) in splitFiles {

@@ -43,12 +43,12 @@ enum PackagingRepairs {
         var output = entries
         var repairs: [PackagingRepair] = []
         // Stored input entries off their boundary; new entries (offset 0) are written aligned from the start.
-        let misaligned = Set(requirements.misalignedEntries(in: entries.map(\.entry)).map(\.entry.name))
+        let misaligned = Set(requirements.misalignedEntries(in: entries.map(\.entry)).map { ExactName($0.entry.name) })
         for index in output.indices {
             let entry = output[index].entry
             guard let rule = requirements.rule(for: entry.name) else { continue }
             guard entry.isCompressed else {
-                if misaligned.contains(entry.name) {
+                if misaligned.contains(ExactName(entry.name)) {
                     repairs.append(PackagingRepair(entry: entry.name, reason: requirements.reason(for: rule), action: .aligned))
                 }
                 continue
@@ -69,13 +69,15 @@ enum PackagingRepairs {
 /// is not inflated again on every save).
 final class StoredEntryCache: @unchecked Sendable {
     // @unchecked Sendable: used by the one thread that builds.
-    private var entries: [String: (crc: UInt32, size: Int64, compressedSize: Int64, stored: OutputEntry)] = [:]
+    // By the name's bytes: a stored entry handed back for another (canonically equal) name would be written under
+    // the first one's name, twice.
+    private var entries: [ExactName: (crc: UInt32, size: Int64, compressedSize: Int64, stored: OutputEntry)] = [:]
     func stored(for entry: ZipEntry) -> OutputEntry? {
-        guard let cached = entries[entry.name], cached.crc == entry.crc32, cached.size == entry.uncompressedSize,
+        guard let cached = entries[ExactName(entry.name)], cached.crc == entry.crc32, cached.size == entry.uncompressedSize,
               cached.compressedSize == entry.compressedSize else { return nil }
         return cached.stored
     }
     func store(_ stored: OutputEntry, for entry: ZipEntry) {
-        entries[entry.name] = (entry.crc32, entry.uncompressedSize, entry.compressedSize, stored)
+        entries[ExactName(entry.name)] = (entry.crc32, entry.uncompressedSize, entry.compressedSize, stored)
     }
 }

@@ -392,9 +392,10 @@ public enum SetPipeline {
             }
             switch choice {
             case .standalone(let name)?:
-                if let index = set.standaloneRange.first(where: { all[$0].name == name }) { variant = index..<(index + 1) }
+                if let index = set.standaloneRange.first(where: { all[$0].name.sameUTF8(as: name) }) { variant = index..<(index + 1) }
             case .splits(let names?)?:
-                variant = set.splitVariantRanges.first { range in all[range].contains { names.contains($0.name) } } ?? variant
+                let names = Set(names.map { ExactName($0) })  // the container's entry names, by their bytes
+                variant = set.splitVariantRanges.first { range in all[range].contains { names.contains(ExactName($0.name)) } } ?? variant
             case .splits(nil)?, nil:
                 break
             }
@@ -404,8 +405,8 @@ public enum SetPipeline {
                 // bundletool's table says what each split and asset slice targets, and which asset packs are
                 // delivered at install time: matched as its install-apks matches them.
                 let candidates = Array(variant) + Array(set.assetSliceRange)
-                let names = Set(toc.matchingAPKs(candidates.map { all[$0].name }, for: spec))
-                chosen = candidates.filter { names.contains(all[$0].name) }
+                let names = Set(toc.matchingAPKs(candidates.map { all[$0].name }, for: spec).map { ExactName($0) })
+                chosen = candidates.filter { names.contains(ExactName(all[$0].name)) }
             } else {
                 chosen = SplitSelection.select(written[variant].map { ($0.splitName, $0.configForSplit) }, for: spec).map { variant.lowerBound + $0 }
             }

@@ -60,7 +60,7 @@ public final class SetWatchSession {
     /// The patch an APK was built from: equal patches give the same APK.
     struct PatchFingerprint: Equatable {
         var spec: PatchSpec?
-        var files: [String: PatchDirectory.PatchFile]
+        var files: PatchFiles
         init(_ patch: PatchDirectory?) {
             spec = patch?.spec
             files = patch?.files ?? [:]

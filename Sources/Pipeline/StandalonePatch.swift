@@ -1,3 +1,4 @@
+import APKCore
 import Overlay
 import Sets
 
@@ -17,8 +18,8 @@ enum StandalonePatch {
             throw refusal(standalone, "the patch replaces the base's whole \(name); a standalone APK's \(name) is the base's merged with its splits', which the file would overwrite. Give the changes as apkpatch.yml manifest edits or res/ files instead")
         }
         var files = base.files
-        var origin = Dictionary(uniqueKeysWithValues: base.files.keys.map { ($0, "the base's patch") })
-        let entries = Set(standalone.archive.entries.map(\.name))
+        var origin = Dictionary(uniqueKeysWithValues: base.files.keys.map { (ExactName($0), "the base's patch") })
+        let entries = Set(standalone.archive.entries.map { ExactName($0.name) })
         let densities = set.toc?.variants.flatMap(\.apks).first { $0.path == standalone.name }?.targeting.screenDensity.values ?? []
         for (name, patch) in splits.sorted(by: { $0.key < $1.key }) {
             guard !patch.files.isEmpty || patch.spec != PatchSpec() else { continue }
@@ -39,21 +40,21 @@ enum StandalonePatch {
                 }
                 switch dimension {
                 case .language: serves = true
-                case .abi(let abi): serves = entries.contains { $0.hasPrefix("lib/\(abi)/") }
+                case .abi(let abi): serves = entries.contains { $0.string.hasPrefix("lib/\(abi)/") }
                 case .density(let dpi): serves = densities.isEmpty || densities.contains(dpi)
                 }
             }
-            for (entry, file) in patch.files.sorted(by: { $0.key < $1.key }) {
+            for (entry, file) in patch.files {
                 if entry == "AndroidManifest.xml" || entry == "resources.arsc" || (entry.hasPrefix("classes") && entry.hasSuffix(".dex")) {
                     throw refusal(standalone, "\(folder)\(entry) replaces the split's own \(entry); a standalone APK has one \(entry) for the base and all its splits, which the split's would overwrite")
                 }
                 let isOverride = ResourcePatch.isStringsOverride(path: entry)
-                guard serves || (!isOverride && entries.contains(entry)) else { continue }
-                if let other = origin[entry] {
+                guard serves || (!isOverride && entries.contains(ExactName(entry))) else { continue }
+                if let other = origin[ExactName(entry)] {
                     throw refusal(standalone, "\(entry) is patched by both \(other) and \(folder); a standalone APK holds one \(entry) for the base and its splits. Keep one of the two")
                 }
                 files[entry] = file
-                origin[entry] = folder
+                origin[ExactName(entry)] = folder
             }
         }
         return PatchDirectory(root: base.root, spec: base.spec, files: files)

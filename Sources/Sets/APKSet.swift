@@ -283,11 +283,12 @@ public struct APKSet: Sendable {
             return APKSet(form: form, label: path, container: container, members: members)
         }
         try checkTableOfContents(toc, path: path, splits: members, standalones: standalones, assetSlices: assetSlices,
-                                 setAside: Set(unreadable?.members.map(\.name) ?? []))
+                                 setAside: Set((unreadable?.members ?? []).map { ExactName($0.name) }))
         var variants = [members]
         if severalVariants {
-            let byName = Dictionary(uniqueKeysWithValues: members.map { ($0.name, $0) })
-            variants = toc.splitVariants.map { $0.apks.compactMap { byName[$0.path] } }.filter { !$0.isEmpty }
+            // By bytes, as bundletool and the container name them: two names String's == joins are two APKs.
+            let byName = Dictionary(uniqueKeysWithValues: members.map { (ExactName($0.name), $0) })
+            variants = toc.splitVariants.map { $0.apks.compactMap { byName[ExactName($0.path)] } }.filter { !$0.isEmpty }
         }
         return APKSet(form: form, label: path, container: container, members: variants[0], otherSplitVariants: Array(variants.dropFirst()),
                       standalones: standalones, assetSlices: assetSlices, toc: toc)
@@ -316,18 +317,19 @@ public struct APKSet: Sendable {
     /// gets which), and list no APK the `.apks` does not hold.
     /// (`setAside`: the APKs that are there but could not be opened.)
     private static func checkTableOfContents(_ toc: BundletoolTOC, path: String, splits: [Member], standalones: [Member], assetSlices: [Member],
-                                             setAside: Set<String> = []) throws {
-        let described = Set(toc.variants.flatMap(\.apks).filter(\.isStandalone).map(\.path))
-        let describedSlices = Set(toc.assetSlices.map(\.path))
-        let variantCount = Dictionary(toc.splitVariants.flatMap(\.apks).map { ($0.path, 1) }, uniquingKeysWith: +)
-        let unplaced = standalones.first { !described.contains($0.name) } ?? assetSlices.first { !describedSlices.contains($0.name) }
-            ?? splits.first { variantCount[$0.name] != 1 }
+                                             setAside: Set<ExactName> = []) throws {
+        // Paths and entry names by their bytes: the table names each APK as the container's entry does.
+        let described = Set(toc.variants.flatMap(\.apks).filter(\.isStandalone).map { ExactName($0.path) })
+        let describedSlices = Set(toc.assetSlices.map { ExactName($0.path) })
+        let variantCount = Dictionary(toc.splitVariants.flatMap(\.apks).map { (ExactName($0.path), 1) }, uniquingKeysWith: +)
+        let unplaced = standalones.first { !described.contains(ExactName($0.name)) } ?? assetSlices.first { !describedSlices.contains(ExactName($0.name)) }
+            ?? splits.first { variantCount[ExactName($0.name)] != 1 }
         if let unplaced {
             let kind = unplaced.isStandalone ? "standalone" : unplaced.isAssetSlice ? "asset pack's" : "split"
             throw APKSetError.unsupported(path, "\(tocName) does not describe the \(kind) APK \(unplaced.name.debugQuoted)\(unplaced.isStandalone || unplaced.isAssetSlice ? "" : " in exactly one split variant"), so no device would be given it; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
-        let present = Set((splits + standalones + assetSlices).map(\.name)).union(setAside)
-        if let absent = (described.union(variantCount.keys).union(describedSlices)).sorted().first(where: { !present.contains($0) }) {
+        let present = Set((splits + standalones + assetSlices).map { ExactName($0.name) }).union(setAside)
+        if let absent = (described.union(variantCount.keys).union(describedSlices)).sorted().first(where: { !present.contains($0) })?.string {
             throw APKSetError.unsupported(path, "\(tocName) lists the APK \(absent.debugQuoted), which the .apks does not hold; the .apks was changed after bundletool wrote it. Rebuild it with bundletool build-apks")
         }
     }
@@ -375,7 +377,8 @@ public enum SetConsistency {
         let bases = members.filter { $0.manifest.isBase }
         guard let base = bases.first else { throw APKSetError.noBase(members.map(\.label)) }
         guard bases.count == 1 else { throw APKSetError.multipleBases(bases.map(\.label)) }
-        var seen: [String: String] = [:]
+        // Split names as Android keys them (Java Strings in an ArrayMap): by their bytes.
+        var seen: [ExactName: String] = [:]
         for member in members where !member.manifest.isBase {
             let m = member.manifest
             if m.packageName != base.manifest.packageName {
@@ -385,12 +388,12 @@ public enum SetConsistency {
                 throw APKSetError.versionCodeMismatch(member: member.label, versionCode: m.versionCode, base: base.label, baseVersionCode: base.manifest.versionCode)
             }
             let name = m.splitName ?? ""
-            if let other = seen[name] { throw APKSetError.duplicateSplit(name, [other, member.label]) }
-            seen[name] = member.label
+            if let other = seen[ExactName(name)] { throw APKSetError.duplicateSplit(name, [other, member.label]) }
+            seen[ExactName(name)] = member.label
         }
-        let features = Set(members.filter { $0.manifest.isFeatureSplit }.compactMap(\.manifest.splitName))
+        let features = Set(members.filter { $0.manifest.isFeatureSplit }.compactMap { $0.manifest.splitName.map { ExactName($0) } })
         for member in members {
-            if let feature = member.manifest.configForSplit, !feature.isEmpty, !features.contains(feature) {
+            if let feature = member.manifest.configForSplit, !feature.isEmpty, !features.contains(ExactName(feature)) {
                 throw APKSetError.missingFeature(member: member.label, split: member.manifest.splitName ?? "", feature: feature)
             }
         }

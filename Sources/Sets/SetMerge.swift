@@ -40,7 +40,7 @@ public enum SetMerge {
         }
         var summary = Summary()
         let base = set.base.archive
-        var names = Set(base.entries.map(\.name))
+        var names = Set(base.entries.map { ExactName($0.name) })  // by bytes: Android keeps twins apart
         var splitEntries: [OutputEntry] = []
         var tables: [(label: String, bytes: [UInt8])] = []
         for split in set.splits {
@@ -50,7 +50,7 @@ public enum SetMerge {
                     tables.append((split.label, try split.archive.uncompressedData(of: entry)))
                     continue
                 }
-                guard names.insert(entry.name).inserted else {
+                guard names.insert(ExactName(entry.name)).inserted else {
                     throw APKSetError.unsupported(split.label, "entry \(entry.name.debugQuoted) is in the base or another split too; merging would have to choose one")
                 }
                 splitEntries.append(try OutputEntry.copying(entry, from: split.archive.source))

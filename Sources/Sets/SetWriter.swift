@@ -50,11 +50,12 @@ public enum SetWriter {
     public static func writeContainer(_ set: APKSet, apkPaths: [String], to destination: String,
                                       versionUpdate: VersionUpdate? = nil) throws -> Int64 {
         guard let container = set.container else { preconditionFailure("writeContainer needs a container set") }
-        var replacement: [String: String] = [:]
-        for (member, path) in zip(set.allAPKs, apkPaths) { replacement[member.name] = path }
+        // By the entries' bytes: keyed by String, one of two canonically equivalent names would get the other's APK.
+        var replacement: [ExactName: String] = [:]
+        for (member, path) in zip(set.allAPKs, apkPaths) { replacement[ExactName(member.name)] = path }
         var items: [OutputEntry] = []
         for entry in container.zip.entriesInFileOrder {
-            if let path = replacement[entry.name] {
+            if let path = replacement[ExactName(entry.name)] {
                 items.append(try storedEntry(like: entry, contentsOf: path))
             } else if entry.name == "manifest.json" && set.form == .xapk, let versionUpdate,
                       let updated = try updatedXAPKManifest(container.uncompressedData(of: entry), versionUpdate) {

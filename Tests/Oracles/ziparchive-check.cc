@@ -4,7 +4,9 @@
 // and size (ExtractToMemory), and that iterating meets every entry the end record counts. Debian's build does not
 // compare the CRC-32 (a stored entry with a flipped byte extracts): tests that need a CRC check use another oracle.
 // Prints "OK N entries", or each failure and exits 1. With --list, prints instead one line per entry read, tab
-// separated: name, method, compressed size, uncompressed size, CRC-32 (8 hex digits), data offset.
+// separated: name, method, compressed size, uncompressed size, CRC-32 (8 hex digits), data offset. With
+// --find APK NAME..., looks each NAME up by its bytes (FindEntry, as the package manager and the asset manager
+// find an entry) and prints one line per NAME: its extracted data in hex, or "missing: " and the error.
 //
 // TestSupport.libziparchiveCheck builds it with g++ on first use (android-libziparchive-dev).
 #include <cstdint>
@@ -15,7 +17,38 @@
 
 #include <ziparchive/zip_archive.h>
 
+// --find: each name looked up by its bytes; status 1 when one is not found or does not extract.
+static int find(const char* path, int count, char** names) {
+  ZipArchiveHandle archive;
+  int32_t status = OpenArchive(path, &archive);
+  if (status != 0) {
+    printf("OpenArchive: %s\n", ErrorCodeString(status));
+    CloseArchive(archive);
+    return 1;
+  }
+  int failures = 0;
+  for (int i = 0; i < count; i++) {
+    ZipEntry entry{};
+    std::vector<uint8_t> data;
+    status = FindEntry(archive, names[i], &entry);
+    if (status == 0) {
+      data.resize(entry.uncompressed_length + 1);
+      status = ExtractToMemory(archive, &entry, data.data(), entry.uncompressed_length);
+    }
+    if (status != 0) {
+      printf("missing: %s\n", ErrorCodeString(status));
+      failures++;
+      continue;
+    }
+    for (uint32_t j = 0; j < entry.uncompressed_length; j++) printf("%02x", data[j]);
+    printf("\n");
+  }
+  CloseArchive(archive);
+  return failures > 0 ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 3 && strcmp(argv[1], "--find") == 0) return find(argv[2], argc - 3, argv + 3);
   bool list = argc == 3 && strcmp(argv[1], "--list") == 0;
   if (argc != 2 && !list) {
     fprintf(stderr, "usage: %s [--list] APK\n", argv[0]);

@@ -92,6 +92,27 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
+    /// Android tells entries apart by their names' bytes: a split's "cafe\u{301}.txt" beside the base's
+    /// "caf\u{E9}.txt" (equal Swift Strings) is a second entry, which the merged APK keeps with its own content.
+    @Test func entriesWhoseNamesAreEquivalentButNotTheSameBytesAreBothMerged() throws {
+        let composed = "assets/caf\u{E9}.txt", decomposed = "assets/cafe\u{301}.txt"
+        let folder = scratch.appendingPathComponent("twins-\(UUID().uuidString)")
+        try TestSupport.write("base\n", to: composed, in: folder)
+        let base = scratch.appendingPathComponent("base-with-twin.apk").path
+        try FileManager.default.copyItem(atPath: fixture.apks["base.apk"]!, toPath: base)
+        let added = try TestSupport.run("aapt", ["add", base, composed], currentDirectory: folder.path)
+        #expect(added.succeeded, "\(added)")
+        let split = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.arm64_v8a",
+                                                  files: [decomposed: Array("split\n".utf8)])
+        let input = try fixture.pack(.directory, replacing: ["base.apk": base, "split_config.arm64_v8a.apk": split])
+        let output = scratch.appendingPathComponent("merged-twins.apk").path
+        let result = try TestSupport.apkpatch(["merge", input, "--out", output, "--debug-keystore", keystore])
+        #expect(result.succeeded, "\(result)")
+        let found = try TestSupport.libziparchiveFind(output, names: [composed, decomposed])
+        #expect(found.stdout == "626173650a\n73706c69740a\n", "libziparchive finds each by its bytes: \(found)")
+        #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
+    }
+
     /// Hostile tables never trap: a split table with bytes changed at random (seeded) merges or is refused.
     @Test func damagedSplitTablesAreRefusedNotTrapped() throws {
         let base = try TestSupport.readBytes(unzipped(fixture.apks["base.apk"]!, "resources.arsc"))

@@ -161,6 +161,12 @@ public enum TestSupport {
         try run(try libziparchiveChecker.get(), (list ? ["--list"] : []) + [apk])
     }
 
+    /// Looks each of `names` up in `apk` by its bytes with libziparchive's `FindEntry`, as Android finds an entry,
+    /// and extracts it: stdout has one line per name, the data in hex or "missing: " and the reader's error.
+    public static func libziparchiveFind(_ apk: String, names: [String]) throws -> ProcessResult {
+        try run(try libziparchiveChecker.get(), ["--find", apk] + names)
+    }
+
     /// The oracle's binary, built with g++ against Debian's android-libziparchive-dev once per test process.
     private static let libziparchiveChecker: Result<String, any Error> = Result {
         try buildOracle("ziparchive-check", library: "ziparchive", package: "android-libziparchive-dev")
