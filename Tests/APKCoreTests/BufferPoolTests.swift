@@ -26,4 +26,17 @@ import Testing
         #expect(again.baseAddress == returned.baseAddress)
         for buffer in taken + [again] { pool.recycle(buffer) }
     }
+
+    /// `takeIfFree` hands out only a buffer that is free: with none free it gives nil and makes no slab.
+    @Test func takeIfFreeMakesNoNewBuffer() {
+        let pool = BufferPool()
+        #expect(pool.takeIfFree() == nil)
+        let first = pool.take()  // a slab: this buffer and a free second one
+        let second = pool.takeIfFree()
+        #expect(second != nil && second?.baseAddress != first.baseAddress)
+        #expect(pool.takeIfFree() == nil)
+        if let second { pool.recycle(second) }
+        #expect(pool.takeIfFree()?.baseAddress == second?.baseAddress)
+        pool.recycle(first)
+    }
 }

@@ -28,6 +28,12 @@ public final class BufferPool: @unchecked Sendable {
         return buffer ?? newBuffer()
     }
 
+    /// A free buffer, or nil when all are in use: for work that has somewhere else to go, and is better off there
+    /// than in a new slab (fresh memory, whose first writes fault; see `newBuffer`).
+    public func takeIfFree() -> UnsafeMutableRawBufferPointer? {
+        lock.withLock { free.popLast() }
+    }
+
     /// Buffers come two at a time from a 2 MiB region the kernel may back with one huge page: one page fault
     /// where 4 KiB pages take 512, which matters where faults are costly (virtual machines). Such buffers are
     /// kept, never freed one by one: there are only as many as were in use at once.

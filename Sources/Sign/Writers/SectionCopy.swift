@@ -295,7 +295,11 @@ struct SectionCopy {
 
     private func copy(_ run: Run, into file: OutputFile, state: SharedState, key: BackgroundValue<SignerKey>?) throws {
         let buffer = BufferPool.shared.take(), window = BufferPool.shared.take()
-        defer { BufferPool.shared.recycle(buffer); BufferPool.shared.recycle(window) }
+        var handsOverBuffer = false
+        defer {
+            if !handsOverBuffer { BufferPool.shared.recycle(buffer) }
+            BufferPool.shared.recycle(window)
+        }
         let sources = layoutSources
         let entries = entryDigest.map { EntryDigester(copy: self, run: run.range, algorithm: $0, state: state) }
         var chunkStart = run.range.lowerBound
@@ -314,14 +318,17 @@ struct SectionCopy {
                 if hashesVerityLeaves { state.verityLeaves[Int(chunkStart / ContentDigester.chunkSize)] = Self.verityLeaves(of: chunk) }
                 try file.write(chunk, at: chunkStart)
             } else {
-                // The partial last chunk (the run's only one), kept in a pool buffer: memory paged in already.
-                let kept = BufferPool.shared.take()
-                kept.copyMemory(from: chunk)
-                state.tail[0] = TailBytes(buffer: kept, count: chunk.count)
+                // The partial last chunk, the run's only one, stays where it was read and goes to the caller with its
+                // buffer: a buffer taken for a copy of it would be one more than the cores use at once otherwise,
+                // which the pool meets with fresh memory.
+                state.tail[0] = TailBytes(buffer: buffer, count: chunk.count)
+                handsOverBuffer = true
+                break
             }
             chunkStart = chunkEnd
         }
-        try entries?.finish(buffer: buffer)
+        // What is left to read for v1 goes through the window, whose bytes are spent, if the buffer was handed over.
+        try entries?.finish(buffer: handsOverBuffer ? window : buffer)
     }
 
     /// `copy` for whole chunks `chunks`, their v2/v3 digests taken sixteen at a time: each chunk is read,

@@ -47,10 +47,19 @@ enum JARSignature {
     /// zlib at level 9, as apksig (so the bytes are apksigner's); libdeflate, faster, at any other level.
     static func deflateJARFile(_ data: [UInt8], level: Int32) throws -> [UInt8] {
         guard level == 9 else { return try Deflate.compressFast(data, level: level) }
-        // The deflate's tables in two pool buffers, which the copy before it has paged in, rather than in memory
-        // of their own that every signing would fault in anew.
-        let scratch = [BufferPool.shared.take(), BufferPool.shared.take()]
-        defer { for buffer in scratch { BufferPool.shared.recycle(buffer) } }
-        return try Deflate.compress(data, level: 9, scratch: scratch)
+        // The deflate's tables in pool buffers, which the copy before it has paged in, rather than in memory of
+        // their own that every signing would fault in anew. The manifest and the .SF are deflated at the same
+        // time, while the section's last chunk holds a buffer too: the second buffer is a pool one only if one is
+        // free. Otherwise the tables past the first megabyte take less than one of their own in small pages, where
+        // a new slab would be two fresh megabytes in a huge page, whose first write can cost milliseconds under a
+        // hypervisor that has taken the page back.
+        let first = BufferPool.shared.take()
+        let pooled = BufferPool.shared.takeIfFree()
+        let second = pooled ?? UnsafeMutableRawBufferPointer.allocate(byteCount: BufferPool.bufferSize, alignment: 64)
+        defer {
+            BufferPool.shared.recycle(first)
+            if let pooled { BufferPool.shared.recycle(pooled) } else { second.deallocate() }
+        }
+        return try Deflate.compress(data, level: 9, scratch: [first, second])
     }
 }
