@@ -59,7 +59,10 @@ public struct PackagingRequirements: Sendable, Hashable {
     /// True for the names Android's native-library code looks at: `.so` files under `lib/`, told by the name's
     /// bytes as libziparchive's prefix and suffix iteration tells them (Swift's Characters would join a combining
     /// mark after `lib/` to the slash).
-    public static func isNativeLibrary(_ name: String) -> Bool { name.javaHasPrefix("lib/") && name.javaHasSuffix(".so") }
+    public static func isNativeLibrary(_ name: String) -> Bool {
+        // The last byte first: most names end in another letter, and the signer asks this of every entry.
+        name.utf8.last == UInt8(ascii: "o") && name.javaHasPrefix("lib/") && name.javaHasSuffix(".so")
+    }
 
     /// The rule `name` falls under, or nil when Android accepts it however it is stored.
     public func rule(for name: String) -> Rule? {

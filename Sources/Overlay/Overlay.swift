@@ -203,7 +203,7 @@ public struct CompressionPolicy: Sendable {
 
     /// Entries Android needs uncompressed.
     public static func mustBeStored(_ name: String) -> Bool {
-        name == "resources.arsc" || (name.hasPrefix("lib/") && name.hasSuffix(".so"))
+        name == "resources.arsc" || (name.javaHasPrefix("lib/") && name.javaHasSuffix(".so"))  // by bytes, as Android
     }
 }
 
@@ -211,12 +211,13 @@ public struct CompressionPolicy: Sendable {
 /// what changed.
 public final class CompressionCache: @unchecked Sendable {
     public struct Key: Hashable, Sendable {
-        let name: String
+        /// By bytes: two patch files whose names String's == joins (same size and mtime) are two entries.
+        let name: ExactName
         let file: PatchDirectory.PatchFile
         let method: CompressionMethod
         let templateOffset: Int64?
         init(name: String, file: PatchDirectory.PatchFile, method: CompressionMethod, template: ZipEntry?) {
-            self.name = name; self.file = file; self.method = method; self.templateOffset = template?.localHeaderOffset
+            self.name = ExactName(name); self.file = file; self.method = method; self.templateOffset = template?.localHeaderOffset
         }
     }
     private var storage: [Key: OutputEntry] = [:]

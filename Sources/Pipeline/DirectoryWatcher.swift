@@ -26,7 +26,7 @@ public final class DirectoryWatcher {
     /// The paths of the burst `waitForChanges` last returned whose only event in it was the close of a file open
     /// for writing: nothing was written since the burst before. A save whose fsync outlasts the quiet period
     /// (under load; vim and many atomic writers fsync before they close) ends in such a burst of its own.
-    public private(set) var closedOnly: Set<String> = []
+    public private(set) var closedOnly: Set<ExactName> = []
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB
                                      | IN_DELETE_SELF | IN_MOVE_SELF)
 
@@ -77,10 +77,12 @@ public final class DirectoryWatcher {
     /// Blocks until something changes (or `wakeFD` becomes readable, or `timeoutMilliseconds` passes), then
     /// until `quietPeriodMilliseconds` pass without events. Returns the changed relative paths (empty on
     /// timeout or wake-up); "" is the root itself (removed or moved away), "*" everything (events were lost).
-    public func waitForChanges(quietPeriodMilliseconds: Int32 = 60, timeoutMilliseconds: Int32 = -1, wakeFD: Int32 = -1) throws -> Set<String> {
-        var changed = Set<String>()
+    /// Paths are told apart by their bytes, as the folder (and Android, once they are entries) tells them: a save
+    /// of "cafe\u{301}.js" is not one of "caf\u{E9}.js". In UTF-8 byte order.
+    public func waitForChanges(quietPeriodMilliseconds: Int32 = 60, timeoutMilliseconds: Int32 = -1, wakeFD: Int32 = -1) throws -> [String] {
+        var changed = Set<ExactName>()
         // Paths with an event other than a close after writing.
-        var written = Set<String>()
+        var written = Set<ExactName>()
         defer { closedOnly = changed.subtracting(written) }
         var timeout = timeoutMilliseconds
         while true {
@@ -89,13 +91,13 @@ public final class DirectoryWatcher {
             // A watch session's main thread waits here between builds: not working (see CoreBalance).
             let n = CoreBalance.waiting { poll(&fds, wakeFD >= 0 ? 2 : 1, wait) }
             if n < 0 {
-                if errno == EINTR { if changed.isEmpty { return changed } else { continue } }
+                if errno == EINTR { if changed.isEmpty { return changed.sorted().map(\.string) } else { continue } }
                 throw WatchError.inotify("poll: \(String(cString: strerror(errno)))")
             }
             if n == 0 {
                 if wait == timeout {  // quiet period over (or the caller's timeout)
                     if !changed.isEmpty { checkRoot(into: &changed, written: &written) }
-                    return changed
+                    return changed.sorted().map(\.string)
                 }
                 // Only the look for a missing root timed out.
                 if timeout > 0 { timeout -= wait }
@@ -105,7 +107,7 @@ public final class DirectoryWatcher {
                 if !changed.isEmpty { timeout = quietPeriodMilliseconds }
                 continue
             }
-            if wakeFD >= 0 && fds[1].revents != 0 { return changed }
+            if wakeFD >= 0 && fds[1].revents != 0 { return changed.sorted().map(\.string) }
             let wasEmpty = changed.isEmpty
             try drain(into: &changed, written: &written)
             if wasEmpty && !changed.isEmpty { burstStart = Self.monotonicNanoseconds() }
@@ -114,19 +116,19 @@ public final class DirectoryWatcher {
     }
 
     /// Watches the root again once it is a folder again, and adds the files in it to `changed`.
-    private func watchRootAgain(into changed: inout Set<String>, written: inout Set<String>) throws {
+    private func watchRootAgain(into changed: inout Set<ExactName>, written: inout Set<ExactName>) throws {
         guard Self.identity(of: root) != nil else { return }
         var files: [String] = []
         try addWatches(relative: "", files: &files)
         guard paths.values.contains("") else { return }  // gone again already
         rootMissing = false
-        changed.formUnion(files)
-        written.formUnion(files)
+        changed.formUnion(files.map { ExactName($0) })
+        written.formUnion(files.map { ExactName($0) })
     }
 
     /// A folder removed while a process still has it open (a shell's working directory) reports no deletion
     /// of itself until it is closed: after a burst, the root's path must still lead to the folder watched.
-    private func checkRoot(into changed: inout Set<String>, written: inout Set<String>) {
+    private func checkRoot(into changed: inout Set<ExactName>, written: inout Set<ExactName>) {
         guard !rootMissing else { return }
         if let watched = rootIdentity, let current = Self.identity(of: root), current == watched { return }
         unwatch("")
@@ -157,7 +159,7 @@ public final class DirectoryWatcher {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    private func drain(into changed: inout Set<String>, written: inout Set<String>) throws {
+    private func drain(into changed: inout Set<ExactName>, written: inout Set<ExactName>) throws {
         let size = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
@@ -191,8 +193,8 @@ public final class DirectoryWatcher {
                     var info = stat()
                     if folder.isEmpty || lstat(absolute(folder), &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
                         unwatch(folder)
-                        changed.insert(folder)
-                        written.insert(folder)
+                        changed.insert(ExactName(folder))
+                        written.insert(ExactName(folder))
                     }
                     continue
                 }
@@ -201,11 +203,11 @@ public final class DirectoryWatcher {
                     // Files written into it before the watch was added get no events of their own: report them.
                     var files: [String] = []
                     try addWatches(relative: relative, files: &files)
-                    changed.formUnion(files)
-                    written.formUnion(files)
+                    changed.formUnion(files.map { ExactName($0) })
+                    written.formUnion(files.map { ExactName($0) })
                 }
-                changed.insert(relative)
-                if event.mask != UInt32(IN_CLOSE_WRITE) { written.insert(relative) }
+                changed.insert(ExactName(relative))
+                if event.mask != UInt32(IN_CLOSE_WRITE) { written.insert(ExactName(relative)) }
             }
         }
     }

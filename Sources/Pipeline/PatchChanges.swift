@@ -14,8 +14,9 @@ import Overlay
 /// Which changes in a patch directory start a rebuild, for watch mode on an APK or a split APK set.
 struct PatchChangeFilter {
     let root: String
-    /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one.
-    var lastFiles = Set<String>()
+    /// The patch files of the last build, to tell a deleted patch file from a short-lived temporary one. By the
+    /// names' bytes: a folder may hold "caf\u{E9}" and "cafe\u{301}", and removing one must not forget the other.
+    var lastFiles = Set<ExactName>()
     /// After a failed build any change may be the fix (even removing a file the build never accepted).
     var lastBuildFailed = false
     /// The changes of a build that a save in flight interrupted (a patch file was gone when read), owed to the
@@ -43,20 +44,20 @@ struct PatchChangeFilter {
                 if path.isEmpty { return FileKind(atPath: root) != .directory }
                 // Closed with nothing written since the burst before: the build that burst started read these bytes
                 // (unless it failed or stopped on a save, when any change may be the one that matters).
-                if closedOnly.contains(path) && !lastBuildFailed && interrupted == nil { return false }
+                if closedOnly.contains(ExactName(path)) && !lastBuildFailed && interrupted == nil { return false }
                 let kind = FileKind(atPath: root + "/" + path)
                 let exists = kind != nil
                 if kind == .directory { return false }
                 // A name that is not valid UTF-8 reaches here decoded with replacement characters, which name no
                 // file: it is a change all the same, and the build (which reads the folder) refuses the file. A
                 // folder moved out of the tree takes its patch files with it, without an event for each.
-                if !exists && !lastFiles.contains(path) && !lastBuildFailed && interrupted == nil && !path.contains("\u{FFFD}")
-                    && !lastFiles.contains(where: { $0.hasPrefix(path + "/") }) { return false }
+                if !exists && !lastFiles.contains(ExactName(path)) && !lastBuildFailed && interrupted == nil && !path.contains("\u{FFFD}")
+                    && !lastFiles.contains(where: { $0.string.javaHasPrefix(path + "/") }) { return false }
                 return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
             }
             if !relevant.isEmpty {
                 defer { interrupted = nil }
-                return Set(relevant + (interrupted ?? [])).sorted()
+                return Set((relevant + (interrupted ?? [])).map { ExactName($0) }).sorted().map(\.string)
             }
         }
     }
@@ -64,7 +65,7 @@ struct PatchChangeFilter {
     /// Records which of `paths` exist now, for telling deleted patch files from temporary ones without a build.
     mutating func note(_ paths: [String]) {
         for path in paths {
-            if FileManager.default.fileExists(atPath: root + "/" + path) { lastFiles.insert(path) } else { lastFiles.remove(path) }
+            if FileManager.default.fileExists(atPath: root + "/" + path) { lastFiles.insert(ExactName(path)) } else { lastFiles.remove(ExactName(path)) }
         }
     }
 }

@@ -120,7 +120,7 @@ public final class SetWatchSession {
             var setOptions = options
             setOptions.patchDirectory = patchDirectory
             let patch = try clock.measure("overlay") { try SetPipeline.patchDirectory(setOptions)! }
-            changes.lastFiles = Set(patch.files.keys)
+            changes.lastFiles = Set(patch.files.keys.map { ExactName($0) })
             // A standalone APK's patch is the base's with the split patches that reach it: it is rebuilt when any of them changes.
             let patches = try clock.measure("overlay") { try SetPipeline.patchesByMember(set, patch: patch, standalones: true) }
             let fingerprints = patches.map(PatchFingerprint.init)

@@ -104,7 +104,7 @@ public final class WatchSession {
 
     /// Whether a save changed a native library (`.so`): that rebuild is verified even when the others are not,
     /// so that a library not ready for 16 KiB pages is told when it arrives, not only at the first build.
-    static func changesNativeLibrary(_ changed: [String]) -> Bool { changed.contains { $0.hasSuffix(".so") } }
+    static func changesNativeLibrary(_ changed: [String]) -> Bool { changed.contains { $0.javaHasSuffix(".so") } }
 
     /// The next burst of changes that matter, sorted; nil once `stop()` was called.
     func waitForRelevantChanges(_ watcher: DirectoryWatcher) throws -> [String]? {
@@ -151,7 +151,7 @@ public final class WatchSession {
         let start = DispatchTime.now().uptimeNanoseconds
         var clock = StageClock()
         let patch = try clock.measure("overlay") { try PatchDirectory(root: options.patchDirectory) }
-        changes.lastFiles = Set(patch.files.keys)
+        changes.lastFiles = Set(patch.files.keys.map { ExactName($0) })
         var overlay = Overlay(archive: archive, patch: patch)
         overlay.placesPatchedEntriesLast = true
         // Watch prints no overlay notes: each rebuild would compute them for nothing.

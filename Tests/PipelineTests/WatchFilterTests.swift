@@ -98,6 +98,24 @@ import TestSupport
         #expect(try waitForBuild() == ["assets/www/app.js", "assets/www/link.js"])
     }
 
+    /// A folder holds "caf\u{E9}.js" and "cafe\u{301}.js" (equal Swift Strings, two files, two entries): once one
+    /// is removed, removing the other is still the removal of a patch file, not of a short-lived one.
+    @Test func removingTheSecondOfTwoEquivalentNamesStillStartsABuild() throws {
+        let composed = "assets/www/caf\u{E9}.js", decomposed = "assets/www/cafe\u{301}.js"
+        for name in [composed, decomposed] {
+            let fd = open(path(name), O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            try #require(fd >= 0)
+            close(fd)
+        }
+        #expect(try waitForBuild().count == 2)
+        session.notePatchFiles([composed, decomposed])
+        unlink(path(composed))
+        #expect(try waitForBuild() == [composed])
+        session.notePatchFiles([composed])  // as the build after the removal notes it
+        unlink(path(decomposed))
+        #expect(try waitForBuild() == [decomposed])
+    }
+
     @Test func removingARealPatchFileStillStartsABuild() throws {
         try FileManager.default.removeItem(atPath: path("assets/www/index.html"))
         let changed = try waitForBuild()

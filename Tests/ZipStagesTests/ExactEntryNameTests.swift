@@ -1,6 +1,7 @@
 import Align
 import APKCore
 import Foundation
+import Overlay
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -121,5 +122,26 @@ import Glibc
         #expect(!PackagingRequirements.isNativeLibrary("lib/x/a.so\u{301}"))
         #expect(AlignmentPolicy.isNativeLibrary("assets/a\u{600}.so"))
         #expect(!AlignmentPolicy.isNativeLibrary("assets/a.so\u{301}"))
+    }
+
+    /// Watch mode's cache of compressed patch files keys them by name, size and modification time: two files whose
+    /// names String's == joins, of one size and one mtime, must not be handed each other's entry.
+    @Test func compressionCacheKeepsEquivalentNamesApart() throws {
+        let input = try FixtureAPK().build(in: dir)
+        let files = [(Self.names[0], Array("twin A\n".utf8)), (Self.names[1], Array("twin B\n".utf8))]
+        let root = try patchDirectory("cached", files: files)
+        for (name, _) in files {
+            var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, root + "/" + name, &times, 0) == 0)
+        }
+        let overlay = Overlay(archive: try APKArchive(path: input), patch: try PatchDirectory(root: root))
+        let cache = CompressionCache()
+        _ = try overlay.plan(cache: cache)
+        let plan = try overlay.plan(cache: cache)  // from the cache
+        for (name, content) in files {
+            let entries = plan.entries.filter { $0.entry.nameBytes == Array(name.utf8) }
+            #expect(entries.count == 1, "\(name.debugDescription)")
+            #expect(try entries.first?.uncompressedBytes() == content, "\(name.debugDescription)")
+        }
     }
 }
