@@ -101,7 +101,10 @@ public struct Overlay {
                 entries.append(try results[index]!.get())
             }
         }
-        if notesNameCase { summary.notes += Self.caseNotes(entries: archive.entries, patch: patch) }
+        if notesNameCase {
+            summary.notes += Self.caseNotes(entries: archive.entries, patch: patch)
+            summary.notes += Self.normalizationNotes(entries: archive.entries, patch: patch)
+        }
         if let contentEditor {
             entries = try contentEditor.edit(entries: entries, archive: archive, patch: patch, timestamp: timestamp, summary: &summary)
         }

@@ -102,6 +102,9 @@ import Glibc
         let replaced = dir.appendingPathComponent("replaced.apk").path
         let patched = try TestSupport.apkpatch(["run", signed, "--patch", second, "--out", replaced])
         #expect(patched.succeeded, "\(patched)")
+        // The new file's name is an entry's in another Unicode form: said, as a case-only difference is.
+        #expect(patched.stdout.contains("note: patch file \(Self.names[5].debugDescription) adds a new entry: the APK's \(Self.names[4].debugDescription) is the same text in another Unicode form (U+212B against U+00C5)"), "\(patched)")
+        #expect(!patched.stdout.contains("cafe\u{301}.txt\" adds"), "a file that replaces its own entry gets no note: \(patched)")
         try expectEveryName(in: replaced, contents: changed)
         let before = try APKArchive(path: signed), after = try APKArchive(path: replaced)
         #expect(after.entries.count == before.entries.count + 1)
