@@ -82,8 +82,9 @@ public struct Extractor {
         var summary = Summary()
         for entry in selected {
             let target = staging.appendingPathComponent(entry.name)
-            // EntryName.problem has already refused traversal; this is a second, independent guard.
-            guard target.standardizedFileURL.path.hasPrefix(staging.path + "/") else {
+            // EntryName.problem has already refused traversal; this is a second, independent guard. By bytes:
+            // Characters would join a name's leading combining mark to the slash and refuse the name.
+            guard target.standardizedFileURL.path.javaHasPrefix(staging.path + "/") else {
                 throw UnpackError.unsafeEntryName(path: archive.label, name: entry.name, reason: "it resolves outside the output directory")
             }
             if entry.isDirectory {

@@ -147,4 +147,19 @@ import Glibc
             #expect(try entries.first?.uncompressedBytes() == content, "\(name.debugDescription)")
         }
     }
+
+    /// A name may start with a combining mark; unpacking writes it where it belongs, not refusing it as a path
+    /// that leaves the output directory (which a String prefix test of the path, by Characters, took it for).
+    @Test func unpackWritesANameThatStartsWithACombiningMark() throws {
+        let input = try FixtureAPK().build(in: dir)
+        let name = "\u{301}top.txt"
+        let patch = try patchDirectory("mark", files: [(name, Array("mark\n".utf8))])
+        let apk = dir.appendingPathComponent("mark.apk").path
+        let run = try TestSupport.apkpatch(["run", input, "--patch", patch, "--out", apk, "--no-sign"])
+        #expect(run.succeeded, "\(run)")
+        let unpacked = dir.appendingPathComponent("unpacked").path
+        let unpack = try TestSupport.apkpatch(["unpack", apk, "-o", unpacked])
+        #expect(unpack.succeeded, "\(unpack)")
+        #expect(FileManager.default.contents(atPath: unpacked + "/" + name).map { Array($0) } == Array("mark\n".utf8))
+    }
 }
