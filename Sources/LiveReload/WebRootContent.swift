@@ -38,7 +38,9 @@ public final class WebRootContent: @unchecked Sendable {
     /// The file at `relative` below the web root, or nil when neither the patch nor the APK has it.
     public func file(_ relative: String) throws -> File? {
         let name = webRoot + relative
-        let components = name.split(separator: "/").map(String.init)
+        // Split at the slash bytes: Characters would join a combining mark to the slash before it, and the folder
+        // before it would not be checked as a real folder (a symbolic link there would be followed).
+        let components = name.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
         if !components.contains(where: PatchDirectory.isIgnored), let path = try patchFilePath(components) {
             do {
                 return File(bytes: try PatchDirectory.read(path: path), isFromPatch: true)

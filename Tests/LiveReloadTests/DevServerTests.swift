@@ -73,6 +73,19 @@ import Unpack
         #expect(try LoopbackHTTP.request(port: setup.port, "/js/.module1.js.swp").status == 404)
     }
 
+    /// A folder on the way is checked even when the name after it starts with a combining mark (which Swift's
+    /// Characters join to the slash): a linked folder is not followed to the file behind it.
+    @Test func neverFollowsALinkedFolderBeforeACombiningMark() throws {
+        let setup = try start()
+        defer { setup.server.shutDown() }
+        let name = "\u{301}secret.txt"
+        try TestSupport.write("outside\n", to: "outside/" + name, in: setup.work)
+        try FileManager.default.createSymbolicLink(atPath: setup.patch.appendingPathComponent("assets/www/out").path,
+                                                   withDestinationPath: setup.work.appendingPathComponent("outside").path)
+        #expect(FileManager.default.contents(atPath: setup.patch.appendingPathComponent("assets/www/out/" + name).path) != nil, "the link leads there")
+        #expect(try setup.server.content.file("out/" + name) == nil)
+    }
+
     @Test func deletedEntriesAreNotServed() throws {
         let setup = try start(deleted: [Glob("assets/www/js/module*.js")])
         defer { setup.server.shutDown() }
