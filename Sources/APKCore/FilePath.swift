@@ -1,33 +1,57 @@
 /// Path arithmetic on strings, as `NSString`'s path methods do it (`NSString` is not in FoundationEssentials).
+/// Slashes are found as bytes: a path's names are bytes, and Swift's Characters join a combining mark to the slash
+/// before it ("out/\u{301}x.apk" would be one component).
 extension StringProtocol {
     /// `self` and `component` joined by one `/`.
-    package func appendingPathComponent(_ component: String) -> String {
-        if isEmpty { return component }
-        if component.isEmpty { return String(self) }
-        let base = hasSuffix("/") ? String(self) : self + "/"
-        return base + (component.hasPrefix("/") ? String(component.drop { $0 == "/" }) : component)
-    }
+    package func appendingPathComponent(_ component: String) -> String { String(self).joiningPathComponent(component) }
 
     /// The last component, trailing slashes ignored ("/" for the root).
-    package var lastPathComponent: String {
-        let trimmed = trimmingTrailingSlashes
-        if trimmed.isEmpty { return hasPrefix("/") ? "/" : "" }
-        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
-        return String(trimmed[trimmed.index(after: slash)...])
-    }
+    package var lastPathComponent: String { String(self).lastComponent }
 
     /// All but the last component ("" for a lone name, "/" for a name in the root).
-    package var deletingLastPathComponent: String {
-        let trimmed = trimmingTrailingSlashes
-        guard let slash = trimmed.lastIndex(of: "/") else { return hasPrefix("/") ? "/" : "" }
-        let parent = trimmed[..<slash].reversed().drop { $0 == "/" }.reversed()
-        return parent.isEmpty ? "/" : String(parent)
+    package var deletingLastPathComponent: String { String(self).allButLastComponent }
+}
+
+extension String {
+    private static var slash: UInt8 { UInt8(ascii: "/") }
+
+    fileprivate func joiningPathComponent(_ component: String) -> String {
+        if isEmpty { return component }
+        if component.isEmpty { return self }
+        let base = utf8.last == Self.slash ? self : self + "/"
+        guard let start = component.utf8.firstIndex(where: { $0 != Self.slash }) else { return base }
+        return base + component[start...]
     }
 
-    private var trimmingTrailingSlashes: SubSequence {
-        var end = endIndex
-        while end > startIndex, self[index(before: end)] == "/" { end = index(before: end) }
-        return self[..<end]
+    fileprivate var lastComponent: String {
+        let trimmed = trimmingTrailingSlashes
+        if trimmed.isEmpty { return utf8.first == Self.slash ? "/" : "" }
+        guard let slash = trimmed.utf8.lastIndex(of: Self.slash) else { return String(trimmed) }
+        return String(trimmed[trimmed.utf8.index(after: slash)...])
+    }
+
+    fileprivate var allButLastComponent: String {
+        let trimmed = trimmingTrailingSlashes
+        guard let slash = trimmed.utf8.lastIndex(of: Self.slash) else { return utf8.first == Self.slash ? "/" : "" }
+        let parent = trimmed[..<slash]
+        guard let end = parent.utf8.lastIndex(where: { $0 != Self.slash }) else { return "/" }
+        return String(parent[..<parent.utf8.index(after: end)])  // by bytes: `...end` would step a Character
+    }
+
+    private var trimmingTrailingSlashes: Substring {
+        guard let last = utf8.lastIndex(where: { $0 != Self.slash }) else { return self[startIndex..<startIndex] }
+        return self[..<utf8.index(after: last)]
+    }
+}
+
+extension String {
+    /// An output path's folder (what comes before its last slash, "." when it has none) and its last component
+    /// (trailing slashes ignored): where a temporary file goes beside it, and the name it is made from.
+    package var folderAndName: (folder: String, name: String) {
+        let slash = UInt8(ascii: "/")
+        let folder = utf8.lastIndex(of: slash).map { String(self[..<$0]) } ?? "."
+        let name = utf8.split(separator: slash).last.map { String(Substring($0)) } ?? self
+        return (folder, name)
     }
 }
 
@@ -75,9 +99,9 @@ package enum UserFiles {
     /// `mkdir -p path`: each missing folder is made; a `FileError` names the first that cannot be (a file in the
     /// way, no permission).
     package static func makeDirectories(_ path: String) throws {
-        var current = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
-            current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + component
+        var current = path.utf8.first == UInt8(ascii: "/") ? "/" : ""
+        for component in path.utf8.split(separator: UInt8(ascii: "/")).map({ Substring($0) }) {
+            current += (current.isEmpty || current.utf8.last == UInt8(ascii: "/") ? "" : "/") + component
             if mkdir(current, 0o777) == 0 { continue }
             let code = errno
             if code == EEXIST {

@@ -48,8 +48,7 @@ public final class OutputFile: DataSink {
     /// `unnamed` false always uses a named temporary file (the fallback; tests choose it).
     public init(destination: String, mode: mode_t = 0o666, unnamed: Bool = true) throws {
         self.destination = destination
-        let directory = destination.contains("/") ? String(destination[..<destination.lastIndex(of: "/")!]) : "."
-        let base = destination.split(separator: "/").last.map(String.init) ?? destination
+        let (directory, base) = destination.folderAndName
         let prefix = "\(directory.isEmpty ? "/" : directory)/.\(base).tmp-"
         self.namePrefix = prefix
         if unnamed {

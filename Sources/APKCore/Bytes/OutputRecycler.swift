@@ -51,8 +51,8 @@ public final class OutputRecycler: @unchecked Sendable {
 
     public init(destination: String) {
         self.destination = destination
-        directory = destination.contains("/") ? String(destination[..<destination.lastIndex(of: "/")!]) : "."
-        let base = destination.split(separator: "/").last.map(String.init) ?? destination
+        let base: String
+        (directory, base) = destination.folderAndName
         sparePath = "\(directory.isEmpty ? "" : directory)/.\(base).apkpatch-" + WorkingFiles.randomSuffix(count: Self.suffixLength)
         swapPath = sparePath + ".swap"
         WorkingFiles.removeLeftovers(in: directory.isEmpty ? "/" : directory, where: Self.isWorkingFileName)
