@@ -386,6 +386,13 @@ import TestSupport
 
         let der = try KeySource.keyAndCertificate(keyPath: path("release.pk8"), certificatePath: path("cert.pem"), keyPassword: nil).load()
         #expect(der.name == "release")
+        // The name's bytes, as apksigner reads the file name: up to the first '.', after the last '/', even where
+        // a combining mark follows either.
+        for (file, name) in [("a.\u{301}b.pk8", "a"), ("\u{301}k.pk8", "\u{301}k")] {
+            try FileManager.default.copyItem(atPath: path("release.pk8"), toPath: path(file))
+            let named = try KeySource.keyAndCertificate(keyPath: path(file), certificatePath: path("cert.pem"), keyPassword: nil).load()
+            #expect(Array(named.name.utf8) == Array(name.utf8), "\(file.debugDescription): \(named.name.debugDescription)")
+        }
         #expect(der.certificates == expected)
         #expect(der.certificates.first?.subjectDN == "CN=Key File, O=Example, C=US")
         let pem = try KeySource.keyAndCertificate(keyPath: path("key.pem"), certificatePath: path("cert.der"), keyPassword: nil).load()

@@ -99,9 +99,10 @@ public enum KeySource: Sendable, Equatable {
             throw KeyStoreError(.keyCertificateMismatch,
                                 "the key in \(keyPath) does not match the first certificate in \(certificatePath) (\(certificates.first?.subjectDN ?? "")); put the signing certificate first")
         }
-        // apksigner: the key file's name up to the first '.'.
-        let fileName = keyPath.split(separator: "/").last.map(String.init) ?? keyPath
-        let name = fileName.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? fileName
+        // apksigner: the key file's name up to the first '.' (File.getName, indexOf('.')): found as bytes, where
+        // Swift's Characters would join a combining mark to the slash or the dot before it.
+        let fileName = keyPath.lastPathComponent
+        let name = fileName.utf8.firstIndex(of: UInt8(ascii: ".")).map { String(fileName[..<$0]) } ?? fileName
         return SignerKey(name: name.isEmpty ? fileName : name, privateKey: key, certificates: certificates)
     }
 
