@@ -116,6 +116,12 @@ import TestSupport
         #expect(try waitForBuild() == [decomposed])
     }
 
+    /// A saved native library is verified: told by the name's bytes (a Prepend mark joins the dot in a Character).
+    @Test func aNativeLibraryIsToldByItsBytes() {
+        #expect(WatchSession.changesNativeLibrary(["assets/www/app.js", "lib/x/a\u{600}.so"]))
+        #expect(!WatchSession.changesNativeLibrary(["lib/x/a.so\u{301}"]))
+    }
+
     @Test func removingARealPatchFileStillStartsABuild() throws {
         try FileManager.default.removeItem(atPath: path("assets/www/index.html"))
         let changed = try waitForBuild()

@@ -125,6 +125,8 @@ import Glibc
         #expect(!PackagingRequirements.isNativeLibrary("lib/x/a.so\u{301}"))
         #expect(AlignmentPolicy.isNativeLibrary("assets/a\u{600}.so"))
         #expect(!AlignmentPolicy.isNativeLibrary("assets/a.so\u{301}"))
+        #expect(CompressionPolicy.mustBeStored("lib/\u{301}x/a.so") && CompressionPolicy.mustBeStored("lib/x/a\u{600}.so"))
+        #expect(!CompressionPolicy.mustBeStored("lib/x/a.so\u{301}"))
     }
 
     /// Watch mode's cache of compressed patch files keys them by name, size and modification time: two files whose
