@@ -1,4 +1,6 @@
+import APKCore
 import Foundation
+import Repack
 @testable import Pipeline
 import Testing
 import TestSupport
@@ -120,6 +122,22 @@ import TestSupport
     @Test func aNativeLibraryIsToldByItsBytes() {
         #expect(WatchSession.changesNativeLibrary(["assets/www/app.js", "lib/x/a\u{600}.so"]))
         #expect(!WatchSession.changesNativeLibrary(["lib/x/a.so\u{301}"]))
+    }
+
+    /// Watch mode keeps the stored copy of a compressed entry it had to store; the copy of one name is never
+    /// handed back for another whose name String's == joins with it, even with the same CRC-32 and sizes.
+    @Test func storedEntriesAreCachedByTheNamesBytes() throws {
+        let content = Array("same bytes\n".utf8)
+        let stored = try OutputEntry.making(name: "lib/x/caf\u{E9}.so", content: content, method: .stored,
+                                            timestamp: DOSTimestamp(date: 0x3a21, time: 0))
+        func entry(_ name: String) -> ZipEntry {
+            ZipEntry(nameBytes: Array(name.utf8), method: .deflated, crc32: stored.entry.crc32, compressedSize: 9,
+                     uncompressedSize: Int64(content.count), lastModifiedTime: 0, lastModifiedDate: 0x3a21)
+        }
+        let cache = StoredEntryCache()
+        cache.store(stored, for: entry("lib/x/caf\u{E9}.so"))
+        #expect(cache.stored(for: entry("lib/x/caf\u{E9}.so")) != nil)
+        #expect(cache.stored(for: entry("lib/x/cafe\u{301}.so")) == nil)
     }
 
     @Test func removingARealPatchFileStillStartsABuild() throws {

@@ -164,4 +164,15 @@ import Glibc
         #expect(unpack.succeeded, "\(unpack)")
         #expect(FileManager.default.contents(atPath: unpacked + "/" + name).map { Array($0) } == Array("mark\n".utf8))
     }
+
+    /// A split's patch folder is found at the slash bytes: "splits/config.x/\u{301}a.txt" is the file "\u{301}a.txt"
+    /// of the split config.x (Characters would join the mark to the slash and find no folder).
+    @Test func splitPatchFoldersAreSplitAtSlashBytes() throws {
+        let root = dir.appendingPathComponent("split-patch").path
+        try FileManager.default.createDirectory(atPath: root + "/splits/config.x", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: root + "/splits/config.x/\u{301}a.txt", contents: Data("a\n".utf8)))
+        let (base, splits) = try PatchDirectory(root: root).splitPatches()
+        #expect(base.files.isEmpty)
+        #expect(splits["config.x"]?.files.keys == ["\u{301}a.txt"])
+    }
 }
