@@ -23,6 +23,20 @@ import ZlibWrapper
         try TestSupport.apkpatch(["sign", "--debug-keystore", keystore ?? self.keystore, "--out", output] + set)
     }
 
+    /// Android keys split names as Java Strings (an ArrayMap in ApkLiteParseUtils): "config.caf\u{E9}" and
+    /// "config.cafe\u{301}" are two splits, not one named twice.
+    @Test func splitNamesAreToldApartByTheirBytes() throws {
+        let composed = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.caf\u{E9}")
+        let decomposed = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.cafe\u{301}")
+        let input = try fixture.pack(.directory, adding: ["split_a.apk": composed, "split_b.apk": decomposed])
+        let output = scratch.appendingPathComponent("signed-twins").path
+        let result = try sign([input], out: output)
+        #expect(result.succeeded, "\(result)")
+        for file in ["split_a.apk", "split_b.apk"] {
+            #expect(try TestSupport.run("apksigner", ["verify", output + "/" + file]).succeeded, "\(file)")
+        }
+    }
+
     @Test(arguments: SplitSetFixture.Form.allCases)
     func signKeepsTheFormAndSignsEveryAPKWithOneKey(form: SplitSetFixture.Form) throws {
         let input = try fixture.pack(form)
