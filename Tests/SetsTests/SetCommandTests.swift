@@ -37,6 +37,33 @@ import ZlibWrapper
         }
     }
 
+    /// A container may hold two APKs whose entry names String's == joins ("caf\u{E9}.apk", "cafe\u{301}.apk"): each
+    /// entry of the signed container holds its own APK signed, not one of the two twice.
+    @Test func containerEntriesWithEquivalentNamesEachGetTheirOwnAPK() throws {
+        let composed = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.one")
+        let decomposed = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.two")
+        let input = try fixture.pack(.apkm)
+        let python = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], 'a') as z:
+                z.write(sys.argv[2], 'caf\\u00e9.apk', zipfile.ZIP_STORED)
+                z.write(sys.argv[3], 'cafe\\u0301.apk', zipfile.ZIP_STORED)
+            """
+        let added = try TestSupport.run("python3", ["-c", python, input, composed, decomposed])
+        #expect(added.succeeded, "\(added)")
+        let output = scratch.appendingPathComponent("signed-twins.apkm").path
+        let result = try sign([input], out: output)
+        #expect(result.succeeded, "\(result)")
+        let signed = try APKArchive(path: output)
+        for (name, split) in [("caf\u{E9}.apk", "config.one"), ("cafe\u{301}.apk", "config.two")] {
+            let entry = try #require(signed.entries.first { $0.nameBytes == Array(name.utf8) }, "\(name.debugDescription)")
+            let apk = scratch.appendingPathComponent("extracted-\(split).apk").path
+            try Data(try signed.uncompressedData(of: entry)).write(to: URL(fileURLWithPath: apk))
+            #expect(try SetOracles.badging(apk).contains("split='\(split)'"), "\(name.debugDescription) holds another split")
+            #expect(try TestSupport.run("apksigner", ["verify", apk]).succeeded)
+        }
+    }
+
     @Test(arguments: SplitSetFixture.Form.allCases)
     func signKeepsTheFormAndSignsEveryAPKWithOneKey(form: SplitSetFixture.Form) throws {
         let input = try fixture.pack(form)
