@@ -40,4 +40,19 @@ import Glibc
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == 2, "nothing left beside the outputs")
     }
+
+    /// Watch mode's recycled outputs keep their spare copy beside the destination, named after it.
+    @Test func recycledOutputsWithAMarkAfterTheSlash() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("path-bytes-recycled").path
+        let destination = directory + "/\u{301}w.apk"
+        var recycler: OutputRecycler? = OutputRecycler(destination: destination)
+        #expect(try !WorkingFilesTests.build(recycler!, "first"))
+        recycler!.prepareSpareCopy()
+        #expect(try WorkingFilesTests.build(recycler!, "second"), "the second build rewrites the copy of the first")
+        #expect(FileManager.default.contents(atPath: destination) == Data("second".utf8))
+        let spares = WorkingFilesTests.names(directory).filter { $0 != "\u{301}w.apk" }
+        #expect(spares.count == 1 && spares.allSatisfy { $0.utf8.starts(with: ".\u{301}w.apk.apkpatch-".utf8) }, "\(spares)")
+        recycler = nil
+        #expect(WorkingFilesTests.names(directory) == ["\u{301}w.apk"])
+    }
 }
