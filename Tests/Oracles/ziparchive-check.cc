@@ -17,20 +17,24 @@
 
 #include <ziparchive/zip_archive.h>
 
+// Opens `path` as a device does; on failure prints why and returns false (the handle is closed).
+static bool openArchive(const char* path, ZipArchiveHandle* archive) {
+  int32_t status = OpenArchive(path, archive);
+  if (status == 0) return true;
+  printf("OpenArchive: %s\n", ErrorCodeString(status));
+  CloseArchive(*archive);
+  return false;
+}
+
 // --find: each name looked up by its bytes; status 1 when one is not found or does not extract.
 static int find(const char* path, int count, char** names) {
   ZipArchiveHandle archive;
-  int32_t status = OpenArchive(path, &archive);
-  if (status != 0) {
-    printf("OpenArchive: %s\n", ErrorCodeString(status));
-    CloseArchive(archive);
-    return 1;
-  }
+  if (!openArchive(path, &archive)) return 1;
   int failures = 0;
   for (int i = 0; i < count; i++) {
     ZipEntry entry{};
     std::vector<uint8_t> data;
-    status = FindEntry(archive, names[i], &entry);
+    int32_t status = FindEntry(archive, names[i], &entry);
     if (status == 0) {
       data.resize(entry.uncompressed_length + 1);
       status = ExtractToMemory(archive, &entry, data.data(), entry.uncompressed_length);
@@ -56,14 +60,9 @@ int main(int argc, char** argv) {
   }
   const char* path = argv[argc - 1];
   ZipArchiveHandle archive;
-  int32_t status = OpenArchive(path, &archive);
-  if (status != 0) {
-    printf("OpenArchive: %s\n", ErrorCodeString(status));
-    CloseArchive(archive);
-    return 1;
-  }
+  if (!openArchive(path, &archive)) return 1;
   void* cookie;
-  status = StartIteration(archive, &cookie);
+  int32_t status = StartIteration(archive, &cookie);
   if (status != 0) {
     printf("StartIteration: %s\n", ErrorCodeString(status));
     CloseArchive(archive);

@@ -43,9 +43,8 @@ import TestSupport
         return stat[close...].dropFirst().first { $0 != " " }
     }
 
-    /// Runs `arguments` until the command stops itself at `point`, calls `atStop`, then kills it with SIGKILL.
-    /// Returns false when the command never reached the point (it exited, or took over 5 minutes).
-    static func stopAndKill(_ arguments: [String], at point: String, atStop: () throws -> Void) throws -> Bool {
+    /// apkpatch with `arguments`, set to stop itself at `point` (APKPATCH_TEST_STOP_AT), not yet started.
+    static func stopping(_ arguments: [String], at point: String, standardError: FileHandle) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
         process.arguments = arguments
@@ -53,8 +52,15 @@ import TestSupport
         environment["APKPATCH_TEST_STOP_AT"] = point
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = standardError
         process.standardInput = FileHandle.nullDevice
+        return process
+    }
+
+    /// Runs `arguments` until the command stops itself at `point`, calls `atStop`, then kills it with SIGKILL.
+    /// Returns false when the command never reached the point (it exited, or took over 5 minutes).
+    static func stopAndKill(_ arguments: [String], at point: String, atStop: () throws -> Void) throws -> Bool {
+        let process = stopping(arguments, at: point, standardError: FileHandle.nullDevice)
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         let deadline = Date().addingTimeInterval(300)
@@ -124,17 +130,9 @@ import TestSupport
     /// Runs `arguments`; each time the command stops itself at `point`, calls `atStop` and lets it go on.
     /// Returns its exit status and standard error (nil status: it did not end within 5 minutes).
     static func runStopping(_ arguments: [String], at point: String, in dir: URL, atStop: () throws -> Void) throws -> (status: Int32?, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.apkpatchBinary)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["APKPATCH_TEST_STOP_AT"] = point
-        process.environment = environment
         let errors = dir.appendingPathComponent("stderr-\(UUID().uuidString)")
         try Data().write(to: errors)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: errors)
-        process.standardInput = FileHandle.nullDevice
+        let process = stopping(arguments, at: point, standardError: try FileHandle(forWritingTo: errors))
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         let deadline = Date().addingTimeInterval(300)
