@@ -34,8 +34,9 @@ import Glibc
         symlink(directory + "/a.apk", directory + "/.a.apk.apkpatch-symlink1")
         #expect(chown(directory + "/.a.apk.apkpatch-foreign1", 65534, 65534) == 0 || getuid() != 0)
         // A live session's file: locked through another open file (this process's, as another session's would be).
+        // Closed once, below: a second close here could close another test's descriptor that took its number
+        // meanwhile (tests run side by side in this process), dropping that test's lock.
         let held = open(directory + "/.a.apk.apkpatch-locked01", O_RDONLY)
-        defer { close(held) }
         #expect(WorkingFiles.lock(held))
 
         let removed = WorkingFiles.removeLeftovers(in: directory) { $0.hasPrefix(".a.apk.apkpatch-") }
