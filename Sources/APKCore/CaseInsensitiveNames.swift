@@ -105,7 +105,7 @@ package enum CaseInsensitiveNames {
             for index in candidates where prefixes[index].bytes.count == bytes.count {
                 let prefix = prefixes[index].bytes
                 if prefix.elementsEqual(bytes) { prefixes[index].exact = true; continue }
-                if prefixes[index].variant == nil, zip(prefix, bytes).allSatisfy({ foldASCII($0) == foldASCII($1) }) {
+                if prefixes[index].variant == nil, zip(prefix, bytes).allSatisfy({ $0.asciiLowercased == $1.asciiLowercased }) {
                     prefixes[index].variant = entry
                 }
             }
@@ -155,10 +155,7 @@ package enum CaseInsensitiveNames {
     private static let foldHashSeed: UInt64 = 0xcbf2_9ce4_8422_2325
     /// FNV-1a over ASCII-case-folded bytes.
     @inline(__always) private static func foldHash(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
-        (hash ^ UInt64(foldASCII(byte))) &* 0x0100_0000_01b3
-    }
-    @inline(__always) private static func foldASCII(_ byte: UInt8) -> UInt8 {
-        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+        (hash ^ UInt64(byte.asciiLowercased)) &* 0x0100_0000_01b3
     }
 
     /// Whether names in `directory` are looked up without case: true on a case-insensitive file system (or a

@@ -79,3 +79,9 @@ package func writeAll(_ descriptor: Int32, _ text: String) {
         bytes = bytes.dropFirst(written)
     }
 }
+
+extension UInt8 {
+    /// The byte with an ASCII capital letter made small, every other byte as it is: how names are folded where a
+    /// rule ignores ASCII case only (Java's `toLowerCase(Locale.US)` on the patterns it is used for, HTML tags).
+    @inline(__always) package var asciiLowercased: UInt8 { self >= 0x41 && self <= 0x5A ? self | 0x20 : self }
+}

@@ -1,3 +1,5 @@
+import APKCore
+
 /// The script the development server adds to every HTML page: it listens on the server-sent-events stream
 /// and reloads the page when a web asset is saved, or, when only stylesheets changed, swaps those
 /// stylesheets in place (the page keeps its state).
@@ -53,9 +55,8 @@ public enum ReloadScript {
 
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
         outer: for start in 0...(haystack.count - needle.count) {
-            for offset in 0..<needle.count where lower(haystack[start + offset]) != needle[offset] { continue outer }
+            for offset in 0..<needle.count where haystack[start + offset].asciiLowercased != needle[offset] { continue outer }
             return start
         }
         return nil

@@ -28,8 +28,7 @@ public enum JarSignatureFiles {
         let part = atEnd ? bytes.suffix(count) : bytes.prefix(count)
         let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: count)
         for (byte, wanted) in zip(part, expected) {
-            let folded: UInt8 = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            if folded != wanted { return false }
+            if byte.asciiLowercased != wanted { return false }
         }
         return true
     }
