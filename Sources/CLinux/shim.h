@@ -87,6 +87,11 @@ static inline int apkpatch_use_one_malloc_arena(void) {
     return mallopt(M_ARENA_MAX, 1);
 }
 
+// mallopt(M_TOP_PAD, bytes): how much more than asked an arena's heap grows by. Returns 1 on success.
+static inline int apkpatch_malloc_top_pad(int bytes) {
+    return mallopt(M_TOP_PAD, bytes);
+}
+
 // A bus error while reading a mapped input means another program truncated the file under apkpatch: the
 // handler (APKCore's BusErrorGuard) removes the temporary outputs registered in `slots` and exits 1 with a
 // message, through async-signal-safe calls only (unlink, write, _exit). No static state here: a header's

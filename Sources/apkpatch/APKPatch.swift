@@ -124,6 +124,11 @@ struct APKPatch: ParsableCommand {
         // A watch session runs for hours and builds again and again: one malloc arena for all its threads, set
         // before any other thread allocates (see MallocArenas).
         if arguments.first == "watch" { MallocArenas.useOneForAllThreads() }
+        // The one-shot commands that spread work over the cores: their worker threads' arenas start large enough
+        // (see MallocArenas.growInSteps).
+        if let command = arguments.first, ["verify", "sign", "align", "run", "merge"].contains(command) {
+            MallocArenas.growInSteps(of: 16 << 20)
+        }
         // Commands that spread work over the cores start the worker threads now, while nothing else runs (see
         // WorkerPool: a thread first started later, beside a busy main thread, can wait milliseconds to run).
         if let command = arguments.first, ["verify", "sign", "align", "run", "watch", "merge"].contains(command) {
