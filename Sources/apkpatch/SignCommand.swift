@@ -68,7 +68,7 @@ extension APKPatch {
         @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print what was signed and how.") var verbose = false
         @Flag(name: .long, help: "Print the signing report as JSON.") var json = false
         @Flag(name: [.customShort("q"), .long], help: "Print nothing but errors.") var quiet = false
-        @Option(name: .customLong("out-dir"), help: ArgumentHelp("Sign several APKs in parallel, writing each to this directory under its own name.", valueName: "dir"))
+        @Option(name: .customLong("out-dir"), help: ArgumentHelp("Sign several APKs in parallel, writing each to this directory under its own name, each as --out would (every signer, rotation and scheme option applies to each).", valueName: "dir"))
         var outputDirectory: String?
         @Argument(help: "The APK to sign (several with --out-dir).") var inputs: [String] = []
 
@@ -297,11 +297,6 @@ extension APKPatch {
             let source = try signer.keySource()
             let stamp = try sourceStamp()
             let allInputs = inputs + [inputOption].compactMap { $0 }
-            // --out-dir signs each APK with the first key alone: the other signers would be silently dropped.
-            if schemes.hasSeveralSigners && outputDirectory != nil {
-                let option = schemes.lineage != nil ? "--lineage" : schemes.signerForMinSdkVersion != nil ? "--signer-for-min-sdk-version" : "--next-signer"
-                throw ValidationError("\(option) is not supported with --out-dir: sign each APK alone (a split APK set with --out)")
-            }
             if outputDirectory == nil && APKSet.isSet(paths: allInputs) {
                 Self.prepared = nil
                 guard let output else {
@@ -316,7 +311,8 @@ extension APKPatch {
                 return
             }
             if let outputDirectory {
-                try signBatch(inputs + [inputOption].compactMap { $0 }, into: outputDirectory, key: try source.load(), stamp: stamp)
+                let key = try Self.preparedKey.flatMap { $0.source == source ? try $0.key.get() : nil } ?? source.load()
+                try signBatch(allInputs, into: outputDirectory, key: key, stamp: stamp)
                 return
             }
             let inputPath = inputOption ?? inputs[0]
@@ -352,9 +348,7 @@ extension APKPatch {
             // One APK, then the process ends (`APKPatch.main`'s `_exit`): its entries and buffers are left to the exit.
             BackgroundRelease.shared.leavesToExit = true
             let report = try AppBundleGiven.checking(inputPath) { try Signer(config: config).sign(archive, to: destination) }
-            let v4 = try config.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
-            let v4Signature = try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, v31Key: v4.v31Key, request: v4.request,
-                                                                 leaves: report.verityLeaves, made: report.v4Signature)
+            let v4Signature = try config.updateV4Signature(forAPKAt: destination, report: report, request: v4Request)
             if !quiet { for warning in report.warnings { FileHandleOutput.standardError("WARNING: \(CLIHint.describe(warning))") } }
             let packagingWarnings = config.alignmentPreserved && config.misalignedAPKPermitted ? Self.preservedMisalignment(destination) : []
             if !quiet { for warning in packagingWarnings { FileHandleOutput.standardError("WARNING: \(warning)") } }
@@ -387,9 +381,15 @@ extension APKPatch {
         }
 
         /// Signs every input into `directory`, as many at once as there are cores. One failure does not stop
-        /// the others; the exit status says whether all succeeded and the summary lists each.
+        /// the others; the exit status says whether all succeeded and the summary lists each. Each output is
+        /// the one `sign --out` writes for that input with the same options: every signer's key is loaded once
+        /// and shared by the batch, and several signers or a key rotation are planned as for one APK (options
+        /// that cannot be signed stop the batch before anything is written; what depends on an APK, such as
+        /// its minSdkVersion, fails that APK alone).
         private func signBatch(_ paths: [String], into directory: String, key: SignerKey, stamp: SourceStampConfig?) throws {
-            var config = schemes.config(key: key)
+            var config = schemes.hasSeveralSigners
+                ? try schemes.config(primary: try Self.firstSigner(key), nextSigners: try Self.loadNextSigners())
+                : schemes.config(key: key)
             config.sourceStamp = stamp
             let cores = ProcessorCount.active
             config.concurrency = paths.count > 1 ? max(1, cores / min(paths.count, cores)) : 0
@@ -406,13 +406,13 @@ extension APKPatch {
             try Parallel.forEach(paths.count) { index in
                 let path = paths[index]
                 let destination = directory.appendingPathComponent(path.lastPathComponent)
-                let result = Result { () throws -> SigningReport in
+                let result = Result { () throws -> BatchResults.Signed in
                     try PatchPipeline.ensureDistinct(input: path, output: destination)
-                    let report = try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
-                    let v4 = try signerConfig.v4Signing(v4Request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
-                    try V4SchemeSigner.updateSignature(forAPKAt: destination, key: v4.key, request: v4.request, concurrency: v4Concurrency,
-                                                       leaves: report.verityLeaves, made: report.v4Signature)
-                    return report
+                    let report = try AppBundleGiven.checking(path) {
+                        try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
+                    }
+                    return (report, try signerConfig.updateV4Signature(forAPKAt: destination, report: report, request: v4Request,
+                                                                       concurrency: v4Concurrency))
                 }
                 let done = results.set(index, input: path, output: destination, result: result)
                 if showsProgress {
@@ -445,11 +445,16 @@ final class BatchResults: @unchecked Sendable {
     private var slots: [BatchItem?]
     private var finished = 0
     init(count: Int) { slots = Array(repeating: nil, count: count) }
+    /// One signed APK: its report and the v4 signature written beside it, if any.
+    typealias Signed = (report: SigningReport, v4Signature: String?)
     /// Records one result; returns how many are done.
-    func set(_ index: Int, input: String, output: String, result: Result<SigningReport, any Error>) -> Int {
+    func set(_ index: Int, input: String, output: String, result: Result<Signed, any Error>) -> Int {
         let item: BatchItem
         switch result {
-        case .success(let report): item = BatchItem(input: input, output: output, error: nil, report: SignSummary(report))
+        case .success(let signed):
+            var summary = SignSummary(signed.report)
+            summary.v4SignatureFile = signed.v4Signature
+            item = BatchItem(input: input, output: output, error: nil, report: summary)
         case .failure(let error): item = BatchItem(input: input, output: output, error: CLIHint.describe(error), report: nil)
         }
         return lock.withLock {

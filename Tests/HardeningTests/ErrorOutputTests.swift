@@ -59,17 +59,15 @@ import Glibc
         #expect(result.writeCalls <= 10, "\(result.writeCalls) write calls for \(result.stderr.utf8.count) bytes of message")
     }
 
-    /// A usage error that a subcommand finds while it runs (here sign's --lineage with --out-dir) shows that
+    /// A usage error that a subcommand finds while it runs (here sign's split APK set without --out) shows that
     /// subcommand's usage, as one found while parsing does (it showed "Usage: apkpatch <subcommand>").
     @Test func aUsageErrorFoundWhileRunningShowsTheSubcommandsUsage() throws {
         let dir = try TestSupport.makeTemporaryDirectory("error-output")
         defer { try? FileManager.default.removeItem(at: dir) }
         let result = try Self.runCountingWrites(["sign", "--debug-keystore", dir.appendingPathComponent("debug.p12").path,
-                                                 "--out-dir", dir.appendingPathComponent("signed").path,
-                                                 "--lineage", dir.appendingPathComponent("lineage.bin").path,
-                                                 dir.appendingPathComponent("app.apk").path], in: dir)
+                                                 dir.appendingPathComponent("app.apks").path], in: dir)
         #expect(result.status == 64, "\(result.status) \(result.stderr)")
-        #expect(result.stderr.hasPrefix("Error: --lineage is not supported with --out-dir"), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("Error: signing a split APK set needs --out"), "\(result.stderr)")
         #expect(result.stderr.contains("\nUsage: apkpatch sign --ks release.jks "), "\(result.stderr)")
         #expect(result.stderr.hasSuffix("\n  See 'apkpatch sign --help' for more information.\n"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)

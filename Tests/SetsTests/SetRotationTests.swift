@@ -193,12 +193,5 @@ import TestSupport
             let ours = try TestSupport.apkpatch(["verify", "--signature-only", "--v4-signature-file", path + ".idsig", path])
             #expect(ours.succeeded, "\(name): \(ours)")
         }
-        let refusedOutput = scratch.appendingPathComponent("refused").path
-        // --out-dir signs unrelated APKs with one key: other signers are refused rather than dropped.
-        for extra in [["--next-signer"] + signer(1) + ["--lineage", lineage], ["--signer-for-min-sdk-version", "33"] + signer(1)] {
-            let batch = try TestSupport.apkpatch(["sign"] + signer(0) + extra + ["--out-dir", refusedOutput, fixture.apks["base.apk"]!])
-            #expect(!batch.succeeded && batch.stderr.contains("is not supported with --out-dir"), "\(batch)")
-            #expect(!FileManager.default.fileExists(atPath: refusedOutput))
-        }
     }
 }

@@ -27,6 +27,9 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: signedPath) && !FileManager.default.fileExists(atPath: signedPath + ".idsig"))
         let run = try TestSupport.apkpatch(["run", bundle, "--debug-keystore", keystore, "--out", dir.appendingPathComponent("run.apk").path])
         #expect(run.status == 1 && run.stderr.contains("is an Android App Bundle (.aab), not an APK"), "\(run)")
+        // In a batch, the bundle's item says the same (the other APKs are signed).
+        let batch = try TestSupport.apkpatch(["sign", "--debug-keystore", keystore, "--out-dir", dir.appendingPathComponent("batch").path, bundle])
+        #expect(batch.status == 1 && batch.stderr.contains("FAILED \(bundle): \(bundle) is an Android App Bundle (.aab), not an APK"), "\(batch)")
 
         // A ZIP without a manifest that is no bundle keeps the signer's advice.
         let plain = dir.appendingPathComponent("plain.zip").path

@@ -179,6 +179,32 @@ import TestSupport
         #expect(parsed.signingInfoBlocks.map(\.blockID) == [SigningBlock.ID.v31])
     }
 
+    /// The signer makes the v4 signature beside its last writes; when it could not, the caller makes it from the
+    /// file (`SignerConfig.updateV4Signature`), which must take the v3.1 block's signer too, or the `.idsig` of a
+    /// rotated APK would lack the signing info that devices from API 33 look up.
+    @Test("a v3.1 rotation's .idsig made from the written file is the one the signer makes, the v3.1 signer's block included")
+    func v31IdsigFromTheFile() throws {
+        let dir = try TestSupport.makeTemporaryDirectory()
+        let input = try FixtureAPK.cordovaLike().build(in: dir)
+        let lineage = try SigningCertificateLineage(contentsOf: try Self.lineage(through: 1, in: dir))
+        let plan = try SignerRotation.plan(keys: [Self.shared.keys[0].key, Self.shared.keys[1].key], lineage: lineage)
+        var outputs: [String] = []
+        for signerMakesIt in [true, false] {
+            var config = SignerConfig(key: plan.oldest)
+            config.rotation = plan.rotation
+            config.v4Request = .on(reportsFailure: true)
+            config.makesV4Signature = signerMakesIt
+            let output = dir.appendingPathComponent("signer-makes-it-\(signerMakesIt).apk").path
+            let report = try Signer(config: config).sign(try APKArchive(path: input, limits: Signer.inputLimits, readsAll: true), to: output)
+            #expect((report.v4Signature != nil) == signerMakesIt)
+            #expect(try config.updateV4Signature(forAPKAt: output, report: report, request: config.v4Request) == output + ".idsig")
+            outputs.append(output)
+        }
+        #expect(try TestSupport.readBytes(outputs[0]) == (try TestSupport.readBytes(outputs[1])))
+        #expect(try TestSupport.readBytes(outputs[0] + ".idsig") == (try TestSupport.readBytes(outputs[1] + ".idsig")))
+        try Self.checkIdsig(outputs[1], first: 0, v31: 1, in: dir)
+    }
+
     @Test("verify rejects a v3.1 rotation's .idsig without its block, with another block ID, another signer or a bad signature")
     func tamperedV31Idsig() throws {
         let dir = try TestSupport.makeTemporaryDirectory()

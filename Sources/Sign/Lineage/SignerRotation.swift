@@ -326,4 +326,16 @@ extension SignerConfig {
         guard let v30 = blocks.v30.first else { throw RotationError.apkLevelsNotCovered }
         return (signing(v30), blocks.v31.first.map(signing), request)
     }
+
+    /// Writes the v4 signature of the APK at `apkPath`, which this configuration signed as `report` says, beside it
+    /// (`V4SchemeSigner.updateSignature`), or removes a stale one when `request` gives none: the signer's own
+    /// (`report.v4Signature`), else one made from the file with the keys `v4Signing` picks, the v3.1 block's
+    /// signer included. `apkpatch sign` ends this way for one APK and for each APK of a batch, so that both write
+    /// the same `.idsig`. Returns its path, nil when none was written.
+    public func updateV4Signature(forAPKAt apkPath: String, report: SigningReport, request: V4SigningRequest,
+                                  concurrency: Int = 0) throws -> String? {
+        let v4 = try v4Signing(request, schemes: report.schemes, apkMinSdkVersion: report.minSdkVersion)
+        return try V4SchemeSigner.updateSignature(forAPKAt: apkPath, key: v4.key, v31Key: v4.v31Key, request: v4.request,
+                                                  concurrency: concurrency, leaves: report.verityLeaves, made: report.v4Signature)
+    }
 }
