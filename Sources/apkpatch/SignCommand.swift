@@ -411,8 +411,11 @@ extension APKPatch {
                     let report = try AppBundleGiven.checking(path) {
                         try signer.sign(try APKArchive(path: path, limits: Signer.inputLimits, readsAll: true), to: destination)
                     }
-                    return (report, try signerConfig.updateV4Signature(forAPKAt: destination, report: report, request: v4Request,
-                                                                       concurrency: v4Concurrency))
+                    let v4Signature = try signerConfig.updateV4Signature(forAPKAt: destination, report: report, request: v4Request,
+                                                                         concurrency: v4Concurrency)
+                    let packagingWarnings = signerConfig.alignmentPreserved && signerConfig.misalignedAPKPermitted
+                        ? Self.preservedMisalignment(destination) : []
+                    return (report, v4Signature, packagingWarnings)
                 }
                 let done = results.set(index, input: path, output: destination, result: result)
                 if showsProgress {
@@ -445,8 +448,9 @@ final class BatchResults: @unchecked Sendable {
     private var slots: [BatchItem?]
     private var finished = 0
     init(count: Int) { slots = Array(repeating: nil, count: count) }
-    /// One signed APK: its report and the v4 signature written beside it, if any.
-    typealias Signed = (report: SigningReport, v4Signature: String?)
+    /// One signed APK: its report, the v4 signature written beside it, if any, and what `sign` warns of
+    /// besides the report's warnings (`preservedMisalignment`).
+    typealias Signed = (report: SigningReport, v4Signature: String?, packagingWarnings: [String])
     /// Records one result; returns how many are done.
     func set(_ index: Int, input: String, output: String, result: Result<Signed, any Error>) -> Int {
         let item: BatchItem
@@ -454,6 +458,7 @@ final class BatchResults: @unchecked Sendable {
         case .success(let signed):
             var summary = SignSummary(signed.report)
             summary.v4SignatureFile = signed.v4Signature
+            summary.warnings += signed.packagingWarnings
             item = BatchItem(input: input, output: output, error: nil, report: summary)
         case .failure(let error): item = BatchItem(input: input, output: output, error: CLIHint.describe(error), report: nil)
         }

@@ -248,6 +248,11 @@ extension PipelineTests {
                                                                   "--out", preserved, source], environment: environment)
         #expect(kept.succeeded, "\(kept)")
         #expect(kept.stderr.contains("WARNING: resources.arsc starts at offset") && kept.stderr.contains("will not install"), "\(kept)")
+        // A batch warns of each such APK, naming it.
+        let batch = try TestSupport.apkpatch(["sign"] + signing + ["--alignment-preserved", "true", "--misaligned-apk-permitted", "true",
+                                                                   "--out-dir", dir.appendingPathComponent("batch").path, source], environment: environment)
+        #expect(batch.succeeded && batch.stderr.contains("WARNING: \(source): resources.arsc starts at offset") && batch.stderr.contains("will not install"),
+                "\(batch)")
         #expect(try TestSupport.apkpatch(["verify", preserved]).stderr.contains("INSTALL_RESOURCES_ARSC_NOT_ALIGNED"))
         // The same preserved layout with the arsc on its boundary by luck signs without a word.
         var alignedByLuck: String?
