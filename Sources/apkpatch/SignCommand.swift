@@ -41,6 +41,9 @@ extension APKPatch {
                   --min-sdk-version 24 app.apk
               apkpatch sign --ks release.p12 --ks-pass env:KS_PASS \\
                   --out-dir signed/ --json build/*.apk
+              apkpatch sign --ks old.p12 --ks-pass env:OLD_PASS --next-signer \\
+                  --ks new.p12 --ks-pass env:NEW_PASS --lineage lineage.bin \\
+                  --out-dir signed/ build/*.apk
 
             A source stamp (apksigner's --stamp-signer) follows --stamp-signer with the stamp key's options (--ks, \
             --ks-pass, --ks-key-alias, --key-pass, --ks-type, or --key and --cert; an RSA key), with --stamp-lineage \
