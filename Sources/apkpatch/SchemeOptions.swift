@@ -59,7 +59,6 @@ struct SchemeOptions: ParsableArguments {
     @Option(name: .customLong("stamp-signer"), parsing: .unconditional, help: .hidden) var stampSigner: String?
     @Option(name: .customLong("stamp-lineage"), help: .hidden) var stampLineage: String?
     @Option(name: .customLong("append-signature"), help: .hidden) var appendSignature: Bool?
-    @Option(name: .customLong("pass-encoding"), help: .hidden) var passEncoding: String?
     @Option(name: .customLong("provider-class"), help: .hidden) var providerClass: String?
     @Option(name: .customLong("provider-arg"), help: .hidden) var providerArgument: String?
     @Option(name: .customLong("provider-pos"), help: .hidden) var providerPosition: String?
@@ -77,7 +76,6 @@ struct SchemeOptions: ParsableArguments {
                     "source stamps are added by apkpatch sign: stamp this command's output with apkpatch sign --stamp-signer …")
         }
         if appendSignature == true { return ("--append-signature", "keeping other signers' signatures is not supported: sign with every signer at once (--next-signer)") }
-        if passEncoding != nil { return ("--pass-encoding", "other password encodings are not tried: apkpatch uses the password as given (UTF-8)") }
         let jca: [(String, Bool)] = [("--provider-class", providerClass != nil), ("--provider-arg", providerArgument != nil), ("--provider-pos", providerPosition != nil),
                                      ("--next-provider", nextProvider), ("--ks-provider-name", keyStoreProviderName != nil),
                                      ("--ks-provider-class", keyStoreProviderClass != nil), ("--ks-provider-arg", keyStoreProviderArgument != nil)]

@@ -86,7 +86,7 @@ extension APKPatch {
             let isSet = output != nil && inputs.allSatisfy { $0.lowercased().hasSuffix(".apk") && FileManager.default.fileExists(atPath: $0) }
             if outputDirectory == nil && !isSet && inputs.count > 1 {
                 // An option apkpatch does not know leaves its value behind as an input: say so, as that is the
-                // usual cause (apksigner options such as --pass-encoding or --lineage).
+                // usual cause (apksigner options such as --ks-provider-name or --kms-type).
                 throw ValidationError("several input APKs (\(inputs.joined(separator: ", "))) need --out-dir DIR; if one of them is an option's value, apkpatch sign does not support that option (see apkpatch sign --help)")
             }
             if let dir = outputDirectory {
@@ -147,7 +147,7 @@ extension APKPatch {
         /// taken out too); its key options stay in the arguments.
         static func separateNextSigners(_ arguments: [String]) -> (arguments: [String], next: [NextSignerGroup], first: FirstSignerTarget) {
             let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64",
-                                       "--v1-signer-name", "--signer-lineage"]
+                                       "--pass-encoding", "--v1-signer-name", "--signer-lineage"]
             var rest: [String] = [], groups: [NextSignerGroup] = [], first = FirstSignerTarget()
             // Still among the first signer's options, and whether one of its key options (apksigner's
             // `SignerParams.isEmpty`: not the level or the lineage) came yet.
@@ -208,7 +208,8 @@ extension APKPatch {
         /// those options, one group per `--stamp-signer`. Taken out before `separateNextSigners`, so that a stamp
         /// key's `--ks` is never read as a signer's.
         static func separateStampSigners(_ arguments: [String]) -> (arguments: [String], stamps: [[String]]) {
-            let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64"]
+            let valued: Set<String> = ["--ks", "--ks-key-alias", "--ks-pass", "--key-pass", "--ks-type", "--key", "--cert", "--ks-base64",
+                                       "--pass-encoding"]
             var rest: [String] = [], stamps: [[String]] = []
             var index = 0
             while index < arguments.count {
@@ -536,7 +537,7 @@ extension SignerOptions {
     static func keyStoreSource(in arguments: [String], command: String) -> KeySource? {
         guard arguments.first == command else { return nil }
         let valued: Set<String> = ["--ks", "--ks-pass", "--key-pass", "--ks-key-alias", "--ks-type",
-                                   "--ks-base64", "--key", "--cert", "--debug-keystore"]
+                                   "--ks-base64", "--key", "--cert", "--debug-keystore", "--pass-encoding"]
         var values: [String: [String]] = [:]
         var index = 1
         while index < arguments.count, arguments[index] != "--" {
@@ -558,15 +559,20 @@ extension SignerOptions {
         }
         guard let path = values["--ks"], path.count == 1, let storeSpec = values["--ks-pass"], storeSpec.count == 1,
               ["--ks-base64", "--key", "--cert", "--debug-keystore"].allSatisfy({ values[$0] == nil }),
-              ["--key-pass", "--ks-key-alias", "--ks-type"].allSatisfy({ (values[$0]?.count ?? 0) <= 1 }),
+              ["--key-pass", "--ks-key-alias", "--ks-type", "--pass-encoding"].allSatisfy({ (values[$0]?.count ?? 0) <= 1 }),
               let storePassword = try? PasswordSource(parsing: storeSpec[0]) else { return nil }
         var keyPassword: PasswordSource?
         if let spec = values["--key-pass"]?.first {
             guard let parsed = try? PasswordSource(parsing: spec) else { return nil }
             keyPassword = parsed
         }
+        var encoding: PasswordEncoding?
+        if let name = values["--pass-encoding"]?.first {
+            guard let parsed = try? PasswordEncoding(named: name) else { return nil }
+            encoding = parsed
+        }
         let source = KeySource.keyStore(path: path[0], type: values["--ks-type"]?.first, alias: values["--ks-key-alias"]?.first,
-                                        storePassword: storePassword, keyPassword: keyPassword)
+                                        storePassword: storePassword, keyPassword: keyPassword, passwordEncoding: encoding)
         return source.isInteractive ? nil : source
     }
 }
@@ -576,9 +582,9 @@ extension KeySource {
     var isInteractive: Bool {
         func reads(_ source: PasswordSource?) -> Bool { source == .stdin || source == .prompt }
         switch self {
-        case .keyStore(_, _, _, let store, let key), .keyStoreData(_, _, _, _, let store, let key):
+        case .keyStore(_, _, _, let store, let key, _), .keyStoreData(_, _, _, _, let store, let key, _):
             return reads(store) || reads(key)
-        case .keyAndCertificate(_, _, let key):
+        case .keyAndCertificate(_, _, let key, _):
             return reads(key)
         case .debug:
             return false

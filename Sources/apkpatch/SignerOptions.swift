@@ -36,6 +36,11 @@ struct SignerOptions: ParsableArguments {
                                valueName: "spec"))
     var keyPassword: String?
 
+    @Option(name: .customLong("pass-encoding"),
+            help: ArgumentHelp("Also try the passwords encoded in this character encoding (a Java charset name: utf-8, ibm437, windows-1252, iso-8859-1...), for a keystore or key whose non-ASCII password keytool took in a console's encoding.",
+                               valueName: "charset"))
+    var passwordEncodingName: String?
+
     @Option(name: .customLong("ks-type"), help: ArgumentHelp("Keystore type: PKCS12, JKS or JCEKS (default: detected from the file).", valueName: "type"))
     var keyStoreType: String?
 
@@ -73,6 +78,7 @@ struct SignerOptions: ParsableArguments {
         // Thrown from validate(), an error reaches the user through argument-parser, not main's hinting.
         if let keyStoreType { do { _ = try KeyStoreType(parsing: keyStoreType) } catch { throw HintedError.wrapping(error) } }
         if let keyStorePassword { _ = try Self.passwordSource(keyStorePassword, option: "--ks-pass") }
+        _ = try passwordEncoding()
         if let keyPassword { _ = try Self.passwordSource(keyPassword, option: "--key-pass") }
         if let keyStoreBase64 {
             guard let source = try? PasswordSource(parsing: keyStoreBase64), source != .prompt, !Self.isLiteral(source) else {
@@ -94,22 +100,32 @@ struct SignerOptions: ParsableArguments {
         return source
     }
 
+    /// `--pass-encoding`, checked: an encoding the C library does not know is a usage error naming it.
+    func passwordEncoding() throws -> PasswordEncoding? {
+        guard let passwordEncodingName else { return nil }
+        do { return try PasswordEncoding(named: passwordEncodingName) } catch let error as KeyStoreError {
+            throw ValidationError("--pass-encoding: \(error.message)")
+        }
+    }
+
     /// The key these options describe. Throws a `ValidationError` when none was given.
     func keySource() throws -> KeySource {
         let keyPasswordSource = try keyPassword.map { try Self.passwordSource($0, option: "--key-pass") }
+        let encoding = try passwordEncoding()
         if let keyStore {
             return .keyStore(path: keyStore, type: keyStoreType, alias: keyAlias,
                              storePassword: try keyStorePassword.map { try Self.passwordSource($0, option: "--ks-pass") } ?? .prompt,
-                             keyPassword: keyPasswordSource)
+                             keyPassword: keyPasswordSource, passwordEncoding: encoding)
         }
         if let keyStoreBase64 {
             let bytes = try Self.decodeBase64Keystore(from: try PasswordSource(parsing: keyStoreBase64))
             return .keyStoreData(bytes: bytes, label: "--ks-base64 keystore", type: keyStoreType, alias: keyAlias,
                                  storePassword: try keyStorePassword.map { try Self.passwordSource($0, option: "--ks-pass") } ?? .prompt,
-                                 keyPassword: keyPasswordSource)
+                                 keyPassword: keyPasswordSource, passwordEncoding: encoding)
         }
         if let keyFile, let certificateFile {
-            return .keyAndCertificate(keyPath: keyFile, certificatePath: certificateFile, keyPassword: keyPasswordSource)
+            return .keyAndCertificate(keyPath: keyFile, certificatePath: certificateFile, keyPassword: keyPasswordSource,
+                                      passwordEncoding: encoding)
         }
         if useDebugKey || debugKeyStore != nil { return .debug(path: debugKeyStore) }
         throw ValidationError("no signing key given: use --ks KEYSTORE (with --ks-pass), --key KEY --cert CERT, or --debug")

@@ -236,7 +236,7 @@ import Unpack
         let output = dir.appendingPathComponent("refused.apk").path
         for (options, reason) in [(["--stamp-signer", "x"], "--stamp-signer needs the stamp key's options"),
                                   (["--append-signature"], "other signers' signatures"),
-                                  (["--pass-encoding", "ibm437"], "password encodings"), (["--ks-provider-name", "SunPKCS11"], "Java security providers"),
+                                  (["--pass-encoding", "x-no-such-charset"], "--pass-encoding: unsupported password character encoding x-no-such-charset"), (["--ks-provider-name", "SunPKCS11"], "Java security providers"),
                                   (["--next-signer"] + Self.signer(1) + ["--ks-provider-class", "x"], "Java security providers"),
                                   (["--kms-type", "aws"], "KMS")] {
             let result = try TestSupport.apkpatch(["sign"] + Self.signer(0) + options + ["--out", output, input])

@@ -51,14 +51,16 @@ public struct SignerKey: Sendable {
 public enum KeySource: Sendable, Equatable {
     /// A PKCS#12, JKS or JCEKS keystore. `type` is "PKCS12", "JKS" or "JCEKS" (nil: detected from the file's magic).
     /// `alias` may be nil when the store holds exactly one key. `keyPassword` nil means "same as the store
-    /// password" (always true for keytool's PKCS#12 stores).
-    case keyStore(path: String, type: String?, alias: String?, storePassword: PasswordSource, keyPassword: PasswordSource?)
+    /// password" (always true for keytool's PKCS#12 stores). `passwordEncoding` adds a form to try each password
+    /// in (`Secret.forms`).
+    case keyStore(path: String, type: String?, alias: String?, storePassword: PasswordSource, keyPassword: PasswordSource?,
+                  passwordEncoding: PasswordEncoding? = nil)
     /// A keystore already in memory (e.g. decoded from a CI secret by `--ks-base64`); `label` names it in
     /// messages instead of a path.
     case keyStoreData(bytes: [UInt8], label: String, type: String?, alias: String?, storePassword: PasswordSource,
-                      keyPassword: PasswordSource?)
+                      keyPassword: PasswordSource?, passwordEncoding: PasswordEncoding? = nil)
     /// A PKCS#8 private key (DER or PEM, optionally encrypted) and an X.509 certificate chain (PEM or DER).
-    case keyAndCertificate(keyPath: String, certificatePath: String, keyPassword: PasswordSource?)
+    case keyAndCertificate(keyPath: String, certificatePath: String, keyPassword: PasswordSource?, passwordEncoding: PasswordEncoding? = nil)
     /// The Android debug key: `path` or `~/.android/debug.keystore`, created if absent.
     case debug(path: String?)
 
@@ -71,14 +73,17 @@ public enum KeySource: Sendable, Equatable {
 
     private func loadKey() throws -> SignerKey {
         switch self {
-        case let .keyStore(path, type, alias, storePassword, keyPassword):
-            let store = try LoadedKeyStore(path: path, type: type, storePassword: storePassword, keyPassword: keyPassword)
+        case let .keyStore(path, type, alias, storePassword, keyPassword, encoding):
+            let store = try LoadedKeyStore(path: path, type: type, storePassword: storePassword, keyPassword: keyPassword,
+                                           passwordEncoding: encoding)
             return try store.signerKey(alias: alias, keyPassword: keyPassword)
-        case let .keyStoreData(bytes, label, type, alias, storePassword, keyPassword):
-            let store = try LoadedKeyStore(bytes: bytes, label: label, type: type, storePassword: storePassword, keyPassword: keyPassword)
+        case let .keyStoreData(bytes, label, type, alias, storePassword, keyPassword, encoding):
+            let store = try LoadedKeyStore(bytes: bytes, label: label, type: type, storePassword: storePassword, keyPassword: keyPassword,
+                                           passwordEncoding: encoding)
             return try store.signerKey(alias: alias, keyPassword: keyPassword)
-        case let .keyAndCertificate(keyPath, certificatePath, keyPassword):
-            return try Self.loadKeyAndCertificate(keyPath: keyPath, certificatePath: certificatePath, keyPassword: keyPassword)
+        case let .keyAndCertificate(keyPath, certificatePath, keyPassword, encoding):
+            return try Self.loadKeyAndCertificate(keyPath: keyPath, certificatePath: certificatePath, keyPassword: keyPassword,
+                                                  passwordEncoding: encoding)
         case let .debug(path):
             let location = path ?? DebugKeyStore.defaultPath()
             try DebugKeyStore.createIfAbsent(at: location)
@@ -87,14 +92,15 @@ public enum KeySource: Sendable, Equatable {
         }
     }
 
-    static func loadKeyAndCertificate(keyPath: String, certificatePath: String, keyPassword: PasswordSource?) throws -> SignerKey {
+    static func loadKeyAndCertificate(keyPath: String, certificatePath: String, keyPassword: PasswordSource?,
+                                      passwordEncoding: PasswordEncoding? = nil) throws -> SignerKey {
         let keyBytes = try readFile(keyPath, what: "private key")
         let certificateBytes = try readFile(certificatePath, what: "certificate")
         let certificates: [Certificate]
         do { certificates = try Certificate.parseAll(pemOrDER: certificateBytes) } catch {
             throw KeyStoreError(.invalidCertificate, "\(certificatePath) holds no readable X.509 certificate (\(error)); the certificate file must be PEM or DER")
         }
-        let key = try parsePrivateKey(keyBytes, path: keyPath, password: keyPassword)
+        let key = try parsePrivateKey(keyBytes, path: keyPath, password: keyPassword, encoding: passwordEncoding)
         guard let leaf = certificates.first, key.matches(leaf) else {
             throw KeyStoreError(.keyCertificateMismatch,
                                 "the key in \(keyPath) does not match the first certificate in \(certificatePath) (\(certificates.first?.subjectDN ?? "")); put the signing certificate first")
@@ -106,8 +112,9 @@ public enum KeySource: Sendable, Equatable {
         return SignerKey(name: name.isEmpty ? fileName : name, privateKey: key, certificates: certificates)
     }
 
-    /// PKCS#8 DER or PEM (plain or encrypted), or the traditional PEM forms.
-    static func parsePrivateKey(_ bytes: [UInt8], path: String, password: PasswordSource?) throws -> PrivateKey {
+    /// PKCS#8 DER or PEM (plain or encrypted), or the traditional PEM forms. An encrypted key is tried with each
+    /// form of the password (`Secret.forms`), in apksigner's order.
+    static func parsePrivateKey(_ bytes: [UInt8], path: String, password: PasswordSource?, encoding: PasswordEncoding? = nil) throws -> PrivateKey {
         let text = String(decoding: bytes, as: UTF8.self)
         let isPEM = text.contains("-----BEGIN")
         let isEncrypted = isPEM ? (text.contains("ENCRYPTED") ) : looksLikeEncryptedPKCS8(bytes)
@@ -115,17 +122,21 @@ public enum KeySource: Sendable, Equatable {
             guard let password else {
                 throw KeyStoreError(.passwordUnavailable, "\(path) is an encrypted private key and no password was given for it", subject: .keyPassword)
             }
-            let secret = try password.resolve(prompt: "Private key password for \(path): ", fileLine: 0, for: .keyPassword)
-            do {
-                return isPEM ? try PrivateKey(pemEncoded: text, password: secret.bytes)
-                    : try PrivateKey(encryptedDEREncoded: bytes, password: secret.bytes)
-            } catch let error as UnreadableKeyEncryption {
-                throw unreadableKey(path: path, scheme: error.scheme)
-            } catch let error as OpenSSLError where error.function == PBEIterationLimit.function {
-                throw KeyStoreError(.malformed, "\(path) is refused: \(error.reasons.joined(separator: "; "))")
-            } catch {
-                throw KeyStoreError(.wrongKeyPassword, "cannot decrypt \(path): wrong key password, or an unsupported encryption (\(error))", subject: .keyPassword)
+            let forms = try password.resolveForms(prompt: "Private key password for \(path): ", fileLine: 0, for: .keyPassword, encoding: encoding)
+            var firstFailure: (any Error)?
+            for secret in forms {
+                do {
+                    return isPEM ? try PrivateKey(pemEncoded: text, password: secret.bytes)
+                        : try PrivateKey(encryptedDEREncoded: bytes, password: secret.bytes)
+                } catch let error as UnreadableKeyEncryption {
+                    throw unreadableKey(path: path, scheme: error.scheme)
+                } catch let error as OpenSSLError where error.function == PBEIterationLimit.function {
+                    throw KeyStoreError(.malformed, "\(path) is refused: \(error.reasons.joined(separator: "; "))")
+                } catch {
+                    if firstFailure == nil { firstFailure = error }
+                }
             }
+            throw KeyStoreError(.wrongKeyPassword, "cannot decrypt \(path): wrong key password, or an unsupported encryption (\(firstFailure.map { "\($0)" } ?? "no password"))", subject: .keyPassword)
         }
         do {
             return isPEM ? try PrivateKey(pemEncoded: text) : try PrivateKey(derEncoded: bytes)
@@ -246,28 +257,36 @@ public struct LoadedKeyStore: Sendable {
     public let path: String
     public let type: KeyStoreType
     public let entries: [KeyStoreEntryInfo]
-    private let storePassword: Secret
+    /// The store password's forms (`Secret.forms`), the one that opened the store first.
+    private let storePasswords: [Secret]
+    private let passwordEncoding: PasswordEncoding?
+    /// How many times the store was read with a password form until one opened it (an ASCII password has one form:
+    /// one read, so one run of each key derivation).
+    let storePasswordAttempts: Int
     /// 1 when the key password comes from the same file as the store password (its second line).
     private let keyPasswordFileLine: Int
     private let pkcs12Keys: [String: Result<PrivateKey, KeyStoreError>]   // by lower-cased alias
     private let jksProtectedKeys: [String: [UInt8]]      // by lower-cased alias
 
     /// Opens `path`. `type` nil: detected. Wrong-password errors say which password was wrong (their `subject`). `keyPassword` is
-    /// used only for PKCS#12 keys (tried before the store password); JKS keys are unwrapped in `signerKey`.
-    public init(path: String, type: String?, storePassword: PasswordSource, keyPassword: PasswordSource? = nil) throws {
+    /// used only for PKCS#12 keys (tried before the store password); JKS keys are unwrapped in `signerKey`. Each password
+    /// is tried in the forms apksigner tries (`Secret.forms`, with `passwordEncoding`), in its order, until one opens.
+    public init(path: String, type: String?, storePassword: PasswordSource, keyPassword: PasswordSource? = nil,
+                passwordEncoding: PasswordEncoding? = nil) throws {
         try self.init(bytes: try KeySource.readFile(path, what: "keystore"), label: path, type: type,
-                      storePassword: storePassword, keyPassword: keyPassword)
+                      storePassword: storePassword, keyPassword: keyPassword, passwordEncoding: passwordEncoding)
     }
 
     /// Opens a keystore held in memory; `label` stands for the path in messages.
     public init(bytes: [UInt8], label path: String, type: String?, storePassword: PasswordSource,
-                keyPassword: PasswordSource? = nil) throws {
+                keyPassword: PasswordSource? = nil, passwordEncoding: PasswordEncoding? = nil) throws {
         let detected = try KeyStoreType.detect(bytes)
         if let type {
             // Like Java's keystore.type.compat, a type that differs from the file's is tolerated: the magic decides.
             _ = try KeyStoreType(parsing: type)
         }
-        let password = try storePassword.resolve(prompt: "Keystore password for \(path): ", fileLine: 0, for: .storePassword)
+        let storeForms = try storePassword.resolveForms(prompt: "Keystore password for \(path): ", fileLine: 0, for: .storePassword,
+                                                        encoding: passwordEncoding)
         if case .file(let storeFile) = storePassword, case .file(let keyFile)? = keyPassword,
            URL(fileURLWithPath: storeFile).standardizedFileURL == URL(fileURLWithPath: keyFile).standardizedFileURL {
             keyPasswordFileLine = 1
@@ -276,13 +295,17 @@ public struct LoadedKeyStore: Sendable {
         }
         self.path = path
         self.type = detected
-        self.storePassword = password
+        self.passwordEncoding = passwordEncoding
         switch detected {
         case .pkcs12:
             let parsed: [PKCS12Entry]
             do {
-                let keySecret = try keyPassword?.resolve(prompt: "Key password for \(path): ", fileLine: keyPasswordFileLine, for: .keyPassword)
-                parsed = try PKCS12.parse(bytes, password: password.bytes, keyPassword: keySecret?.bytes)
+                let keyForms = try keyPassword?.resolveForms(prompt: "Key password for \(path): ", fileLine: keyPasswordFileLine,
+                                                             for: .keyPassword, encoding: passwordEncoding)
+                let opened = try Self.parsePKCS12(bytes, storeForms: storeForms, keyForms: keyForms)
+                parsed = opened.entries
+                storePasswords = Self.first(opened.storeForm, of: storeForms)
+                storePasswordAttempts = opened.attempts
             } catch let error as PKCS12Error {
                 switch error.kind {
                 case .wrongPassword:
@@ -323,10 +346,23 @@ public struct LoadedKeyStore: Sendable {
             pkcs12Keys = keys
             jksProtectedKeys = [:]
         case .jks, .jceks:
-            let store: JavaKeyStore
-            do { store = try JavaKeyStore(bytes: bytes, password: password) } catch let error as KeyStoreError where error.code == .wrongStorePassword {
+            var opened: (store: JavaKeyStore, form: Int)?
+            var attempts = 0
+            for (index, form) in storeForms.enumerated() {
+                attempts += 1
+                do {
+                    opened = (try JavaKeyStore(bytes: bytes, password: form), index)
+                    break
+                } catch let error as KeyStoreError where error.code == .wrongStorePassword {
+                    continue
+                }
+            }
+            guard let opened else {
                 throw KeyStoreError(.wrongStorePassword, "keystore \(path) did not open: wrong password (\(detected.rawValue) integrity check failed)", subject: .storePassword)
             }
+            let store = opened.store
+            storePasswords = Self.first(opened.form, of: storeForms)
+            storePasswordAttempts = attempts
             entries = store.entries.map {
                 var info = KeyStoreEntryInfo(alias: $0.alias, isKeyEntry: $0.protectedKey != nil, certificates: $0.certificates,
                                              creationMilliseconds: $0.creationMilliseconds)
@@ -338,6 +374,49 @@ public struct LoadedKeyStore: Sendable {
             jksProtectedKeys = protected
             pkcs12Keys = [:]
         }
+    }
+
+    /// `forms` with the one at `index` first.
+    private static func first(_ index: Int, of forms: [Secret]) -> [Secret] {
+        [forms[index]] + forms.enumerated().filter { $0.offset != index }.map(\.element)
+    }
+
+    /// Reads a PKCS#12 store with each store password form, in order, and for each with each key password form
+    /// (none: the store password's), until the MAC verifies and every key decrypts, as apksigner loads the store
+    /// with each form and then takes the key with each. A read that fails whatever the password (malformed, an
+    /// unsupported scheme) ends the search. When no pair opens everything, the read that went furthest stands: a
+    /// store whose MAC verified with a key that did not decrypt says so, rather than "wrong store password".
+    private static func parsePKCS12(_ bytes: [UInt8], storeForms: [Secret], keyForms: [Secret]?) throws
+        -> (entries: [PKCS12Entry], storeForm: Int, attempts: Int) {
+        // How far a read got: a wrong MAC, then a key or safe that did not decrypt, then every key but some.
+        func depth(_ kind: PKCS12Error.Kind) -> Int? {
+            switch kind {
+            case .wrongPassword: 0
+            case .wrongStoreOrKeyPassword: 1
+            case .wrongKeyPassword, .wrongEncryptionPassword: 2
+            default: nil
+            }
+        }
+        var best: (depth: Int, result: Result<(entries: [PKCS12Entry], storeForm: Int), PKCS12Error>)?
+        var attempts = 0
+        for (storeIndex, storeForm) in storeForms.enumerated() {
+            for keyForm in keyForms.map({ $0.map(Optional.some) }) ?? [nil] {
+                attempts += 1
+                do {
+                    let entries = try PKCS12.parse(bytes, password: storeForm.bytes, keyPassword: keyForm?.bytes)
+                    guard entries.contains(where: { $0.keyError.flatMap { depth($0.kind) } != nil }) else { return (entries, storeIndex, attempts) }
+                    if (best?.depth ?? -1) < 3 { best = (3, .success((entries, storeIndex))) }
+                } catch let error as PKCS12Error {
+                    guard let depth = depth(error.kind) else { throw error }
+                    if (best?.depth ?? -1) < depth { best = (depth, .failure(error)) }
+                    // A MAC that did not verify fails alike with every key password form.
+                    if depth == 0 { break }
+                }
+            }
+        }
+        guard let best else { throw KeyStoreError(.passwordUnavailable, "no password to try") }
+        let opened = try best.result.get()
+        return (opened.entries, opened.storeForm, attempts)
     }
 
     /// A PKCS#12 key that decrypted with neither the key password nor the store password.
@@ -386,11 +465,19 @@ public struct LoadedKeyStore: Sendable {
             guard let protected = jksProtectedKeys[alias.lowercased()] else {
                 throw KeyStoreError(.malformed, "key \"\(alias)\" in \(path) did not load")
             }
-            let password = try keyPassword?.resolve(prompt: "Key \"\(alias)\" password: ", fileLine: keyPasswordFileLine, for: .keyPassword) ?? storePassword
-            let pkcs8: [UInt8]
-            do {
-                pkcs8 = try JavaKeyStore.recoverKey(protected, password: password, alias: alias)
-            } catch let error as KeyStoreError where error.code == .wrongKeyPassword {
+            // apksigner takes the key with each form of the key password, or without one with each form of the store's.
+            let passwords = try keyPassword?.resolveForms(prompt: "Key \"\(alias)\" password: ", fileLine: keyPasswordFileLine, for: .keyPassword,
+                                                          encoding: passwordEncoding) ?? storePasswords
+            var recovered: [UInt8]?
+            for password in passwords {
+                do {
+                    recovered = try JavaKeyStore.recoverKey(protected, password: password, alias: alias)
+                    break
+                } catch let error as KeyStoreError where error.code == .wrongKeyPassword {
+                    continue
+                }
+            }
+            guard let pkcs8 = recovered else {
                 throw KeyStoreError(.wrongKeyPassword, keyPassword == nil
                     ? "key \"\(alias)\" in \(path) has a password of its own (not the store password)"
                     : "wrong password for key \"\(alias)\" in \(path)", subject: .keyPassword)

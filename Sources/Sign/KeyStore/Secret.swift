@@ -33,6 +33,30 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugS
         else { units = bytes.map { UInt16($0) } }
         return units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
     }
+
+    /// The forms apksigner tries a password in, in its order, each once (`PasswordRetriever.addPasswords`): Java's
+    /// keystores take a password as chars, and keytool has made stores with the password's encoded bytes taken one
+    /// char each. So: the password encoded with `encoding` (`--pass-encoding`), its bytes as chars; the password
+    /// itself; its UTF-8 bytes (the JVM's default charset) as chars. A password read as bytes (a file, standard
+    /// input) is decoded as UTF-8 first (a malformed sequence becomes U+FFFD), and its bytes as read, one char each,
+    /// come last. Each form is held as UTF-8, which every reader turns into the bytes its format takes (UTF-16 for
+    /// JKS and the PKCS#12 KDF, UTF-8 for PBKDF2, as Java does). An ASCII password has one form.
+    static func forms(of secret: Secret, isEncoded: Bool, encoding: PasswordEncoding?) -> [Secret] {
+        var forms: [[UInt8]] = []
+        func add(_ form: [UInt8]) { if !forms.contains(form) { forms.append(form) } }
+        // Bytes taken one char each (castBytesToChars), as UTF-8.
+        func chars(_ bytes: [UInt8]) -> [UInt8] {
+            var text = String.UnicodeScalarView()
+            text.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+            return Array(String(text).utf8)
+        }
+        let characters = Array(String(decoding: secret.bytes, as: UTF8.self).utf8)
+        if let encoding { add(chars(encoding.encode(characters))) }
+        add(characters)
+        add(chars(characters))
+        if isEncoded { add(chars(secret.bytes)) }
+        return forms.map(Secret.init(bytes:))
+    }
 }
 
 /// Where a password comes from, in apksigner's syntax (`--ks-pass`, `--key-pass`):
@@ -111,10 +135,28 @@ public enum PasswordSource: Sendable, Equatable {
         }
     }
 
+    /// The forms to try the password in (`Secret.forms`), read as `resolve(prompt:fileLine:for:)` reads it.
+    func resolveForms(prompt: String, fileLine: Int, for subject: KeyStoreError.Subject, encoding: PasswordEncoding?) throws -> [Secret] {
+        var isEncoded = false
+        let secret: Secret
+        do { secret = try resolveSource(prompt: prompt, fileLine: fileLine, isEncoded: &isEncoded) } catch let error as KeyStoreError {
+            let name = subject == .keyPassword ? "key password" : "keystore password"
+            throw KeyStoreError(error.code, "\(name): \(error.message)", subject: subject)
+        }
+        return Secret.forms(of: secret, isEncoded: isEncoded, encoding: encoding)
+    }
+
     /// The largest password file read (its first lines are the passwords).
     static let maxFileSize = 1 << 20
 
     private func resolveSource(prompt: String, fileLine: Int) throws -> Secret {
+        var isEncoded = false
+        return try resolveSource(prompt: prompt, fileLine: fileLine, isEncoded: &isEncoded)
+    }
+
+    /// The password; `isEncoded` is set when it was read as bytes (a file, standard input) rather than as characters
+    /// (`pass:`, an environment variable, the terminal, which apksigner's console decodes).
+    private func resolveSource(prompt: String, fileLine: Int, isEncoded: inout Bool) throws -> Secret {
         switch self {
         case .pass(let secret):
             return secret
@@ -131,11 +173,13 @@ public enum PasswordSource: Sendable, Equatable {
                     : "check the path and its permissions"
                 throw KeyStoreError(.passwordUnavailable, "the password file named after file: cannot be read (\(error.reason)); its path is not shown in case it is the password: \(advice)")
             }
+            isEncoded = true
             return Secret(bytes: Self.line(fileLine, of: data) ?? Self.firstLine(data))
         case .stdin:
             guard let line = StandardInputLines.shared.nextLine() else {
                 throw KeyStoreError(.passwordUnavailable, "standard input ended before a password line; pipe the password in (echo \"$PASS\" | …)")
             }
+            isEncoded = true
             return Secret(bytes: line)
         case .prompt:
             // apksigner prompts on the console, or reads a line of standard input when that is not a terminal
@@ -144,6 +188,7 @@ public enum PasswordSource: Sendable, Equatable {
                 guard let line = StandardInputLines.shared.nextLine() else {
                     throw KeyStoreError(.passwordUnavailable, "no password given, standard input is not a terminal to prompt on and holds no password line; pass it with env:NAME, file:PATH or stdin (echo \"$PASS\" | …)")
                 }
+                isEncoded = true
                 return Secret(bytes: line)
             }
             return try TerminalPrompt.readPassword(prompt: prompt)
