@@ -143,7 +143,7 @@ struct Rotate: ParsableCommand {
         The old signer's key signs the new signer's certificate into the lineage; sign the APK with --lineage \
         LINEAGE and both keys (`apkpatch sign --ks old.p12 --next-signer --ks new.p12 --lineage LINEAGE`). With \
         --in, the old signer must be the lineage's newest certificate and the new one is appended. KEY-OPTIONS are \
-        the key options of `apkpatch sign` (--ks, --ks-key-alias, --ks-pass, --key-pass, --ks-type, --key, --cert). \
+        the key options of `apkpatch sign` (--ks, --ks-key-alias, --ks-pass, --key-pass, --pass-encoding, --ks-type, --key, --cert). \
         Capabilities granted to an older certificate (all but rollback by default): --set-installed-data, \
         --set-shared-uid, --set-permission, --set-rollback, --set-auth. The file is apksig's format: \
         apksigner reads it, and apkpatch reads apksigner's.

@@ -149,6 +149,37 @@ import TestSupport
         #expect(!apksigner.succeeded, "\(apksigner)")
     }
 
+    @Test("--pass-encoding belongs to the signer it follows, as in apksigner: rotate's signers, sign's --next-signer")
+    func encodingPerSigner() throws {
+        let fixture = try Self.shared.get()
+        let ascii = fixture.dir.appendingPathComponent("second.p12").path
+        try TestSupport.makeKeyStore(at: ascii, password: "android-2026", alias: "second", dname: "CN=Second")
+        let environment = ["P": Self.password, "Q": "android-2026"]
+        let old = ["--old-signer", "--ks", fixture.store("ibm437", "JKS"), "--ks-pass", "env:P"], new = ["--new-signer", "--ks", ascii, "--ks-pass", "env:Q"]
+        let encoding = ["--pass-encoding", "ibm437"]
+        let ours = fixture.dir.appendingPathComponent("ours.lineage").path, theirs = fixture.dir.appendingPathComponent("theirs.lineage").path
+        let rotate = try TestSupport.apkpatch(["rotate", "--out", ours] + old + encoding + new, environment: environment)
+        #expect(rotate.succeeded, "\(rotate)")
+        let apksignerRotate = try TestSupport.run("apksigner", ["rotate", "--out", theirs] + old + encoding + new, environment: environment)
+        #expect(apksignerRotate.succeeded, "\(apksignerRotate)")
+        #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(theirs)))
+        // Given with the new signer, it does not apply to the old one: both tools fail.
+        let elsewhere = fixture.dir.appendingPathComponent("elsewhere.lineage").path
+        let misplaced = try TestSupport.apkpatch(["rotate", "--out", elsewhere] + old + new + encoding, environment: environment)
+        #expect(misplaced.status == 1 && misplaced.stderr.contains("wrong password"), "\(misplaced)")
+        #expect(!(try TestSupport.run("apksigner", ["rotate", "--out", elsewhere] + old + new + encoding, environment: environment)).succeeded)
+        // sign: the second signer's group takes it.
+        let signers = ["--ks", ascii, "--ks-pass", "env:Q", "--next-signer", "--ks", fixture.store("ibm437", "JKS"), "--ks-pass", "env:P"] + encoding
+            + ["--v3-signing-enabled", "false"]
+        let oursAPK = fixture.dir.appendingPathComponent("two-ours.apk").path, theirsAPK = fixture.dir.appendingPathComponent("two-theirs.apk").path
+        let sign = try TestSupport.apkpatch(["sign"] + signers + Self.apkpatchOptions + ["--out", oursAPK, fixture.input], environment: environment)
+        #expect(sign.succeeded, "\(sign)")
+        let apksignerSign = try TestSupport.run("apksigner", ["sign"] + signers + ["--v4-signing-enabled", "false", "--out", theirsAPK, fixture.input],
+                                                environment: environment)
+        #expect(apksignerSign.succeeded, "\(apksignerSign)")
+        #expect(try TestSupport.readBytes(oursAPK) == (try TestSupport.readBytes(theirsAPK)))
+    }
+
     @Test("PKCS12 stores made with each form: apkpatch signs with the password as with the stored form itself",
           arguments: [("unicode", [String]()), ("utf8", []), ("ibm437", ["--pass-encoding", "IBM437"])])
     func pkcs12AsTheStoredForm(form: String, extra: [String]) throws {
