@@ -131,13 +131,19 @@ struct Keystore: ParsableCommand {
         @Option(name: .customLong("ks-type"), help: ArgumentHelp("PKCS12, JKS or JCEKS (default: detected).", valueName: "type"))
         var keyStoreType: String?
 
+        @Option(name: .customLong("pass-encoding"),
+                help: ArgumentHelp("Also try the passwords encoded in this character encoding, as sign does (a Java charset name: utf-8, ibm437, windows-1252...).",
+                                   valueName: "charset"))
+        var passwordEncodingName: String?
+
         @Flag(name: .customLong("json"), help: "Print JSON (stable field names) instead of text.")
         var json = false
 
         func run() throws {
             let source = try keyStorePassword.map { try SignerOptions.passwordSource($0, option: "--ks-pass") } ?? .prompt
             let keySource = try keyPassword.map { try SignerOptions.passwordSource($0, option: "--key-pass") }
-            let store = try LoadedKeyStore(path: keyStore, type: keyStoreType, storePassword: source, keyPassword: keySource)
+            let store = try LoadedKeyStore(path: keyStore, type: keyStoreType, storePassword: source, keyPassword: keySource,
+                                           passwordEncoding: try SignerOptions.passwordEncoding(named: passwordEncodingName))
             let entries = store.entries.map {
                 EntryReport(alias: $0.alias, isKeyEntry: $0.isKeyEntry, isSecretKeyEntry: $0.isSecretKeyEntry,
                             creationMilliseconds: $0.creationMilliseconds, certificates: $0.certificates)

@@ -101,9 +101,12 @@ struct SignerOptions: ParsableArguments {
     }
 
     /// `--pass-encoding`, checked: an encoding the C library does not know is a usage error naming it.
-    func passwordEncoding() throws -> PasswordEncoding? {
-        guard let passwordEncodingName else { return nil }
-        do { return try PasswordEncoding(named: passwordEncodingName) } catch let error as KeyStoreError {
+    func passwordEncoding() throws -> PasswordEncoding? { try Self.passwordEncoding(named: passwordEncodingName) }
+
+    /// The encoding a `--pass-encoding` value names (nil for none); a usage error naming an unknown one.
+    static func passwordEncoding(named name: String?) throws -> PasswordEncoding? {
+        guard let name else { return nil }
+        do { return try PasswordEncoding(named: name) } catch let error as KeyStoreError {
             throw ValidationError("--pass-encoding: \(error.message)")
         }
     }

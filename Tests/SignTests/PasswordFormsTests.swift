@@ -147,6 +147,14 @@ import TestSupport
                                                           "--out", fixture.dir.appendingPathComponent("ibm437-theirs.apk").path, fixture.input],
                                             environment: ["P": Self.password])
         #expect(!apksigner.succeeded, "\(apksigner)")
+        // keystore list takes it too.
+        for type in ["JKS", "PKCS12"] {
+            let list = ["keystore", "list", "--ks", fixture.store("ibm437", type), "--ks-pass", "env:P"]
+            let without = try TestSupport.apkpatch(list, environment: ["P": Self.password])
+            #expect(without.status == 1 && without.stderr.contains("wrong password"), "\(without)")
+            let with = try TestSupport.apkpatch(list + ["--pass-encoding", "cp437"], environment: ["P": Self.password])
+            #expect(with.succeeded && with.stdout.contains("Alias: release"), "\(with)")
+        }
     }
 
     @Test("--pass-encoding belongs to the signer it follows, as in apksigner: rotate's signers, sign's --next-signer")
