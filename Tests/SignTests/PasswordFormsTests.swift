@@ -188,6 +188,30 @@ import TestSupport
         #expect(try TestSupport.readBytes(oursAPK) == (try TestSupport.readBytes(theirsAPK)))
     }
 
+    @Test("an encrypted PKCS#8 key (--key) whose password is a stored form opens with the password, as the plain key signs",
+          arguments: [("utf8", [String]()), ("ibm437", ["--pass-encoding", "ibm437"])])
+    func encryptedKeyFile(form: String, extra: [String]) throws {
+        let fixture = try Self.shared.get()
+        let key = fixture.dir.appendingPathComponent("key.pem").path, certificate = fixture.dir.appendingPathComponent("cert.pem").path
+        let encrypted = fixture.dir.appendingPathComponent("key-\(form).pk8").path
+        let conversion = try TestSupport.run("openssl", ["pkcs8", "-topk8", "-v2", "aes-256-cbc", "-outform", "DER", "-in", key, "-out", encrypted,
+                                                         "-passout", "env:KP"], environment: ["KP": Self.forms[form]!])
+        #expect(conversion.succeeded, "\(conversion)")
+        let ours = fixture.dir.appendingPathComponent("key-\(form).apk").path, plain = fixture.dir.appendingPathComponent("key-\(form)-plain.apk").path
+        // One v1 signer name for both (it defaults to the key file's name).
+        let result = try TestSupport.apkpatch(["sign", "--key", encrypted, "--cert", certificate, "--key-pass", "env:P"] + extra + Self.apkpatchOptions
+                                              + ["--v1-signer-name", "KEY", "--out", ours, fixture.input], environment: ["P": Self.password])
+        #expect(result.succeeded, "\(result)")
+        #expect(try TestSupport.apkpatch(["sign", "--key", key, "--cert", certificate] + Self.apkpatchOptions
+                                         + ["--v1-signer-name", "KEY", "--out", plain, fixture.input]).succeeded)
+        #expect(try TestSupport.readBytes(ours) == (try TestSupport.readBytes(plain)))
+        if !extra.isEmpty {
+            let without = try TestSupport.apkpatch(["sign", "--key", encrypted, "--cert", certificate, "--key-pass", "env:P"] + Self.apkpatchOptions
+                                                   + ["--out", ours + ".no", fixture.input], environment: ["P": Self.password])
+            #expect(without.status == 1 && without.stderr.contains("wrong key password") && without.stderr.contains("--key-pass"), "\(without)")
+        }
+    }
+
     @Test("PKCS12 stores made with each form: apkpatch signs with the password as with the stored form itself",
           arguments: [("unicode", [String]()), ("utf8", []), ("ibm437", ["--pass-encoding", "IBM437"])])
     func pkcs12AsTheStoredForm(form: String, extra: [String]) throws {
