@@ -200,11 +200,11 @@ public struct APKSet: Sendable {
         let listing: DirectoryNames
         do { listing = try DirectoryNames(path) } catch { throw APKSetError.unreadable(path, error.reason) }
         // An APK whose name is not UTF-8 would be read under a name no file has.
-        if let shown = listing.notUTF8.first(where: { $0.lowercased().hasSuffix(".apk") && !$0.hasPrefix(".") }) {
+        if let shown = listing.notUTF8.first(where: Self.isAPKFileName) {
             throw APKSetError.unreadable(path.appendingPathComponent(shown), "the file name is not valid UTF-8; rename the file")
         }
         let names = listing.names
-        let apks = names.filter { $0.lowercased().hasSuffix(".apk") && !$0.hasPrefix(".") }.sorted()
+        let apks = names.filter(Self.isAPKFileName).sorted()
         guard !apks.isEmpty else { throw APKSetError.noAPKs(path) }
         let members = try apks.compactMap { name in
             try openFile(path.appendingPathComponent(name), name: name, limits: limits, settingAside: unreadable)
@@ -236,11 +236,13 @@ public struct APKSet: Sendable {
         }
         var members: [Member] = [], standalones: [Member] = [], assetSlices: [Member] = []
         // bundletool's .apks keeps the set under splits/; SAI's puts the APKs at the top, as .xapk and .apkm do.
-        let isBundletool = form == .apks && container.entries.contains { $0.name.hasPrefix("splits/") }
+        // Folders by the names' bytes, as bundletool's paths are Java Strings: a Character would join a combining
+        // mark after the slash to it ("splits/\u{301}x.apk").
+        let isBundletool = form == .apks && container.entries.contains { $0.name.javaHasPrefix(splitsFolder) }
         for entry in container.entries where Self.isAPK(entry) {
-            let isStandalone = isBundletool && entry.name.hasPrefix(standalonesFolder)
-            let isAssetSlice = isBundletool && entry.name.hasPrefix(assetSlicesFolder)
-            if isBundletool && !entry.name.hasPrefix("splits/") && !isStandalone && !isAssetSlice {
+            let isStandalone = isBundletool && entry.name.javaHasPrefix(standalonesFolder)
+            let isAssetSlice = isBundletool && entry.name.javaHasPrefix(assetSlicesFolder)
+            if isBundletool && !entry.name.javaHasPrefix(splitsFolder) && !isStandalone && !isAssetSlice {
                 // universal.apk, system/ and instant/ are other builds of the app beside the split set, each
                 // installed in its own way (bundletool writes them in other --mode runs).
                 throw APKSetError.unsupported(path, "\(entry.name.debugQuoted) is neither a split APK (splits/), a standalone APK (standalones/) nor an asset pack's (asset-slices/): a .apks from bundletool build-apks --mode=default holds only those (and a universal .apks only universal.apk). Take the split APKs out first (bundletool extract-apks, or unzip its splits/ folder) and give apkpatch that folder")
@@ -295,8 +297,17 @@ public struct APKSet: Sendable {
     }
 
     /// Whether a container's `entry` is one of the set's APKs (by its name, as every set format names them).
-    private static func isAPK(_ entry: ZipEntry) -> Bool { !entry.isDirectory && entry.name.lowercased().hasSuffix(".apk") }
+    private static func isAPK(_ entry: ZipEntry) -> Bool { !entry.isDirectory && entry.name.hasSuffixIgnoringASCIICase(".apk") }
 
+    /// Whether a file of a folder is one of the set's APKs: not hidden (a leading dot byte, as `ls` and the
+    /// shell's `*` read it), ending in ".apk" without regard to ASCII case (adb's `install-multiple` takes the
+    /// files whose names end so, by `EndsWithIgnoreCase`).
+    private static func isAPKFileName(_ name: String) -> Bool {
+        name.utf8.first != UInt8(ascii: ".") && name.hasSuffixIgnoringASCIICase(".apk")
+    }
+
+    /// bundletool's folder of the split APKs in a `.apks`.
+    static let splitsFolder = "splits/"
     /// bundletool's folder of standalone APKs in a `.apks`.
     static let standalonesFolder = "standalones/"
     /// bundletool's folder of asset packs' APKs in a `.apks`.

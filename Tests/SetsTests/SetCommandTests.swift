@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import APKCore
+import Sets
 import ZlibWrapper
 
 /// `apkpatch verify/sign/run` on split APK sets, end to end through the binary, judged by apksigner, aapt,
@@ -62,6 +63,28 @@ import ZlibWrapper
             #expect(try SetOracles.badging(apk).contains("split='\(split)'"), "\(name.debugDescription) holds another split")
             #expect(try TestSupport.run("apksigner", ["verify", apk]).succeeded)
         }
+    }
+
+    /// Which files of a set are its APKs, and which bundletool folder holds each, is read from the names' bytes:
+    /// "splits/\u{301}base-de.apk" is under splits/ (a Character joins the mark to the slash, and the set was refused
+    /// as holding an APK outside bundletool's folders); "config.de\u{600}.APK" ends in ".apk" without regard to
+    /// ASCII case, as adb's install-multiple (EndsWithIgnoreCase) reads it (a Prepend mark joins the dot in a
+    /// Character); a folder's ".\u{301}de.apk" is hidden by its leading dot byte, as `ls` and the shell's `*` hide it.
+    @Test func membersAndTheirFoldersAreToldByTheNamesBytes() throws {
+        let german = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.de")
+        /// The set's members (their split names, or file names), or why the set was refused.
+        func members(_ path: String, byFileName: Bool = false) -> String {
+            do {
+                return try APKSet.open(paths: [path]).members.map { byFileName ? $0.name : $0.splitName }.sorted().joined(separator: " ")
+            } catch {
+                return "\(error)"
+            }
+        }
+        let all = "base config.arm64_v8a config.de config.fr config.xhdpi_v4"
+        #expect(members(try fixture.pack(.apks, adding: ["splits/\u{301}base-de.apk": german])) == all)
+        #expect(members(try fixture.pack(.apkm, adding: ["config.de\u{600}.APK": german])) == all)
+        let folder = try fixture.pack(.directory, adding: [".\u{301}de.apk": german, "de.Apk": german])
+        #expect(members(folder, byFileName: true) == "base.apk de.Apk split_config.arm64_v8a.apk split_config.fr.apk split_config.xhdpi.apk")
     }
 
     @Test(arguments: SplitSetFixture.Form.allCases)

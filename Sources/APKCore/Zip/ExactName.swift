@@ -35,6 +35,15 @@ extension String {
     package func javaHasPrefix(_ prefix: String) -> Bool { utf8Compare(prefix, atEnd: false) }
     package func javaHasSuffix(_ suffix: String) -> Bool { utf8Compare(suffix, atEnd: true) }
 
+    /// Whether the name's bytes end with `lowercaseSuffix`'s, ASCII letters compared without case and every other
+    /// byte as it is: adb's `EndsWithIgnoreCase` (strncasecmp in the C locale), where Swift's `lowercased()`
+    /// folds other letters too and its `hasSuffix` compares Characters ("x\u{600}.apk" ends with ".apk" by bytes).
+    package func hasSuffixIgnoringASCIICase(_ lowercaseSuffix: String) -> Bool {
+        let suffix = lowercaseSuffix.utf8
+        guard utf8.count >= suffix.count else { return false }
+        return zip(utf8.suffix(suffix.count), suffix).allSatisfy { $0.asciiLowercased == $1 }
+    }
+
     /// Byte-for-byte equality (memcmp over the contiguous UTF-8 of native strings; names are checked for
     /// every entry, so this stays off the Character machinery).
     package func sameUTF8(as other: String) -> Bool {
