@@ -1,4 +1,5 @@
 import APKCore
+import Align
 import BinaryXML
 import Repack
 import Unpack
@@ -57,8 +58,9 @@ public enum SetMerge {
                 summary.addedEntries.append(entry.name)
             }
         }
-        let libraryCompressed = splitEntries.contains { $0.entry.name.hasSuffix(".so") && $0.entry.method != .stored }
-            || base.entries.contains { $0.name.hasPrefix("lib/") && $0.name.hasSuffix(".so") && $0.method != .stored }
+        // Android's rule for what must be stored where android:extractNativeLibs is false, by the names' bytes.
+        let libraryCompressed = splitEntries.contains { PackagingRequirements.isNativeLibrary($0.entry.name) && $0.entry.method != .stored }
+            || base.entries.contains { PackagingRequirements.isNativeLibrary($0.name) && $0.method != .stored }
 
         var entries: [OutputEntry] = []
         for entry in base.zip.entriesInFileOrder where !entry.isDirectory {

@@ -113,6 +113,27 @@ import TestSupport
         #expect(try TestSupport.run("apksigner", ["verify", output]).succeeded)
     }
 
+    /// A merged APK whose base says android:extractNativeLibs="false" gets true when a merged native library is
+    /// compressed (Android loads a library in place only when it is stored). "lib/arm64-v8a/liba\u{600}.so" is one,
+    /// by the name's bytes as Android's NativeLibraryHelper reads it; a Prepend mark (U+0600) joins the dot in a
+    /// Character, and the merged APK kept "false" with the library compressed.
+    @Test func aCompressedLibraryNamedWithAMarkMakesTheMergedAPKExtractLibraries() throws {
+        let work = scratch.appendingPathComponent("extract-\(UUID().uuidString)")
+        let inPlace = try SplitSetFixture(in: work, applicationAttributes: #"android:extractNativeLibs="false""#)
+        let library = "lib/arm64-v8a/liba\u{600}.so"
+        // Compressible, so that `aapt add` deflates it.
+        let split = try SplitSetFixture.makeSplit(in: work, packageName: "com.example.set", versionCode: 7, split: "config.arm64_v8a",
+                                                  files: [library: [UInt8](repeating: 0x41, count: 4000)])
+        let input = try inPlace.pack(.directory, replacing: ["split_config.arm64_v8a.apk": split])
+        let output = scratch.appendingPathComponent("merged-extracts.apk").path
+        let result = try TestSupport.apkpatch(["merge", input, "--out", output, "--debug-keystore", keystore])
+        #expect(result.succeeded, "\(result)")
+        let manifest = try TestSupport.run("aapt", ["dump", "xmltree", output, "AndroidManifest.xml"])
+        #expect(manifest.stdout.contains("android:extractNativeLibs(0x010104ea)=(type 0x12)0xffffffff"), "\(manifest.stdout)")
+        let listing = try TestSupport.run("unzip", ["-v", output]).stdout
+        #expect(listing.split(separator: "\n").contains { $0.hasSuffix(library) && $0.contains("Defl") }, "\(listing)")
+    }
+
     /// Hostile tables never trap: a split table with bytes changed at random (seeded) merges or is refused.
     @Test func damagedSplitTablesAreRefusedNotTrapped() throws {
         let base = try TestSupport.readBytes(unzipped(fixture.apks["base.apk"]!, "resources.arsc"))

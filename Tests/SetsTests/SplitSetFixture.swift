@@ -16,9 +16,10 @@ struct SplitSetFixture {
     enum Form: String, CaseIterable, Sendable { case directory, apks, xapk, apkm }
 
     /// Builds the base, fr, xhdpi and arm64-v8a APKs into `directory`.
-    /// `manifestAttributes` go on the base's `<manifest>`, `applicationElements` inside its `<application>`.
+    /// `manifestAttributes` go on the base's `<manifest>`, `applicationAttributes` on its `<application>`,
+    /// `applicationElements` inside it.
     init(in directory: URL, packageName: String = "com.example.set", versionCode: Int = 7, manifestAttributes: String = "",
-         applicationElements: String = "") throws {
+         applicationAttributes: String = "", applicationElements: String = "") throws {
         self.directory = directory
         self.packageName = packageName
         self.versionCode = versionCode
@@ -27,7 +28,7 @@ struct SplitSetFixture {
         <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="\(packageName)"
             android:versionCode="\(versionCode)" android:versionName="1.0" \(manifestAttributes)>
             <uses-sdk android:minSdkVersion="21" android:targetSdkVersion="33"/>
-            <application android:label="@string/app_name">\(applicationElements)</application>
+            <application android:label="@string/app_name" \(applicationAttributes)>\(applicationElements)</application>
         </manifest>
         """
         try TestSupport.write(manifest, to: "AndroidManifest.xml", in: work)
