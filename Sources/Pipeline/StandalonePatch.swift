@@ -40,7 +40,10 @@ enum StandalonePatch {
                 }
                 switch dimension {
                 case .language: serves = true
-                case .abi(let abi): serves = entries.contains { $0.string.hasPrefix("lib/\(abi)/") }
+                case .abi(let abi):
+                    // By bytes, as Android finds an ABI's libraries (NativeLibraryHelper's strncmp on "lib/<abi>/"):
+                    // a Character would join a combining mark after the slash to it.
+                    serves = entries.contains { $0.string.javaHasPrefix("lib/\(abi)/") }
                 case .density(let dpi): serves = densities.isEmpty || densities.contains(dpi)
                 }
             }

@@ -148,6 +148,34 @@ import TestSupport
         #expect(try TestSupport.apkpatch(["verify", output]).succeeded)
     }
 
+    /// An ABI split's patch reaches the standalones that hold that ABI's libraries, told by the names' bytes as
+    /// Android finds them (NativeLibraryHelper, "lib/<abi>/"): a standalone whose only arm64 library is
+    /// "lib/arm64-v8a/\u{301}libfoo.so" holds lib/arm64-v8a/, where a Character joins the mark to the slash (and the
+    /// patch left that standalone out).
+    @Test func anABISplitsPatchReachesAStandaloneByItsLibrariesBytes() throws {
+        let odd = "standalones/standalone-arm64_v8a_mdpi.apk"
+        let renamed = scratch.appendingPathComponent("renamed-library.apk").path
+        let python = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1]) as old, zipfile.ZipFile(sys.argv[2], 'w') as new:
+                for info in old.infolist():
+                    name = 'lib/arm64-v8a/\\u0301libfoo.so' if info.filename == 'lib/arm64-v8a/libfoo.so' else info.filename
+                    new.writestr(zipfile.ZipInfo(name, info.date_time), old.read(info.filename), compress_type=info.compress_type)
+            """
+        let rewritten = try TestSupport.run("python3", ["-c", python, fixture.entries[odd]!, renamed])
+        #expect(rewritten.succeeded, "\(rewritten)")
+        let patch = scratch.appendingPathComponent("abi-patch")
+        try TestSupport.write(FixtureAPK.pseudoRandomBytes(count: 2000, seed: 98), to: "splits/config.arm64_v8a/lib/arm64-v8a/libnew.so", in: patch)
+        let output = scratch.appendingPathComponent("abi-patched.apks").path
+        let result = try TestSupport.apkpatch(["run", fixture.pack(in: scratch, replacing: [odd: renamed]), "--patch", patch.path,
+                                               "--out", output, "--debug-keystore", keystore])
+        #expect(result.succeeded, "\(result)")
+        let apks = try SetOracles.apkFiles(of: output, form: .apks, scratch: scratch)
+        let names = try entryNames(try #require(apks[odd]))
+        #expect(names.contains("lib/arm64-v8a/libnew.so") && names.contains("lib/arm64-v8a/\u{301}libfoo.so"), "\(names)")
+        #expect(try !entryNames(try #require(apks["standalones/standalone-x86_mdpi.apk"])).contains("lib/arm64-v8a/libnew.so"))
+    }
+
     /// What a standalone cannot take is refused with the reason, and nothing is written.
     @Test func runRefusesAPatchAStandaloneCannotTake() throws {
         let input = try fixture.pack(in: scratch)
