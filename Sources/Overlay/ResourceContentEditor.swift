@@ -151,7 +151,7 @@ public struct ResourceContentEditor: ContentEditor {
         var renameNotes: [String] = []
         var renamedReferences = Set<UInt32>()
         func renamingPackage(in binary: [UInt8], path: String) -> [UInt8] {
-            guard let renaming, path.hasPrefix("res/") else { return binary }
+            guard let renaming, path.javaHasPrefix("res/") else { return binary }
             let result = PackageRename.rename(xml: binary, path: path, from: renaming.old, to: renaming.new)
             renameNotes += result.notes
             renamedReferences.formUnion(result.stringReferences)
@@ -172,7 +172,9 @@ public struct ResourceContentEditor: ContentEditor {
             try moveToEntryPath(path, content: try PatchDirectory.read(patch.files[path]!))
         }
         if let renaming {
-            for entry in archive.entries where entry.name.hasPrefix("res/") && entry.name.hasSuffix(".xml") && patch.files[entry.name] == nil {
+            // Every binary XML under res/, by the name's bytes (a Character would join a combining mark after the
+            // slash to it, or a prepended mark to the dot).
+            for entry in archive.entries where entry.name.javaHasPrefix("res/") && entry.name.javaHasSuffix(".xml") && patch.files[entry.name] == nil {
                 let bytes = try archive.uncompressedData(of: entry)
                 guard !ResourcePatch.isTextXML(bytes) else { continue }
                 let renamed = renamingPackage(in: bytes, path: entry.name)

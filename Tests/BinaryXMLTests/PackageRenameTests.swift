@@ -125,6 +125,34 @@ import TestSupport
         process.waitUntilExit()
     }
 
+    /// The rename reaches every binary XML file under res/, found by the names' bytes: "res/\u{301}s.xml" (a
+    /// combining mark after the slash, which a Character joins to it) and "res/xml/s\u{600}.xml" (a Prepend mark,
+    /// which joins the dot), as an obfuscator may name them.
+    @Test func renameReachesResourceXMLWhoseNamesHoldMarks() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("rename-marks")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let apk = try Self.fixture().build(in: dir)
+        let names = ["res/\u{301}s.xml", "res/xml/s\u{600}.xml"]
+        let python = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], 'a') as z:
+                data = z.read('res/xml/shortcuts.xml')
+                for name in ['res/\\u0301s.xml', 'res/xml/s\\u0600.xml']:
+                    z.writestr(name, data, zipfile.ZIP_DEFLATED)
+            """
+        let added = try TestSupport.run("python3", ["-c", python, apk])
+        #expect(added.succeeded, "\(added)")
+        let patch = dir.appendingPathComponent("patch")
+        try FileManager.default.createDirectory(at: patch, withIntermediateDirectories: true)
+        let out = dir.appendingPathComponent("out.apk").path
+        let result = try TestSupport.apkpatch(["run", apk, "--patch", patch.path, "--out", out, "--no-sign", "--rename-package", "com.example.copy"])
+        #expect(result.succeeded, "\(result)")
+        for name in names + ["res/xml/shortcuts.xml"] {
+            let tree = try Oracle.aapt(["dump", "xmltree", out, name])
+            #expect(tree.contains(#"android:targetPackage(0x01010021)="com.example.copy""#), "\(name.debugDescription):\n\(tree)")
+        }
+    }
+
     @Test func runOptionRenamesAndBadNamesAreRefused() throws {
         let dir = try TestSupport.makeTemporaryDirectory("rename-option")
         defer { try? FileManager.default.removeItem(at: dir) }
