@@ -77,21 +77,24 @@ public struct PatchDirectory: Sendable {
     /// Kate's `.app.js.kate-swp`, LibreOffice's `.~lock.x#`, Office's `~$x.docx`), the temporary files editors and
     /// tools write before renaming over the real one (`sed -i`'s `sedXXXXXX`, GNOME's `.goutputstream-XXXXXX`,
     /// JetBrains' `x___jb_tmp___`, `*.tmp`, Chrome's `*.crswap`), and desktop metadata.
+    ///
+    /// Matched by bytes, as editors make these names by adding bytes to the file's: for a file "\u{301}a.js", vim
+    /// writes ".\u{301}a.js.swp", whose dot and mark are one Character (and a prepended mark, U+0600, joins the
+    /// dot of ".tmp"), so Swift's `hasPrefix(".")` would take the swap file for a patch file.
     public static func isIgnored(_ component: String) -> Bool {
+        let starts = component.javaHasPrefix, ends = component.javaHasSuffix
         if component == ".DS_Store" || component == "Thumbs.db" || component == "4913" || component == ".git"
-            || component.hasSuffix("~") || component.hasPrefix(".#") || component.hasPrefix("~$") || component.hasPrefix(".~lock.")
-            || component.hasPrefix(".apkpatch-") || component.hasPrefix(".goutputstream-")
-            || component.hasSuffix(".tmp") || component.hasSuffix(".crswap")
-            || component.hasSuffix("___jb_tmp___") || component.hasSuffix("___jb_old___") {
+            || ends("~") || starts(".#") || starts("~$") || starts(".~lock.") || starts(".apkpatch-") || starts(".goutputstream-")
+            || ends(".tmp") || ends(".crswap") || ends("___jb_tmp___") || ends("___jb_old___") {
             return true
         }
-        if component.hasPrefix("."), [".swp", ".swx", ".swo", ".kate-swp"].contains(where: component.hasSuffix) { return true }
-        if component.count > 2, component.hasPrefix("#"), component.hasSuffix("#") { return true }
+        if starts("."), [".swp", ".swx", ".swo", ".kate-swp"].contains(where: ends) { return true }
+        if component.utf8.count > 2, starts("#"), ends("#") { return true }
         // sed -i writes sedXXXXXX (six random letters and digits) beside the file, then renames it over. Words such
         // as "seductive" are kept: a random suffix almost always has a digit or a capital (one in 200 has neither,
         // and watch still drops that one for its short life).
         let suffix = component.utf8.dropFirst(3)
-        if component.utf8.count == 9, component.hasPrefix("sed"),
+        if component.utf8.count == 9, starts("sed"),
            suffix.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }),
            suffix.contains(where: { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) }) {
             return true

@@ -53,7 +53,8 @@ struct PatchChangeFilter {
                 // folder moved out of the tree takes its patch files with it, without an event for each.
                 if !exists && !lastFiles.contains(ExactName(path)) && !lastBuildFailed && interrupted == nil && !path.contains("\u{FFFD}")
                     && !lastFiles.contains(where: { $0.string.javaHasPrefix(path + "/") }) { return false }
-                return !path.split(separator: "/").contains { PatchDirectory.isIgnored(String($0)) }
+                // Split at slash bytes: a Character would join a combining mark after the slash to it.
+                return !path.utf8.split(separator: UInt8(ascii: "/")).contains { PatchDirectory.isIgnored(String(Substring($0))) }
             }
             if !relevant.isEmpty {
                 defer { interrupted = nil }

@@ -118,6 +118,16 @@ import TestSupport
         #expect(try waitForBuild() == [decomposed])
     }
 
+    /// A file in a folder an editor rule leaves out ("cache.tmp") starts no build, though its name starts with a
+    /// combining mark: the path is split at its slash bytes (a Character would join the mark to the slash, and the
+    /// folder's name to the file's).
+    @Test func aFileInAnIgnoredFolderStartsNoBuildWhateverItsName() throws {
+        let changed = try nextBuild {
+            try TestSupport.write("x\n", to: "assets/www/cache.tmp/\u{301}a.js", in: patch)
+        }
+        #expect(changed == ["assets/www/app.js"])
+    }
+
     /// A saved native library is verified: told by the name's bytes (a Prepend mark joins the dot in a Character).
     @Test func aNativeLibraryIsToldByItsBytes() {
         #expect(WatchSession.changesNativeLibrary(["assets/www/app.js", "lib/x/a\u{600}.so"]))

@@ -179,4 +179,23 @@ import Yams
     func kept(_ name: String) {
         #expect(!PatchDirectory.isIgnored(name))
     }
+
+    /// Editors name their files by adding bytes to the file's name: for "\u{301}a.js" (a name that starts with a
+    /// combining mark) vim's swap file is ".\u{301}a.js.swp", whose dot and mark are one Character, and a Prepend
+    /// mark (U+0600) joins the dot of "a\u{600}.tmp". They are known by their bytes and left out of the patch.
+    @Test(arguments: [".\u{301}a.js.swp", ".\u{301}a.js.kate-swp", ".#\u{301}a.js", "#\u{301}a.js#", "~$\u{301}a.docx",
+                      ".~lock.\u{301}a.csv#", "a\u{600}.tmp", "a\u{600}.crswap"])
+    func ignoredByTheirBytes(_ name: String) {
+        #expect(PatchDirectory.isIgnored(name), "\(name.debugDescription)")
+    }
+
+    @Test func aPatchFolderLeavesOutDroppingsNamedWithMarks() throws {
+        let root = try TestSupport.makeTemporaryDirectory("ignored-marks").path
+        try FileManager.default.createDirectory(atPath: root + "/assets/cache.tmp", withIntermediateDirectories: true)
+        for name in ["\u{301}a.js", ".\u{301}a.js.swp", "#\u{301}a.js#", "a\u{600}.tmp", "cache.tmp/\u{301}b.js"] {
+            #expect(FileManager.default.createFile(atPath: root + "/assets/" + name, contents: Data("x\n".utf8)), "\(name)")
+        }
+        #expect(!PatchDirectory.isIgnored("\u{301}a.js") && !PatchDirectory.isIgnored("a\u{600}.js"))
+        #expect(try PatchDirectory(root: root).files.keys == ["assets/\u{301}a.js"])
+    }
 }
