@@ -55,4 +55,34 @@ import Glibc
         recycler = nil
         #expect(WorkingFilesTests.names(directory) == ["\u{301}w.apk"])
     }
+
+    /// A killed session's spare beside "\u{301}w.apk" is ".\u{301}w.apk.apkpatch-…", whose dot and mark are one
+    /// Character: the next recycler knows it (and the swap name, and the older slot names) by its bytes and
+    /// removes it, where a Character prefix test left it for good.
+    @Test func aKilledSessionsSpareNamedWithAMarkIsRemoved() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("path-bytes-killed").path
+        let leftovers = [".\u{301}w.apk.apkpatch-kiLLed01", ".\u{301}w.apk.apkpatch-kiLLed01.swap", ".\u{301}w.apk.apkpatch-0",
+                         ".\u{301}w.apk.apkpatch-1.link"]
+        for name in leftovers + ["\u{301}w.apk"] {
+            #expect(FileManager.default.createFile(atPath: directory + "/" + name, contents: Data("stale".utf8)), "\(name)")
+        }
+        for name in leftovers { #expect(OutputRecycler.isWorkingFileName(name), "\(name.debugDescription)") }
+        #expect(!OutputRecycler.isWorkingFileName("\u{301}.apkpatch-0") && !OutputRecycler.isWorkingFileName(".\u{301}w.apk"))
+        let recycler = OutputRecycler(destination: directory + "/\u{301}w.apk")
+        #expect(WorkingFilesTests.names(directory) == ["\u{301}w.apk"], "the leftovers are removed when a recycler starts")
+        withExtendedLifetime(recycler) {}
+    }
+
+    /// A directory output ("--out-dir") named with a mark after the slash is staged beside it and moved into place.
+    @Test func outputDirectoriesNamedWithAMarkAfterTheSlash() throws {
+        let directory = try TestSupport.makeTemporaryDirectory("path-bytes-directory").path
+        try UserFiles.makeDirectories(directory + "/b")
+        let destination = directory + "/b/\u{301}set"
+        let output = try OutputDirectory(destination: destination)
+        #expect(output.stagingPath.deletingLastPathComponent == directory + "/b", "\(output.stagingPath)")
+        #expect(FileManager.default.createFile(atPath: output.path(for: "a.apk"), contents: Data("a".utf8)))
+        try output.commit { _ in true }
+        #expect(FileManager.default.contents(atPath: destination + "/a.apk") == Data("a".utf8))
+        #expect(WorkingFilesTests.names(directory + "/b") == ["\u{301}set"])
+    }
 }

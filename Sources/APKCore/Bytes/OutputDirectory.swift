@@ -59,8 +59,8 @@ public final class OutputDirectory {
         self.renames = renames
         let trimmed = destination.hasSuffix("/") && destination.count > 1 ? String(destination.dropLast()) : destination
         self.destination = trimmed
-        let directory = trimmed.contains("/") ? String(trimmed[..<trimmed.lastIndex(of: "/")!]) : "."
-        let base = trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+        // Split at the last slash byte: a Character would join a combining mark after the slash to it.
+        let (directory, base) = trimmed.folderAndName
         var template = Array("\(directory.isEmpty ? "/" : directory)/.\(base).tmp-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw FileError(path: directory, operation: "create a staging directory in", errno: errno)

@@ -68,14 +68,18 @@ public final class OutputRecycler: @unchecked Sendable {
     private static let suffixLength = 8
 
     /// A recycler's file names (`.<name>.apkpatch-<random>`, `….swap`), and those of versions that named slots
-    /// `.<name>.apkpatch-0`/`-1` (`….link`).
+    /// `.<name>.apkpatch-0`/`-1` (`….link`). By bytes: the destination's name may start with a combining mark,
+    /// which a Character joins to the dot before it.
     static func isWorkingFileName(_ name: String) -> Bool {
-        guard name.hasPrefix(".") else { return false }
+        guard name.utf8.first == UInt8(ascii: ".") else { return false }
         let marker = ".apkpatch-"
-        for ending in ["", ".swap"] where name.hasSuffix(ending) {
-            if WorkingFiles.hasRandomSuffix(String(name.dropLast(ending.count)), after: marker, count: suffixLength) { return true }
+        for ending in ["", ".swap"] where name.javaHasSuffix(ending) {
+            let stem = String(decoding: name.utf8.dropLast(ending.utf8.count), as: UTF8.self)
+            if WorkingFiles.hasRandomSuffix(stem, after: marker, count: suffixLength) { return true }
         }
-        return [marker + "0", marker + "1", marker + "0.link", marker + "1.link"].contains { name.hasSuffix($0) && name.count > $0.count + 1 }
+        return [marker + "0", marker + "1", marker + "0.link", marker + "1.link"].contains {
+            name.javaHasSuffix($0) && name.utf8.count > $0.utf8.count + 1
+        }
     }
 
     /// Starts copying the published file into a new unnamed file for the other slot in the background (in
