@@ -11,10 +11,15 @@ final class KeptEntry: Sendable {
     private let entries: [ZipEntry]
     private let index: Int
     /// Read in place: a getter (or a `_read` of the array's subscript) hands back a copy, retaining its arrays
-    /// and string at every access. The address stays valid while the access lasts: this object holds `entries`,
-    /// which is never changed, so its storage neither moves nor goes away.
+    /// and string at every access. The array's `span` lends the element itself, for as long as the access lasts
+    /// and no longer (the compiler checks the span does not outlive the array it borrows from); an address taken
+    /// out of `withUnsafeBufferPointer` would be used after its closure returned, which Swift leaves undefined.
+    /// Unchecked: `init` checked the index against the array, which never changes.
     var entry: ZipEntry {
-        unsafeAddress { entries.withUnsafeBufferPointer { $0.baseAddress! + index } }
+        _read {
+            let all = entries
+            yield all.span[unchecked: index]
+        }
     }
     enum Origin {
         /// An input APK entry: its local record and central directory record are copied from the input.
