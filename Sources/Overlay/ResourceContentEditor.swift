@@ -227,9 +227,10 @@ public struct ResourceContentEditor: ContentEditor {
     /// The IDs of package `packageID` that the compiled XML of the APK (its manifest and `res/` files) and of the
     /// patch (binary XML files it holds) refer to: a new resource must not take one, or those references would find
     /// it. An XML file that does not parse refers to nothing here (what reads it fails either way).
+    /// Files are told by the names' bytes: a Prepend mark (U+0600) joins the dot of ".xml" in a Character.
     static func referencedIDs(in archive: APKArchive, patch: PatchDirectory, packageID: UInt8) -> Set<UInt32> {
-        var documents: [() throws -> [UInt8]] = archive.entries.filter { $0.name.hasSuffix(".xml") }.map { entry in { try archive.uncompressedData(of: entry) } }
-        documents += patch.files.filter { $0.key.hasSuffix(".xml") }.map { file in { try PatchDirectory.read(file.value) } }
+        var documents: [() throws -> [UInt8]] = archive.entries.filter { $0.name.javaHasSuffix(".xml") }.map { entry in { try archive.uncompressedData(of: entry) } }
+        documents += patch.files.filter { $0.key.javaHasSuffix(".xml") }.map { file in { try PatchDirectory.read(file.value) } }
         var ids = Set<UInt32>()
         for document in documents {
             guard let bytes = try? document(), !ResourcePatch.isTextXML(bytes),

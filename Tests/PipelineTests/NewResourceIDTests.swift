@@ -78,7 +78,10 @@ import TestSupport
 
     /// An aapt2-built APK whose table lost resources its res/xml file refers to (the table of a build with two of
     /// its five colours): the colours a patch adds skip the ID that file still holds, and the table loads.
-    @Test func anXMLFileKeepsItsReferenceToAResourceTheTableLacks() throws {
+    /// The file is found by its name's bytes: also as "res/xml/prefs\u{600}.xml" (an obfuscator's name, where a
+    /// Prepend mark joins the dot of ".xml" in a Character).
+    @Test(arguments: ["res/xml/prefs.xml", "res/xml/prefs\u{600}.xml"])
+    func anXMLFileKeepsItsReferenceToAResourceTheTableLacks(xmlName: String) throws {
         let dir = try TestSupport.makeTemporaryDirectory("new-ids-aapt2")
         defer { try? FileManager.default.removeItem(at: dir) }
         func build(_ name: String, colors: Int, preferenceIcon: String) throws -> String {
@@ -117,8 +120,20 @@ import TestSupport
         let transplant = try TestSupport.run("sh", ["-c", "cp \"$1\" \"$3\" && cd \"$4\" && unzip -q \"$2\" resources.arsc && zip -q -0 \"$3\" resources.arsc",
                                                     "sh", full, partial, input, table.path])
         try #require(transplant.succeeded, "\(transplant)")
+        if xmlName != "res/xml/prefs.xml" {
+            let python = """
+                import os, sys, zipfile
+                os.rename(sys.argv[1], sys.argv[1] + '.old')
+                with zipfile.ZipFile(sys.argv[1] + '.old') as old, zipfile.ZipFile(sys.argv[1], 'w') as new:
+                    for info in old.infolist():
+                        name = 'res/xml/prefs\\u0600.xml' if info.filename == 'res/xml/prefs.xml' else info.filename
+                        new.writestr(zipfile.ZipInfo(name, info.date_time), old.read(info.filename), compress_type=info.compress_type)
+                """
+            let renamed = try TestSupport.run("python3", ["-c", python, input])
+            try #require(renamed.succeeded, "\(renamed)")
+        }
         let inputDefined = try Self.definedIDs(in: input)
-        let dangling = try Self.references(in: input, file: "res/xml/prefs.xml").filter { $0 >> 24 == 0x7f && inputDefined[$0] == nil }
+        let dangling = try Self.references(in: input, file: xmlName).filter { $0 >> 24 == 0x7f && inputDefined[$0] == nil }
         try #require(dangling.count == 1 && dangling.first! & 0xFFFF == 4, "res/xml/prefs.xml refers to colour 4, which the table lacks: \(dangling)")
 
         let output = dir.appendingPathComponent("patched.apk").path
@@ -130,7 +145,7 @@ import TestSupport
         let colors = defined.filter { $0.value.hasSuffix(":color/x") || $0.value.hasSuffix(":color/y") || $0.value.hasSuffix(":color/z") }
         #expect(colors.count == 3, "\(defined)")
         #expect(dangling.allSatisfy { defined[$0] == nil }, "a new colour took the ID res/xml/prefs.xml refers to: \(colors)")
-        #expect(try Self.references(in: output, file: "res/xml/prefs.xml") == (try Self.references(in: input, file: "res/xml/prefs.xml")))
+        #expect(try Self.references(in: output, file: xmlName) == (try Self.references(in: input, file: xmlName)))
         let extracted = dir.appendingPathComponent("resources.arsc").path
         #expect(try TestSupport.run("sh", ["-c", "unzip -p \"$1\" resources.arsc > \"$2\"", "sh", output, extracted]).succeeded)
         let strict = try TestSupport.libandroidfwTable(extracted, strict: true)
