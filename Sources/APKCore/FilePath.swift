@@ -76,20 +76,21 @@ package enum FileKind: Sendable, Equatable {
 }
 
 extension StringProtocol {
-    /// The last component's extension without its dot ("" when it has none; a leading dot is not one).
+    /// The last component's extension without its dot ("" when it has none; a leading dot is not one). The dot is
+    /// found as a byte: a Prepend mark (U+0600) joins it in a Character ("x\u{600}.apks").
     package var pathExtension: String {
         let last = lastPathComponent
-        guard let dot = last.lastIndex(of: "."), dot != last.startIndex else { return "" }
-        return String(last[last.index(after: dot)...])
+        guard let dot = last.utf8.lastIndex(of: UInt8(ascii: ".")), dot != last.utf8.startIndex else { return "" }
+        return String(last[last.utf8.index(after: dot)...])
     }
 
     /// The path without the last component's extension and its dot.
     package var deletingPathExtension: String {
         let pathExtension = self.pathExtension
         guard !pathExtension.isEmpty else { return String(self) }
-        var trimmed = String(self)
-        while trimmed.hasSuffix("/") && trimmed.count > 1 { trimmed.removeLast() }
-        return String(trimmed.dropLast(pathExtension.count + 1))
+        var bytes = Substring(self).utf8[...]
+        while bytes.last == UInt8(ascii: "/") && bytes.count > 1 { bytes = bytes.dropLast() }
+        return String(decoding: bytes.dropLast(pathExtension.utf8.count + 1), as: UTF8.self)
     }
 }
 

@@ -25,6 +25,16 @@ import Glibc
         #expect("out.apk".folderAndName == (folder: ".", name: "out.apk") && "/x".folderAndName == (folder: "", name: "x"))
     }
 
+    /// A file's extension starts after its last dot byte: a Prepend mark (U+0600) joins the dot in a Character, so
+    /// "x\u{600}.apks" had no extension and was not taken for a container.
+    @Test func extensionsStartAfterTheDotByte() {
+        #expect("dir/x\u{600}.apks".pathExtension == "apks" && "dir/x\u{600}.apks/".deletingPathExtension == "dir/x\u{600}")
+        #expect("a\u{600}/".deletingPathExtension == "a\u{600}/" && "d/\u{301}.x".pathExtension == "x")
+        // ASCII paths as before.
+        #expect("x.tar.gz".pathExtension == "gz" && "x.tar.gz".deletingPathExtension == "x.tar" && "a.b/c".pathExtension == "")
+        #expect(".hidden".pathExtension == "" && "noext".deletingPathExtension == "noext" && "/x.apk//".deletingPathExtension == "/x")
+    }
+
     /// An output (its temporary file beside it, renamed into place) and the folders made for it.
     @Test func outputsAndFoldersNamedWithAMarkAfterTheSlash() throws {
         let directory = try TestSupport.makeTemporaryDirectory("path-bytes").path
