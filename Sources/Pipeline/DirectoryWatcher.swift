@@ -144,8 +144,9 @@ public final class DirectoryWatcher {
     }
 
     /// Stops watching `folder` and every folder below it (moved out of the tree, its watches would follow it).
+    /// Paths are compared by bytes: a Character would join a combining mark after the slash to it.
     private func unwatch(_ folder: String) {
-        for (wd, path) in paths where folder.isEmpty || path == folder || path.hasPrefix(folder + "/") {
+        for (wd, path) in paths where folder.isEmpty || path.sameUTF8(as: folder) || path.javaHasPrefix(folder + "/") {
             inotify_rm_watch(fd, wd)
             paths[wd] = nil
         }

@@ -74,15 +74,17 @@ extension WatchSession {
         let editor = LiveReloadEditor(app: app, origin: origin)
         build(changed: [], verifies: options.verifies, output: developmentBuild, editor: editor, installs: true, onEvent: onEvent)
         while let changed = try waitForRelevantChanges(watcher) {
-            let pages = changed.filter { $0.hasPrefix(app.webRoot) }
+            // By bytes: a page whose name starts with a combining mark is under the web root all the same (a
+            // Character would join the mark to the slash).
+            let pages = changed.filter { $0.javaHasPrefix(app.webRoot) }
             if pages.count == changed.count {
                 notePatchFiles(pages)
-                let sent = server.broadcast(ReloadEvent(changed: pages.map { String($0.dropFirst(app.webRoot.count)) }))
+                let sent = server.broadcast(ReloadEvent(changed: pages.map { String(decoding: $0.utf8.dropFirst(app.webRoot.utf8.count), as: UTF8.self) }))
                 let milliseconds = Double(DirectoryWatcher.monotonicNanoseconds() &- watcher.burstStart) / 1e6
                 onEvent(.reloaded(changed: pages, milliseconds: milliseconds, pages: sent))
                 continue
             }
-            onEvent(.outsideWebRoot(changed.filter { !$0.hasPrefix(app.webRoot) }))
+            onEvent(.outsideWebRoot(changed.filter { !$0.javaHasPrefix(app.webRoot) }))
             if let spec = try? PatchDirectory(root: options.patchDirectory).spec { content.setDeleted(spec.delete) }
             build(changed: changed, verifies: options.verifies && verifiesEachBuild, output: developmentBuild, editor: editor,
                   installs: true, onEvent: onEvent)

@@ -125,6 +125,10 @@ import Unpack
         #expect(try LoopbackHTTP.request(port: port, "/js/app.js").text == "console.log('saved');\n")
         try save("h1 { color: red; }\n", to: "assets/www/css/app.css", in: session.patch)
         #expect(events.waitFor("{\"changed\":[\"css/app.css\"],\"stylesheetsOnly\":true}"), "\(events.text)")
+        // A page whose name starts with a combining mark is under the web root by its bytes (a Character joins
+        // the mark to the slash): reloaded, not rebuilt and reinstalled.
+        try save("console.log('mark');\n", to: "assets/www/\u{301}m.js", in: session.patch)
+        #expect(lines.waitFor { $0.contains("] reloaded assets/www/\u{301}m.js in ") }, "\(lines.lines)")
         #expect(try session.adb.invocations().count == 2, "no reinstall for web assets")
 
         // A change outside the web root: said on one line, then rebuilt and reinstalled.

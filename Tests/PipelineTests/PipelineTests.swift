@@ -351,4 +351,28 @@ import Unpack
         }
         #expect(later.contains("extra/deeper/c.js"), "\(later)")
     }
+
+    /// A folder moved out of the tree is unwatched with every folder below it, found by the paths' bytes: its
+    /// subfolder "\u{301}sub" (a combining mark after the slash, which a Character joins to it) kept its watch,
+    /// and saves where the folder went were reported as the tree's.
+    @Test func aFolderMovedOutIsUnwatchedWithSubfoldersNamedWithMarks() throws {
+        let base = try TestSupport.makeTemporaryDirectory("watcher-moved")
+        let dir = base.appendingPathComponent("tree")
+        try TestSupport.write("a\n", to: "www/\u{301}sub/a.js", in: dir)
+        let watcher = try DirectoryWatcher(root: dir.path)
+        #expect(rename(dir.appendingPathComponent("www").path, base.appendingPathComponent("elsewhere").path) == 0)
+        let deadline = Date().addingTimeInterval(10)
+        var moved = Set<String>()
+        while !moved.contains("www") && Date() < deadline {
+            moved.formUnion(try watcher.waitForChanges(quietPeriodMilliseconds: 50, timeoutMilliseconds: 1000))
+        }
+        #expect(moved == ["www"], "\(moved)")
+        try TestSupport.write("x\n", to: "elsewhere/\u{301}sub/outside.js", in: base)
+        try TestSupport.write("y\n", to: "inside.txt", in: dir)
+        var later = Set<String>()
+        while !later.contains("inside.txt") && Date() < deadline {
+            later.formUnion(try watcher.waitForChanges(quietPeriodMilliseconds: 50, timeoutMilliseconds: 1000))
+        }
+        #expect(later == ["inside.txt"], "saves where the folder went are not the tree's: \(later)")
+    }
 }
