@@ -30,8 +30,11 @@ public enum SetWriter {
     public static func fileName(of member: APKSet.Member) -> String { member.name.lastPathComponent }
 
     /// The files of a directory output (APKs and their v4 signatures): what an earlier output may hold to be
-    /// replaced.
-    public static func isDirectoryOutputFile(_ name: String) -> Bool { name.hasSuffix(".apk") || name.hasSuffix(".apk.idsig") }
+    /// replaced. Named as a folder's APKs are taken (".apk" without regard to ASCII case, by bytes), so that an
+    /// output of "de.Apk" or "x\u{600}.apk" can be replaced by the next.
+    public static func isDirectoryOutputFile(_ name: String) -> Bool {
+        name.hasSuffixIgnoringASCIICase(".apk") || name.hasSuffixIgnoringASCIICase(".apk.idsig")
+    }
 
     /// Refuses two members that would have one file name in a directory output.
     public static func checkFileNames(_ set: APKSet) throws {

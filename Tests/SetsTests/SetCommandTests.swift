@@ -88,6 +88,20 @@ import ZlibWrapper
         #expect(members(folder, byFileName: true) == "base.apk de.Apk split_config.arm64_v8a.apk split_config.fr.apk split_config.xhdpi.apk")
     }
 
+    /// A folder output replaces the one an earlier run wrote, whatever its APKs are named as a folder's APKs may be:
+    /// "de\u{600}.Apk" (a Prepend mark joins the dot in a Character; ".Apk" in another ASCII case) and its .idsig
+    /// are an earlier output's files, told by bytes.
+    @Test func aFolderOutputWithOddlyNamedAPKsIsReplacedByTheNextRun() throws {
+        let german = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.de")
+        let input = try fixture.pack(.directory, adding: ["de\u{600}.Apk": german])
+        let output = scratch.appendingPathComponent("signed-odd-names").path
+        for run in 1...2 {
+            let result = try sign([input], out: output)
+            #expect(result.succeeded, "run \(run): \(result)")
+        }
+        #expect(FileManager.default.fileExists(atPath: output + "/de\u{600}.Apk.idsig"))
+    }
+
     @Test(arguments: SplitSetFixture.Form.allCases)
     func signKeepsTheFormAndSignsEveryAPKWithOneKey(form: SplitSetFixture.Form) throws {
         let input = try fixture.pack(form)
