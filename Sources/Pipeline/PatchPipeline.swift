@@ -64,10 +64,11 @@ public struct PipelineOptions: Sendable {
         self.output = output
     }
 
-    /// The output path this run writes.
+    /// The output path this run writes: `--out`, else the input's name without ".apk" (by bytes: a Prepend mark
+    /// joins the dot in a Character) and "-patched.apk".
     public var resolvedOutput: String {
         if let output { return output }
-        let base = input.hasSuffix(".apk") ? String(input.dropLast(4)) : input
+        let base = input.javaHasSuffix(".apk") ? String(decoding: input.utf8.dropLast(4), as: UTF8.self) : input
         return base + "-patched.apk"
     }
 }

@@ -376,3 +376,14 @@ import Unpack
         #expect(later == ["inside.txt"], "saves where the folder went are not the tree's: \(later)")
     }
 }
+
+/// `run` without `--out` writes beside the input, named after it.
+@Suite struct DefaultOutputNameTests {
+    /// The input's ".apk" is found by its bytes: "x\u{600}.apk" (a Prepend mark joins the dot in a Character)
+    /// gives "x\u{600}-patched.apk", not "x\u{600}.apk-patched.apk".
+    @Test func theInputsExtensionIsFoundByItsBytes() {
+        #expect(PipelineOptions(input: "d/x\u{600}.apk", patchDirectory: "p").resolvedOutput == "d/x\u{600}-patched.apk")
+        #expect(PipelineOptions(input: "d/app.apk", patchDirectory: "p").resolvedOutput == "d/app-patched.apk")
+        #expect(PipelineOptions(input: "d/app", patchDirectory: "p").resolvedOutput == "d/app-patched.apk")
+    }
+}
