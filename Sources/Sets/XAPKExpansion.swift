@@ -22,10 +22,12 @@ public struct XAPKExpansion: Sendable, Equatable {
     /// The same file for the app renamed from `old` to `new` (`--rename-package`, `manifest: package:`): the
     /// renamed app looks in its own folder, `Android/obb/<new>/`, for `<main|patch>.<version>.<new>.obb` (the
     /// names Google Play's expansion files have, `Helpers.getExpansionAPKFileName`).
+    /// By bytes, as `list(in:)` reads the path.
     public func renamed(from old: String, to new: String) -> XAPKExpansion {
-        guard old != new, installPath.hasPrefix("Android/obb/\(old)/") else { return self }
-        var name = String(installPath.dropFirst("Android/obb/\(old)/".count))
-        if name.hasSuffix(".\(old).obb") { name = String(name.dropLast(".\(old).obb".count)) + ".\(new).obb" }
+        let oldFolder = "Android/obb/\(old)/", oldEnding = ".\(old).obb"
+        guard old != new, installPath.javaHasPrefix(oldFolder) else { return self }
+        var name = String(decoding: installPath.utf8.dropFirst(oldFolder.utf8.count), as: UTF8.self)
+        if name.javaHasSuffix(oldEnding) { name = String(decoding: name.utf8.dropLast(oldEnding.utf8.count), as: UTF8.self) + ".\(new).obb" }
         return XAPKExpansion(file: file, installPath: "Android/obb/\(new)/" + name)
     }
 
@@ -59,8 +61,10 @@ public struct XAPKExpansion: Sendable, Equatable {
             guard let entry = container.entry(named: file), !entry.isDirectory else {
                 throw APKSetError.unsupported(label, "\(field).file \(file.debugQuoted) is no file of the .xapk")
             }
-            let components = path.split(separator: "/", omittingEmptySubsequences: false)
-            guard path.hasPrefix(folder), components.count > 3, !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
+            // By bytes, as the device's file system reads the path: a Character would join a Prepend mark (U+0600)
+            // to the slash after it, hiding the ".." of "a\u{600}/..", or a combining mark to the slash before it.
+            let components = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
+            guard path.javaHasPrefix(folder), components.count > 3, !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
                   !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
                 throw APKSetError.unsupported(label, "\(field).install_path \(path.debugQuoted) is not a file in \(folder), the app's expansion folder: apkpatch pushes expansion files only there. Fix manifest.json, or build the set without installing it, install its APKs and copy the file yourself")
             }

@@ -364,8 +364,11 @@ import TestSupport
     /// An expansion file manifest.json would put anywhere but the app's own expansion folder
     /// (`Android/obb/<package>/`) is refused before anything is written or installed: a hostile .xapk must not
     /// have `--install` overwrite the user's files on the device.
+    /// The path is read by its bytes, as the device reads it: "a\u{600}/.." holds a ".." component, though a
+    /// Prepend mark joins the slash after it in a Character.
     @Test(arguments: ["Android/obb/com.example.set/../../../DCIM/Camera/photo.jpg", "DCIM/main.7.com.example.set.obb",
-                      "Android/obb/com.example.other/main.7.com.example.other.obb", "Android/obb/com.example.set/"])
+                      "Android/obb/com.example.other/main.7.com.example.other.obb", "Android/obb/com.example.set/",
+                      "Android/obb/com.example.set/a\u{600}/../main.7.com.example.set.obb"])
     func anExpansionFileOutsideTheAppsFolderIsRefused(installPath: String) throws {
         let input = try fixture.pack(.xapk, extras: ["manifest.json": Array(SplitSetFixture.xapkManifest(installPath: installPath).utf8)])
         let output = scratch.appendingPathComponent("hostile-\(UUID().uuidString.prefix(6)).xapk").path
@@ -445,5 +448,15 @@ import TestSupport
         #expect(SplitSelection.select(members, for: DeviceSpec()) == Array(members.indices))
         // Above every density: the largest.
         #expect(SplitSelection.select(members, for: DeviceSpec(screenDensity: 700)).contains(5))
+    }
+}
+
+/// Expansion (OBB) paths are read by their bytes, as the device reads them (`XAPKExpansion`).
+@Suite struct ExpansionPathBytesTests {
+    /// A renamed app's expansion file moves to its folder and takes its name, though the file's name starts with
+    /// a combining mark (which a Character joins to the slash before it, and the file stayed in the old folder).
+    @Test func aRenamedAppsExpansionFileNamedWithAMarkMoves() {
+        let renamed = XAPKExpansion(file: "f.obb", installPath: "Android/obb/com.x/\u{301}main.7.com.x.obb").renamed(from: "com.x", to: "com.y")
+        #expect(Array(renamed.installPath.utf8) == Array("Android/obb/com.y/\u{301}main.7.com.y.obb".utf8), "\(renamed.installPath.debugDescription)")
     }
 }
