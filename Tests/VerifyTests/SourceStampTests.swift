@@ -102,7 +102,7 @@ struct SourceStampTests {
             .first { $0.hasPrefix("Source Stamp Signer certificate SHA-256 digest: ") }?.split(separator: " ").last.map(String.init)
         let stampSHA256 = try #require(printed, "apksigner 35 printed no Source Stamp Signer")
         for variant in [Variant.intact, .zeroTimestampAndUnknownAttribute] {
-            let result = try TestSupport.apkpatch(["verify", "--json", try Self.write(variant, of: stamped)])
+            let result = try TestSupport.apkpatch(["verify", "--json", try Self.write(variant, of: stamped, as: "json-\(variant)")])
             let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
             let stamp = try #require(object?["sourceStamp"] as? [String: Any], "\(variant): \(result)")
             #expect((stamp["certificate"] as? [String: Any])?["sha256"] as? String == stampSHA256, "\(variant): \(stamp)")
@@ -127,7 +127,7 @@ struct SourceStampTests {
     @Test("verify --verify-source-stamp (the stamp alone) prints what apksigner 35 prints", arguments: Variant.allCases)
     func stampAloneLikeApksigner(_ variant: Variant) throws {
         let stamped = try Self.stamped.get()
-        let apk = try Self.write(variant, of: stamped)
+        let apk = try Self.write(variant, of: stamped, as: "alone-\(variant)")
         let arguments = ["verify", "--verify-source-stamp", "-v", "--print-certs", apk]
         let ours = try TestSupport.apkpatch(arguments), theirs = try NewerApksigner.run(arguments)
         #expect(ours.status == theirs.status && ours.stdout == theirs.stdout && ours.stderr == theirs.stderr,
@@ -203,7 +203,13 @@ struct SourceStampTests {
 
     // MARK: - Making the variants
 
-    static func write(_ variant: Variant, of stamped: Stamped) throws -> String {
+    /// Written as `name` (the variant's own name by default), with the files made on the way in a folder of that
+    /// name: tests run side by side, and a file rewritten in place while apksigner, keytool or openssl reads it
+    /// is a crash or a wrong signature, not a finding.
+    static func write(_ variant: Variant, of stamped: Stamped, as name: String? = nil) throws -> String {
+        let name = name ?? "\(variant)"
+        let scratch = stamped.directory.appendingPathComponent("work-\(name)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         var stamp = stamped.stamp
         var pairID = SigningBlock.ID.sourceStamp
         var value: [UInt8]
@@ -221,14 +227,14 @@ struct SourceStampTests {
         case .truncatedAfterCertificate:
             value = LengthPrefixed.encode(LengthPrefixed.encode(stamp.certificate))
         case .otherCertificate:
-            stamp.certificate = try certificateDER(of: .ecP256, in: stamped.directory)
+            stamp.certificate = try certificateDER(of: .ecP256, in: scratch)
             value = stamp.encoded()
         case .pairMissing:
             pairID = SigningBlock.ID.sourceStamp ^ 0x100
             value = stamp.encoded()
         case .zeroTimestampAndUnknownAttribute:
             let encoded = SourceStampBlock.SignedAttributes.encode([(0x1234_5678, [7, 7]), (SourceStamp.AttributeID.timestamp, [UInt8](repeating: 0, count: 8))])
-            let signature = try rsaSHA512Signature(of: encoded, key: .rsa4096, in: stamped.directory)
+            let signature = try rsaSHA512Signature(of: encoded, key: .rsa4096, in: scratch)
             stamp.attributes = SourceStampBlock.SignedAttributes(encoded: encoded, signatures: [AlgorithmTaggedValue(algorithm: .rsaPKCS1v15WithSHA512, value: signature)])
             value = stamp.encoded()
         case .v3Unstamped:
@@ -239,7 +245,7 @@ struct SourceStampTests {
         block.pairs = block.pairs.filter { $0.id != SigningBlock.ID.verityPadding }.map { pair in
             pair.id == SigningBlock.ID.sourceStamp ? SigningBlock.Pair(id: pairID, value: value) : pair
         }
-        let path = stamped.directory.appendingPathComponent("\(variant).apk").path
+        let path = stamped.directory.appendingPathComponent("\(name).apk").path
         try VerifyFixtures.write(try VerifyFixtures.replacingSigningBlock(in: stamped.bytes, with: block.encoded()), to: path)
         return path
     }
