@@ -126,16 +126,9 @@ public enum PasswordSource: Sendable, Equatable {
         }
     }
 
-    /// `resolve(prompt:fileLine:)` for the keystore's or the key's password: errors start with which one it is
-    /// and carry it as their subject (a front end adds its option for it).
-    func resolve(prompt: String, fileLine: Int, for subject: KeyStoreError.Subject) throws -> Secret {
-        do { return try resolveSource(prompt: prompt, fileLine: fileLine) } catch let error as KeyStoreError {
-            let name = subject == .keyPassword ? "key password" : "keystore password"
-            throw KeyStoreError(error.code, "\(name): \(error.message)", subject: subject)
-        }
-    }
-
-    /// The forms to try the password in (`Secret.forms`), read as `resolve(prompt:fileLine:for:)` reads it.
+    /// The keystore's or the key's password, read as `resolve(prompt:fileLine:)` reads it, in the forms to try it in
+    /// (`Secret.forms`). Errors start with which password it is and carry it as their subject (a front end adds its
+    /// option for it).
     func resolveForms(prompt: String, fileLine: Int, for subject: KeyStoreError.Subject, encoding: PasswordEncoding?) throws -> [Secret] {
         var isEncoded = false
         let secret: Secret
