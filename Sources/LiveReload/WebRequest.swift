@@ -17,33 +17,37 @@ public enum WebRequest: Equatable, Sendable {
     public static let eventsPath = "/__apkpatch/events"
     public static let reloadScriptPath = "/__apkpatch/reload.js"
 
-    /// Classifies a request target (`/js/app.js?v=2`).
+    /// Classifies a request target (`/js/app.js?v=2`). Read by its bytes, as the file system reads the name: a
+    /// Character would join a combining mark to the slash, dot, backslash or NUL before it, and
+    /// `/../\u{301}x` would hide its `..` component inside one that is not.
     public init(target: String) {
-        var path = Substring(target)
-        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        guard path.hasPrefix("/") else { self = .refused("the path does not start with /"); return }
-        if path == Self.eventsPath { self = .events; return }
-        if path == Self.reloadScriptPath { self = .reloadScript; return }
+        var path = Substring(target).utf8[...]
+        if let end = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { path = path[..<end] }
+        guard path.first == UInt8(ascii: "/") else { self = .refused("the path does not start with /"); return }
+        if path.elementsEqual(Self.eventsPath.utf8) { self = .events; return }
+        if path.elementsEqual(Self.reloadScriptPath.utf8) { self = .reloadScript; return }
         guard let decoded = Self.percentDecoded(path) else { self = .refused("the path's percent-encoding is not valid UTF-8"); return }
-        if decoded.contains("\\") || decoded.contains("\0") { self = .refused("the path contains a backslash or NUL"); return }
-        var components: [Substring] = []
-        for component in decoded.split(separator: "/", omittingEmptySubsequences: true) {
-            if component == ".." { self = .refused("the path climbs out of the web root (..)"); return }
-            if component != "." { components.append(component) }
+        if decoded.contains(UInt8(ascii: "\\")) || decoded.contains(0) { self = .refused("the path contains a backslash or NUL"); return }
+        var components: [ArraySlice<UInt8>] = []
+        for component in decoded.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            if component.elementsEqual("..".utf8) { self = .refused("the path climbs out of the web root (..)"); return }
+            if !component.elementsEqual(".".utf8) { components.append(component) }
         }
-        if decoded.hasSuffix("/") || components.isEmpty { components.append("index.html") }
-        self = .file(components.joined(separator: "/"))
+        if decoded.last == UInt8(ascii: "/") || components.isEmpty { components.append(ArraySlice("index.html".utf8)) }
+        // Valid UTF-8 split at ASCII slashes: every component is valid UTF-8 too.
+        self = .file(String(decoding: Array(components.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self))
     }
 
-    private static func percentDecoded(_ text: Substring) -> String? {
+    /// The path's bytes with percent-escapes decoded; nil unless they are UTF-8.
+    private static func percentDecoded(_ text: Substring.UTF8View.SubSequence) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var utf8 = text.utf8[...]
+        var utf8 = text
         while let byte = utf8.popFirst() {
             guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
             guard utf8.count >= 2, let high = hexValue(utf8.popFirst()!), let low = hexValue(utf8.popFirst()!) else { return nil }
             bytes.append(high << 4 | low)
         }
-        return String(validating: bytes, as: UTF8.self)
+        return String(validating: bytes, as: UTF8.self) == nil ? nil : bytes
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

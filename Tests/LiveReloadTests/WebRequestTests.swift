@@ -27,6 +27,25 @@ import LiveReload
         }
     }
 
+    /// The target is read by its bytes: a combining mark after a slash does not hide the `..` before it (a
+    /// Character joins "/\u{301}", so `/../\u{301}x` split on Characters was one component, served from the web
+    /// root's parent), nor does one after a NUL or a backslash hide those.
+    @Test(arguments: ["/../\u{301}secret", "/..%2F%CC%81secret", "/%2e%2e/%cc%81x", "/js/..%2f%cc%81%2e%2e/x",
+                      "/a%00%cc%81.css", "/a%5c%cc%81..", "/\u{301}..%2f..%2f\u{301}x/../y"])
+    func refusesEscapesHiddenBehindCombiningMarks(target: String) {
+        guard case .refused = WebRequest(target: target) else {
+            Issue.record("\(target.debugDescription) was not refused: \(WebRequest(target: target))")
+            return
+        }
+    }
+
+    /// Names that merely hold marks stay names, split at the slash bytes.
+    @Test func mapsNamesHoldingMarksByTheirBytes() {
+        #expect(WebRequest(target: "/\u{301}/a%CC%81.js") == .file("\u{301}/a\u{301}.js"))
+        #expect(WebRequest(target: "/docs/..%CC%81/x") == .file("docs/..\u{301}/x"))
+        #expect(WebRequest(target: "/docs/%CC%81") == .file("docs/\u{301}"))
+    }
+
     @Test func injectsTheScriptBeforeTheHeadsEndInAnyCase() {
         let tag = ReloadScript.tag
         #expect(String(decoding: ReloadScript.injecting(into: Array("<html><HEAD><title>t</title></HEAD><body>b</body></html>".utf8)), as: UTF8.self)
