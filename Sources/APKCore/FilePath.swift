@@ -76,6 +76,10 @@ package enum FileKind: Sendable, Equatable {
 }
 
 extension StringProtocol {
+    /// Whether the path starts at the root: its first byte is a slash (a Character would join a combining mark
+    /// to it, "/\u{301}x").
+    package var isAbsolutePath: Bool { utf8.first == UInt8(ascii: "/") }
+
     /// The last component's extension without its dot ("" when it has none; a leading dot is not one). The dot is
     /// found as a byte: a Prepend mark (U+0600) joins it in a Character ("x\u{600}.apks").
     package var pathExtension: String {

@@ -321,7 +321,7 @@ public struct InstallCommands: Sendable {
     /// removes: adb reads files, not a container's entries.
     public func script(currentDirectory: String = FileManager.default.currentDirectoryPath) throws -> String {
         let absolute = { (path: String) in
-            path.hasPrefix("/") ? path : URL(fileURLWithPath: currentDirectory).appendingPathComponent(path).standardizedFileURL.path
+            path.isAbsolutePath ? path : URL(fileURLWithPath: currentDirectory).appendingPathComponent(path).standardizedFileURL.path
         }
         let kept = { (container: Container) in Container(path: absolute(container.path), entries: container.entries) }
         let extraction = Extraction(container: container.map(kept), pushes: pushes.map { Push(local: $0.local, keptIn: $0.keptIn.map(kept), remote: $0.remote) })

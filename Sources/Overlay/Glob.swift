@@ -1,3 +1,5 @@
+import APKCore
+
 /// A path glob over APK entry names: `*` matches within one path component, `**` across components
 /// (`assets/www/**` is everything below, `**/*.mp3` any mp3), `?` one character, `[abc]` a set.
 /// A pattern without a slash matches the last component anywhere (`*.ogg`), like .gitignore.
@@ -9,8 +11,9 @@ public struct Glob: Sendable, Hashable, CustomStringConvertible {
     public init(_ pattern: String) {
         self.pattern = pattern
         var p = pattern
-        if p.hasPrefix("/") { p.removeFirst() }
-        matchesBasename = !p.contains("/")
+        // By bytes, as the names it matches: a Character would join a combining mark to the slash.
+        if p.isAbsolutePath { p = String(decoding: p.utf8.dropFirst(), as: UTF8.self) }
+        matchesBasename = !p.utf8.contains(UInt8(ascii: "/"))
         tokens = Array(p.utf8)
     }
 

@@ -44,9 +44,7 @@ public enum PackageRename {
             if attribute.rawValue != nil { attribute.rawValue = text }
         }
         set(&manifest.attributes[packageIndex], newName)
-        func renamed(_ name: String) -> String? {
-            name == oldName ? newName : name.hasPrefix(oldName + ".") ? newName + name.dropFirst(oldName.count) : nil
-        }
+        func renamed(_ name: String) -> String? { renamedName(name, from: oldName, to: newName) }
         var notes: [String] = []
         func visit(_ element: inout XMLTree.Element, path: String) {
             let android = XMLTree.androidNamespace
@@ -56,8 +54,9 @@ public enum PackageRename {
                 let name = attribute.name
                 if classAttributes[element.name]?.contains(name) == true {
                     // Relative class names resolve against the package: pin them to the old one, where the code is.
-                    if text.hasPrefix(".") { set(&element.attributes[index], oldName + text) }
-                    else if !text.contains(".") { set(&element.attributes[index], oldName + "." + text) }
+                    // The dot found as a byte, as PackageParser's charAt: a Character would join a combining mark to it.
+                    if text.utf8.first == UInt8(ascii: ".") { set(&element.attributes[index], oldName + text) }
+                    else if !text.utf8.contains(UInt8(ascii: ".")) { set(&element.attributes[index], oldName + "." + text) }
                     continue
                 }
                 if element.name == "provider", name == "authorities" {
@@ -94,15 +93,23 @@ public enum PackageRename {
     /// a provider's own, a sync adapter's, a searchable's suggestion provider's. They move with the provider.
     static let authorityAttributes: Set<String> = ["authorities", "contentAuthority", "searchSuggestAuthority"]
 
+    /// `name` renamed when it is the old package or starts with `old.`, compared by bytes as Java's `equals` and
+    /// `startsWith` compare (a Character would join a combining mark to the dot, and String's `==` takes U+212A
+    /// KELVIN SIGN for "K"); nil otherwise.
+    static func renamedName(_ name: String, from oldName: String, to newName: String) -> String? {
+        if name.sameUTF8(as: oldName) { return newName }
+        guard name.javaHasPrefix(oldName + ".") else { return nil }
+        return newName + String(decoding: name.utf8.dropFirst(oldName.utf8.count), as: UTF8.self)
+    }
+
     /// `text` with each `;`-separated authority that is the old package or starts with `old.` renamed; nil when
     /// none does.
     static func renamedAuthorities(_ text: String, from oldName: String, to newName: String) -> String? {
         var changed = false
         let parts = text.split(separator: ";", omittingEmptySubsequences: false).map { part -> String in
-            let name = part.trimmingWhitespace()
-            guard name == oldName || name.hasPrefix(oldName + ".") else { return String(part) }
+            guard let renamed = renamedName(part.trimmingWhitespace(), from: oldName, to: newName) else { return String(part) }
             changed = true
-            return newName + name.dropFirst(oldName.count)
+            return renamed
         }
         return changed ? parts.joined(separator: ";") : nil
     }
@@ -204,7 +211,7 @@ public enum PackageRename {
         var seen = excluding
         var notes: [String] = []
         for entry in table.entries {
-            guard case .string(let text)? = entry.value, text.contains(oldName), !text.hasPrefix("res/"),
+            guard case .string(let text)? = entry.value, text.utf8.contains(oldName.utf8), !text.javaHasPrefix("res/"),
                   seen.insert(entry.type + "/" + entry.name).inserted else { continue }
             notes.append("resource \(entry.type)/\(entry.name) (\(entry.configuration)) = \"\(text)\" still names \(oldName) (left as is)")
         }

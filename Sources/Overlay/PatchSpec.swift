@@ -66,7 +66,7 @@ public struct PatchSpec: Sendable, Equatable {
 
     private static func networkSecurity(_ node: YAMLNode, path: String) throws -> NetworkSecuritySpec {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        func absolute(_ file: String) -> String { file.hasPrefix("/") ? file : directory + "/" + file }
+        func absolute(_ file: String) -> String { file.isAbsolutePath ? file : directory + "/" + file }
         func fail(_ line: Int?, _ reason: String) -> OverlayError {
             OverlayError.invalidSpec(path: path, reason: "networkSecurity\(line.map { " (line \($0))" } ?? ""): \(reason)")
         }

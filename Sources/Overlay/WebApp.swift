@@ -58,12 +58,13 @@ public struct WebApp: Sendable, Equatable {
     }
 
     private init(framework: Framework, webRoot: String, startPage: String, archive: APKArchive) throws {
-        guard archive.entries.contains(where: { $0.name.hasPrefix(webRoot) }) else {
+        // By the names' bytes: a Character would join a combining mark to the web root's slash.
+        guard archive.entries.contains(where: { $0.name.javaHasPrefix(webRoot) }) else {
             throw WebAppError.notAWebApp("it looks like a \(framework.rawValue) app but has no \(webRoot) pages")
         }
         self.framework = framework
         self.webRoot = webRoot
-        self.startPage = startPage.hasPrefix("/") ? String(startPage.dropFirst()) : startPage
+        self.startPage = startPage.isAbsolutePath ? String(decoding: startPage.utf8.dropFirst(), as: UTF8.self) : startPage
     }
 
     /// The URL the WebView opens on a server at `origin` (`http://localhost:8100`).

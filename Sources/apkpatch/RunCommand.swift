@@ -85,7 +85,7 @@ extension APKPatch {
         private var networkSecurity: NetworkSecuritySpec {
             let directory = FileManager.default.currentDirectoryPath
             return NetworkSecuritySpec(trustUserCertificates: trustUserCerts || !caCerts.isEmpty,
-                                       caCertificates: caCerts.map { $0.hasPrefix("/") ? $0 : directory + "/" + $0 })
+                                       caCertificates: caCerts.map { $0.isAbsolutePath ? $0 : directory + "/" + $0 })
         }
 
         /// `run` on a split APK set.

@@ -25,6 +25,18 @@ import Glibc
         #expect("out.apk".folderAndName == (folder: ".", name: "out.apk") && "/x".folderAndName == (folder: "", name: "x"))
     }
 
+    /// A path starts at the root when its first byte is a slash: a Character joins a combining mark to it, so
+    /// "/\u{301}x" was taken for a relative path (and the working directory put before it), and "./\u{301}x" kept
+    /// its "./".
+    @Test func absolutePathsAreToldByTheirFirstByte() {
+        #expect("/\u{301}x".isAbsolutePath && "/".isAbsolutePath && !"\u{301}/x".isAbsolutePath && !"x/".isAbsolutePath && !"".isAbsolutePath)
+        #expect(WorkingFiles.absolute("/\u{301}x/y").unicodeScalars.elementsEqual("/\u{301}x/y".unicodeScalars))
+        let here = FileManager.default.currentDirectoryPath
+        #expect(WorkingFiles.absolute("./\u{301}x").unicodeScalars.elementsEqual((here + (here == "/" ? "" : "/") + "\u{301}x").unicodeScalars),
+                "\(WorkingFiles.absolute("./\u{301}x").debugDescription)")
+        #expect(LeftoverWatch.isStagingPath("/\u{301}d/.out.apk.tmp-abc123") && !LeftoverWatch.isStagingPath("\u{301}d/.out.apk.tmp-abc123"))
+    }
+
     /// A file's extension starts after its last dot byte: a Prepend mark (U+0600) joins the dot in a Character, so
     /// "x\u{600}.apks" had no extension and was not taken for a container.
     @Test func extensionsStartAfterTheDotByte() {

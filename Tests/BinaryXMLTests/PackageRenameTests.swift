@@ -1,4 +1,6 @@
+import APKCore
 import BinaryXML
+import Overlay
 import Foundation
 import Testing
 import TestSupport
@@ -151,6 +153,54 @@ import TestSupport
             let tree = try Oracle.aapt(["dump", "xmltree", out, name])
             #expect(tree.contains(#"android:targetPackage(0x01010021)="com.example.copy""#), "\(name.debugDescription):\n\(tree)")
         }
+    }
+
+    /// Class names and authorities are read by their bytes, as PackageParser reads them (charAt, indexOf,
+    /// startsWith on UTF-16 units): ".\u{301}Main" starts with a dot (a Character joins the mark to it, which made it
+    /// "com.example.fixture..\u{301}Main"), "w\u{600}.Worker" holds one (a Prepend mark joins the dot after it, which
+    /// made it "com.example.fixture.w\u{600}.Worker"), and "com.example.fixture.\u{301}files" is under the package
+    /// (it kept the old name). An obfuscator may name classes so; aapt refuses such names in the source, so the test
+    /// puts them into the compiled manifest.
+    @Test func classNamesAndAuthoritiesHoldingMarksAreReadByTheirBytes() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("rename-class-marks")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = FixtureAPK()
+        fixture.applicationElements = """
+            <activity android:name=".Main" android:exported="false" />
+            <service android:name="Wx.Worker" />
+            <provider android:name="com.lib.Provider" android:authorities="com.example.fixture.files;com.example.fixturex" android:exported="false" />
+            """
+        let apk = try fixture.build(in: dir)
+        let archive = try APKArchive(path: apk)
+        var tree = try XMLTree(binaryXML: try archive.uncompressedData(of: try #require(archive.entry(named: "AndroidManifest.xml"))))
+        let marked = [".Main": ".\u{301}Main", "Wx.Worker": "w\u{600}.Worker",
+                      "com.example.fixture.files;com.example.fixturex": "com.example.fixture.\u{301}files;com.example.fixture\u{301}x"]
+        func mark(_ element: inout XMLTree.Element) {
+            for index in element.attributes.indices {
+                if let text = element.attributes[index].value.stringValue, let new = marked[text] {
+                    element.attributes[index].value = .string(new)
+                    element.attributes[index].rawValue = new
+                }
+            }
+            for index in element.children.indices {
+                if case .element(var child) = element.children[index] { mark(&child); element.children[index] = .element(child) }
+            }
+        }
+        var root = try #require(tree.root)
+        mark(&root)
+        tree.root = root
+        _ = try PackageRename.rename(&tree, to: "com.example.copy")
+        var found: [String: String] = [:]
+        func collect(_ element: XMLTree.Element) {
+            for attribute in element.attributes where ["name", "authorities"].contains(attribute.name) {
+                if let text = attribute.value.stringValue { found[element.name + " " + attribute.name] = text }
+            }
+            element.elements.forEach(collect)
+        }
+        collect(try #require(tree.root))
+        #expect(found["activity name"]?.unicodeScalars.elementsEqual("com.example.fixture.\u{301}Main".unicodeScalars) == true, "\(found)")
+        #expect(found["service name"]?.unicodeScalars.elementsEqual("w\u{600}.Worker".unicodeScalars) == true, "\(found)")
+        #expect(found["provider authorities"]?.unicodeScalars.elementsEqual("com.example.copy.\u{301}files;com.example.fixture\u{301}x".unicodeScalars) == true, "\(found)")
     }
 
     @Test func runOptionRenamesAndBadNamesAreRefused() throws {

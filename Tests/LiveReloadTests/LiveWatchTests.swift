@@ -2,6 +2,7 @@ import APKCore
 import Foundation
 import Testing
 import LiveReload
+import Overlay
 import TestSupport
 import Unpack
 
@@ -246,6 +247,18 @@ import Unpack
         #expect(result.status == 1, "\(result)")
         #expect(result.stderr.contains("port \(port) on 127.0.0.1 is already in use") && result.stderr.contains("--live-port"), "\(result)")
         #expect(try adb.invocations().isEmpty)
+    }
+
+    /// The web root's pages are found by the names' bytes: a Character joins a combining mark to the root's slash,
+    /// so an app whose pages all start with one was refused as having no assets/public/ pages.
+    @Test func pagesWhoseNamesStartWithAMarkAreTheWebRoots() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("webroot-marks")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var apk = FixtureAPK()
+        apk.assets["capacitor.config.json"] = Array("{\"appId\": \"com.example.fixture\", \"webDir\": \"dist\"}\n".utf8)
+        apk.rawFiles["assets/public/\u{301}index.html"] = Array("<html><head></head><body>x</body></html>".utf8)  // aapt refuses the name
+        let app = try WebApp(archive: try APKArchive(path: try apk.build(in: dir)))
+        #expect(app.framework == .capacitor && app.webRoot == "assets/public/")
     }
 
     @Test func refusesAnAppWithoutPackagedPagesAndSaysWhy() throws {

@@ -119,7 +119,8 @@ public enum LeftoverWatch {
     /// Whether `path` is absolute and names a staging directory (`OutputDirectory`: `.NAME.tmp-XXXXXX`), the
     /// only thing the helper ever removes.
     static func isStagingPath(_ path: String) -> Bool {
-        guard path.hasPrefix("/"), let name = path.split(separator: "/").last, name.hasPrefix("."), name.count > 12 else { return false }
+        guard path.isAbsolutePath, let last = path.utf8.split(separator: UInt8(ascii: "/")).last, last.first == UInt8(ascii: "."), last.count > 12,
+              case let name = String(decoding: last, as: UTF8.self) else { return false }
         return WorkingFiles.hasRandomSuffix(String(name), after: ".tmp-", count: 6)
     }
 }

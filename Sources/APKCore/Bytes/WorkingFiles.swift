@@ -72,7 +72,7 @@ public enum WorkingFiles {
     /// `/tmp/apkpatch-working-<uid>`, made if missing (used only if `isPrivateDirectory`).
     static func registerDirectory() -> String? {
         let path: String
-        if let value = getenv("XDG_RUNTIME_DIR"), case let runtime = String(cString: value), runtime.hasPrefix("/") {
+        if let value = getenv("XDG_RUNTIME_DIR"), case let runtime = String(cString: value), runtime.isAbsolutePath {
             path = runtime + "/apkpatch-working"
         } else {
             path = "/tmp/apkpatch-working-\(geteuid())"
@@ -127,7 +127,7 @@ public enum WorkingFiles {
             var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
             let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
             guard count == bytes.count else { continue }
-            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("/") {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.isAbsolutePath {
                 let listed = String(line)
                 let base = listed.split(separator: "/").last.map(String.init) ?? ""
                 if isWorkingFile(base) && removeIfLeftOver(listed) { removed.append(listed) }
@@ -141,11 +141,11 @@ public enum WorkingFiles {
 
     /// `path` from the root (the current directory prepended to a relative one).
     static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
+        guard !path.isAbsolutePath else { return path }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return path }
         let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return directory + (directory.hasSuffix("/") ? "" : "/") + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+        return directory + (directory.utf8.last == UInt8(ascii: "/") ? "" : "/") + (path.javaHasPrefix("./") ? String(decoding: path.utf8.dropFirst(2), as: UTF8.self) : path)
     }
 
     /// Whether `name` ends with `marker` followed by `count` ASCII letters or digits (a random suffix).
