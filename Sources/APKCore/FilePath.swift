@@ -76,6 +76,12 @@ package enum FileKind: Sendable, Equatable {
 }
 
 extension StringProtocol {
+    /// The path's components split at its slash bytes (empty ones kept with `keepingEmpty`): a Character would join a
+    /// combining mark to the slash before it ("res/\u{301}xml/a.xml" would be two components).
+    package func componentsAtSlashBytes(keepingEmpty: Bool = false) -> [String] {
+        utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: !keepingEmpty).map { String(decoding: $0, as: UTF8.self) }
+    }
+
     /// Whether the path starts at the root: its first byte is a slash (a Character would join a combining mark
     /// to it, "/\u{301}x").
     package var isAbsolutePath: Bool { utf8.first == UInt8(ascii: "/") }

@@ -174,10 +174,12 @@ public struct ManifestSummary: Sendable, Equatable {
         labelResourceID = labelAttribute?.value.referenceID
     }
 
-    /// Expands a manifest class name the way PackageParser does: ".Foo" and "Foo" are relative to the package.
+    /// Expands a manifest class name the way PackageParser does: ".Foo" and "Foo" are relative to the package. The
+    /// dot is a byte, as its charAt and indexOf find it: a Character would join a combining mark to it
+    /// (".\u{301}Main"), or a Prepend mark before it ("w\u{600}.Main").
     public static func qualifiedClassName(_ name: String, package: String) -> String {
-        if name.hasPrefix(".") { return package + name }
-        if !name.contains(".") { return package + "." + name }
+        if name.utf8.first == UInt8(ascii: ".") { return package + name }
+        if !name.utf8.contains(UInt8(ascii: ".")) { return package + "." + name }
         return name
     }
 

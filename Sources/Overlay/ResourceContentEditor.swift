@@ -26,7 +26,7 @@ public struct ResourceContentEditor: ContentEditor {
         var edits = patch.spec.manifest
         merge(extraEdits, into: &edits)
         let overrides = patch.files.keys.filter(ResourcePatch.isValuesPath).sorted()
-        let newFiles = try patch.files.keys.filter { $0.hasPrefix("res/") && archive.entry(named: $0) == nil && !ResourcePatch.isValuesPath($0) }.sorted()
+        let newFiles = try patch.files.keys.filter { $0.javaHasPrefix("res/") && archive.entry(named: $0) == nil && !ResourcePatch.isValuesPath($0) }.sorted()
             .map { (path: $0, resource: try ResourcePatch.resourceFile(at: $0)) }
         let compiled = patch.files.keys.filter { ResourcePatch.isCompiledXMLPath($0) }.sorted()
         let network = patch.spec.networkSecurity.merging(extraNetworkSecurity)

@@ -13,17 +13,21 @@ public enum ResourcePatch {
     /// Whether a patch path is a strings override (`res/values/strings.xml`, `res/values-fr/strings.xml`…), which
     /// changes resources.arsc instead of becoming a file in the APK.
     public static func isStringsOverride(path: String) -> Bool {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 3 && parts[0] == "res" && (parts[1] == "values" || parts[1].hasPrefix("values-")) && parts[2] == "strings.xml"
+        let parts = path.componentsAtSlashBytes(keepingEmpty: true)
+        return parts.count == 3 && parts[0].sameUTF8(as: "res") && isValuesFolder(parts[1]) && parts[2].sameUTF8(as: "strings.xml")
     }
+
+    /// `values` or `values-…`, by bytes (the paths here are compared as the file system and aapt2 name them: a
+    /// Character would join a combining mark to the slash, dash or dot before it).
+    static func isValuesFolder(_ folder: String) -> Bool { folder.sameUTF8(as: "values") || folder.javaHasPrefix("values-") }
 
     /// Whether a patch path is an XML resource file that the APK stores compiled (`AndroidManifest.xml`, `res/**.xml`
     /// outside `res/values*`, `res/raw`).
     public static func isCompiledXMLPath(_ path: String) -> Bool {
-        if path == "AndroidManifest.xml" { return true }
-        let parts = path.split(separator: "/")
-        guard parts.count >= 3, parts[0] == "res", path.hasSuffix(".xml") else { return false }
-        return !(parts[1] == "values" || parts[1].hasPrefix("values-") || parts[1] == "raw" || parts[1].hasPrefix("raw-"))
+        if path.sameUTF8(as: "AndroidManifest.xml") { return true }
+        let parts = path.componentsAtSlashBytes()
+        guard parts.count >= 3, parts[0].sameUTF8(as: "res"), path.javaHasSuffix(".xml") else { return false }
+        return !(isValuesFolder(parts[1]) || parts[1].sameUTF8(as: "raw") || parts[1].javaHasPrefix("raw-"))
     }
 
     /// Compiles text XML (`AndroidManifest.xml`, `res/xml/…`) to binary XML. With the `original` binary file, the
@@ -48,7 +52,7 @@ public enum ResourcePatch {
             guard isStringsOverride(path: path) else {
                 throw ResourceTableError(.badValuesFile, "\(path) is not a res/values*/strings.xml file")
             }
-            let directory = String(path.split(separator: "/")[1])
+            let directory = path.componentsAtSlashBytes(keepingEmpty: true)[1]
             changed += try table.applyStringsXML(text, directory: directory, fileName: path).map { "\(directory)/\($0)" }
         }
         return (try table.encoded(), changed)
@@ -74,31 +78,32 @@ extension ResourcePatch {
 
     /// Whether `path` is in a `res/values*` folder.
     public static func isValuesPath(_ path: String) -> Bool {
-        let parts = path.split(separator: "/")
-        return parts.count == 3 && parts[0] == "res" && (parts[1] == "values" || parts[1].hasPrefix("values-"))
+        let parts = path.componentsAtSlashBytes()
+        return parts.count == 3 && parts[0].sameUTF8(as: "res") && isValuesFolder(parts[1])
     }
 
     /// Reads a `res/<type>[-<qualifiers>]/<name>.<ext>` path (not `res/values*`). Throws `.unknownType` for a
     /// folder type Android does not know, `.unknownQualifier` for bad qualifiers, `.badValuesFile` for a file name
     /// that is not a resource name.
     public static func resourceFile(at path: String) throws -> ResourceFile {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "res", !parts[1].isEmpty, !parts[2].isEmpty else {
+        let parts = path.componentsAtSlashBytes(keepingEmpty: true)
+        guard parts.count == 3, parts[0].sameUTF8(as: "res"), !parts[1].isEmpty, !parts[2].isEmpty else {
             throw ResourceTableError(.unknownType, "\(path): resource files go directly in a res/<type>[-<qualifiers>]/ folder (one level, e.g. res/xml/config.xml)")
         }
         let folder = parts[1]
-        let type = String(folder.prefix { $0 != "-" })
+        let type = String(decoding: folder.utf8.prefix { $0 != UInt8(ascii: "-") }, as: UTF8.self)
         guard fileResourceTypes.contains(type) else {
             throw ResourceTableError(.unknownType, "\(path): '\(type.cappedForMessage)' is not a resource type Android knows (folders: \(fileResourceTypes.sorted().joined(separator: ", ")), values)")
         }
-        let qualifiers = folder.count > type.count ? String(folder.dropFirst(type.count + 1)) : ""
+        let qualifiers = folder.utf8.count > type.utf8.count ? String(decoding: folder.utf8.dropFirst(type.utf8.count + 1), as: UTF8.self) : ""
         let configuration: ResourceConfiguration
         do { configuration = try ResourceConfiguration(qualifiers: qualifiers) } catch let error as ResourceTableError {
             throw ResourceTableError(error.code, "\(path): \(error.message)")
         }
-        let fileName = String(parts[2])
+        let fileName = parts[2]
         var name = fileName
-        if name.hasSuffix(".9.png") { name = String(name.dropLast(6)) } else if let dot = name.firstIndex(of: ".") { name = String(name[..<dot]) }
+        if name.javaHasSuffix(".9.png") { name = String(decoding: name.utf8.dropLast(6), as: UTF8.self) }
+        else if let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) { name = String(decoding: name.utf8[..<dot], as: UTF8.self) }
         guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
               name.unicodeScalars.allSatisfy({ $0 == "_" || $0 == "." || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
             throw ResourceTableError(.badValuesFile, "\(path): '\(name.cappedForMessage)' is not a valid resource name (letters, digits and _, starting with a letter or _)")

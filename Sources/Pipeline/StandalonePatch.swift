@@ -48,7 +48,7 @@ enum StandalonePatch {
                 }
             }
             for (entry, file) in patch.files {
-                if entry == "AndroidManifest.xml" || entry == "resources.arsc" || (entry.hasPrefix("classes") && entry.hasSuffix(".dex")) {
+                if entry.sameUTF8(as: "AndroidManifest.xml") || entry.sameUTF8(as: "resources.arsc") || (entry.javaHasPrefix("classes") && entry.javaHasSuffix(".dex")) {
                     throw refusal(standalone, "\(folder)\(entry) replaces the split's own \(entry); a standalone APK has one \(entry) for the base and all its splits, which the split's would overwrite")
                 }
                 let isOverride = ResourcePatch.isStringsOverride(path: entry)

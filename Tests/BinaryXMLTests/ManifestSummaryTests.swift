@@ -72,6 +72,10 @@ import TestSupport
         #expect(ManifestSummary.qualifiedClassName(".Main", package: "a.b") == "a.b.Main")
         #expect(ManifestSummary.qualifiedClassName("Main", package: "a.b") == "a.b.Main")
         #expect(ManifestSummary.qualifiedClassName("x.y.Main", package: "a.b") == "x.y.Main")
+        // The dot is a byte (PackageParser's charAt and indexOf): a Character joins a combining mark to it, and a
+        // Prepend mark joins the dot after it.
+        #expect(ManifestSummary.qualifiedClassName(".\u{301}Main", package: "a.b").unicodeScalars.elementsEqual("a.b.\u{301}Main".unicodeScalars))
+        #expect(ManifestSummary.qualifiedClassName("w\u{600}.Main", package: "a.b").unicodeScalars.elementsEqual("w\u{600}.Main".unicodeScalars))
     }
 
     @Test func rejectsNonManifestAndGarbage() throws {

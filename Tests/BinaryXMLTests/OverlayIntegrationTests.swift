@@ -211,6 +211,33 @@ import Unpack
         #expect(badging.contains("application-debuggable"))
     }
 
+    /// Patch paths are classified by their bytes: "res/xml/x\u{600}.xml" (a Prepend mark joins the dot after it, so
+    /// it did not end with ".xml") replacing an obfuscated APK's compiled XML is compiled, not shipped as text that
+    /// Android cannot parse; "res/\u{301}xml/" is a res/ folder (a Character joins the mark to the slash).
+    @Test func patchPathsHoldingMarksAreClassifiedByTheirBytes() throws {
+        #expect(ResourcePatch.isCompiledXMLPath("res/xml/x\u{600}.xml") && ResourcePatch.isCompiledXMLPath("res/\u{301}xml/a.xml"))
+        #expect(ResourcePatch.isValuesPath("res/values-\u{301}fr/a.xml") && ResourcePatch.isStringsOverride(path: "res/values-\u{301}fr/strings.xml"))
+        #expect(!ResourcePatch.isCompiledXMLPath("res/raw-\u{301}fr/a.xml") && !ResourcePatch.isCompiledXMLPath("res/values-\u{301}fr/a.xml"))
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-marked-xml")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var fixture = FixtureAPK()
+        fixture.resources["xml/network_security_config.xml"] = Array(#"<network-security-config><base-config cleartextTrafficPermitted="false"/></network-security-config>"#.utf8)
+        let first = dir.appendingPathComponent("first")
+        try FileManager.default.createDirectory(at: first, withIntermediateDirectories: true)
+        let compiled = try Oracle.entry("res/xml/network_security_config.xml", in: try fixture.build(in: first))
+        let name = "res/xml/x\u{600}.xml"
+        fixture.rawFiles[name] = compiled  // aapt refuses the name in the source; an obfuscator writes it
+        let apk = try fixture.build(in: dir)
+        let patchDir = dir.appendingPathComponent("patch")
+        try TestSupport.write(#"<network-security-config><base-config cleartextTrafficPermitted="true"/></network-security-config>"#, to: name, in: patchDir)
+        var overlay = Overlay(archive: try APKArchive(path: apk), patch: try PatchDirectory(root: patchDir.path))
+        overlay.contentEditor = ResourceContentEditor()
+        let output = dir.appendingPathComponent("out.apk").path
+        try Repacker.write(try overlay.plan().entries, to: output, alignment: AlignmentPolicy())
+        let tree = try Oracle.aapt(["dump", "xmltree", output, name])
+        #expect(tree.contains("A: cleartextTrafficPermitted=(type 0x12)0xffffffff"), "\(tree)")
+    }
+
     @Test func stringOverridesFunction() throws {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-overrides")
         defer { try? FileManager.default.removeItem(at: dir) }
