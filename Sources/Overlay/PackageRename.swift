@@ -60,10 +60,7 @@ public enum PackageRename {
                     continue
                 }
                 if element.name == "provider", name == "authorities" {
-                    let parts = text.split(separator: ";", omittingEmptySubsequences: false).map { part in
-                        renamed(part.trimmingWhitespace()) ?? String(part)
-                    }
-                    set(&element.attributes[index], parts.joined(separator: ";"))
+                    if let new = renamedAuthorities(text, from: oldName, to: newName) { set(&element.attributes[index], new) }
                     continue
                 }
                 if (permissionElements.contains(element.name) && name == "name") || permissionAttributes.contains(name) {
@@ -106,8 +103,11 @@ public enum PackageRename {
     /// none does.
     static func renamedAuthorities(_ text: String, from oldName: String, to newName: String) -> String? {
         var changed = false
-        let parts = text.split(separator: ";", omittingEmptySubsequences: false).map { part -> String in
-            guard let renamed = renamedName(part.trimmingWhitespace(), from: oldName, to: newName) else { return String(part) }
+        // Split at the semicolon bytes, as String.split(";") in PackageParser: a Character would join a combining
+        // mark to the semicolon.
+        let parts = text.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false).map { bytes -> String in
+            let part = String(decoding: bytes, as: UTF8.self)
+            guard let renamed = renamedName(part.trimmingWhitespace(), from: oldName, to: newName) else { return part }
             changed = true
             return renamed
         }

@@ -158,8 +158,8 @@ import TestSupport
     /// Class names and authorities are read by their bytes, as PackageParser reads them (charAt, indexOf,
     /// startsWith on UTF-16 units): ".\u{301}Main" starts with a dot (a Character joins the mark to it, which made it
     /// "com.example.fixture..\u{301}Main"), "w\u{600}.Worker" holds one (a Prepend mark joins the dot after it, which
-    /// made it "com.example.fixture.w\u{600}.Worker"), and "com.example.fixture.\u{301}files" is under the package
-    /// (it kept the old name). An obfuscator may name classes so; aapt refuses such names in the source, so the test
+    /// made it "com.example.fixture.w\u{600}.Worker"), "com.example.fixture.\u{301}files" is under the package (it
+    /// kept the old name), and ";\u{301}y" starts a new authority (a Character joins the mark to the semicolon). An obfuscator may name classes so; aapt refuses such names in the source, so the test
     /// puts them into the compiled manifest.
     @Test func classNamesAndAuthoritiesHoldingMarksAreReadByTheirBytes() throws {
         let dir = try TestSupport.makeTemporaryDirectory("rename-class-marks")
@@ -174,7 +174,7 @@ import TestSupport
         let archive = try APKArchive(path: apk)
         var tree = try XMLTree(binaryXML: try archive.uncompressedData(of: try #require(archive.entry(named: "AndroidManifest.xml"))))
         let marked = [".Main": ".\u{301}Main", "Wx.Worker": "w\u{600}.Worker",
-                      "com.example.fixture.files;com.example.fixturex": "com.example.fixture.\u{301}files;com.example.fixture\u{301}x"]
+                      "com.example.fixture.files;com.example.fixturex": "com.example.fixture.\u{301}files;com.example.fixture\u{301}x;com.example.fixture;\u{301}y"]
         func mark(_ element: inout XMLTree.Element) {
             for index in element.attributes.indices {
                 if let text = element.attributes[index].value.stringValue, let new = marked[text] {
@@ -200,7 +200,7 @@ import TestSupport
         collect(try #require(tree.root))
         #expect(found["activity name"]?.unicodeScalars.elementsEqual("com.example.fixture.\u{301}Main".unicodeScalars) == true, "\(found)")
         #expect(found["service name"]?.unicodeScalars.elementsEqual("w\u{600}.Worker".unicodeScalars) == true, "\(found)")
-        #expect(found["provider authorities"]?.unicodeScalars.elementsEqual("com.example.copy.\u{301}files;com.example.fixture\u{301}x".unicodeScalars) == true, "\(found)")
+        #expect(found["provider authorities"]?.unicodeScalars.elementsEqual("com.example.copy.\u{301}files;com.example.fixture\u{301}x;com.example.copy;\u{301}y".unicodeScalars) == true, "\(found)")
     }
 
     @Test func runOptionRenamesAndBadNamesAreRefused() throws {

@@ -119,8 +119,9 @@ public enum LeftoverWatch {
     /// Whether `path` is absolute and names a staging directory (`OutputDirectory`: `.NAME.tmp-XXXXXX`), the
     /// only thing the helper ever removes.
     static func isStagingPath(_ path: String) -> Bool {
-        guard path.isAbsolutePath, let last = path.utf8.split(separator: UInt8(ascii: "/")).last, last.first == UInt8(ascii: "."), last.count > 12,
-              case let name = String(decoding: last, as: UTF8.self) else { return false }
-        return WorkingFiles.hasRandomSuffix(String(name), after: ".tmp-", count: 6)
+        guard path.isAbsolutePath, let name = path.utf8.split(separator: UInt8(ascii: "/")).last, name.first == UInt8(ascii: "."), name.count > 12 else {
+            return false
+        }
+        return WorkingFiles.hasRandomSuffix(String(decoding: name, as: UTF8.self), after: ".tmp-", count: 6)
     }
 }

@@ -129,7 +129,7 @@ public enum WorkingFiles {
             guard count == bytes.count else { continue }
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.isAbsolutePath {
                 let listed = String(line)
-                let base = listed.split(separator: "/").last.map(String.init) ?? ""
+                let base = listed.lastPathComponent
                 if isWorkingFile(base) && removeIfLeftOver(listed) { removed.append(listed) }
             }
             // Locked by us: its session is gone. Remove the entry if the name still means this file.
