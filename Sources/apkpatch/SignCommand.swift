@@ -83,7 +83,7 @@ extension APKPatch {
             if inputOption == nil && inputs.isEmpty { throw ValidationError("missing the input APK (apkpatch sign [options] app.apk)") }
             if outputDirectory != nil && output != nil { throw ValidationError("--out names one output; with --out-dir each APK keeps its name in that directory") }
             // Several existing .apk files with --out are a split APK set (signed into the directory --out).
-            let isSet = output != nil && inputs.allSatisfy { $0.lowercased().hasSuffix(".apk") && FileManager.default.fileExists(atPath: $0) }
+            let isSet = output != nil && inputs.allSatisfy { $0.hasSuffixIgnoringASCIICase(".apk") && FileManager.default.fileExists(atPath: $0) }
             if outputDirectory == nil && !isSet && inputs.count > 1 {
                 // An option apkpatch does not know leaves its value behind as an input: say so, as that is the
                 // usual cause (apksigner options such as --ks-provider-name or --kms-type).

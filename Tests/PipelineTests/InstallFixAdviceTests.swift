@@ -70,6 +70,12 @@ extension PipelineTests {
         let apk = try #require(broken, "an APK with resources.arsc stored off a 4-byte boundary")
         #expect(try offset(of: "resources.arsc", in: apk) % 4 != 0)
         try expectRunAdviceFixes(apk, finding: "INSTALL_RESOURCES_ARSC_NOT_ALIGNED")
+        // The advice's outputs are named from the input less its ".apk" found by bytes: a Prepend mark joins the
+        // dot in a Character, and "fix-arsc\u{600}.apk" became "fix-arsc\u{600}.apk-fixed.apk".
+        let marked = dir.appendingPathComponent("fix-arsc\u{600}.apk").path
+        try FileManager.default.copyItem(atPath: apk, toPath: marked)
+        let advice = try fixAdvice(marked).advice
+        #expect(advice?.utf8.contains("fix-arsc\u{600}-fixed.apk".utf8) == true, "\(advice ?? "no advice")")
     }
 
     @Test("verify's advice for a compressed or unaligned .so with extractNativeLibs=false is run, and run fixes it", arguments: [false, true])

@@ -88,6 +88,19 @@ import ZlibWrapper
         #expect(members(folder, byFileName: true) == "base.apk de.Apk split_config.arm64_v8a.apk split_config.fr.apk split_config.xhdpi.apk")
     }
 
+    /// Loose APK files given with --out are a set when each name ends with ".apk" by its bytes (any ASCII case, as
+    /// adb's EndsWithIgnoreCase): "de\u{600}.apk" (a Prepend mark joins the dot in a Character) was not, and the
+    /// command asked for --out-dir.
+    @Test func looseAPKsWithMarkedNamesAreASet() throws {
+        let german = try SplitSetFixture.makeSplit(in: scratch, packageName: "com.example.set", versionCode: 7, split: "config.de")
+        let folder = try fixture.pack(.directory, adding: ["de\u{600}.apk": german])
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.utf8.count > 4 }.sorted().map { folder + "/" + $0 }
+        let output = scratch.appendingPathComponent("signed-loose-marked").path
+        let result = try sign(files, out: output)
+        #expect(result.succeeded, "\(result)")
+        #expect(FileManager.default.fileExists(atPath: output + "/de\u{600}.apk"), "\((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? [])")
+    }
+
     /// A folder output replaces the one an earlier run wrote, whatever its APKs are named as a folder's APKs may be:
     /// "de\u{600}.Apk" (a Prepend mark joins the dot in a Character; ".Apk" in another ASCII case) and its .idsig
     /// are an earlier output's files, told by bytes.
