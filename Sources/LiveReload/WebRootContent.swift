@@ -40,7 +40,7 @@ public final class WebRootContent: @unchecked Sendable {
         let name = webRoot + relative
         // Split at the slash bytes: Characters would join a combining mark to the slash before it, and the folder
         // before it would not be checked as a real folder (a symbolic link there would be followed).
-        let components = name.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
+        let components = name.componentsAtSlashBytes()
         if !components.contains(where: PatchDirectory.isIgnored), let path = try patchFilePath(components) {
             do {
                 return File(bytes: try PatchDirectory.read(path: path), isFromPatch: true)

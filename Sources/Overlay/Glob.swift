@@ -12,7 +12,7 @@ public struct Glob: Sendable, Hashable, CustomStringConvertible {
         self.pattern = pattern
         var p = pattern
         // By bytes, as the names it matches: a Character would join a combining mark to the slash.
-        if p.isAbsolutePath { p = String(decoding: p.utf8.dropFirst(), as: UTF8.self) }
+        if let relative = p.droppingJavaPrefix("/") { p = relative }
         matchesBasename = !p.utf8.contains(UInt8(ascii: "/"))
         tokens = Array(p.utf8)
     }

@@ -95,8 +95,7 @@ public enum PackageRename {
     /// KELVIN SIGN for "K"); nil otherwise.
     static func renamedName(_ name: String, from oldName: String, to newName: String) -> String? {
         if name.sameUTF8(as: oldName) { return newName }
-        guard name.javaHasPrefix(oldName + ".") else { return nil }
-        return newName + String(decoding: name.utf8.dropFirst(oldName.utf8.count), as: UTF8.self)
+        return name.droppingJavaPrefix(oldName + ".").map { newName + "." + $0 }
     }
 
     /// `text` with each `;`-separated authority that is the old package or starts with `old.` renamed; nil when

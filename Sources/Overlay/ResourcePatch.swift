@@ -102,7 +102,7 @@ extension ResourcePatch {
         }
         let fileName = parts[2]
         var name = fileName
-        if name.javaHasSuffix(".9.png") { name = String(decoding: name.utf8.dropLast(6), as: UTF8.self) }
+        if let nine = name.droppingJavaSuffix(".9.png") { name = nine }
         else if let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) { name = String(decoding: name.utf8[..<dot], as: UTF8.self) }
         guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
               name.unicodeScalars.allSatisfy({ $0 == "_" || $0 == "." || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {

@@ -64,7 +64,7 @@ public struct WebApp: Sendable, Equatable {
         }
         self.framework = framework
         self.webRoot = webRoot
-        self.startPage = startPage.isAbsolutePath ? String(decoding: startPage.utf8.dropFirst(), as: UTF8.self) : startPage
+        self.startPage = startPage.droppingJavaPrefix("/") ?? startPage
     }
 
     /// The URL the WebView opens on a server at `origin` (`http://localhost:8100`).

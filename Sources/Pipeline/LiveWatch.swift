@@ -79,7 +79,7 @@ extension WatchSession {
             let pages = changed.filter { $0.javaHasPrefix(app.webRoot) }
             if pages.count == changed.count {
                 notePatchFiles(pages)
-                let sent = server.broadcast(ReloadEvent(changed: pages.map { String(decoding: $0.utf8.dropFirst(app.webRoot.utf8.count), as: UTF8.self) }))
+                let sent = server.broadcast(ReloadEvent(changed: pages.compactMap { $0.droppingJavaPrefix(app.webRoot) }))
                 let milliseconds = Double(DirectoryWatcher.monotonicNanoseconds() &- watcher.burstStart) / 1e6
                 onEvent(.reloaded(changed: pages, milliseconds: milliseconds, pages: sent))
                 continue

@@ -54,7 +54,7 @@ struct PatchChangeFilter {
                 if !exists && !lastFiles.contains(ExactName(path)) && !lastBuildFailed && interrupted == nil && !path.contains("\u{FFFD}")
                     && !lastFiles.contains(where: { $0.string.javaHasPrefix(path + "/") }) { return false }
                 // Split at slash bytes: a Character would join a combining mark after the slash to it.
-                return !path.utf8.split(separator: UInt8(ascii: "/")).contains { PatchDirectory.isIgnored(String(Substring($0))) }
+                return !path.componentsAtSlashBytes().contains(where: PatchDirectory.isIgnored)
             }
             if !relevant.isEmpty {
                 defer { interrupted = nil }

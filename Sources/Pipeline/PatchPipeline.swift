@@ -68,8 +68,7 @@ public struct PipelineOptions: Sendable {
     /// joins the dot in a Character) and "-patched.apk".
     public var resolvedOutput: String {
         if let output { return output }
-        let base = input.javaHasSuffix(".apk") ? String(decoding: input.utf8.dropLast(4), as: UTF8.self) : input
-        return base + "-patched.apk"
+        return (input.droppingJavaSuffix(".apk") ?? input) + "-patched.apk"
     }
 }
 

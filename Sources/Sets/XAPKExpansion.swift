@@ -25,9 +25,8 @@ public struct XAPKExpansion: Sendable, Equatable {
     /// By bytes, as `list(in:)` reads the path.
     public func renamed(from old: String, to new: String) -> XAPKExpansion {
         let oldFolder = "Android/obb/\(old)/", oldEnding = ".\(old).obb"
-        guard old != new, installPath.javaHasPrefix(oldFolder) else { return self }
-        var name = String(decoding: installPath.utf8.dropFirst(oldFolder.utf8.count), as: UTF8.self)
-        if name.javaHasSuffix(oldEnding) { name = String(decoding: name.utf8.dropLast(oldEnding.utf8.count), as: UTF8.self) + ".\(new).obb" }
+        guard old != new, var name = installPath.droppingJavaPrefix(oldFolder) else { return self }
+        if let stem = name.droppingJavaSuffix(oldEnding) { name = stem + ".\(new).obb" }
         return XAPKExpansion(file: file, installPath: "Android/obb/\(new)/" + name)
     }
 

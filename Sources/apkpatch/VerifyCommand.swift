@@ -245,7 +245,7 @@ struct Verify: ParsableCommand {
     /// The command that repairs what the install checks found, or nil. Storing an entry changes the bytes the
     /// signatures cover, so the fix always signs again (see ``InstallFix``).
     static func installFix(for report: VerificationReport, path: String) -> String? {
-        let base = path.javaHasSuffix(".apk") ? String(decoding: path.utf8.dropLast(4), as: UTF8.self) : path
+        let base = path.droppingJavaSuffix(".apk") ?? path
         return InstallFix(reports: [report]).advice(path: ShellWords.quote(path), fixed: ShellWords.quote(base + "-fixed.apk"),
                                                     aligned: ShellWords.quote(base + "-aligned.apk"),
                                                     stripped: ShellWords.quote(base + "-stripped.apk"))

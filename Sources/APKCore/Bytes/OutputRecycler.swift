@@ -73,9 +73,8 @@ public final class OutputRecycler: @unchecked Sendable {
     static func isWorkingFileName(_ name: String) -> Bool {
         guard name.utf8.first == UInt8(ascii: ".") else { return false }
         let marker = ".apkpatch-"
-        for ending in ["", ".swap"] where name.javaHasSuffix(ending) {
-            let stem = String(decoding: name.utf8.dropLast(ending.utf8.count), as: UTF8.self)
-            if WorkingFiles.hasRandomSuffix(stem, after: marker, count: suffixLength) { return true }
+        for ending in ["", ".swap"] {
+            if let stem = name.droppingJavaSuffix(ending), WorkingFiles.hasRandomSuffix(stem, after: marker, count: suffixLength) { return true }
         }
         return [marker + "0", marker + "1", marker + "0.link", marker + "1.link"].contains {
             name.javaHasSuffix($0) && name.utf8.count > $0.utf8.count + 1

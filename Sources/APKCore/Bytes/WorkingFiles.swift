@@ -145,7 +145,7 @@ public enum WorkingFiles {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return path }
         let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return directory + (directory.utf8.last == UInt8(ascii: "/") ? "" : "/") + (path.javaHasPrefix("./") ? String(decoding: path.utf8.dropFirst(2), as: UTF8.self) : path)
+        return directory + (directory.utf8.last == UInt8(ascii: "/") ? "" : "/") + (path.droppingJavaPrefix("./") ?? path)
     }
 
     /// Whether `name` ends with `marker` followed by `count` ASCII letters or digits (a random suffix).

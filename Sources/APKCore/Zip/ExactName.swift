@@ -35,6 +35,17 @@ extension String {
     package func javaHasPrefix(_ prefix: String) -> Bool { utf8Compare(prefix, atEnd: false) }
     package func javaHasSuffix(_ suffix: String) -> Bool { utf8Compare(suffix, atEnd: true) }
 
+    /// What follows `prefix` when the string starts with it by bytes (`javaHasPrefix`), else nil. The cut falls
+    /// where the prefix's bytes end, which is a scalar boundary of both.
+    package func droppingJavaPrefix(_ prefix: String) -> String? {
+        javaHasPrefix(prefix) ? String(decoding: utf8.dropFirst(prefix.utf8.count), as: UTF8.self) : nil
+    }
+
+    /// What precedes `suffix` when the string ends with it by bytes (`javaHasSuffix`), else nil.
+    package func droppingJavaSuffix(_ suffix: String) -> String? {
+        javaHasSuffix(suffix) ? String(decoding: utf8.dropLast(suffix.utf8.count), as: UTF8.self) : nil
+    }
+
     /// Whether the name's bytes end with `lowercaseSuffix`'s, ASCII letters compared without case and every other
     /// byte as it is: adb's `EndsWithIgnoreCase` (strncasecmp in the C locale), where Swift's `lowercased()`
     /// folds other letters too and its `hasSuffix` compares Characters ("x\u{600}.apk" ends with ".apk" by bytes).
