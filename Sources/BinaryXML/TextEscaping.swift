@@ -118,7 +118,7 @@ package enum AAPTEscaping {
         var pendingSpace = false
         var scalars = text.unicodeScalars.makeIterator()
         while let c = scalars.next() {
-            if collapsingWhitespace, !quoted, Character(c).isWhitespace { pendingSpace = true; continue }
+            if collapsingWhitespace, !quoted, isWhitespace(c) { pendingSpace = true; continue }
             if pendingSpace {
                 if !out.isEmpty { out.append(" ") }
                 pendingSpace = false
@@ -130,5 +130,11 @@ package enum AAPTEscaping {
             }
         }
         return String(out)
+    }
+
+    /// `Character(c).isWhitespace` (Unicode's White_Space) for one scalar, without making a Character: ASCII's
+    /// tab to carriage return and space decided here, every other scalar by its properties.
+    package static func isWhitespace(_ c: Unicode.Scalar) -> Bool {
+        c.isASCII ? c.value == 0x20 || (0x09...0x0D).contains(c.value) : c.properties.isWhitespace
     }
 }

@@ -60,17 +60,30 @@ public struct ResourceContentEditor: ContentEditor {
             table!.avoidIDs { Self.referencedIDs(in: archive, patch: patch, packageID: packageID) }
         }
         var output = entries
-        // By bytes, as entries are told apart: String's == would take "cafe\u{301}.xml" for "caf\u{E9}.xml".
-        func index(of name: String) -> Int? { output.firstIndex { $0.entry.name.sameUTF8(as: name) } }
+        // By bytes, as entries are told apart: String's == would take "cafe\u{301}.xml" for "caf\u{E9}.xml". A
+        // decoded app's patch replaces thousands of entries, so names are looked up in a table of `output`'s,
+        // made again only after an entry is removed or added.
+        var positions: (names: EntryNameTable, indices: [Int])?
+        func index(of name: String) -> Int? {
+            if positions == nil {
+                var names = EntryNameTable(minimumCapacity: output.count), indices: [Int] = []
+                for (i, entry) in output.enumerated() where names.insert(entry.entry.nameBytes) { indices.append(i) }
+                positions = (names, indices)
+            }
+            var name = name
+            return name.withUTF8 { positions!.names.index(of: UnsafeRawBufferPointer($0)) }.map { positions!.indices[$0] }
+        }
+        var edited = Set(summary.edited.map { Array($0.utf8) })
         func replace(_ name: String, with content: [UInt8]) throws {
             guard let i = index(of: name) else { return }
             let template = archive.entry(named: name) ?? output[i].entry
             output[i] = try OutputEntry.making(name: name, content: content, method: output[i].entry.method, template: template, timestamp: timestamp)
-            if !summary.edited.contains(name) && archive.entry(named: name) != nil { summary.edited.append(name) }
+            if archive.entry(named: name) != nil && edited.insert(Array(name.utf8)).inserted { summary.edited.append(name) }
         }
         func add(_ name: String, content: [UInt8]) throws {
             let method = CompressionPolicy(store: patch.spec.store, deflate: patch.spec.deflate).method(for: name, original: nil)
             if let i = index(of: name) { output.remove(at: i) }
+            positions = nil
             output.append(try OutputEntry.making(name: name, content: content, method: method, template: nil, timestamp: timestamp))
             if !summary.added.contains(name) { summary.added.append(name); summary.added.sort() }
         }
@@ -103,7 +116,9 @@ public struct ResourceContentEditor: ContentEditor {
             }
             paths[file.path] = resource.entryPath
         }
-        output.removeAll { entry in overrides.contains { $0.sameUTF8(as: entry.entry.name) } && archive.entry(named: entry.entry.name) == nil }
+        let overrideNames = Set(overrides.map { Array($0.utf8) })
+        output.removeAll { entry in overrideNames.contains(entry.entry.nameBytes) && archive.entry(named: entry.entry.name) == nil }
+        positions = nil
         summary.added.removeAll { overrides.contains($0) }
 
         var networkPlan: NetworkSecurityPlan?
@@ -128,6 +143,7 @@ public struct ResourceContentEditor: ContentEditor {
             guard let entryPath = paths[path] else { return }
             if entryPath != path {
                 output.removeAll { $0.entry.name.sameUTF8(as: path) }
+                positions = nil
                 summary.added.removeAll { $0 == path }
             }
             try add(entryPath, content: content)

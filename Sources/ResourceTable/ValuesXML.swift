@@ -417,7 +417,10 @@ extension ResourceTable {
         // Attrs before the values that use their formats (styles); strings and simple values before bags.
         func rank(_ type: String) -> Int { type == "attr" ? 0 : type == "style" ? 3 : ["plurals", "array"].contains(type) ? 2 : 1 }
         var changed: [String] = []
-        for item in items.enumerated().sorted(by: { (rank($0.element.type), $0.offset) < (rank($1.element.type), $1.offset) }).map(\.element) {
+        // Positions sorted, not the items: a decoded app's values are tens of thousands of items, each a tree.
+        let ranks = items.map { rank($0.type) }
+        for index in items.indices.sorted(by: { (ranks[$0], $0) < (ranks[$1], $1) }) {
+            let item = items[index]
             do {
                 if try apply(item) { changed.append(item.configuration.valuesDirectoryName + "/" + item.type + "/" + item.name) }
             } catch let error as ResourceTableError where !error.message.hasPrefix(item.fileName) {

@@ -30,6 +30,34 @@ import TestSupport
         #expect(expected == nil || zip.entry(named: name) != nil, "\(name.debugDescription)")
     }
 
+    @Test("every entry of a large archive is found by its name, at its own place")
+    func largeArchiveLookups() throws {
+        var builder = ZipBuilder()
+        builder.items = (0..<3000).map { ZipBuilder.Item(name: "res/drawable-\($0 % 7)/i\($0).png", data: [UInt8($0 & 0xFF)], crc: 0) }
+        let zip = try ZipArchive(source: ByteArrayDataSource(builder.build()))
+        var wrong = 0
+        for entry in zip.entries where zip.entry(named: entry.name)?.localHeaderOffset != entry.localHeaderOffset { wrong += 1 }
+        #expect(wrong == 0, "\(wrong) of 3000 names found another entry or none")
+        #expect(zip.entry(named: "res/drawable-0/i3000.png") == nil)
+    }
+
+    @Test("the table of names finds each name at the place it went in, after growing, and no other name")
+    func nameTableLookups() {
+        var table = EntryNameTable()  // no capacity given: it grows many times
+        let names = (0..<5000).map { Array("res/drawable-\($0 % 7)/icon_\($0).png".utf8) } + [Array("caf\u{E9}".utf8), []]
+        var refused = 0
+        for name in names where !table.insert(name) { refused += 1 }
+        #expect(refused == 0)
+        let insertedAgain = table.insert(names[42])
+        #expect(!insertedAgain, "the same bytes again")
+        var wrong = 0
+        for (index, name) in names.enumerated() where name.withUnsafeBytes({ table.index(of: $0) }) != index { wrong += 1 }
+        #expect(wrong == 0, "\(wrong) of \(names.count) names not found at their place")
+        for missing in ["cafe\u{301}", "res/drawable-0/icon_5000.png", "res/drawable-0/icon_0.pn"] {
+            #expect(Array(missing.utf8).withUnsafeBytes { table.index(of: $0) } == nil, "\(missing.debugDescription)")
+        }
+    }
+
     @Test("canonically equivalent spellings are different entries")
     func equivalentSpellingsAreApart() throws {
         let zip = try Self.archive()

@@ -13,7 +13,7 @@ import Darwin
 /// crafted archive from making every name collide. A slot holds a name's position and the high half of its hash
 /// together, so a probe reads one place in memory until the hashes agree. The names are kept by reference
 /// (arrays are not copied).
-package struct EntryNameTable {
+package struct EntryNameTable: Sendable {
     private var names: [[UInt8]] = []
     /// Each name's full hash, read only to place the names again when the table grows.
     private var hashes: [Int] = []
@@ -55,6 +55,24 @@ package struct EntryNameTable {
         return true
     }
 
+    /// The position (in the order of `insert`) of the name with exactly these bytes, if the table holds it.
+    package func index(of name: UnsafeRawBufferPointer) -> Int? {
+        var hasher = Hasher()
+        hasher.combine(bytes: name)
+        let hash = hasher.finalize()
+        let mask = slots.count - 1
+        let tag = Self.tag(of: hash)
+        var slot = hash & mask
+        while slots[slot] != 0 {
+            if slots[slot] & 0xFFFF_FFFF_0000_0000 == tag {
+                let index = Int(slots[slot] & 0xFFFF_FFFF) - 1
+                if names[index].withUnsafeBytes({ Self.equal($0, name) }) { return index }
+            }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
     /// The high 32 bits of `hash`, in place: the low bits choose the slot, these tell names in it apart.
     private static func tag(of hash: Int) -> UInt64 { UInt64(UInt(bitPattern: hash)) & 0xFFFF_FFFF_0000_0000 }
 
@@ -76,12 +94,12 @@ package struct EntryNameTable {
     }
 
     private static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return a.withUnsafeBytes { x in
-            b.withUnsafeBytes { y in
-                guard let p = x.baseAddress, let q = y.baseAddress else { return true }  // both empty
-                return memcmp(p, q, x.count) == 0
-            }
-        }
+        a.withUnsafeBytes { x in b.withUnsafeBytes { y in equal(x, y) } }
+    }
+
+    private static func equal(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer) -> Bool {
+        guard x.count == y.count else { return false }
+        guard let p = x.baseAddress, let q = y.baseAddress else { return true }  // both empty
+        return memcmp(p, q, x.count) == 0
     }
 }

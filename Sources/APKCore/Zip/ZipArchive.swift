@@ -96,9 +96,12 @@ public struct ZipArchive: Sendable {
         if entries.isEmpty && uncounted == nil {
             throw ZipFormatError.noEntries("the end of central directory record counts no entries, and Android opens no archive without entries")
         }
-        if let duplicate = Self.firstRepeatedName(in: entries) {
+        // The names' table both finds a name given twice and, kept, answers `entry(named:)`.
+        var names = EntryNameTable(minimumCapacity: entries.count)
+        if let duplicate = entries.indices.first(where: { !names.insert(entries[$0].nameBytes) }) {
             throw ZipFormatError.duplicateEntry(entries[duplicate].name)
         }
+        self.names = names
         try source.withBytes(in: 0..<source.count) { all in
             // In windows of entries, each window's pages given back once read: every header touched maps the
             // 64 KiB around it (the kernel's fault-around), or the whole large folio (up to 2 MiB) holding it,
@@ -221,6 +224,8 @@ public struct ZipArchive: Sendable {
 
     /// Positions in `entries` in the order of their local headers; nil when that is central-directory order.
     private let fileOrder: [Int]?
+    /// Every entry's name, at its position in `entries` (no name is there twice).
+    private let names: EntryNameTable
 
     /// Ranges of the entries section holding non-zero bytes that no entry accounts for (before the first local
     /// header, between records, after the last one up to the APK Signing Block or central directory), in file
@@ -375,27 +380,13 @@ public struct ZipArchive: Sendable {
         return position
     }
 
-    /// The position of the first entry (in central-directory order) whose name, byte for byte, an earlier
-    /// entry already has.
-    static func firstRepeatedName(in entries: [ZipEntry]) -> Int? {
-        var table = EntryNameTable(minimumCapacity: entries.count)
-        return entries.indices.first { !table.insert(entries[$0].nameBytes) }
-    }
-
     /// The entry called `name`, byte for byte, if present: Android's ZIP reader finds entries by comparing
     /// their names' bytes (libziparchive's `FindEntry`), so "caf\u{E9}.txt" does not find "cafe\u{301}.txt", which
-    /// String's `==` would. Lengths first, which a String holds without its bytes being read: most entries are
-    /// passed over on that, and none is copied.
+    /// String's `==` would. A lookup in the table of names the reader built to refuse repeated ones: callers look
+    /// up every entry of a large APK (an overlay of a decoded app), which a scan would make quadratic.
     public func entry(named name: String) -> ZipEntry? {
         var name = name
-        return name.withUTF8 { wanted in
-            let count = wanted.count
-            for index in entries.indices where entries[index].name.utf8.count == count
-                && entries[index].nameBytes.withUnsafeBytes({ Self.bytesEqual($0, UnsafeRawBufferPointer(wanted)) }) {
-                return entries[index]
-            }
-            return nil
-        }
+        return name.withUTF8 { names.index(of: UnsafeRawBufferPointer($0)) }.map { entries[$0] }
     }
 
     /// The raw (compressed) bytes of `entry`, sharing the source's storage.
