@@ -113,6 +113,7 @@ package enum AAPTEscaping {
     /// space and the ends are trimmed; without it (attribute values), white space is kept as it is.
     package static func unescape(_ text: String, collapsingWhitespace: Bool) throws(InvalidEscape) -> String {
         if !collapsingWhitespace, !text.contains("\\"), !text.contains("\"") { return text }
+        if collapsingWhitespace, isCollected(text) { return text }
         var out = String.UnicodeScalarView()
         var quoted = false
         var pendingSpace = false
@@ -132,9 +133,32 @@ package enum AAPTEscaping {
         return String(out)
     }
 
-    /// `Character(c).isWhitespace` (Unicode's White_Space) for one scalar, without making a Character: ASCII's
-    /// tab to carriage return and space decided here, every other scalar by its properties.
+    /// `Character(c).isWhitespace` for one scalar, without making a Character or reading its properties: the
+    /// scalars with Unicode's White_Space property (what Character.isWhitespace asks of its first scalar),
+    /// unchanged since Unicode 6.3 took U+180E out; a test compares this with Character for every scalar.
     package static func isWhitespace(_ c: Unicode.Scalar) -> Bool {
-        c.isASCII ? c.value == 0x20 || (0x09...0x0D).contains(c.value) : c.properties.isWhitespace
+        switch c.value {
+        case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: return true
+        default: return false
+        }
+    }
+
+    /// Whether `unescape(text, collapsingWhitespace: true)` is `text` itself: no backslash or double quote, and
+    /// white space only as single spaces between other characters. Most strings of an app are; collecting
+    /// them anew would copy every one, a scalar at a time.
+    static func isCollected(_ text: String) -> Bool {
+        var previousIsSpace = true  // a space first is trimmed
+        for c in text.unicodeScalars {
+            if c == "\\" || c == "\"" { return false }
+            if c == " " {
+                if previousIsSpace { return false }
+                previousIsSpace = true
+            } else if isWhitespace(c) {
+                return false
+            } else {
+                previousIsSpace = false
+            }
+        }
+        return !previousIsSpace || text.isEmpty
     }
 }

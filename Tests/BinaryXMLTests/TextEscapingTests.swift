@@ -13,6 +13,47 @@ import Testing
         #expect(differing.isEmpty, "differ at \(differing.prefix(10).map { String($0, radix: 16) })")
     }
 
+    /// The collection as it was written first, a Character per scalar: what the shortcuts must still give.
+    static func reference(_ text: String) -> String {
+        var out = String.UnicodeScalarView(), quoted = false, pendingSpace = false
+        var scalars = text.unicodeScalars.makeIterator()
+        while let c = scalars.next() {
+            if !quoted, Character(c).isWhitespace { pendingSpace = true; continue }
+            if pendingSpace { if !out.isEmpty { out.append(" ") }; pendingSpace = false }
+            switch c {
+            case "\"": quoted.toggle()
+            case "\\": if let next = scalars.next() { out.append(next == "n" ? "\n" : next == "t" ? "\t" : next) }
+            default: out.append(c)
+            }
+        }
+        return String(out)
+    }
+
+    @Test("strings of spaces, other white space, quotes, backslashes and marks collect as they always did (seed 11, 20,000 strings)")
+    func collectsAsBefore() throws {
+        let alphabet: [String] = ["a", "b", " ", " ", "\t", "\n", "\u{A0}", "\u{2003}", "\u{3000}", "\"", "\\", "\u{301}", "\u{E9}", "\u{1F600}", "\u{85}"]
+        var random = SplitMix(seed: 11)
+        var wrong: [String] = []
+        for _ in 0..<20_000 {
+            let text = (0..<Int(random.next() % 9)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+            if text.hasSuffix("\\") { continue }  // a trailing backslash: the reference and aapt differ on nothing else
+            if try AAPTEscaping.unescape(text, collapsingWhitespace: true) != Self.reference(text) { wrong.append(text) }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
+    }
+
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
     @Test("runs of white space (any of Unicode's) outside quotes become one space, the ends trimmed; quoted text is kept")
     func collapsing() throws {
         #expect(try AAPTEscaping.unescape("  a\u{2003}\u{A0} b\t\n", collapsingWhitespace: true) == "a b")
