@@ -54,9 +54,30 @@ public enum StringsXML {
     /// a leading `@`/`?`; text whose spaces aapt would collapse (leading, trailing or repeated) goes in double quotes.
     public static func escapeValue(_ value: String) -> String {
         let body = AAPTEscaping.escape(value, apostrophes: true)
-        let needsQuotes = value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
+        return needsQuotes(value) ? "\"" + body + "\"" : body
+    }
+
+    /// Whether `value` needs double quotes to keep its white space: white space at either end, two spaces in a
+    /// row, or white space that collecting turns into a space (anything but space, newline and tab; those two are
+    /// escaped). By Characters, as a reader of the text sees them; an all-ASCII value, most of an app's, by its
+    /// bytes, which there are the same answer (only "\r\n" is one Character of two ASCII scalars, and white
+    /// space either way).
+    package static func needsQuotes(_ value: String) -> Bool {
+        let ascii = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            guard let first = bytes.first, let last = bytes.last else { return false }
+            func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+            if isWhitespace(first) || isWhitespace(last) { return true }
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if (byte == 0x20 && previous == 0x20) || (0x0B...0x0D).contains(byte) { return true }
+                previous = byte
+            }
+            return false
+        }
+        if let ascii = ascii ?? nil { return ascii }
+        return value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
             || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
-        return needsQuotes ? "\"" + body + "\"" : body
     }
 
     /// Reads the `<string>` items of a strings.xml. Values follow aapt's `collectString`: white space runs collapse

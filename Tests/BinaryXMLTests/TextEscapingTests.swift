@@ -1,4 +1,5 @@
 import BinaryXML
+import ResourceTable
 import Testing
 
 /// aapt's string collection (`AAPTEscaping.unescape`): white space outside quotes collapsed, escapes applied.
@@ -38,6 +39,24 @@ import Testing
             let text = (0..<Int(random.next() % 9)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
             if text.hasSuffix("\\") { continue }  // a trailing backslash: the reference and aapt differ on nothing else
             if try AAPTEscaping.unescape(text, collapsingWhitespace: true) != Self.reference(text) { wrong.append(text) }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
+    }
+
+    @Test("a decoded string is quoted exactly when its Characters need it, ASCII read by bytes (seed 5, 50,000 strings)")
+    func quotesAsCharactersSay() {
+        // `firstRange(of:)`: the standard library's search by Characters, which StringsXML's `contains` is (here
+        // Foundation's, by UTF-16 units, would be chosen for `contains`).
+        func reference(_ value: String) -> Bool {
+            value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.firstRange(of: "  ") != nil
+                || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
+        }
+        let alphabet: [String] = ["a", "b", " ", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\"", "\\", "\u{A0}", "\u{301}", "\u{600}"]
+        var random = SplitMix(seed: 5)
+        var wrong: [String] = []
+        for _ in 0..<50_000 {
+            let value = (0..<Int(random.next() % 8)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+            if StringsXML.needsQuotes(value) != reference(value) { wrong.append(value) }
         }
         #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
     }
