@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The entry names seen so far, byte for byte, to find one given twice: what the central-directory reader and the
-/// ZIP writers refuse.
+/// The entry names seen so far, byte for byte, to find one given twice (what the central-directory reader and the
+/// ZIP writers refuse) and to find where a name is (`index(of:)`: `ZipArchive.entry(named:)`, an overlay's output).
 ///
 /// An open-addressing table over the names: each name is hashed once over its bytes (`Hasher.combine(bytes:)`)
 /// and compared with `memcmp` only when the hashes agree. `Set<[UInt8]>` would feed the hasher one byte at a time,
