@@ -1,6 +1,7 @@
 import BinaryXML
 import ResourceTable
 import Testing
+import TestSupport
 
 /// aapt's string collection (`AAPTEscaping.unescape`): white space outside quotes collapsed, escapes applied.
 @Suite struct TextEscapingTests {
@@ -33,7 +34,7 @@ import Testing
     @Test("strings of spaces, other white space, quotes, backslashes and marks collect as they always did (seed 11, 20,000 strings)")
     func collectsAsBefore() throws {
         let alphabet: [String] = ["a", "b", " ", " ", "\t", "\n", "\u{A0}", "\u{2003}", "\u{3000}", "\"", "\\", "\u{301}", "\u{E9}", "\u{1F600}", "\u{85}"]
-        var random = SplitMix(seed: 11)
+        var random = SplitMix64(seed: 11)
         var wrong: [String] = []
         for _ in 0..<20_000 {
             let text = (0..<Int(random.next() % 9)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
@@ -52,25 +53,13 @@ import Testing
                 || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
         }
         let alphabet: [String] = ["a", "b", " ", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\"", "\\", "\u{A0}", "\u{301}", "\u{600}"]
-        var random = SplitMix(seed: 5)
+        var random = SplitMix64(seed: 5)
         var wrong: [String] = []
         for _ in 0..<50_000 {
             let value = (0..<Int(random.next() % 8)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
             if StringsXML.needsQuotes(value) != reference(value) { wrong.append(value) }
         }
         #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
-    }
-
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     @Test("runs of white space (any of Unicode's) outside quotes become one space, the ends trimmed; quoted text is kept")
