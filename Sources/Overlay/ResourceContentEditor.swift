@@ -76,9 +76,9 @@ public struct ResourceContentEditor: ContentEditor {
         var edited = Set(summary.edited.map { Array($0.utf8) })
         func replace(_ name: String, with content: [UInt8]) throws {
             guard let i = index(of: name) else { return }
-            let template = archive.entry(named: name) ?? output[i].entry
-            output[i] = try OutputEntry.making(name: name, content: content, method: output[i].entry.method, template: template, timestamp: timestamp)
-            if archive.entry(named: name) != nil && edited.insert(Array(name.utf8)).inserted { summary.edited.append(name) }
+            let original = archive.entry(named: name)
+            output[i] = try OutputEntry.making(name: name, content: content, method: output[i].entry.method, template: original ?? output[i].entry, timestamp: timestamp)
+            if original != nil && edited.insert(Array(name.utf8)).inserted { summary.edited.append(name) }
         }
         func add(_ name: String, content: [UInt8]) throws {
             let method = CompressionPolicy(store: patch.spec.store, deflate: patch.spec.deflate).method(for: name, original: nil)

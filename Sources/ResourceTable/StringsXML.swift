@@ -66,8 +66,7 @@ public enum StringsXML {
         let ascii = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
             guard let first = bytes.first, let last = bytes.last else { return false }
-            func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
-            if isWhitespace(first) || isWhitespace(last) { return true }
+            if AAPTEscaping.isWhitespace(Unicode.Scalar(first)) || AAPTEscaping.isWhitespace(Unicode.Scalar(last)) { return true }
             var previous: UInt8 = 0
             for byte in bytes {
                 if (byte == 0x20 && previous == 0x20) || (0x0B...0x0D).contains(byte) { return true }
@@ -77,7 +76,7 @@ public enum StringsXML {
         }
         if let ascii = ascii ?? nil { return ascii }
         return value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
-            || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
+            || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && AAPTEscaping.isWhitespace($0) }
     }
 
     /// Reads the `<string>` items of a strings.xml. Values follow aapt's `collectString`: white space runs collapse
