@@ -70,6 +70,9 @@ public enum ResourceDecoder {
             throw UnpackError.namesDifferOnlyInCase(path: archive.label, first: collision.first, second: collision.second,
                                                     components: (collision.firstComponent, collision.secondComponent), directory: directory)
         }
+        // The directory is made even when nothing decodes (an APK of assets only): the command said it would be,
+        // and `run --patch` given it next finds a patch directory that is empty, not missing.
+        try UserFiles.makeDirectories(directory)
         for file in files {
             try write(Array(file.text.utf8), to: file.path, in: directory)
             summary.files.append(file.path)

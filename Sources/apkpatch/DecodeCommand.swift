@@ -21,10 +21,10 @@ extension APKPatch {
             commandName: "decode",
             abstract: "Write AndroidManifest.xml, the XML files under res/ and the res/values*/ files as editable text.",
             discussion: """
-            Binary XML is shown the way apktool shows it: android: attributes by name, references as
-            @string/app_name or @android:style/Theme, enum and flag values by name. Copy what you change into a
-            patch directory: apkpatch compiles text XML back to binary and applies values files (strings.xml,
-            bools.xml, colors.xml, styles.xml…, one per type as apktool writes them) to resources.arsc, changing
+            Binary XML is shown the way apktool shows it: android: attributes by name, references as \
+            @string/app_name or @android:style/Theme, enum and flag values by name. Copy what you change into a \
+            patch directory: apkpatch compiles text XML back to binary and applies values files (strings.xml, \
+            bools.xml, colors.xml, styles.xml…, one per type as apktool writes them) to resources.arsc, changing \
             and adding values.
 
             Examples:

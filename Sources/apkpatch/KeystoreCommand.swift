@@ -34,7 +34,7 @@ struct Keystore: ParsableCommand {
             commandName: "create",
             abstract: "Create a PKCS12 keystore with one new key and self-signed certificate (like keytool -genkeypair).",
             discussion: """
-            The file is written with mode 0600 and never replaces an existing file. keytool -list and
+            The file is written with mode 0600 and never replaces an existing file. keytool -list and \
             apksigner sign --ks read it.
 
             Example:

@@ -273,6 +273,25 @@ import Unpack
         #expect(!bad.succeeded)
     }
 
+    /// An archive with nothing to decode (assets only, zipped by Info-ZIP): the output directory is still made,
+    /// as the option's help says, so that the `run --patch` that follows finds it empty rather than missing.
+    @Test func decodeWithNothingToDecodeMakesTheDirectory() throws {
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-decode-empty")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let staging = dir.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging.appendingPathComponent("assets"), withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: staging.appendingPathComponent("assets/hello.txt"))
+        let archive = dir.appendingPathComponent("assets-only.zip").path
+        try #require(try TestSupport.run("zip", ["-q", "-r", archive, "assets"], currentDirectory: staging.path).succeeded)
+        let out = dir.appendingPathComponent("decoded/nested").path
+        let result = try TestSupport.apkpatch(["decode", archive, "-o", out])
+        #expect(result.succeeded, "\(result)")
+        #expect(result.stdout.contains("Decoded 0 files into \(out)"))
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
+    }
+
     @Test func longStringsFallBackToUTF16Pools() throws {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-long")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -158,6 +158,24 @@ struct LocalRelease {
         }
     }
 
+    /// argument-parser keeps the line breaks of a discussion and wraps each line to the terminal: prose broken by
+    /// hand at another width reads ragged at 80 columns ("references as" alone on a line). With a terminal wide
+    /// enough for any paragraph, a prose line (not indented, not a heading ending in ":") is never followed by
+    /// another prose line of the same paragraph.
+    @Test(arguments: commands)
+    func proseParagraphsAreNotBrokenByHand(_ command: String) throws {
+        let arguments = command.split(separator: " ").map(String.init) + ["--help"]
+        let help = try TestSupport.apkpatch(arguments, environment: ["COLUMNS": "2000"])
+        #expect(help.succeeded, "\(help)")
+        let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let text = lines.prefix { !$0.hasPrefix("USAGE:") }
+        for (line, next) in zip(text, text.dropFirst()) {
+            let prose = { (line: Substring) in !line.isEmpty && !line.hasPrefix(" ") }
+            #expect(!(prose(line) && !line.hasSuffix(":") && prose(next)),
+                    "apkpatch \(command) --help: a paragraph is broken by hand after \"\(line.suffix(40))\"")
+        }
+    }
+
     @Test func exitStatusesAreTheDocumentedOnes() throws {
         let help = try TestSupport.apkpatch(["--help"])
         for line in ["0   success", "1   failure", "2   usage error in align", "64  usage error"] {
