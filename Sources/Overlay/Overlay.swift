@@ -79,6 +79,7 @@ public struct Overlay {
         let work = slots.indices.filter { if case .keep = slots[$0] { return false } else { return true } }
         let level = compressionLevel
         let slotList = slots
+        let editor = contentEditor
         try Parallel.forEach(work.count, concurrency: work.count) { i in
             let index = work[i]
             results[index] = Result {
@@ -86,9 +87,11 @@ public struct Overlay {
                 case .keep: fatalError("unchanged entries are not in the work list")
                 case .replace(let entry, let file):
                     let method = policy.method(for: entry.name, original: entry.method)
-                    return try Self.makeEntry(name: entry.name, file: file, method: method, template: entry, timestamp: timestamp, level: level, cache: cache)
+                    return try Self.makeEntry(name: entry.name, file: file, method: method, template: entry, timestamp: timestamp, level: level,
+                                              cache: cache, editor: editor)
                 case .add(let name, let file):
-                    return try Self.makeEntry(name: name, file: file, method: policy.method(for: name, original: nil), template: nil, timestamp: timestamp, level: level, cache: cache)
+                    return try Self.makeEntry(name: name, file: file, method: policy.method(for: name, original: nil), template: nil, timestamp: timestamp,
+                                              level: level, cache: cache, editor: editor)
                 }
             }
         }
@@ -125,7 +128,7 @@ public struct Overlay {
     }
 
     static func makeEntry(name: String, file: PatchDirectory.PatchFile, method: CompressionMethod, template: ZipEntry?,
-                          timestamp: DOSTimestamp, level: Int32, cache: CompressionCache?) throws -> OutputEntry {
+                          timestamp: DOSTimestamp, level: Int32, cache: CompressionCache?, editor: (any ContentEditor)? = nil) throws -> OutputEntry {
         let key = CompressionCache.Key(name: name, file: file, method: method, template: template)
         if let cached = cache?[key] { return cached }
         let made: OutputEntry
@@ -142,6 +145,11 @@ public struct Overlay {
             }
         } else {
             let content = try PatchDirectory.read(file)
+            if let editor, editor.makesEntry(forPatchFileAt: name, inAPK: template != nil, content: content) {
+                // The editor replaces or drops this entry: deflate's stored blocks keep it a valid entry of its
+                // method without compressing bytes nobody will write (a decoded app's thousands of text files).
+                return try OutputEntry.making(name: name, content: content, method: method, template: template, timestamp: timestamp, compressionLevel: 0)
+            }
             made = try OutputEntry.making(name: name, content: content, method: method, template: template, timestamp: timestamp, compressionLevel: level)
         }
         cache?[key] = made
@@ -153,6 +161,15 @@ public struct Overlay {
 public protocol ContentEditor: Sendable {
     func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
               summary: inout OverlaySummary) throws -> [OutputEntry]
+
+    /// Whether `edit` makes the entry of the patch file at `path` itself, whatever it is given for it: text XML
+    /// it compiles, a values file it applies to resources.arsc and drops. The overlay then does not compress
+    /// the file's bytes. `inAPK`: the APK has an entry of that name.
+    func makesEntry(forPatchFileAt path: String, inAPK: Bool, content: [UInt8]) -> Bool
+}
+
+extension ContentEditor {
+    public func makesEntry(forPatchFileAt path: String, inAPK: Bool, content: [UInt8]) -> Bool { false }
 }
 
 /// What an overlay will write.

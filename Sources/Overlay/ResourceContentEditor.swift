@@ -21,6 +21,13 @@ public struct ResourceContentEditor: ContentEditor {
         self.extraEdits = extraEdits; self.extraNetworkSecurity = extraNetworkSecurity
     }
 
+    /// Text XML where Android reads binary XML is compiled (`compiled`, below), and a values file the APK does
+    /// not have is applied to resources.arsc and left out (`overrides`).
+    public func makesEntry(forPatchFileAt path: String, inAPK: Bool, content: [UInt8]) -> Bool {
+        if ResourcePatch.isValuesPath(path) { return !inAPK }
+        return ResourcePatch.isCompiledXMLPath(path) && ResourcePatch.isTextXML(content)
+    }
+
     public func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
                      summary: inout OverlaySummary) throws -> [OutputEntry] {
         var edits = patch.spec.manifest

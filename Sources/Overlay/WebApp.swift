@@ -136,6 +136,11 @@ public struct LiveReloadEditor: ContentEditor {
 
     public init(app: WebApp, origin: String) { self.app = app; self.origin = origin }
 
+    /// What the resource editor it runs first makes.
+    public func makesEntry(forPatchFileAt path: String, inAPK: Bool, content: [UInt8]) -> Bool {
+        ResourceContentEditor().makesEntry(forPatchFileAt: path, inAPK: inAPK, content: content)
+    }
+
     public func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
                      summary: inout OverlaySummary) throws -> [OutputEntry] {
         var output = try ResourceContentEditor().edit(entries: entries, archive: archive, patch: patch, timestamp: timestamp, summary: &summary)

@@ -177,6 +177,53 @@ import Unpack
         }
     }
 
+    /// Which patch files the resource editor makes the entries of, so that the overlay does not compress them:
+    /// text XML where Android reads binary XML, and values files the APK does not ship.
+    @Test func theResourceEditorSaysWhichEntriesItMakes() throws {
+        let editor = ResourceContentEditor()
+        let text = Array(#"<LinearLayout xmlns:android="http://schemas.android.com/apk/res/android"/>"#.utf8)
+        let binary: [UInt8] = [0x03, 0x00, 0x08, 0x00, 0x10, 0x00, 0x00, 0x00]
+        #expect(editor.makesEntry(forPatchFileAt: "res/layout/main.xml", inAPK: true, content: text))
+        #expect(editor.makesEntry(forPatchFileAt: "res/xml/network_security_config.xml", inAPK: false, content: text))
+        #expect(editor.makesEntry(forPatchFileAt: "AndroidManifest.xml", inAPK: true, content: text))
+        #expect(!editor.makesEntry(forPatchFileAt: "res/layout/main.xml", inAPK: true, content: binary))  // copied as it is
+        #expect(editor.makesEntry(forPatchFileAt: "res/values-fr/strings.xml", inAPK: false, content: text))
+        #expect(!editor.makesEntry(forPatchFileAt: "res/values/strings.xml", inAPK: true, content: text))  // the APK's own file stays
+        #expect(!editor.makesEntry(forPatchFileAt: "res/raw/data.xml", inAPK: true, content: text))
+        #expect(!editor.makesEntry(forPatchFileAt: "assets/www/config.xml", inAPK: false, content: text))
+    }
+
+    /// The overlay leaves the bytes of a file its editor makes the entry of uncompressed (deflate's stored blocks,
+    /// still a valid entry of its method), and compresses the others as before.
+    @Test func filesTheEditorMakesAreNotCompressed() throws {
+        struct Claiming: ContentEditor {
+            let seen = Parallel.Slots<OutputEntry?>(count: 2, repeating: nil)
+            func makesEntry(forPatchFileAt path: String, inAPK: Bool, content: [UInt8]) -> Bool { path == "assets/claimed.txt" }
+            func edit(entries: [OutputEntry], archive: APKArchive, patch: PatchDirectory, timestamp: DOSTimestamp,
+                      summary: inout OverlaySummary) throws -> [OutputEntry] {
+                seen[0] = entries.first { $0.entry.name == "assets/claimed.txt" }
+                seen[1] = entries.first { $0.entry.name == "assets/other.txt" }
+                return entries
+            }
+        }
+        let dir = try TestSupport.makeTemporaryDirectory("binxml-overlay-claims")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let apk = try fixture(dir)
+        let patchDir = dir.appendingPathComponent("patch")
+        let text = String(repeating: "compressible text ", count: 4096)
+        try TestSupport.write(text, to: "assets/claimed.txt", in: patchDir)
+        try TestSupport.write(text, to: "assets/other.txt", in: patchDir)
+        var overlay = Overlay(archive: try APKArchive(path: apk), patch: try PatchDirectory(root: patchDir.path))
+        let editor = Claiming()
+        overlay.contentEditor = editor
+        _ = try overlay.plan()
+        let claimed = try #require(editor.seen[0]), other = try #require(editor.seen[1])
+        #expect(claimed.entry.method == .deflated && other.entry.method == .deflated)
+        #expect(claimed.entry.compressedSize > claimed.entry.uncompressedSize, "\(claimed.entry.compressedSize)")
+        #expect(other.entry.compressedSize * 20 < other.entry.uncompressedSize, "\(other.entry.compressedSize)")
+        #expect(try claimed.uncompressedBytes() == Array(text.utf8))
+    }
+
     /// A text res/xml file and a text manifest in the patch are compiled; the manifest shortcuts apply on top.
     @Test func overlayCompilesTextXMLFiles() throws {
         let dir = try TestSupport.makeTemporaryDirectory("binxml-overlay-xml")
