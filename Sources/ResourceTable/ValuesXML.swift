@@ -397,21 +397,24 @@ extension ResourceTable {
             declarations += read.declarations
         }
         macros = try ValuesXML.substituteMacros(in: &items, declarations, packageName: packageName)
-        var seen: [String: ValuesXML.Item] = [:]
-        for item in items {
-            let key = item.configuration.qualifiers + "\u{0}" + item.type + "/" + item.name
-            if let first = seen[key] {
-                throw ResourceTableError(.duplicate, "\(item.place): \(item.type)/\(item.name) is already defined at \(first.place) (a configuration holds each name once)")
+        // Positions, not items: a decoded app's values are tens of thousands of items, each a tree, and the
+        // table would copy each one in and move it at every growth.
+        var seen: [String: Int] = [:]
+        seen.reserveCapacity(items.count)
+        for index in items.indices {
+            let key = items[index].configuration.qualifiers + "\u{0}" + items[index].type + "/" + items[index].name
+            if let first = seen.updateValue(index, forKey: key) {
+                let item = items[index]
+                throw ResourceTableError(.duplicate, "\(item.place): \(item.type)/\(item.name) is already defined at \(items[first].place) (a configuration holds each name once)")
             }
-            seen[key] = item
         }
         // Every new name gets its ID first, so any value can refer to any name the files add; IDs that
         // <public> gives come before the others.
         try reservePublicIDs(declarations, items: items, files: fileResources)
         for file in fileResources { try reserveID(type: file.type, named: file.name) }
-        for item in items {
-            do { try reserveID(type: item.type, named: item.name) } catch let error as ResourceTableError {
-                throw ResourceTableError(error.code, "\(item.place): \(error.message)")
+        for index in items.indices {
+            do { try reserveID(type: items[index].type, named: items[index].name) } catch let error as ResourceTableError {
+                throw ResourceTableError(error.code, "\(items[index].place): \(error.message)")
             }
         }
         // Attrs before the values that use their formats (styles); strings and simple values before bags.
@@ -420,11 +423,12 @@ extension ResourceTable {
         // Positions sorted, not the items: a decoded app's values are tens of thousands of items, each a tree.
         let ranks = items.map { rank($0.type) }
         for index in items.indices.sorted(by: { (ranks[$0], $0) < (ranks[$1], $1) }) {
-            let item = items[index]
             do {
-                if try apply(item) { changed.append(item.configuration.valuesDirectoryName + "/" + item.type + "/" + item.name) }
-            } catch let error as ResourceTableError where !error.message.hasPrefix(item.fileName) {
-                throw ResourceTableError(error.code, "\(item.place): \(error.message)")
+                if try apply(items[index]) {
+                    changed.append(items[index].configuration.valuesDirectoryName + "/" + items[index].type + "/" + items[index].name)
+                }
+            } catch let error as ResourceTableError where !error.message.hasPrefix(items[index].fileName) {
+                throw ResourceTableError(error.code, "\(items[index].place): \(error.message)")
             }
         }
         markPublic(declarations)
