@@ -126,7 +126,7 @@ public struct ResourceContentEditor: ContentEditor {
         let overrideNames = Set(overrides.map { Array($0.utf8) })
         output.removeAll { entry in overrideNames.contains(entry.entry.nameBytes) && archive.entry(named: entry.entry.name) == nil }
         positions = nil
-        summary.added.removeAll { overrides.contains($0) }
+        summary.added.removeAll { overrideNames.contains(Array($0.utf8)) }  // by bytes, as the entries above
 
         var networkPlan: NetworkSecurityPlan?
         if !network.isEmpty {
