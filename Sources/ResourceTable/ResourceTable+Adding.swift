@@ -62,7 +62,25 @@ extension ResourceTable {
     /// Whether `type/name` has a value in `configuration`.
     public func hasValue(type: String, named name: String, in configuration: ResourceConfiguration) -> Bool {
         guard let id = ids[type + "/" + name] else { return false }
-        return entriesByID[id]?.contains { entries[$0].configuration == configuration } ?? false
+        return entryIndex(of: id, in: configuration) != nil
+    }
+
+    /// The index in `entries` of resource `id`'s entry in `configuration`.
+    func entryIndex(of id: UInt32, in configuration: ResourceConfiguration) -> Int? {
+        guard let indices = entriesByID[id] else { return nil }
+        guard entryConfigurationNumbers.count == entries.count else {
+            return indices.first { entries[$0].configuration == configuration }  // the numbers are not kept up (never expected)
+        }
+        guard let number = configurationNumbers[configuration] else { return nil }
+        return indices.first { entryConfigurationNumbers[$0] == number }
+    }
+
+    /// The number of `configuration` in `configurationNumbers`, given it if it has none yet.
+    mutating func configurationNumber(_ configuration: ResourceConfiguration) -> Int32 {
+        if let number = configurationNumbers[configuration] { return number }
+        let number = Int32(configurationNumbers.count)
+        configurationNumbers[configuration] = number
+        return number
     }
 
     /// Adds a simple value (a string, a reference, a typed value; for a file resource, its path in the APK as a
@@ -97,7 +115,7 @@ extension ResourceTable {
     public mutating func putBag(_ items: [(UInt32, ResourceValue)], spans: [UInt32: [StyledString.Span]] = [:], parent: UInt32 = 0,
                                 type: String, named name: String, configuration: ResourceConfiguration) throws -> UInt32 {
         let id = try reserveID(type: type, named: name)
-        let existing = entriesByID[id]?.first { entries[$0].configuration == configuration }
+        let existing = entryIndex(of: id, in: configuration)
         if let existing, entries[existing].value != nil, entries[existing].dataOffset == nil {
             throw ResourceTableError(.duplicate, "\(type)/\(name) already has a value in \(configuration); a configuration holds each name once")
         }
@@ -136,6 +154,7 @@ extension ResourceTable {
         if additions.entryCounts[typeID] == nil { additions.entryCounts[typeID] = layout.entryCounts[typeID] ?? 0 }
         entries.append(entry)
         entriesByID[entry.id, default: []].append(entries.count - 1)
+        entryConfigurationNumbers.append(configurationNumber(entry.configuration))
         if entry.type == "string" {
             stringEntriesByName[entry.name, default: []].append(entries.count - 1)
             if let slot = stringEntriesByConfiguration.firstIndex(where: { $0.0 == entry.configuration }) {

@@ -89,6 +89,11 @@ public struct ResourceTable: Sendable {
     private var appendedStyles: [UInt32: [StringPool.Span]] = [:]
     /// Indices into `entries`: by resource ID, and string entries by name (lookups stay O(1) on framework-sized tables).
     var entriesByID: [UInt32: [Int]] = [:]
+    /// A small number for each configuration the entries use, and each entry's (parallel to `entries`): a
+    /// resource's entry in one configuration is found by comparing these, not each entry's configuration, which
+    /// on a framework-sized table is a cache miss apiece (`entryIndex(of:in:)`).
+    var configurationNumbers: [ResourceConfiguration: Int32] = [:]
+    var entryConfigurationNumbers: [Int32] = []
     var stringEntriesByName: [String: [Int]] = [:]
     var stringEntriesByConfiguration: [(ResourceConfiguration, [Int])] = []
 
@@ -122,6 +127,7 @@ public struct ResourceTable: Sendable {
                 ids[entry.type + "/" + entry.name] = entry.id
             }
             entriesByID[entry.id, default: []].append(index)
+            entryConfigurationNumbers.append(configurationNumber(entry.configuration))
             guard entry.type == "string" else { continue }
             stringEntriesByName[entry.name, default: []].append(index)
             if let slot = configurationSlots[entry.configuration] { stringEntriesByConfiguration[slot].1.append(index) }

@@ -440,7 +440,7 @@ extension ResourceTable {
     private mutating func apply(_ item: ValuesXML.Item) throws -> Bool {
         let configuration = item.configuration
         let id = ids[item.type + "/" + item.name]!
-        let existing = entriesByID[id]?.first { entries[$0].configuration == configuration }.map { entries[$0] }
+        let existing = entryIndex(of: id, in: configuration).map { entries[$0] }
         let node = item.node
         if item.type == "string" {
             return try applyString(item, existing: existing)
