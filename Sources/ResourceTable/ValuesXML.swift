@@ -379,20 +379,29 @@ extension ResourceTable {
         var declarations: [ValuesXML.Declaration] = []
         var configurations: [String: ResourceConfiguration] = [:]
         for entry in entries where configurations[entry.configuration.qualifiers] == nil { configurations[entry.configuration.qualifiers] = entry.configuration }
-        for (directory, fileName, text) in files {
-            guard directory == "values" || directory.hasPrefix("values-") else {
-                throw ResourceTableError(.badValuesFile, "\(fileName): values files live in res/values*/ folders, not \(directory)")
-            }
-            let given = directory == "values" ? "" : String(directory.dropFirst("values-".count))
-            // A configuration the table has under exactly these qualifiers, else the one aapt2 would compile.
-            let configuration: ResourceConfiguration
-            if let existing = configurations[given] { configuration = existing }
-            else {
-                do { configuration = try ResourceConfiguration(qualifiers: given) } catch let error as ResourceTableError {
+        let fileConfigurations = files.map { (directory, fileName, _) in
+            Result { () throws -> ResourceConfiguration in
+                guard directory == "values" || directory.hasPrefix("values-") else {
+                    throw ResourceTableError(.badValuesFile, "\(fileName): values files live in res/values*/ folders, not \(directory)")
+                }
+                let given = directory == "values" ? "" : String(directory.dropFirst("values-".count))
+                // A configuration the table has under exactly these qualifiers, else the one aapt2 would compile.
+                if let existing = configurations[given] { return existing }
+                do { return try ResourceConfiguration(qualifiers: given) } catch let error as ResourceTableError {
                     throw ResourceTableError(error.code, "\(fileName): \(error.message)")
                 }
             }
-            let read = try ValuesXML.items(text, fileName: fileName, configuration: configuration)
+        }
+        // Each file parses on its own (a decoded app has thousands): on all cores, the first failure in file order
+        // thrown after, as one file after another would.
+        let parsed = Parallel.Slots<Result<(items: [ValuesXML.Item], declarations: [ValuesXML.Declaration]), any Error>?>(count: files.count, repeating: nil)
+        try Parallel.forEach(files.count) { index in
+            guard case .success(let configuration) = fileConfigurations[index] else { return }
+            parsed[index] = Result { try ValuesXML.items(files[index].text, fileName: files[index].fileName, configuration: configuration) }
+        }
+        for index in files.indices {
+            _ = try fileConfigurations[index].get()
+            let read = try parsed[index]!.get()
             items += read.items
             declarations += read.declarations
         }

@@ -218,4 +218,27 @@ import TestSupport
     func ambiguousEditsAreRefused(path: String, content: String, expected: String) throws {
         try ResourceAddingTests.assertRefused(Self.fixture(), patchFile: path, content: content, expected: expected)
     }
+
+    /// Values files are parsed on all cores, yet of several bad files the first in order is the one named, as
+    /// when they were read one after another: here the first fails only at its end, long after the second.
+    @Test func ofSeveralBadValuesFilesTheFirstIsNamed() throws {
+        let slow = "<resources>\n" + String(repeating: "<bool name=\"fine\">true</bool>\n", count: 40_000) + "<bool name=\"cut\">true</bool"
+        let files = [("values", "res/values/a.xml", slow), ("values", "res/values/b.xml", "<resources><oops")]
+        for _ in 0..<3 {
+            var table = try ResourceTable.empty(packageName: "com.example.fixture")
+            do {
+                _ = try table.applyValuesFiles(files)
+                Issue.record("bad values files were applied")
+            } catch let error as ResourceTableError {
+                #expect(error.message.contains("res/values/a.xml"), "\(error)")
+            }
+        }
+        var table = try ResourceTable.empty(packageName: "com.example.fixture")
+        do {
+            _ = try table.applyValuesFiles([("values-xx-rYY-zz", "res/values-xx-rYY-zz/c.xml", "<resources/>"), files[1]])
+            Issue.record("a bad folder was accepted")
+        } catch let error as ResourceTableError {
+            #expect(error.message.contains("res/values-xx-rYY-zz/c.xml"), "\(error)")
+        }
+    }
 }
