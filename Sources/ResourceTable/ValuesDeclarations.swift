@@ -166,16 +166,18 @@ extension ValuesXML {
             if let first = macros[name] { throw ResourceTableError(.duplicate, "\(place): macro/\(name) is already defined at \(first.place)") }
             macros[name] = (node, place)
         }
-        func macroName(_ node: Node, at place: String) throws -> String? {
+        // The place is written out only for a node that refers to a macro: a decoded app's values have a hundred
+        // thousand nodes, and few or none do.
+        func macroName(_ node: Node, fileName: Substring) throws -> String? {
             guard node.styled == nil, let text = node.text, let (package, name) = XMLTree.macroReference(text) else { return nil }
             if let package, package != packageName {
-                throw ResourceTableError(.badValuesFile, "\(place): \(text): \(XMLTree.foreignMacro(package, name))")
+                throw ResourceTableError(.badValuesFile, "\(fileName):\(node.line): \(text): \(XMLTree.foreignMacro(package, name))")
             }
             return name
         }
         func resolve(_ node: inout Node, fileName: Substring, expanding: [String]) throws {
-            let place = "\(fileName):\(node.line)"
-            if let name = try macroName(node, at: place) {
+            if let name = try macroName(node, fileName: fileName) {
+                let place = "\(fileName):\(node.line)"
                 guard let macro = macros[name] else {
                     throw ResourceTableError(.badValuesFile, "\(place): @macro/\(name): no <macro name=\"\(name)\"> in the patch's values files (macros are not stored in the APK, so only the patch's own can be used)")
                 }
