@@ -110,6 +110,9 @@ package enum UserFiles {
     /// `mkdir -p path`: each missing folder is made; a `FileError` names the first that cannot be (a file in the
     /// way, no permission).
     package static func makeDirectories(_ path: String) throws {
+        // Thousands of files go into a few hundred folders (decode): one look at the folder, not a failed mkdir
+        // for each of its parents.
+        if FileKind(atPath: path) == .directory { return }
         var current = path.utf8.first == UInt8(ascii: "/") ? "/" : ""
         for component in path.utf8.split(separator: UInt8(ascii: "/")).map({ Substring($0) }) {
             current += (current.isEmpty || current.utf8.last == UInt8(ascii: "/") ? "" : "/") + component

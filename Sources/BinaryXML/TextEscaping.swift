@@ -40,6 +40,12 @@ package enum XMLEscaping {
     }
 
     private static func escape(_ s: String, inAttribute: Bool) -> String {
+        // Most values have nothing to escape: they are given back as they are, not rebuilt scalar by scalar.
+        let plain = s.utf8.allSatisfy { byte in
+            byte != UInt8(ascii: "&") && byte != UInt8(ascii: "<") && byte != UInt8(ascii: ">") && byte != UInt8(ascii: "\r")
+                && !(inAttribute && (byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t")))
+        }
+        if plain { return s }
         var out = ""
         for c in s.unicodeScalars { append(c, to: &out, inAttribute: inAttribute) }
         return out
@@ -71,6 +77,12 @@ package enum AAPTEscaping {
     /// Backslash escapes for backslashes, double quotes, newlines and tabs, and for apostrophes when
     /// `apostrophes` is set (string resources need them: aapt refuses a bare one there; attribute values do not).
     package static func escapeCharacters(_ value: String, apostrophes: Bool) -> String {
+        // Most values have nothing to escape: they are given back as they are, not rebuilt scalar by scalar.
+        let plain = value.utf8.allSatisfy { byte in
+            byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\n") && byte != UInt8(ascii: "\t")
+                && !(apostrophes && byte == UInt8(ascii: "'"))
+        }
+        if plain { return value }
         var body = ""
         for c in value.unicodeScalars {
             switch c {

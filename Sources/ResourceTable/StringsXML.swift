@@ -75,7 +75,10 @@ public enum StringsXML {
             return false
         }
         if let ascii = ascii ?? nil { return ascii }
-        return value.first?.isWhitespace == true || value.last?.isWhitespace == true || value.contains("  ")
+        // Two spaces as Characters are two spaces as bytes first: the Character search runs only where the bytes are.
+        var previous: UInt8 = 0
+        let twoSpaceBytes = value.utf8.contains { byte in defer { previous = byte }; return byte == 0x20 && previous == 0x20 }
+        return value.first?.isWhitespace == true || value.last?.isWhitespace == true || (twoSpaceBytes && value.contains("  "))
             || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && AAPTEscaping.isWhitespace($0) }
     }
 

@@ -44,6 +44,52 @@ import TestSupport
         #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
     }
 
+    @Test("escaping gives what escaping scalar by scalar gives, values with nothing to escape included (seed 9, 20,000 strings)")
+    func escapingAsScalarByScalar() {
+        func xml(_ value: String, attribute: Bool) -> String {
+            var out = ""
+            for c in value.unicodeScalars {
+                switch c {
+                case "&": out += "&amp;"
+                case "<": out += "&lt;"
+                case ">": out += "&gt;"
+                case "\r": out += "&#13;"
+                case "\"" where attribute: out += "&quot;"
+                case "\n" where attribute: out += "&#10;"
+                case "\t" where attribute: out += "&#9;"
+                default: out.unicodeScalars.append(c)
+                }
+            }
+            return out
+        }
+        func aapt(_ value: String, apostrophes: Bool) -> String {
+            var out = ""
+            for c in value.unicodeScalars {
+                switch c {
+                case "\\": out += "\\\\"
+                case "\"": out += "\\\""
+                case "'" where apostrophes: out += "\\'"
+                case "\n": out += "\\n"
+                case "\t": out += "\\t"
+                default: out.unicodeScalars.append(c)
+                }
+            }
+            return out
+        }
+        let alphabet: [String] = ["a", "é", "中", "\u{301}", " ", "&", "<", ">", "\r", "\r\n", "\"", "\n", "\t", "\\", "'", "@"]
+        var random = SplitMix64(seed: 9)
+        var wrong: [String] = []
+        for _ in 0..<20_000 {
+            let value = (0..<Int(random.next() % 7)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+            if XMLEscaping.attribute(value) != xml(value, attribute: true) || XMLEscaping.text(value) != xml(value, attribute: false)
+                || AAPTEscaping.escapeCharacters(value, apostrophes: true) != aapt(value, apostrophes: true)
+                || AAPTEscaping.escapeCharacters(value, apostrophes: false) != aapt(value, apostrophes: false) {
+                wrong.append(value)
+            }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
+    }
+
     @Test("a decoded string is quoted exactly when its Characters need it, ASCII read by bytes (seed 5, 50,000 strings)")
     func quotesAsCharactersSay() {
         // `firstRange(of:)`: the standard library's search by Characters, which StringsXML's `contains` is (here
