@@ -211,7 +211,9 @@ extension ResourceTable {
     /// differs from the resource's (IDs of existing resources never change: compiled code holds them) or that is
     /// taken or outside the type, `.badValuesFile` for a name nothing defines.
     mutating func reservePublicIDs(_ declarations: [ValuesXML.Declaration], items: [ValuesXML.Item], files: [(type: String, name: String)]) throws {
-        let defined = Set(items.map { $0.type + "/" + $0.name } + files.map { $0.type + "/" + $0.name })
+        // The names the files define, made only when a <public> names one the table lacks (a decoded app's
+        // public.xml names only the table's own, and its values are tens of thousands of names).
+        var defined: Set<String>?
         var seen: [String: String] = [:]
         for case .publicID(let type, let name, let id, let place) in declarations {
             let key = type + "/" + name
@@ -221,7 +223,8 @@ extension ResourceTable {
                 guard let id, id != existing else { continue }
                 throw ResourceTableError(.ambiguousEdit, "\(place): <public> gives \(key) the ID \(Self.hex(id)), but it has \(Self.hex(existing)); the IDs of existing resources never change (compiled code holds them), so use \(Self.hex(existing)) or leave the id out")
             }
-            guard defined.contains(key) else {
+            if defined == nil { defined = Set(items.map { $0.type + "/" + $0.name } + files.map { $0.type + "/" + $0.name }) }
+            guard defined?.contains(key) == true else {
                 throw ResourceTableError(.badValuesFile, "\(place): <public> declares \(key), which neither the APK nor the patch's values files define")
             }
             guard let id else { continue }  // a new name without an ID takes the next free one, as the others
