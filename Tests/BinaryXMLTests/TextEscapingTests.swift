@@ -31,13 +31,19 @@ import TestSupport
         return String(out)
     }
 
+    /// `count` strings of fewer than `shorterThan` pieces of `alphabet`, the same ones for the same seed.
+    static func randomStrings(of alphabet: [String], seed: UInt64, count: Int, shorterThan limit: UInt64) -> [String] {
+        var random = SplitMix64(seed: seed)
+        return (0..<count).map { _ in
+            (0..<Int(random.next() % limit)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+        }
+    }
+
     @Test("strings of spaces, other white space, quotes, backslashes and marks collect as they always did (seed 11, 20,000 strings)")
     func collectsAsBefore() throws {
         let alphabet: [String] = ["a", "b", " ", " ", "\t", "\n", "\u{A0}", "\u{2003}", "\u{3000}", "\"", "\\", "\u{301}", "\u{E9}", "\u{1F600}", "\u{85}"]
-        var random = SplitMix64(seed: 11)
         var wrong: [String] = []
-        for _ in 0..<20_000 {
-            let text = (0..<Int(random.next() % 9)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
+        for text in Self.randomStrings(of: alphabet, seed: 11, count: 20_000, shorterThan: 9) {
             if text.hasSuffix("\\") { continue }  // a trailing backslash: the reference and aapt differ on nothing else
             if try AAPTEscaping.unescape(text, collapsingWhitespace: true) != Self.reference(text) { wrong.append(text) }
         }
@@ -46,46 +52,19 @@ import TestSupport
 
     @Test("escaping gives what escaping scalar by scalar gives, values with nothing to escape included (seed 9, 20,000 strings)")
     func escapingAsScalarByScalar() {
-        func xml(_ value: String, attribute: Bool) -> String {
-            var out = ""
-            for c in value.unicodeScalars {
-                switch c {
-                case "&": out += "&amp;"
-                case "<": out += "&lt;"
-                case ">": out += "&gt;"
-                case "\r": out += "&#13;"
-                case "\"" where attribute: out += "&quot;"
-                case "\n" where attribute: out += "&#10;"
-                case "\t" where attribute: out += "&#9;"
-                default: out.unicodeScalars.append(c)
-                }
-            }
-            return out
-        }
-        func aapt(_ value: String, apostrophes: Bool) -> String {
-            var out = ""
-            for c in value.unicodeScalars {
-                switch c {
-                case "\\": out += "\\\\"
-                case "\"": out += "\\\""
-                case "'" where apostrophes: out += "\\'"
-                case "\n": out += "\\n"
-                case "\t": out += "\\t"
-                default: out.unicodeScalars.append(c)
-                }
-            }
-            return out
+        // The references as tables of what each scalar becomes (every other scalar stays itself).
+        let text: [Unicode.Scalar: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"]
+        let attribute = text.merging(["\"": "&quot;", "\n": "&#10;", "\t": "&#9;"]) { kept, _ in kept }
+        let backslashes: [Unicode.Scalar: String] = ["\\": "\\\\", "\"": "\\\"", "\n": "\\n", "\t": "\\t"]
+        let apostrophes = backslashes.merging(["'": "\\'"]) { kept, _ in kept }
+        func escaped(_ value: String, by table: [Unicode.Scalar: String]) -> String {
+            value.unicodeScalars.map { table[$0] ?? String($0) }.joined()
         }
         let alphabet: [String] = ["a", "é", "中", "\u{301}", " ", "&", "<", ">", "\r", "\r\n", "\"", "\n", "\t", "\\", "'", "@"]
-        var random = SplitMix64(seed: 9)
-        var wrong: [String] = []
-        for _ in 0..<20_000 {
-            let value = (0..<Int(random.next() % 7)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
-            if XMLEscaping.attribute(value) != xml(value, attribute: true) || XMLEscaping.text(value) != xml(value, attribute: false)
-                || AAPTEscaping.escapeCharacters(value, apostrophes: true) != aapt(value, apostrophes: true)
-                || AAPTEscaping.escapeCharacters(value, apostrophes: false) != aapt(value, apostrophes: false) {
-                wrong.append(value)
-            }
+        let wrong = Self.randomStrings(of: alphabet, seed: 9, count: 20_000, shorterThan: 7).filter { value in
+            XMLEscaping.attribute(value) != escaped(value, by: attribute) || XMLEscaping.text(value) != escaped(value, by: text)
+                || AAPTEscaping.escapeCharacters(value, apostrophes: true) != escaped(value, by: apostrophes)
+                || AAPTEscaping.escapeCharacters(value, apostrophes: false) != escaped(value, by: backslashes)
         }
         #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
     }
@@ -99,12 +78,7 @@ import TestSupport
                 || value.unicodeScalars.contains { $0 != " " && $0 != "\n" && $0 != "\t" && Character($0).isWhitespace }
         }
         let alphabet: [String] = ["a", "b", " ", " ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\"", "\\", "\u{A0}", "\u{301}", "\u{600}"]
-        var random = SplitMix64(seed: 5)
-        var wrong: [String] = []
-        for _ in 0..<50_000 {
-            let value = (0..<Int(random.next() % 8)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
-            if StringsXML.needsQuotes(value) != reference(value) { wrong.append(value) }
-        }
+        let wrong = Self.randomStrings(of: alphabet, seed: 5, count: 50_000, shorterThan: 8).filter { StringsXML.needsQuotes($0) != reference($0) }
         #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3).map(\.debugDescription))")
     }
 
