@@ -41,26 +41,27 @@ package enum XMLEscaping {
 
     private static func escape(_ s: String, inAttribute: Bool) -> String {
         // Most values have nothing to escape: they are given back as they are, not rebuilt scalar by scalar.
-        let plain = s.utf8.allSatisfy { byte in
-            byte != UInt8(ascii: "&") && byte != UInt8(ascii: "<") && byte != UInt8(ascii: ">") && byte != UInt8(ascii: "\r")
-                && !(inAttribute && (byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t")))
-        }
-        if plain { return s }
+        if !s.utf8.contains(where: { replacement(of: $0, inAttribute: inAttribute) != nil }) { return s }
         var out = ""
         for c in s.unicodeScalars { append(c, to: &out, inAttribute: inAttribute) }
         return out
     }
 
     private static func append(_ c: Unicode.Scalar, to out: inout String, inAttribute: Bool) {
+        if c.isASCII, let replacement = replacement(of: UInt8(c.value), inAttribute: inAttribute) { out += replacement } else { out.unicodeScalars.append(c) }
+    }
+
+    /// What an ASCII character is written as, nil where it is written as itself (as is every other character).
+    private static func replacement(of c: UInt8, inAttribute: Bool) -> String? {
         switch c {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\r": out += "&#13;"
-        case "\"" where inAttribute: out += "&quot;"
-        case "\n" where inAttribute: out += "&#10;"
-        case "\t" where inAttribute: out += "&#9;"
-        default: out.unicodeScalars.append(c)
+        case UInt8(ascii: "&"): return "&amp;"
+        case UInt8(ascii: "<"): return "&lt;"
+        case UInt8(ascii: ">"): return "&gt;"
+        case UInt8(ascii: "\r"): return "&#13;"
+        case UInt8(ascii: "\"") where inAttribute: return "&quot;"
+        case UInt8(ascii: "\n") where inAttribute: return "&#10;"
+        case UInt8(ascii: "\t") where inAttribute: return "&#9;"
+        default: return nil
         }
     }
 }
@@ -78,23 +79,24 @@ package enum AAPTEscaping {
     /// `apostrophes` is set (string resources need them: aapt refuses a bare one there; attribute values do not).
     package static func escapeCharacters(_ value: String, apostrophes: Bool) -> String {
         // Most values have nothing to escape: they are given back as they are, not rebuilt scalar by scalar.
-        let plain = value.utf8.allSatisfy { byte in
-            byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\n") && byte != UInt8(ascii: "\t")
-                && !(apostrophes && byte == UInt8(ascii: "'"))
-        }
-        if plain { return value }
+        if !value.utf8.contains(where: { backslashed($0, apostrophes: apostrophes) != nil }) { return value }
         var body = ""
         for c in value.unicodeScalars {
-            switch c {
-            case "\\": body += "\\\\"
-            case "\"": body += "\\\""
-            case "'" where apostrophes: body += "\\'"
-            case "\n": body += "\\n"
-            case "\t": body += "\\t"
-            default: body.unicodeScalars.append(c)
-            }
+            if c.isASCII, let escaped = backslashed(UInt8(c.value), apostrophes: apostrophes) { body += escaped } else { body.unicodeScalars.append(c) }
         }
         return body
+    }
+
+    /// The backslash escape an ASCII character is written as, nil where it is written as itself (as is every other character).
+    private static func backslashed(_ c: UInt8, apostrophes: Bool) -> String? {
+        switch c {
+        case UInt8(ascii: "\\"): return "\\\\"
+        case UInt8(ascii: "\""): return "\\\""
+        case UInt8(ascii: "'") where apostrophes: return "\\'"
+        case UInt8(ascii: "\n"): return "\\n"
+        case UInt8(ascii: "\t"): return "\\t"
+        default: return nil
+        }
     }
 
     /// `escapeCharacters`, and a backslash before a leading `@` or `?`, which would otherwise make the value a
