@@ -169,7 +169,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
         let password = "ci-Secret-pw-4711"
         let keystore = try makeKeystore(in: work, password: password)
         let keystoreBase64 = try Data(contentsOf: keystore).base64EncodedString()
-        let release = try LocalRelease.make(in: work)
+        let release = try LocalRelease.shared()
         let parameters = CITemplate.Parameters(unsignedAPK: "build/app unsigned.apk", signedAPK: "dist/app-signed.apk",
                                                version: "0.0.0", releaseURL: release.url, releaseSHA256: release.sha256)
         try FileManager.default.createDirectory(at: work.appendingPathComponent("dist"), withIntermediateDirectories: true)
@@ -226,7 +226,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
         let stampKeystore = work.appendingPathComponent("stamp.p12")
         try TestSupport.makeKeyStore(at: stampKeystore.path, password: stampPassword, dname: "CN=CI Stamp, O=Example, C=US")
         let stampSHA256 = try RotatedKeys.keytoolSHA256(of: stampKeystore, password: stampPassword)
-        let release = try LocalRelease.make(in: work)
+        let release = try LocalRelease.shared()
         _ = try FixtureAPK.cordovaLike().build(in: work.appendingPathComponent("build"), name: "app.apk")
         let secrets = ["APKPATCH_KEYSTORE_BASE64": try Data(contentsOf: keystore).base64EncodedString(), "APKPATCH_KEYSTORE_PASSWORD": password,
                        "APKPATCH_STAMP_KEYSTORE_BASE64": try Data(contentsOf: stampKeystore).base64EncodedString(),
@@ -283,7 +283,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
     func shellStepsSignAKeyRotationAndCheckTheCertificate(provider: CITemplate) throws {
         let work = try TestSupport.makeTemporaryDirectory("ci-rotation")
         let keys = try RotatedKeys(in: work)
-        let release = try LocalRelease.make(in: work)
+        let release = try LocalRelease.shared()
         let level = provider == .github ? nil : 28
         let parameters = CITemplate.Parameters(unsignedAPK: "build/app.apk", signedAPK: "dist/app-signed.apk", version: "0.0.0",
                                                releaseURL: release.url, releaseSHA256: release.sha256, lineage: "signing/lineage.bin",
@@ -318,7 +318,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
     func jobFailsOnAnotherCertificateOrAMissingLineage(provider: CITemplate) throws {
         let work = try TestSupport.makeTemporaryDirectory("ci-rotation")
         let keys = try RotatedKeys(in: work)
-        let release = try LocalRelease.make(in: work)
+        let release = try LocalRelease.shared()
         _ = try FixtureAPK.cordovaLike().build(in: work.appendingPathComponent("build"), name: "app.apk")
         let stranger = String(repeating: "5a", count: 32)
         let expectingAnother = CITemplate.Parameters(unsignedAPK: "build/app.apk", signedAPK: "signed.apk", version: "0.0.0",
@@ -352,7 +352,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
     @Test func actionSignsAKeyRotationAndChecksTheCertificate() throws {
         let work = try TestSupport.makeTemporaryDirectory("ci-action")
         let keys = try RotatedKeys(in: work)
-        let release = try LocalRelease.make(in: work)
+        let release = try LocalRelease.shared()
         _ = try FixtureAPK.cordovaLike().build(in: work.appendingPathComponent("build"), name: "app.apk")
         let secrets = try keys.secrets
         var inputs = ["apk": "build/app.apk", "output": "app signed.apk", "release-url": release.url, "release-sha256": release.sha256,
@@ -386,7 +386,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
     @Test(arguments: CITemplate.allCases)
     func missingSecretFailsWithItsName(provider: CITemplate) throws {
         let work = try TestSupport.makeTemporaryDirectory("ci-local")
-        let release = try LocalRelease.make(in: work)
+        let release = try LocalRelease.shared()
         let parameters = CITemplate.Parameters(version: "0.0.0", releaseURL: release.url, releaseSHA256: release.sha256)
         // GitHub passes a secret that does not exist as an empty string.
         let run = try CIJob(provider, parameters: parameters, work: work).run(secrets: ["APKPATCH_KEYSTORE_BASE64": "", "APKPATCH_KEYSTORE_PASSWORD": "x"])
@@ -399,7 +399,7 @@ func makeKeystore(in directory: URL, password: String) throws -> URL {
     @Test(arguments: CITemplate.allCases)
     func changedReleaseIsRefused(provider: CITemplate) throws {
         let work = try TestSupport.makeTemporaryDirectory("ci-local")
-        let release = try LocalRelease.make(in: work)
+        let release = try LocalRelease.shared()
         let wrong = String(release.sha256.reversed())
         let parameters = CITemplate.Parameters(version: "0.0.0", releaseURL: release.url, releaseSHA256: wrong)
         let run = try CIJob(provider, parameters: parameters, work: work).run(secrets: ["APKPATCH_KEYSTORE_BASE64": "a", "APKPATCH_KEYSTORE_PASSWORD": "b"])

@@ -112,12 +112,19 @@ import TestSupport
 
 /// The release archive the CI jobs download, as `make dist` lays it out (`apkpatch-VERSION-linux-ARCH/bin/apkpatch`,
 /// `share/…`): the real one when `make dist` has run, else one made here around the binary under test.
+///
+/// Made once per test process and shared: the jobs only download and check it, and packing the debug binary
+/// (tens of MB through gzip) in every test that installs it cost about a minute of CPU per run of the suites.
 struct LocalRelease {
     let archive: String
     let sha256: String
     var url: String { "file://" + archive }
 
-    static func make(in directory: URL) throws -> LocalRelease {
+    static func shared() throws -> LocalRelease { try made.get() }
+
+    private static let made = Result { try TestSupport.sharedByTests { try make(in: try TestSupport.makeTemporaryDirectory("local-release")) } }
+
+    private static func make(in directory: URL) throws -> LocalRelease {
         let dist = TestSupport.packageRoot.appendingPathComponent("dist").path
         let made = (try? FileManager.default.contentsOfDirectory(atPath: dist))?.filter { $0.hasPrefix("apkpatch-") && $0.hasSuffix(".tar.gz") }.sorted()
         let archive: String
