@@ -191,4 +191,68 @@ import TestSupport
         }
         #expect(try TestSupport.readBytes(file) == Array("x".utf8))
     }
+
+    /// Found: a manifest with its resource map chunk given twice (the fuzzer repeated it) was signed, and `apksigner
+    /// verify` then refused the output: apksig's manifest parser throws on a second resource map ("Multiple resource
+    /// maps not supported", wherever the map lies: it reads every element for the largest <uses-sdk>), so it cannot
+    /// tell the minSdkVersion. Android's ResXMLTree reads the APK (it keeps the last map before the first node), so
+    /// `sign` does what apksigner does: it asks for --min-sdk-version.
+    @Test func aSecondResourceMapNeedsTheMinSdkVersionAsApksignerDoes() throws {
+        func chunks(_ xml: [UInt8]) -> [(type: UInt16, range: Range<Int>)] {
+            func u16(_ at: Int) -> Int { Int(xml[at]) | Int(xml[at + 1]) << 8 }
+            var found: [(type: UInt16, range: Range<Int>)] = []
+            var offset = u16(2)
+            while offset + 8 <= xml.count {
+                let size = u16(offset + 4) | u16(offset + 6) << 16
+                guard size >= 8 else { break }
+                found.append((UInt16(u16(offset)), offset..<(offset + size)))
+                offset += size
+            }
+            return found
+        }
+        /// The manifest with a copy of its resource map inserted before chunk `before(chunks)`.
+        func secondMap(before: @escaping ([(type: UInt16, range: Range<Int>)]) -> Int) -> ([UInt8]) -> [UInt8] {
+            { xml in
+                let list = chunks(xml)
+                guard let map = list.first(where: { $0.type == 0x0180 }) else { return xml }
+                var edited = xml
+                edited.insert(contentsOf: xml[map.range], at: list[before(list)].range.lowerBound)
+                let size = UInt32(edited.count)
+                for byte in 0..<4 { edited[4 + byte] = UInt8(truncatingIfNeeded: size >> (8 * UInt32(byte))) }
+                return edited
+            }
+        }
+        let seeds = try CommandFuzzTests.seeds.get()
+        var environment = ProcessInfo.processInfo.environment
+        environment[Seeds.passwordVariable] = Seeds.password
+        let keys = ["--ks", seeds.path("ks.p12")] + Seeds.keyOptions
+        func sign(_ input: String, _ name: String, _ options: [String] = []) throws -> (TestSupport.ProcessResult, String) {
+            let out = dir.appendingPathComponent(name).path
+            return (try TestSupport.apkpatch(["sign", "--out", out] + keys + options + [input], environment: environment), out)
+        }
+
+        let inputs = [
+            // Right after the first map, and before the last chunk (</manifest>), after <uses-sdk>.
+            ("early", try apk(replacing: "AndroidManifest.xml", with: secondMap { list in list.firstIndex { $0.type == 0x0180 }! + 1 })),
+            ("late", try apk(replacing: "AndroidManifest.xml", with: secondMap { list in list.count - 1 })),
+        ].map { name, path in
+            let copy = dir.appendingPathComponent("\(name).apk").path
+            try? FileManager.default.copyItem(atPath: path, toPath: copy)
+            return copy
+        }
+        for input in inputs {
+            let (refused, refusedOut) = try sign(input, "refused.apk")
+            #expect(refused.status == 1, "\(refused)")
+            #expect(refused.stderr.contains("second resource map") && refused.stderr.contains("--min-sdk-version"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: refusedOut))
+            let apksigner = try TestSupport.run("apksigner", ["sign", "--out", dir.appendingPathComponent("apksigner.apk").path] + keys + [input],
+                                                environment: environment)
+            #expect(!apksigner.succeeded && apksigner.stderr.contains("minimum supported platform version"), "apksigner: \(apksigner)")
+            let (given, givenOut) = try sign(input, "given.apk", ["--min-sdk-version", "21"])
+            #expect(given.succeeded, "\(given)")
+            let verify = try TestSupport.run("apksigner", ["verify", "--min-sdk-version", "21", givenOut])
+            #expect(verify.succeeded, "\(verify)")
+            try? FileManager.default.removeItem(atPath: givenOut)
+        }
+    }
 }

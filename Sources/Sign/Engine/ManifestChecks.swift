@@ -44,6 +44,11 @@ extension Signer {
         do { summary = try ManifestSummary(binaryXML: bytes) } catch {
             throw SignError.unreadableMinSdkVersion("AndroidManifest.xml: \(error)")
         }
+        // Android reads such a manifest, but apksigner signs it only with --min-sdk-version, and its verify
+        // refuses the output without one: refused here as apksigner refuses it.
+        if let blocker = ManifestSummary.apksigMinSdkVersionBlocker(inBinaryXML: bytes) {
+            throw SignError.unreadableMinSdkVersion("AndroidManifest.xml has \(blocker)")
+        }
         switch SDKVersion.minSdkVersion(of: summary.usesSDKMinSdkVersionAttributes) {
         case .success(let level): return (level, false)
         case .failure(.unsupportedCodename(let codename)): throw SignError.codenameMinSdkVersion(codename)
