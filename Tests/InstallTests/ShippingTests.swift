@@ -114,7 +114,7 @@ import TestSupport
 /// `share/…`): the real one when `make dist` has run, else one made here around the binary under test.
 ///
 /// Made once per test process and shared: the jobs only download and check it, and packing the debug binary
-/// (tens of MB through gzip) in every test that installs it cost about a minute of CPU per run of the suites.
+/// (tens of MB through gzip) again in every test that installs it is costly.
 struct LocalRelease {
     let archive: String
     let sha256: String
